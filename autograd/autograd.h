@@ -1,0 +1,242 @@
+/*
+ * autograd/autograd.h — reverse-mode automatic differentiation on a tape.
+ *
+ * A Var is a tensor value plus (when it needs one) a gradient buffer of the
+ * same shape. Every op whose inputs need a gradient appends one Node to the
+ * Graph's tape: which op, its inputs, its output, and the few attributes its
+ * backward needs. ag_backward(g, loss) walks the tape from the newest node to
+ * the oldest and calls each op's backward, which ADDS into its inputs'
+ * gradients (+=), so a Var used twice (a tied weight) receives the sum of its
+ * uses, exactly like PyTorch.
+ *
+ * Memory: a Graph owns a step arena. Activations, nodes and the gradients of
+ * non-leaf Vars live there and vanish at ag_graph_reset(). Parameters (made
+ * with ag_param) live in a persistent arena with a persistent gradient that
+ * accumulates across backward passes until ag_zero_grad().
+ *
+ * A complete training step, on the tape:
+ *
+ *     Arena *params = arena_create("params", 1 << 20);
+ *     Graph *g = ag_graph_create(1 << 20, 42);
+ *     int64_t wshape[2] = {3, 4};
+ *     Var *w = ag_param(params, 2, wshape, "w");            // (out=3, in=4)
+ *     for (int step = 0; step < 100; step++) {
+ *         int64_t xshape[2] = {8, 4};
+ *         Var *x = ag_tensor(g, 2, xshape, false);           // fill x->value.data
+ *         Var *logits = ag_linear(g, x, w, NULL);            // (8, 3)
+ *         Var *loss = ag_cross_entropy(g, logits, &labels, -100);
+ *         ag_zero_grad(w);
+ *         ag_backward(g, loss);
+ *         for (int64_t i = 0; i < w->value.numel; i++)      // plain SGD
+ *             w->value.data[i] -= 0.1f * w->grad[i];
+ *         ag_graph_reset(g);                                 // frees the step
+ *     }
+ */
+#ifndef BERTC_AUTOGRAD_H
+#define BERTC_AUTOGRAD_H
+
+#include "tensor/tensor.h"
+
+/* ------------------------------------------------------------------------ */
+/* Vars and the graph                                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct Var {
+    Tensor value;
+    float *grad;          /* numel floats, or NULL until a gradient arrives */
+    bool requires_grad;   /* true for parameters and for results of ops on them */
+    bool persistent;      /* lives in a persistent arena (parameters) */
+    const char *name;     /* optional; used in messages */
+} Var;
+
+typedef struct Node Node;
+
+typedef struct Graph {
+    Arena *step;          /* activations, nodes, non-leaf grads of one step */
+    Node *tail;           /* newest node on the tape */
+    int64_t n_nodes;
+    bool no_grad;         /* record nothing (inference) */
+    bool training;        /* dropout active */
+    Rng rng;              /* dropout draws come from here */
+} Graph;
+
+Graph *ag_graph_create(size_t step_bytes, uint64_t seed);
+void ag_graph_destroy(Graph *g);
+/* Forget the tape and free every step allocation (keeps parameters). */
+void ag_graph_reset(Graph *g);
+/* no_grad mode: ops still compute but record nothing; returns the old mode. */
+bool ag_set_no_grad(Graph *g, bool no_grad);
+void ag_set_training(Graph *g, bool training);
+
+/* A parameter: value (zero-filled) and gradient both in the persistent arena. */
+Var *ag_param(Arena *persistent, int ndim, const int64_t *shape, const char *name);
+/* A step-arena Var with a zero-filled value, to be filled by the caller. */
+Var *ag_tensor(Graph *g, int ndim, const int64_t *shape, bool requires_grad);
+/* Wrap existing data (not copied) as a constant step Var. */
+Var *ag_constant(Graph *g, Tensor value);
+
+/* loss must hold a single element; its gradient is seeded with 1. */
+void ag_backward(Graph *g, Var *loss);
+/* General seed: out's gradient is seeded with `seed` (out->value.numel floats). */
+void ag_backward_seeded(Graph *g, Var *out, const float *seed);
+void ag_zero_grad(Var *v);
+/* The gradient buffer of v, allocated zero-filled in the step arena if absent. */
+float *ag_grad(Graph *g, Var *v);
+
+/* ------------------------------------------------------------------------ */
+/* The tape and the op table (for op implementers; users rarely need it)     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum OpId {
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SCALE,
+    OP_MATMUL, OP_LINEAR,
+    OP_RESHAPE, OP_PERMUTE, OP_CONCAT, OP_SLICE,
+    OP_EMBEDDING, OP_INDEX_SELECT, OP_GATHER,
+    OP_SUM, OP_MEAN,
+    OP_SOFTMAX, OP_LOG_SOFTMAX, OP_LAYERNORM,
+    OP_GELU, OP_GELU_TANH, OP_RELU, OP_TANH, OP_SIGMOID, OP_EXP, OP_LOG, OP_SQRT, OP_POW,
+    OP_MASKED_FILL, OP_DROPOUT, OP_CONV1D,
+    OP_CROSS_ENTROPY, OP_BCE, OP_BCE_WITH_LOGITS, OP_MSE,
+    OP_COUNT
+} OpId;
+
+#define NODE_MAX_ATTRS 8
+
+struct Node {
+    OpId op;
+    Var *out;
+    Var **in;             /* n_in inputs (step-arena array) */
+    int n_in;
+    int64_t iattr[NODE_MAX_ATTRS];   /* op-specific integers (dims, flags) */
+    float fattr[NODE_MAX_ATTRS];     /* op-specific floats (eps, p, scale) */
+    const void *saved[2];            /* op-specific saved arrays (indices, stats) */
+    Node *prev;
+};
+
+typedef void (*BackwardFn)(Graph *g, Node *node);
+
+typedef struct OpDef {
+    const char *name;
+    BackwardFn backward;
+} OpDef;
+
+/* The op table (autograd/op_table.c), indexed by OpId. */
+extern const OpDef ag_op_table[OP_COUNT];
+
+/* For op implementers: make the output Var of an op. requires_grad is the OR of
+ * the inputs' and false in no_grad mode. */
+Var *ag_result(Graph *g, int ndim, const int64_t *shape, Var **inputs, int n_in);
+/* Record a node for `out` if it requires grad; returns it (or NULL). */
+Node *ag_record(Graph *g, OpId op, Var *out, Var **inputs, int n_in);
+/* bertc_fatal with "op: message" and the shapes of a and b. */
+_Noreturn void ag_shape_error(const char *op, const char *what, const Var *a, const Var *b);
+
+/* ------------------------------------------------------------------------ */
+/* Ops (SPEC §3). Shapes in PyTorch order. Each op's backward sits next to   */
+/* its forward in autograd/ops_*.c.                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Elementwise with broadcasting (ops_elementwise.c) */
+Var *ag_add(Graph *g, Var *a, Var *b);
+Var *ag_sub(Graph *g, Var *a, Var *b);
+Var *ag_mul(Graph *g, Var *a, Var *b);
+Var *ag_div(Graph *g, Var *a, Var *b);
+Var *ag_scale(Graph *g, Var *a, float s);                 /* s * a */
+
+/* Unary (ops_unary.c) */
+Var *ag_gelu(Graph *g, Var *a);        /* erf form */
+Var *ag_gelu_tanh(Graph *g, Var *a);   /* tanh approximation */
+Var *ag_relu(Graph *g, Var *a);
+Var *ag_tanh(Graph *g, Var *a);
+Var *ag_sigmoid(Graph *g, Var *a);
+Var *ag_exp(Graph *g, Var *a);
+Var *ag_log(Graph *g, Var *a);
+Var *ag_sqrt(Graph *g, Var *a);
+Var *ag_pow(Graph *g, Var *a, float p);  /* a^p */
+
+/* Matrix products (ops_matmul.c)
+ * matmul: a (..., M, K), b (..., K, N) -> (..., M, N), with op(a) = a^T when
+ * trans_a (a is (..., K, M)), likewise b. Batch dims must be equal, or b is
+ * 2-D and shared by every batch entry. */
+Var *ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b);
+/* linear: x (..., in), w (out, in), bias (out) or NULL -> (..., out) = x w^T + b */
+Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias);
+
+/* Shape (ops_shape.c). reshape shares storage; permute copies. */
+Var *ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape); /* one dim may be -1 */
+Var *ag_permute(Graph *g, Var *a, const int *perm);
+Var *ag_transpose(Graph *g, Var *a, int dim0, int dim1);
+Var *ag_concat(Graph *g, Var **xs, int n, int dim);
+Var *ag_slice(Graph *g, Var *a, int dim, int64_t start, int64_t end); /* [start, end) */
+/* split a along dim into n pieces of the given sizes (which sum to the dim). */
+void ag_split(Graph *g, Var *a, int dim, int n, const int64_t *sizes, Var **out);
+
+/* Indexing (ops_index.c) */
+/* table (V, H), ids any shape -> (ids..., H). Rows equal to padding_idx get no
+ * gradient (padding_idx < 0: none). An id outside [0, V) is a fatal error. */
+Var *ag_embedding(Graph *g, Var *table, const ITensor *ids, int padding_idx);
+/* torch.index_select: picks idx (1-D) along dim. */
+Var *ag_index_select(Graph *g, Var *a, int dim, const ITensor *idx);
+/* torch.gather: out[i][j][k] = a[i][idx[i][j][k]][k] for dim 1 (and so on);
+ * idx has a's number of dims, its shape is the output shape. */
+Var *ag_gather(Graph *g, Var *a, int dim, const ITensor *idx);
+/* out = a where mask == 0, value where mask != 0; mask broadcasts to a. */
+Var *ag_masked_fill(Graph *g, Var *a, const ITensor *mask, float value);
+
+/* Reductions and row ops (ops_reduce.c). dim = AG_ALL_DIMS reduces to a scalar
+ * (shape [] with numel 1). */
+#define AG_ALL_DIMS (-100)
+Var *ag_sum(Graph *g, Var *a, int dim, bool keepdim);
+Var *ag_mean(Graph *g, Var *a, int dim, bool keepdim);
+Var *ag_softmax(Graph *g, Var *a);       /* over the last dim */
+Var *ag_log_softmax(Graph *g, Var *a);   /* over the last dim */
+/* LayerNorm over the last dim; gamma, beta (H) may be NULL. */
+Var *ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps);
+
+/* Layers (ops_layers.c) */
+/* Inverted dropout: in training, zero each element with probability p (drawn
+ * from g->rng) and scale the survivors by 1/(1-p); identity in eval. */
+Var *ag_dropout(Graph *g, Var *a, float p);
+/* x (B, Cin, L), w (Cout, Cin, k), bias (Cout) or NULL -> (B, Cout, L);
+ * stride 1, zero padding (k-1)/2 on both sides (k odd). */
+Var *ag_conv1d(Graph *g, Var *x, Var *w, Var *bias);
+
+/* Losses (ops_loss.c). Each returns a scalar Var. Accumulation in double. */
+/* logits (N, C), target (N): mean over rows whose target != ignore_index. */
+Var *ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_index);
+/* p, target same shape; mean of -(y ln p + (1-y) ln(1-p)) with logs clamped at
+ * -100, as torch.nn.BCELoss. reduction_sum: sum instead of mean. */
+Var *ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum);
+/* z, target same shape: mean of max(z,0) - z y + log(1 + exp(-|z|)). */
+Var *ag_bce_with_logits(Graph *g, Var *z, const Tensor *target);
+/* a, target same shape: mean of (a - target)^2. */
+Var *ag_mse(Graph *g, Var *a, const Tensor *target);
+
+/* ------------------------------------------------------------------------ */
+/* Gradient checking (gradcheck.c)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Builds the op under test from its inputs and returns its output Var. */
+typedef Var *(*GradcheckFn)(Graph *g, Var **inputs, void *user);
+
+typedef struct GradcheckResult {
+    bool ok;
+    int input;            /* first failing input (or -1) */
+    int64_t index;        /* flat index in it */
+    double analytic, numeric;
+    double max_abs_err;   /* over all checked entries */
+    char msg[256];
+} GradcheckResult;
+
+/* Compares the tape's gradient of f(x) = sum_i w_i out_i (w fixed random
+ * weights) with central differences (f(x+eps) - f(x-eps)) / 2eps evaluated in
+ * double, for every entry of every input whose requires_grad is set.
+ * Passes when |analytic - numeric| <= atol + rtol * |numeric| everywhere.
+ * The graph RNG is re-seeded before every evaluation so dropout masks repeat.
+ * The graph is reset between evaluations, so inputs (and anything `user`
+ * points to) must live outside it: make them with ag_param. An input whose
+ * requires_grad is false is passed through unchecked. */
+GradcheckResult ag_gradcheck(Graph *g, GradcheckFn fn, Var **inputs, int n_inputs,
+                             void *user, float eps, double atol, double rtol);
+
+#endif /* BERTC_AUTOGRAD_H */

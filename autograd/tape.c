@@ -1,0 +1,145 @@
+/* autograd/tape.c — Vars, the Graph, recording nodes and walking them back. */
+#include "autograd/autograd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+Graph *ag_graph_create(size_t step_bytes, uint64_t seed)
+{
+    Graph *g = bertc_sys_alloc(sizeof *g);
+    if (!g)
+        bertc_fatal("ag_graph_create: out of memory");
+    memset(g, 0, sizeof *g);
+    g->step = arena_create("step", step_bytes);
+    g->training = true;
+    g->rng = rng_seed(seed);
+    return g;
+}
+
+void ag_graph_destroy(Graph *g)
+{
+    if (!g)
+        return;
+    arena_destroy(g->step);
+    bertc_sys_free(g);
+}
+
+void ag_graph_reset(Graph *g)
+{
+    arena_reset(g->step);
+    g->tail = NULL;
+    g->n_nodes = 0;
+}
+
+bool ag_set_no_grad(Graph *g, bool no_grad)
+{
+    bool old = g->no_grad;
+    g->no_grad = no_grad;
+    return old;
+}
+
+void ag_set_training(Graph *g, bool training) { g->training = training; }
+
+Var *ag_param(Arena *persistent, int ndim, const int64_t *shape, const char *name)
+{
+    Var *v = arena_calloc(persistent, 1, sizeof *v);
+    v->value = tensor_new(persistent, ndim, shape);
+    v->grad = arena_calloc(persistent, (size_t)v->value.numel, sizeof(float));
+    v->requires_grad = true;
+    v->persistent = true;
+    v->name = name;
+    return v;
+}
+
+Var *ag_tensor(Graph *g, int ndim, const int64_t *shape, bool requires_grad)
+{
+    Var *v = arena_calloc(g->step, 1, sizeof *v);
+    v->value = tensor_new(g->step, ndim, shape);
+    v->requires_grad = requires_grad;
+    return v;
+}
+
+Var *ag_constant(Graph *g, Tensor value)
+{
+    Var *v = arena_calloc(g->step, 1, sizeof *v);
+    v->value = value;
+    return v;
+}
+
+float *ag_grad(Graph *g, Var *v)
+{
+    if (!v->grad)
+        v->grad = arena_calloc(g->step, (size_t)v->value.numel, sizeof(float));
+    return v->grad;
+}
+
+void ag_zero_grad(Var *v)
+{
+    if (v->grad)
+        memset(v->grad, 0, sizeof(float) * (size_t)v->value.numel);
+}
+
+Var *ag_result(Graph *g, int ndim, const int64_t *shape, Var **inputs, int n_in)
+{
+    Var *out = arena_calloc(g->step, 1, sizeof *out);
+    out->value = tensor_empty(g->step, ndim, shape);
+    for (int i = 0; i < n_in && !g->no_grad; i++)
+        if (inputs[i] && inputs[i]->requires_grad)
+            out->requires_grad = true;
+    return out;
+}
+
+Node *ag_record(Graph *g, OpId op, Var *out, Var **inputs, int n_in)
+{
+    if (!out->requires_grad)
+        return NULL;
+    Node *node = arena_calloc(g->step, 1, sizeof *node);
+    node->op = op;
+    node->out = out;
+    node->n_in = n_in;
+    node->in = arena_alloc(g->step, sizeof(Var *) * (size_t)(n_in ? n_in : 1));
+    memcpy(node->in, inputs, sizeof(Var *) * (size_t)n_in);
+    node->prev = g->tail;
+    g->tail = node;
+    g->n_nodes++;
+    return node;
+}
+
+_Noreturn void ag_shape_error(const char *op, const char *what, const Var *a, const Var *b)
+{
+    char sa[SHAPE_STR_LEN], sb[SHAPE_STR_LEN] = "";
+    shape_str(sa, sizeof sa, a->value.ndim, a->value.shape);
+    if (b)
+        shape_str(sb, sizeof sb, b->value.ndim, b->value.shape);
+    bertc_fatal("%s: %s (shapes %s%s%s)", op, what, sa, b ? " and " : "", sb);
+}
+
+/* Walk the tape newest-first. A node whose output never received a gradient
+ * (it does not reach the loss) is skipped: its backward would add zeros. */
+void ag_backward_seeded(Graph *g, Var *out, const float *seed)
+{
+    if (!out->requires_grad)
+        bertc_fatal("backward: the output does not require grad (no parameter "
+                    "reaches it, or it was computed in no_grad mode)");
+    float *grad = ag_grad(g, out);
+    for (int64_t i = 0; i < out->value.numel; i++)
+        grad[i] += seed[i];
+    for (Node *node = g->tail; node; node = node->prev) {
+        if (!node->out->grad)
+            continue;
+        ag_op_table[node->op].backward(g, node);
+    }
+}
+
+void ag_backward(Graph *g, Var *loss)
+{
+    if (loss->value.numel != 1) {
+        char s[SHAPE_STR_LEN];
+        bertc_fatal("backward: loss must have one element, got shape %s; "
+                    "reduce it with ag_sum or ag_mean first",
+                    shape_str(s, sizeof s, loss->value.ndim, loss->value.shape));
+    }
+    const float one = 1.0f;
+    ag_backward_seeded(g, loss, &one);
+}

@@ -1,0 +1,151 @@
+/* tensor/arena.c — bump allocation in 64-byte-aligned chunks.
+ *
+ * Why chunks are merged on reset: a step arena grows while the first training
+ * step discovers how much memory a step needs. At the reset that ends the step,
+ * all chunks are replaced by ONE chunk of at least the high-water mark. Every
+ * later step that does the same work fits in that chunk, so the steady-state
+ * loop performs zero system allocations. */
+#include "tensor/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_ALIGN 64
+
+struct ArenaChunk {
+    ArenaChunk *older;  /* the chunk that was current before this one */
+    void *raw;          /* what bertc_sys_alloc returned (for free) */
+    uint8_t *data;      /* 64-byte-aligned start */
+    size_t cap;
+    size_t used;        /* bytes used when this chunk stopped being current */
+};
+
+static size_t sys_alloc_count = 0;
+
+void *bertc_sys_alloc(size_t bytes)
+{
+    sys_alloc_count++;
+    return malloc(bytes);
+}
+
+void bertc_sys_free(void *p) { free(p); }
+
+size_t bertc_sys_alloc_count(void) { return sys_alloc_count; }
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+static ArenaChunk *chunk_new(Arena *a, size_t cap)
+{
+    /* One allocation holds the header, the data and room to align the data. */
+    size_t total = sizeof(ArenaChunk) + cap + ARENA_ALIGN;
+    void *raw = bertc_sys_alloc(total);
+    if (!raw)
+        bertc_fatal("arena '%s': out of memory allocating a %zu-byte chunk", a->name, cap);
+    a->n_system_allocs++;
+    ArenaChunk *c = raw;
+    c->raw = raw;
+    c->data = (uint8_t *)round_up((uintptr_t)(c + 1), ARENA_ALIGN);
+    c->cap = cap;
+    c->used = 0;
+    c->older = NULL;
+    return c;
+}
+
+static void arena_use_chunk(Arena *a, ArenaChunk *c)
+{
+    a->chunk = c;
+    a->base = c->data;
+    a->cap = c->cap;
+    a->used = 0;
+}
+
+Arena *arena_create(const char *name, size_t initial_bytes)
+{
+    Arena *a = bertc_sys_alloc(sizeof *a);
+    if (!a)
+        bertc_fatal("arena '%s': out of memory", name);
+    memset(a, 0, sizeof *a);
+    a->name = name;
+    if (initial_bytes < 4096)
+        initial_bytes = 4096;
+    arena_use_chunk(a, chunk_new(a, round_up(initial_bytes, ARENA_ALIGN)));
+    return a;
+}
+
+void arena_init_fixed(Arena *a, const char *name, void *buffer, size_t bytes)
+{
+    memset(a, 0, sizeof *a);
+    a->name = name;
+    a->fixed = true;
+    uintptr_t start = round_up((uintptr_t)buffer, ARENA_ALIGN);
+    size_t lost = (size_t)(start - (uintptr_t)buffer);
+    a->base = (uint8_t *)start;
+    a->cap = bytes > lost ? bytes - lost : 0;
+}
+
+static void free_chunks(ArenaChunk *c)
+{
+    while (c) {
+        ArenaChunk *older = c->older;
+        bertc_sys_free(c->raw);
+        c = older;
+    }
+}
+
+void arena_destroy(Arena *a)
+{
+    if (!a || a->fixed)
+        return;
+    free_chunks(a->chunk);
+    bertc_sys_free(a);
+}
+
+void *arena_alloc(Arena *a, size_t bytes)
+{
+    size_t need = round_up(bytes ? bytes : 1, ARENA_ALIGN);
+    if (need < bytes)
+        bertc_fatal("arena '%s': allocation of %zu bytes overflows", a->name, bytes);
+    if (a->used + need > a->cap) {
+        if (a->fixed)
+            bertc_fatal("arena '%s': full: %zu more bytes needed, %zu of %zu used; "
+                        "give the arena a bigger buffer",
+                        a->name, need, a->used, a->cap);
+        /* Grow: keep the old chunk alive (its blocks are still in use). */
+        a->chunk->used = a->used;
+        a->used_before += a->used;
+        size_t cap = a->cap * 2 > need ? a->cap * 2 : need;
+        ArenaChunk *c = chunk_new(a, cap);
+        c->older = a->chunk;
+        arena_use_chunk(a, c);
+    }
+    void *p = a->base + a->used;
+    a->used += need;
+    if (a->used_before + a->used > a->high_water)
+        a->high_water = a->used_before + a->used;
+    return p;
+}
+
+void *arena_calloc(Arena *a, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        bertc_fatal("arena '%s': %zu x %zu bytes overflows", a->name, count, size);
+    void *p = arena_alloc(a, count * size);
+    memset(p, 0, count * size);
+    return p;
+}
+
+void arena_reset(Arena *a)
+{
+    if (!a->fixed && a->chunk->older) {
+        /* Merge: one chunk that holds everything the arena ever held at once. */
+        size_t cap = round_up(a->high_water, ARENA_ALIGN);
+        free_chunks(a->chunk);
+        arena_use_chunk(a, chunk_new(a, cap));
+    }
+    a->used = 0;
+    a->used_before = 0;
+}
+
+size_t arena_used(const Arena *a) { return a->used_before + a->used; }
+
+size_t arena_high_water(const Arena *a) { return a->high_water; }

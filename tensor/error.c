@@ -1,0 +1,46 @@
+/* tensor/error.c — the one error hook of SPEC §3, and error messages for
+ * functions that read user data. */
+#include "tensor/tensor.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int bertc_errorf(BertcError *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void default_hook(const char *msg, void *user)
+{
+    (void)user;
+    fprintf(stderr, "bertc: %s\n", msg);
+}
+
+static BertcErrorHook current_hook = default_hook;
+static void *current_user = NULL;
+
+BertcErrorHook bertc_set_error_hook(BertcErrorHook hook, void *user)
+{
+    BertcErrorHook previous = current_hook;
+    current_hook = hook ? hook : default_hook;
+    current_user = user;
+    return previous;
+}
+
+_Noreturn void bertc_fatal(const char *fmt, ...)
+{
+    char msg[BERTC_ERROR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    current_hook(msg, current_user);
+    abort(); /* a hook that returns has nowhere to go back to */
+}

@@ -1,0 +1,228 @@
+/*
+ * tensor/tensor.h — the bottom layer of bertc: storage, shapes, arenas, the RNG
+ * and the raw kernels. Nothing here knows about graphs or gradients-as-a-tape;
+ * a "backward kernel" here is just another function on plain float arrays.
+ *
+ * Conventions used everywhere in bertc:
+ *   - float32, contiguous, row-major, PyTorch dimension order: a batch of token
+ *     vectors is (B, S, H), attention scores are (B, nh, S, S).
+ *   - Shapes are int64_t; a tensor has 0..TENSOR_MAX_DIMS dimensions.
+ *   - Memory comes from an Arena. Nothing in this layer calls malloc except the
+ *     arena itself when it needs a new chunk (see arena_* below).
+ *   - Backward kernels ACCUMULATE into their gradient outputs (dx += ...), the
+ *     way PyTorch accumulates .grad.
+ *
+ * A small program using only this layer:
+ *
+ *     Arena *a = arena_create("scratch", 1 << 20);
+ *     int64_t shape[2] = {2, 3};
+ *     Tensor x = tensor_new(a, 2, shape);          // zero-filled (2,3)
+ *     Tensor y = tensor_new(a, 2, shape);
+ *     for (int64_t i = 0; i < x.numel; i++) x.data[i] = (float)i;
+ *     kernel_softmax_rows(y.data, x.data, 2, 3);   // softmax over the last dim
+ *     arena_destroy(a);
+ */
+#ifndef BERTC_TENSOR_H
+#define BERTC_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Two kinds of error, as SPEC §3 says:
+ *  1. Bad user data (a file, an id, a config): the function returns non-zero and
+ *     fills a BertcError whose message names the file, key, shape or offset.
+ *  2. Misuse inside the library (an op given incompatible shapes): bertc_fatal()
+ *     formats one message naming the op and the shapes and hands it to the error
+ *     hook. The default hook prints "bertc: <message>" to stderr and aborts; a
+ *     program (or a test) may install its own hook, e.g. one that longjmps. */
+#define BERTC_ERROR_LEN 512
+typedef struct BertcError {
+    char msg[BERTC_ERROR_LEN];
+} BertcError;
+
+/* Fill err (may be NULL) with a printf-style message. Always returns -1 so a
+ * caller can write `return bertc_errorf(err, "...")`. */
+int bertc_errorf(BertcError *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+typedef void (*BertcErrorHook)(const char *msg, void *user);
+/* Install a hook (NULL restores the default). Returns the previous hook. */
+BertcErrorHook bertc_set_error_hook(BertcErrorHook hook, void *user);
+/* Report library misuse through the hook. If the hook returns, abort(). */
+_Noreturn void bertc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ------------------------------------------------------------------------ */
+/* Arena allocator                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* An arena hands out 64-byte-aligned blocks by bumping a pointer and frees them
+ * all at once with arena_reset(). Two arenas carry a training run:
+ *   - a persistent arena: parameters, their gradients, optimizer state;
+ *   - a step arena: activations, the tape and non-leaf gradients of one step,
+ *     reset after the optimizer step.
+ * A growable arena (arena_create) mallocs a new chunk when the current one is
+ * full. On arena_reset() the chunks are merged into one chunk big enough for
+ * the high-water mark, so after the first step a training loop that does the
+ * same work every step never calls malloc again (test/test_arena.c proves it).
+ * A fixed arena (arena_init_fixed, for bare-metal targets) never mallocs: when
+ * the caller's buffer is full, bertc_fatal says how many bytes were needed. */
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+    const char *name;      /* for messages: "params", "step", ... */
+    ArenaChunk *chunk;     /* current chunk (linked to older ones) */
+    uint8_t *base;         /* start of the current chunk's data */
+    size_t cap;            /* bytes in the current chunk */
+    size_t used;           /* bytes used in the current chunk */
+    size_t used_before;    /* bytes used in older chunks (still live) */
+    size_t high_water;     /* max over time of used_before + used */
+    size_t n_system_allocs;/* how many times this arena called malloc */
+    bool fixed;            /* caller-owned buffer; never grows */
+} Arena;
+
+Arena *arena_create(const char *name, size_t initial_bytes);
+void arena_init_fixed(Arena *a, const char *name, void *buffer, size_t bytes);
+void arena_destroy(Arena *a);           /* frees chunks; for arena_create() arenas
+                                           also frees the Arena itself */
+void *arena_alloc(Arena *a, size_t bytes);        /* 64-byte aligned, uninitialised */
+void *arena_calloc(Arena *a, size_t count, size_t size); /* zero-filled; checks overflow */
+void arena_reset(Arena *a);
+size_t arena_used(const Arena *a);
+size_t arena_high_water(const Arena *a);
+
+/* Every heap allocation bertc makes goes through these two functions, so a
+ * test can count them and an embedded port can replace them. */
+void *bertc_sys_alloc(size_t bytes);
+void bertc_sys_free(void *p);
+size_t bertc_sys_alloc_count(void);
+
+/* ------------------------------------------------------------------------ */
+/* Tensors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define TENSOR_MAX_DIMS 6
+
+/* A float32 tensor: a view of numel contiguous floats. The struct is small and
+ * passed by value; it does not own its data (an arena does). */
+typedef struct Tensor {
+    float *data;
+    int ndim;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t numel;
+} Tensor;
+
+/* An integer tensor for ids, masks, labels and positions. int32 internally;
+ * files may carry I64 or I32 and the loaders convert (range-checked). */
+typedef struct ITensor {
+    int32_t *data;
+    int ndim;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t numel;
+} ITensor;
+
+/* Shapes */
+int64_t shape_numel(int ndim, const int64_t *shape);
+bool shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b);
+/* Writes "[2, 3, 4]" into buf (always NUL-terminated) and returns buf. */
+char *shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
+#define SHAPE_STR_LEN 96
+
+/* NumPy/PyTorch broadcasting of a and b: on success fills out (ndim_out, shape)
+ * and returns true; returns false when a dimension pair is neither equal nor 1. */
+bool shape_broadcast(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b,
+                     int *ndim_out, int64_t *out);
+/* Row-major strides of `shape` aligned to an output of out_ndim dims, with
+ * stride 0 on every broadcast dimension. */
+void shape_broadcast_strides(int ndim, const int64_t *shape, int out_ndim,
+                             int64_t *strides);
+
+Tensor tensor_new(Arena *a, int ndim, const int64_t *shape);       /* zero-filled */
+Tensor tensor_empty(Arena *a, int ndim, const int64_t *shape);     /* uninitialised */
+Tensor tensor_view(float *data, int ndim, const int64_t *shape);   /* no allocation */
+ITensor itensor_new(Arena *a, int ndim, const int64_t *shape);     /* zero-filled */
+ITensor itensor_view(int32_t *data, int ndim, const int64_t *shape);
+bool tensor_same_shape(const Tensor *a, const Tensor *b);
+
+/* ------------------------------------------------------------------------ */
+/* Random numbers: SplitMix64 (SPEC §6.7.1), the only RNG in bertc          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct Rng {
+    uint64_t state;
+} Rng;
+
+Rng rng_seed(uint64_t seed);
+uint64_t rng_next_u64(Rng *r);
+double rng_uniform(Rng *r);                      /* ((u64 >> 11) + 0.5) * 2^-53, in (0,1) */
+int64_t rng_geometric(Rng *r, double p);         /* floor(log(U) / log1p(-p)), >= 0 */
+int64_t rng_randint(Rng *r, int64_t lo, int64_t hi); /* lo + u64 mod (hi-lo+1), inclusive */
+double rng_normal(Rng *r);                       /* N(0,1), Box–Muller on two uniforms */
+
+/* ------------------------------------------------------------------------ */
+/* Kernels: scalar references (tensor/kernels.c)                             */
+/* ------------------------------------------------------------------------ */
+
+/* Softmax over the last dim. x, y are (rows, n). y may alias x. */
+void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
+/* Given y = softmax(x) and dy: dx += y * (dy - sum(dy * y)). */
+void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
+                                  int64_t rows, int64_t n);
+/* log_softmax over the last dim: y = x - max - log(sum(exp(x - max))). */
+void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
+/* Given y = log_softmax(x): dx += dy - exp(y) * sum(dy). */
+void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
+                                      int64_t rows, int64_t n);
+
+/* LayerNorm over the last dim (n), PyTorch semantics (biased variance):
+ *   y = (x - mean) * rstd * gamma + beta,  rstd = 1/sqrt(var + eps).
+ * x, y are (rows, n); gamma, beta are (n) or NULL (then 1 and 0);
+ * mean and rstd are (rows) outputs kept for the backward (may be NULL). */
+void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
+                           const float *gamma, const float *beta,
+                           int64_t rows, int64_t n, float eps);
+/* Accumulates dx (rows, n), dgamma (n), dbeta (n); any of them may be NULL. */
+void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
+                                    const float *dy, const float *x,
+                                    const float *mean, const float *rstd,
+                                    const float *gamma, int64_t rows, int64_t n);
+
+/* GELU, erf form (BERT): y = 0.5 x (1 + erf(x / sqrt 2)). */
+void kernel_gelu(float *y, const float *x, int64_t n);
+void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n);
+/* GELU, tanh form (BertSum, OpenNMT):
+ *   y = 0.5 x (1 + tanh( sqrt(2/pi) (x + 0.044715 x^3) )). */
+void kernel_gelu_tanh(float *y, const float *x, int64_t n);
+void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n);
+
+/* y[i] += x[i] */
+void kernel_add_inplace(float *y, const float *x, int64_t n);
+
+/* ------------------------------------------------------------------------ */
+/* GEMM: C = alpha * op(A) * op(B) + beta * C, row-major (tensor/gemm.c)     */
+/* ------------------------------------------------------------------------ */
+
+/* op(A) is (M, K): A itself is (M, K) with row stride lda, or, when trans_a,
+ * A is (K, M) and op(A) = A^T. Likewise op(B) is (K, N): B is (K, N), or (N, K)
+ * when trans_b. C is (M, N) with row stride ldc. When beta == 0, C is not read
+ * (NaNs in C do not propagate), as in BLAS. M, N, K >= 1 (K may be 0 only with
+ * beta scaling semantics: C = beta * C). */
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+          const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+          float *C, int64_t ldc);
+/* The naive triple loop, accumulating in double: the oracle for every faster
+ * GEMM. Slow on purpose; use only in tests. */
+void gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *B,
+                    int64_t ldb, float beta, float *C, int64_t ldc);
+/* batch independent GEMMs; matrix i of A starts at A + i * stride_a, etc.
+ * stride_a == 0 reuses one A for every batch entry (likewise B). */
+void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+                  int64_t K, float alpha, const float *A, int64_t lda, int64_t stride_a,
+                  const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
+                  int64_t ldc, int64_t stride_c);
+
+#endif /* BERTC_TENSOR_H */
