@@ -37,7 +37,7 @@ EXAMPLES    := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-TEST_SRC  := $(wildcard test/*.c)
+TEST_SRC  := $(wildcard test/test_*.c test/support_*.c)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(BUILD)/test/bertc_tests
 # Count every malloc the library makes during a test (test/malloc_count.c).

@@ -163,6 +163,21 @@ int64_t rng_randint(Rng *r, int64_t lo, int64_t hi); /* lo + u64 mod (hi-lo+1), 
 double rng_normal(Rng *r);                       /* N(0,1), Box–Muller on two uniforms */
 
 /* ------------------------------------------------------------------------ */
+/* CPU features and the SIMD path (tensor/cpu.c)                             */
+/* ------------------------------------------------------------------------ */
+
+/* The instruction-set path used by GEMM and the row kernels. On x86-64 it is
+ * chosen at run time (the best the CPU supports); on ARM, NEON is chosen at
+ * compile time. BERTC_ISA=scalar|avx2|avx512|neon forces a path (tests force
+ * each in turn); asking for a path the CPU lacks is a fatal error. */
+typedef enum CpuIsa { ISA_SCALAR = 0, ISA_AVX2, ISA_AVX512, ISA_NEON } CpuIsa;
+
+CpuIsa cpu_isa(void);                 /* the active path */
+bool cpu_isa_supported(CpuIsa isa);   /* can this CPU run it? */
+void cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupported) */
+const char *cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
+
+/* ------------------------------------------------------------------------ */
 /* Kernels: scalar references (tensor/kernels.c)                             */
 /* ------------------------------------------------------------------------ */
 

@@ -1,0 +1,75 @@
+/* tensor/cpu.c — which SIMD path to run. Detected once, overridable with
+ * BERTC_ISA or cpu_set_isa(). */
+#include "tensor/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon"};
+
+const char *cpu_isa_name(CpuIsa isa)
+{
+    return (unsigned)isa < 4 ? isa_names[isa] : "unknown";
+}
+
+bool cpu_isa_supported(CpuIsa isa)
+{
+    switch (isa) {
+    case ISA_SCALAR:
+        return true;
+#if defined(__x86_64__) && defined(__GNUC__)
+    case ISA_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case ISA_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+            && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+    case ISA_NEON:
+        return true;
+#endif
+    default:
+        return false;
+    }
+}
+
+static CpuIsa best_isa(void)
+{
+    if (cpu_isa_supported(ISA_AVX512))
+        return ISA_AVX512;
+    if (cpu_isa_supported(ISA_AVX2))
+        return ISA_AVX2;
+    if (cpu_isa_supported(ISA_NEON))
+        return ISA_NEON;
+    return ISA_SCALAR;
+}
+
+static bool isa_chosen = false;
+static CpuIsa active_isa = ISA_SCALAR;
+
+void cpu_set_isa(CpuIsa isa)
+{
+    if (!cpu_isa_supported(isa))
+        bertc_fatal("cpu_set_isa: this CPU cannot run the '%s' path", cpu_isa_name(isa));
+    active_isa = isa;
+    isa_chosen = true;
+}
+
+CpuIsa cpu_isa(void)
+{
+    if (isa_chosen)
+        return active_isa;
+    const char *env = getenv("BERTC_ISA");
+    CpuIsa isa = best_isa();
+    if (env && *env) {
+        int found = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(env, isa_names[i]) == 0)
+                found = i;
+        if (found < 0)
+            bertc_fatal("BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon", env);
+        isa = (CpuIsa)found;
+    }
+    cpu_set_isa(isa);
+    return active_isa;
+}
