@@ -83,7 +83,8 @@ Tensor tensor_view(float *data, int ndim, const int64_t *shape)
     memset(&t, 0, sizeof t);
     t.data = data;
     t.ndim = ndim;
-    memcpy(t.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < ndim; i++)
+        t.shape[i] = shape[i];
     t.numel = shape_numel(ndim, shape);
     return t;
 }
@@ -109,7 +110,8 @@ ITensor itensor_view(int32_t *data, int ndim, const int64_t *shape)
     memset(&t, 0, sizeof t);
     t.data = data;
     t.ndim = ndim;
-    memcpy(t.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < ndim; i++)
+        t.shape[i] = shape[i];
     t.numel = shape_numel(ndim, shape);
     return t;
 }

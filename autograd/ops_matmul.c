@@ -1,0 +1,139 @@
+/* autograd/ops_matmul.c — matrix products on the GEMM of tensor/.
+ *
+ * For C = op(A) op(B) with upstream gradient dC (M, N):
+ *   d op(A) = dC op(B)^T      (M, K)
+ *   d op(B) = op(A)^T dC      (K, N)
+ * and when A itself is stored transposed, dA is the transpose of d op(A). Each
+ * case below is one GEMM call that accumulates (beta = 1) into the gradient. */
+#include "autograd/ops_internal.h"
+
+#include <string.h>
+
+/* The matrix dims of a matmul, read off its inputs. */
+typedef struct MatmulDims {
+    int64_t batch, M, N, K;
+    bool b_shared;        /* b is 2-D and used by every batch entry */
+} MatmulDims;
+
+static MatmulDims matmul_dims(Var *a, Var *b, bool trans_a, bool trans_b)
+{
+    const Tensor *A = &a->value, *B = &b->value;
+    if (A->ndim < 2 || B->ndim < 2)
+        ag_shape_error("matmul", "both inputs need at least 2 dims", a, b);
+    MatmulDims d;
+    int64_t a_rows = A->shape[A->ndim - 2], a_cols = A->shape[A->ndim - 1];
+    int64_t b_rows = B->shape[B->ndim - 2], b_cols = B->shape[B->ndim - 1];
+    d.M = trans_a ? a_cols : a_rows;
+    d.K = trans_a ? a_rows : a_cols;
+    d.N = trans_b ? b_rows : b_cols;
+    int64_t k_b = trans_b ? b_cols : b_rows;
+    if (k_b != d.K)
+        ag_shape_error("matmul", "inner dimensions differ", a, b);
+    d.batch = shape_numel(A->ndim - 2, A->shape);
+    d.b_shared = B->ndim == 2;
+    if (!d.b_shared && !shape_equal(A->ndim - 2, A->shape, B->ndim - 2, B->shape))
+        ag_shape_error("matmul", "batch dimensions differ (b may also be 2-D)", a, b);
+    return d;
+}
+
+Var *ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b)
+{
+    MatmulDims d = matmul_dims(a, b, trans_a, trans_b);
+    int64_t shape[TENSOR_MAX_DIMS];
+    int ndim = a->value.ndim;
+    memcpy(shape, a->value.shape, sizeof(int64_t) * (size_t)ndim);
+    shape[ndim - 2] = d.M;
+    shape[ndim - 1] = d.N;
+    Var *in[2] = {a, b};
+    Var *out = ag_result(g, ndim, shape, in, 2);
+    int64_t lda = trans_a ? d.M : d.K, ldb = trans_b ? d.K : d.N;
+    if (d.b_shared && !trans_a)   /* one big GEMM: (batch*M, K) x (K, N) */
+        gemm(false, trans_b, d.batch * d.M, d.N, d.K, 1.0f, a->value.data, lda,
+             b->value.data, ldb, 0.0f, out->value.data, d.N);
+    else
+        gemm_batched(trans_a, trans_b, d.batch, d.M, d.N, d.K, 1.0f, a->value.data, lda,
+                     d.M * d.K, b->value.data, ldb, d.b_shared ? 0 : d.K * d.N, 0.0f,
+                     out->value.data, d.N, d.M * d.N);
+    Node *node = ag_record(g, OP_MATMUL, out, in, 2);
+    if (node) {
+        node->iattr[0] = trans_a;
+        node->iattr[1] = trans_b;
+    }
+    return out;
+}
+
+void matmul_backward(Graph *g, Node *node)
+{
+    Var *a = node->in[0], *b = node->in[1];
+    bool trans_a = node->iattr[0], trans_b = node->iattr[1];
+    MatmulDims d = matmul_dims(a, b, trans_a, trans_b);
+    int64_t lda = trans_a ? d.M : d.K, ldb = trans_b ? d.K : d.N;
+    int64_t sa = d.M * d.K, sb = d.b_shared ? 0 : d.K * d.N, sc = d.M * d.N;
+    const float *A = a->value.data, *B = b->value.data, *dC = node->out->grad;
+    if (a->requires_grad) {
+        float *dA = ag_grad(g, a);
+        if (!trans_a) /* dA (M,K) += dC op(B)^T */
+            gemm_batched(false, !trans_b, d.batch, d.M, d.K, d.N, 1.0f, dC, d.N, sc, B,
+                         ldb, sb, 1.0f, dA, d.K, sa);
+        else          /* dA (K,M) += op(B) dC^T */
+            gemm_batched(trans_b, true, d.batch, d.K, d.M, d.N, 1.0f, B, ldb, sb, dC, d.N,
+                         sc, 1.0f, dA, d.M, sa);
+    }
+    if (b->requires_grad) {
+        float *dB = ag_grad(g, b);
+        /* A shared b sums the contributions of every batch entry: the batched
+         * GEMM below writes them all into the same dB, one after another. */
+        for (int64_t i = 0; i < d.batch; i++) {
+            const float *Ai = A + i * sa, *dCi = dC + i * sc;
+            float *dBi = dB + i * sb;
+            if (!trans_b) /* dB (K,N) += op(A)^T dC */
+                gemm(!trans_a, false, d.K, d.N, d.M, 1.0f, Ai, lda, dCi, d.N, 1.0f, dBi, d.N);
+            else          /* dB (N,K) += dC^T op(A) */
+                gemm(true, trans_a, d.N, d.K, d.M, 1.0f, dCi, d.N, Ai, lda, 1.0f, dBi, d.K);
+        }
+    }
+}
+
+/* linear: x (..., in), w (out, in), bias (out) -> y (..., out) = x w^T + bias,
+ * the layout of torch.nn.Linear. x is viewed as (rows, in). */
+Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias)
+{
+    const Tensor *X = &x->value, *W = &w->value;
+    if (W->ndim != 2 || X->ndim < 1 || X->shape[X->ndim - 1] != W->shape[1])
+        ag_shape_error("linear", "x (..., in) needs weight (out, in)", x, w);
+    int64_t n_in = W->shape[1], n_out = W->shape[0], rows = X->numel / (n_in ? n_in : 1);
+    if (bias && (bias->value.ndim != 1 || bias->value.shape[0] != n_out))
+        ag_shape_error("linear", "bias must be (out)", bias, w);
+    int64_t shape[TENSOR_MAX_DIMS];
+    memcpy(shape, X->shape, sizeof(int64_t) * (size_t)X->ndim);
+    shape[X->ndim - 1] = n_out;
+    Var *in[3] = {x, w, bias};
+    Var *out = ag_result(g, X->ndim, shape, in, bias ? 3 : 2);
+    float *y = out->value.data;
+    gemm(false, true, rows, n_out, n_in, 1.0f, X->data, n_in, W->data, n_in, 0.0f, y, n_out);
+    if (bias)
+        for (int64_t r = 0; r < rows; r++)
+            kernel_add_inplace(y + r * n_out, bias->value.data, n_out);
+    ag_record(g, OP_LINEAR, out, in, bias ? 3 : 2);
+    return out;
+}
+
+/* dx += dy w;  dw += dy^T x;  dbias += sum over rows of dy. */
+void linear_backward(Graph *g, Node *node)
+{
+    Var *x = node->in[0], *w = node->in[1], *bias = node->n_in > 2 ? node->in[2] : NULL;
+    int64_t n_in = w->value.shape[1], n_out = w->value.shape[0];
+    int64_t rows = x->value.numel / (n_in ? n_in : 1);
+    const float *dy = node->out->grad;
+    if (x->requires_grad)
+        gemm(false, false, rows, n_in, n_out, 1.0f, dy, n_out, w->value.data, n_in, 1.0f,
+             ag_grad(g, x), n_in);
+    if (w->requires_grad)
+        gemm(true, false, n_out, n_in, rows, 1.0f, dy, n_out, x->value.data, n_in, 1.0f,
+             ag_grad(g, w), n_in);
+    if (bias && bias->requires_grad) {
+        float *db = ag_grad(g, bias);
+        for (int64_t r = 0; r < rows; r++)
+            kernel_add_inplace(db, dy + r * n_out, n_out);
+    }
+}

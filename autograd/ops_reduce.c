@@ -1,0 +1,147 @@
+/* autograd/ops_reduce.c — sum and mean over a dim (or all dims), softmax and
+ * log_softmax over the last dim, and fused LayerNorm. */
+#include "autograd/ops_internal.h"
+
+#include <string.h>
+
+/* The shape after reducing `dim` (AG_ALL_DIMS: a scalar of shape []). */
+static int reduced_shape(const Tensor *t, int dim, bool keepdim, int64_t *shape)
+{
+    if (dim == AG_ALL_DIMS)
+        return 0;
+    int nd = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (d != dim)
+            shape[nd++] = t->shape[d];
+        else if (keepdim)
+            shape[nd++] = 1;
+    }
+    return nd;
+}
+
+/* View `a` as (outer, n, inner) around the reduced dim; sums go in double. */
+static Var *reduce(Graph *g, OpId op, Var *a, int dim, bool keepdim)
+{
+    const char *name = ag_op_table[op].name;
+    if (dim != AG_ALL_DIMS)
+        dim = ag_norm_dim(name, dim, a->value.ndim);
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd = reduced_shape(&a->value, dim, keepdim, shape);
+    Var *out = ag_result(g, nd, shape, &a, 1);
+    int64_t outer = 1, n = a->value.numel, inner = 1;
+    if (dim != AG_ALL_DIMS) {
+        outer = shape_numel(dim, a->value.shape);
+        n = a->value.shape[dim];
+        inner = shape_numel(a->value.ndim - dim - 1, a->value.shape + dim + 1);
+    }
+    double scale = op == OP_MEAN ? 1.0 / (double)(n ? n : 1) : 1.0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < n; k++)
+                acc += a->value.data[(o * n + k) * inner + i];
+            out->value.data[o * inner + i] = (float)(acc * scale);
+        }
+    Node *node = ag_record(g, op, out, &a, 1);
+    if (node) {
+        node->iattr[0] = outer;
+        node->iattr[1] = n;
+        node->iattr[2] = inner;
+        node->fattr[0] = (float)scale;
+    }
+    return out;
+}
+
+/* Every input element of a reduced group receives the group's gradient
+ * (times 1/n for the mean). */
+static void reduce_backward(Graph *g, Node *node)
+{
+    Var *a = node->in[0];
+    if (!a->requires_grad)
+        return;
+    int64_t outer = node->iattr[0], n = node->iattr[1], inner = node->iattr[2];
+    float scale = node->fattr[0], *da = ag_grad(g, a);
+    const float *dy = node->out->grad;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k = 0; k < n; k++)
+            for (int64_t i = 0; i < inner; i++)
+                da[(o * n + k) * inner + i] += scale * dy[o * inner + i];
+}
+
+Var *ag_sum(Graph *g, Var *a, int dim, bool keepdim) { return reduce(g, OP_SUM, a, dim, keepdim); }
+Var *ag_mean(Graph *g, Var *a, int dim, bool keepdim) { return reduce(g, OP_MEAN, a, dim, keepdim); }
+void sum_backward(Graph *g, Node *node) { reduce_backward(g, node); }
+void mean_backward(Graph *g, Node *node) { reduce_backward(g, node); }
+
+static int64_t last_dim(const Var *a) { return a->value.ndim ? a->value.shape[a->value.ndim - 1] : 1; }
+
+Var *ag_softmax(Graph *g, Var *a)
+{
+    int64_t n = last_dim(a);
+    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    kernel_softmax_rows(out->value.data, a->value.data, a->value.numel / (n ? n : 1), n);
+    ag_record(g, OP_SOFTMAX, out, &a, 1);
+    return out;
+}
+
+void softmax_backward(Graph *g, Node *node)
+{
+    Var *a = node->in[0];
+    int64_t n = last_dim(a);
+    if (a->requires_grad)
+        kernel_softmax_rows_backward(ag_grad(g, a), node->out->value.data, node->out->grad,
+                                     a->value.numel / (n ? n : 1), n);
+}
+
+Var *ag_log_softmax(Graph *g, Var *a)
+{
+    int64_t n = last_dim(a);
+    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    kernel_log_softmax_rows(out->value.data, a->value.data, a->value.numel / (n ? n : 1), n);
+    ag_record(g, OP_LOG_SOFTMAX, out, &a, 1);
+    return out;
+}
+
+void log_softmax_backward(Graph *g, Node *node)
+{
+    Var *a = node->in[0];
+    int64_t n = last_dim(a);
+    if (a->requires_grad)
+        kernel_log_softmax_rows_backward(ag_grad(g, a), node->out->value.data,
+                                         node->out->grad, a->value.numel / (n ? n : 1), n);
+}
+
+/* LayerNorm over the last dim (H). The per-row mean and 1/std are saved for
+ * the backward, which is fused into one kernel (tensor/kernels.c). */
+Var *ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps)
+{
+    int64_t H = last_dim(x), rows = x->value.numel / (H ? H : 1);
+    if ((gamma && gamma->value.numel != H) || (beta && beta->value.numel != H))
+        ag_shape_error("layernorm", "gamma/beta must have the size of the last dim", x,
+                       gamma ? gamma : beta);
+    Var *in[3] = {x, gamma, beta};
+    Var *out = ag_result(g, x->value.ndim, x->value.shape, in, 3);
+    float *mean = arena_alloc(g->step, sizeof(float) * (size_t)(rows ? rows : 1));
+    float *rstd = arena_alloc(g->step, sizeof(float) * (size_t)(rows ? rows : 1));
+    kernel_layernorm_rows(out->value.data, mean, rstd, x->value.data,
+                          gamma ? gamma->value.data : NULL, beta ? beta->value.data : NULL,
+                          rows, H, eps);
+    Node *node = ag_record(g, OP_LAYERNORM, out, in, 3);
+    if (node) {
+        node->saved[0] = mean;
+        node->saved[1] = rstd;
+    }
+    return out;
+}
+
+void layernorm_backward(Graph *g, Node *node)
+{
+    Var *x = node->in[0], *gamma = node->in[1], *beta = node->in[2];
+    int64_t H = last_dim(x), rows = x->value.numel / (H ? H : 1);
+    kernel_layernorm_rows_backward(
+        x->requires_grad ? ag_grad(g, x) : NULL,
+        gamma && gamma->requires_grad ? ag_grad(g, gamma) : NULL,
+        beta && beta->requires_grad ? ag_grad(g, beta) : NULL, node->out->grad,
+        x->value.data, node->saved[0], node->saved[1], gamma ? gamma->value.data : NULL,
+        rows, H);
+}

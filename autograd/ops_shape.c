@@ -1,0 +1,236 @@
+/* autograd/ops_shape.c — reshape, permute/transpose, concat, slice/split.
+ * reshape is a view (shares storage); the others copy into a new contiguous
+ * tensor, and their backward moves each gradient entry back where it came
+ * from. */
+#include "autograd/ops_internal.h"
+
+#include <string.h>
+
+/* reshape: same data, new shape. One entry of `shape` may be -1 (inferred). */
+Var *ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape)
+{
+    int64_t resolved[TENSOR_MAX_DIMS], known = 1;
+    int infer = -1;
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS)
+        bertc_fatal("reshape: %d dims (at most %d)", ndim, TENSOR_MAX_DIMS);
+    for (int i = 0; i < ndim; i++) {
+        resolved[i] = shape[i];
+        if (shape[i] == -1 && infer < 0)
+            infer = i;
+        else
+            known *= shape[i];
+    }
+    if (infer >= 0)
+        resolved[infer] = known ? a->value.numel / known : 0;
+    if (shape_numel(ndim, resolved) != a->value.numel) {
+        char s[SHAPE_STR_LEN];
+        bertc_fatal("reshape: cannot view %lld elements as %s", (long long)a->value.numel,
+                    shape_str(s, sizeof s, ndim, resolved));
+    }
+    Var *out = arena_calloc(g->step, 1, sizeof *out);
+    out->value = tensor_view(a->value.data, ndim, resolved);
+    out->requires_grad = a->requires_grad && !g->no_grad;
+    ag_record(g, OP_RESHAPE, out, &a, 1);
+    return out;
+}
+
+void reshape_backward(Graph *g, Node *node)
+{
+    Var *a = node->in[0];
+    if (a->requires_grad)
+        kernel_add_inplace(ag_grad(g, a), node->out->grad, a->value.numel);
+}
+
+/* Walk every element of the permuted output in order; src_off follows the
+ * matching element of the input. accumulate: dst += src (backward, reading
+ * the output-ordered gradient into the input order) else dst = src. */
+static void permute_walk(const Tensor *in, const int *perm, float *out_data,
+                         float *in_data, bool backward)
+{
+    int nd = in->ndim;
+    int64_t in_stride[TENSOR_MAX_DIMS], stride = 1, out_shape[TENSOR_MAX_DIMS];
+    int64_t step[TENSOR_MAX_DIMS], idx[TENSOR_MAX_DIMS] = {0};
+    for (int d = nd - 1; d >= 0; d--) {
+        in_stride[d] = stride;
+        stride *= in->shape[d];
+    }
+    for (int d = 0; d < nd; d++) {
+        out_shape[d] = in->shape[perm[d]];
+        step[d] = in_stride[perm[d]];
+    }
+    int64_t src = 0;
+    for (int64_t i = 0; i < in->numel; i++) {
+        if (backward)
+            in_data[src] += out_data[i];
+        else
+            out_data[i] = in_data[src];
+        /* odometer increment over the output dims */
+        for (int d = nd - 1; d >= 0; d--) {
+            src += step[d];
+            if (++idx[d] < out_shape[d])
+                break;
+            src -= step[d] * out_shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+Var *ag_permute(Graph *g, Var *a, const int *perm)
+{
+    int nd = a->value.ndim;
+    int64_t shape[TENSOR_MAX_DIMS] = {0};
+    bool seen[TENSOR_MAX_DIMS] = {false};
+    for (int d = 0; d < nd; d++) {
+        if (perm[d] < 0 || perm[d] >= nd || seen[perm[d]])
+            ag_shape_error("permute", "perm is not a permutation of the dims", a, NULL);
+        seen[perm[d]] = true;
+        shape[d] = a->value.shape[perm[d]];
+    }
+    Var *out = ag_result(g, nd, shape, &a, 1);
+    permute_walk(&a->value, perm, out->value.data, a->value.data, false);
+    Node *node = ag_record(g, OP_PERMUTE, out, &a, 1);
+    for (int d = 0; node && d < nd; d++)
+        node->iattr[d] = perm[d];
+    return out;
+}
+
+void permute_backward(Graph *g, Node *node)
+{
+    Var *a = node->in[0];
+    if (!a->requires_grad)
+        return;
+    int perm[TENSOR_MAX_DIMS];
+    for (int d = 0; d < a->value.ndim; d++)
+        perm[d] = (int)node->iattr[d];
+    permute_walk(&a->value, perm, node->out->grad, ag_grad(g, a), true);
+}
+
+Var *ag_transpose(Graph *g, Var *a, int dim0, int dim1)
+{
+    int nd = a->value.ndim, perm[TENSOR_MAX_DIMS];
+    dim0 = ag_norm_dim("transpose", dim0, nd);
+    dim1 = ag_norm_dim("transpose", dim1, nd);
+    for (int d = 0; d < nd; d++)
+        perm[d] = d;
+    perm[dim0] = dim1;
+    perm[dim1] = dim0;
+    return ag_permute(g, a, perm);
+}
+
+/* A tensor viewed around `dim` as (outer, shape[dim], inner). */
+static void split_around(const Tensor *t, int dim, int64_t *outer, int64_t *inner)
+{
+    *outer = shape_numel(dim, t->shape);
+    *inner = shape_numel(t->ndim - dim - 1, t->shape + dim + 1);
+}
+
+Var *ag_concat(Graph *g, Var **xs, int n, int dim)
+{
+    if (n < 1)
+        bertc_fatal("concat: needs at least one input");
+    int nd = xs[0]->value.ndim;
+    dim = ag_norm_dim("concat", dim, nd);
+    int64_t shape[TENSOR_MAX_DIMS];
+    memcpy(shape, xs[0]->value.shape, sizeof(int64_t) * (size_t)nd);
+    shape[dim] = 0;
+    for (int i = 0; i < n; i++) {
+        const Tensor *t = &xs[i]->value;
+        bool ok = t->ndim == nd;
+        for (int d = 0; ok && d < nd; d++)
+            ok = d == dim || t->shape[d] == xs[0]->value.shape[d];
+        if (!ok)
+            ag_shape_error("concat", "inputs differ outside the concat dim", xs[0], xs[i]);
+        shape[dim] += t->shape[dim];
+    }
+    Var *out = ag_result(g, nd, shape, xs, n);
+    int64_t outer, inner;
+    split_around(&out->value, dim, &outer, &inner);
+    int64_t out_row = shape[dim] * inner, offset = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t piece = xs[i]->value.shape[dim] * inner;
+        for (int64_t o = 0; o < outer; o++)
+            memcpy(out->value.data + o * out_row + offset, xs[i]->value.data + o * piece,
+                   sizeof(float) * (size_t)piece);
+        offset += piece;
+    }
+    Node *node = ag_record(g, OP_CONCAT, out, xs, n);
+    if (node)
+        node->iattr[0] = dim;
+    return out;
+}
+
+void concat_backward(Graph *g, Node *node)
+{
+    int dim = (int)node->iattr[0];
+    int64_t outer, inner;
+    split_around(&node->out->value, dim, &outer, &inner);
+    int64_t out_row = node->out->value.shape[dim] * inner, offset = 0;
+    for (int i = 0; i < node->n_in; i++) {
+        Var *x = node->in[i];
+        int64_t piece = x->value.shape[dim] * inner;
+        if (x->requires_grad) {
+            float *dx = ag_grad(g, x);
+            for (int64_t o = 0; o < outer; o++)
+                kernel_add_inplace(dx + o * piece, node->out->grad + o * out_row + offset,
+                                   piece);
+        }
+        offset += piece;
+    }
+}
+
+Var *ag_slice(Graph *g, Var *a, int dim, int64_t start, int64_t end)
+{
+    int nd = a->value.ndim;
+    dim = ag_norm_dim("slice", dim, nd);
+    if (start < 0 || end > a->value.shape[dim] || start > end) {
+        char s[SHAPE_STR_LEN];
+        bertc_fatal("slice: [%lld, %lld) is outside dim %d of shape %s", (long long)start,
+                    (long long)end, dim, shape_str(s, sizeof s, nd, a->value.shape));
+    }
+    int64_t shape[TENSOR_MAX_DIMS];
+    memcpy(shape, a->value.shape, sizeof(int64_t) * (size_t)nd);
+    shape[dim] = end - start;
+    Var *out = ag_result(g, nd, shape, &a, 1);
+    int64_t outer, inner;
+    split_around(&a->value, dim, &outer, &inner);
+    int64_t in_row = a->value.shape[dim] * inner, piece = (end - start) * inner;
+    for (int64_t o = 0; o < outer; o++)
+        memcpy(out->value.data + o * piece, a->value.data + o * in_row + start * inner,
+               sizeof(float) * (size_t)piece);
+    Node *node = ag_record(g, OP_SLICE, out, &a, 1);
+    if (node) {
+        node->iattr[0] = dim;
+        node->iattr[1] = start;
+    }
+    return out;
+}
+
+void slice_backward(Graph *g, Node *node)
+{
+    Var *a = node->in[0];
+    if (!a->requires_grad)
+        return;
+    int dim = (int)node->iattr[0];
+    int64_t start = node->iattr[1], outer, inner;
+    split_around(&a->value, dim, &outer, &inner);
+    int64_t in_row = a->value.shape[dim] * inner;
+    int64_t piece = node->out->value.shape[dim] * inner;
+    float *da = ag_grad(g, a);
+    for (int64_t o = 0; o < outer; o++)
+        kernel_add_inplace(da + o * in_row + start * inner, node->out->grad + o * piece, piece);
+}
+
+void ag_split(Graph *g, Var *a, int dim, int n, const int64_t *sizes, Var **out)
+{
+    dim = ag_norm_dim("split", dim, a->value.ndim);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += sizes[i];
+    if (total != a->value.shape[dim])
+        ag_shape_error("split", "the sizes do not add up to the split dim", a, NULL);
+    int64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        out[i] = ag_slice(g, a, dim, start, start + sizes[i]);
+        start += sizes[i];
+    }
+}
