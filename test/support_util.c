@@ -1,0 +1,79 @@
+/* test/support_util.c — see test_util.h */
+#include "test/test_util.h"
+
+#include <criterion/criterion.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+
+static size_t malloc_calls = 0;
+
+/* The linker routes every malloc/calloc/realloc of the test binary's own
+ * objects (the test code and libbertc.a; not shared libraries) through these
+ * wrappers (-Wl,--wrap=malloc in the Makefile). */
+void *__wrap_malloc(size_t n)
+{
+    malloc_calls++;
+    return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    malloc_calls++;
+    return __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    malloc_calls++;
+    return __real_realloc(p, n);
+}
+
+size_t test_malloc_calls(void) { return malloc_calls; }
+
+void test_fill_uniform(float *x, int64_t n, Rng *rng, float lo, float hi)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = lo + (hi - lo) * (float)rng_uniform(rng);
+}
+
+Var *test_param(Arena *a, int ndim, const int64_t *shape, Rng *rng, float lo, float hi)
+{
+    Var *v = ag_param(a, ndim, shape, "input");
+    test_fill_uniform(v->value.data, v->value.numel, rng, lo, hi);
+    return v;
+}
+
+void test_gradcheck(const char *op, Graph *g, GradcheckFn fn, Var **inputs, int n, void *user)
+{
+    GradcheckResult r = ag_gradcheck(g, fn, inputs, n, user, 1e-2f, 2e-3, 2e-2);
+    cr_assert(r.ok, "%s: %s (max abs error %.3g)", op, r.msg, r.max_abs_err);
+}
+
+static jmp_buf fatal_jump;
+static char fatal_msg[BERTC_ERROR_LEN];
+
+static void longjmp_hook(const char *msg, void *user)
+{
+    (void)user;
+    snprintf(fatal_msg, sizeof fatal_msg, "%s", msg);
+    longjmp(fatal_jump, 1);
+}
+
+bool test_catch_fatal(void (*fn)(void *ctx), void *ctx, char *msg, size_t len)
+{
+    BertcErrorHook old = bertc_set_error_hook(longjmp_hook, NULL);
+    bool caught = false;
+    if (setjmp(fatal_jump) == 0)
+        fn(ctx);
+    else
+        caught = true;
+    bertc_set_error_hook(old, NULL);
+    snprintf(msg, len, "%s", caught ? fatal_msg : "");
+    return caught;
+}

@@ -1,0 +1,99 @@
+/* test/test_arena.c — the arena allocator: alignment, growth, merge on reset,
+ * high-water mark, fixed buffers. */
+#include "test/test_util.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+Test(arena, aligned_and_disjoint)
+{
+    Arena *a = arena_create("t", 4096);
+    uint8_t *p = arena_alloc(a, 1), *q = arena_alloc(a, 100), *r = arena_alloc(a, 64);
+    cr_assert_eq((uintptr_t)p % 64, 0);
+    cr_assert_eq((uintptr_t)q % 64, 0);
+    cr_assert_eq((uintptr_t)r % 64, 0);
+    cr_assert(q >= p + 1 && r >= q + 100, "blocks overlap");
+    cr_assert_eq(arena_used(a), 64 + 128 + 64);
+    arena_destroy(a);
+}
+
+Test(arena, grows_then_merges_into_one_chunk)
+{
+    Arena *a = arena_create("t", 4096);
+    size_t allocs_at_start = a->n_system_allocs;
+    /* step 1: 10 x 1000 floats, more than the first chunk holds */
+    for (int i = 0; i < 10; i++)
+        memset(arena_alloc(a, 4000), 0xab, 4000);
+    cr_assert_gt(a->n_system_allocs, allocs_at_start, "the arena never grew");
+    size_t hw = arena_high_water(a);
+    cr_assert_geq(hw, 40000);
+    arena_reset(a);
+    cr_assert_eq(arena_used(a), 0);
+    /* later steps doing the same work: no new chunk */
+    size_t allocs_after_merge = a->n_system_allocs;
+    for (int step = 0; step < 5; step++) {
+        for (int i = 0; i < 10; i++)
+            memset(arena_alloc(a, 4000), 0xcd, 4000);
+        arena_reset(a);
+    }
+    cr_assert_eq(a->n_system_allocs, allocs_after_merge,
+                 "steady-state steps allocated %zu new chunks",
+                 a->n_system_allocs - allocs_after_merge);
+    cr_assert_eq(arena_high_water(a), hw, "high water changed: %zu vs %zu",
+                 arena_high_water(a), hw);
+    arena_destroy(a);
+}
+
+Test(arena, calloc_zeroes)
+{
+    Arena *a = arena_create("t", 4096);
+    memset(arena_alloc(a, 256), 0xff, 256);
+    arena_reset(a);
+    float *z = arena_calloc(a, 64, sizeof(float));
+    for (int i = 0; i < 64; i++)
+        cr_assert_eq(z[i], 0.0f);
+    arena_destroy(a);
+}
+
+static void overflow_fixed(void *ctx)
+{
+    Arena *a = ctx;
+    arena_alloc(a, 1000);
+    arena_alloc(a, 1000);
+}
+
+Test(arena, fixed_buffer_full_is_reported)
+{
+    static uint8_t buffer[1024 + 64];
+    Arena a;
+    arena_init_fixed(&a, "mcu", buffer, sizeof buffer);
+    char msg[BERTC_ERROR_LEN];
+    cr_assert(test_catch_fatal(overflow_fixed, &a, msg, sizeof msg), "no error when full");
+    cr_assert(strstr(msg, "mcu") && strstr(msg, "full"), "message: %s", msg);
+    cr_assert_eq(a.n_system_allocs, 0, "a fixed arena called malloc");
+}
+
+static void calloc_overflow(void *ctx)
+{
+    arena_calloc(ctx, SIZE_MAX / 2, 4);
+}
+
+Test(arena, size_overflow_is_reported)
+{
+    Arena *a = arena_create("big", 4096);
+    char msg[BERTC_ERROR_LEN];
+    cr_assert(test_catch_fatal(calloc_overflow, a, msg, sizeof msg), "no overflow error");
+    cr_assert(strstr(msg, "overflows"), "message: %s", msg);
+    arena_destroy(a);
+}
+
+/* The malloc counter the no-malloc training test relies on must see the
+ * library's allocations, or that test could never fail. */
+Test(arena, malloc_counter_sees_library_allocations)
+{
+    size_t before = test_malloc_calls(), sys_before = bertc_sys_alloc_count();
+    Arena *a = arena_create("counted", 4096);
+    cr_assert_gt(test_malloc_calls(), before, "the --wrap=malloc counter saw nothing");
+    cr_assert_gt(bertc_sys_alloc_count(), sys_before);
+    arena_destroy(a);
+}
