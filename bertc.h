@@ -1,0 +1,46 @@
+/*
+ * bertc.h — everything in one include. A complete small program: fit
+ * y = 3x - 1 with one Linear layer, trained by SGD on the tape.
+ *
+ *     #include "bertc.h"
+ *     #include <stdio.h>
+ *
+ *     int main(void)
+ *     {
+ *         Arena *params = arena_create("params", 1 << 16);
+ *         Graph *g = ag_graph_create(1 << 16, 42);      // step arena + RNG seed
+ *         int64_t ws[2] = {1, 1}, bs[1] = {1}, xs[2] = {8, 1};
+ *         Var *w = ag_param(params, 2, ws, "w");         // (out=1, in=1)
+ *         Var *b = ag_param(params, 1, bs, "b");         // (1)
+ *         Tensor x = tensor_new(params, 2, xs), y = tensor_new(params, 2, xs);
+ *         for (int i = 0; i < 8; i++) {
+ *             x.data[i] = (float)i / 8;
+ *             y.data[i] = 3 * x.data[i] - 1;
+ *         }
+ *         for (int step = 0; step < 500; step++) {
+ *             Var *pred = ag_linear(g, ag_constant(g, x), w, b);   // (8, 1)
+ *             Var *loss = ag_mse(g, pred, &y);
+ *             ag_backward(g, loss);
+ *             w->value.data[0] -= 0.5f * w->grad[0];
+ *             b->value.data[0] -= 0.5f * b->grad[0];
+ *             ag_zero_grad(w);
+ *             ag_zero_grad(b);
+ *             ag_graph_reset(g);                         // frees the step's memory
+ *         }
+ *         printf("w = %.3f, b = %.3f\n", w->value.data[0], b->value.data[0]);
+ *         ag_graph_destroy(g);
+ *         arena_destroy(params);
+ *         return 0;
+ *     }
+ *
+ * Layers, bottom up (each has one public header):
+ *   tensor/tensor.h      arenas, shapes, RNG, kernels, GEMM
+ *   autograd/autograd.h  the tape and every differentiable op
+ */
+#ifndef BERTC_H
+#define BERTC_H
+
+#include "tensor/tensor.h"
+#include "autograd/autograd.h"
+
+#endif
