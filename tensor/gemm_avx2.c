@@ -1,0 +1,139 @@
+/* tensor/gemm_avx2.c — the AVX2+FMA micro-kernel (a 6 x 16 tile of C) and the
+ * 8 x 8 transposing packer shared with the AVX-512 path.
+ *
+ * Register budget (16 ymm): 6 rows x 2 vectors of 8 floats = 12 accumulators,
+ * 2 registers for the current row of the B micro-panel, 1 for a broadcast of A.
+ * Each k step is 2 loads, 6 broadcasts and 12 FMAs. Edge tiles use
+ * vmaskmovps loads/stores.
+ *
+ * Only the functions carry the target attribute: the file compiles in the
+ * portable default build and runs only when cpu_isa() says AVX2 (or AVX-512). */
+#include "tensor/gemm_kernel.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define AVX2_TARGET __attribute__((target("avx2,fma")))
+
+enum { MR = 6, NR = 16 };
+
+#define ROW_FMA(i)                                           \
+    do {                                                     \
+        __m256 ai = _mm256_broadcast_ss(a + (i));            \
+        c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);          \
+        c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);          \
+    } while (0)
+
+#define K_STEP()                                                                 \
+    do {                                                                         \
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);               \
+        ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3); ROW_FMA(4); ROW_FMA(5);  \
+        a += MR;                                                                 \
+        b += NR;                                                                 \
+    } while (0)
+
+/* out = alpha * acc + beta * C on the lanes of mask; C is read only if beta != 0. */
+AVX2_TARGET static inline void store_vec(float *c, __m256 acc, __m256i mask, __m256 alpha,
+                                         float beta)
+{
+    __m256 out = _mm256_mul_ps(alpha, acc);
+    if (beta != 0.0f)
+        out = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_maskload_ps(c, mask), out);
+    _mm256_maskstore_ps(c, mask, out);
+}
+
+#define STORE_ROW(i)                                                          \
+    do {                                                                      \
+        if (i < m) {                                                          \
+            store_vec(c + (i) * ldc, c##i##0, mask0, va, beta);               \
+            store_vec(c + (i) * ldc + 8, c##i##1, mask1, va, beta);           \
+        }                                                                     \
+    } while (0)
+
+#define ZERO_ROW(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = c##i##0
+
+/* All-ones in lanes [0, n - offset) of an 8-lane vector. */
+AVX2_TARGET static inline __m256i lane_mask(int n, int offset)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n - offset),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) packed B micro-panel;
+ * C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
+AVX2_TARGET static void kernel_6x16(int64_t kc, const float *a, const float *b, float *c,
+                                    int64_t ldc, float alpha, float beta, int m, int n)
+{
+    ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3); ZERO_ROW(4); ZERO_ROW(5);
+    for (int i = 0; i < m; i++)
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+        _mm_prefetch((const char *)(b + 8 * NR), _MM_HINT_T0);
+        K_STEP(); K_STEP(); K_STEP(); K_STEP();
+    }
+    for (; k < kc; k++)
+        K_STEP();
+    __m256i mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 8);
+    __m256 va = _mm256_set1_ps(alpha);
+    STORE_ROW(0); STORE_ROW(1); STORE_ROW(2); STORE_ROW(3); STORE_ROW(4); STORE_ROW(5);
+}
+
+/* The 8 x 8 block at src (row stride ld) goes transposed to dst (row stride w):
+ * dst[t * w + r] = src[r * ld + t]. */
+AVX2_TARGET static inline void transpose_8x8(const float *src, int64_t ld, float *dst, int w)
+{
+    __m256 r[8], t[8], u[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(src + i * ld);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + i * w, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (i + 4) * w, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+    }
+}
+
+/* dst[k * w + r] = src[r * ld + k] for r < v, k < kc; 0 for v <= r < w.
+ * Groups of 8 full rows go through 8 x 8 register transposes; the k tail and
+ * a partial row group fall back to the scalar packer. */
+AVX2_TARGET void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v,
+                                      int64_t kc, float *dst)
+{
+    int r0 = 0;
+    int64_t kc8 = kc & ~(int64_t)7;
+    for (; r0 + 8 <= v; r0 += 8) {
+        for (int64_t k = 0; k < kc8; k += 8)
+            transpose_8x8(src + r0 * ld + k, ld, dst + k * w + r0, w);
+        for (int64_t k = kc8; k < kc; k++)
+            for (int r = r0; r < r0 + 8; r++)
+                dst[k * w + r] = src[r * ld + k];
+    }
+    for (int64_t k = 0; k < kc; k++)
+        for (int r = r0; r < w; r++)
+            dst[k * w + r] = r < v ? src[r * ld + k] : 0.0f;
+}
+
+/* Blocking for an L1 of 32-48 KiB and an L2 of 1-2 MiB per core: the packed
+ * A block (MC x KC = 144 x 256 floats, 144 KiB) stays in L2 while the B
+ * micro-panels (KC x NR = 16 KiB) stay in L1. */
+const GemmKernel gemm_kernel_avx2 = {
+    .name = "avx2",
+    .mr = MR,
+    .nr = NR,
+    .mc = 144,
+    .kc = 256,
+    .nc = 3072,
+    .kernel = kernel_6x16,
+    .pack_trans = gemm_pack_trans_avx2,
+};
+
+#endif /* __x86_64__ */

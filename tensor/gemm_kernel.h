@@ -1,0 +1,51 @@
+/* tensor/gemm_kernel.h — private to tensor/gemm*.c: what one ISA brings to the
+ * packed GEMM (tensor/gemm.c): a micro-kernel, its register tile MR x NR, the
+ * cache blocking MC/KC/NC, and a packing routine for the transposed reads.
+ *
+ * Packed layouts (BLIS):
+ *   an A micro-panel is MR rows of op(A) over kc steps, k-major:
+ *       a[k * MR + i] = op(A)[i][k]      (MR * kc floats, rows past m are 0)
+ *   a B micro-panel is NR columns of op(B) over kc steps, k-major:
+ *       b[k * NR + j] = op(B)[k][j]      (kc * NR floats, cols past n are 0)
+ */
+#ifndef BERTC_GEMM_KERNEL_H
+#define BERTC_GEMM_KERNEL_H
+
+#include <stdint.h>
+
+/* The micro-kernel: with acc (MR, NR) = sum over k < kc of a[k*MR+i] * b[k*NR+j],
+ * writes the top-left (m, n) corner of the tile C (row stride ldc):
+ *     C = alpha * acc + beta * C      (beta == 0: C is not read).
+ * 1 <= m <= MR, 1 <= n <= NR; a and b are 64-byte aligned. */
+typedef void (*GemmMicroKernel)(int64_t kc, const float *a, const float *b, float *c,
+                                int64_t ldc, float alpha, float beta, int m, int n);
+
+/* Packs a panel whose k index is contiguous in memory (the transposing case):
+ *     dst[k * w + r] = src[r * ld + k]   for r < v, k < kc;  0 for v <= r < w. */
+typedef void (*GemmPackTrans)(const float *src, int64_t ld, int w, int v, int64_t kc,
+                              float *dst);
+
+typedef struct GemmKernel {
+    const char *name;
+    int mr, nr;               /* register tile of C */
+    int64_t mc, kc, nc;       /* cache blocks: MC rows of A x KC in L2, KC x NC of B */
+    GemmMicroKernel kernel;
+    GemmPackTrans pack_trans;
+} GemmKernel;
+
+/* The portable scalar version of the packer (tensor/gemm.c). */
+void gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
+                            float *dst);
+
+#if defined(__x86_64__)
+extern const GemmKernel gemm_kernel_avx512; /* tensor/gemm_avx512.c */
+extern const GemmKernel gemm_kernel_avx2;   /* tensor/gemm_avx2.c */
+/* The AVX2 8x8-transposing packer, shared by the AVX-512 path. */
+void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
+                          float *dst);
+#endif
+#if defined(__aarch64__)
+extern const GemmKernel gemm_kernel_neon;   /* tensor/gemm_neon.c */
+#endif
+
+#endif /* BERTC_GEMM_KERNEL_H */
