@@ -240,4 +240,19 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
                   const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
                   int64_t ldc, int64_t stride_c);
 
+/* ------------------------------------------------------------------------ */
+/* Threads: a small fork-join pool (tensor/threads.c)                        */
+/* ------------------------------------------------------------------------ */
+
+/* The number of threads parallel work may use: BERTC_THREADS if set, else the
+ * online cores; 1 when built with NO_THREADS=1. gemm() splits a large GEMM
+ * into up to this many pieces. */
+int threads_count(void);
+void threads_set_count(int n);        /* clamped to 1..64 */
+/* Calls fn(ctx, begin, end) on contiguous chunks covering [0, n), one chunk
+ * per thread (at most threads_count() chunks), and returns when all are done.
+ * The caller runs the first chunk. Called from inside a chunk, it runs the
+ * whole range serially in the caller (nesting is safe). */
+void parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+
 #endif /* BERTC_TENSOR_H */
