@@ -1,0 +1,93 @@
+/* nn/attention.c — multi-head attention, BERT style and OpenNMT style.
+ *
+ *   heads:   (B, S, H) -> view (B, S, nh, d) -> permute -> (B, nh, S, d)
+ *   scores:  (B, nh, S, S) = Q K^T / sqrt(d)      ("Attention Is All You Need", eq. 1)
+ *   context: softmax(scores) V, merged back to (B, S, H). */
+#include "nn/nn.h"
+
+#include <math.h>
+
+Var *nn_split_heads(Graph *g, Var *x, int64_t nh)
+{
+    int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
+    if (H % nh != 0)
+        ag_shape_error("split_heads", "hidden size is not a multiple of the head count", x, NULL);
+    int64_t shape[4] = {B, S, nh, H / nh};
+    const int perm[4] = {0, 2, 1, 3};
+    return ag_permute(g, ag_reshape(g, x, 4, shape), perm);
+}
+
+Var *nn_merge_heads(Graph *g, Var *x)
+{
+    int64_t B = x->value.shape[0], nh = x->value.shape[1], S = x->value.shape[2];
+    int64_t d = x->value.shape[3];
+    const int perm[4] = {0, 2, 1, 3};
+    int64_t shape[3] = {B, S, nh * d};
+    return ag_reshape(g, ag_permute(g, x, perm), 3, shape);
+}
+
+void bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
+                              float attention_dropout)
+{
+    if (H % heads != 0)
+        bertc_fatal("attention: hidden size %lld is not a multiple of %lld heads",
+                    (long long)H, (long long)heads);
+    m->heads = heads;
+    linear_init(&m->query, r, "query", H, H, true);
+    linear_init(&m->key, r, "key", H, H, true);
+    linear_init(&m->value, r, "value", H, H, true);
+    dropout_init(&m->dropout, r, "dropout", attention_dropout);
+}
+
+Var *bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
+                                 Var **probs_out)
+{
+    Var *q = nn_split_heads(g, linear_forward(g, &m->query, x), m->heads);
+    Var *k = nn_split_heads(g, linear_forward(g, &m->key, x), m->heads);
+    Var *v = nn_split_heads(g, linear_forward(g, &m->value, x), m->heads);
+    float scale = 1.0f / sqrtf((float)q->value.shape[3]);
+    Var *scores = ag_scale(g, ag_matmul(g, q, k, false, true), scale);  /* (B, nh, S, S) */
+    if (mask_add)
+        scores = ag_add(g, scores, mask_add);
+    Var *probs = ag_softmax(g, scores);
+    if (probs_out)
+        *probs_out = probs;
+    return nn_merge_heads(g, ag_matmul(g, dropout_forward(g, &m->dropout, probs), v, false, false));
+}
+
+void onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,
+                         int64_t heads, float dropout)
+{
+    if (H % heads != 0)
+        bertc_fatal("attention: hidden size %lld is not a multiple of %lld heads",
+                    (long long)H, (long long)heads);
+    m->heads = heads;
+    nn_push(r, attr, "MultiHeadedAttention", false);
+    linear_init(&m->linear_keys, r, "linear_keys", H, H, true);
+    linear_init(&m->linear_values, r, "linear_values", H, H, true);
+    linear_init(&m->linear_query, r, "linear_query", H, H, true);
+    nn_leaf(r, "softmax", "Softmax(dim=-1)");
+    dropout_init(&m->dropout, r, "dropout", dropout);
+    linear_init(&m->final_linear, r, "final_linear", H, H, true);
+    nn_pop(r);
+}
+
+/* OpenNMT differs from BERT in two places that change the numbers:
+ * the query is scaled before the product, and padded keys are replaced by
+ * -1e18 rather than shifted by an additive mask. */
+Var *onmt_attention_forward(Graph *g, const OnmtAttention *m, Var *key, Var *value,
+                            Var *query, const ITensor *key_pad, Var **probs_out)
+{
+    Var *k = nn_split_heads(g, linear_forward(g, &m->linear_keys, key), m->heads);
+    Var *v = nn_split_heads(g, linear_forward(g, &m->linear_values, value), m->heads);
+    Var *q = nn_split_heads(g, linear_forward(g, &m->linear_query, query), m->heads);
+    q = ag_scale(g, q, 1.0f / sqrtf((float)q->value.shape[3]));
+    Var *scores = ag_matmul(g, q, k, false, true);                       /* (B, nh, S, S) */
+    if (key_pad)
+        scores = ag_masked_fill(g, scores, key_pad, -1e18f);
+    Var *probs = ag_softmax(g, scores);
+    if (probs_out)
+        *probs_out = probs;
+    Var *context = ag_matmul(g, dropout_forward(g, &m->dropout, probs), v, false, false);
+    return linear_forward(g, &m->final_linear, nn_merge_heads(g, context));
+}

@@ -1,0 +1,245 @@
+/*
+ * nn/nn.h — modules that own parameters, the parameter registry, init,
+ * optimizers, LR schedules and checkpoints. Losses are the autograd ops
+ * (ag_cross_entropy, ag_bce, ag_bce_with_logits, ag_mse).
+ *
+ * The registry is the one descriptor of a model's parameters. A module
+ * registers each parameter once, under its full dotted PyTorch state_dict name
+ * (built from a stack of module prefixes), with its shape and its init rule.
+ * That single list then drives allocation, init, loading, saving, the
+ * optimizer state and the module-tree printer: nothing keeps a second list.
+ *
+ *     Arena *arena = arena_create("params", 1 << 20);
+ *     Registry *reg = registry_create(arena, "Classifier");
+ *     Linear fc1, fc2;
+ *     linear_init(&fc1, reg, "fc1", 16, 32, true);   // fc1.weight (32,16), fc1.bias (32)
+ *     linear_init(&fc2, reg, "fc2", 32, 3, true);
+ *     Rng rng = rng_seed(0);
+ *     registry_init_weights(reg, &rng, 0.02f);       // HF init: N(0, 0.02), zeros, ones
+ *     registry_print(reg, stdout);                   // PyTorch-style repr with counts
+ *     // forward: linear_forward(g, &fc2, ag_gelu(g, linear_forward(g, &fc1, x)))
+ */
+#ifndef BERTC_NN_H
+#define BERTC_NN_H
+
+#include "autograd/autograd.h"
+
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------ */
+/* The parameter registry                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ParamInit {
+    INIT_NORMAL,   /* N(0, initializer_range): Linear and Embedding weights */
+    INIT_ZEROS,    /* biases, LayerNorm beta */
+    INIT_ONES,     /* LayerNorm gamma */
+    INIT_KEEP      /* buffers computed by their module (e.g. positional encodings) */
+} ParamInit;
+
+typedef struct Param {
+    const char *name;      /* full dotted state_dict key */
+    Var *var;              /* value + gradient (persistent) */
+    ParamInit init;
+    int alias_of;          /* -1, or the index of the param this name ties to */
+    bool buffer;           /* state, not trained (no gradient, not counted) */
+    int64_t zero_row;      /* row set to 0 after init (Embedding padding_idx), or -1 */
+} Param;
+
+/* One node of the module tree, for printing: "(attr): repr". */
+typedef struct ModuleInfo {
+    const char *attr;      /* attribute name in the parent, NULL for the root */
+    const char *repr;      /* "Linear(in_features=4, out_features=3, bias=True)" */
+    int depth;
+    bool leaf;             /* printed on one line */
+    int first_param, end_param;   /* params registered inside it: [first, end) */
+} ModuleInfo;
+
+#define REGISTRY_MAX_DEPTH 32
+
+typedef struct Registry {
+    Arena *arena;                  /* persistent: params, grads, names, optimizer state */
+    Param *params;
+    int n_params, cap_params;
+    ModuleInfo *modules;
+    int n_modules, cap_modules;
+    char prefix[512];              /* "bert.encoder.layer.3." while registering */
+    int prefix_len[REGISTRY_MAX_DEPTH];
+    int open[REGISTRY_MAX_DEPTH];  /* module indices of the open modules */
+    int depth;
+} Registry;
+
+/* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
+Registry *registry_create(Arena *arena, const char *root_repr);
+
+/* Enter a submodule named `attr` (dotted names gain "attr."). repr is the
+ * module's printed type, e.g. "BertEmbeddings" or a full leaf repr when
+ * leaf is true. Every nn_push has its nn_pop. */
+void nn_push(Registry *r, const char *attr, const char *repr, bool leaf);
+void nn_pop(Registry *r);
+/* printf-style helper for reprs and names built from numbers. */
+const char *nn_format(Registry *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Register a parameter `name` (relative to the current prefix). */
+Var *nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init);
+/* Register a buffer: loaded and saved, never trained nor counted. */
+Var *nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape);
+/* A second name for an existing parameter (tied weights). full_name is the
+ * complete dotted key, not relative to the prefix. */
+void nn_tie(Registry *r, const char *full_name, Var *target);
+
+int registry_find(const Registry *r, const char *full_name);   /* index or -1 */
+/* HF init of every parameter, in registration order, from one RNG stream. */
+void registry_init_weights(Registry *r, Rng *rng, float initializer_range);
+void registry_zero_grad(Registry *r);
+/* Number of trainable scalars, each tied tensor counted once (as PyTorch's
+ * sum(p.numel() for p in model.parameters())). */
+int64_t registry_count(const Registry *r);
+/* The module tree in PyTorch's repr format, each module followed by its
+ * parameter count, and the total. */
+void registry_print(const Registry *r, FILE *out);
+
+/* ------------------------------------------------------------------------ */
+/* Modules                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* torch.nn.Linear: y = x W^T + b. weight (out, in), bias (out). */
+typedef struct Linear {
+    Var *weight, *bias;    /* bias may be NULL */
+    int64_t in_features, out_features;
+} Linear;
+void linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias);
+Var *linear_forward(Graph *g, const Linear *m, Var *x);   /* x (..., in) -> (..., out) */
+
+/* torch.nn.Embedding: weight (V, H); the padding row (if >= 0) starts at 0
+ * and gets no gradient from lookups. */
+typedef struct Embedding {
+    Var *weight;
+    int64_t num_embeddings, dim;
+    int padding_idx;
+} Embedding;
+void embedding_init(Embedding *m, Registry *r, const char *attr, int64_t V, int64_t H,
+                    int padding_idx);
+Var *embedding_forward(Graph *g, const Embedding *m, const ITensor *ids); /* -> (ids..., H) */
+
+/* torch.nn.LayerNorm over the last dim. Parameter names are usually
+ * "weight"/"bias"; some checkpoints (CGBERT) use "gamma"/"beta". */
+typedef struct LayerNorm {
+    Var *weight, *bias;
+    int64_t dim;
+    float eps;
+} LayerNorm;
+void layernorm_init(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps);
+void layernorm_init_named(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps,
+                          const char *weight_name, const char *bias_name);
+Var *layernorm_forward(Graph *g, const LayerNorm *m, Var *x);
+
+typedef struct Dropout {
+    float p;
+} Dropout;
+void dropout_init(Dropout *m, Registry *r, const char *attr, float p);
+Var *dropout_forward(Graph *g, const Dropout *m, Var *x);   /* identity in eval */
+
+/* torch.nn.Conv1d(in, out, k, padding=(k-1)//2): x (B, Cin, L) -> (B, Cout, L). */
+typedef struct Conv1d {
+    Var *weight, *bias;    /* (Cout, Cin, k), (Cout) */
+    int64_t in_channels, out_channels, kernel_size;
+} Conv1d;
+void conv1d_init(Conv1d *m, Registry *r, const char *attr, int64_t in, int64_t out, int64_t k);
+Var *conv1d_forward(Graph *g, const Conv1d *m, Var *x);
+
+/* A module with no parameters that should still appear in the printed tree
+ * (activations: "GELUActivation()", "ReLU()", "Tanh()"). */
+void nn_leaf(Registry *r, const char *attr, const char *repr);
+
+/* ------------------------------------------------------------------------ */
+/* Multi-head attention                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Split (B, S, H) into heads (B, nh, S, d) and merge back; d = H / nh. */
+Var *nn_split_heads(Graph *g, Var *x, int64_t nh);
+Var *nn_merge_heads(Graph *g, Var *x);
+
+/* BERT-style self-attention (HF BertSelfAttention): separate query, key and
+ * value Linears (H -> H), scores Q K^T / sqrt(d) plus an additive mask,
+ * softmax over keys, dropout on the probabilities, context merged back.
+ * Registers `query`, `key`, `value` (and a `dropout`) under the current prefix. */
+typedef struct BertSelfAttention {
+    Linear query, key, value;
+    Dropout dropout;
+    int64_t heads;
+} BertSelfAttention;
+void bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
+                              float attention_dropout);
+/* x (B, S, H); mask_add (B, 1, 1, S) additive (0 keep, large negative pad) or
+ * NULL; probs_out (may be NULL) receives the (B, nh, S, S) probabilities.
+ * Returns the context (B, S, H). */
+Var *bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
+                                 Var **probs_out);
+
+/* OpenNMT-style multi-headed attention as BertSum uses it: linear_keys,
+ * linear_values, linear_query, final_linear; the query is divided by sqrt(d)
+ * BEFORE the product, and padded keys are REPLACED by -1e18 (masked_fill),
+ * not added to. */
+typedef struct OnmtAttention {
+    Linear linear_keys, linear_values, linear_query, final_linear;
+    Dropout dropout;
+    int64_t heads;
+} OnmtAttention;
+void onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,
+                         int64_t heads, float dropout);
+/* key/value/query (B, S, H); key_pad (B, 1, 1, S) with 1 where the key is
+ * padding, or NULL. Returns final_linear(context) (B, S, H). */
+Var *onmt_attention_forward(Graph *g, const OnmtAttention *m, Var *key, Var *value,
+                            Var *query, const ITensor *key_pad, Var **probs_out);
+
+/* ------------------------------------------------------------------------ */
+/* Optimizers and schedules (PyTorch semantics)                              */
+/* ------------------------------------------------------------------------ */
+
+typedef enum OptimizerKind { OPT_SGD, OPT_ADAM, OPT_ADAMW } OptimizerKind;
+
+/* Hyperparameters are doubles, as Python floats are in torch.optim: the
+ * coefficients (1 - beta1, lr / bias correction, ...) are formed in double and
+ * rounded to float once, which is what makes 10 steps match PyTorch. */
+typedef struct OptimizerConfig {
+    OptimizerKind kind;
+    double lr;
+    double weight_decay;   /* SGD/Adam: L2 added to the gradient; AdamW: decoupled */
+    double momentum;       /* SGD */
+    double dampening;      /* SGD */
+    bool nesterov;         /* SGD */
+    double beta1, beta2, eps;  /* Adam/AdamW */
+} OptimizerConfig;
+
+/* PyTorch's defaults for each optimizer (lr must still be set). */
+OptimizerConfig optimizer_defaults(OptimizerKind kind, double lr);
+
+typedef struct Optimizer {
+    OptimizerConfig cfg;
+    Registry *reg;
+    float **state1;       /* per param: SGD momentum buffer / Adam exp_avg */
+    float **state2;       /* per param: Adam exp_avg_sq */
+    int64_t step;         /* optimizer steps taken */
+} Optimizer;
+
+/* State lives in the registry's persistent arena (zero-filled). */
+void optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg);
+/* One update of every trainable parameter with learning rate lr (from a
+ * schedule); gradients are left as they are (call registry_zero_grad). */
+void optimizer_step(Optimizer *o, double lr);
+/* torch.nn.utils.clip_grad_norm_: scales all gradients by
+ * max_norm / (total_norm + 1e-6) when that is < 1. Returns the total norm. */
+float clip_grad_norm(Registry *r, float max_norm);
+
+typedef enum ScheduleKind { SCHED_CONSTANT, SCHED_LINEAR, SCHED_COSINE } ScheduleKind;
+typedef struct Schedule {
+    ScheduleKind kind;
+    double base_lr;
+    int64_t warmup_steps, total_steps;
+} Schedule;
+/* LR for optimizer step `step` (0-based), as HF's get_constant_schedule,
+ * get_linear_schedule_with_warmup, get_cosine_schedule_with_warmup. */
+double schedule_lr(const Schedule *s, int64_t step);
+
+#endif /* BERTC_NN_H */

@@ -1,0 +1,251 @@
+/* nn/registry.c — the parameter registry: dotted names from a prefix stack,
+ * init, counting and the PyTorch-style module tree. */
+#include "nn/nn.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* Grow an arena-backed array to hold at least `need` items (the old copy is
+ * left in the arena: registries are built once, at model construction). */
+static void *grow(Arena *a, void *old, int *cap, int need, size_t item)
+{
+    if (need <= *cap)
+        return old;
+    int new_cap = *cap ? *cap * 2 : 64;
+    while (new_cap < need)
+        new_cap *= 2;
+    void *fresh = arena_alloc(a, item * (size_t)new_cap);
+    if (old)
+        memcpy(fresh, old, item * (size_t)*cap);
+    *cap = new_cap;
+    return fresh;
+}
+
+static const char *arena_strdup(Arena *a, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *copy = arena_alloc(a, n);
+    memcpy(copy, s, n);
+    return copy;
+}
+
+const char *nn_format(Registry *r, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return arena_strdup(r->arena, buf);
+}
+
+static int add_module(Registry *r, const char *attr, const char *repr, bool leaf)
+{
+    r->modules = grow(r->arena, r->modules, &r->cap_modules, r->n_modules + 1,
+                      sizeof(ModuleInfo));
+    ModuleInfo *m = &r->modules[r->n_modules];
+    m->attr = attr ? arena_strdup(r->arena, attr) : NULL;
+    m->repr = arena_strdup(r->arena, repr);
+    m->depth = r->depth;
+    m->leaf = leaf;
+    m->first_param = m->end_param = r->n_params;
+    return r->n_modules++;
+}
+
+Registry *registry_create(Arena *arena, const char *root_repr)
+{
+    Registry *r = arena_calloc(arena, 1, sizeof *r);
+    r->arena = arena;
+    r->open[0] = add_module(r, NULL, root_repr, false);
+    r->prefix_len[0] = 0;
+    return r;
+}
+
+void nn_push(Registry *r, const char *attr, const char *repr, bool leaf)
+{
+    if (r->depth + 1 >= REGISTRY_MAX_DEPTH)
+        bertc_fatal("nn_push: modules nested deeper than %d", REGISTRY_MAX_DEPTH);
+    int len = r->prefix_len[r->depth];
+    int n = snprintf(r->prefix + len, sizeof r->prefix - (size_t)len, "%s.", attr);
+    if (n < 0 || (size_t)(len + n) >= sizeof r->prefix)
+        bertc_fatal("nn_push: the dotted name under '%s' is too long", r->prefix);
+    r->depth++;
+    r->prefix_len[r->depth] = len + n;
+    r->open[r->depth] = add_module(r, attr, repr, leaf);
+}
+
+void nn_pop(Registry *r)
+{
+    if (r->depth == 0)
+        bertc_fatal("nn_pop: no module is open");
+    r->modules[r->open[r->depth]].end_param = r->n_params;
+    r->depth--;
+    r->prefix[r->prefix_len[r->depth]] = '\0';
+}
+
+void nn_leaf(Registry *r, const char *attr, const char *repr)
+{
+    nn_push(r, attr, repr, true);
+    nn_pop(r);
+}
+
+static Param *add_param(Registry *r, const char *full_name)
+{
+    if (registry_find(r, full_name) >= 0)
+        bertc_fatal("nn_param: '%s' is registered twice", full_name);
+    r->params = grow(r->arena, r->params, &r->cap_params, r->n_params + 1, sizeof(Param));
+    Param *p = &r->params[r->n_params++];
+    memset(p, 0, sizeof *p);
+    p->name = arena_strdup(r->arena, full_name);
+    p->alias_of = -1;
+    p->zero_row = -1;
+    return p;
+}
+
+static const char *full_name(Registry *r, const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.*s%s", r->prefix_len[r->depth], r->prefix, name);
+    return buf;
+}
+
+Var *nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init)
+{
+    char buf[600];
+    Param *p = add_param(r, full_name(r, name, buf, sizeof buf));
+    p->var = ag_param(r->arena, ndim, shape, p->name);
+    p->init = init;
+    r->modules[0].end_param = r->n_params;
+    return p->var;
+}
+
+Var *nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape)
+{
+    Var *v = nn_param(r, name, ndim, shape, INIT_KEEP);
+    r->params[r->n_params - 1].buffer = true;
+    v->requires_grad = false;
+    return v;
+}
+
+void nn_tie(Registry *r, const char *name, Var *target)
+{
+    int owner = -1;
+    for (int i = 0; i < r->n_params && owner < 0; i++)
+        if (r->params[i].var == target && r->params[i].alias_of < 0)
+            owner = i;
+    if (owner < 0)
+        bertc_fatal("nn_tie: '%s' ties to a tensor that is not registered", name);
+    Param *p = add_param(r, name);
+    p->var = target;
+    p->alias_of = owner;
+    p->init = INIT_KEEP;
+    r->modules[0].end_param = r->n_params;
+}
+
+int registry_find(const Registry *r, const char *name)
+{
+    for (int i = 0; i < r->n_params; i++)
+        if (strcmp(r->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+void registry_init_weights(Registry *r, Rng *rng, float initializer_range)
+{
+    for (int i = 0; i < r->n_params; i++) {
+        Param *p = &r->params[i];
+        Tensor *t = &p->var->value;
+        if (p->alias_of >= 0)
+            continue;
+        for (int64_t k = 0; k < t->numel; k++) {
+            switch (p->init) {
+            case INIT_NORMAL: t->data[k] = (float)(initializer_range * rng_normal(rng)); break;
+            case INIT_ZEROS: t->data[k] = 0.0f; break;
+            case INIT_ONES: t->data[k] = 1.0f; break;
+            case INIT_KEEP: break;
+            }
+        }
+        if (p->zero_row >= 0) {
+            int64_t row = t->numel / t->shape[0];
+            memset(t->data + p->zero_row * row, 0, sizeof(float) * (size_t)row);
+        }
+    }
+}
+
+void registry_zero_grad(Registry *r)
+{
+    for (int i = 0; i < r->n_params; i++)
+        if (r->params[i].alias_of < 0)
+            ag_zero_grad(r->params[i].var);
+}
+
+/* Trainable scalars registered in [first, end). A tied alias counts only when
+ * its owner was registered outside the range (owners always come first). */
+static int64_t count_range(const Registry *r, int first, int end)
+{
+    int64_t n = 0;
+    for (int i = first; i < end; i++) {
+        const Param *p = &r->params[i];
+        if (!p->buffer && (p->alias_of < 0 || p->alias_of < first))
+            n += p->var->value.numel;
+    }
+    return n;
+}
+
+int64_t registry_count(const Registry *r)
+{
+    int64_t n = 0;
+    for (int i = 0; i < r->n_params; i++)
+        if (!r->params[i].buffer && r->params[i].alias_of < 0)
+            n += r->params[i].var->value.numel;
+    return n;
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *with_commas(int64_t n, char *buf, size_t len)
+{
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%lld", (long long)n), pos = 0;
+    for (int i = 0; i < nd && (size_t)pos + 2 < len; i++) {
+        if (i > 0 && (nd - i) % 3 == 0)
+            buf[pos++] = ',';
+        buf[pos++] = digits[i];
+    }
+    buf[pos] = '\0';
+    return buf;
+}
+
+/* Module i and its descendants are modules i .. end-1 (registration order is
+ * a pre-order walk). Prints them as torch's repr, plus counts; returns end. */
+static int print_module(const Registry *r, int i, FILE *out)
+{
+    const ModuleInfo *m = &r->modules[i];
+    char count[32];
+    with_commas(count_range(r, m->first_param, m->end_param), count, sizeof count);
+    fprintf(out, "%*s", 2 * m->depth, "");
+    if (m->attr)
+        fprintf(out, "(%s): ", m->attr);
+    if (m->leaf) {
+        if (m->first_param < m->end_param)
+            fprintf(out, "%s  # %s params\n", m->repr, count);
+        else
+            fprintf(out, "%s\n", m->repr);
+        return i + 1;
+    }
+    int j = i + 1;
+    if (j >= r->n_modules || r->modules[j].depth <= m->depth) {
+        fprintf(out, "%s()\n", m->repr);
+        return j;
+    }
+    fprintf(out, "%s(  # %s params\n", m->repr, count);
+    while (j < r->n_modules && r->modules[j].depth > m->depth)
+        j = print_module(r, j, out);
+    fprintf(out, "%*s)\n", 2 * m->depth, "");
+    return j;
+}
+
+void registry_print(const Registry *r, FILE *out)
+{
+    print_module(r, 0, out);
+    char total[32];
+    fprintf(out, "Total parameters: %s\n", with_commas(registry_count(r), total, sizeof total));
+}
