@@ -44,3 +44,30 @@ _Noreturn void bertc_fatal(const char *fmt, ...)
     current_hook(msg, current_user);
     abort(); /* a hook that returns has nowhere to go back to */
 }
+
+static void default_warn_hook(const char *msg, void *user)
+{
+    (void)user;
+    fprintf(stderr, "bertc: warning: %s\n", msg);
+}
+
+static BertcWarnHook warn_hook = default_warn_hook;
+static void *warn_user = NULL;
+
+BertcWarnHook bertc_set_warn_hook(BertcWarnHook hook, void *user)
+{
+    BertcWarnHook previous = warn_hook;
+    warn_hook = hook ? hook : default_warn_hook;
+    warn_user = user;
+    return previous;
+}
+
+void bertc_warn(const char *fmt, ...)
+{
+    char msg[BERTC_ERROR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    warn_hook(msg, warn_user);
+}

@@ -56,6 +56,12 @@ BertcErrorHook bertc_set_error_hook(BertcErrorHook hook, void *user);
 /* Report library misuse through the hook. If the hook returns, abort(). */
 _Noreturn void bertc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Warnings (e.g. "unused keys in the weights file"): one line each, through
+ * a hook that prints "bertc: warning: <message>" to stderr by default. */
+typedef void (*BertcWarnHook)(const char *msg, void *user);
+BertcWarnHook bertc_set_warn_hook(BertcWarnHook hook, void *user);
+void bertc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ------------------------------------------------------------------------ */
 /* Arena allocator                                                           */
 /* ------------------------------------------------------------------------ */
