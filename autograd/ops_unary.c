@@ -34,7 +34,8 @@ static float unary_derivative(UnaryKind kind, float x, float y, float p)
     case U_EXP: return y;
     case U_LOG: return 1.0f / x;
     case U_SQRT: return 0.5f / y;
-    case U_POW: return p * powf(x, p - 1.0f);
+    /* x^0 is constant: 0 everywhere, not 0 * x^-1 = NaN at x = 0 (as PyTorch) */
+    case U_POW: return p == 0.0f ? 0.0f : p * powf(x, p - 1.0f);
     }
     return 0.0f;
 }
