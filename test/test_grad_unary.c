@@ -102,6 +102,30 @@ Test(grad_unary, pow_integer_exponent_negative_base)
     }
 }
 
+/* x^0 = 1 is constant, so its gradient is 0 everywhere, also at x = 0 where
+ * the general rule p x^(p-1) would give 0 * inf = NaN (PyTorch's
+ * pow_backward returns zeros for exponent 0). */
+Test(grad_unary, pow_zero_exponent_gradient_is_zero)
+{
+    int64_t s[1] = {3};
+    Var *x = test_param(params, 1, s, &rng, -1, 1);
+    x->value.data[0] = 0.0f;
+    x->value.data[1] = 2.0f;
+    x->value.data[2] = -0.5f;
+    Var *y = ag_pow(graph, x, 0.0f);
+    const float seed[3] = {1, 1, 1};
+    ag_zero_grad(x);
+    ag_backward_seeded(graph, y, seed);
+    for (int i = 0; i < 3; i++) {
+        cr_assert(y->value.data[i] == 1.0f,
+                  "pow(p = 0): value at flat index %d: got %.8g, expected 1", i,
+                  (double)y->value.data[i]);
+        cr_assert(x->grad[i] == 0.0f,
+                  "pow(p = 0): gradient at flat index %d (x = %g): got %.8g, expected 0", i,
+                  (double)x->value.data[i], (double)x->grad[i]);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Values against double-precision libm                                      */
 /* ------------------------------------------------------------------------ */
