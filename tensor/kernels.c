@@ -1,12 +1,15 @@
-/* tensor/kernels.c — scalar reference kernels for the row-wise ops.
- * Each forward is followed by its backward; backward kernels accumulate. */
+/* tensor/kernels.c — scalar reference kernels for the row-wise ops: the
+ * fallback on every target and the oracle for the SIMD paths. Each forward is
+ * followed by its backward; backward kernels accumulate. exp, erf and tanh
+ * are bertc's own (tensor/vmath.c), so these give the same bits on every
+ * target; sums are accumulated in double. */
 #include "tensor/tensor.h"
 
 #include <math.h>
 
 /* softmax: y_j = exp(x_j - max) / sum_k exp(x_k - max). Subtracting the row
  * max keeps exp() from overflowing and does not change the result. */
-void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
+void kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
@@ -16,7 +19,7 @@ void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
             max = xr[j] > max ? xr[j] : max;
         double sum = 0.0;
         for (int64_t j = 0; j < n; j++) {
-            yr[j] = expf(xr[j] - max);
+            yr[j] = bertc_expf(xr[j] - max);
             sum += yr[j];
         }
         float inv = (float)(1.0 / sum);
@@ -26,7 +29,7 @@ void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 }
 
 /* dL/dx_j = sum_i dy_i * dy_i/dx_j = y_j (dy_j - sum_i dy_i y_i). */
-void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
+void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                   int64_t rows, int64_t n)
 {
     for (int64_t r = 0; r < rows; r++) {
@@ -40,7 +43,7 @@ void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
     }
 }
 
-void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
+void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
@@ -50,7 +53,7 @@ void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
             max = xr[j] > max ? xr[j] : max;
         double sum = 0.0;
         for (int64_t j = 0; j < n; j++)
-            sum += exp((double)(xr[j] - max));
+            sum += bertc_expf(xr[j] - max);
         float log_sum = (float)log(sum);
         for (int64_t j = 0; j < n; j++)
             yr[j] = xr[j] - max - log_sum;
@@ -59,7 +62,7 @@ void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 
 /* y = x - logsumexp(x), so dy_i/dx_j = [i==j] - softmax_j and
  * dL/dx_j = dy_j - exp(y_j) * sum_i dy_i. */
-void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
+void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n)
 {
     for (int64_t r = 0; r < rows; r++) {
@@ -69,13 +72,13 @@ void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy
         for (int64_t j = 0; j < n; j++)
             sum += dyr[j];
         for (int64_t j = 0; j < n; j++)
-            dxr[j] += dyr[j] - expf(yr[j]) * (float)sum;
+            dxr[j] += dyr[j] - bertc_expf(yr[j]) * (float)sum;
     }
 }
 
 /* Mean and variance are accumulated in double: with H = 768 and activations
  * of size ~10, float sums lose digits that the 1e-4 parity tolerance needs. */
-void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
+void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta,
                            int64_t rows, int64_t n, float eps)
 {
@@ -110,7 +113,7 @@ void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
 /* With xhat = (x - mean) * rstd and g = dy * gamma:
  *   dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat))
  *   dgamma += sum_rows dy * xhat,   dbeta += sum_rows dy. */
-void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
+void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x,
                                     const float *mean, const float *rstd,
                                     const float *gamma, int64_t rows, int64_t n)
@@ -142,42 +145,38 @@ void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
     }
 }
 
-#define SQRT1_2 0.70710678118654752440f
-#define SQRT2_PI 0.79788456080286535588f  /* sqrt(2/pi) */
-#define INV_SQRT_2PI 0.39894228040143267794f /* 1/sqrt(2 pi) */
-
-void kernel_gelu(float *y, const float *x, int64_t n)
+void kernel_gelu_scalar(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * SQRT1_2));
+        y[i] = 0.5f * x[i] * (1.0f + bertc_erff(x[i] * GELU_SQRT1_2));
 }
 
 /* d/dx [x Phi(x)] = Phi(x) + x phi(x), phi the standard normal density. */
-void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n)
+void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
-        float cdf = 0.5f * (1.0f + erff(x[i] * SQRT1_2));
-        float pdf = INV_SQRT_2PI * expf(-0.5f * x[i] * x[i]);
+        float cdf = 0.5f * (1.0f + bertc_erff(x[i] * GELU_SQRT1_2));
+        float pdf = GELU_INV_SQRT_2PI * bertc_expf(-0.5f * x[i] * x[i]);
         dx[i] += dy[i] * (cdf + x[i] * pdf);
     }
 }
 
-void kernel_gelu_tanh(float *y, const float *x, int64_t n)
+void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
-        float u = SQRT2_PI * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
-        y[i] = 0.5f * x[i] * (1.0f + tanhf(u));
+        float u = GELU_SQRT2_PI * (x[i] + GELU_TANH_A * x[i] * x[i] * x[i]);
+        y[i] = 0.5f * x[i] * (1.0f + bertc_tanhf(u));
     }
 }
 
 /* y = 0.5 x (1 + t), t = tanh(u), u = c (x + a x^3):
  * dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2). */
-void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n)
+void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         float x2 = x[i] * x[i];
-        float t = tanhf(SQRT2_PI * (x[i] + 0.044715f * x2 * x[i]));
-        float du = SQRT2_PI * (1.0f + 3.0f * 0.044715f * x2);
+        float t = bertc_tanhf(GELU_SQRT2_PI * (x[i] + GELU_TANH_A * x2 * x[i]));
+        float du = GELU_SQRT2_PI * (1.0f + 3.0f * GELU_TANH_A * x2);
         dx[i] += dy[i] * (0.5f * (1.0f + t) + 0.5f * x[i] * (1.0f - t * t) * du);
     }
 }

@@ -184,8 +184,59 @@ void cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupported) */
 const char *cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
 
 /* ------------------------------------------------------------------------ */
-/* Kernels: scalar references (tensor/kernels.c)                             */
+/* Vector math: exp, tanh, erf (tensor/vmath.c)                             */
 /* ------------------------------------------------------------------------ */
+
+/* bertc's own expf, tanhf and erff. libm differs between targets (SPEC §10),
+ * so every kernel that must give the same bits everywhere uses these instead.
+ * Each is range reduction + a polynomial in plain float arithmetic (no libm
+ * call, no FMA contraction under -std=c11), so the scalar versions return the
+ * same bits on every IEEE-754 target. The SIMD versions run the same algorithm
+ * with fused multiply-adds, so they may differ from the scalar twin by an ulp.
+ * Max error vs. a double-precision libm reference (test/test_vmath.c checks):
+ * see the table at the top of tensor/vmath.c. Special values: NaN -> NaN;
+ * expf overflows to +inf and underflows to 0 (through the subnormals);
+ * tanhf and erff saturate at +-1. */
+float bertc_expf(float x);
+float bertc_tanhf(float x);
+float bertc_erff(float x);
+
+/* y[i] = f(x[i]) for n floats on the active cpu_isa() path; y may alias x. */
+void bertc_expf_n(float *y, const float *x, int64_t n);
+void bertc_tanhf_n(float *y, const float *x, int64_t n);
+void bertc_erff_n(float *y, const float *x, int64_t n);
+
+/* The register-level versions, for SIMD kernels only: define BERTC_VMATH_SIMD
+ * before including this header to see them (it pulls in <immintrin.h> or
+ * <arm_neon.h>). Each x86 function carries its target attribute, so the rest
+ * of the build stays portable and cpu_isa() decides at run time. */
+#if defined(BERTC_VMATH_SIMD) && defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BERTC_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma")))
+#define BERTC_TARGET_AVX2 __attribute__((target("avx2,fma")))
+BERTC_TARGET_AVX512 __m512 bertc_expf_avx512(__m512 x);
+BERTC_TARGET_AVX512 __m512 bertc_tanhf_avx512(__m512 x);
+BERTC_TARGET_AVX512 __m512 bertc_erff_avx512(__m512 x);
+BERTC_TARGET_AVX2 __m256 bertc_expf_avx2(__m256 x);
+BERTC_TARGET_AVX2 __m256 bertc_tanhf_avx2(__m256 x);
+BERTC_TARGET_AVX2 __m256 bertc_erff_avx2(__m256 x);
+#endif
+#if defined(BERTC_VMATH_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+float32x4_t bertc_expf_neon(float32x4_t x);
+float32x4_t bertc_tanhf_neon(float32x4_t x);
+float32x4_t bertc_erff_neon(float32x4_t x);
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Row kernels (tensor/kernels*.c)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Each kernel_* below runs on the active cpu_isa() path. The scalar reference
+ * kernel_*_scalar (tensor/kernels.c) is the fallback on every target and the
+ * oracle the SIMD paths (tensor/kernels_avx512.c, kernels_avx2.c,
+ * kernels_neon.c) are tested against (test/test_kernels_simd.c). All paths
+ * use bertc_expf/erff/tanhf, never libm's, so results agree across targets. */
 
 /* Softmax over the last dim. x, y are (rows, n). y may alias x. */
 void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
@@ -211,13 +262,68 @@ void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                     const float *mean, const float *rstd,
                                     const float *gamma, int64_t rows, int64_t n);
 
-/* GELU, erf form (BERT): y = 0.5 x (1 + erf(x / sqrt 2)). */
+/* GELU, erf form (BERT): y = 0.5 x (1 + erf(x / sqrt 2)). x, y are (n). */
 void kernel_gelu(float *y, const float *x, int64_t n);
 void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n);
 /* GELU, tanh form (BertSum, OpenNMT):
  *   y = 0.5 x (1 + tanh( sqrt(2/pi) (x + 0.044715 x^3) )). */
 void kernel_gelu_tanh(float *y, const float *x, int64_t n);
 void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n);
+
+/* The GELU constants, shared by every path. */
+#define GELU_SQRT1_2 0.70710678118654752440f      /* 1/sqrt(2) */
+#define GELU_SQRT2_PI 0.79788456080286535588f     /* sqrt(2/pi) */
+#define GELU_INV_SQRT_2PI 0.39894228040143267794f /* 1/sqrt(2 pi) */
+#define GELU_TANH_A 0.044715f
+
+/* The scalar references: same signatures and semantics as above. Softmax
+ * sums and LayerNorm mean/variance are accumulated in double here. */
+void kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
+void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
+                                         int64_t rows, int64_t n);
+void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
+void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
+                                             int64_t rows, int64_t n);
+void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
+                                  const float *gamma, const float *beta,
+                                  int64_t rows, int64_t n, float eps);
+void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
+                                           const float *dy, const float *x,
+                                           const float *mean, const float *rstd,
+                                           const float *gamma, int64_t rows, int64_t n);
+void kernel_gelu_scalar(float *y, const float *x, int64_t n);
+void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n);
+void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n);
+void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy,
+                                      int64_t n);
+
+/* One path's row kernels as a table (tensor/kernels_dispatch.c picks one).
+ * row_kernels_avx512/avx2 exist on x86-64 builds, row_kernels_neon on
+ * AArch64 builds. */
+typedef struct RowKernels {
+    void (*softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
+    void (*softmax_rows_backward)(float *dx, const float *y, const float *dy,
+                                  int64_t rows, int64_t n);
+    void (*log_softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
+    void (*log_softmax_rows_backward)(float *dx, const float *y, const float *dy,
+                                      int64_t rows, int64_t n);
+    void (*layernorm_rows)(float *y, float *mean, float *rstd, const float *x,
+                           const float *gamma, const float *beta, int64_t rows,
+                           int64_t n, float eps);
+    void (*layernorm_rows_backward)(float *dx, float *dgamma, float *dbeta,
+                                    const float *dy, const float *x, const float *mean,
+                                    const float *rstd, const float *gamma, int64_t rows,
+                                    int64_t n);
+    void (*gelu)(float *y, const float *x, int64_t n);
+    void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n);
+    void (*gelu_tanh)(float *y, const float *x, int64_t n);
+    void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n);
+} RowKernels;
+
+extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2,
+    row_kernels_neon;
+/* The table for a path; the scalar one for a path this build lacks. */
+const RowKernels *row_kernels(CpuIsa isa);
 
 /* y[i] += x[i] */
 void kernel_add_inplace(float *y, const float *x, int64_t n);

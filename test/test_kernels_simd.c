@@ -1,0 +1,224 @@
+/* test/test_kernels_simd.c — every SIMD path of the row kernels this CPU can
+ * run (forced in turn with cpu_set_isa) equals the scalar reference within a
+ * stated tolerance, on sizes 1..67 (every tail length) and BERT sizes
+ * (n = 768, 3072; rows up to 128). Backward kernels must accumulate. */
+#include "tensor/tensor.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* |simd - scalar| <= ATOL + RTOL max|scalar| over the compared array: the
+ * form of the model parity tolerance (1e-4 max|ref| + 1e-6), 10x tighter.
+ * The paths differ by an ulp or two per exp/erf/tanh (FMA), and the SIMD
+ * paths sum in float lanes where the scalar reference sums in double, so a
+ * sum that cancels (LayerNorm's centred outputs, dgamma over 128 rows) is
+ * only as exact as the size of its terms. */
+#define ATOL 1e-6f
+#define RTOL 1e-5f
+
+static const CpuIsa simd_paths[] = {ISA_AVX2, ISA_AVX512, ISA_NEON};
+
+typedef struct Bufs {
+    float *x, *y, *g, *b, *dy, *dx, *dg, *db, *want, *want_g, *want_b, *mean, *rstd;
+} Bufs;
+
+/* The largest case: rows = 128, n = 3072. */
+#define MAX_ELEMS (128 * 3072)
+
+static Bufs bufs;
+static Rng rng;
+
+static void fill(float *p, int64_t n, float lo, float hi)
+{
+    for (int64_t i = 0; i < n; i++)
+        p[i] = lo + (hi - lo) * (float)rng_uniform(&rng);
+}
+
+static void setup(void)
+{
+    float **all[] = {&bufs.x, &bufs.y, &bufs.g, &bufs.b, &bufs.dy, &bufs.dx, &bufs.dg,
+                     &bufs.db, &bufs.want, &bufs.want_g, &bufs.want_b, &bufs.mean,
+                     &bufs.rstd};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        *all[i] = malloc(MAX_ELEMS * sizeof(float));
+        cr_assert(*all[i]);
+    }
+    rng = rng_seed(2024);
+}
+
+static void teardown(void)
+{
+    float *all[] = {bufs.x, bufs.y, bufs.g, bufs.b, bufs.dy, bufs.dx, bufs.dg, bufs.db,
+                    bufs.want, bufs.want_g, bufs.want_b, bufs.mean, bufs.rstd};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+}
+
+TestSuite(kernels, .init = setup, .fini = teardown);
+
+/* Asserts got == want within tolerance; names the first index that is not. */
+static void expect_close(const char *fn, const char *what, CpuIsa isa, int64_t rows,
+                         int64_t n, const float *got, const float *want, int64_t count)
+{
+    float scale = 0.0f;
+    for (int64_t i = 0; i < count; i++)
+        scale = fabsf(want[i]) > scale ? fabsf(want[i]) : scale;
+    float tol = ATOL + RTOL * scale;
+    for (int64_t i = 0; i < count; i++) {
+        if (!(fabsf(got[i] - want[i]) <= tol)) {
+            cr_expect(false, "%s [%s] rows=%lld n=%lld: %s[%lld] expected %.9g, got %.9g "
+                      "(tol %.2g)", fn, cpu_isa_name(isa), (long long)rows, (long long)n,
+                      what, (long long)i, (double)want[i], (double)got[i], (double)tol);
+            return;
+        }
+    }
+}
+
+/* The sizes: every n in 1..67 with rows 1 and 3, then BERT rows. */
+typedef void (*CaseFn)(CpuIsa isa, int64_t rows, int64_t n);
+
+static void for_each_size(CaseFn fn)
+{
+    CpuIsa orig = cpu_isa();
+    static const int64_t bert[][2] = {{1, 768}, {128, 768}, {1, 3072}, {128, 3072},
+                                      {128, 128}, {12, 128}};
+    for (int p = 0; p < 3; p++) {
+        if (!cpu_isa_supported(simd_paths[p]))
+            continue;
+        for (int64_t n = 1; n <= 67; n++) {
+            fn(simd_paths[p], 1, n);
+            fn(simd_paths[p], 3, n);
+        }
+        for (size_t k = 0; k < sizeof bert / sizeof bert[0]; k++)
+            fn(simd_paths[p], bert[k][0], bert[k][1]);
+    }
+    cpu_set_isa(orig);
+}
+
+/* ---- GELU ---------------------------------------------------------------------- */
+
+static void gelu_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, -8.0f, 8.0f);
+    kernel_gelu_scalar(bufs.want, bufs.x, m);
+    cpu_set_isa(isa);
+    kernel_gelu(bufs.y, bufs.x, m);
+    expect_close("kernel_gelu", "y", isa, rows, n, bufs.y, bufs.want, m);
+    kernel_gelu_tanh_scalar(bufs.want, bufs.x, m);
+    kernel_gelu_tanh(bufs.y, bufs.x, m);
+    expect_close("kernel_gelu_tanh", "y", isa, rows, n, bufs.y, bufs.want, m);
+}
+
+static void gelu_backward_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, -8.0f, 8.0f);
+    fill(bufs.dy, m, -1.0f, 1.0f);
+    fill(bufs.want, m, -1.0f, 1.0f); /* dx starts non-zero: the kernels accumulate */
+    memcpy(bufs.dx, bufs.want, m * sizeof(float));
+    kernel_gelu_backward_scalar(bufs.want, bufs.x, bufs.dy, m);
+    cpu_set_isa(isa);
+    kernel_gelu_backward(bufs.dx, bufs.x, bufs.dy, m);
+    expect_close("kernel_gelu_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+    memcpy(bufs.dx, bufs.want, m * sizeof(float));
+    kernel_gelu_tanh_backward_scalar(bufs.want, bufs.x, bufs.dy, m);
+    kernel_gelu_tanh_backward(bufs.dx, bufs.x, bufs.dy, m);
+    expect_close("kernel_gelu_tanh_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+}
+
+Test(kernels, gelu_matches_scalar) { for_each_size(gelu_case); }
+Test(kernels, gelu_backward_matches_scalar) { for_each_size(gelu_backward_case); }
+
+/* ---- softmax and log_softmax ----------------------------------------------------- */
+
+static void softmax_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, -10.0f, 10.0f);
+    kernel_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
+    cpu_set_isa(isa);
+    memcpy(bufs.y, bufs.x, m * sizeof(float));
+    kernel_softmax_rows(bufs.y, bufs.y, rows, n); /* in place: y aliases x */
+    expect_close("kernel_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
+    kernel_log_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
+    kernel_log_softmax_rows(bufs.y, bufs.x, rows, n);
+    expect_close("kernel_log_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
+}
+
+static void softmax_backward_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, -10.0f, 10.0f);
+    fill(bufs.dy, m, -1.0f, 1.0f);
+    fill(bufs.want, m, -1.0f, 1.0f);
+    memcpy(bufs.dx, bufs.want, m * sizeof(float));
+    kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+    kernel_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n);
+    cpu_set_isa(isa);
+    kernel_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n);
+    expect_close("kernel_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+    memcpy(bufs.dx, bufs.want, m * sizeof(float));
+    kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+    kernel_log_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n);
+    kernel_log_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n);
+    expect_close("kernel_log_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want,
+                 m);
+}
+
+Test(kernels, softmax_matches_scalar) { for_each_size(softmax_case); }
+Test(kernels, softmax_backward_matches_scalar) { for_each_size(softmax_backward_case); }
+
+/* ---- LayerNorm ----------------------------------------------------------------- */
+
+/* x is (rows, n) around a mean of 3 (BERT activations are not centred). */
+static void layernorm_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    float mean[128], rstd[128];
+    fill(bufs.x, m, 1.0f, 5.0f);
+    fill(bufs.g, n, 0.5f, 1.5f);
+    fill(bufs.b, n, -0.5f, 0.5f);
+    for (int affine = 0; affine < 2; affine++) {
+        const float *g = affine ? bufs.g : NULL, *b = affine ? bufs.b : NULL;
+        kernel_layernorm_rows_scalar(bufs.want, bufs.mean, bufs.rstd, bufs.x, g, b, rows, n,
+                                     1e-12f);
+        cpu_set_isa(isa);
+        kernel_layernorm_rows(bufs.y, mean, rstd, bufs.x, g, b, rows, n, 1e-12f);
+        cpu_set_isa(ISA_SCALAR);
+        expect_close("kernel_layernorm_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
+        expect_close("kernel_layernorm_rows", "mean", isa, rows, n, mean, bufs.mean, rows);
+        expect_close("kernel_layernorm_rows", "rstd", isa, rows, n, rstd, bufs.rstd, rows);
+    }
+}
+
+static void layernorm_backward_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, 1.0f, 5.0f);
+    fill(bufs.g, n, 0.5f, 1.5f);
+    fill(bufs.dy, m, -1.0f, 1.0f);
+    fill(bufs.want, m, -1.0f, 1.0f);
+    fill(bufs.want_g, n, -1.0f, 1.0f);
+    fill(bufs.want_b, n, -1.0f, 1.0f);
+    memcpy(bufs.dx, bufs.want, m * sizeof(float));
+    memcpy(bufs.dg, bufs.want_g, n * sizeof(float));
+    memcpy(bufs.db, bufs.want_b, n * sizeof(float));
+    kernel_layernorm_rows_scalar(bufs.y, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows, n,
+                                 1e-5f);
+    kernel_layernorm_rows_backward_scalar(bufs.want, bufs.want_g, bufs.want_b, bufs.dy,
+                                          bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n);
+    cpu_set_isa(isa);
+    kernel_layernorm_rows_backward(bufs.dx, bufs.dg, bufs.db, bufs.dy, bufs.x, bufs.mean,
+                                   bufs.rstd, bufs.g, rows, n);
+    expect_close("kernel_layernorm_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+    expect_close("kernel_layernorm_rows_backward", "dgamma", isa, rows, n, bufs.dg,
+                 bufs.want_g, n);
+    expect_close("kernel_layernorm_rows_backward", "dbeta", isa, rows, n, bufs.db,
+                 bufs.want_b, n);
+}
+
+Test(kernels, layernorm_matches_scalar) { for_each_size(layernorm_case); }
+Test(kernels, layernorm_backward_matches_scalar) { for_each_size(layernorm_backward_case); }
