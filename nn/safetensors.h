@@ -1,0 +1,187 @@
+/*
+ * nn/safetensors.h — the Hugging Face safetensors weight format (SPEC §5).
+ *
+ * Layout: u64 little-endian header length N, N bytes of JSON
+ *   {"__metadata__": {"k": "v"}, "name": {"dtype": "F32", "shape": [2, 3],
+ *                                         "data_offsets": [begin, end]}, ...}
+ * then the raw little-endian, C-order tensor data; offsets count from the
+ * first byte after the header.
+ *
+ * Reading a model file and writing a checkpoint:
+ *
+ *     BertcError err;
+ *     SafeTensors *st;
+ *     if (st_open_file(NULL, "model.safetensors", &st, &err) != 0) {   // validates everything
+ *         fprintf(stderr, "%s\n", err.msg);
+ *         return 1;
+ *     }
+ *     for (size_t i = 0; i < st->n_tensors; i++)
+ *         printf("%s %s\n", st->tensors[i].name, st_dtype_name(st->tensors[i].dtype));
+ *     Tensor w;                                      // F32/F16/BF16/F64/... -> float32
+ *     ITensor ids;                                   // I64/I32/U8/BOOL -> int32 (range-checked)
+ *     if (st_load_tensor(st, "bert.pooler.dense.weight", params, &w, &err) != 0 ||
+ *         st_load_itensor(st, "input_ids", params, &ids, &err) != 0)
+ *         fprintf(stderr, "%s\n", err.msg);
+ *     st_close(st);
+ *
+ *     StEntry out[2] = {st_entry_tensor("w", &w), st_entry_itensor("ids", &ids)};
+ *     StMetadata meta[1] = {{"format", "pt"}};
+ *     if (st_write_file("ckpt.safetensors", out, 2, meta, 1, &err) != 0)  // atomic
+ *         fprintf(stderr, "%s\n", err.msg);
+ *
+ * Reading validates the whole header when the file is opened, before any
+ * tensor is read: the header length against the file size (checked before
+ * anything is allocated), the JSON syntax, the fields of every entry, dtype
+ * names, shapes (non-negative, product without overflow, at most
+ * TENSOR_MAX_DIMS dims), shape x dtype size == end - begin, ranges inside the
+ * data section and not overlapping, tensor names (no duplicates, no NUL), and
+ * that __metadata__ maps strings to strings. Gaps between tensors and bytes
+ * after the last one are allowed (Hugging Face's reader rejects them; they
+ * cannot make a read go wrong). Every message names the file, the tensor or
+ * key and the sizes or byte offsets in question.
+ *
+ * Entries of dtypes bertc does not convert (I8, I16, U16, U32, U64, F8_E4M3,
+ * F8_E5M2) are valid in a file; reading one of them is an error.
+ *
+ * Byte order: all multi-byte values are assembled from bytes with shifts
+ * (p[0] | p[1] << 8 | ...), which means the same on little- and big-endian
+ * hosts, so no host detection or swapping step is needed on either side.
+ */
+#ifndef BERTC_NN_SAFETENSORS_H
+#define BERTC_NN_SAFETENSORS_H
+
+#include "tensor/tensor.h"
+
+/* Hugging Face's dtypes in its order (increasing alignment), which the writer
+ * uses to sort entries as huggingface/safetensors `prepare` does. */
+typedef enum StDtype {
+    ST_BOOL, ST_U8, ST_I8, ST_F8_E5M2, ST_F8_E4M3, ST_I16, ST_U16, ST_F16, ST_BF16,
+    ST_I32, ST_U32, ST_F32, ST_F64, ST_I64, ST_U64,
+    ST_DTYPE_COUNT
+} StDtype;
+
+const char *st_dtype_name(StDtype dtype);   /* "F32", ... */
+size_t st_dtype_size(StDtype dtype);        /* bytes per element */
+
+/* Hugging Face's limit on the header length (MAX_HEADER_SIZE). */
+#define ST_MAX_HEADER_BYTES 100000000ull
+
+typedef struct StTensorInfo {
+    const char *name;
+    StDtype dtype;
+    int ndim;                        /* 0 is a scalar (numel 1) */
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t numel;
+    uint64_t begin, end;             /* byte range in the data section */
+} StTensorInfo;
+
+typedef struct StMetadata {
+    const char *key, *value;
+} StMetadata;
+
+/* Where the bytes of a file come from. `read` copies n bytes starting at
+ * `offset` into dst (returning non-zero with a message on failure); `close`
+ * (may be NULL) is called by st_close. st_open_file and st_open_memory make
+ * one; an embedded port can read from flash by providing its own. */
+typedef struct StSource {
+    uint64_t length;
+    int (*read)(void *ctx, uint64_t offset, void *dst, size_t n, BertcError *err);
+    void (*close)(void *ctx);
+    void *ctx;
+} StSource;
+
+typedef struct SafeTensors {
+    const char *name;                /* path, or the name given to st_open_memory */
+    size_t n_tensors;
+    const StTensorInfo *tensors;     /* in header order */
+    size_t n_metadata;
+    const StMetadata *metadata;      /* in header order */
+    uint64_t header_length;          /* N */
+    uint64_t data_start;             /* 8 + N: file offset of the data section */
+    uint64_t data_length;            /* bytes after the header */
+    /* private */
+    StSource source;
+    const StTensorInfo **by_name;    /* sorted by name for st_find */
+    Arena *arena;
+    bool owns_arena;
+} SafeTensors;
+
+/* Open and validate. All bookkeeping (the header, its JSON tree, the entry
+ * table: a few times the header length) comes from `arena`; pass NULL to let
+ * the SafeTensors own an arena that st_close frees. Tensor data is read only
+ * when asked for. */
+int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err);
+/* `buffer` (the whole file's bytes) is not copied and must outlive *out. */
+int st_open_memory(Arena *arena, const char *name, const void *buffer, size_t length,
+                   SafeTensors **out, BertcError *err);
+int st_open_source(Arena *arena, const char *name, StSource source, SafeTensors **out,
+                   BertcError *err);
+void st_close(SafeTensors *st);
+
+/* The entry called name, or NULL. */
+const StTensorInfo *st_find(const SafeTensors *st, const char *name);
+/* The __metadata__ value for key, or NULL. */
+const char *st_metadata_get(const SafeTensors *st, const char *key);
+
+/* Read a tensor into caller memory of exactly `count` = numel elements.
+ * st_read_f32 converts F32, F16, BF16, F64, I64, I32, U8 and BOOL (to 0/1);
+ * integers above 2^24 in magnitude round to the nearest float.
+ * st_read_i32 converts I64 and I32 (an element outside the int32 range is an
+ * error naming it and its byte offset), U8 and BOOL; float dtypes are an
+ * error. A BOOL byte other than 0 or 1 is an error. */
+int st_read_f32(const SafeTensors *st, const StTensorInfo *t, float *dst, size_t count,
+                BertcError *err);
+int st_read_i32(const SafeTensors *st, const StTensorInfo *t, int32_t *dst, size_t count,
+                BertcError *err);
+
+/* Find `name`, allocate a tensor of its shape in `arena` and read it. A
+ * missing name is an error naming it. */
+int st_load_tensor(const SafeTensors *st, const char *name, Arena *arena, Tensor *out,
+                   BertcError *err);
+int st_load_itensor(const SafeTensors *st, const char *name, Arena *arena, ITensor *out,
+                    BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* Writing (F32 and I64)                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* One tensor to write: dtype ST_F32 with `f32` set, or ST_I64 with `i64` set
+ * (or `i32`, widened to I64). */
+typedef struct StEntry {
+    const char *name;
+    StDtype dtype;
+    int ndim;
+    const int64_t *shape;
+    const float *f32;
+    const int64_t *i64;
+    const int32_t *i32;
+} StEntry;
+
+StEntry st_entry_tensor(const char *name, const Tensor *t);    /* F32 */
+StEntry st_entry_itensor(const char *name, const ITensor *t);  /* I64 */
+
+/* Receives the bytes of a file being written, in order. */
+typedef struct StSink {
+    int (*write)(void *ctx, const void *data, size_t n, BertcError *err);
+    void *ctx;
+} StSink;
+
+/* The file layout follows huggingface/safetensors `serialize`: entries sorted
+ * by dtype (I64 before F32, so every tensor stays aligned) and then by name
+ * (bytewise), "__metadata__" first in the header when n_meta > 0 (in the
+ * caller's order), compact JSON with the fields dtype, shape, data_offsets,
+ * padded with spaces to a multiple of 8 bytes. Names and metadata must be
+ * valid UTF-8 and unique; "__metadata__" is not a tensor name. */
+int st_write(StSink sink, const StEntry *entries, size_t n, const StMetadata *meta,
+             size_t n_meta, BertcError *err);
+/* Into buf[0..cap); *size gets the file size. With buf == NULL only *size is
+ * computed (so a caller can allocate exactly). */
+int st_write_buffer(const StEntry *entries, size_t n, const StMetadata *meta, size_t n_meta,
+                    void *buf, size_t cap, size_t *size, BertcError *err);
+/* Atomically: writes "<path>.tmp.<pid>", flushes and fsyncs it, renames it
+ * over path and fsyncs the directory. On failure the temporary file is
+ * removed and an existing file at path is untouched. */
+int st_write_file(const char *path, const StEntry *entries, size_t n,
+                  const StMetadata *meta, size_t n_meta, BertcError *err);
+
+#endif /* BERTC_NN_SAFETENSORS_H */

@@ -1,0 +1,146 @@
+/* nn/safetensors_file.c — safetensors on a POSIX file system: opening a path
+ * (read through an StSource, tensors read on demand) and the atomic writer.
+ * A bare-metal build leaves this file out and uses st_open_memory,
+ * st_open_source and st_write_buffer. */
+#include "nn/safetensors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct FileSource {
+    FILE *fp;
+    const char *path;
+} FileSource;
+
+static int file_read(void *ctx, uint64_t offset, void *dst, size_t n, BertcError *err)
+{
+    FileSource *f = ctx;
+    if (fseeko(f->fp, (off_t)offset, SEEK_SET) != 0)
+        return bertc_errorf(err, "%s: cannot seek to byte offset %" PRIu64 ": %s", f->path,
+                            offset, strerror(errno));
+    size_t got = fread(dst, 1, n, f->fp);
+    if (got != n)
+        return bertc_errorf(err, "%s: short read at byte offset %" PRIu64 ": wanted %zu "
+                            "bytes, got %zu (%s)", f->path, offset, n, got,
+                            ferror(f->fp) ? strerror(errno) : "the file shrank?");
+    return 0;
+}
+
+static void file_close(void *ctx)
+{
+    fclose(((FileSource *)ctx)->fp);
+}
+
+static int file_length(FILE *fp, const char *path, uint64_t *length, BertcError *err)
+{
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0)
+        return bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return bertc_errorf(err, "%s: not a regular file", path);
+    *length = (uint64_t)sb.st_size;
+    return 0;
+}
+
+int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
+    uint64_t length = 0;
+    if (file_length(fp, path, &length, err) != 0) {
+        fclose(fp);
+        return -1;
+    }
+    Arena *a = arena ? arena : arena_create("safetensors", 1 << 16);
+    FileSource *f = arena_alloc(a, sizeof *f);
+    *f = (FileSource){fp, path};
+    StSource src = {.length = length, .read = file_read, .close = file_close, .ctx = f};
+    if (st_open_source(a, path, src, out, err) != 0) {   /* closes fp on failure */
+        if (!arena)
+            arena_destroy(a);
+        return -1;
+    }
+    f->path = (*out)->name; /* the copy that lives as long as the SafeTensors */
+    (*out)->owns_arena = arena == NULL;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Atomic writing                                                            */
+/* ------------------------------------------------------------------------ */
+
+static int file_write(void *ctx, const void *data, size_t n, BertcError *err)
+{
+    if (fwrite(data, 1, n, ctx) != n)
+        return bertc_errorf(err, "write failed: %s", strerror(errno));
+    return 0;
+}
+
+/* fsync the directory holding path so the rename itself is durable. Some file
+ * systems refuse to fsync a directory; that is not an error. */
+static void sync_directory(const char *path)
+{
+    char dir[4096] = ".";
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/f" is in "/" */
+        if (n >= sizeof dir)
+            return;
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0)
+        return;
+    fsync(fd);
+    close(fd);
+}
+
+/* Writes, flushes and fsyncs tmp; the message says which step failed. */
+static int write_temp(const char *tmp, const StEntry *entries, size_t n,
+                      const StMetadata *meta, size_t n_meta, BertcError *err)
+{
+    FILE *fp = fopen(tmp, "wb");
+    if (!fp)
+        return bertc_errorf(err, "%s: cannot create: %s", tmp, strerror(errno));
+    BertcError inner;
+    int rc = st_write((StSink){file_write, fp}, entries, n, meta, n_meta, &inner);
+    if (rc != 0)
+        bertc_errorf(err, "%s: %s", tmp, inner.msg);
+    if (rc == 0 && (fflush(fp) != 0 || fsync(fileno(fp)) != 0))
+        rc = bertc_errorf(err, "%s: cannot flush to disk: %s", tmp, strerror(errno));
+    if (fclose(fp) != 0 && rc == 0)
+        rc = bertc_errorf(err, "%s: cannot close: %s", tmp, strerror(errno));
+    return rc;
+}
+
+int st_write_file(const char *path, const StEntry *entries, size_t n,
+                  const StMetadata *meta, size_t n_meta, BertcError *err)
+{
+    char tmp[4096];
+    int k = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (k < 0 || (size_t)k >= sizeof tmp)
+        return bertc_errorf(err, "%s: path too long", path);
+    if (write_temp(tmp, entries, n, meta, n_meta, err) != 0) {
+        remove(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        return bertc_errorf(err, "%s: cannot rename %s over it: %s", path, tmp, strerror(e));
+    }
+    sync_directory(path);
+    return 0;
+}
