@@ -1,0 +1,298 @@
+/* test/test_config.c — config.json -> BertConfig (nn/config.h): every
+ * architecture's keys and defaults from test/data/config/, and one error per
+ * rule, each naming its key. */
+#include <criterion/criterion.h>
+
+#include "nn/config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DIR "test/data/config/"
+
+TestSuite(config);
+
+static BertConfig read_ok(const char *path)
+{
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    return cfg;
+}
+
+/* A small valid BertModel config with `extra` spliced in before the end. */
+static int parse_with(const char *extra, BertConfig *cfg, BertcError *err)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"architectures\": [\"BertModel\"], \"vocab_size\": 100, \"hidden_size\": 32,\n"
+             " \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"intermediate_size\": 37,\n"
+             " \"max_position_embeddings\": 64%s}", extra);
+    return bert_config_parse(NULL, "c.json", text, strlen(text), cfg, err);
+}
+
+/* The config with `extra` must fail with both substrings in the message. */
+static void fails_with(const char *extra, const char *want1, const char *want2)
+{
+    BertConfig cfg;
+    BertcError err = {{0}};
+    cr_assert_neq(parse_with(extra, &cfg, &err), 0, "config with %s should fail", extra);
+    cr_expect(strstr(err.msg, want1), "message \"%s\" lacks \"%s\"", err.msg, want1);
+    if (want2)
+        cr_expect(strstr(err.msg, want2), "message \"%s\" lacks \"%s\"", err.msg, want2);
+}
+
+/* A whole config text must fail with the substring. */
+static void text_fails(const char *text, const char *want)
+{
+    BertConfig cfg;
+    BertcError err = {{0}};
+    cr_assert_neq(bert_config_parse(NULL, "c.json", text, strlen(text), &cfg, &err), 0,
+                  "config %s should fail", text);
+    cr_expect(strstr(err.msg, want), "message \"%s\" lacks \"%s\"", err.msg, want);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Good configs                                                              */
+/* ------------------------------------------------------------------------ */
+
+Test(config, bert_base_uncased)
+{
+    BertConfig c = read_ok(DIR "bert_base_uncased.json");
+    cr_expect_eq(c.arch, ARCH_BERT_MLM);
+    cr_expect_str_eq(bert_arch_name(c.arch), "BertForMaskedLM");
+    cr_expect_eq(c.vocab_size, 30522);
+    cr_expect_eq(c.hidden_size, 768);
+    cr_expect_eq(c.num_hidden_layers, 12);
+    cr_expect_eq(c.num_attention_heads, 12);
+    cr_expect_eq(c.intermediate_size, 3072);
+    cr_expect_eq(c.hidden_act, ACT_GELU);
+    cr_expect_eq(c.hidden_dropout_prob, 0.1f);
+    cr_expect_eq(c.attention_probs_dropout_prob, 0.1f);
+    cr_expect_eq(c.max_position_embeddings, 512);
+    cr_expect_eq(c.type_vocab_size, 2);
+    cr_expect_eq(c.initializer_range, 0.02f);
+    cr_expect_eq(c.layer_norm_eps, 1e-12f);
+    cr_expect_eq(c.pad_token_id, 0);
+    cr_expect_eq(c.num_labels, 2);
+    cr_expect_eq(c.problem_type, PROBLEM_UNSET);
+    cr_expect_eq(c.sep_token_id, -1, "absent token ids are -1");
+}
+
+Test(config, hf_defaults_fill_missing_optional_keys)
+{
+    BertConfig c = read_ok(DIR "seqcls_minimal.json");
+    cr_expect_eq(c.arch, ARCH_BERT_SEQCLS);
+    cr_expect_eq(c.hidden_act, ACT_GELU);
+    cr_expect_eq(c.layer_norm_eps, 1e-12f);
+    cr_expect_eq(c.type_vocab_size, 2);
+    cr_expect_eq(c.initializer_range, 0.02f);
+    cr_expect_eq(c.hidden_dropout_prob, 0.1f);
+    cr_expect_eq(c.pad_token_id, 0);
+    cr_expect_eq(c.num_labels, 3, "num_labels from id2label");
+    cr_expect_eq(c.problem_type, PROBLEM_SINGLE_LABEL);
+    cr_expect_eq(c.intermediate_size, 37);
+}
+
+Test(config, cgbert_and_qacgbert)
+{
+    BertConfig c = read_ok(DIR "cgbert.json");
+    cr_expect_eq(c.arch, ARCH_CGBERT);
+    cr_expect_eq(c.pooler_type, POOLER_FIRST_TOKEN);
+    cr_expect_eq(c.context_vocab_size, 8, "default");
+    cr_expect_eq(c.num_labels, 3);
+    cr_expect_eq(c.problem_type, PROBLEM_UNSET, "null problem_type");
+    cr_expect_eq(c.hidden_dropout_prob, 0.0f);
+    BertConfig q = read_ok(DIR "qacgbert.json");
+    cr_expect_eq(q.arch, ARCH_QACGBERT);
+    cr_expect_eq(q.pooler_type, POOLER_ATTENTION_GATE, "default");
+    cr_expect_eq(q.context_vocab_size, 5);
+}
+
+Test(config, summarizer)
+{
+    BertConfig c = read_ok(DIR "summarizer.json");
+    cr_expect_eq(c.arch, ARCH_SUMMARIZER);
+    cr_expect_eq(c.ff_size, 64);
+    cr_expect_eq(c.heads, 4);
+    cr_expect_eq(c.inter_layers, 2);
+    cr_expect_eq(c.pe_max_len, 5000);
+    cr_expect_eq(c.inter_layer_norm_eps, 1e-6f, "default");
+}
+
+Test(config, qaconv)
+{
+    BertConfig c = read_ok(DIR "qaconv.json");
+    cr_expect_eq(c.arch, ARCH_QACONV);
+    cr_expect_eq(c.sep_token_id, 102);
+    cr_expect_eq(c.query_len, 8);
+    cr_expect_eq(c.conv_filters, 16);
+    cr_expect_eq(c.num_question_types, 6, "default");
+    cr_expect_eq(c.attention_temperature, 10.0f, "an integer is a valid float");
+    cr_expect_eq(c.query_loss_divisor, 5.0f);
+}
+
+Test(config, spanbert_with_masking)
+{
+    BertConfig c = read_ok(DIR "spanbert.json");
+    cr_expect_eq(c.arch, ARCH_SPANBERT);
+    cr_expect_eq(c.hidden_act, ACT_GELU_TANH);
+    cr_expect_eq(c.mask_token_id, 103);
+    cr_expect_eq(c.cls_token_id, 101);
+    cr_expect_eq(c.sep_token_id, 102);
+    cr_expect_eq(c.unk_token_id, 100);
+    cr_expect_eq(c.sbo_dim_ffn, 64, "defaults to intermediate_size");
+    cr_expect_eq(c.sbo_layer_norm_eps, 1e-5f);
+    cr_expect_eq(c.sbo_max_span_length, 30);
+    cr_expect(c.masking.present);
+    cr_expect_eq(c.masking.seed, 1234);
+    cr_expect_eq(c.masking.masking_budget, 0.25);
+    cr_expect_eq(c.masking.span_probability, 0.2, "default");
+    cr_expect_eq(c.masking.max_span_length_cap, 10, "default");
+    cr_assert_eq(c.masking.n_special_token_ids, 5);
+    cr_expect_eq(c.masking.special_token_ids[4], 103);
+}
+
+Test(config, defaults_function)
+{
+    BertConfig d = bert_config_default(ARCH_BERT_SEQCLS);
+    cr_expect_eq(d.arch, ARCH_BERT_SEQCLS);
+    cr_expect_eq(d.vocab_size, 30522);
+    cr_expect_eq(d.num_labels, 2);
+    cr_expect_eq(d.query_len, 50);
+    cr_expect_eq(d.conv_filters, 1024);
+    cr_expect_eq(d.masking.masking_budget, 0.15);
+    cr_expect_str_eq(bert_act_name(ACT_GELU_TANH), "gelu_new");
+}
+
+Test(config, unknown_keys_ignored_and_model_keys_scoped)
+{
+    BertConfig c;
+    BertcError err;
+    /* Keys of other architectures are not read for a BertModel. */
+    cr_assert_eq(parse_with(", \"ff_size\": \"x\", \"pooler_type\": 7, \"foo\": {\"bar\": [1]}",
+                            &c, &err), 0, "%s", err.msg);
+    cr_expect_eq(c.arch, ARCH_BERT_MODEL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Errors, each naming the key                                               */
+/* ------------------------------------------------------------------------ */
+
+Test(config, missing_required_key_from_file)
+{
+    BertConfig c;
+    BertcError err;
+    cr_assert_neq(bert_config_read(DIR "bad_missing_hidden_size.json", &c, &err), 0);
+    cr_expect_str_eq(err.msg, DIR "bad_missing_hidden_size.json: missing key \"hidden_size\"");
+}
+
+Test(config, syntax_error_from_file)
+{
+    BertConfig c;
+    BertcError err;
+    cr_assert_neq(bert_config_read(DIR "bad_syntax.json", &c, &err), 0);
+    cr_expect(strstr(err.msg, DIR "bad_syntax.json: line 5, col 3 (byte 79): expected ',' or '}'"),
+              "%s", err.msg);
+    cr_assert_neq(bert_config_read(DIR "nope.json", &c, &err), 0);
+    cr_expect(strstr(err.msg, "nope.json: cannot open"), "%s", err.msg);
+}
+
+Test(config, wrong_types_name_the_key)
+{
+    text_fails("{\"architectures\": [\"BertModel\"], \"vocab_size\": \"100\"}",
+               "vocab_size (line 1, col 48): expected an integer (no fraction or exponent), found a string");
+    fails_with(", \"hidden_dropout_prob\": \"0.1\"", "hidden_dropout_prob", "expected a number");
+    fails_with(", \"hidden_act\": 3", "hidden_act", "expected a string");
+    fails_with(", \"type_vocab_size\": 2.0", "type_vocab_size", "written with a fraction");
+    fails_with(", \"id2label\": [\"a\"]", "id2label", "must be an object");
+    text_fails("[1]", "config.json must hold a JSON object");
+    text_fails("{\"vocab_size\": 3}", "missing key \"architectures\"");
+    text_fails("{\"architectures\": []}", "architectures (line 1, col 19): must be a non-empty");
+}
+
+Test(config, values_out_of_range_name_the_key)
+{
+    text_fails("{\"architectures\": [\"BertModel\"], \"vocab_size\": 0}",
+               "vocab_size (line 1, col 48): must be an integer in [1, 2147483647], found 0");
+    fails_with(", \"type_vocab_size\": -1", "type_vocab_size", "found -1");
+    fails_with(", \"hidden_dropout_prob\": 1.5", "hidden_dropout_prob", "must be in [0, 1]");
+    fails_with(", \"layer_norm_eps\": -1e-12", "layer_norm_eps", "must be >= 0");
+    fails_with(", \"pad_token_id\": 100", "pad_token_id", "outside [0, vocab_size 100)");
+    fails_with(", \"type_vocab_size\": 3000000000", "type_vocab_size", "2147483647");
+}
+
+Test(config, heads_must_divide_hidden_size_and_keys_are_unique)
+{
+    text_fails("{\"architectures\": [\"BertModel\"], \"vocab_size\": 100, \"hidden_size\": 30,"
+               " \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"intermediate_size\": 37,"
+               " \"max_position_embeddings\": 64}",
+               "num_attention_heads (line 1, col 119): hidden_size 30 is not a multiple of "
+               "num_attention_heads 4");
+    fails_with(", \"architectures\": [\"BertModel\"]", "duplicate key \"architectures\"", NULL);
+}
+
+Test(config, unknown_names)
+{
+    text_fails("{\"architectures\": [\"GPT2LMHeadModel\"]}",
+               "architectures[0] (line 1, col 20): unknown architecture \"GPT2LMHeadModel\"");
+    fails_with(", \"hidden_act\": \"swish\"", "unknown hidden_act \"swish\"", "gelu, gelu_new");
+    fails_with(", \"problem_type\": \"ranking\"", "unknown problem_type \"ranking\"", NULL);
+}
+
+Test(config, num_labels_and_id2label_must_agree)
+{
+    BertConfig c;
+    BertcError err;
+    cr_assert_eq(parse_with(", \"num_labels\": 4", &c, &err), 0, "%s", err.msg);
+    cr_expect_eq(c.num_labels, 4);
+    cr_assert_eq(parse_with(", \"num_labels\": 2, \"id2label\": {\"0\": \"a\", \"1\": \"b\"}",
+                            &c, &err), 0, "%s", err.msg);
+    fails_with(", \"num_labels\": 3, \"id2label\": {\"0\": \"a\", \"1\": \"b\"}",
+               "num_labels 3 disagrees with id2label, which has 2 entries", NULL);
+    fails_with(", \"num_labels\": 0", "num_labels", "found 0");
+}
+
+/* Configs for one architecture: `keys` spliced into a valid small base. */
+static void arch_fails(const char *arch, const char *keys, const char *want)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"architectures\": [\"%s\"], \"vocab_size\": 200, \"hidden_size\": 32,"
+             " \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"intermediate_size\": 64,"
+             " \"max_position_embeddings\": 64%s}", arch, keys);
+    text_fails(text, want);
+}
+
+Test(config, model_keys_are_checked)
+{
+    arch_fails("Summarizer", ", \"heads\": 4, \"inter_layers\": 2", "missing key \"ff_size\"");
+    arch_fails("Summarizer", ", \"ff_size\": 64, \"heads\": 5, \"inter_layers\": 2",
+               "hidden_size 32 is not a multiple of heads 5");
+    arch_fails("QAConvModelV2", "", "missing key \"sep_token_id\"");
+    arch_fails("QAConvModelV2", ", \"sep_token_id\": 1, \"attention_temperature\": 0",
+               "attention_temperature (line 1, col 226): must be > 0");
+    arch_fails("CGBertForSequenceClassification", ", \"pooler_type\": \"mean\"",
+               "unknown pooler_type \"mean\" (expected attention_gate or first_token)");
+    arch_fails("SpanBertForPreTraining", ", \"mask_token_id\": 4, \"cls_token_id\": 1, "
+               "\"sep_token_id\": 2", "missing key \"unk_token_id\"");
+}
+
+Test(config, masking_block_is_checked)
+{
+    const char *ids = ", \"mask_token_id\": 4, \"cls_token_id\": 1, \"sep_token_id\": 2, "
+                      "\"unk_token_id\": 3";
+    char keys[512];
+    snprintf(keys, sizeof keys, "%s, \"masking\": {\"masking_budget\": 0.2}", ids);
+    arch_fails("SpanBertForPreTraining", keys, "missing key \"masking.seed\"");
+    snprintf(keys, sizeof keys, "%s, \"masking\": {\"seed\": 1, \"span_probability\": 0}", ids);
+    arch_fails("SpanBertForPreTraining", keys, "masking.span_probability");
+    snprintf(keys, sizeof keys, "%s, \"masking\": {\"seed\": 1, \"special_token_ids\": [1, 999]}",
+             ids);
+    arch_fails("SpanBertForPreTraining", keys,
+               "masking.special_token_ids[1] (line 1, col 316): token id 999 is outside");
+    snprintf(keys, sizeof keys, "%s, \"masking\": [1]", ids);
+    arch_fails("SpanBertForPreTraining", keys, "masking (line 1, col 279): must be an object");
+    snprintf(keys, sizeof keys, "%s, \"masking\": {\"seed\": -5}", ids);
+    arch_fails("SpanBertForPreTraining", keys, "masking.seed");
+}
