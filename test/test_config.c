@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DIR "test/data/config/"
+#define CONFIG_DIR "test/data/config/"
 
 TestSuite(config);
 
@@ -58,7 +58,7 @@ static void text_fails(const char *text, const char *want)
 
 Test(config, bert_base_uncased)
 {
-    BertConfig c = read_ok(DIR "bert_base_uncased.json");
+    BertConfig c = read_ok(CONFIG_DIR "bert_base_uncased.json");
     cr_expect_eq(c.arch, ARCH_BERT_MLM);
     cr_expect_str_eq(bert_arch_name(c.arch), "BertForMaskedLM");
     cr_expect_eq(c.vocab_size, 30522);
@@ -81,7 +81,7 @@ Test(config, bert_base_uncased)
 
 Test(config, hf_defaults_fill_missing_optional_keys)
 {
-    BertConfig c = read_ok(DIR "seqcls_minimal.json");
+    BertConfig c = read_ok(CONFIG_DIR "seqcls_minimal.json");
     cr_expect_eq(c.arch, ARCH_BERT_SEQCLS);
     cr_expect_eq(c.hidden_act, ACT_GELU);
     cr_expect_eq(c.layer_norm_eps, 1e-12f);
@@ -96,14 +96,14 @@ Test(config, hf_defaults_fill_missing_optional_keys)
 
 Test(config, cgbert_and_qacgbert)
 {
-    BertConfig c = read_ok(DIR "cgbert.json");
+    BertConfig c = read_ok(CONFIG_DIR "cgbert.json");
     cr_expect_eq(c.arch, ARCH_CGBERT);
     cr_expect_eq(c.pooler_type, POOLER_FIRST_TOKEN);
     cr_expect_eq(c.context_vocab_size, 8, "default");
     cr_expect_eq(c.num_labels, 3);
     cr_expect_eq(c.problem_type, PROBLEM_UNSET, "null problem_type");
     cr_expect_eq(c.hidden_dropout_prob, 0.0f);
-    BertConfig q = read_ok(DIR "qacgbert.json");
+    BertConfig q = read_ok(CONFIG_DIR "qacgbert.json");
     cr_expect_eq(q.arch, ARCH_QACGBERT);
     cr_expect_eq(q.pooler_type, POOLER_ATTENTION_GATE, "default");
     cr_expect_eq(q.context_vocab_size, 5);
@@ -111,7 +111,7 @@ Test(config, cgbert_and_qacgbert)
 
 Test(config, summarizer)
 {
-    BertConfig c = read_ok(DIR "summarizer.json");
+    BertConfig c = read_ok(CONFIG_DIR "summarizer.json");
     cr_expect_eq(c.arch, ARCH_SUMMARIZER);
     cr_expect_eq(c.ff_size, 64);
     cr_expect_eq(c.heads, 4);
@@ -122,7 +122,7 @@ Test(config, summarizer)
 
 Test(config, qaconv)
 {
-    BertConfig c = read_ok(DIR "qaconv.json");
+    BertConfig c = read_ok(CONFIG_DIR "qaconv.json");
     cr_expect_eq(c.arch, ARCH_QACONV);
     cr_expect_eq(c.sep_token_id, 102);
     cr_expect_eq(c.query_len, 8);
@@ -134,7 +134,7 @@ Test(config, qaconv)
 
 Test(config, spanbert_with_masking)
 {
-    BertConfig c = read_ok(DIR "spanbert.json");
+    BertConfig c = read_ok(CONFIG_DIR "spanbert.json");
     cr_expect_eq(c.arch, ARCH_SPANBERT);
     cr_expect_eq(c.hidden_act, ACT_GELU_TANH);
     cr_expect_eq(c.mask_token_id, 103);
@@ -183,18 +183,18 @@ Test(config, missing_required_key_from_file)
 {
     BertConfig c;
     BertcError err;
-    cr_assert_neq(bert_config_read(DIR "bad_missing_hidden_size.json", &c, &err), 0);
-    cr_expect_str_eq(err.msg, DIR "bad_missing_hidden_size.json: missing key \"hidden_size\"");
+    cr_assert_neq(bert_config_read(CONFIG_DIR "bad_missing_hidden_size.json", &c, &err), 0);
+    cr_expect_str_eq(err.msg, CONFIG_DIR "bad_missing_hidden_size.json: missing key \"hidden_size\"");
 }
 
 Test(config, syntax_error_from_file)
 {
     BertConfig c;
     BertcError err;
-    cr_assert_neq(bert_config_read(DIR "bad_syntax.json", &c, &err), 0);
-    cr_expect(strstr(err.msg, DIR "bad_syntax.json: line 5, col 3 (byte 79): expected ',' or '}'"),
+    cr_assert_neq(bert_config_read(CONFIG_DIR "bad_syntax.json", &c, &err), 0);
+    cr_expect(strstr(err.msg, CONFIG_DIR "bad_syntax.json: line 5, col 3 (byte 79): expected ',' or '}'"),
               "%s", err.msg);
-    cr_assert_neq(bert_config_read(DIR "nope.json", &c, &err), 0);
+    cr_assert_neq(bert_config_read(CONFIG_DIR "nope.json", &c, &err), 0);
     cr_expect(strstr(err.msg, "nope.json: cannot open"), "%s", err.msg);
 }
 
