@@ -11,7 +11,12 @@
  * the GEMM for at least ~20 ms; runs alternate bertc, reference, bertc, ... R
  * times each (so both see the same machine noise), and the best run of each is
  * reported. OpenBLAS is loaded with dlopen at run time, set to the same thread
- * count, and never linked; its result is also checked against bertc's. */
+ * count, and never linked; its result is also checked against bertc's.
+ *
+ * OpenBLAS's idle threads spin (sched_yield) for ~2^28 cycles after each call;
+ * with alternating runs they would steal a core from bertc's next run. Unless
+ * the user set it, OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles) makes them sleep at
+ * once, as bertc's do after a short spin, so neither run pays for the other. */
 #include "tensor/tensor.h"
 
 #include <dlfcn.h>
@@ -37,6 +42,7 @@ static CblasSgemm ref_sgemm;
 static int load_openblas(int threads)
 {
     const char *names[] = {"libopenblas.so.0", "libopenblas.so"};
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0); /* read when the library loads */
     void *lib = NULL;
     for (int i = 0; i < 2 && !lib; i++)
         lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);

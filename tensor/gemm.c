@@ -5,13 +5,12 @@
  * registers (tensor/gemm_avx512.c, gemm_avx2.c, gemm_neon.c, or the portable
  * one below):
  *
- *   for jc in N step NC:                 B block KC x NC      (L3)
- *     for pc in K step KC:               one rank-KC update of C
- *       for ic in M step MC:             pack op(A)[ic:+MC, pc:+KC] -> A block (L2)
- *         for jr in NC step NR:          pack op(B)[pc:+KC, jr:+NR] on the first
- *                                        ic block -> B micro-panel (L1), reused
- *                                        by every later ic block
- *           for ir in MC step MR:        micro-kernel: C[ir:+MR, jr:+NR] (+)= A.B
+ *   for jc in N step NC:               B block KC x NC, shared by all threads
+ *     for pc in K step KC:             one rank-KC update of C
+ *       for ic in M step MC:           pack op(A)[ic:+MC, pc:+KC] -> A block (L2)
+ *         for jr in NC step NR:        pack op(B)[pc:+KC, jr:+NR] -> B micro-panel
+ *                                      (L1), once, on first use
+ *           for ir in MC step MR:      micro-kernel: C[ir:+MR, jr:+NR] (+)= A.B
  *
  * Packing copies each operand into the exact order the micro-kernel reads it
  * (tensor/gemm_kernel.h), so the kernel's loads are contiguous and aligned
@@ -19,12 +18,14 @@
  * edge panel into a full one: only the final store of an edge tile is partial.
  * The first rank-KC update applies beta; later ones add (beta = 1).
  *
- * Threads: a large GEMM is cut into T independent sub-GEMMs along its longer
- * side (N when N >= M, else M), in whole NR (or MR) panels, run by
- * parallel_for. Each thread packs into its own buffers, so threads share
- * nothing but the read-only inputs; the price is that each packs the whole of
- * the shorter operand. A GEMM too small to give each thread ~2^21
- * multiply-adds runs on the calling thread.
+ * Threads: each rank-KC update is one parallel_for. Its (ic, jr) iterations
+ * are cut into ~4 work items per thread, which threads take from a shared
+ * counter, so a thread slowed by another process simply takes fewer. Each
+ * thread packs the A block of its item into its own buffer; each B micro-panel
+ * is packed once, by the first thread that needs it, into the shared B block.
+ * Every C entry is summed in the same order whatever the thread count, so
+ * results are bitwise identical with 1 or many threads. A GEMM too small to
+ * give each thread ~2^21 multiply-adds runs on the calling thread.
  *
  * Pack buffers are allocated once per thread with bertc_sys_alloc and reused;
  * they grow only when a larger block is needed than ever before. */
@@ -32,6 +33,9 @@
 #include "tensor/gemm_kernel.h"
 
 #include <string.h>
+#if !defined(BERTC_NO_THREADS)
+#include <stdatomic.h>
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* The reference                                                             */
@@ -96,9 +100,8 @@ void gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t 
             dst[k * w + r] = 0.0f;
 }
 
-/* The panel's own index is contiguous in memory (no transpose):
- *     dst[k * w + r] = src[k * ld + r]   for r < v;  0 for v <= r < w. */
-static void pack_copy(const float *src, int64_t ld, int w, int v, int64_t kc, float *dst)
+void gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
+                           float *dst)
 {
     for (int64_t k = 0; k < kc; k++, src += ld, dst += w) {
         memcpy(dst, src, sizeof(float) * (size_t)v);
@@ -117,6 +120,7 @@ static const GemmKernel gemm_kernel_scalar = {
     .nc = 2048,
     .kernel = kernel_scalar,
     .pack_trans = gemm_pack_trans_scalar,
+    .pack_copy = gemm_pack_copy_scalar,
 };
 
 static const GemmKernel *kernel_for(CpuIsa isa)
@@ -158,7 +162,7 @@ static void pack_a_block(const GemmKernel *kr, const GemmArgs *g, int64_t i0, in
         int v = (int)(mc - ir < kr->mr ? mc - ir : kr->mr);
         int64_t i = i0 + ir;
         if (g->trans_a) /* A is (K, M): row p holds op(A)[:, p] */
-            pack_copy(g->A + p0 * g->lda + i, g->lda, kr->mr, v, kc, dst);
+            kr->pack_copy(g->A + p0 * g->lda + i, g->lda, kr->mr, v, kc, dst);
         else            /* A is (M, K) */
             kr->pack_trans(g->A + i * g->lda + p0, g->lda, kr->mr, v, kc, dst);
     }
@@ -171,7 +175,7 @@ static void pack_b_panel(const GemmKernel *kr, const GemmArgs *g, int64_t j0, in
     if (g->trans_b) /* B is (N, K): row j holds op(B)[:, j] */
         kr->pack_trans(g->B + j0 * g->ldb + p0, g->ldb, kr->nr, n, kc, dst);
     else            /* B is (K, N) */
-        pack_copy(g->B + p0 * g->ldb + j0, g->ldb, kr->nr, n, kc, dst);
+        kr->pack_copy(g->B + p0 * g->ldb + j0, g->ldb, kr->nr, n, kc, dst);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -207,105 +211,165 @@ static float *pack_buffer_get(PackBuffer *p, size_t floats)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Sharing the packed B block between threads                                */
+/* ------------------------------------------------------------------------ */
+
+/* Each B micro-panel of the current rank-KC update is packed once, by the
+ * first thread that needs it; a thread that finds it being packed waits. Work
+ * items are handed out by a shared counter. With NO_THREADS these are ints. */
+enum { PANEL_EMPTY, PANEL_PACKING, PANEL_READY };
+
+#if defined(BERTC_NO_THREADS)
+typedef int PanelState;
+typedef int64_t ItemCounter;
+static void counter_reset(ItemCounter *c) { *c = 0; }
+static int64_t counter_next(ItemCounter *c) { return (*c)++; }
+static void panel_reset(PanelState *s) { *s = PANEL_EMPTY; }
+static bool panel_claim(PanelState *s) { return *s == PANEL_EMPTY ? (*s = PANEL_PACKING, true) : false; }
+static void panel_publish(PanelState *s) { *s = PANEL_READY; }
+static bool panel_ready(PanelState *s) { return *s == PANEL_READY; }
+#else
+typedef atomic_int PanelState;
+typedef atomic_int_fast64_t ItemCounter;
+static void counter_reset(ItemCounter *c) { atomic_store(c, 0); }
+static int64_t counter_next(ItemCounter *c) { return atomic_fetch_add(c, 1); }
+static void panel_reset(PanelState *s) { atomic_store(s, PANEL_EMPTY); }
+static bool panel_claim(PanelState *s)
+{
+    int empty = PANEL_EMPTY;
+    return atomic_compare_exchange_strong(s, &empty, PANEL_PACKING);
+}
+static void panel_publish(PanelState *s) { atomic_store(s, PANEL_READY); }
+static bool panel_ready(PanelState *s) { return atomic_load(s) == PANEL_READY; }
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* The blocked loops                                                         */
 /* ------------------------------------------------------------------------ */
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
+static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
 
-/* One MC x NC x KC block: C[ic:+mc, jc:+nc] (+)= A block . B block. */
-typedef struct Block {
-    int64_t ic, mc, jc, nc, pc, kc;
-    float beta;       /* g->beta on the first rank-KC update, then 1 */
-    bool pack_b;      /* the first ic block packs each B micro-panel */
-} Block;
+#define GEMM_MAX_PANELS 256   /* B micro-panels in one KC x NC block */
 
-/* The two loops around the micro-kernel: jr over B micro-panels, ir over A's. */
-static void macro_kernel(const GemmKernel *kr, const GemmArgs *g, const Block *blk,
-                         const float *a_block, float *b_block)
+/* One rank-KC update C[:, jc:+nc] (+)= op(A)[:, pc:+kc] op(B)[pc:+kc, jc:+nc],
+ * cut into work items: item i covers A block ic = i / items_per_ic (MC rows)
+ * and B micro-panels [p0, p0 + panels_per_item), p0 = (i % items_per_ic) * ...
+ * Threads take items from `next` until none are left. */
+typedef struct RankKc {
+    const GemmKernel *kr;
+    const GemmArgs *g;
+    int64_t jc, nc, pc, kc;
+    float beta;              /* g->beta on the first update, then 1 */
+    float *b_block;          /* ceil(nc / NR) panels of kc * NR floats, shared */
+    int64_t n_panels, panels_per_item, items_per_ic, n_items;
+    ItemCounter next;
+    PanelState panel[GEMM_MAX_PANELS];
+} RankKc;
+
+/* B micro-panel p, packed by this thread if no other got to it first. */
+static const float *b_panel(RankKc *r, int64_t p)
 {
-    for (int64_t jr = 0; jr < blk->nc; jr += kr->nr) {
-        int n = (int)min64(kr->nr, blk->nc - jr);
-        float *b = b_block + jr * blk->kc;
-        if (blk->pack_b)
-            pack_b_panel(kr, g, blk->jc + jr, n, blk->pc, blk->kc, b);
-        float *c = g->C + blk->ic * g->ldc + blk->jc + jr;
-        for (int64_t ir = 0; ir < blk->mc; ir += kr->mr) {
-            int m = (int)min64(kr->mr, blk->mc - ir);
-            kr->kernel(blk->kc, a_block + ir * blk->kc, b, c + ir * g->ldc, g->ldc, g->alpha,
-                       blk->beta, m, n);
+    float *b = r->b_block + p * r->kr->nr * r->kc;
+    if (panel_claim(&r->panel[p])) {
+        int n = (int)min64(r->kr->nr, r->nc - p * r->kr->nr);
+        pack_b_panel(r->kr, r->g, r->jc + p * r->kr->nr, n, r->pc, r->kc, b);
+        panel_publish(&r->panel[p]);
+    }
+    while (!panel_ready(&r->panel[p]))
+        ;
+    return b;
+}
+
+/* One item: pack its A block (unless this thread just packed it), then the
+ * micro-kernel over every MR x NR tile of its rows and panels. */
+static void run_item(RankKc *r, int64_t item, float *a_block, int64_t *packed_ic)
+{
+    const GemmKernel *kr = r->kr;
+    const GemmArgs *g = r->g;
+    int64_t ic = item / r->items_per_ic * kr->mc, mc = min64(kr->mc, g->M - ic);
+    int64_t p0 = item % r->items_per_ic * r->panels_per_item;
+    int64_t p1 = min64(p0 + r->panels_per_item, r->n_panels);
+    if (*packed_ic != ic) {
+        pack_a_block(kr, g, ic, mc, r->pc, r->kc, a_block);
+        *packed_ic = ic;
+    }
+    for (int64_t p = p0; p < p1; p++) {
+        const float *b = b_panel(r, p);
+        int64_t jr = p * kr->nr;
+        int n = (int)min64(kr->nr, r->nc - jr);
+        float *c = g->C + ic * g->ldc + r->jc + jr;
+        for (int64_t ir = 0; ir < mc; ir += kr->mr) {
+            int m = (int)min64(kr->mr, mc - ir);
+            kr->kernel(r->kc, a_block + ir * r->kc, b, c + ir * g->ldc, g->ldc, g->alpha,
+                       r->beta, m, n);
         }
     }
 }
 
-/* C[m0:m1, n0:n1] = alpha * op(A)[m0:m1, :] op(B)[:, n0:n1] + beta * C[m0:m1, n0:n1]. */
-static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, int64_t m0, int64_t m1,
-                         int64_t n0, int64_t n1)
+/* A thread's share of a rank-KC update: items until none are left. */
+static void rank_kc_worker(void *ctx, int64_t begin, int64_t end)
 {
-    int64_t kc_max = min64(kr->kc, g->K);
-    float *a_block = pack_buffer_get(
-        &pack_a_buffer, (size_t)(round_up(min64(kr->mc, m1 - m0), kr->mr) * kc_max));
-    float *b_block = pack_buffer_get(
-        &pack_b_buffer, (size_t)(round_up(min64(kr->nc, n1 - n0), kr->nr) * kc_max));
-    Block blk;
-    for (blk.jc = n0; blk.jc < n1; blk.jc += kr->nc) {
-        blk.nc = min64(kr->nc, n1 - blk.jc);
-        for (blk.pc = 0; blk.pc < g->K; blk.pc += kr->kc) {
-            blk.kc = min64(kr->kc, g->K - blk.pc);
-            blk.beta = blk.pc == 0 ? g->beta : 1.0f;
-            for (blk.ic = m0; blk.ic < m1; blk.ic += kr->mc) {
-                blk.mc = min64(kr->mc, m1 - blk.ic);
-                blk.pack_b = blk.ic == m0;
-                pack_a_block(kr, g, blk.ic, blk.mc, blk.pc, blk.kc, a_block);
-                macro_kernel(kr, g, &blk, a_block, b_block);
-            }
+    (void)begin, (void)end;
+    RankKc *r = ctx;
+    const GemmKernel *kr = r->kr;
+    int64_t mc_max = ceil_div(min64(kr->mc, r->g->M), kr->mr) * kr->mr;
+    float *a_block = pack_buffer_get(&pack_a_buffer,
+                                     (size_t)(mc_max * min64(kr->kc, r->g->K)));
+    int64_t packed_ic = -1;
+    for (int64_t item; (item = counter_next(&r->next)) < r->n_items;)
+        run_item(r, item, a_block, &packed_ic);
+}
+
+/* About 4 items per thread: the A blocks first, then the B panels of each are
+ * cut into groups (a short, wide C such as M = 128 gets all its items that way). */
+static void plan_items(RankKc *r, int threads)
+{
+    int64_t n_ic = ceil_div(r->g->M, r->kr->mc);
+    int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), r->n_panels);
+    r->panels_per_item = ceil_div(r->n_panels, groups);
+    r->items_per_ic = ceil_div(r->n_panels, r->panels_per_item);
+    r->n_items = n_ic * r->items_per_ic;
+}
+
+/* C = alpha * op(A) op(B) + beta * C on `threads` threads (1: the caller only). */
+static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, int threads)
+{
+    RankKc r = {.kr = kr, .g = g};
+    int64_t nc_max = min64(kr->nc, GEMM_MAX_PANELS * kr->nr);
+    int64_t b_floats = ceil_div(min64(nc_max, g->N), kr->nr) * kr->nr * min64(kr->kc, g->K);
+    r.b_block = pack_buffer_get(&pack_b_buffer, (size_t)b_floats);
+    for (r.jc = 0; r.jc < g->N; r.jc += nc_max) {
+        r.nc = min64(nc_max, g->N - r.jc);
+        r.n_panels = ceil_div(r.nc, kr->nr);
+        plan_items(&r, threads);
+        for (r.pc = 0; r.pc < g->K; r.pc += kr->kc) {
+            r.kc = min64(kr->kc, g->K - r.pc);
+            r.beta = r.pc == 0 ? g->beta : 1.0f;
+            counter_reset(&r.next);
+            for (int64_t p = 0; p < r.n_panels; p++)
+                panel_reset(&r.panel[p]);
+            if (threads == 1)
+                rank_kc_worker(&r, 0, 1);
+            else
+                parallel_for(threads, rank_kc_worker, &r);
         }
     }
 }
 
 /* ------------------------------------------------------------------------ */
-/* Threads and the public entry points                                       */
+/* The public entry points                                                   */
 /* ------------------------------------------------------------------------ */
 
 /* Multiply-adds below which a thread is not worth waking (~20-50 us of work). */
-#define GEMM_MIN_TASK_WORK (1 << 21)
+#define GEMM_MIN_THREAD_WORK (1 << 21)
 
-/* T sub-GEMMs: along N (in NR panels) when split_n, else along M (MR panels). */
-typedef struct GemmTasks {
-    const GemmKernel *kr;
-    const GemmArgs *g;
-    int64_t count;
-    bool split_n;
-} GemmTasks;
-
-static void gemm_task_range(void *ctx, int64_t begin, int64_t end)
+/* How many threads this GEMM is worth (1 = stay on the caller). */
+static int gemm_thread_count(int64_t M, int64_t N, int64_t K)
 {
-    const GemmTasks *t = ctx;
-    const GemmArgs *g = t->g;
-    int64_t unit = t->split_n ? t->kr->nr : t->kr->mr;
-    int64_t len = t->split_n ? g->N : g->M;
-    int64_t units = (len + unit - 1) / unit;
-    for (int64_t i = begin; i < end; i++) {
-        int64_t lo = min64(len, units * i / t->count * unit);
-        int64_t hi = min64(len, units * (i + 1) / t->count * unit);
-        if (lo >= hi)
-            continue;
-        if (t->split_n)
-            gemm_blocked(t->kr, g, 0, g->M, lo, hi);
-        else
-            gemm_blocked(t->kr, g, lo, hi, 0, g->N);
-    }
-}
-
-/* How many sub-GEMMs are worth running in parallel (1 = stay serial). */
-static int64_t gemm_task_count(const GemmKernel *kr, const GemmArgs *g, bool split_n)
-{
-    double work = (double)g->M * (double)g->N * (double)g->K;
-    int64_t t = threads_count();
-    int64_t by_work = (int64_t)(work / GEMM_MIN_TASK_WORK);
-    int64_t by_panels = split_n ? (g->N + kr->nr - 1) / kr->nr : (g->M + kr->mr - 1) / kr->mr;
-    t = min64(t, min64(by_work, by_panels));
-    return t < 1 ? 1 : t;
+    double by_work = (double)M * (double)N * (double)K / GEMM_MIN_THREAD_WORK;
+    int t = threads_count();
+    return by_work < 1.0 ? 1 : by_work < t ? (int)by_work : t;
 }
 
 /* C = beta * C, with beta == 0 writing zeros (never reading C). */
@@ -334,12 +398,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
     GemmArgs g = {.trans_a = trans_a, .trans_b = trans_b, .M = M, .N = N, .K = K,
                   .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C,
                   .lda = lda, .ldb = ldb, .ldc = ldc};
-    GemmTasks tasks = {.kr = kernel_for(cpu_isa()), .g = &g, .split_n = N >= M};
-    tasks.count = gemm_task_count(tasks.kr, &g, tasks.split_n);
-    if (tasks.count == 1)
-        gemm_blocked(tasks.kr, &g, 0, M, 0, N);
-    else
-        parallel_for(tasks.count, gemm_task_range, &tasks);
+    gemm_blocked(kernel_for(cpu_isa()), &g, gemm_thread_count(M, N, K));
 }
 
 /* Batch entries handed to one thread each (batch_range). */
@@ -371,8 +430,8 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
                    .stride_b = stride_b, .stride_c = stride_c, .alpha = alpha,
                    .beta = beta, .A = A, .B = B, .C = C};
     double one = (double)M * (double)N * (double)K;
-    bool small = one < (double)GEMM_MIN_TASK_WORK * threads_count();
-    if (batch > 1 && small && one * (double)batch >= 2.0 * GEMM_MIN_TASK_WORK)
+    bool small = one < (double)GEMM_MIN_THREAD_WORK * threads_count();
+    if (batch > 1 && small && one * (double)batch >= 2.0 * GEMM_MIN_THREAD_WORK)
         parallel_for(batch, batch_range, &b);
     else
         batch_range(&b, 0, batch);

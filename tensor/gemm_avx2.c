@@ -67,12 +67,7 @@ AVX2_TARGET static void kernel_6x16(int64_t kc, const float *a, const float *b, 
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3); ZERO_ROW(4); ZERO_ROW(5);
     for (int i = 0; i < m; i++)
         _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-    int64_t k = 0;
-    for (; k + 4 <= kc; k += 4) {
-        _mm_prefetch((const char *)(b + 8 * NR), _MM_HINT_T0);
-        K_STEP(); K_STEP(); K_STEP(); K_STEP();
-    }
-    for (; k < kc; k++)
+    for (int64_t k = 0; k < kc; k++)
         K_STEP();
     __m256i mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 8);
     __m256 va = _mm256_set1_ps(alpha);
@@ -80,26 +75,31 @@ AVX2_TARGET static void kernel_6x16(int64_t kc, const float *a, const float *b, 
 }
 
 /* The 8 x 8 block at src (row stride ld) goes transposed to dst (row stride w):
- * dst[t * w + r] = src[r * ld + t]. */
+ * dst[t * w + r] = src[r * ld + t]. Written out in full so that every value
+ * stays in a register: unpack pairs of rows, shuffle pairs of pairs, then swap
+ * 128-bit halves. */
 AVX2_TARGET static inline void transpose_8x8(const float *src, int64_t ld, float *dst, int w)
 {
-    __m256 r[8], t[8], u[8];
-    for (int i = 0; i < 8; i++)
-        r[i] = _mm256_loadu_ps(src + i * ld);
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    for (int i = 0; i < 4; i++) {
-        _mm256_storeu_ps(dst + i * w, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
-        _mm256_storeu_ps(dst + (i + 4) * w, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
-    }
+    __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + ld);
+    __m256 r2 = _mm256_loadu_ps(src + 2 * ld), r3 = _mm256_loadu_ps(src + 3 * ld);
+    __m256 r4 = _mm256_loadu_ps(src + 4 * ld), r5 = _mm256_loadu_ps(src + 5 * ld);
+    __m256 r6 = _mm256_loadu_ps(src + 6 * ld), r7 = _mm256_loadu_ps(src + 7 * ld);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + w, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * w, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * w, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * w, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * w, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * w, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * w, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
 /* dst[k * w + r] = src[r * ld + k] for r < v, k < kc; 0 for v <= r < w.
@@ -108,18 +108,29 @@ AVX2_TARGET static inline void transpose_8x8(const float *src, int64_t ld, float
 AVX2_TARGET void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v,
                                       int64_t kc, float *dst)
 {
-    int r0 = 0;
+    int v8 = v & ~7;
     int64_t kc8 = kc & ~(int64_t)7;
-    for (; r0 + 8 <= v; r0 += 8) {
-        for (int64_t k = 0; k < kc8; k += 8)
+    for (int64_t k = 0; k < kc8; k += 8)
+        for (int r0 = 0; r0 < v8; r0 += 8)
             transpose_8x8(src + r0 * ld + k, ld, dst + k * w + r0, w);
-        for (int64_t k = kc8; k < kc; k++)
-            for (int r = r0; r < r0 + 8; r++)
-                dst[k * w + r] = src[r * ld + k];
-    }
     for (int64_t k = 0; k < kc; k++)
-        for (int r = r0; r < w; r++)
+        for (int r = k < kc8 ? v8 : 0; r < w; r++)
             dst[k * w + r] = r < v ? src[r * ld + k] : 0.0f;
+}
+
+/* dst[k * w + r] = src[k * ld + r] for r < v, k < kc; 0 for v <= r < w.
+ * Full panels whose width is a multiple of 8 (all but edge panels) move 8
+ * floats per instruction; the rest go through the scalar packer. */
+AVX2_TARGET void gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v,
+                                     int64_t kc, float *dst)
+{
+    if (v != w || w % 8 != 0) {
+        gemm_pack_copy_scalar(src, ld, w, v, kc, dst);
+        return;
+    }
+    for (int64_t k = 0; k < kc; k++, src += ld, dst += w)
+        for (int r = 0; r < w; r += 8)
+            _mm256_storeu_ps(dst + r, _mm256_loadu_ps(src + r));
 }
 
 /* Blocking for an L1 of 32-48 KiB and an L2 of 1-2 MiB per core: the packed
@@ -134,6 +145,7 @@ const GemmKernel gemm_kernel_avx2 = {
     .nc = 3072,
     .kernel = kernel_6x16,
     .pack_trans = gemm_pack_trans_avx2,
+    .pack_copy = gemm_pack_copy_avx2,
 };
 
 #endif /* __x86_64__ */

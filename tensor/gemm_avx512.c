@@ -75,12 +75,7 @@ AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b
     ZERO_ROW(4); ZERO_ROW(5); ZERO_ROW(6); ZERO_ROW(7);
     for (int i = 0; i < m; i++)
         _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-    int64_t k = 0;
-    for (; k + 4 <= kc; k += 4) {
-        _mm_prefetch((const char *)(b + 8 * NR), _MM_HINT_T0);
-        K_STEP(); K_STEP(); K_STEP(); K_STEP();
-    }
-    for (; k < kc; k++)
+    for (int64_t k = 0; k < kc; k++)
         K_STEP();
     __mmask16 mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 16), mask2 = lane_mask(n, 32);
     __m512 va = _mm512_set1_ps(alpha);
@@ -101,6 +96,7 @@ const GemmKernel gemm_kernel_avx512 = {
     .nc = 3072,
     .kernel = kernel_8x48,
     .pack_trans = gemm_pack_trans_avx2,
+    .pack_copy = gemm_pack_copy_avx2,
 };
 
 #endif /* __x86_64__ */

@@ -24,6 +24,10 @@ typedef void (*GemmMicroKernel)(int64_t kc, const float *a, const float *b, floa
  *     dst[k * w + r] = src[r * ld + k]   for r < v, k < kc;  0 for v <= r < w. */
 typedef void (*GemmPackTrans)(const float *src, int64_t ld, int w, int v, int64_t kc,
                               float *dst);
+/* Packs a panel whose own index is contiguous in memory (no transpose):
+ *     dst[k * w + r] = src[k * ld + r]   for r < v, k < kc;  0 for v <= r < w. */
+typedef void (*GemmPackCopy)(const float *src, int64_t ld, int w, int v, int64_t kc,
+                             float *dst);
 
 typedef struct GemmKernel {
     const char *name;
@@ -31,18 +35,24 @@ typedef struct GemmKernel {
     int64_t mc, kc, nc;       /* cache blocks: MC rows of A x KC in L2, KC x NC of B */
     GemmMicroKernel kernel;
     GemmPackTrans pack_trans;
+    GemmPackCopy pack_copy;
 } GemmKernel;
 
-/* The portable scalar version of the packer (tensor/gemm.c). */
+/* The portable versions of the packers (tensor/gemm.c). */
 void gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
                             float *dst);
+void gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
+                           float *dst);
 
 #if defined(__x86_64__)
 extern const GemmKernel gemm_kernel_avx512; /* tensor/gemm_avx512.c */
 extern const GemmKernel gemm_kernel_avx2;   /* tensor/gemm_avx2.c */
-/* The AVX2 8x8-transposing packer, shared by the AVX-512 path. */
+/* The AVX2 packers (8x8 register transposes, 8-float copies), shared by the
+ * AVX-512 path. */
 void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
                           float *dst);
+void gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
+                         float *dst);
 #endif
 #if defined(__aarch64__)
 extern const GemmKernel gemm_kernel_neon;   /* tensor/gemm_neon.c */

@@ -87,6 +87,7 @@ const GemmKernel gemm_kernel_neon = {
     .nc = 3072,
     .kernel = kernel_8x12,
     .pack_trans = gemm_pack_trans_scalar,
+    .pack_copy = gemm_pack_copy_scalar,
 };
 
 #endif /* __aarch64__ */
