@@ -242,4 +242,10 @@ typedef struct Schedule {
  * get_linear_schedule_with_warmup, get_cosine_schedule_with_warmup. */
 double schedule_lr(const Schedule *s, int64_t step);
 
+/* The rest of the nn layer: file formats and model state. */
+#include "nn/config.h"
+#include "nn/json.h"
+#include "nn/safetensors.h"
+#include "nn/state.h"
+
 #endif /* BERTC_NN_H */

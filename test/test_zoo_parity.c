@@ -1,0 +1,127 @@
+/* test/test_zoo_parity.c — every model against PyTorch, through zoo_run(),
+ * the function behind `bertc run --grad`. One parameterised test per
+ * directory of test/data/zoo/ (written by tools/fixtures_*.py): every tensor
+ * of expected.safetensors (outputs, loss, grad.<key> for every parameter key)
+ * must match within max|x - ref| <= 1e-4 max|ref| + 1e-6 (SPEC §6); integer
+ * outputs exactly. */
+#include "test/test_util.h"
+#include "zoo/zoo.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ZOO_DIR "test/data/zoo"
+#define MAX_CASES 64
+
+typedef struct ZooCase {
+    char name[256];
+} ZooCase;
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(((const ZooCase *)a)->name, ((const ZooCase *)b)->name);
+}
+
+ParameterizedTestParameters(zoo, parity)
+{
+    ZooCase *cases = cr_malloc(sizeof(ZooCase) * MAX_CASES);
+    size_t n = 0;
+    DIR *d = opendir(ZOO_DIR);
+    for (struct dirent *e; d && (e = readdir(d)) && n < MAX_CASES;)
+        if (e->d_name[0] != '.')
+            snprintf(cases[n++].name, sizeof cases[0].name, "%s", e->d_name);
+    if (d)
+        closedir(d);
+    qsort(cases, n, sizeof *cases, compare_names);
+    return cr_make_param_array(ZooCase, cases, n);
+}
+
+static void path_of(char *buf, size_t len, const char *c, const char *file)
+{
+    snprintf(buf, len, "%s/%s/%s", ZOO_DIR, c, file);
+}
+
+static void compare_f32(const char *c, const char *name, const SafeTensors *out,
+                        const StTensorInfo *want_info, const SafeTensors *want)
+{
+    const StTensorInfo *got_info = st_find(out, name);
+    cr_assert(got_info, "%s: bertc run wrote no '%s'", c, name);
+    cr_assert(shape_equal(got_info->ndim, got_info->shape, want_info->ndim, want_info->shape),
+              "%s: '%s' has the wrong shape", c, name);
+    size_t n = (size_t)want_info->numel;
+    float *got = malloc(sizeof(float) * (n ? n : 1)), *ref = malloc(sizeof(float) * (n ? n : 1));
+    BertcError err;
+    cr_assert_eq(st_read_f32(out, got_info, got, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(st_read_f32(want, want_info, ref, n, &err), 0, "%s", err.msg);
+    double max_ref = 0, max_err = 0;
+    size_t worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        max_ref = fmax(max_ref, fabs(ref[i]));
+        double e = fabs((double)got[i] - ref[i]);
+        if (isnan(e))
+            e = INFINITY;
+        if (e > max_err) {
+            max_err = e;
+            worst = i;
+        }
+    }
+    double allowed = 1e-4 * max_ref + 1e-6;
+    cr_expect(max_err <= allowed,
+              "%s: '%s' max error %.3g at flat index %zu (bertc %.8g, PyTorch %.8g), "
+              "allowed %.3g", c, name, max_err, worst, (double)got[worst], (double)ref[worst],
+              allowed);
+    free(got);
+    free(ref);
+}
+
+static void compare_int(const char *c, const char *name, const SafeTensors *out,
+                        const StTensorInfo *want_info, const SafeTensors *want)
+{
+    const StTensorInfo *got_info = st_find(out, name);
+    cr_assert(got_info, "%s: bertc run wrote no '%s'", c, name);
+    size_t n = (size_t)want_info->numel;
+    int32_t *got = malloc(sizeof(int32_t) * (n ? n : 1)), *ref = malloc(sizeof(int32_t) * (n ? n : 1));
+    BertcError err;
+    cr_assert(shape_equal(got_info->ndim, got_info->shape, want_info->ndim, want_info->shape),
+              "%s: '%s' has the wrong shape", c, name);
+    cr_assert_eq(st_read_i32(out, got_info, got, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(st_read_i32(want, want_info, ref, n, &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(got[i], ref[i], "%s: '%s'[%zu] = %d, PyTorch %d", c, name, i, got[i],
+                     ref[i]);
+    free(got);
+    free(ref);
+}
+
+ParameterizedTest(ZooCase *zc, zoo, parity)
+{
+    char config[512], weights[512], inputs[512], expected[512], output[512];
+    path_of(config, sizeof config, zc->name, "config.json");
+    path_of(weights, sizeof weights, zc->name, "weights.safetensors");
+    path_of(inputs, sizeof inputs, zc->name, "inputs.safetensors");
+    path_of(expected, sizeof expected, zc->name, "expected.safetensors");
+    snprintf(output, sizeof output, "/tmp/bertc_zoo_%d_%s.safetensors", (int)getpid(), zc->name);
+
+    BertcError err;
+    SafeTensors *want;
+    cr_assert_eq(st_open_file(NULL, expected, &want, &err), 0, "%s", err.msg);
+    RunArgs args = {config, weights, inputs, output, st_find(want, "loss") != NULL, false};
+    cr_assert_eq(zoo_run(&args, &err), 0, "%s: bertc run failed: %s", zc->name, err.msg);
+    SafeTensors *got;
+    cr_assert_eq(st_open_file(NULL, output, &got, &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < want->n_tensors; i++) {
+        const StTensorInfo *t = &want->tensors[i];
+        if (t->dtype == ST_I64 || t->dtype == ST_I32)
+            compare_int(zc->name, t->name, got, t, want);
+        else
+            compare_f32(zc->name, t->name, got, t, want);
+    }
+    st_close(got);
+    st_close(want);
+    remove(output);
+}

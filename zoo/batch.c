@@ -1,0 +1,209 @@
+/* zoo/batch.c — named inputs (Batch) and named outputs (Outputs), with the
+ * input checks every model shares. */
+#include "zoo/zoo.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+void batch_init(Batch *b, const char *source)
+{
+    memset(b, 0, sizeof *b);
+    b->source = source;
+}
+
+static BatchItem *batch_slot(Batch *b, const char *name)
+{
+    for (int i = 0; i < b->n; i++)
+        if (strcmp(b->items[i].name, name) == 0)
+            return &b->items[i];
+    if (b->n == BATCH_MAX)
+        bertc_fatal("batch: more than %d inputs", BATCH_MAX);
+    BatchItem *it = &b->items[b->n++];
+    memset(it, 0, sizeof *it);
+    it->name = name;
+    return it;
+}
+
+void batch_put_ids(Batch *b, const char *name, ITensor t)
+{
+    BatchItem *it = batch_slot(b, name);
+    it->is_int = true;
+    it->ids = t;
+}
+
+void batch_put_f32(Batch *b, const char *name, Tensor t)
+{
+    BatchItem *it = batch_slot(b, name);
+    it->is_int = false;
+    it->f32 = t;
+}
+
+static bool is_float_dtype(StDtype d)
+{
+    return d == ST_F32 || d == ST_F16 || d == ST_BF16 || d == ST_F64;
+}
+
+/* The names are copied: the batch outlives the open file. */
+int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcError *err)
+{
+    for (size_t i = 0; i < st->n_tensors; i++) {
+        const StTensorInfo *t = &st->tensors[i];
+        size_t len = strlen(t->name) + 1;
+        char *name = arena_alloc(arena, len);
+        memcpy(name, t->name, len);
+        if (is_float_dtype(t->dtype)) {
+            Tensor x;
+            if (st_load_tensor(st, t->name, arena, &x, err) != 0)
+                return -1;
+            batch_put_f32(b, name, x);
+        } else {
+            ITensor x;
+            if (st_load_itensor(st, t->name, arena, &x, err) != 0)
+                return -1;
+            batch_put_ids(b, name, x);
+        }
+    }
+    return 0;
+}
+
+const BatchItem *batch_find(const Batch *b, const char *name)
+{
+    for (int i = 0; i < b->n; i++)
+        if (strcmp(b->items[i].name, name) == 0)
+            return &b->items[i];
+    return NULL;
+}
+
+/* "[B, S] = [2, 16]"-style text of the expected shape (-1 prints as "*"). */
+static void expected_str(char *buf, size_t len, int ndim, const int64_t *shape)
+{
+    size_t pos = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < ndim && pos < len; i++) {
+        if (shape[i] < 0)
+            pos += (size_t)snprintf(buf + pos, len - pos, i ? ", *" : "*");
+        else
+            pos += (size_t)snprintf(buf + pos, len - pos, i ? ", %lld" : "%lld",
+                                    (long long)shape[i]);
+    }
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+}
+
+static int check_shape(const Batch *b, const char *name, int ndim, const int64_t *shape,
+                       int got_ndim, const int64_t *got, BertcError *err)
+{
+    bool ok = got_ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++)
+        ok = shape[i] < 0 || shape[i] == got[i];
+    if (ok)
+        return 0;
+    char want[SHAPE_STR_LEN], have[SHAPE_STR_LEN];
+    expected_str(want, sizeof want, ndim, shape);
+    return bertc_errorf(err, "%s: '%s' must have shape %s, got %s", b->source, name, want,
+                        shape_str(have, sizeof have, got_ndim, got));
+}
+
+int batch_ids(const Batch *b, const char *name, int ndim, const int64_t *shape, ITensor *out,
+              BertcError *err)
+{
+    const BatchItem *it = batch_find(b, name);
+    if (!it)
+        return bertc_errorf(err, "%s: missing input tensor '%s'", b->source, name);
+    if (!it->is_int)
+        return bertc_errorf(err, "%s: '%s' must hold integers (I64 or I32), got floats",
+                            b->source, name);
+    if (check_shape(b, name, ndim, shape, it->ids.ndim, it->ids.shape, err) != 0)
+        return -1;
+    *out = it->ids;
+    return 0;
+}
+
+int batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, Tensor *out,
+              BertcError *err)
+{
+    const BatchItem *it = batch_find(b, name);
+    if (!it)
+        return bertc_errorf(err, "%s: missing input tensor '%s'", b->source, name);
+    if (it->is_int)
+        return bertc_errorf(err, "%s: '%s' must hold floats (F32), got integers", b->source,
+                            name);
+    if (check_shape(b, name, ndim, shape, it->f32.ndim, it->f32.shape, err) != 0)
+        return -1;
+    *out = it->f32;
+    return 0;
+}
+
+/* "[1, 5]": the multi-index of flat position i in t. */
+static void index_str(char *buf, size_t len, const ITensor *t, int64_t i)
+{
+    int64_t idx[TENSOR_MAX_DIMS];
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        idx[d] = t->shape[d] ? i % t->shape[d] : 0;
+        i = t->shape[d] ? i / t->shape[d] : 0;
+    }
+    shape_str(buf, len, t->ndim, idx);
+}
+
+int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
+                      int64_t hi, const char *limit_name, BertcError *err)
+{
+    for (int64_t i = 0; i < t->numel; i++) {
+        int64_t v = t->data[i];
+        if (v >= lo && v < hi)
+            continue;
+        char at[SHAPE_STR_LEN];
+        index_str(at, sizeof at, t, i);
+        if (v < lo)
+            return bertc_errorf(err, "%s: '%s'%s = %lld is below %lld", b->source, name, at,
+                                (long long)v, (long long)lo);
+        return bertc_errorf(err, "%s: '%s'%s = %lld is >= %s %lld", b->source, name, at,
+                            (long long)v, limit_name, (long long)hi);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+void outputs_init(Outputs *o) { o->n = 0; }
+
+static OutputItem *output_slot(Outputs *o, Graph *g, const char *fmt, va_list ap)
+{
+    if (o->n == OUTPUTS_MAX)
+        bertc_fatal("outputs: more than %d outputs", OUTPUTS_MAX);
+    char buf[256];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = strlen(buf) + 1;
+    char *name = arena_alloc(g->step, n);
+    memcpy(name, buf, n);
+    OutputItem *it = &o->items[o->n++];
+    memset(it, 0, sizeof *it);
+    it->name = name;
+    return it;
+}
+
+void outputs_put(Outputs *o, Graph *g, Var *v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    OutputItem *it = output_slot(o, g, fmt, ap);
+    va_end(ap);
+    it->var = v;
+}
+
+void outputs_put_ids(Outputs *o, Graph *g, ITensor t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    OutputItem *it = output_slot(o, g, fmt, ap);
+    va_end(ap);
+    it->ids = t;
+    it->is_int = true;
+}
+
+Var *outputs_get(const Outputs *o, const char *name)
+{
+    for (int i = 0; i < o->n; i++)
+        if (!o->items[i].is_int && strcmp(o->items[i].name, name) == 0)
+            return o->items[i].var;
+    return NULL;
+}

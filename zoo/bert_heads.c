@@ -1,0 +1,238 @@
+/* zoo/bert_heads.c — HF BertModel, BertForSequenceClassification (§6.2) and
+ * BertForMaskedLM with the LM head shared by SpanBERT. */
+#include "zoo/zoo.h"
+
+#include <string.h>
+
+/* ---- BertModel -------------------------------------------------------- */
+
+static void *bert_model_build(Registry *r, const BertConfig *cfg, BertcError *err)
+{
+    (void)err;
+    BertModel *m = arena_calloc(r->arena, 1, sizeof *m);
+    bert_model_init(m, r, cfg, BERT_HF, true);
+    return m;
+}
+
+static int bert_model_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
+                          Outputs *out, BertcError *err)
+{
+    BertModel *m = impl;
+    BertInputs x;
+    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
+                         err) != 0)
+        return -1;
+    BertOutput r = bert_model_forward(g, m, &x);
+    bert_put_outputs(out, g, m, &r);
+    return 0;
+}
+
+const ModelArch arch_bert_model = {ARCH_BERT_MODEL, "BertModel", bert_model_build,
+                                   bert_model_run, NULL};
+
+/* ---- BertForSequenceClassification ------------------------------------ */
+
+typedef struct BertSeqCls {
+    BertModel bert;
+    Dropout dropout;
+    Linear classifier;    /* (num_labels, H) */
+} BertSeqCls;
+
+static void *seqcls_build(Registry *r, const BertConfig *cfg, BertcError *err)
+{
+    if (cfg->num_labels < 1) {
+        bertc_errorf(err, "config: num_labels must be >= 1, got %d", cfg->num_labels);
+        return NULL;
+    }
+    BertSeqCls *m = arena_calloc(r->arena, 1, sizeof *m);
+    nn_push(r, "bert", "BertModel", false);
+    bert_model_init(&m->bert, r, cfg, BERT_HF, true);
+    nn_pop(r);
+    dropout_init(&m->dropout, r, "dropout", cfg->hidden_dropout_prob);
+    linear_init(&m->classifier, r, "classifier", cfg->hidden_size, cfg->num_labels, true);
+    return m;
+}
+
+/* The seed's rule when config.json does not say: one label is regression;
+ * several with integer labels single-label; several with float labels
+ * multi-label. */
+static ProblemType resolve_problem(const BertConfig *cfg, const BatchItem *labels)
+{
+    if (cfg->problem_type != PROBLEM_UNSET)
+        return cfg->problem_type;
+    if (cfg->num_labels == 1)
+        return PROBLEM_REGRESSION;
+    return labels && labels->is_int ? PROBLEM_SINGLE_LABEL : PROBLEM_MULTI_LABEL;
+}
+
+/* Labels as floats of the given shape (regression and multi-label accept
+ * integer files too: 0/1 targets are often stored as I64). */
+static int float_labels(const Batch *in, int ndim, const int64_t *shape, Graph *g, Tensor *out,
+                        BertcError *err)
+{
+    const BatchItem *it = batch_find(in, "labels");
+    if (!it->is_int)
+        return batch_f32(in, "labels", ndim, shape, out, err);
+    ITensor ids;
+    if (batch_ids(in, "labels", ndim, shape, &ids, err) != 0)
+        return -1;
+    *out = tensor_empty(g->step, ids.ndim, ids.shape);
+    for (int64_t i = 0; i < ids.numel; i++)
+        out->data[i] = (float)ids.data[i];
+    return 0;
+}
+
+/* Sets *loss (NULL when the batch has no labels); returns -1 on bad labels. */
+static int seqcls_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *logits,
+                       Var **loss, BertcError *err)
+{
+    const BatchItem *labels = batch_find(in, "labels");
+    int64_t B = logits->value.shape[0], C = cfg->num_labels;
+    *loss = NULL;
+    if (!labels)
+        return 0;
+    ProblemType problem = resolve_problem(cfg, labels);
+    if (problem == PROBLEM_REGRESSION) {
+        /* mean((logits.squeeze() - labels.squeeze())^2) */
+        int64_t shape[1] = {B};
+        Tensor y;
+        if (C != 1)
+            return bertc_errorf(err, "config: regression needs num_labels 1, got %lld",
+                                (long long)C);
+        if (float_labels(in, 1, shape, g, &y, err) != 0)
+            return -1;
+        *loss = ag_mse(g, ag_reshape(g, logits, 1, shape), &y);
+    } else if (problem == PROBLEM_MULTI_LABEL) {
+        int64_t shape[2] = {B, C};
+        Tensor y;
+        if (float_labels(in, 2, shape, g, &y, err) != 0)
+            return -1;
+        *loss = ag_bce_with_logits(g, logits, &y);
+    } else {
+        int64_t shape[1] = {B};
+        ITensor target;
+        if (batch_ids(in, "labels", 1, shape, &target, err) != 0)
+            return -1;
+        for (int64_t i = 0; i < B; i++)
+            if (target.data[i] != -100 && (target.data[i] < 0 || target.data[i] >= C))
+                return bertc_errorf(err, "%s: 'labels'[%lld] = %d is outside [0, num_labels "
+                                    "%lld)", in->source, (long long)i, target.data[i],
+                                    (long long)C);
+        *loss = ag_cross_entropy(g, logits, &target, -100);
+    }
+    return 0;
+}
+
+static int seqcls_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
+                      Outputs *out, BertcError *err)
+{
+    BertSeqCls *m = impl;
+    BertInputs x;
+    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
+                         err) != 0)
+        return -1;
+    BertOutput r = bert_model_forward(g, &m->bert, &x);
+    Var *pooled = dropout_forward(g, &m->dropout, r.pooler_output);
+    Var *logits = linear_forward(g, &m->classifier, pooled);          /* (B, num_labels) */
+    Var *loss;
+    if (seqcls_loss(cfg, g, in, logits, &loss, err) != 0)
+        return -1;
+    outputs_put(out, g, logits, "logits");
+    bert_put_outputs(out, g, &m->bert, &r);
+    if (loss)
+        outputs_put(out, g, loss, "loss");
+    return 0;
+}
+
+const ModelArch arch_bert_seqcls = {ARCH_BERT_SEQCLS, "BertForSequenceClassification",
+                                    seqcls_build, seqcls_run, NULL};
+
+/* ---- the LM head and BertForMaskedLM ---------------------------------- */
+
+void bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings)
+{
+    int64_t H = cfg->hidden_size, V = cfg->vocab_size;
+    h->act = cfg->hidden_act;
+    nn_push(r, "cls", "BertOnlyMLMHead", false);
+    nn_push(r, "predictions", "BertLMPredictionHead", false);
+    nn_push(r, "transform", "BertPredictionHeadTransform", false);
+    linear_init(&h->transform, r, "dense", H, H, true);
+    layernorm_init(&h->transform_ln, r, "LayerNorm", H, cfg->layer_norm_eps);
+    nn_pop(r);
+    h->bias = nn_param(r, "bias", 1, &V, INIT_ZEROS);
+    nn_push(r, "decoder", nn_format(r, "Linear(in_features=%lld, out_features=%lld, bias=True)",
+                                    (long long)H, (long long)V), true);
+    nn_tie(r, "cls.predictions.decoder.weight", word_embeddings);
+    nn_tie(r, "cls.predictions.decoder.bias", h->bias);
+    nn_pop(r);
+    h->decoder_weight = word_embeddings;
+    nn_pop(r);
+    nn_pop(r);
+}
+
+Var *bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x)
+{
+    Var *t = bert_activation(g, h->act, linear_forward(g, &h->transform, x));
+    t = layernorm_forward(g, &h->transform_ln, t);
+    return ag_linear(g, t, h->decoder_weight, h->bias);       /* t E^T + b */
+}
+
+typedef struct BertMLM {
+    BertModel bert;
+    BertLMHead head;
+} BertMLM;
+
+static void *mlm_build(Registry *r, const BertConfig *cfg, BertcError *err)
+{
+    (void)err;
+    BertMLM *m = arena_calloc(r->arena, 1, sizeof *m);
+    nn_push(r, "bert", "BertModel", false);
+    bert_model_init(&m->bert, r, cfg, BERT_HF, false);
+    nn_pop(r);
+    bert_lm_head_init(&m->head, r, cfg, m->bert.word.weight);
+    return m;
+}
+
+/* The masked-LM loss: CE over every position whose label is not -100. */
+static int mlm_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *logits, Var **loss,
+                    BertcError *err)
+{
+    int64_t B = logits->value.shape[0], S = logits->value.shape[1], V = cfg->vocab_size;
+    int64_t bs[2] = {B, S};
+    ITensor labels;
+    *loss = NULL;
+    if (!batch_find(in, "labels"))
+        return 0;
+    if (batch_ids(in, "labels", 2, bs, &labels, err) != 0)
+        return -1;
+    for (int64_t i = 0; i < labels.numel; i++)
+        if (labels.data[i] != -100 && (labels.data[i] < 0 || labels.data[i] >= V))
+            return bertc_errorf(err, "%s: 'labels' holds %d, neither -100 nor a token id "
+                                "below vocab_size %lld", in->source, labels.data[i], (long long)V);
+    int64_t flat[2] = {B * S, V}, n = B * S;
+    ITensor target = itensor_view(labels.data, 1, &n);
+    *loss = ag_cross_entropy(g, ag_reshape(g, logits, 2, flat), &target, -100);
+    return 0;
+}
+
+static int mlm_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
+                   BertcError *err)
+{
+    BertMLM *m = impl;
+    BertInputs x;
+    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
+                         err) != 0)
+        return -1;
+    BertOutput r = bert_model_forward(g, &m->bert, &x);
+    Var *logits = bert_lm_head_forward(g, &m->head, r.last_hidden_state);
+    Var *loss;
+    if (mlm_loss(cfg, g, in, logits, &loss, err) != 0)
+        return -1;
+    outputs_put(out, g, logits, "logits");
+    bert_put_outputs(out, g, &m->bert, &r);
+    if (loss)
+        outputs_put(out, g, loss, "loss");
+    return 0;
+}
+
+const ModelArch arch_bert_mlm = {ARCH_BERT_MLM, "BertForMaskedLM", mlm_build, mlm_run, NULL};

@@ -1,0 +1,42 @@
+/* zoo/model.c — the table of architectures and the Model life cycle. */
+#include "zoo/zoo.h"
+
+static const ModelArch *const architectures[ARCH_COUNT] = {
+    [ARCH_BERT_MODEL] = &arch_bert_model,
+    [ARCH_BERT_SEQCLS] = &arch_bert_seqcls,
+    [ARCH_BERT_MLM] = &arch_bert_mlm,
+    [ARCH_CGBERT] = &arch_cgbert,
+    [ARCH_QACGBERT] = &arch_qacgbert,
+    [ARCH_SUMMARIZER] = &arch_summarizer,
+    [ARCH_QACONV] = &arch_qaconv,
+    [ARCH_SPANBERT] = &arch_spanbert,
+};
+
+const ModelArch *zoo_arch(BertArch id)
+{
+    return (unsigned)id < ARCH_COUNT ? architectures[id] : NULL;
+}
+
+int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
+{
+    const ModelArch *arch = zoo_arch(cfg->arch);
+    if (!arch || !arch->build)
+        return bertc_errorf(err, "architecture %s is not available in this build",
+                            bert_arch_name(cfg->arch));
+    m->cfg = *cfg;
+    m->arch = arch;
+    m->reg = registry_create(arena, arch->name);
+    m->impl = arch->build(m->reg, &m->cfg, err);
+    return m->impl ? 0 : -1;
+}
+
+int model_load(Model *m, const char *path, bool init_missing, BertcError *err)
+{
+    LoadOptions opts = {.init_missing = init_missing, .rename = m->arch->rename};
+    return registry_load_file(m->reg, path, &opts, err);
+}
+
+int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err)
+{
+    return m->arch->forward(m->impl, &m->cfg, g, in, out, err);
+}

@@ -1,0 +1,130 @@
+/* zoo/run.c — `bertc run`: config + weights + inputs -> outputs (+ gradients).
+ * The parity tests call this same function, so what they check is exactly
+ * what the command line does. */
+#include "zoo/zoo.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Room for every output, and with --grad one gradient per parameter key. */
+typedef struct OutputFile {
+    StEntry *entries;
+    size_t n;
+    char *names;          /* "grad.<key>" strings */
+    size_t names_used;
+} OutputFile;
+
+static int output_file_alloc(OutputFile *f, const Outputs *o, const Registry *r, BertcError *err)
+{
+    size_t names = 1;
+    for (int i = 0; i < r->n_params; i++)
+        names += strlen(r->params[i].name) + 6;
+    f->entries = bertc_sys_alloc(sizeof(StEntry) * (size_t)(o->n + r->n_params + 1));
+    f->names = bertc_sys_alloc(names);
+    f->n = f->names_used = 0;
+    if (!f->entries || !f->names)
+        return bertc_errorf(err, "out of memory preparing %d outputs", o->n + r->n_params);
+    return 0;
+}
+
+static void output_file_free(OutputFile *f)
+{
+    bertc_sys_free(f->entries);
+    bertc_sys_free(f->names);
+}
+
+static void add_outputs(OutputFile *f, const Outputs *o)
+{
+    for (int i = 0; i < o->n; i++) {
+        const OutputItem *it = &o->items[i];
+        f->entries[f->n++] = it->is_int ? st_entry_itensor(it->name, &it->ids)
+                                        : st_entry_tensor(it->name, &it->var->value);
+    }
+}
+
+/* grad.<key> for every parameter key; a tied alias repeats its owner's total
+ * gradient under its own name. Buffers have no gradient. */
+static void add_gradients(OutputFile *f, const Registry *r)
+{
+    for (int i = 0; i < r->n_params; i++) {
+        const Param *p = &r->params[i];
+        if (p->buffer)
+            continue;
+        char *name = f->names + f->names_used;
+        f->names_used += (size_t)sprintf(name, "grad.%s", p->name) + 1;
+        StEntry e = st_entry_tensor(name, &p->var->value);
+        e.f32 = p->var->grad;
+        f->entries[f->n++] = e;
+    }
+}
+
+static int read_inputs(const char *path, Arena *arena, Batch *in, BertcError *err)
+{
+    SafeTensors *st;
+    if (st_open_file(NULL, path, &st, err) != 0)
+        return -1;
+    batch_init(in, path);
+    int rc = batch_from_safetensors(in, st, arena, err);
+    st_close(st);
+    return rc;
+}
+
+static void print_stats(const Arena *params, const Arena *inputs, const Graph *g)
+{
+    fprintf(stderr, "memory: parameters %.2f MiB, inputs %.2f MiB, step high-water %.2f MiB\n",
+            arena_high_water(params) / 1048576.0, arena_high_water(inputs) / 1048576.0,
+            arena_high_water(g->step) / 1048576.0);
+}
+
+static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *g,
+                     BertcError *err)
+{
+    Batch in;
+    Outputs out;
+    if (model_load(m, args->weights, false, err) != 0 ||
+        read_inputs(args->inputs, inputs_arena, &in, err) != 0)
+        return -1;
+    ag_set_training(g, false);
+    ag_set_no_grad(g, !args->grad);
+    outputs_init(&out);
+    if (model_forward(m, g, &in, &out, err) != 0)
+        return -1;
+    if (args->grad) {
+        Var *loss = outputs_get(&out, "loss");
+        if (!loss)
+            return bertc_errorf(err, "%s: --grad needs a loss: give the labels the model "
+                                "needs", args->inputs);
+        registry_zero_grad(m->reg);
+        ag_backward(g, loss);
+    }
+    OutputFile f;
+    int rc = output_file_alloc(&f, &out, m->reg, err);
+    if (rc == 0) {
+        add_outputs(&f, &out);
+        if (args->grad)
+            add_gradients(&f, m->reg);
+        rc = st_write_file(args->output, f.entries, f.n, NULL, 0, err);
+    }
+    output_file_free(&f);
+    return rc;
+}
+
+int zoo_run(const RunArgs *args, BertcError *err)
+{
+    BertConfig cfg;
+    if (bert_config_read(args->config, &cfg, err) != 0)
+        return -1;
+    Arena *params = arena_create("params", 1 << 20);
+    Arena *inputs = arena_create("inputs", 1 << 16);
+    Graph *g = ag_graph_create(1 << 20, 0);
+    Model m;
+    int rc = model_build(&m, params, &cfg, err);
+    if (rc == 0)
+        rc = run_model(args, &m, inputs, g, err);
+    if (rc == 0 && args->stats)
+        print_stats(params, inputs, g);
+    ag_graph_destroy(g);
+    arena_destroy(inputs);
+    arena_destroy(params);
+    return rc;
+}

@@ -1,0 +1,233 @@
+/*
+ * zoo/zoo.h — the BERT variants of SPEC §6 and the one code path that runs
+ * them (`bertc run`, the parity tests and the examples all go through it).
+ *
+ * A model is an architecture (ModelArch: how to register its parameters and
+ * how to run a forward) plus a config.json (BertConfig) plus a Registry that
+ * holds its parameters under their PyTorch names. Inputs are named tensors
+ * (a Batch); outputs are named Vars (Outputs), with the names of SPEC §6, so
+ * "layers.0.attention_probs" or "hidden_states.2" can be looked at.
+ *
+ *     BertConfig cfg;  Model m;  BertcError err;
+ *     bert_config_read("config.json", &cfg, &err);
+ *     Arena *params = arena_create("params", 1 << 20);
+ *     model_build(&m, params, &cfg, &err);           // registers every parameter
+ *     model_load(&m, "weights.safetensors", false, &err);
+ *     Graph *g = ag_graph_create(1 << 20, 0);
+ *     ag_set_training(g, false);
+ *     Batch in;  batch_init(&in, "inputs");
+ *     batch_put_ids(&in, "input_ids", ids);           // (B, S)
+ *     batch_put_ids(&in, "attention_mask", mask);     // (B, S)
+ *     Outputs out;  outputs_init(&out);
+ *     model_forward(&m, g, &in, &out, &err);          // out: "logits", "pooler_output", ...
+ *     Var *logits = outputs_get(&out, "logits");
+ */
+#ifndef BERTC_ZOO_H
+#define BERTC_ZOO_H
+
+#include "nn/nn.h"
+
+/* ------------------------------------------------------------------------ */
+/* Batch: the named inputs of one forward                                    */
+/* ------------------------------------------------------------------------ */
+
+#define BATCH_MAX 32
+
+typedef struct BatchItem {
+    const char *name;
+    bool is_int;
+    ITensor ids;          /* integer inputs (ids, masks, labels, positions) */
+    Tensor f32;           /* float inputs (regression / multi-label labels) */
+} BatchItem;
+
+typedef struct Batch {
+    const char *source;   /* named in messages: the inputs file, or "batch" */
+    int n;
+    BatchItem items[BATCH_MAX];
+} Batch;
+
+void batch_init(Batch *b, const char *source);
+void batch_put_ids(Batch *b, const char *name, ITensor t);
+void batch_put_f32(Batch *b, const char *name, Tensor t);
+/* Every tensor of a safetensors file: I64/I32/U8/BOOL become ITensor (range
+ * checked), F32/F16/BF16/F64 become Tensor. */
+int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcError *err);
+const BatchItem *batch_find(const Batch *b, const char *name);
+
+/* A required integer input with ndim dims; shape[i] == -1 accepts any size,
+ * otherwise it must match. Errors name the source, the tensor and both
+ * shapes ("inputs.safetensors: 'input_ids' must be (B, S) = [2, 16], got
+ * [2, 17]"). A float tensor where ids are expected is an error too. */
+int batch_ids(const Batch *b, const char *name, int ndim, const int64_t *shape, ITensor *out,
+              BertcError *err);
+int batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, Tensor *out,
+              BertcError *err);
+/* Every value in [lo, hi): else an error naming the tensor, the position,
+ * the value and the limit ("'input_ids'[1, 5] = 30522 is >= vocab_size 30522"). */
+int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
+                      int64_t hi, const char *limit_name, BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* Outputs: the named results of one forward                                 */
+/* ------------------------------------------------------------------------ */
+
+#define OUTPUTS_MAX 512
+
+typedef struct OutputItem {
+    const char *name;
+    Var *var;             /* float outputs */
+    ITensor ids;          /* integer outputs (written as I64) */
+    bool is_int;
+} OutputItem;
+
+typedef struct Outputs {
+    int n;
+    OutputItem items[OUTPUTS_MAX];
+} Outputs;
+
+void outputs_init(Outputs *o);
+/* The name is copied into the graph's step arena (printf-style). */
+void outputs_put(Outputs *o, Graph *g, Var *v, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void outputs_put_ids(Outputs *o, Graph *g, ITensor t, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+Var *outputs_get(const Outputs *o, const char *name);     /* NULL if absent */
+
+/* ------------------------------------------------------------------------ */
+/* Architectures and models                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ModelArch {
+    BertArch id;
+    const char *name;     /* architectures[0], also the printed root module */
+    /* Register every parameter (SPEC §6 names) and return the model's own
+     * struct, allocated in r->arena. Checks config values the model needs. */
+    void *(*build)(Registry *r, const BertConfig *cfg, BertcError *err);
+    /* Validate the inputs against the config, run the forward, and put every
+     * SPEC §6 output (and "loss" when the labels are given). */
+    int (*forward)(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
+                   BertcError *err);
+    /* Optional: another spelling of a parameter name in weight files. */
+    bool (*rename)(const char *name, char *alt, size_t len);
+} ModelArch;
+
+/* The architectures, one file each family (zoo/bert.c, zoo/cgbert.c, ...). */
+extern const ModelArch arch_bert_model, arch_bert_seqcls, arch_bert_mlm, arch_cgbert,
+    arch_qacgbert, arch_summarizer, arch_qaconv, arch_spanbert;
+const ModelArch *zoo_arch(BertArch id);
+
+typedef struct Model {
+    BertConfig cfg;
+    const ModelArch *arch;
+    Registry *reg;
+    void *impl;
+} Model;
+
+int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
+/* Load weights by name (SPEC §5 rules). init_missing: keep parameters the
+ * file lacks at their init, with one warning listing them. */
+int model_load(Model *m, const char *path, bool init_missing, BertcError *err);
+int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* The shared BERT encoder (zoo/bert.c), SPEC §6.1                           */
+/* ------------------------------------------------------------------------ */
+
+typedef enum BertFlavor {
+    BERT_HF,              /* §6.1.1: (word + token_type) + position, finfo.min mask */
+    BERT_PPB              /* §6.1.2 pytorch_pretrained_bert: (word + position) + token_type, -10000 */
+} BertFlavor;
+
+typedef struct BertLayer {
+    BertSelfAttention self;           /* attention.self.{query,key,value} */
+    Linear attn_out;                  /* attention.output.dense */
+    LayerNorm attn_ln;                /* attention.output.LayerNorm */
+    Dropout attn_drop;
+    Linear inter;                     /* intermediate.dense */
+    Linear out;                       /* output.dense */
+    LayerNorm out_ln;                 /* output.LayerNorm */
+    Dropout out_drop;
+} BertLayer;
+
+typedef struct BertModel {
+    BertFlavor flavor;
+    Embedding word, position, token_type;
+    LayerNorm emb_ln;
+    Dropout emb_drop;
+    int n_layers;
+    BertLayer *layers;
+    bool has_pooler;
+    Linear pooler;                    /* pooler.dense */
+    BertAct act;
+    int64_t heads;
+} BertModel;
+
+/* Registers "embeddings.*", "encoder.layer.{l}.*" and (has_pooler)
+ * "pooler.dense.*" under the current prefix of r (push "bert" first for
+ * "bert.embeddings..."); the module tree prints as HF's BertModel. */
+void bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
+                     bool has_pooler);
+
+/* The validated inputs of a BERT forward. */
+typedef struct BertInputs {
+    ITensor input_ids;                /* (B, S) */
+    ITensor attention_mask;           /* (B, S): 1 keep, 0 pad */
+    ITensor token_type_ids;           /* (B, S): zeros when absent */
+    int64_t B, S;
+} BertInputs;
+
+/* Reads input_ids, attention_mask (all ones if absent) and token_type_ids
+ * (zeros if absent) from the batch (names may be changed, e.g. BertSum's
+ * "src", "mask", "segs"), checking shapes, S <= max_position_embeddings,
+ * ids < vocab_size and types < type_vocab_size. */
+int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const char *ids_name,
+                     const char *mask_name, const char *types_name, BertInputs *out,
+                     BertcError *err);
+
+typedef struct BertOutput {
+    Var *last_hidden_state;           /* (B, S, H) */
+    Var *pooler_output;               /* (B, H) or NULL */
+    Var **hidden_states;              /* L + 1 of them, (B, S, H) */
+    Var **attention_probs;            /* L of them, (B, nh, S, S) */
+} BertOutput;
+
+/* Runs the embeddings, the encoder and the pooler; hidden states and
+ * attention probabilities are kept for the outputs. */
+BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in);
+/* Adds "hidden_states.{0..L}" (and "last_hidden_state", "pooler_output"). */
+void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
+
+/* HF BertLMPredictionHead (zoo/bert_heads.c), used by BertForMaskedLM and
+ * SpanBERT: t = LN(act(Dense(X))), logits = t E^T + bias with E the word
+ * embeddings (tied: "cls.predictions.decoder.weight" names the same tensor,
+ * "cls.predictions.decoder.bias" the same as "cls.predictions.bias"). */
+typedef struct BertLMHead {
+    Linear transform;                 /* cls.predictions.transform.dense */
+    LayerNorm transform_ln;           /* cls.predictions.transform.LayerNorm */
+    Var *decoder_weight;              /* = bert.embeddings.word_embeddings.weight */
+    Var *bias;                        /* cls.predictions.bias (V) */
+    BertAct act;
+} BertLMHead;
+
+/* Registers "cls.predictions.*" at the root of r, tied to word_embeddings. */
+void bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings);
+Var *bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x);   /* (B,S,H) -> (B,S,V) */
+/* The activation named by hidden_act (gelu = erf form). */
+Var *bert_activation(Graph *g, BertAct act, Var *x);
+
+/* ------------------------------------------------------------------------ */
+/* The run path of `bertc run` (zoo/run.c)                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct RunArgs {
+    const char *config, *weights, *inputs, *output;
+    bool grad;            /* backward of "loss", and grad.<name> for every parameter */
+    bool stats;           /* print arena high-water marks */
+} RunArgs;
+
+/* config + weights + inputs -> every output (F32; integer outputs I64) and,
+ * with grad, "grad.<key>" for every parameter key (tied aliases under both
+ * names) into args->output, written atomically. Eval mode. */
+int zoo_run(const RunArgs *args, BertcError *err);
+
+#endif /* BERTC_ZOO_H */
