@@ -98,6 +98,23 @@ static void compare_int(const char *c, const char *name, const SafeTensors *out,
     free(ref);
 }
 
+/* bertc summary's total must equal PyTorch's sum(p.numel() for p in
+ * model.parameters()), stored by the fixture generator. */
+static void check_param_count(const char *c, const char *config, const SafeTensors *want)
+{
+    const char *count = st_metadata_get(want, "param_count");
+    cr_assert(count, "%s: expected.safetensors has no param_count metadata", c);
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bert_config_read(config, &cfg, &err), 0, "%s", err.msg);
+    Arena *arena = arena_create("params", 1 << 16);
+    Model m;
+    cr_assert_eq(model_build(&m, arena, &cfg, &err), 0, "%s", err.msg);
+    long long ours = (long long)registry_count(m.reg), torch = atoll(count);
+    arena_destroy(arena);
+    cr_expect_eq(ours, torch, "%s: %lld parameters, PyTorch counts %lld", c, ours, torch);
+}
+
 ParameterizedTest(ZooCase *zc, zoo, parity)
 {
     char config[512], weights[512], inputs[512], expected[512], output[512];
@@ -110,6 +127,7 @@ ParameterizedTest(ZooCase *zc, zoo, parity)
     BertcError err;
     SafeTensors *want;
     cr_assert_eq(st_open_file(NULL, expected, &want, &err), 0, "%s", err.msg);
+    check_param_count(zc->name, config, want);
     RunArgs args = {config, weights, inputs, output, st_find(want, "loss") != NULL, false};
     cr_assert_eq(zoo_run(&args, &err), 0, "%s: bertc run failed: %s", zc->name, err.msg);
     SafeTensors *got;

@@ -74,7 +74,11 @@ def write_case(name, config, model, inputs, outputs, tied=None):
             expected["grad." + alias] = expected["grad." + owner]
     st.save(os.path.join(d, "weights.safetensors"), weights, metadata={"format": "pt"})
     st.save(os.path.join(d, "inputs.safetensors"), inputs)
-    st.save(os.path.join(d, "expected.safetensors"), expected)
+    # PyTorch's parameter count (tied tensors once, buffers not at all): the
+    # harness checks that `bertc summary` reports the same total.
+    count = sum(p.numel() for p in model.parameters())
+    st.save(os.path.join(d, "expected.safetensors"), expected,
+            metadata={"param_count": str(count)})
     print("wrote", d, sum(v.numel() for v in weights.values()), "parameters")
 
 
