@@ -1,0 +1,145 @@
+/* test/test_zoo_bert.c — wrong inputs to the BERT models are errors that
+ * name the tensor and the limit, never a crash; bertc summary's tree. */
+#include "test/test_util.h"
+#include "zoo/zoo.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#define CASE "test/data/zoo/bert_seqcls_single/"
+
+static Arena *arena;
+static Graph *graph;
+static Model model;
+static Batch batch;
+static ITensor ids, mask, types, labels;
+
+/* The fixture's config (V = 120, max_position_embeddings 40, 3 labels) and
+ * a valid (2, 8) batch that each test then breaks in one way. */
+static void setup(void)
+{
+    arena = arena_create("params", 1 << 16);
+    graph = ag_graph_create(1 << 16, 1);
+    ag_set_training(graph, false);
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
+    int64_t bs[2] = {2, 8}, b[1] = {2};
+    ids = itensor_new(arena, 2, bs);
+    mask = itensor_new(arena, 2, bs);
+    types = itensor_new(arena, 2, bs);
+    labels = itensor_new(arena, 1, b);
+    for (int i = 0; i < 16; i++) {
+        ids.data[i] = 5 + i;
+        mask.data[i] = 1;
+    }
+    batch_init(&batch, "inputs.safetensors");
+    batch_put_ids(&batch, "input_ids", ids);
+    batch_put_ids(&batch, "attention_mask", mask);
+    batch_put_ids(&batch, "token_type_ids", types);
+    batch_put_ids(&batch, "labels", labels);
+}
+
+static void teardown(void)
+{
+    ag_graph_destroy(graph);
+    arena_destroy(arena);
+}
+
+TestSuite(zoo_bert, .init = setup, .fini = teardown);
+
+static void expect_error(const char *a, const char *b, const char *c)
+{
+    Outputs out;
+    outputs_init(&out);
+    BertcError err;
+    cr_assert_neq(model_forward(&model, graph, &batch, &out, &err), 0, "no error");
+    cr_assert(strstr(err.msg, a) && strstr(err.msg, b) && (!c || strstr(err.msg, c)),
+              "message lacks '%s'/'%s'/'%s': %s", a, b, c ? c : "", err.msg);
+}
+
+Test(zoo_bert, valid_batch_runs)
+{
+    Outputs out;
+    outputs_init(&out);
+    BertcError err;
+    cr_assert_eq(model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
+    cr_assert(outputs_get(&out, "loss") && outputs_get(&out, "logits"));
+}
+
+Test(zoo_bert, missing_input_names_it)
+{
+    batch.n = 0;
+    batch_put_ids(&batch, "attention_mask", mask);
+    expect_error("missing input tensor", "'input_ids'", "inputs.safetensors");
+}
+
+Test(zoo_bert, float_ids_are_rejected)
+{
+    int64_t bs[2] = {2, 8};
+    batch_put_f32(&batch, "input_ids", tensor_new(arena, 2, bs));
+    expect_error("'input_ids'", "integers", NULL);
+}
+
+Test(zoo_bert, sequence_longer_than_positions)
+{
+    int64_t bs[2] = {1, 41};
+    batch_put_ids(&batch, "input_ids", itensor_new(arena, 2, bs));
+    expect_error("length 41", "max_position_embeddings 40", "'input_ids'");
+}
+
+Test(zoo_bert, id_outside_vocabulary)
+{
+    ids.data[11] = 120;
+    expect_error("'input_ids'[1, 3] = 120", "vocab_size 120", NULL);
+}
+
+Test(zoo_bert, negative_id)
+{
+    ids.data[2] = -1;
+    expect_error("'input_ids'[0, 2] = -1", "below 0", NULL);
+}
+
+Test(zoo_bert, mask_shape_must_match)
+{
+    int64_t bs[2] = {2, 7};
+    batch_put_ids(&batch, "attention_mask", itensor_new(arena, 2, bs));
+    expect_error("'attention_mask'", "[2, 8]", "[2, 7]");
+}
+
+Test(zoo_bert, token_type_outside_type_vocab)
+{
+    types.data[0] = 2;
+    expect_error("'token_type_ids'[0, 0] = 2", "type_vocab_size 2", NULL);
+}
+
+Test(zoo_bert, label_outside_classes)
+{
+    labels.data[1] = 3;
+    expect_error("'labels'[1] = 3", "num_labels 3", NULL);
+}
+
+Test(zoo_bert, summary_tree_matches_hf_layout)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    registry_print(model.reg, f);
+    fclose(f);
+    const char *lines[] = {
+        "BertForSequenceClassification(  # 23,491 params\n",
+        "  (bert): BertModel(  # 23,392 params\n",
+        "      (word_embeddings): Embedding(120, 32, padding_idx=0)  # 3,840 params\n",
+        "      (LayerNorm): LayerNorm((32,), eps=1e-12, elementwise_affine=True)",
+        "        (0): BertLayer(",
+        "            (self): BertSelfAttention(",
+        "              (query): Linear(in_features=32, out_features=32, bias=True)  # 1,056",
+        "            (intermediate_act_fn): GELUActivation()\n",
+        "      (activation): Tanh()\n",
+        "  (classifier): Linear(in_features=32, out_features=3, bias=True)  # 99 params\n",
+        "Total parameters: 23,491\n"};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        cr_expect(strstr(text, lines[i]), "summary lacks \"%s\":\n%s", lines[i], text);
+    free(text);
+}
