@@ -1,5 +1,258 @@
-/* zoo/qaconv.c — placeholder until the QAConvModelV2 family lands (its build is NULL,
- * so model_build reports that the architecture is not available). */
+/* zoo/qaconv.c — QAConvModelV2 with the loss of its trainer (SPEC §6.6),
+ * from the QAConv_Model seed (../shared/seeds/qaconv.txt): a BERT backbone,
+ * a "query attention" that pools the question into one vector, a question-
+ * type branch (multi-task learning, Liu et al. 2019, MT-DNN) and a Conv1d
+ * span classifier.
+ *
+ *   seq  = BertModel(input_ids, attention_mask, token_type_ids or 0)  (B, S, H)
+ *   q    = relu(seq · [tt == 0])[:, :Q]                    question tokens (B, Q, H)
+ *   qv   = query_layer(flatten(q))                         query vector    (B, H)
+ *   query_logits = softmax(query_calssify_layer(qv))       question type   (B, C)
+ *   k    = key_layer(seq · [tt == 1])                      context keys    (B, S, H)
+ *   attention_rate = softmax_t(k·qv / √H / T)              (B, S, 1)
+ *   v    = value_layer(seq) · attention_rate               (B, S, H)
+ *   c_k  = relu(conv1d_layer{k}(vᵀ)), k = 1, 3, 5          (B, F, S) each
+ *   z    = classify_layer([c_1; c_3; c_5]ᵀ)                (B, S, 2): start, end
+ *
+ * Q = query_len, F = conv_filters, C = num_question_types,
+ * T = attention_temperature. Dropout is identity in eval mode. */
 #include "zoo/zoo.h"
 
-const ModelArch arch_qaconv = {ARCH_QACONV, "QAConvModelV2", NULL, NULL, NULL};
+#include <math.h>
+
+/* The seed's two dropout rates, written into its code rather than its config. */
+/* nn.Dropout(0.1) on the question tokens. The seed builds it inside forward(),
+ * so it stays in training mode even after model.eval(); bertc applies it in
+ * training only, like every other dropout. */
+#define QUERY_DROPOUT 0.1f
+#define SPAN_DROPOUT 0.3f    /* self.drop_out before classify_layer */
+
+typedef struct QAConv {
+    BertModel backbone;
+    Linear query_layer;              /* (H, Q·H) */
+    Linear query_calssify_layer;     /* (C, H), the seed's spelling */
+    Linear key_layer, value_layer;   /* (H, H) */
+    Conv1d conv1d_layer1, conv1d_layer3, conv1d_layer5;   /* (F, H, k) */
+    Dropout drop_out;
+    Linear classify_layer;           /* (2, 3F) */
+} QAConv;
+
+/* Registered in the seed's __init__ order, so the tree prints as its repr. */
+static void *qaconv_build(Registry *r, const BertConfig *cfg, BertcError *err)
+{
+    int64_t H = cfg->hidden_size, Q = cfg->query_len, F = cfg->conv_filters;
+    if (cfg->query_len > cfg->max_position_embeddings) {
+        bertc_errorf(err, "config: query_len %d is longer than max_position_embeddings %d, "
+                     "so no input can hold the question", cfg->query_len,
+                     cfg->max_position_embeddings);
+        return NULL;
+    }
+    QAConv *m = arena_calloc(r->arena, 1, sizeof *m);
+    nn_push(r, "backbone", "BertModel", false);
+    bert_model_init(&m->backbone, r, cfg, BERT_HF, true);
+    nn_pop(r);
+    linear_init(&m->query_layer, r, "query_layer", Q * H, H, true);
+    linear_init(&m->query_calssify_layer, r, "query_calssify_layer", H,
+                cfg->num_question_types, true);
+    linear_init(&m->key_layer, r, "key_layer", H, H, true);
+    linear_init(&m->value_layer, r, "value_layer", H, H, true);
+    conv1d_init(&m->conv1d_layer1, r, "conv1d_layer1", H, F, 1);
+    conv1d_init(&m->conv1d_layer3, r, "conv1d_layer3", H, F, 3);
+    conv1d_init(&m->conv1d_layer5, r, "conv1d_layer5", H, F, 5);
+    dropout_init(&m->drop_out, r, "drop_out", SPAN_DROPOUT);
+    linear_init(&m->classify_layer, r, "classify_layer", 3 * F, 2, true);
+    return m;
+}
+
+/* ---- inputs ------------------------------------------------------------ */
+
+/* The seed's make_token_type_ids: 0 before the first [SEP] of the row, 1 from
+ * it on (the [SEP] itself and any padding after it are 1). A row without a
+ * [SEP] has no question/context boundary (the seed dies with an IndexError
+ * there): an error naming the row. */
+static int derive_token_types(const BertConfig *cfg, Graph *g, const Batch *in,
+                              const ITensor *ids, ITensor *tt, BertcError *err)
+{
+    int64_t B = ids->shape[0], S = ids->shape[1];
+    *tt = itensor_new(g->step, 2, ids->shape);
+    for (int64_t b = 0; b < B; b++) {
+        const int32_t *row = ids->data + b * S;
+        int64_t sep = 0;
+        while (sep < S && row[sep] != cfg->sep_token_id)
+            sep++;
+        if (sep == S)
+            return bertc_errorf(err, "%s: 'input_ids' row %lld has no [SEP] (sep_token_id "
+                                "%d), so token_type_ids cannot be derived; give "
+                                "'token_type_ids'", in->source, (long long)b,
+                                cfg->sep_token_id);
+        for (int64_t t = sep; t < S; t++)
+            tt->data[b * S + t] = 1;
+    }
+    return 0;
+}
+
+/* The backbone's inputs, S >= query_len, and the token types that choose the
+ * question (0) and context (1) rows: given, or derived from the first [SEP]. */
+static int qaconv_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInputs *x,
+                              ITensor *tt, BertcError *err)
+{
+    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", x,
+                         err) != 0)
+        return -1;
+    if (x->S < cfg->query_len)
+        return bertc_errorf(err, "%s: 'input_ids' has sequence length %lld, shorter than "
+                            "query_len %d (the question is read from the first query_len "
+                            "tokens)", in->source, (long long)x->S, cfg->query_len);
+    if (batch_find(in, "token_type_ids")) {
+        *tt = x->token_type_ids;
+        return 0;
+    }
+    return derive_token_types(cfg, g, in, &x->input_ids, tt, err);
+}
+
+/* start_positions, end_positions, question_type (B): all three or none
+ * (*has_labels false: no loss). */
+typedef struct QAConvLabels {
+    bool has_labels;
+    ITensor start_positions, end_positions, question_type;
+} QAConvLabels;
+
+static int qaconv_read_labels(const BertConfig *cfg, const Batch *in, int64_t B,
+                              QAConvLabels *y, BertcError *err)
+{
+    y->has_labels = batch_find(in, "start_positions") || batch_find(in, "end_positions") ||
+                    batch_find(in, "question_type");
+    if (!y->has_labels)
+        return 0;
+    if (batch_ids(in, "start_positions", 1, &B, &y->start_positions, err) != 0 ||
+        batch_ids(in, "end_positions", 1, &B, &y->end_positions, err) != 0 ||
+        batch_ids(in, "question_type", 1, &B, &y->question_type, err) != 0)
+        return -1;
+    return batch_check_range(in, "question_type", &y->question_type, 0,
+                             cfg->num_question_types, "num_question_types", err);
+}
+
+/* ---- forward ----------------------------------------------------------- */
+
+/* [tt == type] as a float constant (B, S, 1): multiplying by it zeroes the
+ * other rows but keeps them in the sequence (the seed's
+ * `seq * (token_type_ids.unsqueeze(-1) == type)`). */
+static Var *type_mask(Graph *g, const ITensor *tt, int type)
+{
+    int64_t shape[3] = {tt->shape[0], tt->shape[1], 1};
+    Var *m = ag_tensor(g, 3, shape, false);
+    for (int64_t i = 0; i < tt->numel; i++)
+        m->value.data[i] = tt->data[i] == type ? 1.0f : 0.0f;
+    return m;
+}
+
+/* seq (B, S, H) -> the query vector qv (B, 1, H). flatten keeps row-major
+ * order, so feature t·H + h of query_layer's input is q[b, t, h]. */
+static Var *query_vector(Graph *g, const QAConv *m, int64_t Q, Var *seq, const ITensor *tt)
+{
+    int64_t B = seq->value.shape[0], H = seq->value.shape[2];
+    Var *q = ag_relu(g, ag_mul(g, seq, type_mask(g, tt, 0)));            /* (B, S, H) */
+    q = ag_dropout(g, q, QUERY_DROPOUT);
+    q = ag_slice(g, q, 1, 0, Q);                                         /* (B, Q, H) */
+    int64_t flat[3] = {B, 1, Q * H};
+    return linear_forward(g, &m->query_layer, ag_reshape(g, q, 3, flat)); /* (B, 1, H) */
+}
+
+/* attention_rate (B, S, 1) = softmax over t of k[b,t]·qv[b] / √H / T. The
+ * softmax runs over ALL S positions: the seed masks neither padding nor the
+ * question, whose keys are key_layer.bias. */
+static Var *attention_rate(Graph *g, const QAConv *m, float temperature, Var *seq,
+                           const ITensor *tt, Var *qv)
+{
+    int64_t B = seq->value.shape[0], S = seq->value.shape[1], H = seq->value.shape[2];
+    Var *k = linear_forward(g, &m->key_layer, ag_mul(g, seq, type_mask(g, tt, 1)));
+    Var *r = ag_matmul(g, k, qv, false, true);                           /* (B, S, 1) */
+    r = ag_scale(g, ag_scale(g, r, 1.0f / sqrtf((float)H)), 1.0f / temperature);
+    int64_t bs[2] = {B, S}, bs1[3] = {B, S, 1};
+    return ag_reshape(g, ag_softmax(g, ag_reshape(g, r, 2, bs)), 3, bs1);
+}
+
+/* v (B, S, H) -> z (B, S, 2). The three convolutions see the same x = vᵀ and
+ * their feature maps are stacked in the order 1, 3, 5 (torch.cat dim 1). */
+static Var *span_logits(Graph *g, const QAConv *m, Var *v)
+{
+    Var *x = ag_transpose(g, v, 1, 2);                                   /* (B, H, S) */
+    Var *c[3] = {
+        ag_relu(g, conv1d_forward(g, &m->conv1d_layer1, x)),            /* (B, F, S) */
+        ag_relu(g, conv1d_forward(g, &m->conv1d_layer3, x)),
+        ag_relu(g, conv1d_forward(g, &m->conv1d_layer5, x)),
+    };
+    Var *features = ag_transpose(g, ag_concat(g, c, 3, 1), 1, 2);       /* (B, S, 3F) */
+    features = dropout_forward(g, &m->drop_out, features);
+    return linear_forward(g, &m->classify_layer, features);             /* (B, S, 2) */
+}
+
+/* z[..., which] as (B, S). */
+static Var *logit_column(Graph *g, Var *z, int which)
+{
+    int64_t bs[2] = {z->value.shape[0], z->value.shape[1]};
+    return ag_reshape(g, ag_slice(g, z, 2, which, which + 1), 2, bs);
+}
+
+/* ---- loss (the seed's trainer, train_mrc.py) --------------------------- */
+
+/* clamp(positions, 0, S), as HF's QA heads: S is the ignore index, so a
+ * position at or past the end drops out of the mean; a negative one becomes 0. */
+static ITensor clamp_positions(Graph *g, const ITensor *p, int64_t S)
+{
+    ITensor out = itensor_new(g->step, 1, p->shape);
+    for (int64_t i = 0; i < p->numel; i++)
+        out.data[i] = p->data[i] < 0 ? 0 : p->data[i] > S ? (int32_t)S : p->data[i];
+    return out;
+}
+
+static void qaconv_loss(const BertConfig *cfg, Graph *g, const QAConvLabels *y, Var *start,
+                        Var *end, Var *query_logits, Outputs *out)
+{
+    int64_t S = start->value.shape[1];
+    ITensor sp = clamp_positions(g, &y->start_positions, S);
+    ITensor ep = clamp_positions(g, &y->end_positions, S);
+    Var *qa_loss = ag_scale(g, ag_add(g, ag_cross_entropy(g, start, &sp, (int)S),
+                                         ag_cross_entropy(g, end, &ep, (int)S)), 0.5f);
+    /* The seed feeds the softmax PROBABILITIES of the question-type branch to
+     * CrossEntropyLoss, which applies log_softmax again, and divides by 5
+     * (query_loss_divisor). Kept on purpose: it is what the model was trained
+     * with (SPEC §6.8); it flattens that branch's gradient. */
+    Var *query_loss = ag_scale(g, ag_cross_entropy(g, query_logits, &y->question_type, -100),
+                               1.0f / cfg->query_loss_divisor);
+    outputs_put(out, g, qa_loss, "qa_loss");
+    outputs_put(out, g, query_loss, "query_loss");
+    outputs_put(out, g, ag_add(g, qa_loss, query_loss), "loss");
+}
+
+static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
+                      Outputs *out, BertcError *err)
+{
+    QAConv *m = impl;
+    BertInputs x;
+    ITensor tt;
+    QAConvLabels y;
+    if (qaconv_read_inputs(cfg, g, in, &x, &tt, err) != 0 ||
+        qaconv_read_labels(cfg, in, x.B, &y, err) != 0)
+        return -1;
+    Var *seq = bert_model_forward(g, &m->backbone, &x).last_hidden_state;    /* (B, S, H) */
+    Var *qv = query_vector(g, m, cfg->query_len, seq, &tt);                  /* (B, 1, H) */
+    int64_t bh[2] = {x.B, cfg->hidden_size};
+    Var *query_logits = ag_softmax(g, linear_forward(g, &m->query_calssify_layer,
+                                                     ag_reshape(g, qv, 2, bh)));   /* (B, C) */
+    Var *rate = attention_rate(g, m, cfg->attention_temperature, seq, &tt, qv);
+    Var *v = ag_mul(g, linear_forward(g, &m->value_layer, seq), rate);        /* (B, S, H) */
+    Var *z = span_logits(g, m, v);
+    Var *start = logit_column(g, z, 0), *end = logit_column(g, z, 1);
+    outputs_put(out, g, start, "start_logits");
+    outputs_put(out, g, end, "end_logits");
+    outputs_put(out, g, query_logits, "query_logits");
+    outputs_put(out, g, rate, "attention_rate");
+    outputs_put(out, g, seq, "last_hidden_state");
+    outputs_put_ids(out, g, tt, "used_token_type_ids");
+    if (y.has_labels)
+        qaconv_loss(cfg, g, &y, start, end, query_logits, out);
+    return 0;
+}
+
+const ModelArch arch_qaconv = {ARCH_QACONV, "QAConvModelV2", qaconv_build, qaconv_run, NULL};
