@@ -216,6 +216,51 @@ Var *bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x);   /* (B,S,H) -
 Var *bert_activation(Graph *g, BertAct act, Var *x);
 
 /* ------------------------------------------------------------------------ */
+/* SpanBERT span masking (zoo/span_masking.c), SPEC §6.7.2                   */
+/* ------------------------------------------------------------------------ */
+
+/* masking.token_kinds: what each token may be in the candidate list. */
+typedef enum TokenKind {
+    TOKEN_PADDING = -1,
+    TOKEN_WORD_START = 0,         /* a word's first WordPiece: may start a span */
+    TOKEN_CONTINUATION = 1,       /* "##..": joins the word before it */
+    TOKEN_EXCLUDED = 2            /* punctuation-initial: never a candidate */
+} TokenKind;
+
+/* The seed's loop `while budget:` can run forever (every draw rejected, or
+ * every reachable position already covered). We stop a row with an error
+ * after this many draws. A row that can still progress does so with
+ * probability >= (1 - 0.8^5) / len(cand) >= 1/768 per draw (l <= 512, one
+ * usable single-piece candidate left), so the 76 steps of a 512-token row
+ * need ~58k draws on average even then: 2^20 is 18x that, and a valid row
+ * never reaches it. Reaching it costs ~20 ms. */
+#define SPAN_MASKING_MAX_DRAWS (1L << 20)
+
+/* One unpadded row, tokens[0..l-1] with kinds[0..l-1]: the span masking of
+ * the seed's SpanCollator._whole_word_mask with cfg->masking's budget, span
+ * probability and cap, drawn from rng (SPEC §6.7.1). Writes raw_mask[t] = 1
+ * for covered positions, 0 elsewhere; the scratch (3 arrays of l) comes from
+ * `scratch`. Errors: a positive budget with no candidate, or
+ * SPAN_MASKING_MAX_DRAWS draws without spending the budget. */
+int span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
+                  Rng *rng, Arena *scratch, int32_t *raw_mask, BertcError *err);
+
+typedef struct SpanMasking {
+    ITensor raw_mask_labels;      /* (B, S) covered positions, before cleaning */
+    ITensor mask_labels;          /* (B, S) 0 on special tokens and padding */
+    ITensor input_ids;            /* (B, S) [MASK] where mask_labels == 1 */
+    ITensor labels;               /* (B, S) original id where mask_labels == 1, else -100 */
+} SpanMasking;
+
+/* The padded batch: original_input_ids (B, S), token_kinds (B, S) and
+ * lengths (B), rows in order from one stream seeded with cfg->masking.seed.
+ * Special tokens (cleaned out of mask_labels): pad, unk, cls, sep, mask ids
+ * and masking.special_token_ids. Inputs are assumed validated. */
+int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
+                 const ITensor *token_kinds, const ITensor *lengths, Arena *arena,
+                 SpanMasking *out, BertcError *err);
+
+/* ------------------------------------------------------------------------ */
 /* The run path of `bertc run` (zoo/run.c)                                   */
 /* ------------------------------------------------------------------------ */
 
