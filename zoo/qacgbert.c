@@ -1,5 +1,71 @@
-/* zoo/qacgbert.c — placeholder until the QACGBertForSequenceClassification family lands (its build is NULL,
- * so model_build reports that the architecture is not available). */
-#include "zoo/zoo.h"
+/* zoo/qacgbert.c — QACGBertForSequenceClassification (SPEC §6.4): CGBERT
+ * with quasi-attention. Wu & Ong 2021, section "Context-Guided
+ * Quasi-Attention":
+ *
+ *   Â        = A_self + λ_A ⊙ A_quasi
+ *   [C_Q; C_K] = C [Z_Q; Z_K]                               Z_Q = Wcq, Z_K = Wck
+ *   A_quasi  = α · σ( C_Q C_Kᵀ / √d )                       in (0, 1)
+ *   [λQ; λK] = σ( [Q; K] [V_Q; V_K] + [C_Q; C_K] [V_Q^C; V_K^C] )
+ *   λ_A      = 1 − (β λQ + γ λK)                            in (−1, 1)
+ *
+ * As the original code: α = β = γ = 1, the −10000 mask added before the
+ * quasi sigmoid (so padded keys get A_quasi = 0), λ per head and query row,
+ * the gates with biases. Rows of Â need not sum to 1 and may be negative.
+ * Embeddings, deep context, layers, pooler and loss: zoo/cgbert.c. */
+#include "zoo/cgbert_internal.h"
 
-const ModelArch arch_qacgbert = {ARCH_QACGBERT, "QACGBertForSequenceClassification", NULL, NULL, NULL};
+static void qacgbert_attention_init(CgSelfAttention *m, Registry *r, const BertConfig *cfg)
+{
+    int64_t H = cfg->hidden_size, d = H / cfg->num_attention_heads;
+    m->heads = cfg->num_attention_heads;
+    linear_init(&m->Wq, r, "Wq", H, H, true);
+    linear_init(&m->Wk, r, "Wk", H, H, true);
+    linear_init(&m->Wv, r, "Wv", H, H, true);
+    linear_init(&m->Wcq, r, "Wcq", H, H, true);     /* applied to D before the head split */
+    linear_init(&m->Wck, r, "Wck", H, H, true);
+    linear_init(&m->lambda_Qc, r, "lambda_Qc", d, 1, true);
+    linear_init(&m->lambda_Q, r, "lambda_Q", d, 1, true);
+    linear_init(&m->lambda_Kc, r, "lambda_Kc", d, 1, true);
+    linear_init(&m->lambda_K, r, "lambda_K", d, 1, true);
+    dropout_init(&m->dropout, r, "dropout", cfg->attention_probs_dropout_prob);
+    nn_leaf(r, "lambda_act", "Sigmoid()");
+    nn_leaf(r, "quasi_act", "Sigmoid()");
+}
+
+/* λ = σ(Linear(c; V^C) + Linear(x; V)): (B, nh, S, 1). */
+static Var *gate(Graph *g, const Linear *v_context, const Linear *v_x, Var *c, Var *x)
+{
+    return ag_sigmoid(g, ag_add(g, linear_forward(g, v_context, c), linear_forward(g, v_x, x)));
+}
+
+static CgAttention qacgbert_attention_forward(Graph *g, const CgSelfAttention *m, Var *x,
+                                              Var *D, Var *mask)
+{
+    CgAttention a = {0};
+    Var *Q = nn_split_heads(g, linear_forward(g, &m->Wq, x), m->heads);   /* (B, nh, S, d) */
+    Var *K = nn_split_heads(g, linear_forward(g, &m->Wk, x), m->heads);
+    Var *V = nn_split_heads(g, linear_forward(g, &m->Wv, x), m->heads);
+    a.attention_probs = ag_softmax(g, cg_scores(g, Q, K, mask));          /* (B, nh, S, S) */
+    Var *Cq = nn_split_heads(g, linear_forward(g, &m->Wcq, D), m->heads);
+    Var *Ck = nn_split_heads(g, linear_forward(g, &m->Wck, D), m->heads);
+    Var *quasi = ag_sigmoid(g, cg_scores(g, Cq, Ck, mask));                /* A_quasi */
+    a.lambda_q = gate(g, &m->lambda_Qc, &m->lambda_Q, Cq, Q);
+    a.lambda_k = gate(g, &m->lambda_Kc, &m->lambda_K, Ck, K);             /* key row i */
+    a.lambda_context = cg_one_minus(g, ag_add(g, a.lambda_q, a.lambda_k)); /* λ_A */
+    a.quasi_attention_prob = ag_mul(g, a.lambda_context, quasi);
+    a.new_attention_probs = ag_add(g, a.attention_probs, a.quasi_attention_prob);   /* Â */
+    Var *probs = dropout_forward(g, &m->dropout, a.new_attention_probs);
+    a.context = nn_merge_heads(g, ag_matmul(g, probs, V, false, false));  /* (B, S, H) */
+    return a;
+}
+
+static const CgAttentionOps qacgbert_attention = {qacgbert_attention_init,
+                                                  qacgbert_attention_forward};
+
+static void *qacgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
+{
+    return cg_build(r, cfg, &qacgbert_attention, err);
+}
+
+const ModelArch arch_qacgbert = {ARCH_QACGBERT, "QACGBertForSequenceClassification",
+                                 qacgbert_build, cg_forward, cg_rename};

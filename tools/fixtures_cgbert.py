@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""tools/fixtures_cgbert.py - parity fixtures for CGBertForSequenceClassification
+(SPEC 6.3) and QACGBertForSequenceClassification (SPEC 6.4), written from the
+SPEC with the original repository's module and parameter names
+(frankaging/Quasi-Attention-ABSA, seed bugs fixed as SPEC 6.8 says).
+Run: /usr/bin/python3 tools/fixtures_cgbert.py"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import zoo_common as Z
+
+
+class BERTLayerNorm(nn.Module):
+    """TF-style LayerNorm with parameters gamma/beta, eps 1e-12."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(c["hidden_size"]))
+        self.beta = nn.Parameter(torch.zeros(c["hidden_size"]))
+        self.eps = c["layer_norm_eps"]
+
+    def forward(self, x):
+        u = x.mean(-1, keepdim=True)
+        s = (x - u).pow(2).mean(-1, keepdim=True)
+        return self.gamma * (x - u) / torch.sqrt(s + self.eps) + self.beta
+
+
+class BERTEmbeddings(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.word_embeddings = nn.Embedding(c["vocab_size"], H)       # no padding_idx
+        self.position_embeddings = nn.Embedding(c["max_position_embeddings"], H)
+        self.token_type_embeddings = nn.Embedding(c["type_vocab_size"], H)
+        self.LayerNorm = BERTLayerNorm(c)
+        self.dropout = nn.Dropout(c["hidden_dropout_prob"])
+
+    def forward(self, ids, types):
+        pos = torch.arange(ids.shape[1])
+        e = (self.word_embeddings(ids) + self.position_embeddings(pos)) \
+            + self.token_type_embeddings(types)
+        return self.LayerNorm(e)
+
+
+def split(x, nh):
+    B, S, H = x.shape
+    return x.view(B, S, nh, H // nh).permute(0, 2, 1, 3)
+
+
+def merge(x):
+    x = x.permute(0, 2, 1, 3)
+    return x.reshape(x.shape[0], x.shape[1], -1)
+
+
+class ContextBERTSelfAttention(nn.Module):
+    """quasi=False: CGBERT (6.3); quasi=True: QACGBERT (6.4)."""
+
+    def __init__(self, c, quasi):
+        super().__init__()
+        H, nh = c["hidden_size"], c["num_attention_heads"]
+        d = H // nh
+        self.nh, self.quasi = nh, quasi
+        self.Wq, self.Wk, self.Wv = nn.Linear(H, H), nn.Linear(H, H), nn.Linear(H, H)
+        cw = H if quasi else d
+        self.Wcq, self.Wck = nn.Linear(cw, cw), nn.Linear(cw, cw)
+        self.lambda_Qc = nn.Linear(d, 1, bias=quasi)
+        self.lambda_Q = nn.Linear(d, 1, bias=quasi)
+        self.lambda_Kc = nn.Linear(d, 1, bias=quasi)
+        self.lambda_K = nn.Linear(d, 1, bias=quasi)
+        self.dropout = nn.Dropout(c["attention_probs_dropout_prob"])
+        self.lambda_act = nn.Sigmoid()
+        if quasi:
+            self.quasi_act = nn.Sigmoid()
+
+    def forward(self, x, D, M):
+        Q, K, V = split(self.Wq(x), self.nh), split(self.Wk(x), self.nh), split(self.Wv(x), self.nh)
+        d = Q.shape[-1]
+        out = {}
+        if not self.quasi:
+            Cs = split(D, self.nh)
+            Qc, Kc = self.Wcq(Cs), self.Wck(Cs)
+            lq = torch.sigmoid(self.lambda_Qc(Qc) + self.lambda_Q(Q))
+            lk = torch.sigmoid(self.lambda_Kc(Kc) + self.lambda_K(K))
+            Qh = (1 - lq) * Q + lq * Qc
+            Kh = (1 - lk) * K + lk * Kc
+            A = (Qh @ Kh.transpose(-1, -2) / math.sqrt(d) + M).softmax(-1)
+            probs = A
+        else:
+            A = (Q @ K.transpose(-1, -2) / math.sqrt(d) + M).softmax(-1)
+            Cq, Ck = split(self.Wcq(D), self.nh), split(self.Wck(D), self.nh)
+            Qs = torch.sigmoid(Cq @ Ck.transpose(-1, -2) / math.sqrt(d) + M)
+            lq = torch.sigmoid(self.lambda_Qc(Cq) + self.lambda_Q(Q))
+            lk = torch.sigmoid(self.lambda_Kc(Ck) + self.lambda_K(K))
+            lam = 1 - (lq + lk)
+            quasi = lam * Qs
+            probs = A + quasi
+            out.update(lambda_context=lam, new_attention_probs=probs, quasi_attention_prob=quasi)
+        out.update(attention_probs=A, lambda_q=lq, lambda_k=lk)
+        return merge(probs @ V), out
+
+
+class Output(nn.Module):
+    """BERTSelfOutput / BERTOutput: dense, LayerNorm(residual)."""
+
+    def __init__(self, n_in, c):
+        super().__init__()
+        self.dense = nn.Linear(n_in, c["hidden_size"])
+        self.LayerNorm = BERTLayerNorm(c)
+        self.dropout = nn.Dropout(c["hidden_dropout_prob"])
+
+    def forward(self, x, residual):
+        return self.LayerNorm(self.dense(x) + residual)
+
+
+class ContextBERTLayer(nn.Module):
+    def __init__(self, c, quasi):
+        super().__init__()
+        self.attention = nn.Module()
+        self.attention.self = ContextBERTSelfAttention(c, quasi)
+        self.attention.output = Output(c["hidden_size"], c)
+        self.intermediate = nn.Module()
+        self.intermediate.dense = nn.Linear(c["hidden_size"], c["intermediate_size"])
+        self.output = Output(c["intermediate_size"], c)
+
+    def forward(self, x, D, M):
+        ctx, out = self.attention.self(x, D, M)
+        y = self.attention.output(ctx, x)
+        return self.output(Z.gelu(self.intermediate.dense(y)), y), out
+
+
+class ContextBERTPooler(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.attention_gate = nn.Sequential(nn.Linear(H, 32), nn.ReLU(),
+                                            nn.Dropout(c["hidden_dropout_prob"]), nn.Linear(32, 1))
+        self.dense = nn.Linear(H, H)
+        self.activation = nn.Tanh()
+        self.kind = c["pooler_type"]
+
+    def forward(self, x, mask):
+        if self.kind == "first_token":
+            h = x[:, 0]
+        else:
+            s = self.attention_gate(x).masked_fill(mask.unsqueeze(-1) == 0, -1e9)
+            a = F.softmax(s, dim=1)
+            h = (a.permute(0, 2, 1) @ x).squeeze(1)
+        return torch.tanh(self.dense(h))
+
+
+class ContextBertModel(nn.Module):
+    def __init__(self, c, quasi):
+        super().__init__()
+        H, L = c["hidden_size"], c["num_hidden_layers"]
+        self.embeddings = BERTEmbeddings(c)
+        self.encoder = nn.Module()
+        self.encoder.layer = nn.ModuleList([ContextBERTLayer(c, quasi) for _ in range(L)])
+        self.encoder.context_layer = nn.ModuleList([nn.Linear(2 * H, H) for _ in range(L)])
+        self.pooler = ContextBERTPooler(c)
+        self.context_embeddings = nn.Embedding(c["context_vocab_size"], H)
+
+    def forward(self, ids, types, mask, context_ids, out):
+        dtype = self.context_embeddings.weight.dtype
+        M = (1.0 - mask[:, None, None, :].to(dtype)) * -10000.0
+        x = self.embeddings(ids, types)
+        c = self.context_embeddings(context_ids[:, 0])                  # [B, H]
+        C0 = torch.stack(ids.shape[1] * [c], dim=1)                       # [B, S, H]
+        out["hidden_states.0"] = x
+        for l, (layer, ctx) in enumerate(zip(self.encoder.layer, self.encoder.context_layer)):
+            D = ctx(torch.cat([C0, x], dim=-1)) + C0
+            x, att = layer(x, D, M)
+            out["hidden_states.%d" % (l + 1)] = x
+            for k, v in att.items():
+                out["layers.%d.%s" % (l, k)] = v
+        return self.pooler(x, mask)
+
+
+class ForSequenceClassification(nn.Module):
+    def __init__(self, c, quasi):
+        super().__init__()
+        self.bert = ContextBertModel(c, quasi)
+        self.dropout = nn.Dropout(c["hidden_dropout_prob"])
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+
+def init(model, std):
+    """Z.hf_init plus BERTLayerNorm's gamma ~ N(1, std), beta ~ N(0, std)."""
+    Z.hf_init(model, std)
+    for m in model.modules():
+        if isinstance(m, BERTLayerNorm):
+            m.gamma.data.normal_(1.0, std)
+            m.beta.data.normal_(0.0, std)
+
+
+def config(arch, pooler, **kw):
+    c = {"architectures": [arch], "vocab_size": 120, "hidden_size": 32,
+         "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64,
+         "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+         "attention_probs_dropout_prob": 0.1, "max_position_embeddings": 40,
+         "type_vocab_size": 2, "initializer_range": 0.02, "layer_norm_eps": 1e-12,
+         "pad_token_id": 0, "num_labels": 3, "context_vocab_size": 8, "pooler_type": pooler}
+    c.update(kw)
+    return c
+
+
+def case(name, arch, pooler, S, lengths, seed, **kw):
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    c = config(arch, pooler, **kw)
+    m = ForSequenceClassification(c, quasi=arch.startswith("QA"))
+    init(m, 0.2)
+    m = m.double().eval()        # dropout off (the attention_gate Sequential holds one)
+    ids, mask = Z.padded_batch(gen, S, c["vocab_size"], lengths)
+    types = torch.zeros_like(ids)
+    for b, n in enumerate(lengths):
+        types[b, n // 2:n] = 1       # the auxiliary sentence as segment B
+    B = len(lengths)
+    x = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types,
+         "context_ids": torch.randint(0, c["context_vocab_size"], (B, 1), generator=gen),
+         "labels": torch.randint(0, c["num_labels"], (B,), generator=gen)}
+    out = {}
+    pooled = m.bert(ids, types, mask, x["context_ids"], out)
+    logits = m.classifier(pooled)
+    loss = F.cross_entropy(logits, x["labels"])
+    loss.backward()
+    out.update(pooled_output=pooled, logits=logits, loss=loss)
+    Z.write_case(name, c, m, x, out)
+
+
+if __name__ == "__main__":
+    A, Q = "CGBertForSequenceClassification", "QACGBertForSequenceClassification"
+    case("cgbert_gate", A, "attention_gate", 16, [16, 11, 7], 11)
+    case("cgbert_first", A, "first_token", 18, [10, 18], 12, num_attention_heads=2)
+    case("qacgbert_gate", Q, "attention_gate", 17, [9, 17, 13], 13)
+    case("qacgbert_first", Q, "first_token", 20, [20, 6], 14, num_attention_heads=2,
+         num_hidden_layers=1)

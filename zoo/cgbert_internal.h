@@ -1,0 +1,60 @@
+/* zoo/cgbert_internal.h — the pieces CGBERT (zoo/cgbert.c) and QACGBERT
+ * (zoo/qacgbert.c) share: Wu & Ong 2021, "Context-Guided BERT for Targeted
+ * Aspect-Based Sentiment Analysis" (AAAI 2021). Everything but the
+ * self-attention is the same in both models (SPEC §6.3, §6.4):
+ *
+ *   embeddings  E   = LN((word + position) + token_type)   gamma/beta, no padding_idx
+ *   context     C0  = context_embeddings[context_ids] repeated over S       (B, S, H)
+ *   per layer   D   = Linear([C0; X_l]; context_layer.l) + C0     deep context
+ *               X_l+1 = BERT layer with a context-aware self-attention(X_l, D)
+ *   pooler      attention_gate (seed) or first_token (original repository)
+ *   classifier  logits = Linear(tanh(Linear(pool))),  loss = CE
+ *
+ * A model supplies its self-attention as a CgAttentionOps; the skeleton in
+ * zoo/cgbert.c does the rest. */
+#ifndef BERTC_ZOO_CGBERT_INTERNAL_H
+#define BERTC_ZOO_CGBERT_INTERNAL_H
+
+#include "zoo/zoo.h"
+
+/* ContextBERTSelfAttention. CGBERT: Wcq/Wck (d, d), lambda_* without bias;
+ * QACGBERT: Wcq/Wck (H, H), lambda_* with a bias. */
+typedef struct CgSelfAttention {
+    Linear Wq, Wk, Wv;                 /* (H, H) */
+    Linear Wcq, Wck;                   /* context query / key projections */
+    Linear lambda_Qc, lambda_Q, lambda_Kc, lambda_K;   /* (1, d) gates */
+    Dropout dropout;
+    int64_t heads;
+} CgSelfAttention;
+
+/* What one self-attention returns; the probability tensors are named outputs
+ * "layers.{l}.<field>" (NULL: the model has no such output). */
+typedef struct CgAttention {
+    Var *context;                      /* (B, S, H), merged heads */
+    Var *attention_probs;              /* (B, nh, S, S) */
+    Var *lambda_q, *lambda_k;          /* (B, nh, S, 1) */
+    Var *lambda_context;               /* QACGBERT: (B, nh, S, 1) */
+    Var *new_attention_probs;          /* QACGBERT: (B, nh, S, S) */
+    Var *quasi_attention_prob;         /* QACGBERT: (B, nh, S, S) */
+} CgAttention;
+
+typedef struct CgAttentionOps {
+    /* Registers the attention's parameters under the current prefix
+     * (".attention.self."). */
+    void (*init)(CgSelfAttention *m, Registry *r, const BertConfig *cfg);
+    /* x (B, S, H), D (B, S, H) the layer's context, mask (B, 1, 1, S) additive. */
+    CgAttention (*forward)(Graph *g, const CgSelfAttention *m, Var *x, Var *D, Var *mask);
+} CgAttentionOps;
+
+/* Both architectures' build/forward/rename, parameterised by the attention. */
+void *cg_build(Registry *r, const BertConfig *cfg, const CgAttentionOps *ops, BertcError *err);
+int cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
+               BertcError *err);
+/* Original-repository spelling of a parameter (Wq -> query, Wcq -> context_for_q, ...). */
+bool cg_rename(const char *name, char *alt, size_t len);
+
+/* Helpers for the attentions: 1 - x (broadcast), and q k^T / sqrt(d) + mask. */
+Var *cg_one_minus(Graph *g, Var *x);
+Var *cg_scores(Graph *g, Var *q, Var *k, Var *mask);
+
+#endif /* BERTC_ZOO_CGBERT_INTERNAL_H */
