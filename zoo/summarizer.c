@@ -1,5 +1,297 @@
-/* zoo/summarizer.c — placeholder until the Summarizer family lands (its build is NULL,
- * so model_build reports that the architecture is not available). */
+/* zoo/summarizer.c — BertSumExt with the inter-sentence Transformer (SPEC §6.5).
+ * Liu 2019, "Fine-tune BERT for Extractive Summarization"; code layout of
+ * nlpyang/BertSum (model_builder.py Summarizer, encoder.py
+ * TransformerInterEncoder, neural.py MultiHeadedAttention/PositionwiseFeedForward).
+ *
+ * A document is one token sequence with a [CLS] in front of every sentence
+ * and interval segments (0/1 alternating per sentence). BERT encodes it; the
+ * vector at each sentence's [CLS] is that sentence's representation T_i.
+ * The paper's summarization layer (§2.2, "Inter-sentence Transformer"):
+ *
+ *   h^0  = PosEmb(T)                     h~^l = LN(h^(l-1) + MHAtt(h^(l-1)))
+ *   h^l  = LN(h~^l + FFN(h~^l))          Y^_i = σ(W_o h^L_i + b_o)
+ *
+ * and what the code (which the trained checkpoints come from) computes, with
+ * the LayerNorms moved in front of each sublayer (OpenNMT's pre-norm):
+ *
+ *   top_vec   = BertModel_ppb(src, mask, segs)                   (B, S, H)   §6.1.2
+ *   sents_vec = top_vec[b, clss[b, n]] · mask_cls[b, n]           (B, N, H)   T
+ *   h^0       = sents_vec · mask_cls + pe[n]                      no √H scaling
+ *   h~^l      = h^(l-1) + MHAtt(LN(h^(l-1)))                      no LN when l = 1
+ *   h^l       = h~^l + FFN(LN(h~^l))
+ *   sent_scores = σ(W_o LN(h^L) + b_o) · mask_cls                 (B, N)      Y^
+ *   loss      = Σ mask_cls · BCE(sent_scores, labels)             trainer.py: a masked SUM
+ *
+ * SPEC §6.8 lists these departures from the paper: the first inter-sentence
+ * layer has no pre-norm (its layer_norm exists and gets a zero gradient), the
+ * positional encoding is added unscaled, padded sentences are masked by
+ * REPLACING their attention scores with −1e18, the FFN uses the tanh GELU,
+ * and every LayerNorm here has ε = 1e-6 (inter_layer_norm_eps). */
 #include "zoo/zoo.h"
 
-const ModelArch arch_summarizer = {ARCH_SUMMARIZER, "Summarizer", NULL, NULL, NULL};
+#include <math.h>
+
+/* ---- the model: parameters under the names of the original state_dict --- */
+
+typedef struct FeedForward {       /* neural.py PositionwiseFeedForward */
+    Linear w_1;                    /* (ff, H) */
+    Linear w_2;                    /* (H, ff) */
+    LayerNorm layer_norm;
+    Dropout dropout_1, dropout_2;
+} FeedForward;
+
+typedef struct InterLayer {        /* encoder.py TransformerEncoderLayer */
+    OnmtAttention self_attn;
+    FeedForward feed_forward;
+    LayerNorm layer_norm;          /* the pre-norm of layers l >= 1 */
+    Dropout dropout;
+} InterLayer;
+
+typedef struct Summarizer {
+    BertModel bert;                /* bert.model. */
+    Var *pe;                       /* encoder.pos_emb.pe (1, pe_max_len, H), a buffer */
+    Dropout pe_dropout;
+    int n_inter;
+    InterLayer *inter;             /* encoder.transformer_inter.{l} */
+    LayerNorm layer_norm;          /* encoder.layer_norm */
+    Linear wo;                     /* encoder.wo (1, H) */
+} Summarizer;
+
+/* The sinusoids of "Attention Is All You Need" §3.5, computed in float32 as
+ * PositionalEncoding.__init__ does:
+ *   pe[0, p, 2k] = sin(p · exp(2k · −ln(10000)/H)),  pe[0, p, 2k+1] = cos(same).
+ * A weights file that carries the buffer overwrites these values (SPEC §6.5:
+ * libm and PyTorch's vectorised sin differ in the last bits). */
+static void positional_encoding_fill(Var *pe)
+{
+    int64_t P = pe->value.shape[1], H = pe->value.shape[2];
+    float rate = (float)(-log(10000.0) / (double)H);
+    for (int64_t p = 0; p < P; p++)
+        for (int64_t j = 0; j < H; j++) {
+            float angle = (float)p * expf((float)(j - j % 2) * rate);
+            pe->value.data[p * H + j] = j % 2 ? cosf(angle) : sinf(angle);
+        }
+}
+
+static void feed_forward_init(FeedForward *f, Registry *r, const BertConfig *cfg, float p)
+{
+    int64_t H = cfg->hidden_size;
+    nn_push(r, "feed_forward", "PositionwiseFeedForward", false);
+    linear_init(&f->w_1, r, "w_1", H, cfg->ff_size, true);
+    linear_init(&f->w_2, r, "w_2", cfg->ff_size, H, true);
+    layernorm_init(&f->layer_norm, r, "layer_norm", H, cfg->inter_layer_norm_eps);
+    dropout_init(&f->dropout_1, r, "dropout_1", p);
+    dropout_init(&f->dropout_2, r, "dropout_2", p);
+    nn_pop(r);
+}
+
+static void inter_layer_init(InterLayer *l, Registry *r, const BertConfig *cfg, int index,
+                             float p)
+{
+    nn_push(r, nn_format(r, "%d", index), "TransformerEncoderLayer", false);
+    onmt_attention_init(&l->self_attn, r, "self_attn", cfg->hidden_size, cfg->heads, p);
+    feed_forward_init(&l->feed_forward, r, cfg, p);
+    layernorm_init(&l->layer_norm, r, "layer_norm", cfg->hidden_size, cfg->inter_layer_norm_eps);
+    dropout_init(&l->dropout, r, "dropout", p);
+    nn_pop(r);
+}
+
+/* encoder.*: the TransformerInterEncoder. Its dropout is BertSum's
+ * args.dropout; the config has no key for it, so hidden_dropout_prob (0.1 in
+ * both) stands in. It only matters in training. */
+static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg)
+{
+    int64_t H = cfg->hidden_size, pe_shape[3] = {1, cfg->pe_max_len, H};
+    float p = cfg->hidden_dropout_prob;
+    nn_push(r, "encoder", "TransformerInterEncoder", false);
+    nn_push(r, "pos_emb", "PositionalEncoding", false);
+    m->pe = nn_buffer(r, "pe", 3, pe_shape);
+    positional_encoding_fill(m->pe);
+    dropout_init(&m->pe_dropout, r, "dropout", p);
+    nn_pop(r);
+    nn_push(r, "transformer_inter", "ModuleList", false);
+    m->n_inter = cfg->inter_layers;
+    m->inter = arena_calloc(r->arena, (size_t)(m->n_inter ? m->n_inter : 1), sizeof(InterLayer));
+    for (int l = 0; l < m->n_inter; l++)
+        inter_layer_init(&m->inter[l], r, cfg, l, p);
+    nn_pop(r);
+    nn_leaf(r, "dropout", nn_format(r, "Dropout(p=%g, inplace=False)", (double)p));
+    layernorm_init(&m->layer_norm, r, "layer_norm", H, cfg->inter_layer_norm_eps);
+    linear_init(&m->wo, r, "wo", H, 1, true);
+    nn_leaf(r, "sigmoid", "Sigmoid()");
+    nn_pop(r);
+}
+
+static void *summarizer_build(Registry *r, const BertConfig *cfg, BertcError *err)
+{
+    (void)err;   /* nn/config.c has checked heads | hidden_size and the sizes */
+    Summarizer *m = arena_calloc(r->arena, 1, sizeof *m);
+    nn_push(r, "bert", "Bert", false);
+    nn_push(r, "model", "BertModel", false);
+    bert_model_init(&m->bert, r, cfg, BERT_PPB, true);   /* the pooler is never used */
+    nn_pop(r);
+    nn_pop(r);
+    inter_encoder_init(m, r, cfg);
+    return m;
+}
+
+/* ---- inputs ------------------------------------------------------------ */
+
+/* The sentence-level inputs, checked against the token-level ones. */
+typedef struct SentenceInputs {
+    ITensor clss;                  /* (B, N): [CLS] position of sentence n, 0 when padded */
+    ITensor mask_cls;              /* (B, N): 1 real sentence, 0 padding */
+    ITensor labels;                /* (B, N): 0/1, or numel 0 when absent */
+    int64_t N;
+} SentenceInputs;
+
+static int require_inputs(const Batch *in, BertcError *err)
+{
+    static const char *const names[] = {"src", "segs", "clss", "mask", "mask_cls"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!batch_find(in, names[i]))
+            return bertc_errorf(err, "%s: missing input tensor '%s' (Summarizer needs src, "
+                                "segs, clss, mask, mask_cls and, for a loss, labels)",
+                                in->source, names[i]);
+    return 0;
+}
+
+static int read_sentences(const BertConfig *cfg, const Batch *in, const BertInputs *x,
+                          SentenceInputs *s, BertcError *err)
+{
+    int64_t b_any[2] = {x->B, -1};
+    if (batch_ids(in, "clss", 2, b_any, &s->clss, err) != 0)
+        return -1;
+    s->N = s->clss.shape[1];
+    if (s->N < 1)
+        return bertc_errorf(err, "%s: 'clss' has no sentences (N = 0); a document needs at "
+                            "least one", in->source);
+    if (s->N > cfg->pe_max_len)
+        return bertc_errorf(err, "%s: 'clss' has N = %lld sentences, more than pe_max_len %d "
+                            "(the rows of encoder.pos_emb.pe)", in->source, (long long)s->N,
+                            cfg->pe_max_len);
+    if (batch_check_range(in, "clss", &s->clss, 0, x->S, "the sequence length S", err) != 0)
+        return -1;
+    int64_t bn[2] = {x->B, s->N};
+    if (batch_ids(in, "mask_cls", 2, bn, &s->mask_cls, err) != 0 ||
+        batch_check_range(in, "mask_cls", &s->mask_cls, 0, 2, "2 (a 0/1 mask)", err) != 0)
+        return -1;
+    s->labels.numel = 0;
+    if (!batch_find(in, "labels"))
+        return 0;
+    if (batch_ids(in, "labels", 2, bn, &s->labels, err) != 0 ||
+        batch_check_range(in, "labels", &s->labels, 0, 2, "2 (labels are 0/1)", err) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- forward ----------------------------------------------------------- */
+
+/* sents_vec[b, n] = top_vec[b, clss[b, n]]: rows b·S + clss[b, n] of top_vec
+ * seen as (B·S, H). (B, S, H) -> (B, N, H) */
+static Var *gather_sentences(Graph *g, Var *top_vec, const ITensor *clss)
+{
+    int64_t B = top_vec->value.shape[0], S = top_vec->value.shape[1];
+    int64_t H = top_vec->value.shape[2], N = clss->shape[1], BN = B * N;
+    ITensor rows = itensor_new(g->step, 1, &BN);
+    for (int64_t i = 0; i < BN; i++)
+        rows.data[i] = (int32_t)((i / N) * S + clss->data[i]);
+    int64_t flat[2] = {B * S, H}, bnh[3] = {B, N, H};
+    Var *picked = ag_index_select(g, ag_reshape(g, top_vec, 2, flat), 0, &rows);
+    return ag_reshape(g, picked, 3, bnh);
+}
+
+/* mask_cls as floats (B, N, 1), to broadcast over H. */
+static Var *mask_cls_var(Graph *g, const ITensor *mask_cls)
+{
+    int64_t shape[3] = {mask_cls->shape[0], mask_cls->shape[1], 1};
+    Var *m = ag_tensor(g, 3, shape, false);
+    for (int64_t i = 0; i < mask_cls->numel; i++)
+        m->value.data[i] = (float)mask_cls->data[i];
+    return m;
+}
+
+/* (B, 1, 1, N): 1 where sentence j is padding, the keys no query may see. */
+static ITensor key_padding(Graph *g, const ITensor *mask_cls)
+{
+    int64_t shape[4] = {mask_cls->shape[0], 1, 1, mask_cls->shape[1]};
+    ITensor pad = itensor_new(g->step, 4, shape);
+    for (int64_t i = 0; i < mask_cls->numel; i++)
+        pad.data[i] = mask_cls->data[i] == 0;
+    return pad;
+}
+
+/* FFN with its residual: x + W_2 gelu_tanh(W_1 LN(x)). (B, N, H) */
+static Var *feed_forward(Graph *g, const FeedForward *f, Var *x)
+{
+    Var *x_norm = layernorm_forward(g, &f->layer_norm, x);
+    Var *inter = ag_gelu_tanh(g, linear_forward(g, &f->w_1, x_norm));            /* (B, N, ff) */
+    Var *out = linear_forward(g, &f->w_2, dropout_forward(g, &f->dropout_1, inter));
+    return ag_add(g, dropout_forward(g, &f->dropout_2, out), x);
+}
+
+/* One inter-sentence layer (h^(l-1) -> h^l). Layer 0 attends over x itself:
+ * BertSum skips the pre-norm there (`if (iter != 0)`). (B, N, H) */
+static Var *inter_layer_forward(Graph *g, const InterLayer *l, int index, Var *x,
+                                const ITensor *key_pad)
+{
+    Var *x_norm = index == 0 ? x : layernorm_forward(g, &l->layer_norm, x);
+    Var *context = onmt_attention_forward(g, &l->self_attn, x_norm, x_norm, x_norm, key_pad,
+                                          NULL);
+    Var *out = ag_add(g, dropout_forward(g, &l->dropout, context), x);            /* h~^l */
+    return feed_forward(g, &l->feed_forward, out);
+}
+
+/* TransformerInterEncoder.forward: sents_vec (B, N, H) -> sent_scores (B, N). */
+static Var *inter_encoder_forward(Graph *g, const Summarizer *m, Var *sents_vec, Var *mask,
+                                  const ITensor *key_pad)
+{
+    int64_t B = sents_vec->value.shape[0], N = sents_vec->value.shape[1];
+    Var *pos_emb = ag_slice(g, m->pe, 1, 0, N);                         /* (1, N, H) */
+    Var *x = ag_add(g, ag_mul(g, sents_vec, mask), pos_emb);           /* h^0 */
+    for (int l = 0; l < m->n_inter; l++)
+        x = inter_layer_forward(g, &m->inter[l], l, x, key_pad);
+    Var *logit = linear_forward(g, &m->wo, layernorm_forward(g, &m->layer_norm, x)); /* (B, N, 1) */
+    int64_t bn[2] = {B, N};
+    return ag_reshape(g, ag_mul(g, ag_sigmoid(g, logit), mask), 2, bn);  /* Y^ */
+}
+
+/* loss = Σ_{b,n} mask_cls · BCE(sent_scores, labels), BCE's logs clamped at
+ * −100 (torch.nn.BCELoss). A padded sentence has sent_scores exactly 0, so
+ * its term mask_cls·BCE(0, y) = 0 equals BCE(0, 0) = 0, also in the gradient
+ * ((0 − 0)/max(0, 1e-12) = 0): the mask is applied to the labels and the
+ * sum taken by ag_bce. */
+static Var *summarizer_loss(Graph *g, Var *sent_scores, const SentenceInputs *s)
+{
+    Tensor y = tensor_empty(g->step, 2, s->labels.shape);
+    for (int64_t i = 0; i < y.numel; i++)
+        y.data[i] = (float)(s->labels.data[i] * s->mask_cls.data[i]);
+    return ag_bce(g, sent_scores, &y, true);
+}
+
+static int summarizer_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
+                          Outputs *out, BertcError *err)
+{
+    Summarizer *m = impl;
+    BertInputs x;
+    SentenceInputs s;
+    if (require_inputs(in, err) != 0 ||
+        bert_read_inputs(cfg, g, in, "src", "mask", "segs", &x, err) != 0 ||
+        read_sentences(cfg, in, &x, &s, err) != 0)
+        return -1;
+    BertOutput r = bert_model_forward(g, &m->bert, &x);
+    Var *top_vec = r.last_hidden_state;                                 /* (B, S, H) */
+    Var *mask = mask_cls_var(g, &s.mask_cls);                           /* (B, N, 1) */
+    ITensor key_pad = key_padding(g, &s.mask_cls);
+    Var *sents_vec = ag_mul(g, gather_sentences(g, top_vec, &s.clss), mask);   /* (B, N, H) */
+    Var *sent_scores = inter_encoder_forward(g, m, sents_vec, mask, &key_pad); /* (B, N) */
+    outputs_put(out, g, top_vec, "top_vec");
+    outputs_put(out, g, sents_vec, "sents_vec");
+    outputs_put(out, g, sent_scores, "sent_scores");
+    if (s.labels.numel)
+        outputs_put(out, g, summarizer_loss(g, sent_scores, &s), "loss");
+    return 0;
+}
+
+const ModelArch arch_summarizer = {ARCH_SUMMARIZER, "Summarizer", summarizer_build,
+                                   summarizer_run, NULL};
