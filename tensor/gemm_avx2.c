@@ -104,14 +104,17 @@ AVX2_TARGET static inline void transpose_8x8(const float *src, int64_t ld, float
 
 /* dst[k * w + r] = src[r * ld + k] for r < v, k < kc; 0 for v <= r < w.
  * Groups of 8 full rows go through 8 x 8 register transposes; the k tail and
- * a partial row group fall back to the scalar packer. */
+ * a partial row group are copied one float at a time. One row group is
+ * finished before the next: rows ld apart often fall in the same L1 set (ld =
+ * 3072 floats is 3 x 4 KiB), so sweeping all rows per k block would evict each
+ * cache line before its second half is read. */
 AVX2_TARGET void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v,
                                       int64_t kc, float *dst)
 {
     int v8 = v & ~7;
     int64_t kc8 = kc & ~(int64_t)7;
-    for (int64_t k = 0; k < kc8; k += 8)
-        for (int r0 = 0; r0 < v8; r0 += 8)
+    for (int r0 = 0; r0 < v8; r0 += 8)
+        for (int64_t k = 0; k < kc8; k += 8)
             transpose_8x8(src + r0 * ld + k, ld, dst + k * w + r0, w);
     for (int64_t k = 0; k < kc; k++)
         for (int r = k < kc8 ? v8 : 0; r < w; r++)
