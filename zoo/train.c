@@ -1,0 +1,247 @@
+/* zoo/train.c — the training engine (see train.h). */
+#include "zoo/train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+TrainOptions train_defaults(void)
+{
+    TrainOptions o = {.steps = 100, .batch_size = 16, .lr = 1e-3, .warmup = 0.1,
+                      .weight_decay = 0.01, .clip_norm = 1.0f, .eval_every = 0, .seed = 42,
+                      .checkpoint_every = 0};
+    return o;
+}
+
+void train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch)
+{
+    Rng r = rng_seed(seed * 0x9E3779B97F4A7C15ull + (uint64_t)epoch);
+    for (int64_t i = 0; i < n; i++)
+        order[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = rng_randint(&r, 0, i);
+        int64_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The state of one run, passed between the small functions below. */
+typedef struct Run {
+    Model *m;
+    const TrainTask *task;
+    const TrainOptions *opt;
+    TrainResult *res;
+    Graph *g;
+    Optimizer adamw;
+    Schedule schedule;
+    int64_t *order;           /* the current epoch's example order */
+    int64_t order_epoch;
+    int64_t *batch_idx;
+    double loss_sum;          /* since the last curve point */
+    int64_t loss_count, tokens;
+    double start;
+    bool tty;
+    FILE *csv;
+} Run;
+
+/* Example indices of `step`: examples step*B .. step*B+B-1 of the endless
+ * sequence epoch 0 order, epoch 1 order, ... */
+static void batch_indices(Run *r, int64_t step)
+{
+    int64_t n = r->task->n_train, B = r->opt->batch_size;
+    for (int64_t j = 0; j < B; j++) {
+        int64_t k = step * B + j, epoch = k / n;
+        if (epoch != r->order_epoch) {
+            train_epoch_order(r->order, n, r->opt->seed, epoch);
+            r->order_epoch = epoch;
+        }
+        r->batch_idx[j] = r->order[k % n];
+    }
+}
+
+static void format_eta(char *buf, size_t len, double seconds)
+{
+    int s = (int)(seconds + 0.5);
+    snprintf(buf, len, "%d:%02d", s / 60, s % 60);
+}
+
+static void progress(Run *r, int64_t step, double loss)
+{
+    if (r->opt->quiet)
+        return;
+    int64_t done = step + 1, total = r->opt->steps;
+    double elapsed = now_seconds() - r->start;
+    double tok_s = elapsed > 0 ? (double)r->tokens / elapsed : 0.0;
+    char eta[32];
+    format_eta(eta, sizeof eta, elapsed / (double)(done - r->res->steps_done + 1e-9) *
+                                    (double)(total - done));
+    int width = 24, filled = (int)(width * done / total);
+    char bar[32];
+    for (int i = 0; i < width; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[width] = '\0';
+    if (r->tty)
+        fprintf(stderr, "\r[%s] step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s ", bar,
+                (long long)done, (long long)total, loss, tok_s, eta);
+    else if (done == total || done % (total / 20 ? total / 20 : 1) == 0)
+        fprintf(stderr, "step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s\n", (long long)done,
+                (long long)total, loss, tok_s, eta);
+    if (r->tty && done == total)
+        fprintf(stderr, "\n");
+}
+
+static int one_step(Run *r, int64_t step, BertcError *err)
+{
+    Graph *g = r->g;
+    Batch batch;
+    Outputs out;
+    int64_t tokens = 0;
+    ag_graph_reset(g);
+    batch_indices(r, step);
+    batch_init(&batch, "batch");
+    if (r->task->make_batch(r->task->ctx, r->batch_idx, r->opt->batch_size, g, &batch, &tokens,
+                            err) != 0)
+        return -1;
+    outputs_init(&out);
+    if (model_forward(r->m, g, &batch, &out, err) != 0)
+        return -1;
+    Var *loss = outputs_get(&out, "loss");
+    if (!loss)
+        return bertc_errorf(err, "training: the model produced no loss (are the labels in "
+                            "the batch?)");
+    double value = loss->value.data[0];
+    if (!isfinite(value))
+        return bertc_errorf(err, "training: the loss is %g at step %lld; stopping before it "
+                            "reaches the weights", value, (long long)step);
+    ag_backward(g, loss);
+    if (r->opt->clip_norm > 0)
+        clip_grad_norm(r->m->reg, r->opt->clip_norm);
+    optimizer_step(&r->adamw, schedule_lr(&r->schedule, step));
+    registry_zero_grad(r->m->reg);
+    r->loss_sum += value;
+    r->loss_count++;
+    r->tokens += tokens;
+    progress(r, step, value);
+    return 0;
+}
+
+static int evaluate(Run *r, int64_t step, BertcError *err)
+{
+    TrainPoint p = {step, r->loss_count ? r->loss_sum / (double)r->loss_count : NAN, NAN, NAN};
+    if (r->task->evaluate) {
+        ag_graph_reset(r->g);
+        ag_set_training(r->g, false);
+        bool old = ag_set_no_grad(r->g, true);
+        int rc = r->task->evaluate(r->task->ctx, r->m, r->g, &p.metric, &p.eval_loss, err);
+        ag_set_no_grad(r->g, old);
+        ag_set_training(r->g, true);
+        if (rc != 0)
+            return -1;
+        if (!r->opt->quiet)
+            fprintf(stderr, "%seval at step %lld: loss %.4f, %s %.4f\n", r->tty ? "\n" : "",
+                    (long long)step, p.eval_loss, r->task->metric_name, p.metric);
+    }
+    if (r->res->n_points < TRAIN_MAX_POINTS)
+        r->res->points[r->res->n_points++] = p;
+    if (r->csv)
+        fprintf(r->csv, "%lld,%.6f,%.6f,%.6f\n", (long long)step, p.train_loss, p.eval_loss,
+                p.metric);
+    r->res->final_metric = p.metric;
+    r->res->final_eval_loss = p.eval_loss;
+    r->loss_sum = 0;
+    r->loss_count = 0;
+    return 0;
+}
+
+static int save(Run *r, int64_t steps_done, BertcError *err)
+{
+    if (!r->opt->checkpoint)
+        return 0;
+    return checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
+                           err);
+}
+
+static int resume(Run *r, int64_t *start, BertcError *err)
+{
+    *start = 0;
+    if (!r->opt->resume || !r->opt->checkpoint || access(r->opt->checkpoint, F_OK) != 0)
+        return 0;
+    if (checkpoint_load(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, start, err) != 0)
+        return -1;
+    if (!r->opt->quiet)
+        fprintf(stderr, "resumed from %s at step %lld\n", r->opt->checkpoint, (long long)*start);
+    return 0;
+}
+
+static int loop(Run *r, BertcError *err)
+{
+    int64_t start;
+    if (resume(r, &start, err) != 0)
+        return -1;
+    r->res->steps_done = start;
+    r->start = now_seconds();
+    for (int64_t step = start; step < r->opt->steps; step++) {
+        if (one_step(r, step, err) != 0)
+            return -1;
+        int64_t done = step + 1;
+        r->res->final_train_loss = r->loss_sum / (double)r->loss_count;
+        if (r->opt->eval_every && done % r->opt->eval_every == 0 && done < r->opt->steps &&
+            evaluate(r, done, err) != 0)
+            return -1;
+        if (r->opt->checkpoint_every && done % r->opt->checkpoint_every == 0 &&
+            save(r, done, err) != 0)
+            return -1;
+        if (r->opt->stop_after && done == r->opt->stop_after && done < r->opt->steps) {
+            r->res->steps_done = done;   /* like a kill: no final checkpoint */
+            return 0;
+        }
+    }
+    r->res->seconds = now_seconds() - r->start;
+    r->res->tokens_per_second = r->res->seconds > 0 ? (double)r->tokens / r->res->seconds : 0;
+    if (evaluate(r, r->opt->steps, err) != 0)
+        return -1;
+    r->res->steps_done = r->opt->steps;
+    return save(r, r->opt->steps, err);
+}
+
+int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
+              BertcError *err)
+{
+    if (task->n_train < 1 || opt->batch_size < 1 || opt->steps < 1)
+        return bertc_errorf(err, "training: needs examples (%lld), a batch size (%lld) and "
+                            "steps (%lld) of at least 1", (long long)task->n_train,
+                            (long long)opt->batch_size, (long long)opt->steps);
+    memset(res, 0, sizeof *res);
+    Run r = {.m = m, .task = task, .opt = opt, .res = res, .order_epoch = -1};
+    r.g = ag_graph_create(1 << 20, opt->seed);
+    OptimizerConfig oc = optimizer_defaults(OPT_ADAMW, opt->lr);
+    oc.weight_decay = opt->weight_decay;
+    optimizer_init(&r.adamw, m->reg, oc);
+    r.schedule = (Schedule){SCHED_LINEAR, opt->lr, (int64_t)(opt->warmup * (double)opt->steps),
+                            opt->steps};
+    r.order = bertc_sys_alloc(sizeof(int64_t) * (size_t)task->n_train);
+    r.batch_idx = bertc_sys_alloc(sizeof(int64_t) * (size_t)opt->batch_size);
+    r.tty = isatty(STDERR_FILENO);
+    r.csv = opt->loss_csv ? fopen(opt->loss_csv, "w") : NULL;
+    if (r.csv)
+        fprintf(r.csv, "step,train_loss,eval_loss,%s\n", task->metric_name);
+    int rc = r.order && r.batch_idx ? loop(&r, err)
+                                    : bertc_errorf(err, "training: out of memory");
+    res->step_arena_high_water = arena_high_water(r.g->step);
+    if (r.csv)
+        fclose(r.csv);
+    bertc_sys_free(r.order);
+    bertc_sys_free(r.batch_idx);
+    ag_graph_destroy(r.g);
+    return rc;
+}

@@ -1,0 +1,94 @@
+/*
+ * zoo/train.h — the training engine every example uses: seeded shuffling,
+ * batching through a callback, AdamW + warmup/decay, gradient clipping, a
+ * one-line progress bar, periodic evaluation, checkpoints and --resume.
+ *
+ * The loop, one step:
+ *     reset the step arena -> make_batch(examples of this step) ->
+ *     model_forward (training mode) -> backward(loss) -> clip -> AdamW ->
+ *     zero_grad.
+ * Nothing in that loop calls malloc once the step arena has grown to its
+ * high-water mark in the first step.
+ *
+ * Resuming is exact: the checkpoint holds the weights, the AdamW moments, the
+ * step and the dropout RNG; the example order of every epoch is a pure
+ * function of (seed, epoch), so the resumed run sees the same batches.
+ *
+ *     TrainTask task = {.n_train = n, .make_batch = my_batch, .ctx = &data,
+ *                       .evaluate = my_eval};
+ *     TrainOptions opt = train_defaults();
+ *     opt.steps = 600;
+ *     opt.checkpoint = "out/ckpt.safetensors";
+ *     TrainResult res;
+ *     train_run(&model, &task, &opt, &res, &err);
+ */
+#ifndef BERTC_ZOO_TRAIN_H
+#define BERTC_ZOO_TRAIN_H
+
+#include "zoo/zoo.h"
+
+/* What a task supplies. */
+typedef struct TrainTask {
+    int64_t n_train;          /* training examples, indexed 0..n_train-1 */
+    /* Fill `batch` with the n examples idx[0..n-1] (allocate in g->step);
+     * *tokens receives the number of real tokens, for the tokens/s figure. */
+    int (*make_batch)(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *batch,
+                      int64_t *tokens, BertcError *err);
+    /* Evaluate the model on held-out data (eval mode is set by the engine);
+     * returns the task's metric (accuracy, F1, ...) in *metric and the mean
+     * loss in *loss. May be NULL. */
+    int (*evaluate)(void *ctx, Model *m, Graph *g, double *metric, double *loss,
+                    BertcError *err);
+    const char *metric_name;  /* "accuracy", "exact match", ... */
+    void *ctx;
+} TrainTask;
+
+typedef struct TrainOptions {
+    int64_t steps;            /* optimizer steps in all */
+    int64_t batch_size;
+    double lr;                /* peak learning rate */
+    double warmup;            /* fraction of steps spent warming up (linear) */
+    double weight_decay;      /* AdamW */
+    float clip_norm;          /* global gradient norm, <= 0: no clipping */
+    int64_t eval_every;       /* steps between evaluations, 0: only at the end */
+    uint64_t seed;            /* shuffling and dropout */
+    const char *checkpoint;   /* path written every checkpoint_every steps and at the end */
+    int64_t checkpoint_every;
+    bool resume;              /* start from `checkpoint` if it exists */
+    int64_t stop_after;       /* stop once this many steps are done, as if the run were
+                                 killed there: no evaluation, no checkpoint beyond the
+                                 periodic ones (0: run all steps) */
+    bool quiet;               /* no progress output */
+    const char *loss_csv;     /* optional: "step,train_loss,eval_loss,metric" per eval */
+} TrainOptions;
+
+TrainOptions train_defaults(void);
+
+/* One point of the loss curve. */
+typedef struct TrainPoint {
+    int64_t step;
+    double train_loss;        /* mean over the steps since the previous point */
+    double eval_loss, metric; /* NaN when there is no evaluation */
+} TrainPoint;
+
+#define TRAIN_MAX_POINTS 256
+
+typedef struct TrainResult {
+    int64_t steps_done;
+    double final_train_loss;
+    double final_metric, final_eval_loss;
+    double seconds;
+    double tokens_per_second;
+    int n_points;
+    TrainPoint points[TRAIN_MAX_POINTS];
+    size_t step_arena_high_water;
+} TrainResult;
+
+int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
+              BertcError *err);
+
+/* The example order of an epoch: a Fisher–Yates shuffle of 0..n-1 driven by
+ * SplitMix64 seeded with seed + epoch (so a resumed run can recompute it). */
+void train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch);
+
+#endif /* BERTC_ZOO_TRAIN_H */
