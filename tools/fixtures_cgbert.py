@@ -102,8 +102,8 @@ class ContextBERTSelfAttention(nn.Module):
         return merge(probs @ V), out
 
 
-class Output(nn.Module):
-    """BERTSelfOutput / BERTOutput: dense, LayerNorm(residual)."""
+class BERTSelfOutput(nn.Module):
+    """dense, LayerNorm(residual); BERTOutput is the same on the FFN."""
 
     def __init__(self, n_in, c):
         super().__init__()
@@ -115,15 +115,29 @@ class Output(nn.Module):
         return self.LayerNorm(self.dense(x) + residual)
 
 
+class BERTOutput(BERTSelfOutput):
+    pass
+
+
+class ContextBERTAttention(nn.Module):
+    def __init__(self, c, quasi):
+        super().__init__()
+        self.self = ContextBERTSelfAttention(c, quasi)
+        self.output = BERTSelfOutput(c["hidden_size"], c)
+
+
+class BERTIntermediate(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["intermediate_size"])
+
+
 class ContextBERTLayer(nn.Module):
     def __init__(self, c, quasi):
         super().__init__()
-        self.attention = nn.Module()
-        self.attention.self = ContextBERTSelfAttention(c, quasi)
-        self.attention.output = Output(c["hidden_size"], c)
-        self.intermediate = nn.Module()
-        self.intermediate.dense = nn.Linear(c["hidden_size"], c["intermediate_size"])
-        self.output = Output(c["intermediate_size"], c)
+        self.attention = ContextBERTAttention(c, quasi)
+        self.intermediate = BERTIntermediate(c)
+        self.output = BERTOutput(c["intermediate_size"], c)
 
     def forward(self, x, D, M):
         ctx, out = self.attention.self(x, D, M)
@@ -151,16 +165,21 @@ class ContextBERTPooler(nn.Module):
         return torch.tanh(self.dense(h))
 
 
-class ContextBertModel(nn.Module):
+class ContextBERTEncoder(nn.Module):
     def __init__(self, c, quasi):
         super().__init__()
         H, L = c["hidden_size"], c["num_hidden_layers"]
+        self.layer = nn.ModuleList([ContextBERTLayer(c, quasi) for _ in range(L)])
+        self.context_layer = nn.ModuleList([nn.Linear(2 * H, H) for _ in range(L)])
+
+
+class ContextBertModel(nn.Module):
+    def __init__(self, c, quasi):
+        super().__init__()
         self.embeddings = BERTEmbeddings(c)
-        self.encoder = nn.Module()
-        self.encoder.layer = nn.ModuleList([ContextBERTLayer(c, quasi) for _ in range(L)])
-        self.encoder.context_layer = nn.ModuleList([nn.Linear(2 * H, H) for _ in range(L)])
+        self.encoder = ContextBERTEncoder(c, quasi)
         self.pooler = ContextBERTPooler(c)
-        self.context_embeddings = nn.Embedding(c["context_vocab_size"], H)
+        self.context_embeddings = nn.Embedding(c["context_vocab_size"], c["hidden_size"])
 
     def forward(self, ids, types, mask, context_ids, out):
         dtype = self.context_embeddings.weight.dtype
@@ -178,12 +197,17 @@ class ContextBertModel(nn.Module):
         return self.pooler(x, mask)
 
 
-class ForSequenceClassification(nn.Module):
-    def __init__(self, c, quasi):
+class CGBertForSequenceClassification(nn.Module):
+    def __init__(self, c, quasi=False):
         super().__init__()
         self.bert = ContextBertModel(c, quasi)
         self.dropout = nn.Dropout(c["hidden_dropout_prob"])
         self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+
+class QACGBertForSequenceClassification(CGBertForSequenceClassification):
+    def __init__(self, c):
+        super().__init__(c, quasi=True)
 
 
 def init(model, std):
@@ -210,7 +234,7 @@ def case(name, arch, pooler, S, lengths, seed, **kw):
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     c = config(arch, pooler, **kw)
-    m = ForSequenceClassification(c, quasi=arch.startswith("QA"))
+    m = globals()[arch](c)
     init(m, 0.2)
     m = m.double().eval()        # dropout off (the attention_gate Sequential holds one)
     ids, mask = Z.padded_batch(gen, S, c["vocab_size"], lengths)
