@@ -1,5 +1,334 @@
-/* zoo/spanbert.c — placeholder until the SpanBertForPreTraining family lands (its build is NULL,
- * so model_build reports that the architecture is not available). */
+/* zoo/spanbert.c — SpanBertForPreTraining (SPEC §6.7): HF BertModel without
+ * the pooler, the HF masked-LM head, and the seed's Span Boundary Objective
+ * head. Joshi et al. 2020, "SpanBERT: Improving Pre-training by
+ * Representing and Predicting Spans", §3.2, eq. (1)-(2):
+ *
+ *   y_i = f(x_{s-1}, x_{e+1}, p_{i-s+1})           for every i in a span [s, e]
+ *   h_0 = [x_{s-1}; p_{i-s+1}; x_{e+1}]             (the seed's order: left, position, right;
+ *                                                    the paper/docstring write [x_{s-1}; x_{e+1}; p])
+ *   h_1 = LayerNorm(GeLU(W_1 h_0))                  sbo_head.head.0, head.2
+ *   y_i = LayerNorm(GeLU(W_2 h_1))                  sbo_head.head.3 (no bias), head.5
+ *   L   = L_MLM + L_SBO                             both CE over the masked positions
+ *
+ * The seed's SBO head computes h = projector(X) for every position and
+ * overwrites the rows of span positions with h_0; the other rows reach the
+ * loss only at positions with label -100, so sbo_head.projector.weight has a
+ * zero gradient. The seed's head uses nn.GELU() (erf) whatever hidden_act
+ * says, and LayerNorm ε = sbo_layer_norm_eps (1e-5, PyTorch's default).
+ *
+ * Span borders (the seed indexes X[b, s-1] and X[b, e+1]): a span starting
+ * at position 0 has no x_{s-1} (Python would silently wrap to X[b, -1], the
+ * last position) and a span ending at S-1 has no x_{e+1} (the seed raises
+ * IndexError). Both are input errors naming 'mask_labels'. The collator
+ * never makes them: [CLS] opens and [SEP] closes every row. */
 #include "zoo/zoo.h"
 
-const ModelArch arch_spanbert = {ARCH_SPANBERT, "SpanBertForPreTraining", NULL, NULL, NULL};
+#include <string.h>
+
+typedef struct SBOHead {
+    Linear projector;              /* sbo_head.projector: (3H, H), no bias */
+    Embedding span_pos_emb;        /* sbo_head.span_pos_emb: (3 · sbo_max_span_length, H) */
+    Linear head0;                  /* sbo_head.head.0: W_1 (I, 3H) + bias (I) */
+    LayerNorm head2;               /* sbo_head.head.2: (I) */
+    Linear head3;                  /* sbo_head.head.3: W_2 (H, I), no bias */
+    LayerNorm head5;               /* sbo_head.head.5: (H) */
+    Var *classifier;               /* sbo_head.classifier.weight: (V, H) */
+    Var *bias;                     /* sbo_head.bias (V) = sbo_head.classifier.bias */
+} SBOHead;
+
+typedef struct SpanBert {
+    BertModel bert;                /* bert. */
+    BertLMHead mlm;                /* cls.predictions. */
+    SBOHead sbo;                   /* sbo_head. */
+} SpanBert;
+
+/* The seed's SBOHead.__init__, in its order (the own parameter `bias`
+ * comes first in the state_dict). The classifier is built without a bias and
+ * then given `bias`, so it prints as bias=True. */
+static void sbo_head_init(SBOHead *h, Registry *r, const BertConfig *cfg)
+{
+    int64_t H = cfg->hidden_size, I = cfg->sbo_dim_ffn, V = cfg->vocab_size;
+    float eps = cfg->sbo_layer_norm_eps;
+    nn_push(r, "sbo_head", "SBOHead", false);
+    h->bias = nn_param(r, "bias", 1, &V, INIT_ZEROS);
+    linear_init(&h->projector, r, "projector", H, 3 * H, false);
+    embedding_init(&h->span_pos_emb, r, "span_pos_emb", 3 * (int64_t)cfg->sbo_max_span_length,
+                   H, -1);
+    nn_push(r, "head", "Sequential", false);
+    linear_init(&h->head0, r, "0", 3 * H, I, true);
+    nn_leaf(r, "1", "GELU(approximate='none')");
+    layernorm_init(&h->head2, r, "2", I, eps);
+    linear_init(&h->head3, r, "3", I, H, false);
+    nn_leaf(r, "4", "GELU(approximate='none')");
+    layernorm_init(&h->head5, r, "5", H, eps);
+    nn_pop(r);
+    nn_push(r, "classifier", nn_format(r, "Linear(in_features=%lld, out_features=%lld, "
+                                       "bias=True)", (long long)H, (long long)V), true);
+    int64_t vh[2] = {V, H};
+    h->classifier = nn_param(r, "weight", 2, vh, INIT_NORMAL);
+    nn_tie(r, "sbo_head.classifier.bias", h->bias);
+    nn_pop(r);
+    nn_pop(r);
+}
+
+static void *spanbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
+{
+    (void)err;
+    SpanBert *m = arena_calloc(r->arena, 1, sizeof *m);
+    nn_push(r, "bert", "BertModel", false);
+    bert_model_init(&m->bert, r, cfg, BERT_HF, false);
+    nn_pop(r);
+    bert_lm_head_init(&m->mlm, r, cfg, m->bert.word.weight);
+    sbo_head_init(&m->sbo, r, cfg);
+    return m;
+}
+
+/* ---- the span positions of the SBO head ------------------------------- */
+
+/* Every position i of every span [s, e], flattened over (B, S) as b·S + t.
+ * A span is a maximal run of mask_labels == 1 (adjacent spans merge, as the
+ * seed's find_consecutive_groups). h takes row r of [projector(X); h_0]:
+ * r = b·S + t (the projector output) outside spans, B·S + g for the g-th
+ * span position. */
+typedef struct SpanPositions {
+    int64_t n;                     /* G: positions inside spans */
+    ITensor left;                  /* (G) b·S + s − 1: x_{s-1} */
+    ITensor right;                 /* (G) b·S + e + 1: x_{e+1} */
+    ITensor offset;                /* (G) i − s: the row of span_pos_emb (0-based p_{i-s+1}) */
+    ITensor rows;                  /* (B·S) the row of [projector(X); h_0] that h takes */
+} SpanPositions;
+
+/* Checks the span [s, e] of row b against the borders and the table size,
+ * then appends its positions. */
+static int add_span(const Batch *in, int64_t b, int64_t s, int64_t e, int64_t S,
+                    int64_t max_len, SpanPositions *sp, BertcError *err)
+{
+    int64_t BS = sp->rows.numel;
+    if (s == 0)
+        return bertc_errorf(err, "%s: 'mask_labels'[%lld, 0] = 1: a span starting at position "
+                            "0 has no left boundary x_{s-1} (spans need s >= 1)", in->source,
+                            (long long)b);
+    if (e == S - 1)
+        return bertc_errorf(err, "%s: 'mask_labels'[%lld, %lld] = 1: a span ending at the last "
+                            "position has no right boundary x_{e+1} (spans need e <= S-2 = %lld)",
+                            in->source, (long long)b, (long long)e, (long long)(S - 2));
+    if (e - s + 1 > max_len)
+        return bertc_errorf(err, "%s: 'mask_labels' row %lld has a span [%lld, %lld] of %lld "
+                            "positions, more than the %lld rows of sbo_head.span_pos_emb "
+                            "(3 x sbo_max_span_length)", in->source, (long long)b, (long long)s,
+                            (long long)e, (long long)(e - s + 1), (long long)max_len);
+    for (int64_t i = s; i <= e; i++) {
+        int64_t g = sp->n++;
+        sp->left.data[g] = (int32_t)(b * S + s - 1);
+        sp->right.data[g] = (int32_t)(b * S + e + 1);
+        sp->offset.data[g] = (int32_t)(i - s);
+        sp->rows.data[b * S + i] = (int32_t)(BS + g);
+    }
+    return 0;
+}
+
+/* mask_labels (B, S), already checked to be 0/1. */
+static int find_spans(const Batch *in, const ITensor *mask_labels, int64_t max_len, Arena *a,
+                      SpanPositions *sp, BertcError *err)
+{
+    int64_t B = mask_labels->shape[0], S = mask_labels->shape[1], BS = B * S;
+    sp->n = 0;
+    sp->left = itensor_new(a, 1, &BS);     /* G <= B·S; the views below shrink to G */
+    sp->right = itensor_new(a, 1, &BS);
+    sp->offset = itensor_new(a, 1, &BS);
+    sp->rows = itensor_new(a, 1, &BS);
+    for (int64_t i = 0; i < BS; i++)
+        sp->rows.data[i] = (int32_t)i;
+    for (int64_t b = 0; b < B; b++) {
+        const int32_t *m = mask_labels->data + b * S;
+        for (int64_t s = 0; s < S; s++) {
+            if (!m[s])
+                continue;
+            int64_t e = s;
+            while (e + 1 < S && m[e + 1])
+                e++;
+            if (add_span(in, b, s, e, S, max_len, sp, err) != 0)
+                return -1;
+            s = e;
+        }
+    }
+    sp->left = itensor_view(sp->left.data, 1, &sp->n);
+    sp->right = itensor_view(sp->right.data, 1, &sp->n);
+    sp->offset = itensor_view(sp->offset.data, 1, &sp->n);
+    return 0;
+}
+
+/* ---- the SBO head ------------------------------------------------------ */
+
+/* x (B, S, H) -> sbo_logits (B, S, V). */
+static Var *sbo_head_forward(Graph *g, const SBOHead *h, Var *x, const SpanPositions *sp)
+{
+    int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
+    int64_t flat[2] = {B * S, H};
+    Var *xf = ag_reshape(g, x, 2, flat);                             /* (B·S, H) */
+    Var *hid = ag_linear(g, xf, h->projector.weight, NULL);          /* (B·S, 3H) */
+    if (sp->n > 0) {
+        Var *parts[3] = {
+            ag_index_select(g, xf, 0, &sp->left),                    /* x_{s-1}   (G, H) */
+            embedding_forward(g, &h->span_pos_emb, &sp->offset),     /* p_{i-s+1} (G, H) */
+            ag_index_select(g, xf, 0, &sp->right),                   /* x_{e+1}   (G, H) */
+        };
+        Var *rows[2] = {hid, ag_concat(g, parts, 3, 1)};             /* h_0 (G, 3H) */
+        hid = ag_index_select(g, ag_concat(g, rows, 2, 0), 0, &sp->rows);  /* (B·S, 3H) */
+    }
+    /* nn.GELU(): erf form; LayerNorm eps sbo_layer_norm_eps */
+    Var *z = layernorm_forward(g, &h->head2, ag_gelu(g, linear_forward(g, &h->head0, hid)));
+    z = layernorm_forward(g, &h->head5, ag_gelu(g, linear_forward(g, &h->head3, z)));
+    Var *logits = ag_linear(g, z, h->classifier, h->bias);           /* (B·S, V) */
+    int64_t bsv[3] = {B, S, h->bias->value.shape[0]};
+    return ag_reshape(g, logits, 3, bsv);
+}
+
+/* ---- inputs ------------------------------------------------------------ */
+
+/* Every value of t (named `name`) is 0 or 1. */
+static int check_binary(const Batch *in, const char *name, const ITensor *t, BertcError *err)
+{
+    for (int64_t i = 0; i < t->numel; i++)
+        if (t->data[i] != 0 && t->data[i] != 1)
+            return bertc_errorf(err, "%s: '%s'[%lld, %lld] = %d is neither 0 nor 1", in->source,
+                                name, (long long)(i / t->shape[1]), (long long)(i % t->shape[1]),
+                                t->data[i]);
+    return 0;
+}
+
+/* labels (B, S): -100 (ignored) or a token id below vocab_size. */
+static int read_labels(const BertConfig *cfg, const Batch *in, const int64_t *bs, ITensor *labels,
+                       BertcError *err)
+{
+    if (batch_ids(in, "labels", 2, bs, labels, err) != 0)
+        return -1;
+    for (int64_t i = 0; i < labels->numel; i++) {
+        int32_t v = labels->data[i];
+        if (v != -100 && (v < 0 || v >= cfg->vocab_size))
+            return bertc_errorf(err, "%s: 'labels'[%lld, %lld] = %d is neither -100 (ignored) "
+                                "nor a token id below vocab_size %d", in->source,
+                                (long long)(i / bs[1]), (long long)(i % bs[1]), v,
+                                cfg->vocab_size);
+    }
+    return 0;
+}
+
+/* CE over the B·S positions, ignoring label -100. logits (B, S, V). */
+static Var *token_loss(Graph *g, Var *logits, const ITensor *labels)
+{
+    int64_t n = labels->numel, flat[2] = {n, logits->value.shape[2]};
+    ITensor target = itensor_view(labels->data, 1, &n);
+    return ag_cross_entropy(g, ag_reshape(g, logits, 2, flat), &target, -100);
+}
+
+/* ---- the span masking test vectors (SPEC §6.7.2) ----------------------- */
+
+static bool has_masking_inputs(const Batch *in)
+{
+    return batch_find(in, "masking.original_input_ids") || batch_find(in, "masking.token_kinds")
+        || batch_find(in, "masking.lengths");
+}
+
+/* token kinds: -1 padding, 0 word start, 1 continuation, 2 excluded. */
+static int check_kinds(const Batch *in, const ITensor *kinds, BertcError *err)
+{
+    for (int64_t i = 0; i < kinds->numel; i++)
+        if (kinds->data[i] < TOKEN_PADDING || kinds->data[i] > TOKEN_EXCLUDED)
+            return bertc_errorf(err, "%s: 'masking.token_kinds'[%lld, %lld] = %d is outside "
+                                "{-1 padding, 0 word start, 1 continuation, 2 excluded}",
+                                in->source, (long long)(i / kinds->shape[1]),
+                                (long long)(i % kinds->shape[1]), kinds->data[i]);
+    return 0;
+}
+
+static int check_lengths(const Batch *in, const ITensor *lengths, int64_t S, BertcError *err)
+{
+    for (int64_t b = 0; b < lengths->numel; b++)
+        if (lengths->data[b] < 0 || lengths->data[b] > S)
+            return bertc_errorf(err, "%s: 'masking.lengths'[%lld] = %d is outside [0, S = %lld], "
+                                "S the row length of 'masking.original_input_ids'", in->source,
+                                (long long)b, lengths->data[b], (long long)S);
+    return 0;
+}
+
+/* Runs the span masking of the config's `masking` block on the masking.*
+ * inputs and puts masking.{raw_mask_labels, mask_labels, input_ids, labels}. */
+static int run_masking(const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
+                       BertcError *err)
+{
+    int64_t any2[2] = {-1, -1};
+    ITensor ids, kinds, lengths;
+    if (!cfg->masking.present)
+        return bertc_errorf(err, "%s: the masking.* inputs need a \"masking\" object (with its "
+                            "\"seed\") in config.json", in->source);
+    if (batch_ids(in, "masking.original_input_ids", 2, any2, &ids, err) != 0 ||
+        batch_check_range(in, "masking.original_input_ids", &ids, 0, cfg->vocab_size,
+                          "vocab_size", err) != 0 ||
+        batch_ids(in, "masking.token_kinds", 2, ids.shape, &kinds, err) != 0 ||
+        check_kinds(in, &kinds, err) != 0 ||
+        batch_ids(in, "masking.lengths", 1, ids.shape, &lengths, err) != 0 ||
+        check_lengths(in, &lengths, ids.shape[1], err) != 0)
+        return -1;
+    SpanMasking m;
+    if (span_masking(cfg, &ids, &kinds, &lengths, g->step, &m, err) != 0)
+        return -1;
+    outputs_put_ids(out, g, m.raw_mask_labels, "masking.raw_mask_labels");
+    outputs_put_ids(out, g, m.mask_labels, "masking.mask_labels");
+    outputs_put_ids(out, g, m.input_ids, "masking.input_ids");
+    outputs_put_ids(out, g, m.labels, "masking.labels");
+    return 0;
+}
+
+/* ---- the model --------------------------------------------------------- */
+
+/* The model's own inputs: BERT's, mask_labels (required: they place the
+ * spans) and labels (optional: without them there is no loss). */
+static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInputs *x,
+                       SpanPositions *sp, ITensor *labels, BertcError *err)
+{
+    ITensor mask_labels;
+    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", x,
+                         err) != 0)
+        return -1;
+    int64_t bs[2] = {x->B, x->S};
+    if (batch_ids(in, "mask_labels", 2, bs, &mask_labels, err) != 0 ||
+        check_binary(in, "mask_labels", &mask_labels, err) != 0 ||
+        find_spans(in, &mask_labels, 3 * (int64_t)cfg->sbo_max_span_length, g->step, sp,
+                   err) != 0)
+        return -1;
+    labels->data = NULL;
+    if (batch_find(in, "labels") && read_labels(cfg, in, bs, labels, err) != 0)
+        return -1;
+    return 0;
+}
+
+static int spanbert_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
+                        Outputs *out, BertcError *err)
+{
+    SpanBert *m = impl;
+    BertInputs x;
+    SpanPositions sp;
+    ITensor labels;
+    if (read_inputs(cfg, g, in, &x, &sp, &labels, err) != 0)
+        return -1;
+    if (has_masking_inputs(in) && run_masking(cfg, g, in, out, err) != 0)
+        return -1;
+    BertOutput r = bert_model_forward(g, &m->bert, &x);
+    Var *mlm_logits = bert_lm_head_forward(g, &m->mlm, r.last_hidden_state);   /* (B, S, V) */
+    Var *sbo_logits = sbo_head_forward(g, &m->sbo, r.last_hidden_state, &sp);  /* (B, S, V) */
+    outputs_put(out, g, mlm_logits, "mlm_logits");
+    outputs_put(out, g, sbo_logits, "sbo_logits");
+    bert_put_outputs(out, g, &m->bert, &r);
+    if (labels.data) {
+        Var *mlm_loss = token_loss(g, mlm_logits, &labels);
+        Var *sbo_loss = token_loss(g, sbo_logits, &labels);
+        outputs_put(out, g, mlm_loss, "mlm_loss");
+        outputs_put(out, g, sbo_loss, "sbo_loss");
+        outputs_put(out, g, ag_add(g, mlm_loss, sbo_loss), "loss");
+    }
+    return 0;
+}
+
+const ModelArch arch_spanbert = {ARCH_SPANBERT, "SpanBertForPreTraining", spanbert_build,
+                                 spanbert_run, NULL};
