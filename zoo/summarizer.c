@@ -50,7 +50,6 @@ typedef struct InterLayer {        /* encoder.py TransformerEncoderLayer */
 typedef struct Summarizer {
     BertModel bert;                /* bert.model. */
     Var *pe;                       /* encoder.pos_emb.pe (1, pe_max_len, H), a buffer */
-    Dropout pe_dropout;
     int n_inter;
     InterLayer *inter;             /* encoder.transformer_inter.{l} */
     LayerNorm layer_norm;          /* encoder.layer_norm */
@@ -60,8 +59,8 @@ typedef struct Summarizer {
 /* The sinusoids of "Attention Is All You Need" §3.5, computed in float32 as
  * PositionalEncoding.__init__ does:
  *   pe[0, p, 2k] = sin(p · exp(2k · −ln(10000)/H)),  pe[0, p, 2k+1] = cos(same).
- * A weights file that carries the buffer overwrites these values (SPEC §6.5:
- * libm and PyTorch's vectorised sin differ in the last bits). */
+ * A weights file that carries the buffer overwrites these values: SPEC §6.5
+ * asks to load it, since exp/sin/cos implementations differ in the last bits. */
 static void positional_encoding_fill(Var *pe)
 {
     int64_t P = pe->value.shape[1], H = pe->value.shape[2];
@@ -103,11 +102,12 @@ static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg
 {
     int64_t H = cfg->hidden_size, pe_shape[3] = {1, cfg->pe_max_len, H};
     float p = cfg->hidden_dropout_prob;
+    const char *dropout_repr = nn_format(r, "Dropout(p=%g, inplace=False)", (double)p);
     nn_push(r, "encoder", "TransformerInterEncoder", false);
     nn_push(r, "pos_emb", "PositionalEncoding", false);
     m->pe = nn_buffer(r, "pe", 3, pe_shape);
     positional_encoding_fill(m->pe);
-    dropout_init(&m->pe_dropout, r, "dropout", p);
+    nn_leaf(r, "dropout", dropout_repr);   /* the encoder adds pe itself, undropped */
     nn_pop(r);
     nn_push(r, "transformer_inter", "ModuleList", false);
     m->n_inter = cfg->inter_layers;
@@ -115,7 +115,7 @@ static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg
     for (int l = 0; l < m->n_inter; l++)
         inter_layer_init(&m->inter[l], r, cfg, l, p);
     nn_pop(r);
-    nn_leaf(r, "dropout", nn_format(r, "Dropout(p=%g, inplace=False)", (double)p));
+    nn_leaf(r, "dropout", dropout_repr);   /* unused by TransformerInterEncoder.forward */
     layernorm_init(&m->layer_norm, r, "layer_norm", H, cfg->inter_layer_norm_eps);
     linear_init(&m->wo, r, "wo", H, 1, true);
     nn_leaf(r, "sigmoid", "Sigmoid()");
