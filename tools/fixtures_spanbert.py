@@ -247,3 +247,11 @@ if __name__ == "__main__":
                               masking={"seed": 7, "masking_budget": 0.4, "span_probability": 0.3,
                                        "max_span_length_cap": 6, "special_token_ids": [5]}),
          20, [20, 13], 3)
+    # many rows and a large budget so the masking passes the boundary rules
+    # (budget exactly 5, spans past the row end, words longer than the span):
+    # changing any of them changes these masks
+    case("spanbert_c", config(vocab_size=80, hidden_size=16, num_attention_heads=2,
+                              num_hidden_layers=1, intermediate_size=32,
+                              masking={"seed": 21, "masking_budget": 0.5,
+                                       "span_probability": 0.3}),
+         32, [32, 30, 25, 21, 18], 21)
