@@ -1,7 +1,7 @@
 /* zoo/spanbert.c — SpanBertForPreTraining (SPEC §6.7): HF BertModel without
  * the pooler, the HF masked-LM head, and the seed's Span Boundary Objective
  * head. Joshi et al. 2020, "SpanBERT: Improving Pre-training by
- * Representing and Predicting Spans", §3.2, eq. (1)-(2):
+ * Representing and Predicting Spans", §3.2:
  *
  *   y_i = f(x_{s-1}, x_{e+1}, p_{i-s+1})           for every i in a span [s, e]
  *   h_0 = [x_{s-1}; p_{i-s+1}; x_{e+1}]             (the seed's order: left, position, right;
@@ -11,9 +11,9 @@
  *   L   = L_MLM + L_SBO                             both CE over the masked positions
  *
  * The seed's SBO head computes h = projector(X) for every position and
- * overwrites the rows of span positions with h_0; the other rows reach the
- * loss only at positions with label -100, so sbo_head.projector.weight has a
- * zero gradient. The seed's head uses nn.GELU() (erf) whatever hidden_act
+ * overwrites the rows of span positions with h_0; with the collator's
+ * labels (-100 outside the spans) the other rows never reach the loss, so
+ * sbo_head.projector.weight has a zero gradient. The seed's head uses nn.GELU() (erf) whatever hidden_act
  * says, and LayerNorm ε = sbo_layer_norm_eps (1e-5, PyTorch's default).
  *
  * Span borders (the seed indexes X[b, s-1] and X[b, e+1]): a span starting
@@ -283,7 +283,8 @@ static int run_masking(const BertConfig *cfg, Graph *g, const Batch *in, Outputs
 /* ---- the model --------------------------------------------------------- */
 
 /* The model's own inputs: BERT's, mask_labels (required: they place the
- * spans) and labels (optional: without them there is no loss). */
+ * spans) and labels (optional: labels->data is NULL without them, and then
+ * there is no loss). */
 static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInputs *x,
                        SpanPositions *sp, ITensor *labels, BertcError *err)
 {
