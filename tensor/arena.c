@@ -7,6 +7,7 @@
  * loop performs zero system allocations. */
 #include "tensor/tensor.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,17 +21,21 @@ struct ArenaChunk {
     size_t used;        /* bytes used when this chunk stopped being current */
 };
 
-static size_t sys_alloc_count = 0;
+/* Atomic: GEMM worker threads allocate their packing buffers on first use. */
+static atomic_size_t sys_alloc_count;
 
 void *bertc_sys_alloc(size_t bytes)
 {
-    sys_alloc_count++;
+    atomic_fetch_add_explicit(&sys_alloc_count, 1, memory_order_relaxed);
     return malloc(bytes);
 }
 
 void bertc_sys_free(void *p) { free(p); }
 
-size_t bertc_sys_alloc_count(void) { return sys_alloc_count; }
+size_t bertc_sys_alloc_count(void)
+{
+    return atomic_load_explicit(&sys_alloc_count, memory_order_relaxed);
+}
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
