@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,8 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
 
-static size_t malloc_calls = 0;
+/* Atomic: GEMM worker threads allocate their packing buffers on first use. */
+static atomic_size_t malloc_calls;
 
 /* The linker routes every malloc/calloc/realloc of the test binary's own
  * objects (the test code and libbertc.a; not shared libraries) through these
@@ -34,7 +36,7 @@ void *__wrap_realloc(void *p, size_t n)
     return __real_realloc(p, n);
 }
 
-size_t test_malloc_calls(void) { return malloc_calls; }
+size_t test_malloc_calls(void) { return atomic_load(&malloc_calls); }
 
 void test_fill_uniform(float *x, int64_t n, Rng *rng, float lo, float hi)
 {
