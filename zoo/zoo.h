@@ -277,4 +277,102 @@ typedef struct RunArgs {
  * names) into args->output, written atomically. Eval mode. */
 int zoo_run(const RunArgs *args, BertcError *err);
 
+/* ------------------------------------------------------------------------ */
+/* WordPiece tokenizer (zoo/tokenizer*.c), SPEC §7                           */
+/* ------------------------------------------------------------------------ */
+
+/* Hugging Face BertTokenizer with do_lower_case=True (bert-base-uncased):
+ *
+ *     Tokenizer tok;  Encoding enc;  BertcError err;
+ *     Arena *a = arena_create("tokenizer", 1 << 20);
+ *     tokenizer_load(&tok, a, "data/bert-base-uncased-vocab.txt", &err);
+ *     const char *q = "Who wrote it?", *c = "Héllo wörld";
+ *     tokenizer_encode(&tok, a, q, strlen(q), c, strlen(c), 16, true, &enc, &err);
+ *     // enc.input_ids      101 2040 2626 2009 1029 102 7592 2088 102 0 ...
+ *     // enc.token_type_ids   0    0    0    0    0   0    1    1   1 0 ...
+ *     // enc.attention_mask   1 ... 1 (9 ones) then 0 for the 7 [PAD]s
+ *     // enc.start/end: "héllo" is chars [0, 5) of c; specials and pads (0, 0)
+ *     arena_destroy(a);
+ *
+ * The steps, each mirroring a function of transformers' tokenization_bert.py:
+ *  1. the special tokens [PAD] [UNK] [CLS] [SEP] [MASK] written in the text
+ *     are kept whole (PreTrainedTokenizer.tokenize splits on them first);
+ *  2. BasicTokenizer: _clean_text drops U+0000, U+FFFD and controls (C*
+ *     except \t \n \r) and maps whitespace (Zs, \t \n \r) to ' ';
+ *     _tokenize_chinese_chars makes every CJK ideograph a word of its own;
+ *     whitespace_tokenize splits on str.isspace(); each word is lower()ed
+ *     (Unicode, final sigma included), NFD-decomposed with its combining
+ *     marks (Mn) dropped (_run_strip_accents), and split at every
+ *     punctuation character (_run_split_on_punc: ASCII 33-47, 58-64, 91-96,
+ *     123-126 and Unicode P*);
+ *  3. WordpieceTokenizer: greedy longest-match-first against the vocab,
+ *     "##" before every piece but the first, one [UNK] for a word that has
+ *     no match or is longer than 100 code points;
+ *  4. encode: [CLS] A [SEP] or [CLS] A [SEP] B [SEP], token types 0 for
+ *     [CLS] A [SEP] and 1 for B [SEP], truncation 'longest_first'
+ *     (tokenization_utils_base.truncate_sequences: drop the last token of
+ *     the longer sequence, of B on a tie, one at a time), padding.
+ * The Unicode facts come from tools/gen_unicode_tables.py (Python's
+ * unicodedata and str.lower()), tools/tokenizer_ref.py is an independent
+ * Python version of the same algorithm, and test/test_tokenizer.c checks
+ * that the two agree on test/data/tokenizer/cases.json.
+ *
+ * Offsets are in CODE POINTS of the original text (as HF's
+ * return_offsets_mapping, which counts Python characters), end exclusive;
+ * byte_start/byte_end give the same span in bytes of the UTF-8 text. A
+ * dropped control character or combining mark belongs to the character
+ * before it in its word ("e\u0301" is one token spanning 2 code points).
+ * Offsets of B tokens are into text B. [CLS], [SEP] and [PAD] get (0, 0).
+ *
+ * Memory: everything comes from the caller's arena. tokenizer_parse keeps a
+ * copy of the text, 4 bytes of index and at most 16 of hash table per token:
+ * 0.6 MB for bert-base-uncased (2.7x the file), never more than 11x a file
+ * (one-letter tokens). tokenizer_encode takes at most 270 bytes per byte of
+ * text (less when words are short) plus 28 per output token. */
+
+typedef struct Tokenizer {
+    const char *name;         /* the vocab file, named in messages */
+    int32_t V;                /* vocabulary size: ids are 0 .. V-1 */
+    const char *text;         /* the tokens, NUL-terminated, in id order */
+    const uint32_t *offset;   /* (V) id -> its token's offset in text */
+    const int32_t *slots;     /* hash table token -> id + 1 (0 = empty) */
+    uint32_t slot_mask;       /* slots has slot_mask + 1 entries */
+    int32_t max_chars;        /* longest token, in code points */
+    int32_t pad_id, unk_id, cls_id, sep_id, mask_id;
+} Tokenizer;
+
+#define TOKENIZER_MAX_WORD_CHARS 100   /* HF max_input_chars_per_word */
+
+/* vocab.txt bytes -> tokenizer: one token a line, id = line number - 1,
+ * "\n" or "\r\n" line ends. Errors name the file and line: an empty file,
+ * an empty line, invalid UTF-8 (with its byte offset), a NUL byte, a
+ * duplicate token (with the line it first appeared on), or a missing
+ * [PAD] [UNK] [CLS] [SEP] [MASK]. The text is copied into the arena. */
+int tokenizer_parse(Tokenizer *t, Arena *a, const char *name, const char *text, size_t len,
+                    BertcError *err);
+/* tokenizer_parse of a file (zoo/tokenizer_file.c). */
+int tokenizer_load(Tokenizer *t, Arena *a, const char *path, BertcError *err);
+
+int32_t tokenizer_id(const Tokenizer *t, const char *token, size_t len);   /* -1 if absent */
+const char *tokenizer_token(const Tokenizer *t, int32_t id);  /* NULL if out of range */
+
+/* One encoded sequence of S tokens; arrays of S in the caller's arena. */
+typedef struct Encoding {
+    int32_t S;
+    int32_t *input_ids, *token_type_ids, *attention_mask;
+    int32_t *start, *end;             /* code points of the token's text, [start, end) */
+    int32_t *byte_start, *byte_end;   /* the same span in bytes */
+    int32_t n_a, n_b;                 /* tokens of A and of B kept after truncation */
+} Encoding;
+
+/* Encodes text A (len_a bytes of UTF-8, may hold any byte value) and, when
+ * text_b is not NULL, text B. max_len > 0 truncates (longest_first) to
+ * max_len tokens and, with pad, pads with [PAD] (type 0, mask 0) up to it;
+ * max_len 0 keeps every token. Errors: invalid UTF-8 ("text B: invalid
+ * UTF-8 at byte 7"), max_len below the 2 (3 for a pair) special tokens,
+ * or a single text that truncation would empty (HF refuses that too). */
+int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
+                     const char *text_b, size_t len_b, int32_t max_len, bool pad,
+                     Encoding *out, BertcError *err);
+
 #endif /* BERTC_ZOO_H */

@@ -1,0 +1,372 @@
+/* test/test_tokenizer.c — the WordPiece tokenizer (zoo/tokenizer*.c, SPEC §7):
+ * the cases of tools/tokenizer_ref.py (an independent Python version of HF
+ * BertTokenizer) on the real bert-base-uncased vocab, ids read off the vocab
+ * by hand, WordPiece on a tiny vocab, truncation, and every error: bad UTF-8
+ * input, bad vocab files, impossible max_len; random bytes never crash. */
+#include <criterion/criterion.h>
+
+#include "nn/json.h"
+#include "zoo/zoo.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define VOCAB_PATH "data/bert-base-uncased-vocab.txt"
+#define CASES_PATH "test/data/tokenizer/cases.json"
+
+static Arena *arena;
+
+static void setup(void) { arena = arena_create("test_tokenizer", 1 << 20); }
+static void teardown(void) { arena_destroy(arena); }
+
+TestSuite(tokenizer, .init = setup, .fini = teardown);
+
+static Tokenizer load_real(void)
+{
+    Tokenizer t;
+    BertcError err = {{0}};
+    cr_assert_eq(tokenizer_load(&t, arena, VOCAB_PATH, &err), 0, "%s", err.msg);
+    return t;
+}
+
+/* A tiny vocab from a string, asserting it loads. */
+static Tokenizer load_text(const char *text)
+{
+    Tokenizer t;
+    BertcError err = {{0}};
+    cr_assert_eq(tokenizer_parse(&t, arena, "tiny.txt", text, strlen(text), &err), 0, "%s",
+                 err.msg);
+    return t;
+}
+
+static Encoding encode_ok(const Tokenizer *t, const char *a, const char *b, int max_len,
+                          bool pad)
+{
+    Encoding e;
+    BertcError err = {{0}};
+    int rc = tokenizer_encode(t, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len, pad, &e,
+                              &err);
+    cr_assert_eq(rc, 0, "encoding \"%s\" failed: %s", a, err.msg);
+    return e;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The reference cases                                                       */
+/* ------------------------------------------------------------------------ */
+
+static const JsonValue *load_cases(void)
+{
+    FILE *fp = fopen(CASES_PATH, "rb");
+    cr_assert(fp, "cannot open %s (run the tests from the repository root)", CASES_PATH);
+    static char buf[1 << 17];
+    size_t n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    cr_assert(n > 0 && n < sizeof buf, "%s: %zu bytes, expected 1..%zu", CASES_PATH, n,
+              sizeof buf - 1);
+    JsonDoc *doc;
+    BertcError err = {{0}};
+    cr_assert_eq(json_parse(arena, CASES_PATH, buf, n, &doc, &err), 0, "%s", err.msg);
+    return json_get(doc->root, "cases");
+}
+
+/* The int array `key` of a case equals got[0..S), element by element. */
+static void expect_ints(const JsonValue *c, const char *name, const char *key,
+                        const int32_t *got, int32_t S)
+{
+    const JsonValue *want = json_get(c, key);
+    cr_assert_eq((int32_t)want->length, S, "%s: %s has %d tokens, the reference %zu", name,
+                 key, S, want->length);
+    for (int32_t i = 0; i < S; i++)
+        cr_expect_eq(got[i], json_at(want, (size_t)i)->integer,
+                     "%s: %s[%d] = %d, the reference says %lld", name, key, i, got[i],
+                     (long long)json_at(want, (size_t)i)->integer);
+}
+
+static void expect_offsets(const JsonValue *c, const char *name, const Encoding *e)
+{
+    const JsonValue *want = json_get(c, "offsets");
+    for (int32_t i = 0; i < e->S; i++) {
+        int64_t s = json_at(json_at(want, (size_t)i), 0)->integer;
+        int64_t f = json_at(json_at(want, (size_t)i), 1)->integer;
+        cr_expect(e->start[i] == s && e->end[i] == f,
+                  "%s: token %d spans code points (%d, %d), the reference (%lld, %lld)", name,
+                  i, e->start[i], e->end[i], (long long)s, (long long)f);
+    }
+}
+
+/* Byte offsets name the same span as code-point offsets: counting the code
+ * points (non-continuation bytes) before each byte offset gives the other. */
+static void expect_byte_offsets(const char *name, const Encoding *e, const char *a,
+                                const char *b)
+{
+    for (int32_t i = 0; i < e->S; i++) {
+        const char *text = e->token_type_ids[i] ? b : a;
+        int32_t cps_before_start = 0, cps_before_end = 0;
+        for (int32_t k = 0; k < e->byte_end[i]; k++) {
+            bool lead = ((uint8_t)text[k] & 0xC0) != 0x80;
+            cps_before_start += lead && k < e->byte_start[i];
+            cps_before_end += lead;
+        }
+        bool empty = e->start[i] == e->end[i];
+        cr_expect(empty ? e->byte_start[i] == e->byte_end[i]
+                        : cps_before_start == e->start[i] && cps_before_end == e->end[i],
+                  "%s: token %d bytes (%d, %d) do not match code points (%d, %d)", name, i,
+                  e->byte_start[i], e->byte_end[i], e->start[i], e->end[i]);
+    }
+}
+
+static void run_case(const Tokenizer *t, const JsonValue *c)
+{
+    const JsonValue *a = json_get(c, "a"), *b = json_get(c, "b");
+    const char *name = json_get(c, "name")->string;
+    int64_t max_len = json_get(c, "max_len")->integer;
+    bool pad = json_get(c, "pad")->boolean;
+    Encoding e;
+    BertcError err = {{0}};
+    int rc = tokenizer_encode(t, arena, a->string, a->length, b ? b->string : NULL,
+                              b ? b->length : 0, (int32_t)max_len, pad, &e, &err);
+    cr_assert_eq(rc, 0, "%s: %s", name, err.msg);
+    expect_ints(c, name, "ids", e.input_ids, e.S);
+    expect_ints(c, name, "types", e.token_type_ids, e.S);
+    expect_ints(c, name, "mask", e.attention_mask, e.S);
+    expect_offsets(c, name, &e);
+    expect_byte_offsets(name, &e, a->string, b ? b->string : NULL);
+}
+
+Test(tokenizer, reference_cases_match_ids_types_mask_offsets)
+{
+    Tokenizer t = load_real();
+    const JsonValue *cases = load_cases();
+    cr_assert_geq(cases->length, 40, "only %zu reference cases", cases->length);
+    for (size_t k = 0; k < cases->length; k++)
+        run_case(&t, json_at(cases, k));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hand-checked against the vocab's lines (id = line number - 1)             */
+/* ------------------------------------------------------------------------ */
+
+Test(tokenizer, real_vocab_ids_read_by_hand)
+{
+    Tokenizer t = load_real();
+    cr_expect_eq(t.V, 30522);
+    cr_expect_eq(t.pad_id, 0);
+    cr_expect_eq(t.unk_id, 100);
+    cr_expect_eq(t.cls_id, 101);
+    cr_expect_eq(t.sep_id, 102);
+    cr_expect_eq(t.mask_id, 103);
+    cr_expect_eq(tokenizer_id(&t, "hello", 5), 7592, "line 7593 of the vocab is 'hello'");
+    cr_expect_eq(tokenizer_id(&t, "world", 5), 2088, "line 2089 of the vocab is 'world'");
+    cr_expect_eq(tokenizer_id(&t, "##able", 6), 3085, "line 3086 of the vocab is '##able'");
+    cr_expect_eq(tokenizer_id(&t, "hellox", 6), -1);
+    cr_expect_str_eq(tokenizer_token(&t, 7592), "hello");
+    cr_expect_null(tokenizer_token(&t, 30522));
+    cr_expect_null(tokenizer_token(&t, -1));
+    /* "Hello, world!" -> [CLS] hello , world ! [SEP]: ',' is line 1011, '!' line 1000. */
+    Encoding e = encode_ok(&t, "Hello, world!", NULL, 0, false);
+    int32_t want[] = {101, 7592, 1010, 2088, 999, 102};
+    cr_assert_eq(e.S, 6);
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(e.input_ids[i], want[i], "token %d: %d, want %d", i, e.input_ids[i],
+                     want[i]);
+}
+
+Test(tokenizer, empty_input_is_cls_sep)
+{
+    Tokenizer t = load_real();
+    const char *inputs[] = {"", " ", "\t\n\r ", "\x01\x02", "\xcc\x81"};  /* U+0301 alone */
+    for (int k = 0; k < 5; k++) {
+        Encoding e = encode_ok(&t, inputs[k], NULL, 0, false);
+        cr_assert_eq(e.S, 2, "input %d: %d tokens", k, e.S);
+        cr_expect(e.input_ids[0] == 101 && e.input_ids[1] == 102);
+        cr_expect(e.attention_mask[0] == 1 && e.attention_mask[1] == 1);
+        cr_expect(e.start[0] == 0 && e.end[0] == 0 && e.start[1] == 0 && e.end[1] == 0);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* WordPiece on a tiny vocab                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define TINY "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nun\n##aff\n##able\na\n##a\nb\n"
+
+Test(tokenizer, wordpiece_greedy_longest_match_first)
+{
+    Tokenizer t = load_text(TINY);
+    /* HF's docstring example: "unaffable" -> ["un", "##aff", "##able"]. */
+    Encoding e = encode_ok(&t, "unaffable", NULL, 0, false);
+    int32_t want[] = {2, 5, 6, 7, 3};
+    cr_assert_eq(e.S, 5);
+    for (int i = 0; i < 5; i++)
+        cr_expect_eq(e.input_ids[i], want[i], "token %d: %d, want %d", i, e.input_ids[i],
+                     want[i]);
+    cr_expect(e.start[1] == 0 && e.end[1] == 2 && e.start[2] == 2 && e.end[2] == 5);
+    /* "unaffableb": no "##b" -> the whole word is one [UNK] spanning all of it. */
+    e = encode_ok(&t, "unaffableb", NULL, 0, false);
+    cr_assert_eq(e.S, 3);
+    cr_expect_eq(e.input_ids[1], 1);
+    cr_expect(e.start[1] == 0 && e.end[1] == 10, "[UNK] spans (%d, %d)", e.start[1],
+              e.end[1]);
+}
+
+Test(tokenizer, words_longer_than_100_chars_are_unk)
+{
+    Tokenizer t = load_text(TINY);
+    char word[102];
+    memset(word, 'a', 101);
+    word[101] = '\0';
+    Encoding e = encode_ok(&t, word, NULL, 0, false);
+    cr_assert_eq(e.S, 3, "101 chars: %d tokens, want [CLS] [UNK] [SEP]", e.S);
+    cr_expect_eq(e.input_ids[1], 1);
+    word[100] = '\0';
+    e = encode_ok(&t, word, NULL, 0, false);
+    cr_expect_eq(e.S, 102, "100 chars: a + 99 x ##a, %d tokens", e.S);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Truncation 'longest_first' and padding                                    */
+/* ------------------------------------------------------------------------ */
+
+Test(tokenizer, truncation_longest_first)
+{
+    Tokenizer t = load_text(TINY);
+    /* A has 5 tokens, B 2. max_len 7 cuts 3, all from the longer A: 5 -> 2.
+     * max_len 6 cuts one more, and on the 2 vs 2 tie B loses it. */
+    Encoding e = encode_ok(&t, "a a a a a", "b b", 7, false);
+    cr_expect(e.n_a == 2 && e.n_b == 2, "A %d B %d, want 2 2", e.n_a, e.n_b);
+    cr_expect_eq(e.S, 7);
+    e = encode_ok(&t, "a a a a a", "b b", 6, false);
+    cr_expect(e.n_a == 2 && e.n_b == 1, "A %d B %d, want 2 1 (tie -> B)", e.n_a, e.n_b);
+    e = encode_ok(&t, "a a a", "b b b b b b", 3, true);
+    cr_expect(e.n_a == 0 && e.n_b == 0 && e.S == 3, "A %d B %d S %d", e.n_a, e.n_b, e.S);
+    e = encode_ok(&t, "a a a a", NULL, 4, true);
+    cr_expect(e.n_a == 2 && e.S == 4, "single: A %d S %d", e.n_a, e.S);
+    e = encode_ok(&t, "a", "b", 8, true);
+    cr_assert_eq(e.S, 8);
+    int32_t mask[8] = {1, 1, 1, 1, 1, 0, 0, 0}, type[8] = {0, 0, 0, 1, 1, 0, 0, 0};
+    for (int i = 0; i < 8; i++)
+        cr_expect(e.attention_mask[i] == mask[i] && e.token_type_ids[i] == type[i] &&
+                      (i < 5 || e.input_ids[i] == 0),
+                  "position %d: id %d mask %d type %d", i, e.input_ids[i],
+                  e.attention_mask[i], e.token_type_ids[i]);
+}
+
+static void expect_encode_error(const Tokenizer *t, const char *a, size_t la, const char *b,
+                                size_t lb, int max_len, const char *want)
+{
+    Encoding e;
+    BertcError err = {{0}};
+    int rc = tokenizer_encode(t, arena, a, la, b, lb, max_len, false, &e, &err);
+    cr_assert_neq(rc, 0, "encoding should fail with \"%s\"", want);
+    cr_expect(strstr(err.msg, want), "message \"%s\" lacks \"%s\"", err.msg, want);
+}
+
+Test(tokenizer, impossible_max_len_is_an_error)
+{
+    Tokenizer t = load_text(TINY);
+    expect_encode_error(&t, "a", 1, NULL, 0, 1, "no room for the 2 special tokens");
+    expect_encode_error(&t, "a", 1, "b", 1, 2, "no room for the 3 special tokens");
+    expect_encode_error(&t, "a a", 3, NULL, 0, 2, "would remove all 2 tokens");
+    expect_encode_error(&t, "a", 1, NULL, 0, -1, "max_len must be >= 0");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Invalid input text and invalid vocab files                                */
+/* ------------------------------------------------------------------------ */
+
+Test(tokenizer, invalid_utf8_input_names_the_byte)
+{
+    Tokenizer t = load_text(TINY);
+    struct { const char *s; size_t n; const char *want; } bad[] = {
+        {"ab\xff", 3, "text: invalid UTF-8 at byte 2 (0xff)"},
+        {"a\xc3", 2, "at byte 1 (0xc3)"},                 /* truncated sequence */
+        {"\xc0\xaf", 2, "at byte 0 (0xc0)"},              /* overlong '/' */
+        {"\xe0\x80\xaf", 3, "at byte 0"},                 /* overlong, 3 bytes */
+        {"xx\xed\xa0\x80", 5, "at byte 2 (0xed)"},        /* surrogate U+D800 */
+        {"\xf4\x90\x80\x80", 4, "at byte 0 (0xf4)"},      /* U+110000 */
+        {"a\x80", 2, "at byte 1 (0x80)"},                 /* lone continuation */
+        {"\xe2\x82", 2, "at byte 0 (0xe2)"},              /* cut short at the end */
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        expect_encode_error(&t, bad[k].s, bad[k].n, NULL, 0, 0, bad[k].want);
+    expect_encode_error(&t, "a", 1, "ok \xfe", 4, 0, "text B: invalid UTF-8 at byte 3");
+}
+
+static void expect_vocab_error(const char *text, size_t len, const char *want)
+{
+    Tokenizer t;
+    BertcError err = {{0}};
+    int rc = tokenizer_parse(&t, arena, "bad.txt", text, len, &err);
+    cr_assert_neq(rc, 0, "vocab \"%.40s\" should fail with \"%s\"", text, want);
+    cr_expect(strstr(err.msg, want), "message \"%s\" lacks \"%s\"", err.msg, want);
+}
+
+#define SPECIALS "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n"
+/* A string literal (NULs included) as a vocab file. */
+#define VOCAB_ERROR(lit, want) expect_vocab_error(lit, sizeof lit - 1, want)
+
+Test(tokenizer, bad_vocab_files_name_file_and_line)
+{
+    VOCAB_ERROR("", "bad.txt: empty file");
+    VOCAB_ERROR(SPECIALS "ok\n\xc3\x28\n", "bad.txt:7: invalid UTF-8 at byte 34 of the file");
+    VOCAB_ERROR(SPECIALS "x\ny\nx\n", "bad.txt:8: duplicate token 'x' (first on line 6)");
+    VOCAB_ERROR(SPECIALS "x\n\ny\n", "bad.txt:7: empty line");
+    VOCAB_ERROR(SPECIALS "a\0b\n", "bad.txt:6: NUL byte");
+    VOCAB_ERROR("[PAD]\n[CLS]\n[SEP]\n[MASK]\n", "bad.txt: the vocabulary has no [UNK] token");
+    Tokenizer t;
+    BertcError err = {{0}};
+    cr_expect_neq(tokenizer_load(&t, arena, "test/data/tokenizer/missing.txt", &err), 0);
+    cr_expect(strstr(err.msg, "missing.txt: cannot open"), "%s", err.msg);
+}
+
+Test(tokenizer, crlf_vocab_and_no_final_newline_load)
+{
+    const char *text = "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nhello";
+    Tokenizer t = load_text(text);
+    cr_expect_eq(t.V, 6);
+    cr_expect_eq(tokenizer_id(&t, "hello", 5), 5);
+    cr_expect_eq(tokenizer_id(&t, "[MASK]", 6), 4);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random bytes: an error or a well-formed encoding, never a crash           */
+/* ------------------------------------------------------------------------ */
+
+/* Random strings biased towards the interesting bytes: ASCII, UTF-8 lead
+ * and continuation bytes, controls and '['. */
+static size_t random_text(Rng *rng, char *buf, size_t cap)
+{
+    static const uint8_t pool[] = {'a', 'b', ' ', '[', ']', 'M', '#', '.', 0x00, 0x09, 0x0a,
+                                   0x1b, 0x80, 0xbf, 0xc3, 0xa9, 0xcc, 0x81, 0xe4, 0xb8,
+                                   0xad, 0xed, 0xf0, 0x9f, 0xff, 0xce, 0xa3};
+    size_t n = (size_t)rng_randint(rng, 0, (int64_t)cap);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = rng_randint(rng, 0, 3) == 0 ? (char)rng_randint(rng, 0, 255)
+                                              : (char)pool[rng_randint(rng, 0, sizeof pool - 1)];
+    return n;
+}
+
+Test(tokenizer, random_bytes_never_crash)
+{
+    Tokenizer t = load_real();
+    Arena *work = arena_create("random", 1 << 16);
+    Rng rng = rng_seed(7);
+    char a[64], b[64];
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t la = random_text(&rng, a, sizeof a), lb = random_text(&rng, b, sizeof b);
+        int max_len = (int)rng_randint(&rng, 0, 20);
+        Encoding e;
+        BertcError err = {{0}};
+        int rc = tokenizer_encode(&t, work, a, la, iter % 2 ? b : NULL, lb, max_len,
+                                  iter % 3 == 0, &e, &err);
+        if (rc == 0) {
+            cr_assert(max_len == 0 || e.S <= max_len, "S %d > max_len %d", e.S, max_len);
+            for (int32_t i = 0; i < e.S; i++)
+                cr_assert(e.input_ids[i] >= 0 && e.input_ids[i] < t.V && e.start[i] <= e.end[i]);
+        } else {
+            cr_assert(err.msg[0], "an error without a message");
+        }
+        arena_reset(work);
+    }
+    arena_destroy(work);
+}

@@ -1,0 +1,300 @@
+#!/usr/bin/python3
+"""An independent Python implementation of Hugging Face BertTokenizer
+(do_lower_case=True) used to produce the expected outputs the C tokenizer
+(zoo/tokenizer*.c) is tested against. It is written from the algorithm's
+description (SPEC §7 and the docstrings of transformers' tokenization_bert.py)
+and does not import transformers, so the two implementations only agree if
+both follow the algorithm.
+
+    /usr/bin/python3 tools/tokenizer_ref.py data/bert-base-uncased-vocab.txt \
+        > test/data/tokenizer/cases.json
+
+Every character carries the index of the ORIGINAL code point it came from,
+so offsets (code points, end exclusive) fall out of the same pass: a removed
+character (control, combining mark) widens the span of the kept character
+before it in its word; special tokens added by the encoder get (0, 0).
+"""
+import json
+import sys
+import unicodedata
+
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+MAX_WORD = 100
+
+
+def is_whitespace(ch):
+    return ch in " \t\n\r" or unicodedata.category(ch) == "Zs"
+
+
+def is_control(ch):
+    return ch not in "\t\n\r" and unicodedata.category(ch)[0] == "C"
+
+
+def is_punct(ch):
+    o = ord(ch)
+    ascii_punct = 33 <= o <= 47 or 58 <= o <= 64 or 91 <= o <= 96 or 123 <= o <= 126
+    return ascii_punct or unicodedata.category(ch)[0] == "P"
+
+
+def is_cjk(ch):
+    o = ord(ch)
+    blocks = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+    return any(a <= o <= b for a, b in blocks)
+
+
+class Span:
+    """A normalised character and the original code points [lo, hi) it covers."""
+
+    def __init__(self, ch, lo, hi):
+        self.ch, self.lo, self.hi = ch, lo, hi
+
+
+def split_specials(text):
+    """[(is_special, start, piece)] in text order."""
+    out, i, chunk = [], 0, 0
+    while i < len(text):
+        hit = next((s for s in SPECIAL if text.startswith(s, i)), None)
+        if hit:
+            out.append((False, chunk, text[chunk:i]))
+            out.append((True, i, hit))
+            i += len(hit)
+            chunk = i
+        else:
+            i += 1
+    out.append((False, chunk, text[chunk:]))
+    return out
+
+
+def raw_words(chunk, base):
+    """Cleaning, CJK isolation and whitespace splitting: lists of Spans."""
+    words, cur = [], []
+    for k, ch in enumerate(chunk):
+        pos = base + k
+        if ch in "\x00\ufffd" or is_control(ch):
+            if cur:
+                cur[-1].hi = pos + 1
+            continue
+        if is_whitespace(ch) or ch.isspace() or is_cjk(ch):
+            if cur:
+                words.append(cur)
+            cur = []
+            if is_cjk(ch):
+                words.append([Span(ch, pos, pos + 1)])
+            continue
+        cur.append(Span(ch, pos, pos + 1))
+    if cur:
+        words.append(cur)
+    return words
+
+
+def lower_word(word):
+    """str.lower() of the whole word at once (so a capital sigma sees its
+    context, as in HF's token.lower()), each output character given the span
+    of the character it came from; lowering one character alone yields the
+    same number of characters, which places the boundaries."""
+    text = "".join(s.ch for s in word)
+    whole = text.lower()
+    out, j = [], 0
+    for s in word:
+        n = len(s.ch.lower())
+        for c in whole[j:j + n]:
+            out.append(Span(c, s.lo, s.hi))
+        j += n
+    assert j == len(whole)
+    return out
+
+
+def strip_accents(word):
+    """NFD of the word, then drop category Mn; each decomposed character keeps
+    its source span, and a dropped mark widens the kept one before it."""
+    expanded = []
+    for s in word:
+        for c in unicodedata.normalize("NFD", s.ch):
+            expanded.append(Span(c, s.lo, s.hi))
+    expanded = reorder(expanded)
+    kept = []
+    for s in expanded:
+        if unicodedata.category(s.ch) == "Mn":
+            if kept:
+                kept[-1].hi = max(kept[-1].hi, s.hi)
+                kept[-1].lo = min(kept[-1].lo, s.lo)
+            continue
+        kept.append(Span(s.ch, s.lo, s.hi))
+    check = unicodedata.normalize("NFD", "".join(s.ch for s in word))
+    assert "".join(s.ch for s in expanded) == check, "reorder disagrees with NFD"
+    return kept
+
+
+def reorder(spans):
+    """Canonical ordering: stable sort of each run of non-zero combining class."""
+    out, run = [], []
+    for s in spans + [None]:
+        if s is not None and unicodedata.combining(s.ch):
+            run.append(s)
+            continue
+        out += sorted(run, key=lambda x: unicodedata.combining(x.ch))
+        run = []
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def split_punct(word):
+    parts, cur = [], []
+    for s in word:
+        if is_punct(s.ch):
+            if cur:
+                parts.append(cur)
+            parts.append([s])
+            cur = []
+        else:
+            cur.append(s)
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def span_of(spans):
+    return (min(s.lo for s in spans), max(s.hi for s in spans))
+
+
+def wordpiece(vocab, word):
+    """[(id, (lo, hi))] for one basic token: greedy longest match first."""
+    chars = [s.ch for s in word]
+    if len(chars) > MAX_WORD:
+        return [(vocab["[UNK]"], span_of(word))]
+    out, start = [], 0
+    while start < len(chars):
+        for end in range(len(chars), start, -1):
+            piece = ("##" if start else "") + "".join(chars[start:end])
+            if piece in vocab:
+                out.append((vocab[piece], span_of(word[start:end])))
+                start = end
+                break
+        else:
+            return [(vocab["[UNK]"], span_of(word))]
+    return out
+
+
+def tokenize(vocab, text):
+    out = []
+    for special, base, chunk in split_specials(text):
+        if special:
+            out.append((vocab[chunk], (base, base + len(chunk))))
+            continue
+        for word in raw_words(chunk, base):
+            for part in split_punct(strip_accents(lower_word(word))):
+                out += wordpiece(vocab, part)
+    return out
+
+
+def truncate(a, b, max_len):
+    """truncate_sequences, 'longest_first'."""
+    extra = len(a) + (len(b) if b is not None else 0) + (3 if b is not None else 2) - max_len
+    for _ in range(max(extra, 0)):
+        if b is None or len(a) > len(b):
+            a = a[:-1]
+        else:
+            b = b[:-1]
+    return a, b
+
+
+def encode(vocab, a_text, b_text=None, max_len=0, pad=False):
+    a = tokenize(vocab, a_text)
+    b = tokenize(vocab, b_text) if b_text is not None else None
+    if max_len:
+        a, b = truncate(a, b, max_len)
+    cls, sep = (vocab["[CLS]"], (0, 0)), (vocab["[SEP]"], (0, 0))
+    seq = [cls] + a + [sep]
+    types = [0] * len(seq)
+    if b is not None:
+        seq += b + [sep]
+        types += [1] * (len(b) + 1)
+    mask = [1] * len(seq)
+    while pad and len(seq) < max_len:
+        seq.append((vocab["[PAD]"], (0, 0)))
+        types.append(0)
+        mask.append(0)
+    return {"ids": [i for i, _ in seq], "types": types, "mask": mask,
+            "offsets": [list(o) for _, o in seq]}
+
+
+LONG = "a" * 101
+CASES = [
+    ("hello", None, 0, False),
+    ("Hello, World!", None, 0, False),
+    ("Héllo wörld, ça va?", None, 0, False),
+    ("unaffable", None, 0, False),
+    ("The quick brown fox jumps over the lazy dog.", None, 0, False),
+    ("我喜欢学习", None, 0, False),
+    ("我喜欢learning中文!", None, 0, False),
+    ("안녕하세요 세계", None, 0, False),
+    ("こんにちは世界", None, 0, False),
+    ("Wait...what?!?", None, 0, False),
+    ("((a)) [b] {c} <d> \"e\" 'f'", None, 0, False),
+    ("I ❤️ emoji 😀👍🏽!", None, 0, False),
+    (LONG, None, 0, False),
+    (LONG[:100], None, 0, False),
+    ("x " + LONG + " y", None, 0, False),
+    ("3.14159 1,000,000 42nd 2023-12-31", None, 0, False),
+    ("https://example.com/path?q=1&r=two#frag", None, 0, False),
+    ("user@example.org", None, 0, False),
+    ("MiXeD CaSe WoRdS", None, 0, False),
+    ("tabs\tand\nnewlines\r\nhere", None, 0, False),
+    ("ctrl\x00chars\x07in\x1bside\u200b", None, 0, False),
+    ("", None, 0, False),
+    ("   \t\n  ", None, 0, False),
+    ("\u00a0nbsp\u3000ideographic\u2003em", None, 0, False),
+    ("line\u2028separator\u2029paragraph", None, 0, False),
+    ("naïve café résumé coöperate", None, 0, False),
+    ("e\u0301 combining a\u0308\u0301 marks \u0301lead", None, 0, False),
+    ("ΟΔΥΣΣΕΥΣ Σίσυφος ΣΑ.Σ", None, 0, False),
+    ("İstanbul ŞIŞLI Ǆemal ǅ", None, 0, False),
+    ("Straße ﬁne ﬂow ÅNGSTRÖM Å", None, 0, False),
+    ("Москва Привет мир", None, 0, False),
+    ("Ελληνικά και עברית ועוד العربية", None, 0, False),
+    ("हिन्दी भाषा", None, 0, False),
+    ("¿Qué tal? ¡Muy bien! «quotes» „low“", None, 0, False),
+    ("em—dash en–dash ellipsis… bullet•", None, 0, False),
+    ("$100 + 50% = €1.5 © ® ™ §", None, 0, False),
+    ("a[MASK]b [CLS] [mask] [SEP][UNK]", None, 0, False),
+    ("\ufffdreplacement\ufffd", None, 0, False),
+    ("胡说八道 and 鸡 ﬀ", None, 0, False),
+    ("CJK compat 豈 更", None, 0, False),
+    ("Who wrote it?", "Héllo wörld", 16, True),
+    ("A short question?", "A much longer context that goes on and on about nothing at all.",
+     12, False),
+    ("one two three four five six seven", "uno dos", 8, True),
+    ("alpha beta", "gamma delta", 5, False),
+    ("alpha beta gamma", "delta epsilon zeta", 7, True),
+    ("the cat sat on the mat", None, 5, True),
+    ("hello world", "", 0, False),
+    ("", "", 4, True),
+    ("word " * 20, None, 10, False),
+    ("Transformers!!! are... AMAZING??", "yes", 0, False),
+]
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "data/bert-base-uncased-vocab.txt"
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = f.read().split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    vocab = {tok: i for i, tok in enumerate(lines)}
+    assert len(vocab) == len(lines)
+    cases = []
+    for k, (a, b, max_len, pad) in enumerate(CASES):
+        case = {"name": f"case{k:02d}", "a": a, "max_len": max_len, "pad": pad}
+        if b is not None:
+            case["b"] = b
+        case.update(encode(vocab, a, b, max_len, pad))
+        case["tokens"] = [lines[i] for i in case["ids"]]
+        cases.append(case)
+    json.dump({"vocab": path, "cases": cases}, sys.stdout, ensure_ascii=True, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+/* zoo/tokenizer.c — text to WordPiece ids, as Hugging Face BertTokenizer
+ * (transformers/models/bert/tokenization_bert.py and tokenization_utils_base.py).
+ * The Unicode work of one word is in zoo/tokenizer_text.c, the vocab in
+ * zoo/tokenizer_vocab.c; the whole pipeline is described in zoo/zoo.h. */
+#include "zoo/tokenizer_internal.h"
+
+#include <string.h>
+
+/* One wordpiece of a text, with its span in the original text. */
+typedef struct Piece {
+    int32_t id;
+    int32_t start, end, bstart, bend;
+} Piece;
+
+/* A text decoded into code points, and the buffers tokenizing it uses. */
+typedef struct Work {
+    const char *s;
+    int32_t n;              /* code points */
+    uint32_t *cps;          /* (n) */
+    int32_t *bpos;          /* (n + 1) byte offset of each code point */
+    NormChar *raw;          /* (W) the current word, cleaned: W = longest word */
+    NormChar *tmp, *norm;   /* (UC_EXPAND_MAX * W) */
+    int32_t raw_n;
+    Piece *pieces;          /* (UC_EXPAND_MAX * n) */
+    int32_t n_pieces;
+} Work;
+
+/* ------------------------------------------------------------------------ */
+/* WordpieceTokenizer.tokenize: greedy longest-match-first                   */
+/* ------------------------------------------------------------------------ */
+
+static void push_piece(Work *w, int32_t id, const NormChar *c, int32_t n)
+{
+    Piece p = {id, c[0].start, c[0].end, c[0].bstart, c[0].bend};
+    for (int32_t i = 1; i < n; i++) {        /* canonical ordering may permute spans */
+        p.start = c[i].start < p.start ? c[i].start : p.start;
+        p.bstart = c[i].bstart < p.bstart ? c[i].bstart : p.bstart;
+        p.end = c[i].end > p.end ? c[i].end : p.end;
+        p.bend = c[i].bend > p.bend ? c[i].bend : p.bend;
+    }
+    w->pieces[w->n_pieces++] = p;
+}
+
+/* The id of chars [0, n), "##"-prefixed when it continues a word, or -1. */
+static int32_t lookup_chars(const Tokenizer *t, const NormChar *c, int32_t n, bool cont)
+{
+    char buf[2 + 4 * TOKENIZER_MAX_WORD_CHARS];
+    size_t len = 0;
+    if (cont) {
+        buf[len++] = '#';
+        buf[len++] = '#';
+    }
+    for (int32_t i = 0; i < n; i++)
+        len += (size_t)utf8_encode(c[i].cp, buf + len);
+    return tokenizer_id(t, buf, len);
+}
+
+/* One word of the basic tokenizer -> its pieces, or one [UNK] for all of it
+ * when it is longer than max_input_chars_per_word or some suffix has no match. */
+static void wordpiece(const Tokenizer *t, Work *w, const NormChar *c, int32_t n)
+{
+    int32_t first = w->n_pieces;
+    for (int32_t start = 0; start < n && n <= TOKENIZER_MAX_WORD_CHARS;) {
+        int32_t end = n - start < t->max_chars ? n : start + t->max_chars;
+        int32_t id = -1;
+        while (end > start && (id = lookup_chars(t, c + start, end - start, start > 0)) < 0)
+            end--;
+        if (id < 0)
+            break;
+        push_piece(w, id, c + start, end - start);
+        start = end;
+        if (start == n)
+            return;
+    }
+    w->n_pieces = first;
+    push_piece(w, t->unk_id, c, n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* BasicTokenizer.tokenize                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The end of the word: lower + strip accents (tokenizer_text.c), then
+ * _run_split_on_punc (every punctuation character is a word of its own),
+ * then WordPiece on each part. A word left empty (only marks) vanishes, as
+ * the second whitespace_tokenize of HF drops it. */
+static void flush_word(const Tokenizer *t, Work *w)
+{
+    int32_t m = basic_normalize_word(w->raw, w->raw_n, w->tmp, w->norm);
+    w->raw_n = 0;
+    int32_t b = 0;
+    for (int32_t i = 0; i < m; i++) {
+        if (!(uc_flags(w->norm[i].cp) & UC_PUNCT))
+            continue;
+        if (i > b)
+            wordpiece(t, w, w->norm + b, i - b);
+        wordpiece(t, w, w->norm + i, 1);
+        b = i + 1;
+    }
+    if (m > b)
+        wordpiece(t, w, w->norm + b, m - b);
+}
+
+static void push_raw(Work *w, int32_t i)
+{
+    NormChar c = {w->cps[i], i, i + 1, w->bpos[i], w->bpos[i + 1]};
+    w->raw[w->raw_n++] = c;
+}
+
+/* The special token written at code point i (PreTrainedTokenizer.tokenize
+ * splits the text on them before anything else): its id and length, or 0. */
+static int32_t special_at(const Tokenizer *t, const Work *w, int32_t i, int32_t *id)
+{
+    static const char *names[5] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    const int32_t ids[5] = {t->pad_id, t->unk_id, t->cls_id, t->sep_id, t->mask_id};
+    if (w->cps[i] != '[')
+        return 0;
+    for (int k = 0; k < 5; k++) {
+        int32_t len = (int32_t)strlen(names[k]);
+        if (i + len <= w->n && memcmp(w->s + w->bpos[i], names[k], (size_t)len) == 0) {
+            *id = ids[k];
+            return len;
+        }
+    }
+    return 0;
+}
+
+/* _clean_text, _tokenize_chinese_chars and whitespace_tokenize in one pass;
+ * a removed control character joins the span of the character before it. */
+static void tokenize_text(const Tokenizer *t, Work *w)
+{
+    for (int32_t i = 0; i < w->n;) {
+        int32_t id, len = special_at(t, w, i, &id);
+        uint32_t cp = w->cps[i];
+        unsigned f = uc_flags(cp);
+        if (len > 0 || f & (UC_SPACE | UC_PYSPACE | UC_CJK))
+            flush_word(t, w);
+        if (len > 0) {
+            NormChar c = {'[', i, i + len, w->bpos[i], w->bpos[i + len]};
+            push_piece(w, id, &c, 1);
+            i += len;
+            continue;
+        }
+        if (cp == 0 || cp == 0xFFFD || f & UC_CONTROL) {
+            if (w->raw_n > 0) {
+                w->raw[w->raw_n - 1].end = i + 1;
+                w->raw[w->raw_n - 1].bend = w->bpos[i + 1];
+            }
+        } else if (!(f & (UC_SPACE | UC_PYSPACE))) {
+            push_raw(w, i);
+            if (f & UC_CJK)
+                flush_word(t, w);
+        }
+        i++;
+    }
+    flush_word(t, w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoding and buffers                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The longest run of code points a word can take (a word ends at spaces
+ * and CJK ideographs), to size the word buffers. */
+static int32_t longest_word(const Work *w)
+{
+    int32_t best = 0, run = 0;
+    for (int32_t i = 0; i < w->n; i++) {
+        bool breaks = uc_flags(w->cps[i]) & (UC_SPACE | UC_PYSPACE | UC_CJK);
+        run = breaks ? 0 : run + 1;
+        best = run > best ? run : best;
+    }
+    return best > 0 ? best : 1;
+}
+
+static int decode_text(Work *w, Arena *a, const char *what, const char *s, size_t len,
+                       BertcError *err)
+{
+    if (len > INT32_MAX / (4 * UC_EXPAND_MAX))
+        return bertc_errorf(err, "%s: %zu bytes, more than a text may have", what, len);
+    memset(w, 0, sizeof *w);
+    w->s = s;
+    w->cps = arena_alloc(a, (len + 1) * sizeof *w->cps);
+    w->bpos = arena_alloc(a, (len + 1) * sizeof *w->bpos);
+    for (size_t i = 0; i < len;) {
+        int k = utf8_decode((const uint8_t *)s, len, i, &w->cps[w->n]);
+        if (k == 0)
+            return bertc_errorf(err, "%s: invalid UTF-8 at byte %zu (0x%02x)", what, i,
+                                (uint8_t)s[i]);
+        w->bpos[w->n++] = (int32_t)i;
+        i += (size_t)k;
+    }
+    w->bpos[w->n] = (int32_t)len;
+    int32_t W = longest_word(w);
+    w->raw = arena_alloc(a, (size_t)W * sizeof *w->raw);
+    w->tmp = arena_alloc(a, (size_t)W * UC_EXPAND_MAX * sizeof *w->tmp);
+    w->norm = arena_alloc(a, (size_t)W * UC_EXPAND_MAX * sizeof *w->norm);
+    w->pieces = arena_alloc(a, ((size_t)w->n * UC_EXPAND_MAX + 1) * sizeof *w->pieces);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Encoding: special tokens, truncation, padding                             */
+/* ------------------------------------------------------------------------ */
+
+/* tokenization_utils_base.truncate_sequences, strategy 'longest_first':
+ * one text loses its last tokens (an error if that would leave none); a
+ * pair loses one token at a time from the longer text, from B on a tie. */
+static int truncate_longest_first(int32_t *na, int32_t *nb, bool pair, int32_t max_len,
+                                  BertcError *err)
+{
+    int32_t special = pair ? 3 : 2;
+    if (max_len < special)
+        return bertc_errorf(err, "max_len %d leaves no room for the %d special tokens",
+                            max_len, special);
+    int32_t remove = *na + *nb + special - max_len;
+    if (remove <= 0)
+        return 0;
+    if (!pair) {
+        if (*na <= remove)
+            return bertc_errorf(err, "max_len %d: truncating would remove all %d tokens of "
+                                "the text", max_len, *na);
+        *na -= remove;
+        return 0;
+    }
+    for (int32_t k = 0; k < remove; k++) {
+        if (*na > *nb)
+            (*na)--;
+        else
+            (*nb)--;
+    }
+    return 0;
+}
+
+static void put(Encoding *e, int32_t i, int32_t id, int32_t type, int32_t mask, const Piece *p)
+{
+    e->input_ids[i] = id;
+    e->token_type_ids[i] = type;
+    e->attention_mask[i] = mask;
+    e->start[i] = p ? p->start : 0;
+    e->end[i] = p ? p->end : 0;
+    e->byte_start[i] = p ? p->bstart : 0;
+    e->byte_end[i] = p ? p->bend : 0;
+}
+
+static void alloc_encoding(Encoding *e, Arena *a, int32_t S)
+{
+    int32_t **arrays[7] = {&e->input_ids, &e->token_type_ids, &e->attention_mask, &e->start,
+                           &e->end, &e->byte_start, &e->byte_end};
+    e->S = S;
+    for (int k = 0; k < 7; k++)
+        *arrays[k] = arena_alloc(a, ((size_t)S + 1) * sizeof(int32_t));
+}
+
+/* build_inputs_with_special_tokens + create_token_type_ids_from_sequences,
+ * then [PAD] up to S. */
+static void assemble(const Tokenizer *t, const Work *A, const Work *B, Encoding *e)
+{
+    int32_t i = 0;
+    put(e, i++, t->cls_id, 0, 1, NULL);
+    for (int32_t k = 0; k < e->n_a; k++)
+        put(e, i++, A->pieces[k].id, 0, 1, &A->pieces[k]);
+    put(e, i++, t->sep_id, 0, 1, NULL);
+    if (B) {
+        for (int32_t k = 0; k < e->n_b; k++)
+            put(e, i++, B->pieces[k].id, 1, 1, &B->pieces[k]);
+        put(e, i++, t->sep_id, 1, 1, NULL);
+    }
+    while (i < e->S)
+        put(e, i++, t->pad_id, 0, 0, NULL);
+}
+
+int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
+                     const char *text_b, size_t len_b, int32_t max_len, bool pad,
+                     Encoding *out, BertcError *err)
+{
+    Work A, B;
+    bool pair = text_b != NULL;
+    memset(out, 0, sizeof *out);
+    if (decode_text(&A, a, pair ? "text A" : "text", text_a, len_a, err) != 0 ||
+        (pair && decode_text(&B, a, "text B", text_b, len_b, err) != 0))
+        return -1;
+    tokenize_text(t, &A);
+    out->n_a = A.n_pieces;
+    if (pair) {
+        tokenize_text(t, &B);
+        out->n_b = B.n_pieces;
+    }
+    if (max_len < 0)
+        return bertc_errorf(err, "max_len must be >= 0 (0: no truncation), got %d", max_len);
+    if (max_len > 0 && truncate_longest_first(&out->n_a, &out->n_b, pair, max_len, err) != 0)
+        return -1;
+    int32_t S = out->n_a + out->n_b + (pair ? 3 : 2);
+    alloc_encoding(out, a, pad && max_len > S ? max_len : S);
+    assemble(t, &A, pair ? &B : NULL, out);
+    return 0;
+}

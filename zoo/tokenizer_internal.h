@@ -1,0 +1,69 @@
+/*
+ * zoo/tokenizer_internal.h — what the tokenizer's files share and nobody
+ * else needs: the generated Unicode tables (zoo/unicode_tables.c, written by
+ * tools/gen_unicode_tables.py), strict UTF-8, and HF BasicTokenizer's
+ * per-word normalisation (zoo/tokenizer_text.c).
+ */
+#ifndef BERTC_ZOO_TOKENIZER_INTERNAL_H
+#define BERTC_ZOO_TOKENIZER_INTERNAL_H
+
+#include "zoo/zoo.h"
+
+/* Code-point classes; the values are the generator's UC_* flags. */
+enum {
+    UC_CONTROL = 1,    /* HF _is_control: category C* except \t \n \r */
+    UC_SPACE = 2,      /* HF _is_whitespace: ' ', \t, \n, \r or category Zs */
+    UC_PUNCT = 4,      /* HF _is_punctuation: ASCII 33-47, 58-64, 91-96, 123-126, or P* */
+    UC_MN = 8,         /* category Mn: dropped by HF _run_strip_accents */
+    UC_PYSPACE = 16,   /* str.isspace(): whitespace_tokenize's str.split() splits here */
+    UC_CASED = 32,     /* cased, not case-ignorable: final-sigma context of str.lower() */
+    UC_CASE_IGN = 64,  /* case-ignorable: skipped by the final-sigma context */
+    UC_CJK = 128       /* HF _is_chinese_char */
+};
+
+typedef struct UcClassRun { uint32_t first; uint8_t flags; } UcClassRun;
+typedef struct UcLowerRun { uint32_t first, last; uint8_t stride; int32_t delta; } UcLowerRun;
+typedef struct UcCccRun { uint32_t first, last; uint8_t ccc; } UcCccRun;
+/* A code point and the sequence it becomes (NFD, or a multi-char lower). */
+#define UC_SEQ_MAX 4
+typedef struct UcMulti { uint32_t cp; uint8_t n; uint32_t seq[UC_SEQ_MAX]; } UcMulti;
+
+extern const char uc_unicode_version[];
+extern const UcClassRun uc_class[];
+extern const int uc_class_n;
+extern const UcLowerRun uc_lower[];
+extern const int uc_lower_n;
+extern const UcMulti uc_lower_multi[];
+extern const int uc_lower_multi_n;
+extern const UcCccRun uc_ccc[];
+extern const int uc_ccc_n;
+extern const UcMulti uc_decomp[];
+extern const int uc_decomp_n;
+
+unsigned uc_flags(uint32_t cp);
+
+/* Strict UTF-8, as Python's decoder: no overlong forms, no surrogates,
+ * nothing past U+10FFFF. Returns the sequence's length (1-4) and sets *cp,
+ * or 0 when the bytes at s[i] do not start a valid sequence. */
+int utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp);
+/* Writes cp as UTF-8 into out (4 bytes room) and returns the length. */
+int utf8_encode(uint32_t cp, char *out);
+
+/* One character on its way through normalisation, with the span of the
+ * ORIGINAL text it came from: code points [start, end), bytes [bstart, bend). */
+typedef struct NormChar {
+    uint32_t cp;
+    int32_t start, end;
+    int32_t bstart, bend;
+} NormChar;
+
+/* Longest output of lower() then NFD for one input code point (the
+ * generator checks it); word buffers hold UC_EXPAND_MAX per raw char. */
+#define UC_EXPAND_MAX 4
+
+/* HF BasicTokenizer on one whitespace token (already cleaned): lower(),
+ * _run_strip_accents (NFD, drop Mn). raw (n) -> out, returns the count.
+ * out must hold UC_EXPAND_MAX * n; tmp the same. */
+int basic_normalize_word(const NormChar *raw, int n, NormChar *tmp, NormChar *out);
+
+#endif /* BERTC_ZOO_TOKENIZER_INTERNAL_H */

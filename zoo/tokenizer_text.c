@@ -1,0 +1,239 @@
+/* zoo/tokenizer_text.c — the Unicode side of HF BasicTokenizer
+ * (transformers/models/bert/tokenization_bert.py): strict UTF-8, the table
+ * look-ups, str.lower() with its final-sigma rule, and _run_strip_accents
+ * (NFD = full canonical decomposition + canonical ordering, then drop Mn). */
+#include "zoo/tokenizer_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* UTF-8                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static bool cont(const uint8_t *s, size_t len, size_t i)
+{
+    return i < len && (s[i] & 0xC0) == 0x80;
+}
+
+int utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp)
+{
+    uint8_t b = s[i];
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    /* The second byte's allowed range excludes overlong forms (E0, F0),
+     * surrogates (ED) and code points past U+10FFFF (F4). */
+    int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    if (n == 0 || !cont(s, len, i + 1))
+        return 0;
+    uint8_t b1 = s[i + 1];
+    if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 > 0x9F) || (b == 0xF0 && b1 < 0x90) ||
+        (b == 0xF4 && b1 > 0x8F))
+        return 0;
+    uint32_t c = b & (0xFF >> (n + 1));
+    for (int k = 1; k < n; k++) {
+        if (!cont(s, len, i + (size_t)k))
+            return 0;
+        c = (c << 6) | (s[i + (size_t)k] & 0x3F);
+    }
+    *cp = c;
+    return n;
+}
+
+int utf8_encode(uint32_t cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    int n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    static const uint8_t lead[5] = {0, 0, 0xC0, 0xE0, 0xF0};
+    for (int k = n - 1; k > 0; k--) {
+        out[k] = (char)(0x80 | (cp & 0x3F));
+        cp >>= 6;
+    }
+    out[0] = (char)(lead[n] | cp);
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Table look-ups (all tables sorted by code point)                          */
+/* ------------------------------------------------------------------------ */
+
+unsigned uc_flags(uint32_t cp)
+{
+    int lo = 0, hi = uc_class_n - 1;        /* the last run with first <= cp */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (uc_class[mid].first <= cp)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return uc_class[lo].flags;
+}
+
+static const UcMulti *multi_find(const UcMulti *t, int n, uint32_t cp)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (t[mid].cp == cp)
+            return &t[mid];
+        if (t[mid].cp < cp)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* str.lower() of one code point other than U+03A3: writes 1-3 code points. */
+static int lower_one(uint32_t cp, uint32_t *out)
+{
+    const UcMulti *m = multi_find(uc_lower_multi, uc_lower_multi_n, cp);
+    if (m) {
+        for (int k = 0; k < m->n; k++)
+            out[k] = m->seq[k];
+        return m->n;
+    }
+    int lo = 0, hi = uc_lower_n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const UcLowerRun *r = &uc_lower[mid];
+        if (cp < r->first) {
+            hi = mid - 1;
+        } else if (cp > r->last) {
+            lo = mid + 1;
+        } else {
+            out[0] = (cp - r->first) % r->stride == 0 ? (uint32_t)((int32_t)cp + r->delta) : cp;
+            return 1;
+        }
+    }
+    out[0] = cp;
+    return 1;
+}
+
+static int ccc_of(uint32_t cp)
+{
+    int lo = 0, hi = uc_ccc_n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (cp < uc_ccc[mid].first)
+            hi = mid - 1;
+        else if (cp > uc_ccc[mid].last)
+            lo = mid + 1;
+        else
+            return uc_ccc[mid].ccc;
+    }
+    return 0;
+}
+
+/* NFD of one code point: Hangul syllables by the arithmetic of Unicode §3.12
+ * (LV or LVT jamo), everything else from the generated table. */
+static int decompose_one(uint32_t cp, uint32_t *out)
+{
+    enum { S_BASE = 0xAC00, L_BASE = 0x1100, V_BASE = 0x1161, T_BASE = 0x11A7,
+           V_COUNT = 21, T_COUNT = 28, N_COUNT = V_COUNT * T_COUNT, S_COUNT = 11172 };
+    if (cp >= S_BASE && cp < S_BASE + S_COUNT) {
+        uint32_t s = cp - S_BASE;
+        out[0] = L_BASE + s / N_COUNT;
+        out[1] = V_BASE + (s % N_COUNT) / T_COUNT;
+        if (s % T_COUNT == 0)
+            return 2;
+        out[2] = T_BASE + s % T_COUNT;
+        return 3;
+    }
+    const UcMulti *m = multi_find(uc_decomp, uc_decomp_n, cp);
+    if (!m) {
+        out[0] = cp;
+        return 1;
+    }
+    for (int k = 0; k < m->n; k++)
+        out[k] = m->seq[k];
+    return m->n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* BasicTokenizer: token.lower(), then _run_strip_accents                    */
+/* ------------------------------------------------------------------------ */
+
+/* Python's str.lower() maps U+03A3 to final sigma U+03C2 when a cased letter
+ * precedes it and none follows (case-ignorable characters skipped both ways;
+ * CPython unicodeobject.c handle_capital_sigma), else to U+03C3. */
+static uint32_t lower_sigma(const NormChar *w, int n, int i)
+{
+    int j = i - 1;
+    while (j >= 0 && (uc_flags(w[j].cp) & UC_CASE_IGN))
+        j--;
+    bool final = j >= 0 && (uc_flags(w[j].cp) & UC_CASED);
+    for (j = i + 1; final && j < n; j++) {
+        unsigned f = uc_flags(w[j].cp);
+        if (!(f & UC_CASE_IGN)) {
+            final = !(f & UC_CASED);
+            break;
+        }
+    }
+    return final ? 0x3C2 : 0x3C3;
+}
+
+/* lower() then per-code-point NFD; each output inherits its source's span. */
+static int lower_and_decompose(const NormChar *raw, int n, NormChar *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t low[UC_SEQ_MAX], dec[UC_SEQ_MAX];
+        int nl = raw[i].cp == 0x3A3 ? (low[0] = lower_sigma(raw, n, i), 1)
+                                    : lower_one(raw[i].cp, low);
+        for (int k = 0; k < nl; k++) {
+            int nd = decompose_one(low[k], dec);
+            for (int d = 0; d < nd; d++) {
+                out[m] = raw[i];
+                out[m++].cp = dec[d];
+            }
+        }
+    }
+    return m;
+}
+
+/* The canonical ordering step of NFD: a stable sort by combining class of
+ * every maximal run of characters whose class is not 0. */
+static void canonical_order(NormChar *w, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int c = ccc_of(w[i].cp);
+        if (c == 0)
+            continue;
+        NormChar x = w[i];
+        int j = i;
+        while (j > 0 && ccc_of(w[j - 1].cp) > c) {
+            w[j] = w[j - 1];
+            j--;
+        }
+        w[j] = x;
+    }
+}
+
+/* Drop Mn; a dropped character's span joins the kept one before it, the way
+ * tokenizers' NormalizedString::filter aligns removed characters. */
+static int drop_mn(const NormChar *in, int n, NormChar *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(uc_flags(in[i].cp) & UC_MN)) {
+            out[m++] = in[i];
+        } else if (m > 0) {
+            if (in[i].end > out[m - 1].end)
+                out[m - 1].end = in[i].end;
+            if (in[i].bend > out[m - 1].bend)
+                out[m - 1].bend = in[i].bend;
+        }
+    }
+    return m;
+}
+
+int basic_normalize_word(const NormChar *raw, int n, NormChar *tmp, NormChar *out)
+{
+    int m = lower_and_decompose(raw, n, tmp);
+    canonical_order(tmp, m);
+    return drop_mn(tmp, m, out);
+}
