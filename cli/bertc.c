@@ -14,27 +14,53 @@ static int usage(void)
             "  run      --config C.json --weights W.safetensors --inputs I.safetensors\n"
             "           --output O.safetensors [--grad] [--threads N] [--stats]\n"
             "  init     --config C.json --output W.safetensors [--seed S]\n"
-            "  summary  --config C.json\n");
+            "  summary  --config C.json\n"
+            "  tokenize --vocab vocab.txt [--max-len N] TEXT [TEXT_PAIR]\n");
     return 2;
 }
 
-/* --name value pairs and --flag switches. */
+/* --name value pairs, --flag switches and up to two positional arguments
+ * (after "--", everything is positional). */
 typedef struct Flags {
-    const char *config, *weights, *inputs, *output, *seed, *threads;
+    const char *config, *weights, *inputs, *output, *seed, *threads, *vocab, *max_len;
     bool grad, stats;
+    const char *pos[2];
+    int n_pos;
 } Flags;
+
+static int add_positional(Flags *f, const char *a)
+{
+    if (f->n_pos == 2) {
+        fprintf(stderr, "bertc: unexpected argument '%s' (at most TEXT and TEXT_PAIR)\n", a);
+        return -1;
+    }
+    f->pos[f->n_pos++] = a;
+    return 0;
+}
 
 static int parse_flags(int argc, char **argv, Flags *f)
 {
     memset(f, 0, sizeof *f);
+    bool options = true;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        if (!options || strncmp(a, "--", 2) != 0) {
+            if (add_positional(f, a) != 0)
+                return -1;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            options = false;
+            continue;
+        }
         const char **slot = !strcmp(a, "--config")    ? &f->config
                             : !strcmp(a, "--weights") ? &f->weights
                             : !strcmp(a, "--inputs")  ? &f->inputs
                             : !strcmp(a, "--output")  ? &f->output
                             : !strcmp(a, "--seed")    ? &f->seed
                             : !strcmp(a, "--threads") ? &f->threads
+                            : !strcmp(a, "--vocab")   ? &f->vocab
+                            : !strcmp(a, "--max-len") ? &f->max_len
                                                       : NULL;
         if (slot) {
             if (i + 1 >= argc) {
@@ -140,6 +166,51 @@ static int cmd_summary(const Flags *f)
     return rc == 0 ? 0 : fail(&err);
 }
 
+/* One line per token: index, id, token, type, mask, and its span of the
+ * text it came from in code points [start, end) ((0, 0) for specials). */
+static void print_encoding(const Tokenizer *t, const Encoding *e)
+{
+    printf("index     id  %-16s type mask  start   end\n", "token");
+    for (int32_t i = 0; i < e->S; i++)
+        printf("%5d %6d  %-16s %4d %4d  %5d %5d\n", i, e->input_ids[i],
+               tokenizer_token(t, e->input_ids[i]), e->token_type_ids[i], e->attention_mask[i],
+               e->start[i], e->end[i]);
+}
+
+/* --max-len N truncates (longest_first) and pads to N tokens. */
+static int cmd_tokenize(const Flags *f)
+{
+    if (require(f->vocab, "--vocab", "tokenize"))
+        return 2;
+    if (f->n_pos == 0) {
+        fprintf(stderr, "bertc tokenize: TEXT is required\n");
+        return 2;
+    }
+    long max_len = 0;
+    if (f->max_len) {
+        char *end;
+        max_len = strtol(f->max_len, &end, 10);
+        if (*end || max_len < 1 || max_len > (1L << 20)) {
+            fprintf(stderr, "bertc tokenize: --max-len needs a count from 1 to %ld, got '%s'\n",
+                    1L << 20, f->max_len);
+            return 2;
+        }
+    }
+    const char *a = f->pos[0], *b = f->n_pos > 1 ? f->pos[1] : NULL;
+    Arena *arena = arena_create("tokenize", 1 << 20);
+    Tokenizer t;
+    Encoding e;
+    BertcError err;
+    int rc = tokenizer_load(&t, arena, f->vocab, &err);
+    if (rc == 0)
+        rc = tokenizer_encode(&t, arena, a, strlen(a), b, b ? strlen(b) : 0, (int32_t)max_len,
+                              max_len > 0, &e, &err);
+    if (rc == 0)
+        print_encoding(&t, &e);
+    arena_destroy(arena);
+    return rc == 0 ? 0 : fail(&err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -148,6 +219,12 @@ int main(int argc, char **argv)
     if (parse_flags(argc - 2, argv + 2, &f) != 0)
         return 2;
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "tokenize"))
+        return cmd_tokenize(&f);
+    if (f.n_pos > 0) {
+        fprintf(stderr, "bertc %s: unexpected argument '%s'\n", cmd, f.pos[0]);
+        return 2;
+    }
     if (!strcmp(cmd, "run"))
         return cmd_run(&f);
     if (!strcmp(cmd, "init"))
