@@ -15,6 +15,7 @@ character (control, combining mark) widens the span of the kept character
 before it in its word; special tokens added by the encoder get (0, 0).
 """
 import json
+import random
 import sys
 import unicodedata
 
@@ -273,7 +274,34 @@ CASES = [
     ("", "", 4, True),
     ("word " * 20, None, 10, False),
     ("Transformers!!! are... AMAZING??", "yes", 0, False),
+    ("nel\x85inside\x1cword \u0308\u302e\u03b8 \U0001d165\U0001d16d\U0001d16d\U0001d165", None, 0, False),
 ]
+
+
+def random_cases(lines, n, seed=2024):
+    """n short texts mixing vocab words, single vocab characters, marks,
+    sigmas, controls and any code point at all, from a fixed seed."""
+    rnd = random.Random(seed)
+    words = [t.replace("##", "") for t in lines[1000:8000]]
+    chars = [t for t in lines if len(t) == 1]
+    tricky = list(" \t\n.,!?'[]#-\x00\x85\ufffd\u00a0\u2028\u0301\u0308\u302e\u03a3\u0130"
+                  "ÅßﬁΑΣΟ한글我豈")
+    texts = []
+    for _ in range(n):
+        out = []
+        for _ in range(rnd.randrange(1, 16)):
+            r = rnd.random()
+            if r < 0.1:
+                cp = rnd.randrange(0x110000)
+                out.append(chr(cp) if not 0xD800 <= cp < 0xE000 else "?")
+            elif r < 0.4:
+                out.append(rnd.choice(tricky))
+            elif r < 0.6:
+                out.append(rnd.choice(chars))
+            else:
+                out.append(rnd.choice(words).capitalize() + rnd.choice(["", " "]))
+        texts.append("".join(out))
+    return [(t, None, 0, False) for t in texts]
 
 
 def main():
@@ -285,8 +313,8 @@ def main():
     vocab = {tok: i for i, tok in enumerate(lines)}
     assert len(vocab) == len(lines)
     cases = []
-    for k, (a, b, max_len, pad) in enumerate(CASES):
-        case = {"name": f"case{k:02d}", "a": a, "max_len": max_len, "pad": pad}
+    for k, (a, b, max_len, pad) in enumerate(CASES + random_cases(lines, 100)):
+        case = {"name": f"case{k:03d}", "a": a, "max_len": max_len, "pad": pad}
         if b is not None:
             case["b"] = b
         case.update(encode(vocab, a, b, max_len, pad))

@@ -29,15 +29,13 @@ typedef struct Work {
 /* WordpieceTokenizer.tokenize: greedy longest-match-first                   */
 /* ------------------------------------------------------------------------ */
 
+/* A piece of chars [0, n) spans the union of their spans. */
 static void push_piece(Work *w, int32_t id, const NormChar *c, int32_t n)
 {
-    Piece p = {id, c[0].start, c[0].end, c[0].bstart, c[0].bend};
-    for (int32_t i = 1; i < n; i++) {        /* canonical ordering may permute spans */
-        p.start = c[i].start < p.start ? c[i].start : p.start;
-        p.bstart = c[i].bstart < p.bstart ? c[i].bstart : p.bstart;
-        p.end = c[i].end > p.end ? c[i].end : p.end;
-        p.bend = c[i].bend > p.bend ? c[i].bend : p.bend;
-    }
+    NormChar u = c[0];
+    for (int32_t i = 1; i < n; i++)
+        norm_join_span(&u, &c[i]);
+    Piece p = {id, u.start, u.end, u.bstart, u.bend};
     w->pieces[w->n_pieces++] = p;
 }
 
@@ -125,6 +123,21 @@ static int32_t special_at(const Tokenizer *t, const Work *w, int32_t i, int32_t 
     return 0;
 }
 
+/* _clean_text removes U+0000, U+FFFD and controls before anything else
+ * looks at the text (so U+0085, a control that str.isspace() calls a space,
+ * never splits a word). */
+static bool is_removed(uint32_t cp, unsigned flags)
+{
+    return cp == 0 || cp == 0xFFFD || (flags & UC_CONTROL);
+}
+
+/* A kept character that ends the current word: whitespace (mapped to ' ' by
+ * _clean_text; str.isspace() for whitespace_tokenize) or a CJK ideograph. */
+static bool ends_word(uint32_t cp, unsigned flags)
+{
+    return !is_removed(cp, flags) && (flags & (UC_SPACE | UC_PYSPACE | UC_CJK));
+}
+
 /* _clean_text, _tokenize_chinese_chars and whitespace_tokenize in one pass;
  * a removed control character joins the span of the character before it. */
 static void tokenize_text(const Tokenizer *t, Work *w)
@@ -133,7 +146,7 @@ static void tokenize_text(const Tokenizer *t, Work *w)
         int32_t id, len = special_at(t, w, i, &id);
         uint32_t cp = w->cps[i];
         unsigned f = uc_flags(cp);
-        if (len > 0 || f & (UC_SPACE | UC_PYSPACE | UC_CJK))
+        if (len > 0 || ends_word(cp, f))
             flush_word(t, w);
         if (len > 0) {
             NormChar c = {'[', i, i + len, w->bpos[i], w->bpos[i + len]};
@@ -141,7 +154,7 @@ static void tokenize_text(const Tokenizer *t, Work *w)
             i += len;
             continue;
         }
-        if (cp == 0 || cp == 0xFFFD || f & UC_CONTROL) {
+        if (is_removed(cp, f)) {
             if (w->raw_n > 0) {
                 w->raw[w->raw_n - 1].end = i + 1;
                 w->raw[w->raw_n - 1].bend = w->bpos[i + 1];
@@ -160,14 +173,13 @@ static void tokenize_text(const Tokenizer *t, Work *w)
 /* Decoding and buffers                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* The longest run of code points a word can take (a word ends at spaces
- * and CJK ideographs), to size the word buffers. */
+/* An upper bound on the code points of one word (ended by ends_word, and
+ * by special tokens, which only shorten words), to size the word buffers. */
 static int32_t longest_word(const Work *w)
 {
     int32_t best = 0, run = 0;
     for (int32_t i = 0; i < w->n; i++) {
-        bool breaks = uc_flags(w->cps[i]) & (UC_SPACE | UC_PYSPACE | UC_CJK);
-        run = breaks ? 0 : run + 1;
+        run = ends_word(w->cps[i], uc_flags(w->cps[i])) ? 0 : run + 1;
         best = run > best ? run : best;
     }
     return best > 0 ? best : 1;

@@ -57,6 +57,10 @@ typedef struct NormChar {
     int32_t bstart, bend;
 } NormChar;
 
+/* c's span becomes the union of its span and d's (canonical ordering may
+ * have moved d from before c). */
+void norm_join_span(NormChar *c, const NormChar *d);
+
 /* Longest output of lower() then NFD for one input code point (the
  * generator checks it); word buffers hold UC_EXPAND_MAX per raw char. */
 #define UC_EXPAND_MAX 4

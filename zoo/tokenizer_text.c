@@ -213,20 +213,24 @@ static void canonical_order(NormChar *w, int n)
     }
 }
 
+void norm_join_span(NormChar *c, const NormChar *d)
+{
+    c->start = d->start < c->start ? d->start : c->start;
+    c->bstart = d->bstart < c->bstart ? d->bstart : c->bstart;
+    c->end = d->end > c->end ? d->end : c->end;
+    c->bend = d->bend > c->bend ? d->bend : c->bend;
+}
+
 /* Drop Mn; a dropped character's span joins the kept one before it, the way
  * tokenizers' NormalizedString::filter aligns removed characters. */
 static int drop_mn(const NormChar *in, int n, NormChar *out)
 {
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (!(uc_flags(in[i].cp) & UC_MN)) {
+        if (!(uc_flags(in[i].cp) & UC_MN))
             out[m++] = in[i];
-        } else if (m > 0) {
-            if (in[i].end > out[m - 1].end)
-                out[m - 1].end = in[i].end;
-            if (in[i].bend > out[m - 1].bend)
-                out[m - 1].bend = in[i].bend;
-        }
+        else if (m > 0)
+            norm_join_span(&out[m - 1], &in[i]);
     }
     return m;
 }
