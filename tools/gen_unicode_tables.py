@@ -8,7 +8,8 @@
 Tables (all sorted, searched by bisection in zoo/tokenizer_text.c):
   uc_class     run-length code-point classes: each entry (first, flags) holds
                for first .. next entry's first - 1. Flags are UC_* below.
-  uc_lower     str.lower() for code points that lower to ONE code point, as
+  uc_lower     str.lower() of ONE code point (HF lowercases character by
+               character, see zoo/zoo.h) where it is ONE code point, as
                runs (first, last, stride, delta): cp in [first, last] with
                (cp - first) % stride == 0 lowers to cp + delta.
   uc_lower_multi  the code points that lower to more than one (U+0130).
@@ -29,32 +30,13 @@ UC_SPACE = 2       # HF _is_whitespace: ' ', \t, \n, \r or category Zs
 UC_PUNCT = 4       # HF _is_punctuation: ASCII 33-47, 58-64, 91-96, 123-126 or P*
 UC_MN = 8          # category Mn (dropped by HF _run_strip_accents)
 UC_PYSPACE = 16    # str.isspace(): what str.split() (whitespace_tokenize) splits on
-UC_CASED = 32      # cased and not case-ignorable (final-sigma context of str.lower)
-UC_CASE_IGN = 64   # case-ignorable (final-sigma context of str.lower)
-UC_CJK = 128       # HF BasicTokenizer._is_chinese_char
+UC_CJK = 32        # HF BasicTokenizer._is_chinese_char
 
 CJK_RANGES = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
               (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
 
-CAPITAL_SIGMA, FINAL_SIGMA = "\u03a3", "\u03c2"
-
-
 def is_ascii_punct(cp):
     return 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126
-
-
-def sigma_class(c):
-    """Python's str.lower() turns a capital sigma into a final sigma when it is
-    preceded by a cased letter (case-ignorable characters skipped) and not
-    followed by one. A character's role in that rule is one of three classes;
-    probe them through str.lower() itself rather than re-deriving the Unicode
-    properties: c + SIGMA is final iff c is cased and not case-ignorable, and
-    'A' + c + SIGMA is final iff c is case-ignorable or cased."""
-    cased = (c + CAPITAL_SIGMA).lower()[-1] == FINAL_SIGMA
-    ign_or_cased = ("A" + c + CAPITAL_SIGMA).lower()[-1] == FINAL_SIGMA
-    if cased:
-        return UC_CASED
-    return UC_CASE_IGN if ign_or_cased else 0
 
 
 def flags_of(cp):
@@ -73,7 +55,7 @@ def flags_of(cp):
         f |= UC_PYSPACE
     if any(lo <= cp <= hi for lo, hi in CJK_RANGES):
         f |= UC_CJK
-    return f | sigma_class(c)
+    return f
 
 
 def class_runs():
@@ -148,8 +130,6 @@ def check_assumptions(multi, decomp):
     # One raw character becomes at most UC_EXPAND_MAX normalised ones.
     assert max(len(unicodedata.normalize("NFD", chr(cp).lower()))
                for cp in range(MAX_CP) if cp not in SURROGATES) <= 4
-    # Lowercasing then NFD must not create a new capital sigma.
-    assert all(0x3A3 not in d for _, d in decomp + multi)
 
 
 def emit(out):

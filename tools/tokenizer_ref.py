@@ -90,20 +90,11 @@ def raw_words(chunk, base):
 
 
 def lower_word(word):
-    """str.lower() of the whole word at once (so a capital sigma sees its
-    context, as in HF's token.lower()), each output character given the span
-    of the character it came from; lowering one character alone yields the
-    same number of characters, which places the boundaries."""
-    text = "".join(s.ch for s in word)
-    whole = text.lower()
-    out, j = [], 0
-    for s in word:
-        n = len(s.ch.lower())
-        for c in whole[j:j + n]:
-            out.append(Span(c, s.lo, s.hi))
-        j += n
-    assert j == len(whole)
-    return out
+    """Lowercase one character at a time, as HF does: PreTrainedTokenizer
+    .tokenize lowercases the text with re.sub over single characters before
+    BasicTokenizer sees it, so a capital sigma never becomes the final sigma
+    that str.lower() of a whole word would give."""
+    return [Span(c, s.lo, s.hi) for s in word for c in s.ch.lower()]
 
 
 def strip_accents(word):

@@ -16,9 +16,7 @@ enum {
     UC_PUNCT = 4,      /* HF _is_punctuation: ASCII 33-47, 58-64, 91-96, 123-126, or P* */
     UC_MN = 8,         /* category Mn: dropped by HF _run_strip_accents */
     UC_PYSPACE = 16,   /* str.isspace(): whitespace_tokenize's str.split() splits here */
-    UC_CASED = 32,     /* cased, not case-ignorable: final-sigma context of str.lower() */
-    UC_CASE_IGN = 64,  /* case-ignorable: skipped by the final-sigma context */
-    UC_CJK = 128       /* HF _is_chinese_char */
+    UC_CJK = 32        /* HF _is_chinese_char */
 };
 
 typedef struct UcClassRun { uint32_t first; uint8_t flags; } UcClassRun;
@@ -65,8 +63,9 @@ void norm_join_span(NormChar *c, const NormChar *d);
  * generator checks it); word buffers hold UC_EXPAND_MAX per raw char. */
 #define UC_EXPAND_MAX 4
 
-/* HF BasicTokenizer on one whitespace token (already cleaned): lower(),
- * _run_strip_accents (NFD, drop Mn). raw (n) -> out, returns the count.
+/* HF on one whitespace token (already cleaned): lower() one character at a
+ * time, then _run_strip_accents (NFD, drop Mn). raw (n) -> out, returns
+ * the count.
  * out must hold UC_EXPAND_MAX * n; tmp the same. */
 int basic_normalize_word(const NormChar *raw, int n, NormChar *tmp, NormChar *out);
 

@@ -1,6 +1,6 @@
 /* zoo/tokenizer_text.c — the Unicode side of HF BasicTokenizer
  * (transformers/models/bert/tokenization_bert.py): strict UTF-8, the table
- * look-ups, str.lower() with its final-sigma rule, and _run_strip_accents
+ * look-ups, str.lower() of single characters, and _run_strip_accents
  * (NFD = full canonical decomposition + canonical ordering, then drop Mn). */
 #include "zoo/tokenizer_internal.h"
 
@@ -87,7 +87,7 @@ static const UcMulti *multi_find(const UcMulti *t, int n, uint32_t cp)
     return NULL;
 }
 
-/* str.lower() of one code point other than U+03A3: writes 1-3 code points. */
+/* str.lower() of one code point: writes 1-3 code points. */
 static int lower_one(uint32_t cp, uint32_t *out)
 {
     const UcMulti *m = multi_find(uc_lower_multi, uc_lower_multi_n, cp);
@@ -157,33 +157,18 @@ static int decompose_one(uint32_t cp, uint32_t *out)
 /* BasicTokenizer: token.lower(), then _run_strip_accents                    */
 /* ------------------------------------------------------------------------ */
 
-/* Python's str.lower() maps U+03A3 to final sigma U+03C2 when a cased letter
- * precedes it and none follows (case-ignorable characters skipped both ways;
- * CPython unicodeobject.c handle_capital_sigma), else to U+03C3. */
-static uint32_t lower_sigma(const NormChar *w, int n, int i)
-{
-    int j = i - 1;
-    while (j >= 0 && (uc_flags(w[j].cp) & UC_CASE_IGN))
-        j--;
-    bool final = j >= 0 && (uc_flags(w[j].cp) & UC_CASED);
-    for (j = i + 1; final && j < n; j++) {
-        unsigned f = uc_flags(w[j].cp);
-        if (!(f & UC_CASE_IGN)) {
-            final = !(f & UC_CASED);
-            break;
-        }
-    }
-    return final ? 0x3C2 : 0x3C3;
-}
-
-/* lower() then per-code-point NFD; each output inherits its source's span. */
+/* lower() then per-code-point NFD; each output inherits its source's span.
+ * HF lowers one character at a time: PreTrainedTokenizer.tokenize runs
+ * re.sub(r"(.+?)", lambda m: m.group().lower()) over the text before
+ * BasicTokenizer (and the fast tokenizer lowercases per char too), so a
+ * capital sigma always becomes U+03C3, never the word-final U+03C2 that
+ * str.lower() of a whole word would give. */
 static int lower_and_decompose(const NormChar *raw, int n, NormChar *out)
 {
     int m = 0;
     for (int i = 0; i < n; i++) {
         uint32_t low[UC_SEQ_MAX], dec[UC_SEQ_MAX];
-        int nl = raw[i].cp == 0x3A3 ? (low[0] = lower_sigma(raw, n, i), 1)
-                                    : lower_one(raw[i].cp, low);
+        int nl = lower_one(raw[i].cp, low);
         for (int k = 0; k < nl; k++) {
             int nd = decompose_one(low[k], dec);
             for (int d = 0; d < nd; d++) {

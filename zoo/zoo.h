@@ -300,9 +300,10 @@ int zoo_run(const RunArgs *args, BertcError *err);
  *  2. BasicTokenizer: _clean_text drops U+0000, U+FFFD and controls (C*
  *     except \t \n \r) and maps whitespace (Zs, \t \n \r) to ' ';
  *     _tokenize_chinese_chars makes every CJK ideograph a word of its own;
- *     whitespace_tokenize splits on str.isspace(); each word is lower()ed
- *     (Unicode, final sigma included), NFD-decomposed with its combining
- *     marks (Mn) dropped (_run_strip_accents), and split at every
+ *     whitespace_tokenize splits on str.isspace(); each word is lowercased
+ *     (Unicode str.lower() of each character: HF's tokenize() lowercases
+ *     char by char first, so 'Σ' is always 'σ'), NFD-decomposed with its
+ *     combining marks (Mn) dropped (_run_strip_accents), and split at every
  *     punctuation character (_run_split_on_punc: ASCII 33-47, 58-64, 91-96,
  *     123-126 and Unicode P*);
  *  3. WordpieceTokenizer: greedy longest-match-first against the vocab,
