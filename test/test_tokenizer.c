@@ -1,9 +1,9 @@
 /* test/test_tokenizer.c — the WordPiece tokenizer (zoo/tokenizer*.c, SPEC §7):
  * the 151 cases of tools/tokenizer_ref.py (an independent Python version of
  * HF BertTokenizer; 51 written by hand, 100 random from a fixed seed) on the
- * real bert-base-uncased vocab, ids read off the vocab
- * by hand, WordPiece on a tiny vocab, truncation, and every error: bad UTF-8
- * input, bad vocab files, impossible max_len; random bytes never crash. */
+ * real bert-base-uncased vocab, ids read off the vocab by hand, WordPiece on
+ * a tiny vocab, truncation, and every error: bad UTF-8 input, bad vocab
+ * files, impossible max_len; random bytes never crash. */
 #include <criterion/criterion.h>
 
 #include "nn/json.h"
