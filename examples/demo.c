@@ -1,0 +1,299 @@
+/* examples/demo.c — the main job (`make demo`): train a small BERT topic
+ * classifier from scratch on real text in about a minute on a laptop CPU.
+ *
+ *   data/topics.tsv   1,144 fortunes labelled computers / science / law / food
+ *   -> WordPiece (bert-base-uncased vocabulary), 64 tokens each
+ *   -> BertForSequenceClassification, 2 layers, H = 128, trained with AdamW
+ *      (400 steps of 32, linear warmup and decay, dropout 0.3)
+ *   -> accuracy on the held-out 20 % against the majority-class baseline,
+ *      build/demo/loss.svg, build/demo/attention.svg, a checkpoint, and the
+ *      trained model classifying a new sentence.
+ *
+ * Everything is embedded: no flags, no downloads. BERTC_THREADS sets threads. */
+#include "zoo/svg.h"
+#include "zoo/train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define VOCAB "data/bert-base-uncased-vocab.txt"
+#define DATA "data/topics.tsv"
+#define OUT "build/demo"
+#define MAX_LEN 64
+#define MAX_EXAMPLES 4096
+#define N_CLASSES 4
+
+static const char *const topics[N_CLASSES] = {"computers", "science", "law", "food"};
+
+/* The tokenised data set: example i is ids[i*MAX_LEN ...] with its mask. */
+typedef struct Topics {
+    int64_t n, n_train;
+    int32_t *ids, *mask, *label;
+} Topics;
+
+static int topic_index(const char *name, size_t len)
+{
+    for (int k = 0; k < N_CLASSES; k++)
+        if (strlen(topics[k]) == len && strncmp(topics[k], name, len) == 0)
+            return k;
+    return -1;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+/* "label<TAB>text" lines -> tokenised examples. */
+static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *err)
+{
+    size_t len;
+    char *text = read_file(DATA, &len);
+    if (!text)
+        return bertc_errorf(err, "%s: cannot read the data set", DATA);
+    d->ids = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
+    d->mask = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
+    d->label = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES);
+    d->n = 0;
+    Arena *scratch = arena_create("tokenize", 1 << 16);
+    int rc = 0;
+    for (char *line = text; *line && d->n < MAX_EXAMPLES && rc == 0;) {
+        char *end = strchr(line, '\n'), *tab = strchr(line, '\t');
+        if (!end)
+            end = line + strlen(line);
+        int label = tab && tab < end ? topic_index(line, (size_t)(tab - line)) : -1;
+        if (label < 0) {
+            rc = bertc_errorf(err, "%s: a line without a known topic label", DATA);
+            break;
+        }
+        Encoding enc;
+        arena_reset(scratch);
+        rc = tokenizer_encode(tok, scratch, tab + 1, (size_t)(end - tab - 1), NULL, 0, MAX_LEN,
+                              true, &enc, err);
+        if (rc == 0) {
+            memcpy(d->ids + d->n * MAX_LEN, enc.input_ids, sizeof(int32_t) * MAX_LEN);
+            memcpy(d->mask + d->n * MAX_LEN, enc.attention_mask, sizeof(int32_t) * MAX_LEN);
+            d->label[d->n++] = label;
+        }
+        line = *end ? end + 1 : end;
+    }
+    arena_destroy(scratch);
+    free(text);
+    d->n_train = d->n * 4 / 5;   /* the file is shuffled: the last 20 % is held out */
+    return rc;
+}
+
+/* examples idx[0..n-1] (relative to `first`) -> input_ids, attention_mask, labels */
+static void fill_batch(const Topics *d, const int64_t *idx, int64_t n, int64_t first, Graph *g,
+                       Batch *b, int64_t *tokens)
+{
+    int64_t bs[2] = {n, MAX_LEN};
+    ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
+    ITensor labels = itensor_new(g->step, 1, &n);
+    *tokens = 0;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t e = first + idx[j];
+        memcpy(ids.data + j * MAX_LEN, d->ids + e * MAX_LEN, sizeof(int32_t) * MAX_LEN);
+        memcpy(mask.data + j * MAX_LEN, d->mask + e * MAX_LEN, sizeof(int32_t) * MAX_LEN);
+        for (int t = 0; t < MAX_LEN; t++)
+            *tokens += mask.data[j * MAX_LEN + t];
+        labels.data[j] = d->label[e];
+    }
+    batch_put_ids(b, "input_ids", ids);
+    batch_put_ids(b, "attention_mask", mask);
+    batch_put_ids(b, "labels", labels);
+}
+
+static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                      int64_t *tokens, BertcError *err)
+{
+    (void)err;
+    fill_batch(ctx, idx, n, 0, g, b, tokens);
+    return 0;
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (x[k] > x[best])
+            best = k;
+    return best;
+}
+
+/* Accuracy and mean loss over the held-out examples, in batches of 64. */
+static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss, BertcError *err)
+{
+    const Topics *d = ctx;
+    int64_t n_eval = d->n - d->n_train, correct = 0, idx[64], tokens;
+    double loss_sum = 0;
+    for (int64_t start = 0; start < n_eval; start += 64) {
+        int64_t n = n_eval - start < 64 ? n_eval - start : 64;
+        for (int64_t j = 0; j < n; j++)
+            idx[j] = start + j;
+        ag_graph_reset(g);
+        Batch b;
+        Outputs out;
+        batch_init(&b, "eval");
+        fill_batch(d, idx, n, d->n_train, g, &b, &tokens);
+        outputs_init(&out);
+        if (model_forward(m, g, &b, &out, err) != 0)
+            return -1;
+        const float *logits = outputs_get(&out, "logits")->value.data;
+        for (int64_t j = 0; j < n; j++)
+            correct += argmax(logits + j * N_CLASSES, N_CLASSES) == d->label[d->n_train + start + j];
+        loss_sum += outputs_get(&out, "loss")->value.data[0] * (double)n;
+    }
+    *metric = (double)correct / (double)n_eval;
+    *loss = loss_sum / (double)n_eval;
+    return 0;
+}
+
+static BertConfig demo_config(const Tokenizer *tok)
+{
+    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
+    c.vocab_size = tok->V;
+    c.hidden_size = 128;
+    c.num_hidden_layers = 2;
+    c.num_attention_heads = 4;
+    c.intermediate_size = 256;
+    c.max_position_embeddings = MAX_LEN;
+    /* 915 training texts are few for 4M parameters: strong dropout and
+     * weight decay keep held-out accuracy from sliding as the model
+     * memorises (measured: dropout 0.1 peaks at 69 %, 0.3 reaches 73 %). */
+    c.hidden_dropout_prob = 0.3f;
+    c.attention_probs_dropout_prob = 0.3f;
+    c.num_labels = N_CLASSES;
+    c.problem_type = PROBLEM_SINGLE_LABEL;
+    return c;
+}
+
+static double majority_baseline(const Topics *d)
+{
+    int64_t count[N_CLASSES] = {0}, best = 0;
+    for (int64_t i = d->n_train; i < d->n; i++)
+        count[d->label[i]]++;
+    for (int k = 0; k < N_CLASSES; k++)
+        best = count[k] > best ? count[k] : best;
+    return (double)best / (double)(d->n - d->n_train);
+}
+
+/* Run one sentence through the model (eval mode): class probabilities and,
+ * for the picture, the last layer's attention. */
+static int classify(Model *m, const Tokenizer *tok, const char *text, Graph *g, float *probs,
+                    Encoding *enc, Var **attention, BertcError *err)
+{
+    ag_graph_reset(g);
+    ag_set_training(g, false);
+    if (tokenizer_encode(tok, g->step, text, strlen(text), NULL, 0, MAX_LEN, false, enc, err))
+        return -1;
+    int64_t shape[2] = {1, enc->S};
+    Batch b;
+    Outputs out;
+    batch_init(&b, "sentence");
+    batch_put_ids(&b, "input_ids", itensor_view(enc->input_ids, 2, shape));
+    batch_put_ids(&b, "attention_mask", itensor_view(enc->attention_mask, 2, shape));
+    outputs_init(&out);
+    if (model_forward(m, g, &b, &out, err) != 0)
+        return -1;
+    kernel_softmax_rows(probs, outputs_get(&out, "logits")->value.data, 1, N_CLASSES);
+    char name[64];
+    snprintf(name, sizeof name, "layers.%d.attention_probs", m->cfg.num_hidden_layers - 1);
+    *attention = outputs_get(&out, name);
+    return 0;
+}
+
+static int draw_attention(const Tokenizer *tok, const Encoding *enc, const Var *attention,
+                          BertcError *err)
+{
+    const char *labels[MAX_LEN];
+    for (int32_t t = 0; t < enc->S; t++)
+        labels[t] = tokenizer_token(tok, enc->input_ids[t]);
+    return svg_attention(OUT "/attention.svg", attention->value.data, attention->value.shape[1],
+                         enc->S, labels, "last layer, every head: who attends to whom", err);
+}
+
+static int run(BertcError *err)
+{
+    Arena *arena = arena_create("demo", 1 << 20);
+    Tokenizer tok;
+    Topics data;
+    if (tokenizer_load(&tok, arena, VOCAB, err) != 0 || load_topics(&tok, arena, &data, err))
+        return -1;
+    mkdir("build", 0755);
+    mkdir(OUT, 0755);
+    printf("bertc demo: topic classification of %lld fortunes (%lld train, %lld held out)\n",
+           (long long)data.n, (long long)data.n_train, (long long)(data.n - data.n_train));
+    BertConfig cfg = demo_config(&tok);
+    Model m;
+    if (model_build(&m, arena, &cfg, err) != 0)
+        return -1;
+    Rng init = rng_seed(7);
+    registry_init_weights(m.reg, &init, cfg.initializer_range);
+    printf("model: BertForSequenceClassification, %d layers, H=%d, %lld parameters\n",
+           cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(m.reg));
+
+    TrainTask task = {.n_train = data.n_train, .make_batch = make_batch, .evaluate = evaluate,
+                      .metric_name = "accuracy", .ctx = &data};
+    TrainOptions opt = train_defaults();
+    opt.steps = 400;
+    opt.batch_size = 32;
+    opt.lr = 5e-4;
+    opt.weight_decay = 0.1;
+    opt.eval_every = 50;
+    opt.checkpoint = OUT "/checkpoint.safetensors";
+    TrainResult res;
+    if (train_run(&m, &task, &opt, &res, err) != 0)
+        return -1;
+    printf("held-out accuracy %.1f%% (majority-class baseline %.1f%%), trained in %.0f s at "
+           "%.0f tokens/s\n", 100 * res.final_metric, 100 * majority_baseline(&data),
+           res.seconds, res.tokens_per_second);
+    if (svg_loss_curve(OUT "/loss.svg", &res, "bertc demo: topic classifier", err) != 0)
+        return -1;
+
+    const char *sentence = "My computer crashed again after the kernel update.";
+    Graph *g = ag_graph_create(1 << 20, 0);
+    float probs[N_CLASSES];
+    Encoding enc;
+    Var *attention;
+    int rc = classify(&m, &tok, sentence, g, probs, &enc, &attention, err);
+    if (rc == 0)
+        rc = draw_attention(&tok, &enc, attention, err);
+    if (rc == 0) {
+        int best = argmax(probs, N_CLASSES);
+        printf("\"%s\" -> %s (%.0f%%)\n", sentence, topics[best], 100 * probs[best]);
+        printf("wrote %s/loss.svg, %s/attention.svg and %s\n", OUT, OUT, opt.checkpoint);
+    }
+    ag_graph_destroy(g);
+    arena_destroy(arena);
+    return rc;
+}
+
+int main(void)
+{
+    BertcError err;
+    if (run(&err) != 0) {
+        fprintf(stderr, "demo: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
