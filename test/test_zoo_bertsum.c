@@ -211,13 +211,13 @@ Test(zoo_bertsum, mask_cls_shape_must_match_clss)
 Test(zoo_bertsum, mask_cls_not_binary)
 {
     mask_cls.data[1] = 2;
-    expect_error("'mask_cls'[0, 1] = 2", "only 0 or 1", NULL);
+    expect_error("'mask_cls'[0, 1] = 2", "neither 0 nor 1", NULL);
 }
 
 Test(zoo_bertsum, labels_not_binary)
 {
     labels.data[3] = 2;
-    expect_error("'labels'[1, 0] = 2", "only 0 or 1", NULL);
+    expect_error("'labels'[1, 0] = 2", "neither 0 nor 1", NULL);
 }
 
 Test(zoo_bertsum, labels_shape_must_match_clss)

@@ -139,7 +139,7 @@ Test(zoo_cgbert, label_outside_classes)
 Test(zoo_cgbert, mask_outside_0_1)
 {
     mask.data[4] = 2;
-    expect_error("'attention_mask'[0, 4] = 2", "0/1 mask", NULL);
+    expect_error("'attention_mask'[0, 4] = 2", "neither 0 nor 1", NULL);
 }
 
 /* The same check through `bertc run`: the fixture's inputs with one context

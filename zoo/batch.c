@@ -162,6 +162,19 @@ int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_
     return 0;
 }
 
+int batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err)
+{
+    for (int64_t i = 0; i < t->numel; i++) {
+        if (t->data[i] == 0 || t->data[i] == 1)
+            continue;
+        char at[SHAPE_STR_LEN];
+        index_str(at, sizeof at, t, i);
+        return bertc_errorf(err, "%s: '%s'%s = %d is neither 0 nor 1", b->source, name, at,
+                            t->data[i]);
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 
 void outputs_init(Outputs *o) { o->n = 0; }

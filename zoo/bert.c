@@ -113,8 +113,7 @@ int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const cha
         return -1;
     if (batch_find(in, mask_name)) {
         if (batch_ids(in, mask_name, 2, bs, &out->attention_mask, err) != 0 ||
-            batch_check_range(in, mask_name, &out->attention_mask, 0, 2, "2 (a 0/1 mask)",
-                              err) != 0)
+            batch_check_binary(in, mask_name, &out->attention_mask, err) != 0)
             return -1;
     } else {   /* absent: every token is real */
         out->attention_mask = itensor_new(g->step, 2, bs);

@@ -186,16 +186,6 @@ static Var *sbo_head_forward(Graph *g, const SBOHead *h, Var *x, const SpanPosit
 
 /* ---- inputs ------------------------------------------------------------ */
 
-/* Every value of t (named `name`) is 0 or 1. */
-static int check_binary(const Batch *in, const char *name, const ITensor *t, BertcError *err)
-{
-    for (int64_t i = 0; i < t->numel; i++)
-        if (t->data[i] != 0 && t->data[i] != 1)
-            return bertc_errorf(err, "%s: '%s'[%lld, %lld] = %d is neither 0 nor 1", in->source,
-                                name, (long long)(i / t->shape[1]), (long long)(i % t->shape[1]),
-                                t->data[i]);
-    return 0;
-}
 
 /* labels (B, S): -100 (ignored) or a token id below vocab_size. */
 static int read_labels(const BertConfig *cfg, const Batch *in, const int64_t *bs, ITensor *labels,
@@ -294,7 +284,7 @@ static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInp
         return -1;
     int64_t bs[2] = {x->B, x->S};
     if (batch_ids(in, "mask_labels", 2, bs, &mask_labels, err) != 0 ||
-        check_binary(in, "mask_labels", &mask_labels, err) != 0 ||
+        batch_check_binary(in, "mask_labels", &mask_labels, err) != 0 ||
         find_spans(in, &mask_labels, 3 * (int64_t)cfg->sbo_max_span_length, g->step, sp,
                    err) != 0)
         return -1;

@@ -156,16 +156,6 @@ static int require_inputs(const Batch *in, BertcError *err)
     return 0;
 }
 
-/* Every entry 0 or 1, else an error naming the tensor, the position and the value. */
-static int check_binary(const Batch *in, const char *name, const ITensor *t, BertcError *err)
-{
-    for (int64_t i = 0; i < t->numel; i++)
-        if (t->data[i] != 0 && t->data[i] != 1)
-            return bertc_errorf(err, "%s: '%s'[%lld, %lld] = %d, but %s holds only 0 or 1",
-                                in->source, name, (long long)(i / t->shape[1]),
-                                (long long)(i % t->shape[1]), t->data[i], name);
-    return 0;
-}
 
 static int read_sentences(const BertConfig *cfg, const Batch *in, const BertInputs *x,
                           SentenceInputs *s, BertcError *err)
@@ -185,13 +175,13 @@ static int read_sentences(const BertConfig *cfg, const Batch *in, const BertInpu
         return -1;
     int64_t bn[2] = {x->B, s->N};
     if (batch_ids(in, "mask_cls", 2, bn, &s->mask_cls, err) != 0 ||
-        check_binary(in, "mask_cls", &s->mask_cls, err) != 0)
+        batch_check_binary(in, "mask_cls", &s->mask_cls, err) != 0)
         return -1;
     s->labels.numel = 0;
     if (!batch_find(in, "labels"))
         return 0;
     if (batch_ids(in, "labels", 2, bn, &s->labels, err) != 0 ||
-        check_binary(in, "labels", &s->labels, err) != 0)
+        batch_check_binary(in, "labels", &s->labels, err) != 0)
         return -1;
     return 0;
 }

@@ -66,6 +66,9 @@ int batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, 
  * the value and the limit ("'input_ids'[1, 5] = 30522 is >= vocab_size 30522"). */
 int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
                       int64_t hi, const char *limit_name, BertcError *err);
+/* Every value 0 or 1 (masks, 0/1 labels): else an error naming the tensor,
+ * the position and the value ("'mask_cls'[1, 2] = 2 is neither 0 nor 1"). */
+int batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Outputs: the named results of one forward                                 */
