@@ -89,7 +89,10 @@ check-criterion:
 	  fi; \
 	fi
 
-$(TEST_BIN): $(TEST_OBJ) $(LIB)
+# The example smoke test (test/test_examples.c) runs the built examples.
+$(TEST_OBJ): ALL_CFLAGS += -DBERTC_EXAMPLES_DIR='"$(BUILD)/examples"'
+
+$(TEST_BIN): $(TEST_OBJ) $(LIB) $(EXAMPLES)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(LIB) $(TEST_LDFLAGS) -lcriterion $(LDLIBS) -o $@
 
@@ -110,7 +113,7 @@ sanitize: check-criterion
 # The main job: train a small BERT topic classifier from scratch on real text
 # (about a minute on 2 cores), then use it. Writes build/demo/.
 demo: all
-	./$(BUILD)/examples/demo
+	./$(BUILD)/examples/topics
 
 clean:
 	rm -rf $(BUILD)

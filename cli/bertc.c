@@ -3,6 +3,9 @@
  * exit status. */
 #include "zoo/zoo.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +18,8 @@ static int usage(void)
             "           --output O.safetensors [--grad] [--threads N] [--stats]\n"
             "  init     --config C.json --output W.safetensors [--seed S]\n"
             "  summary  --config C.json\n"
-            "  tokenize --vocab vocab.txt [--max-len N] TEXT [TEXT_PAIR]\n");
+            "  tokenize --vocab vocab.txt [--max-len N] TEXT [TEXT_PAIR]\n"
+            "  train    NAME [--steps N] [--out DIR] [--resume] ...   (an example)\n");
     return 2;
 }
 
@@ -211,10 +215,64 @@ static int cmd_tokenize(const Flags *f)
     return rc == 0 ? 0 : fail(&err);
 }
 
+/* The folder bertc runs from: /proc/self/exe where there is one, else argv[0]. */
+static void own_dir(const char *argv0, char *dir, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+    if (n <= 0) {
+        snprintf(dir, len, "%s", argv0);
+        n = (ssize_t)strlen(dir);
+    }
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, len, ".");
+}
+
+static void list_examples(const char *dir)
+{
+    DIR *d = opendir(dir);
+    fprintf(stderr, "examples:");
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            fprintf(stderr, " %s", e->d_name);
+    fprintf(stderr, "\n");
+    if (d)
+        closedir(d);
+}
+
+/* bertc train NAME [flags]: run the example program NAME, built next to
+ * bertc in examples/, with the flags passed on (see zoo/train.h). */
+static int cmd_train(int argc, char **argv)
+{
+    char dir[1024], examples[1100], path[1400];
+    own_dir(argv[0], dir, sizeof dir);
+    snprintf(examples, sizeof examples, "%s/examples", dir);
+    if (argc < 3) {
+        fprintf(stderr, "usage: bertc train NAME [--steps N] [--out DIR] [--resume] ...\n");
+        list_examples(examples);
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
+    if (strchr(argv[2], '/') || access(path, X_OK) != 0) {
+        fprintf(stderr, "bertc train: no example '%s' in %s\n", argv[2], examples);
+        list_examples(examples);
+        return 2;
+    }
+    argv[2] = path;
+    execv(path, argv + 2);
+    fprintf(stderr, "bertc train: cannot run %s\n", path);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
+    if (!strcmp(argv[1], "train"))
+        return cmd_train(argc, argv);
     Flags f;
     if (parse_flags(argc - 2, argv + 2, &f) != 0)
         return 2;

@@ -3,7 +3,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,4 +247,91 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
     bertc_sys_free(r.batch_idx);
     ag_graph_destroy(r.g);
     return rc;
+}
+
+/* ---- flags ------------------------------------------------------------- */
+
+static int parse_int(const char *flag, const char *text, int64_t min, int64_t *out,
+                     BertcError *err)
+{
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (*text == '\0' || *end || v < min)
+        return bertc_errorf(err, "%s needs a whole number >= %lld, got '%s'", flag,
+                            (long long)min, text);
+    *out = v;
+    return 0;
+}
+
+static int parse_flag_value(const char *flag, const char *value, TrainOptions *opt,
+                            const char **out_dir, BertcError *err)
+{
+    int64_t v = 0;
+    if (!strcmp(flag, "--steps") || !strcmp(flag, "--batch-size") ||
+        !strcmp(flag, "--eval-every") || !strcmp(flag, "--checkpoint-every") ||
+        !strcmp(flag, "--seed")) {
+        if (parse_int(flag, value, !strcmp(flag, "--steps") || !strcmp(flag, "--batch-size"),
+                      &v, err) != 0)
+            return -1;
+        if (!strcmp(flag, "--steps")) opt->steps = v;
+        else if (!strcmp(flag, "--batch-size")) opt->batch_size = v;
+        else if (!strcmp(flag, "--eval-every")) opt->eval_every = v;
+        else if (!strcmp(flag, "--checkpoint-every")) opt->checkpoint_every = v;
+        else opt->seed = (uint64_t)v;
+        return 0;
+    }
+    if (!strcmp(flag, "--lr")) {
+        char *end;
+        opt->lr = strtod(value, &end);
+        if (*value == '\0' || *end || !(opt->lr > 0))
+            return bertc_errorf(err, "--lr needs a positive number, got '%s'", value);
+        return 0;
+    }
+    if (!strcmp(flag, "--checkpoint")) {
+        opt->checkpoint = value;
+        return 0;
+    }
+    if (!strcmp(flag, "--out") && out_dir) {
+        *out_dir = value;
+        return 0;
+    }
+    return bertc_errorf(err, "unknown option '%s'", flag);
+}
+
+int train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
+                      BertcError *err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i];
+        if (!strcmp(flag, "--resume"))
+            opt->resume = true;
+        else if (!strcmp(flag, "--quiet"))
+            opt->quiet = true;
+        else if (i + 1 >= argc)
+            return bertc_errorf(err, "%s needs a value (or is unknown)", flag);
+        else if (parse_flag_value(flag, argv[++i], opt, out_dir, err) != 0)
+            return -1;
+    }
+    if (opt->eval_every > opt->steps)
+        opt->eval_every = 0;
+    return 0;
+}
+
+int train_make_dirs(const char *path, BertcError *err)
+{
+    char buf[1024];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return bertc_errorf(err, "output directory '%s': empty or too long", path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char keep = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return bertc_errorf(err, "cannot create directory '%s'", buf);
+        buf[i] = keep;
+    }
+    return 0;
 }

@@ -87,8 +87,20 @@ typedef struct TrainResult {
 int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
               BertcError *err);
 
+/* The flags every example (and `bertc train NAME`) understands, applied on
+ * top of the example's own defaults in *opt:
+ *   --steps N  --batch-size N  --lr X  --seed N  --eval-every N
+ *   --checkpoint PATH  --checkpoint-every N  --resume  --quiet  --out DIR
+ * *out_dir (may be NULL) receives --out (default left as given). Unknown
+ * flags are an error naming them. */
+int train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
+                      BertcError *err);
+
 /* The example order of an epoch: a Fisher–Yates shuffle of 0..n-1 driven by
  * SplitMix64 seeded with seed + epoch (so a resumed run can recompute it). */
 void train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch);
+
+/* mkdir -p: create `path` and its missing parents (mode 0755). */
+int train_make_dirs(const char *path, BertcError *err);
 
 #endif /* BERTC_ZOO_TRAIN_H */

@@ -1,15 +1,18 @@
-/* examples/demo.c — the main job (`make demo`): train a small BERT topic
- * classifier from scratch on real text in about a minute on a laptop CPU.
+/* examples/topics.c — the main job (`make demo`, also `bertc train topics`):
+ * train a small BERT topic classifier from scratch on real text in about
+ * half a minute on a laptop CPU.
  *
  *   data/topics.tsv   1,144 fortunes labelled computers / science / law / food
  *   -> WordPiece (bert-base-uncased vocabulary), 64 tokens each
  *   -> BertForSequenceClassification, 2 layers, H = 128, trained with AdamW
  *      (400 steps of 32, linear warmup and decay, dropout 0.3)
  *   -> accuracy on the held-out 20 % against the majority-class baseline,
- *      build/demo/loss.svg, build/demo/attention.svg, a checkpoint, and the
- *      trained model classifying a new sentence.
+ *      OUT/loss.svg, OUT/attention.svg, a checkpoint, and the trained model
+ *      classifying a new sentence.
  *
- * Everything is embedded: no flags, no downloads. BERTC_THREADS sets threads. */
+ * Everything is embedded: no flags needed, no downloads. The standard
+ * training flags (--steps, --out DIR, --resume, ...; see zoo/train.h) apply;
+ * OUT defaults to build/demo. BERTC_THREADS sets the thread count. */
 #include "zoo/svg.h"
 #include "zoo/train.h"
 
@@ -17,11 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define VOCAB "data/bert-base-uncased-vocab.txt"
 #define DATA "data/topics.tsv"
-#define OUT "build/demo"
 #define MAX_LEN 64
 #define MAX_EXAMPLES 4096
 #define N_CLASSES 4
@@ -222,25 +223,46 @@ static int classify(Model *m, const Tokenizer *tok, const char *text, Graph *g, 
     return 0;
 }
 
-static int draw_attention(const Tokenizer *tok, const Encoding *enc, const Var *attention,
-                          BertcError *err)
+static int draw_attention(const char *out, const Tokenizer *tok, const Encoding *enc,
+                          const Var *attention, BertcError *err)
 {
     const char *labels[MAX_LEN];
+    char path[512];
     for (int32_t t = 0; t < enc->S; t++)
         labels[t] = tokenizer_token(tok, enc->input_ids[t]);
-    return svg_attention(OUT "/attention.svg", attention->value.data, attention->value.shape[1],
-                         enc->S, labels, "last layer, every head: who attends to whom", err);
+    snprintf(path, sizeof path, "%s/attention.svg", out);
+    return svg_attention(path, attention->value.data, attention->value.shape[1], enc->S,
+                         labels, "last layer, every head: who attends to whom", err);
 }
 
-static int run(BertcError *err)
+static TrainOptions demo_options(void)
 {
+    TrainOptions opt = train_defaults();
+    opt.steps = 400;
+    opt.batch_size = 32;
+    opt.lr = 5e-4;
+    opt.weight_decay = 0.1;
+    opt.eval_every = 50;
+    return opt;
+}
+
+static int run(int argc, char **argv, BertcError *err)
+{
+    TrainOptions opt = demo_options();
+    const char *out = "build/demo";
+    char checkpoint[512], picture[512];
+    if (train_parse_flags(argc, argv, &opt, &out, err) != 0)
+        return -1;
+    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", out);
+    if (!opt.checkpoint)
+        opt.checkpoint = checkpoint;
     Arena *arena = arena_create("demo", 1 << 20);
     Tokenizer tok;
     Topics data;
     if (tokenizer_load(&tok, arena, VOCAB, err) != 0 || load_topics(&tok, arena, &data, err))
         return -1;
-    mkdir("build", 0755);
-    mkdir(OUT, 0755);
+    if (train_make_dirs(out, err) != 0)
+        return -1;
     printf("bertc demo: topic classification of %lld fortunes (%lld train, %lld held out)\n",
            (long long)data.n, (long long)data.n_train, (long long)(data.n - data.n_train));
     BertConfig cfg = demo_config(&tok);
@@ -254,20 +276,14 @@ static int run(BertcError *err)
 
     TrainTask task = {.n_train = data.n_train, .make_batch = make_batch, .evaluate = evaluate,
                       .metric_name = "accuracy", .ctx = &data};
-    TrainOptions opt = train_defaults();
-    opt.steps = 400;
-    opt.batch_size = 32;
-    opt.lr = 5e-4;
-    opt.weight_decay = 0.1;
-    opt.eval_every = 50;
-    opt.checkpoint = OUT "/checkpoint.safetensors";
     TrainResult res;
     if (train_run(&m, &task, &opt, &res, err) != 0)
         return -1;
     printf("held-out accuracy %.1f%% (majority-class baseline %.1f%%), trained in %.0f s at "
            "%.0f tokens/s\n", 100 * res.final_metric, 100 * majority_baseline(&data),
            res.seconds, res.tokens_per_second);
-    if (svg_loss_curve(OUT "/loss.svg", &res, "bertc demo: topic classifier", err) != 0)
+    snprintf(picture, sizeof picture, "%s/loss.svg", out);
+    if (svg_loss_curve(picture, &res, "bertc demo: topic classifier", err) != 0)
         return -1;
 
     const char *sentence = "My computer crashed again after the kernel update.";
@@ -277,22 +293,22 @@ static int run(BertcError *err)
     Var *attention;
     int rc = classify(&m, &tok, sentence, g, probs, &enc, &attention, err);
     if (rc == 0)
-        rc = draw_attention(&tok, &enc, attention, err);
+        rc = draw_attention(out, &tok, &enc, attention, err);
     if (rc == 0) {
         int best = argmax(probs, N_CLASSES);
         printf("\"%s\" -> %s (%.0f%%)\n", sentence, topics[best], 100 * probs[best]);
-        printf("wrote %s/loss.svg, %s/attention.svg and %s\n", OUT, OUT, opt.checkpoint);
+        printf("wrote %s/loss.svg, %s/attention.svg and %s\n", out, out, opt.checkpoint);
     }
     ag_graph_destroy(g);
     arena_destroy(arena);
     return rc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     BertcError err;
-    if (run(&err) != 0) {
-        fprintf(stderr, "demo: %s\n", err.msg);
+    if (run(argc, argv, &err) != 0) {
+        fprintf(stderr, "topics: %s\n", err.msg);
         return 1;
     }
     return 0;
