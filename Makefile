@@ -89,10 +89,10 @@ check-criterion:
 	  fi; \
 	fi
 
-# The example smoke test (test/test_examples.c) runs the built examples.
-$(TEST_OBJ): ALL_CFLAGS += -DBERTC_EXAMPLES_DIR='"$(BUILD)/examples"'
+# test/test_examples.c and test/test_cli.c run the built examples and CLI.
+$(TEST_OBJ): ALL_CFLAGS += -DBERTC_EXAMPLES_DIR='"$(BUILD)/examples"' -DBERTC_CLI='"$(BUILD)/bertc"'
 
-$(TEST_BIN): $(TEST_OBJ) $(LIB) $(EXAMPLES)
+$(TEST_BIN): $(TEST_OBJ) $(LIB) $(EXAMPLES) $(CLI)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(LIB) $(TEST_LDFLAGS) -lcriterion $(LDLIBS) -o $@
 

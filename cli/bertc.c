@@ -1,6 +1,7 @@
 /* cli/bertc.c — the `bertc` command (SPEC §5). Each subcommand parses its
  * flags and calls the library; errors are one line on stderr and a non-zero
  * exit status. */
+#include "cli/cli.h"
 #include "zoo/zoo.h"
 
 #include <dirent.h>
@@ -19,7 +20,9 @@ static int usage(void)
             "  init     --config C.json --output W.safetensors [--seed S]\n"
             "  summary  --config C.json\n"
             "  tokenize --vocab vocab.txt [--max-len N] TEXT [TEXT_PAIR]\n"
-            "  train    NAME [--steps N] [--out DIR] [--resume] ...   (an example)\n");
+            "  train    NAME [--steps N] [--out DIR] [--resume] ...   (an example)\n"
+            "  attention --config C.json --weights W.safetensors --vocab vocab.txt\n"
+            "           [--layer L] [--map NAME] [--context N] [--output A.svg] TEXT [PAIR]\n");
     return 2;
 }
 
@@ -273,6 +276,8 @@ int main(int argc, char **argv)
         return usage();
     if (!strcmp(argv[1], "train"))
         return cmd_train(argc, argv);
+    if (!strcmp(argv[1], "attention"))
+        return cmd_attention(argc - 1, argv + 1);
     Flags f;
     if (parse_flags(argc - 2, argv + 2, &f) != 0)
         return 2;

@@ -235,6 +235,18 @@ static int draw_attention(const char *out, const Tokenizer *tok, const Encoding 
                          labels, "last layer, every head: who attends to whom", err);
 }
 
+/* config.json + model.safetensors: what `bertc run` and `bertc attention`
+ * read (the checkpoint also holds the optimizer state, for --resume). */
+static int save_model(const char *out, const Model *m, BertcError *err)
+{
+    char config[512], weights[512];
+    snprintf(config, sizeof config, "%s/config.json", out);
+    snprintf(weights, sizeof weights, "%s/model.safetensors", out);
+    if (bert_config_write(config, &m->cfg, err) != 0)
+        return -1;
+    return registry_save_file(m->reg, weights, err);
+}
+
 static TrainOptions demo_options(void)
 {
     TrainOptions opt = train_defaults();
@@ -283,7 +295,8 @@ static int run(int argc, char **argv, BertcError *err)
            "%.0f tokens/s\n", 100 * res.final_metric, 100 * majority_baseline(&data),
            res.seconds, res.tokens_per_second);
     snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    if (svg_loss_curve(picture, &res, "bertc demo: topic classifier", err) != 0)
+    if (svg_loss_curve(picture, &res, "bertc demo: topic classifier", err) != 0 ||
+        save_model(out, &m, err) != 0)
         return -1;
 
     const char *sentence = "My computer crashed again after the kernel update.";
@@ -297,7 +310,8 @@ static int run(int argc, char **argv, BertcError *err)
     if (rc == 0) {
         int best = argmax(probs, N_CLASSES);
         printf("\"%s\" -> %s (%.0f%%)\n", sentence, topics[best], 100 * probs[best]);
-        printf("wrote %s/loss.svg, %s/attention.svg and %s\n", out, out, opt.checkpoint);
+        printf("wrote %s/loss.svg, %s/attention.svg, %s/config.json + model.safetensors and "
+               "%s\n", out, out, out, opt.checkpoint);
     }
     ag_graph_destroy(g);
     arena_destroy(arena);

@@ -6,6 +6,7 @@
 #include "nn/json.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -403,4 +404,96 @@ int bert_config_parse(Arena *scratch, const char *name, const char *text, size_t
     if (!scratch)
         arena_destroy(a);
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing: the same field tables, so what is written is what is read        */
+/* ------------------------------------------------------------------------ */
+
+/* Appends to a fixed buffer; remembers overflow instead of failing midway. */
+typedef struct Out {
+    char *buf;
+    size_t cap, len;
+} Out;
+
+static void put(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(Out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->len < o->cap ? o->buf + o->len : NULL,
+                      o->len < o->cap ? o->cap - o->len : 0, fmt, ap);
+    va_end(ap);
+    o->len += n > 0 ? (size_t)n : 0;
+}
+
+/* One "key": value line per field; token ids of -1 (absent) are left out.
+ * Floats are printed with 9 significant digits so they read back exactly. */
+static void put_fields(Out *o, const Field *fields, size_t n, const void *base)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *p = (const char *)base + fields[i].offset;
+        switch (fields[i].kind) {
+        case K_INT:
+            if (fields[i].range == R_TOKEN_ID && *(const int *)p < 0)
+                continue;
+            put(o, ",\n  \"%s\": %d", fields[i].key, *(const int *)p);
+            break;
+        case K_FLOAT: put(o, ",\n  \"%s\": %.9g", fields[i].key, (double)*(const float *)p); break;
+        case K_DOUBLE: put(o, ",\n  \"%s\": %.17g", fields[i].key, *(const double *)p); break;
+        case K_U64: put(o, ",\n  \"%s\": %" PRIu64, fields[i].key, *(const uint64_t *)p); break;
+        }
+    }
+}
+
+static void put_masking(Out *o, const SpanMaskingConfig *m)
+{
+    put(o, ",\n  \"masking\": {\"seed\": %" PRIu64 ", \"masking_budget\": %.17g, "
+           "\"span_probability\": %.17g, \"max_span_length_cap\": %d, \"special_token_ids\": [",
+        m->seed, m->masking_budget, m->span_probability, m->max_span_length_cap);
+    for (int i = 0; i < m->n_special_token_ids; i++)
+        put(o, i ? ", %d" : "%d", m->special_token_ids[i]);
+    put(o, "]}");
+}
+
+static void put_model_keys(Out *o, const BertConfig *c)
+{
+    switch (c->arch) {
+    case ARCH_CGBERT:
+    case ARCH_QACGBERT:
+        put_fields(o, cgbert_fields, COUNT(cgbert_fields), c);
+        put(o, ",\n  \"pooler_type\": \"%s\"",
+            c->pooler_type == POOLER_FIRST_TOKEN ? "first_token" : "attention_gate");
+        break;
+    case ARCH_SUMMARIZER: put_fields(o, summarizer_fields, COUNT(summarizer_fields), c); break;
+    case ARCH_QACONV: put_fields(o, qaconv_fields + 1, COUNT(qaconv_fields) - 1, c); break;
+    case ARCH_SPANBERT:
+        put_fields(o, spanbert_fields + 4, COUNT(spanbert_fields) - 4, c);
+        if (c->masking.present)
+            put_masking(o, &c->masking);
+        break;
+    default: break;
+    }
+}
+
+int bert_config_format(const BertConfig *c, char *buf, size_t cap, size_t *len, BertcError *err)
+{
+    static const char *const problems[] = {NULL, "regression", "single_label_classification",
+                                           "multi_label_classification"};
+    Out o = {buf, cap, 0};
+    put(&o, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"bert\",\n"
+            "  \"hidden_act\": \"%s\",\n  \"num_labels\": %d",
+        bert_arch_name(c->arch), bert_act_name(c->hidden_act), c->num_labels);
+    if (c->problem_type != PROBLEM_UNSET)
+        put(&o, ",\n  \"problem_type\": \"%s\"", problems[c->problem_type]);
+    /* token ids are written once, by the shared table (QAConv and SpanBERT
+     * repeat some of them in their own tables for the "required" rule) */
+    put_fields(&o, bert_fields, COUNT(bert_fields), c);
+    put_model_keys(&o, c);
+    put(&o, "\n}\n");
+    *len = o.len;
+    if (o.len >= cap)
+        return bertc_errorf(err, "config.json: %zu bytes do not fit in a buffer of %zu", o.len,
+                            cap);
+    return 0;
 }

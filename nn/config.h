@@ -120,6 +120,14 @@ int bert_config_parse(Arena *scratch, const char *name, const char *text, size_t
                       BertConfig *cfg, BertcError *err);
 int bert_config_read(const char *path, BertConfig *cfg, BertcError *err);
 
+/* BertConfig -> config.json text (NUL-terminated) in buf[0..cap); *len gets
+ * its length. Every key that bert_config_parse reads is written, so the
+ * round trip is exact. */
+int bert_config_format(const BertConfig *cfg, char *buf, size_t cap, size_t *len,
+                       BertcError *err);
+/* bert_config_format to a file (nn/config_file.c). */
+int bert_config_write(const char *path, const BertConfig *cfg, BertcError *err);
+
 const char *bert_arch_name(BertArch arch);        /* "BertModel", ... */
 const char *bert_act_name(BertAct act);           /* "gelu", "gelu_new", "relu" */
 

@@ -41,3 +41,18 @@ int bert_config_read(const char *path, BertConfig *cfg, BertcError *err)
     arena_destroy(a);
     return rc;
 }
+
+int bert_config_write(const char *path, const BertConfig *cfg, BertcError *err)
+{
+    char text[8192];
+    size_t n;
+    if (bert_config_format(cfg, text, sizeof text, &n, err) != 0)
+        return -1;
+    FILE *fp = fopen(path, "wb");
+    if (!fp)
+        return bertc_errorf(err, "%s: cannot write: %s", path, strerror(errno));
+    bool ok = fwrite(text, 1, n, fp) == n;
+    if (fclose(fp) != 0 || !ok)
+        return bertc_errorf(err, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}

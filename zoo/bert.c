@@ -190,6 +190,12 @@ BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in
     return r;
 }
 
+void bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
+{
+    for (int l = 0; l < m->n_layers; l++)
+        outputs_put(o, g, r->attention_probs[l], "layers.%d.attention_probs", l);
+}
+
 void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
 {
     outputs_put(o, g, r->last_hidden_state, "last_hidden_state");
@@ -197,6 +203,5 @@ void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput
         outputs_put(o, g, r->pooler_output, "pooler_output");
     for (int l = 0; l <= m->n_layers; l++)
         outputs_put(o, g, r->hidden_states[l], "hidden_states.%d", l);
-    for (int l = 0; l < m->n_layers; l++)
-        outputs_put(o, g, r->attention_probs[l], "layers.%d.attention_probs", l);
+    bert_put_attention(o, g, m, r);
 }

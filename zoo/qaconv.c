@@ -235,7 +235,8 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
     if (qaconv_read_inputs(cfg, g, in, &x, &tt, err) != 0 ||
         qaconv_read_labels(cfg, in, x.B, &y, err) != 0)
         return -1;
-    Var *seq = bert_model_forward(g, &m->backbone, &x).last_hidden_state;    /* (B, S, H) */
+    BertOutput backbone = bert_model_forward(g, &m->backbone, &x);
+    Var *seq = backbone.last_hidden_state;                                   /* (B, S, H) */
     Var *qv = query_vector(g, m, cfg->query_len, seq, &tt);                  /* (B, 1, H) */
     int64_t bh[2] = {x.B, cfg->hidden_size};
     Var *query_logits = ag_softmax(g, linear_forward(g, &m->query_calssify_layer,
@@ -250,6 +251,7 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
     outputs_put(out, g, rate, "attention_rate");
     outputs_put(out, g, seq, "last_hidden_state");
     outputs_put_ids(out, g, tt, "used_token_type_ids");
+    bert_put_attention(out, g, &m->backbone, &backbone);
     if (y.has_labels)
         qaconv_loss(cfg, g, &y, start, end, query_logits, out);
     return 0;

@@ -289,6 +289,7 @@ static int summarizer_run(void *impl, const BertConfig *cfg, Graph *g, const Bat
     outputs_put(out, g, top_vec, "top_vec");
     outputs_put(out, g, sents_vec, "sents_vec");
     outputs_put(out, g, sent_scores, "sent_scores");
+    bert_put_attention(out, g, &m->bert, &r);
     if (s.labels.numel)
         outputs_put(out, g, summarizer_loss(g, sent_scores, &s), "loss");
     return 0;

@@ -197,8 +197,12 @@ typedef struct BertOutput {
 /* Runs the embeddings, the encoder and the pooler; hidden states and
  * attention probabilities are kept for the outputs. */
 BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in);
-/* Adds "hidden_states.{0..L}" (and "last_hidden_state", "pooler_output"). */
+/* Adds "hidden_states.{0..L}", "last_hidden_state", "pooler_output" and
+ * the attention maps of bert_put_attention. */
 void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
+/* Adds "layers.{l}.attention_probs" (B, nh, S, S) for every layer: what
+ * `bertc attention` draws. */
+void bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
 
 /* HF BertLMPredictionHead (zoo/bert_heads.c), used by BertForMaskedLM and
  * SpanBERT: t = LN(act(Dense(X))), logits = t E^T + bias with E the word
