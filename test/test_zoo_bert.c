@@ -143,3 +143,34 @@ Test(zoo_bert, summary_tree_matches_hf_layout)
         cr_expect(strstr(text, lines[i]), "summary lacks \"%s\":\n%s", lines[i], text);
     free(text);
 }
+
+static int n_warnings;
+static void count_warning(const char *msg, void *user)
+{
+    (void)msg;
+    (void)user;
+    n_warnings++;
+}
+
+/* HF's base_model_prefix rule: a BertModel loads the bert.* weights of a
+ * checkpoint with a classification head (warning once about classifier.*). */
+Test(zoo_bert, base_model_loads_a_checkpoint_with_heads)
+{
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
+    cfg.arch = ARCH_BERT_MODEL;
+    Model base;
+    cr_assert_eq(model_build(&base, arena, &cfg, &err), 0, "%s", err.msg);
+    n_warnings = 0;
+    BertcWarnHook old = bertc_set_warn_hook(count_warning, NULL);
+    int rc = model_load(&base, CASE "weights.safetensors", false, &err);
+    bertc_set_warn_hook(old, NULL);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(n_warnings, 1, "expected one warning (unused classifier.*)");
+    cr_assert_eq(model_load(&model, CASE "weights.safetensors", false, &err), 0, "%s", err.msg);
+    int i = registry_find(base.reg, "embeddings.word_embeddings.weight");
+    int j = registry_find(model.reg, "bert.embeddings.word_embeddings.weight");
+    cr_assert_eq(memcmp(base.reg->params[i].var->value.data, model.reg->params[j].var->value.data,
+                        sizeof(float) * 120 * 32), 0, "the word embeddings differ");
+}

@@ -2,7 +2,25 @@
  * BertForMaskedLM with the LM head shared by SpanBERT. */
 #include "zoo/zoo.h"
 
+#include <stdio.h>
 #include <string.h>
+
+/* ---- checkpoints of the base model and of models with heads ------------ */
+
+/* As HF's from_pretrained (base_model_prefix "bert"): a BertModel loads the
+ * "bert.*" weights of a checkpoint with heads, and a model with heads loads
+ * a bare BertModel checkpoint (its heads then come from init_missing). */
+static bool add_bert_prefix(const char *name, char *alt, size_t len)
+{
+    return (size_t)snprintf(alt, len, "bert.%s", name) < len;
+}
+
+static bool drop_bert_prefix(const char *name, char *alt, size_t len)
+{
+    if (strncmp(name, "bert.", 5) != 0)
+        return false;
+    return (size_t)snprintf(alt, len, "%s", name + 5) < len;
+}
 
 /* ---- BertModel -------------------------------------------------------- */
 
@@ -28,7 +46,7 @@ static int bert_model_run(void *impl, const BertConfig *cfg, Graph *g, const Bat
 }
 
 const ModelArch arch_bert_model = {ARCH_BERT_MODEL, "BertModel", bert_model_build,
-                                   bert_model_run, NULL};
+                                   bert_model_run, add_bert_prefix};
 
 /* ---- BertForSequenceClassification ------------------------------------ */
 
@@ -145,7 +163,7 @@ static int seqcls_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
 }
 
 const ModelArch arch_bert_seqcls = {ARCH_BERT_SEQCLS, "BertForSequenceClassification",
-                                    seqcls_build, seqcls_run, NULL};
+                                    seqcls_build, seqcls_run, drop_bert_prefix};
 
 /* ---- the LM head and BertForMaskedLM ---------------------------------- */
 
@@ -235,4 +253,5 @@ static int mlm_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
     return 0;
 }
 
-const ModelArch arch_bert_mlm = {ARCH_BERT_MLM, "BertForMaskedLM", mlm_build, mlm_run, NULL};
+const ModelArch arch_bert_mlm = {ARCH_BERT_MLM, "BertForMaskedLM", mlm_build, mlm_run,
+                                 drop_bert_prefix};
