@@ -31,7 +31,8 @@
  * oracle's ROUGE is the ceiling of any 3-sentence extract.
  *
  * At evaluation the model keeps its 3 highest sent_scores, in document order
- * (BertSum also blocks repeated trigrams; these stories have none to block).
+ * (BertSum also skips a sentence that repeats a trigram of one already
+ * picked, against redundant news copy; no story here repeats a sentence).
  *
  * The standard training flags (--steps, --out DIR, --resume, ...; see
  * zoo/train.h) apply; OUT defaults to build/bertsum. */
@@ -361,6 +362,7 @@ typedef struct Corpus {
     int64_t n, n_train;
     Doc *docs;
     uint32_t *model_pick;    /* per held-out story: the latest evaluation's picks */
+    int64_t batch_size;      /* the training batch, to put eval loss on its scale */
 } Corpus;
 
 static int tokenize_story(const Tokenizer *tok, Arena *scratch, const Story *st, Doc *d,
@@ -497,7 +499,9 @@ static void score_pick(Scores *sc, const Doc *d, int64_t index, uint32_t pick)
 }
 
 /* Model picks on the held-out stories (stored in c->model_pick), ROUGE-2 F1
- * as the engine's metric, and the loss per story. */
+ * as the engine's metric, and the loss per training batch: BertSum's loss is
+ * a sum over the batch's sentences, so the mean loss of a story times the
+ * batch size is what the training loss on the curve measures. */
 static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
                     BertcError *err)
 {
@@ -527,7 +531,7 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
         loss_sum += outputs_get(&out, "loss")->value.data[0];
     }
     *metric = sc.rouge2 / (double)sc.docs;
-    *loss = loss_sum / (double)n_eval;
+    *loss = loss_sum / (double)n_eval * (double)c->batch_size;
     return 0;
 }
 
@@ -603,7 +607,7 @@ static TrainOptions summarizer_options(void)
     opt.steps = 600;
     opt.batch_size = 16;
     opt.lr = 1e-3;
-    opt.eval_every = 100;
+    opt.eval_every = 50;
     return opt;
 }
 
@@ -635,6 +639,7 @@ static int run(int argc, char **argv, BertcError *err)
            "parameters\n", cfg.num_hidden_layers, cfg.hidden_size, cfg.inter_layers,
            (long long)registry_count(m.reg));
 
+    corpus.batch_size = opt.batch_size;
     TrainTask task = {.n_train = corpus.n_train, .make_batch = make_batch,
                       .evaluate = evaluate, .metric_name = "ROUGE-2 F1", .ctx = &corpus};
     TrainResult res;
