@@ -23,6 +23,7 @@
  * never makes them: [CLS] opens and [SEP] closes every row. */
 #include "zoo/zoo.h"
 
+#include <stdio.h>
 #include <string.h>
 
 typedef struct SBOHead {
@@ -261,8 +262,11 @@ static int run_masking(const BertConfig *cfg, Graph *g, const Batch *in, Outputs
         check_lengths(in, &lengths, ids.shape[1], err) != 0)
         return -1;
     SpanMasking m;
-    if (span_masking(cfg, &ids, &kinds, &lengths, g->step, &m, err) != 0)
-        return -1;
+    if (span_masking(cfg, &ids, &kinds, &lengths, g->step, &m, err) != 0) {
+        char why[BERTC_ERROR_LEN];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        return bertc_errorf(err, "%s: %s", in->source, why);   /* name the inputs file */
+    }
     outputs_put_ids(out, g, m.raw_mask_labels, "masking.raw_mask_labels");
     outputs_put_ids(out, g, m.mask_labels, "masking.mask_labels");
     outputs_put_ids(out, g, m.input_ids, "masking.input_ids");
