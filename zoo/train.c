@@ -103,6 +103,49 @@ static void progress(Run *r, int64_t step, double loss)
         fprintf(stderr, "\n");
 }
 
+/* "'name'[i, j] = nan" for the first non-finite element of a parameter's
+ * gradient (grads) or value, in registry order; false when all are finite.
+ * Tied aliases share their owner's storage and are not scanned twice. */
+static bool first_non_finite(const Registry *reg, bool grads, char *buf, size_t len)
+{
+    for (int i = 0; i < reg->n_params; i++) {
+        const Param *p = &reg->params[i];
+        const Tensor *v = &p->var->value;
+        const float *x = grads ? p->var->grad : v->data;
+        if (p->alias_of >= 0 || !x)
+            continue;
+        for (int64_t k = 0; k < v->numel; k++) {
+            if (isfinite(x[k]))
+                continue;
+            int64_t idx[TENSOR_MAX_DIMS], rest = k;
+            for (int d = v->ndim - 1; d >= 0; d--) {
+                idx[d] = rest % v->shape[d];
+                rest /= v->shape[d];
+            }
+            char at[SHAPE_STR_LEN];
+            snprintf(buf, len, "%s '%s'%s = %g", grads ? "gradient of" : "parameter", p->name,
+                     shape_str(at, sizeof at, v->ndim, idx), x[k]);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A step whose loss or a gradient is not finite (`what` names it): stop
+ * with an error, or (TRAIN_NAN_SKIP) warn, drop its gradients and go on.
+ * Either way the optimizer never sees it. Returns -1 to stop, 0 to skip. */
+static int non_finite_step(Run *r, int64_t step, const char *what, BertcError *err)
+{
+    if (r->opt->nan_policy == TRAIN_NAN_STOP)
+        return bertc_errorf(err, "training: step %lld: %s; stopping before it reaches the "
+                            "weights (--nan-policy skip skips such steps)", (long long)step,
+                            what);
+    bertc_warn("training: step %lld: %s; step skipped", (long long)step, what);
+    registry_zero_grad(r->m->reg);
+    r->res->skipped_steps++;
+    return 0;
+}
+
 static int one_step(Run *r, int64_t step, BertcError *err)
 {
     Graph *g = r->g;
@@ -123,10 +166,17 @@ static int one_step(Run *r, int64_t step, BertcError *err)
         return bertc_errorf(err, "training: the model produced no loss (are the labels in "
                             "the batch?)");
     double value = loss->value.data[0];
-    if (!isfinite(value))
-        return bertc_errorf(err, "training: the loss is %g at step %lld; stopping before it "
-                            "reaches the weights", value, (long long)step);
+    char what[BERTC_ERROR_LEN / 2], bad[BERTC_ERROR_LEN / 4];
+    if (!isfinite(value)) {
+        /* name the first non-finite weight, the likeliest cause, if there is one */
+        bool weight = first_non_finite(r->m->reg, false, bad, sizeof bad);
+        snprintf(what, sizeof what, "the loss is %g%s%s%s", value, weight ? " (" : "",
+                 weight ? bad : "", weight ? ")" : "");
+        return non_finite_step(r, step, what, err);
+    }
     ag_backward(g, loss);
+    if (first_non_finite(r->m->reg, true, what, sizeof what))
+        return non_finite_step(r, step, what, err);
     if (r->opt->clip_norm > 0)
         clip_grad_norm(r->m->reg, r->opt->clip_norm);
     optimizer_step(&r->adamw, schedule_lr(&r->schedule, step));
@@ -285,6 +335,12 @@ static int parse_flag_value(const char *flag, const char *value, TrainOptions *o
         opt->lr = strtod(value, &end);
         if (*value == '\0' || *end || !(opt->lr > 0))
             return bertc_errorf(err, "--lr needs a positive number, got '%s'", value);
+        return 0;
+    }
+    if (!strcmp(flag, "--nan-policy")) {
+        if (strcmp(value, "stop") != 0 && strcmp(value, "skip") != 0)
+            return bertc_errorf(err, "--nan-policy needs stop or skip, got '%s'", value);
+        opt->nan_policy = strcmp(value, "skip") == 0 ? TRAIN_NAN_SKIP : TRAIN_NAN_STOP;
         return 0;
     }
     if (!strcmp(flag, "--checkpoint")) {

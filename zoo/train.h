@@ -43,6 +43,13 @@ typedef struct TrainTask {
     void *ctx;
 } TrainTask;
 
+/* What to do with a step whose loss or any parameter gradient is not finite
+ * (NaN or Inf). Either way the weights never see it. */
+typedef enum TrainNanPolicy {
+    TRAIN_NAN_STOP,           /* end the run with an error naming the first bad tensor */
+    TRAIN_NAN_SKIP            /* warn (naming it), drop the step's gradients, go on */
+} TrainNanPolicy;
+
 typedef struct TrainOptions {
     int64_t steps;            /* optimizer steps in all */
     int64_t batch_size;
@@ -60,6 +67,7 @@ typedef struct TrainOptions {
                                  periodic ones (0: run all steps) */
     bool quiet;               /* no progress output */
     const char *loss_csv;     /* optional: "step,train_loss,eval_loss,metric" per eval */
+    TrainNanPolicy nan_policy;/* default TRAIN_NAN_STOP */
 } TrainOptions;
 
 TrainOptions train_defaults(void);
@@ -82,6 +90,7 @@ typedef struct TrainResult {
     int n_points;
     TrainPoint points[TRAIN_MAX_POINTS];
     size_t step_arena_high_water;
+    int64_t skipped_steps;    /* non-finite steps dropped (TRAIN_NAN_SKIP) */
 } TrainResult;
 
 int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
@@ -91,6 +100,7 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
  * top of the example's own defaults in *opt:
  *   --steps N  --batch-size N  --lr X  --seed N  --eval-every N
  *   --checkpoint PATH  --checkpoint-every N  --resume  --quiet  --out DIR
+ *   --nan-policy stop|skip
  * *out_dir (may be NULL) receives --out (default left as given). Unknown
  * flags are an error naming them. */
 int train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
