@@ -1,0 +1,235 @@
+/* test/test_checkpoint_kill.c — SIGKILL during checkpoint writes never loses
+ * the last good checkpoint.
+ *
+ * A child process resumes from the checkpoint (as --resume does) and writes
+ * checkpoints of generation k = step + 1, step + 2, ... in a tight loop; the
+ * parent kills it with SIGKILL at a random moment, 60 times over. After each
+ * kill the checkpoint at the path must load, hold one whole generation
+ * (every weight, moment and counter of the same k: no mix of two writes) and
+ * be no older than the last generation seen before (nothing lost). A kill
+ * that lands mid-write leaves the writer's "<path>.tmp.<pid>" behind; the
+ * test counts those, so it proves kills hit the write window, not only the
+ * gaps between writes. A damaged checkpoint (truncated anywhere, or with a
+ * flipped byte in its header) is refused with a message naming the file. */
+#include "zoo/zoo.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KILLS 60
+
+typedef struct Trainer {
+    Arena *arena;
+    Model m;
+    Optimizer o;
+    Rng rng;
+} Trainer;
+
+/* A 2-layer BERT with a 2000-token vocabulary: a checkpoint of ~1.7 MB. */
+static void trainer_init(Trainer *t)
+{
+    BertConfig c = bert_config_default(ARCH_BERT_MODEL);
+    c.vocab_size = 2000;
+    c.hidden_size = 64;
+    c.num_hidden_layers = 2;
+    c.num_attention_heads = 4;
+    c.intermediate_size = 128;
+    c.max_position_embeddings = 32;
+    BertcError err;
+    t->arena = arena_create("ckpt", 1 << 20);
+    cr_assert_eq(model_build(&t->m, t->arena, &c, &err), 0, "%s", err.msg);
+    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
+}
+
+/* Generation k: every weight k + i / 1024 (i the parameter index), every
+ * moment -k, optimizer step k and RNG state 1000 + k. */
+static void fill_generation(Trainer *t, int64_t k)
+{
+    Registry *r = t->m.reg;
+    for (int i = 0; i < r->n_params; i++) {
+        const Tensor *v = &r->params[i].var->value;
+        for (int64_t j = 0; j < v->numel; j++) {
+            v->data[j] = (float)k + (float)i / 1024.0f;
+            if (t->o.state1[i])
+                t->o.state1[i][j] = -(float)k;
+            if (t->o.state2[i])
+                t->o.state2[i][j] = (float)k;
+        }
+    }
+    t->o.step = k;
+    t->rng.state = 1000 + (uint64_t)k;
+}
+
+/* Loads path and checks it holds exactly one generation; returns it. */
+static int64_t load_generation(Trainer *t, const char *path)
+{
+    BertcError err = {{0}};
+    int64_t step = -1;
+    cr_assert_eq(checkpoint_load(path, t->m.reg, &t->o, &t->rng, &step, &err), 0,
+                 "the checkpoint after a kill does not load: %s", err.msg);
+    cr_assert_eq(t->o.step, step, "optimizer step %lld but train step %lld",
+                 (long long)t->o.step, (long long)step);
+    cr_assert_eq(t->rng.state, 1000 + (uint64_t)step, "RNG state of another generation");
+    Registry *r = t->m.reg;
+    for (int i = 0; i < r->n_params; i++) {
+        const Tensor *v = &r->params[i].var->value;
+        float want = (float)step + (float)i / 1024.0f;
+        for (int64_t j = 0; j < v->numel; j++)
+            cr_assert(v->data[j] == want && t->o.state1[i][j] == -(float)step &&
+                          t->o.state2[i][j] == (float)step,
+                      "'%s'[%lld] = %g (moments %g, %g) in a checkpoint of step %lld",
+                      r->params[i].name, (long long)j, v->data[j], t->o.state1[i][j],
+                      t->o.state2[i][j], (long long)step);
+    }
+    return step;
+}
+
+static void save(Trainer *t, const char *path, int64_t k)
+{
+    BertcError err;
+    fill_generation(t, k);
+    if (checkpoint_save(path, t->m.reg, &t->o, &t->rng, k, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        _exit(3);
+    }
+}
+
+/* The child: resume, then write generations until killed (or 10000). */
+static _Noreturn void writer(Trainer *t, const char *path, int64_t from)
+{
+    for (int64_t k = from + 1; k <= from + 10000; k++)
+        save(t, path, k);
+    _exit(0);
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool exists(const char *path) { return access(path, F_OK) == 0; }
+
+Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
+{
+    Trainer t;
+    trainer_init(&t);
+    char path[128], tmp[160];
+    snprintf(path, sizeof path, "/tmp/bertc_kill_%d.safetensors", (int)getpid());
+    double t0 = seconds();
+    save(&t, path, 0);
+    double write_time = seconds() - t0;
+    Rng rng = rng_seed(9);
+    int64_t last = 0;
+    int mid_write = 0, advanced = 0;
+    for (int kill_no = 0; kill_no < KILLS; kill_no++) {
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0, "fork failed");
+        if (pid == 0)
+            writer(&t, path, last);
+        /* anywhere in the first few writes, so kills land in every phase */
+        double delay = rng_uniform(&rng) * 4.0 * write_time;
+        struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        int status;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+                  "kill %d: the writer ended by itself (status %d)", kill_no, status);
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)pid);
+        if (exists(tmp)) {
+            mid_write++;
+            remove(tmp);
+        }
+        int64_t step = load_generation(&t, path);
+        cr_assert_geq(step, last, "kill %d: the checkpoint went back from step %lld to %lld",
+                      kill_no, (long long)last, (long long)step);
+        advanced += step > last;
+        last = step;
+    }
+    cr_log_info("%d kills, %d mid-write, %d after new checkpoints, last step %lld, one write "
+                "%.1f ms", KILLS, mid_write, advanced, (long long)last, 1e3 * write_time);
+    cr_expect_geq(mid_write, KILLS / 6, "only %d of %d kills landed during a write", mid_write,
+                  KILLS);
+    cr_expect_geq(advanced, KILLS / 6, "only %d of %d runs got a checkpoint written", advanced,
+                  KILLS);
+    remove(path);
+    arena_destroy(t.arena);
+}
+
+/* Copies the first n bytes of src (with byte `flip` inverted when >= 0). */
+static void damaged_copy(const char *src, const char *dst, long n, long flip)
+{
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    cr_assert(in && out, "cannot copy %s to %s", src, dst);
+    for (long i = 0; i < n; i++) {
+        int c = fgetc(in);
+        cr_assert_neq(c, EOF, "%s is shorter than %ld bytes", src, n);
+        fputc(i == flip ? c ^ 0xFF : c, out);
+    }
+    fclose(in);
+    fclose(out);
+}
+
+Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
+{
+    Trainer t;
+    trainer_init(&t);
+    char path[128], bad[160];
+    snprintf(path, sizeof path, "/tmp/bertc_damaged_%d.safetensors", (int)getpid());
+    snprintf(bad, sizeof bad, "/tmp/bertc_damaged_%d_cut.safetensors", (int)getpid());
+    save(&t, path, 7);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    uint8_t field[8];
+    fseek(f, 0, SEEK_SET);
+    cr_assert_eq(fread(field, 1, 8, f), 8u);
+    fclose(f);
+    long header = 0;
+    for (int i = 7; i >= 0; i--)
+        header = header << 8 | field[i];
+    /* cut in the length field, the header and at eight places of the data;
+     * then single flipped bytes inside the header's JSON */
+    long cuts[12] = {0, 5, 8 + header / 2, 8 + header};
+    for (int i = 4; i < 12; i++)
+        cuts[i] = 8 + header + (size - 8 - header) * (i - 3) / 9;
+    for (int i = 0; i < 12; i++) {
+        damaged_copy(path, bad, cuts[i], -1);
+        BertcError err = {{0}};
+        int64_t step;
+        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, &err), 0,
+                      "a checkpoint cut at byte %ld of %ld loaded", cuts[i], size);
+        cr_expect(strstr(err.msg, bad), "cut at %ld: \"%s\" does not name the file", cuts[i],
+                  err.msg);
+    }
+    static const char *const breaks[] = {"\"dtype\"", "\"data_offsets\"", "\"F32\"", "[",
+                                         "train.step"};
+    char *text = malloc((size_t)header + 1);
+    f = fopen(path, "rb");
+    fseek(f, 8, SEEK_SET);
+    cr_assert_eq(fread(text, 1, (size_t)header, f), (size_t)header);
+    fclose(f);
+    text[header] = '\0';
+    for (size_t i = 0; i < sizeof breaks / sizeof breaks[0]; i++) {
+        long at = 8 + (long)(strstr(text, breaks[i]) - text) + 1;
+        damaged_copy(path, bad, size, at);
+        BertcError err = {{0}};
+        int64_t step;
+        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, &err), 0,
+                      "a checkpoint with byte %ld flipped (in %s) loaded", at, breaks[i]);
+        cr_expect(strstr(err.msg, bad), "\"%s\" does not name the file", err.msg);
+    }
+    free(text);
+    remove(bad);
+    remove(path);
+    arena_destroy(t.arena);
+}
