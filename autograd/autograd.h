@@ -61,6 +61,9 @@ typedef struct Graph {
 } Graph;
 
 Graph *ag_graph_create(size_t step_bytes, uint64_t seed);
+/* A graph in caller memory over a caller's arena (bare metal: a fixed one);
+ * no allocation. ag_graph_destroy is not for these. */
+void ag_graph_init(Graph *g, Arena *step, uint64_t seed);
 void ag_graph_destroy(Graph *g);
 /* Forget the tape and free every step allocation (keeps parameters). */
 void ag_graph_reset(Graph *g);

@@ -10,11 +10,16 @@ Graph *ag_graph_create(size_t step_bytes, uint64_t seed)
     Graph *g = bertc_sys_alloc(sizeof *g);
     if (!g)
         bertc_fatal("ag_graph_create: out of memory");
+    ag_graph_init(g, arena_create("step", step_bytes), seed);
+    return g;
+}
+
+void ag_graph_init(Graph *g, Arena *step, uint64_t seed)
+{
     memset(g, 0, sizeof *g);
-    g->step = arena_create("step", step_bytes);
+    g->step = step;
     g->training = true;
     g->rng = rng_seed(seed);
-    return g;
 }
 
 void ag_graph_destroy(Graph *g)

@@ -24,6 +24,16 @@ struct ArenaChunk {
 /* Atomic: GEMM worker threads allocate their packing buffers on first use. */
 static atomic_size_t sys_alloc_count;
 
+#if defined(BERTC_FREESTANDING)
+/* No heap: fixed arenas never get here, so reaching it is a sizing mistake. */
+void *bertc_sys_alloc(size_t bytes)
+{
+    bertc_fatal("bertc_sys_alloc(%zu bytes): this FREESTANDING build has no heap; give "
+                "arena_init_fixed a bigger buffer (and gemm_set_pack_arena an arena)", bytes);
+}
+
+void bertc_sys_free(void *p) { (void)p; }
+#else
 void *bertc_sys_alloc(size_t bytes)
 {
     atomic_fetch_add_explicit(&sys_alloc_count, 1, memory_order_relaxed);
@@ -31,6 +41,7 @@ void *bertc_sys_alloc(size_t bytes)
 }
 
 void bertc_sys_free(void *p) { free(p); }
+#endif
 
 size_t bertc_sys_alloc_count(void)
 {

@@ -3,8 +3,28 @@
 #include "tensor/tensor.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
+
+#if defined(BERTC_FREESTANDING)
+/* No stderr on bare metal: errors abort silently and warnings are dropped
+ * unless the program installs hooks (e.g. ones that print over a UART). */
+static void default_hook(const char *msg, void *user) { (void)msg, (void)user; }
+static void default_warn_hook(const char *msg, void *user) { (void)msg, (void)user; }
+#else
+#include <stdio.h>
+
+static void default_hook(const char *msg, void *user)
+{
+    (void)user;
+    fprintf(stderr, "bertc: %s\n", msg);
+}
+
+static void default_warn_hook(const char *msg, void *user)
+{
+    (void)user;
+    fprintf(stderr, "bertc: warning: %s\n", msg);
+}
+#endif
 
 int bertc_errorf(BertcError *err, const char *fmt, ...)
 {
@@ -15,12 +35,6 @@ int bertc_errorf(BertcError *err, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
-}
-
-static void default_hook(const char *msg, void *user)
-{
-    (void)user;
-    fprintf(stderr, "bertc: %s\n", msg);
 }
 
 static BertcErrorHook current_hook = default_hook;
@@ -43,12 +57,6 @@ _Noreturn void bertc_fatal(const char *fmt, ...)
     va_end(ap);
     current_hook(msg, current_user);
     abort(); /* a hook that returns has nowhere to go back to */
-}
-
-static void default_warn_hook(const char *msg, void *user)
-{
-    (void)user;
-    fprintf(stderr, "bertc: warning: %s\n", msg);
 }
 
 static BertcWarnHook warn_hook = default_warn_hook;

@@ -27,8 +27,9 @@
  * results are bitwise identical with 1 or many threads. A GEMM too small to
  * give each thread ~2^21 multiply-adds runs on the calling thread.
  *
- * Pack buffers are allocated once per thread with bertc_sys_alloc and reused;
- * they grow only when a larger block is needed than ever before. */
+ * Pack buffers are allocated once per thread with bertc_sys_alloc (or from
+ * the arena of gemm_set_pack_arena) and reused; they grow only when a larger
+ * block is needed than ever before. */
 #include "tensor/tensor.h"
 #include "tensor/gemm_kernel.h"
 
@@ -189,19 +190,37 @@ static void pack_b_panel(const GemmKernel *kr, const GemmArgs *g, int64_t j0, in
 #endif
 
 typedef struct PackBuffer {
-    void *raw;      /* from bertc_sys_alloc */
+    void *raw;      /* from bertc_sys_alloc, or from pack_arena */
     float *data;    /* 64-byte aligned */
     size_t cap;     /* floats */
+    bool in_arena;
 } PackBuffer;
 
 static GEMM_THREAD_LOCAL PackBuffer pack_a_buffer, pack_b_buffer;
+static Arena *pack_arena;   /* gemm_set_pack_arena; NULL: the heap */
+
+void gemm_set_pack_arena(Arena *a)
+{
+    if (a && threads_count() > 1)
+        bertc_fatal("gemm_set_pack_arena: needs threads_count() == 1, not %d", threads_count());
+    PackBuffer *bufs[2] = {&pack_a_buffer, &pack_b_buffer};
+    for (int i = 0; i < 2; i++) {
+        if (!bufs[i]->in_arena)
+            bertc_sys_free(bufs[i]->raw);
+        *bufs[i] = (PackBuffer){0};
+    }
+    pack_arena = a;
+}
 
 /* At least `floats` floats, 64-byte aligned; allocates only to grow. */
 static float *pack_buffer_get(PackBuffer *p, size_t floats)
 {
     if (p->cap < floats) {
-        bertc_sys_free(p->raw);
-        p->raw = bertc_sys_alloc(floats * sizeof(float) + 64);
+        size_t bytes = floats * sizeof(float) + 64;
+        if (!p->in_arena)
+            bertc_sys_free(p->raw);
+        p->in_arena = pack_arena != NULL;
+        p->raw = pack_arena ? arena_alloc(pack_arena, bytes) : bertc_sys_alloc(bytes);
         if (!p->raw)
             bertc_fatal("gemm: out of memory for a %zu-float pack buffer", floats);
         p->data = (float *)(((uintptr_t)p->raw + 63) & ~(uintptr_t)63);

@@ -25,6 +25,7 @@
 #ifndef BERTC_TENSOR_H
 #define BERTC_TENSOR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,24 @@ _Noreturn void bertc_fatal(const char *fmt, ...) __attribute__((format(printf, 1
 typedef void (*BertcWarnHook)(const char *msg, void *user);
 BertcWarnHook bertc_set_warn_hook(BertcWarnHook hook, void *user);
 void bertc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* bertc's own snprintf (tensor/format.c): d i u x X o c s p % f e g, flags
+ * - + space 0, width, precision, '*', lengths hh h l ll z j t; C99's return
+ * value. A FREESTANDING build compiles every snprintf/vsnprintf of the
+ * library to these, so the core needs no stdio (newlib's printf can malloc).
+ * Floats: up to 17 significant digits, then zeros; the same digits as glibc
+ * whenever the power of ten that scales them is exact (|10^k| <= 10^22), so
+ * %g, %e and %.9g of any float and %.17g of doubles in [1e-6, 1e38]; outside,
+ * the 16th-17th digit may be one off. */
+int bertc_snprintf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+#if defined(BERTC_FREESTANDING)
+#include <stdio.h> /* first, so its own declarations keep their names */
+#define snprintf bertc_snprintf
+#define vsnprintf bertc_vsnprintf
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Arena allocator                                                           */
@@ -345,6 +364,12 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 void gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                     float alpha, const float *A, int64_t lda, const float *B,
                     int64_t ldb, float beta, float *C, int64_t ldc);
+/* GEMM's pack buffers (at most MC x KC floats of op(A) and KC x NC of op(B),
+ * grown to the largest GEMM so far) come from the heap. After
+ * gemm_set_pack_arena(a) they come from `a`, which must outlive every later
+ * gemm call; NULL returns to the heap. FREESTANDING builds, which have no
+ * heap, need it. Only with threads_count() == 1 (always so with NO_THREADS). */
+void gemm_set_pack_arena(Arena *a);
 /* batch independent GEMMs; matrix i of A starts at A + i * stride_a, etc.
  * stride_a == 0 reuses one A for every batch entry (likewise B). */
 void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,

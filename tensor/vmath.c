@@ -487,6 +487,7 @@ typedef struct VmathPath {
 static VmathPath vmath_path(CpuIsa isa)
 {
     VmathPath p = {expf_n_scalar, tanhf_n_scalar, erff_n_scalar};
+    (void)isa; /* only the scalar path on other targets (mips, Cortex-M) */
 #if defined(__x86_64__) && defined(__GNUC__)
     if (isa == ISA_AVX512)
         p = (VmathPath){expf_n_avx512, tanhf_n_avx512, erff_n_avx512};

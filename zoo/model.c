@@ -30,12 +30,6 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
     return m->impl ? 0 : -1;
 }
 
-int model_load(Model *m, const char *path, bool init_missing, BertcError *err)
-{
-    LoadOptions opts = {.init_missing = init_missing, .rename = m->arch->rename};
-    return registry_load_file(m->reg, path, &opts, err);
-}
-
 int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err)
 {
     return m->arch->forward(m->impl, &m->cfg, g, in, out, err);
