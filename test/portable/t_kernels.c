@@ -1,0 +1,125 @@
+/* test/portable/t_kernels.c — GEMM and the row kernels on every path this
+ * target has (scalar everywhere, NEON on aarch64, AVX2/AVX-512 on x86-64),
+ * against the naive references, on odd sizes. */
+#include "test/portable/portable.h"
+
+#include <math.h>
+
+static void fill(Rng *r, float *x, int64_t n, float scale)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = scale * (float)(2.0 * rng_uniform(r) - 1.0);
+}
+
+/* One GEMM case against gemm_reference; |c - ref| <= 1e-6 K + 1e-5 |ref|. */
+static void gemm_case(CpuIsa isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                      float alpha, float beta)
+{
+    Arena *a = pt_arena();
+    Rng r = rng_seed((uint64_t)(M * 10007 + N * 101 + K));
+    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 1, ldc = N + 2;
+    float *A = arena_alloc(a, sizeof(float) * (size_t)((ta ? K : M) * lda));
+    float *B = arena_alloc(a, sizeof(float) * (size_t)((tb ? N : K) * ldb));
+    float *C = arena_alloc(a, sizeof(float) * (size_t)(M * ldc));
+    float *R = arena_alloc(a, sizeof(float) * (size_t)(M * ldc));
+    fill(&r, A, (ta ? K : M) * lda, 1.0f);
+    fill(&r, B, (tb ? N : K) * ldb, 1.0f);
+    fill(&r, C, M * ldc, 1.0f);
+    for (int64_t i = 0; i < M * ldc; i++)
+        R[i] = C[i];
+    gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_reference(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, R, ldc);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++)
+            if (!pt_close(C[i * ldc + j], R[i * ldc + j], 1e-6 * (double)K, 1e-5)) {
+                pt_check(false, "gemm %s ta=%d tb=%d M=%lld N=%lld K=%lld: C[%lld,%lld] = %.9g, "
+                         "reference %.9g", cpu_isa_name(isa), ta, tb, (long long)M,
+                         (long long)N, (long long)K, (long long)i, (long long)j,
+                         (double)C[i * ldc + j], (double)R[i * ldc + j]);
+                return;
+            }
+    pt_check(true, "gemm");
+}
+
+void test_gemm(void)
+{
+    const int64_t sizes[] = {1, 3, 7, 16, 17, 33, 67};
+    const int64_t bert[][3] = {{48, 128, 32}, {48, 32, 128}, {16, 96, 32}, {128, 128, 300}};
+    for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++) {
+        if (!cpu_isa_supported((CpuIsa)isa))
+            continue;
+        cpu_set_isa((CpuIsa)isa);
+        int before = 0;
+        for (int t = 0; t < 4; t++)
+            for (size_t i = 0; i < 7; i++)
+                for (size_t j = 0; j < 7; j += 2)
+                    for (size_t k = 0; k < 7; k += 3, before++)
+                        gemm_case((CpuIsa)isa, t & 1, t >> 1, sizes[i], sizes[j], sizes[k],
+                                  k % 2 ? 0.5f : 1.0f, j % 4 ? 0.0f : 1.5f);
+        for (size_t b = 0; b < 4; b++, before++)
+            gemm_case((CpuIsa)isa, b & 1, b == 2, bert[b][0], bert[b][1], bert[b][2], 1.0f,
+                      0.0f);
+        pt_print("gemm %s: %d cases", cpu_isa_name((CpuIsa)isa), before);
+    }
+    cpu_set_isa(ISA_SCALAR);
+}
+
+/* |got - want| <= 2e-6 + 2e-5 |want| over n floats. */
+static void expect_rows(const char *what, CpuIsa isa, int64_t n, const float *got,
+                        const float *want, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        if (!pt_close(got[i], want[i], 2e-6, 2e-5)) {
+            pt_check(false, "%s %s n=%lld: [%lld] = %.9g, scalar %.9g", what, cpu_isa_name(isa),
+                     (long long)n, (long long)i, (double)got[i], (double)want[i]);
+            return;
+        }
+    pt_check(true, "%s", what);
+}
+
+static void rows_case(CpuIsa isa, int64_t n)
+{
+    Arena *a = pt_arena();
+    const RowKernels *k = row_kernels(isa), *s = &row_kernels_scalar;
+    const int64_t rows = 3, count = rows * n;
+    Rng r = rng_seed((uint64_t)n);
+    float *x = arena_alloc(a, sizeof(float) * (size_t)count);
+    float *dy = arena_alloc(a, sizeof(float) * (size_t)count);
+    float *g = arena_alloc(a, sizeof(float) * (size_t)n);
+    float *b = arena_alloc(a, sizeof(float) * (size_t)n);
+    float *y1 = arena_calloc(a, (size_t)count, sizeof(float));
+    float *y2 = arena_calloc(a, (size_t)count, sizeof(float));
+    fill(&r, x, count, 4.0f);
+    fill(&r, dy, count, 1.0f);
+    fill(&r, g, n, 1.0f);
+    fill(&r, b, n, 1.0f);
+    k->softmax_rows(y1, x, rows, n);
+    s->softmax_rows(y2, x, rows, n);
+    expect_rows("softmax", isa, n, y1, y2, count);
+    k->log_softmax_rows(y1, x, rows, n);
+    s->log_softmax_rows(y2, x, rows, n);
+    expect_rows("log_softmax", isa, n, y1, y2, count);
+    k->layernorm_rows(y1, NULL, NULL, x, g, b, rows, n, 1e-12f);
+    s->layernorm_rows(y2, NULL, NULL, x, g, b, rows, n, 1e-12f);
+    expect_rows("layernorm", isa, n, y1, y2, count);
+    k->gelu(y1, x, count);
+    s->gelu(y2, x, count);
+    expect_rows("gelu", isa, n, y1, y2, count);
+    k->gelu_tanh(y1, x, count);
+    s->gelu_tanh(y2, x, count);
+    expect_rows("gelu_tanh", isa, n, y1, y2, count);
+    for (int64_t i = 0; i < count; i++)
+        y1[i] = y2[i] = 0.0f;
+    k->gelu_backward(y1, x, dy, count);
+    s->gelu_backward(y2, x, dy, count);
+    expect_rows("gelu_backward", isa, n, y1, y2, count);
+}
+
+void test_row_kernels(void)
+{
+    const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 64, 67, 128};
+    for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++)
+        if (cpu_isa_supported((CpuIsa)isa))
+            for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+                rows_case((CpuIsa)isa, sizes[i]);
+}
