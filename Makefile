@@ -24,17 +24,6 @@ endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
-
-# FREESTANDING=1: the core for bare metal (docs/embedded.md). No stdio, heap
-# or threads: it leaves out the files that need a filesystem or a terminal
-# (*_file.c, `bertc run`, the trainer's progress bar, SVG output), and builds
-# only the library. Use with NO_THREADS=1 and a cross CC, e.g.
-#   make FREESTANDING=1 NO_THREADS=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
-HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c
-ifeq ($(FREESTANDING),1)
-  BASE_CFLAGS += -DBERTC_FREESTANDING
-  LIB_SRC := $(filter-out $(HOSTED_ONLY),$(LIB_SRC))
-endif
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB       := $(BUILD)/libbertc.a
 
@@ -54,7 +43,8 @@ TEST_BIN  := $(BUILD)/test/bertc_tests
 # Count every malloc the library makes during a test (test/malloc_count.c).
 TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
-.PHONY: all lib test check-criterion sanitize bench demo clean cross-test freestanding-check
+.PHONY: all lib test check-criterion sanitize bench demo clean check-clang fuzz fuzzers \
+        check-valgrind valgrind
 
 all: $(LIB) $(CLI) $(EXAMPLES)
 
@@ -67,7 +57,7 @@ $(BUILD)/obj/%.o: %.c
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	$(AR) rcs $@ $^
+	ar rcs $@ $^
 
 $(BUILD)/bertc: $(CLI_OBJ) $(LIB)
 	$(CC) $(ALL_CFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
@@ -121,15 +111,101 @@ sanitize: check-criterion
 	set -f; ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./$(BUILD)/san/test/bertc_tests $(TEST_ARGS)
 
-# Cross targets (SPEC §10, docs/embedded.md): the portable runner on aarch64
-# (NEON) and big-endian mips under qemu-user and on a Cortex-M4F under
-# qemu-system-arm; freestanding-check only builds the bare-metal core and nm-
-# checks it. Both install their packages with apt-get when missing (as root).
-cross-test:
-	sh tools/cross_test.sh $(BUILD)/cross
+# --- fuzzing (SPEC §8) -------------------------------------------------------
+# One libFuzzer target per parser in test/fuzz/fuzz_*.c (not test_*.c: the
+# Criterion binary never sees them), built with clang, ASan and UBSan in
+# $(BUILD)/fuzz. `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its
+# committed seeds (test/fuzz/corpus/<target>/); what it discovers goes to
+# $(BUILD)/fuzz/corpus/<target>/ and a crashing input to
+# $(BUILD)/fuzz/crash-<target>-*. A single allocation above 256 MB fails the
+# run: no input of a few KB may make a parser ask for that much.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_SRC     := $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_NAMES   := $(FUZZ_SRC:test/fuzz/%.c=%)
+FUZZ_FLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+FUZZ_RUN     := -max_total_time=$(FUZZ_SECONDS) -timeout=10 -malloc_limit_mb=256 \
+                -rss_limit_mb=2048 -print_final_stats=1
 
-freestanding-check:
-	sh tools/cross_test.sh $(BUILD)/cross freestanding-check
+check-clang:
+	@if ! command -v $(FUZZ_CC) >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "$(FUZZ_CC) is missing: installing clang with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang) \
+	      || { echo "apt-get install clang failed"; exit 1; }; \
+	  else \
+	    echo "$(FUZZ_CC) (with libFuzzer) is missing. Install it with:"; \
+	    echo "    sudo apt-get install -y clang"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# Inside the $(BUILD)/fuzz tree: link each target with libFuzzer's main.
+$(BUILD)/fuzzers/%: $(BUILD)/obj/test/fuzz/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(LIB) $(LDLIBS) -o $@
+
+fuzzers: check-clang
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=$(FUZZ_CC) OPT=-O1 \
+	  CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzzers/%)
+
+fuzz: fuzzers
+	@for t in $(FUZZ_NAMES); do \
+	  mkdir -p $(BUILD)/fuzz/corpus/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  ./$(BUILD)/fuzz/fuzzers/$$t $(FUZZ_RUN) -artifact_prefix=$(BUILD)/fuzz/crash-$$t- \
+	    $(BUILD)/fuzz/corpus/$$t test/fuzz/corpus/$$t 2>$(BUILD)/fuzz/$$t.log \
+	    || { tail -n 60 $(BUILD)/fuzz/$$t.log; echo "fuzz: $$t FAILED (log: $(BUILD)/fuzz/$$t.log)"; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' $(BUILD)/fuzz/$$t.log; \
+	done
+
+# --- valgrind ----------------------------------------------------------------
+# The test suite and one `bertc run --grad` under memcheck: every process
+# (Criterion runs each test in a child it execs, hence --trace-children) must
+# end with "ERROR SUMMARY: 0 errors", leaks included (the checkpoint writers
+# test/test_checkpoint_kill.c SIGKILLs write none). Shells and the programs
+# tests start through them (examples, the CLI) are not traced: the CLI gets its
+# own run below. The SIMD kernel suites (VALGRIND_SKIP) are left out: they
+# allocate nothing of interest, take most of the time under valgrind, and
+# `make sanitize` checks them with ASan. Logs: $(BUILD)/valgrind/*.log.
+VALGRIND_PKG  := valgrind
+VALGRIND_SKIP ?= gemm|vmath|kernels
+VALGRIND      := valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+                 --error-exitcode=99 --num-callers=30 --trace-children=yes \
+                 --trace-children-skip='*/sh,*/bash,*/dash,*/rm,*/mkdir,*/cmp,*/examples/*,*/bertc'
+VALGRIND_ZOO  := test/data/zoo/bert_seqcls_single
+
+check-valgrind:
+	@if ! command -v valgrind >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "valgrind is missing: installing $(VALGRIND_PKG) with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(VALGRIND_PKG)) \
+	      || { echo "apt-get install $(VALGRIND_PKG) failed"; exit 1; }; \
+	  else \
+	    echo "valgrind is missing. Install it with:"; \
+	    echo "    sudo apt-get install -y $(VALGRIND_PKG)"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+valgrind: check-criterion check-valgrind
+	$(MAKE) --no-print-directory $(TEST_BIN) $(CLI)
+	rm -rf $(BUILD)/valgrind && mkdir -p $(BUILD)/valgrind
+	set -f; $(VALGRIND) --log-file=$(BUILD)/valgrind/test.%p.log ./$(TEST_BIN) -j1 \
+	  --filter '!(@($(VALGRIND_SKIP))/*)' $(TEST_ARGS)
+	$(VALGRIND) --log-file=$(BUILD)/valgrind/run.%p.log ./$(CLI) run --grad \
+	  --config $(VALGRIND_ZOO)/config.json --weights $(VALGRIND_ZOO)/weights.safetensors \
+	  --inputs $(VALGRIND_ZOO)/inputs.safetensors --output $(BUILD)/valgrind/out.safetensors
+	@logs=$$(ls $(BUILD)/valgrind/*.log | wc -l); \
+	killed=$$(grep -L 'ERROR SUMMARY' $(BUILD)/valgrind/*.log | wc -l); \
+	bad=$$(grep -l 'ERROR SUMMARY: [1-9]' $(BUILD)/valgrind/*.log); \
+	if [ -n "$$bad" ]; then \
+	  for f in $$bad; do echo "== $$f"; cat $$f; done; \
+	  echo "valgrind: errors or leaks in: $$bad"; exit 1; \
+	fi; \
+	echo "valgrind: $$logs processes, 0 errors, 0 leaks ($$killed killed on purpose by" \
+	  "test/test_checkpoint_kill.c, so without a summary)"
 
 # The main job: train a small BERT topic classifier from scratch on real text
 # (about a minute on 2 cores), then use it. Writes build/demo/.

@@ -1,0 +1,101 @@
+/* test/fuzz/fuzz_run_inputs.c — libFuzzer target: the input validation of
+ * `bertc run`. Byte 0 picks one of the small fixture models of
+ * test/data/zoo/ (one per architecture, loaded once; run from the repository
+ * root) and, with its top bit, a backward pass as `bertc run --grad` does;
+ * the other bytes are the inputs safetensors file. They go the way zoo_run
+ * takes them: st_open_memory -> batch_from_safetensors -> model_forward
+ * (eval mode, no-grad unless backward). Wrong names, dtypes, shapes or
+ * values must be errors naming the input file, never a crash. */
+#include "zoo/zoo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const fixtures[] = {
+    "bert_model", "bert_seqcls_single", "bert_seqcls_regression", "bert_seqcls_multi",
+    "bert_mlm_b", "cgbert_gate", "qacgbert_first", "bertsum_b", "qaconv_given", "spanbert_c",
+};
+#define N_MODELS (sizeof fixtures / sizeof fixtures[0])
+
+static Model models[N_MODELS];
+static Graph *graph;
+static Arena *inputs;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void load(Model *m, const char *fixture)
+{
+    char config[256], weights[256];
+    snprintf(config, sizeof config, "test/data/zoo/%s/config.json", fixture);
+    snprintf(weights, sizeof weights, "test/data/zoo/%s/weights.safetensors", fixture);
+    BertConfig cfg;
+    BertcError err;
+    if (bert_config_read(config, &cfg, &err) != 0 ||
+        model_build(m, arena_create(fixture, 1 << 20), &cfg, &err) != 0 ||
+        model_load(m, weights, false, &err) != 0) {
+        fprintf(stderr, "%s (run from the repository root)\n", err.msg);
+        exit(1);
+    }
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("BERTC_THREADS", "1", 0);
+    for (size_t i = 0; i < N_MODELS; i++)
+        load(&models[i], fixtures[i]);
+    graph = ag_graph_create(1 << 20, 0);
+    ag_set_training(graph, false);
+    inputs = arena_create("inputs", 1 << 16);
+    return 0;
+}
+
+static void check_message(const BertcError *err)
+{
+    if (!strstr(err->msg, "inputs.safetensors")) {
+        fprintf(stderr, "error without the inputs file's name: \"%s\"\n", err->msg);
+        abort();
+    }
+}
+
+static void forward(Model *m, const Batch *in, bool grad)
+{
+    Outputs out;
+    BertcError err = {{0}};
+    ag_set_no_grad(graph, !grad);
+    outputs_init(&out);
+    if (model_forward(m, graph, in, &out, &err) != 0) {
+        check_message(&err);
+        return;
+    }
+    Var *loss = outputs_get(&out, "loss");
+    if (grad && loss) {
+        registry_zero_grad(m->reg);
+        ag_backward(graph, loss);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    Model *m = &models[(data[0] & 127) % N_MODELS];
+    SafeTensors *st;
+    BertcError err = {{0}};
+    if (st_open_memory(NULL, "inputs.safetensors", data + 1, size - 1, &st, &err) != 0)
+        return 0;
+    Batch in;
+    batch_init(&in, "inputs.safetensors");
+    int rc = batch_from_safetensors(&in, st, inputs, &err);
+    st_close(st);
+    if (rc != 0)
+        check_message(&err);
+    else
+        forward(m, &in, data[0] & 128);
+    ag_graph_reset(graph);
+    arena_reset(inputs);
+    return 0;
+}

@@ -1,0 +1,74 @@
+/* test/fuzz/fuzz_tokenize.c — libFuzzer target: arbitrary bytes through
+ * tokenizer_encode with the real bert-base-uncased vocabulary (run from the
+ * repository root). Byte 0 picks max_len (0..31), padding and whether the
+ * rest is split into a pair at byte 1's fraction of it. An encoding must be
+ * well formed: S within max_len (exactly max_len when padding), ids in the
+ * vocabulary, 0/1 masks and types, offsets inside their text. */
+#include "zoo/zoo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VOCAB "data/bert-base-uncased-vocab.txt"
+
+static Arena *vocab_arena, *work;
+static Tokenizer tok;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    BertcError err;
+    vocab_arena = arena_create("vocab", 1 << 20);
+    work = arena_create("fuzz_tokenize", 1 << 20);
+    if (tokenizer_load(&tok, vocab_arena, VOCAB, &err) != 0) {
+        fprintf(stderr, "%s (run from the repository root)\n", err.msg);
+        exit(1);
+    }
+    return 0;
+}
+
+static void fail(const char *what, int32_t i)
+{
+    fprintf(stderr, "malformed encoding: %s at token %d\n", what, i);
+    abort();
+}
+
+static void check(const Encoding *e, int32_t max_len, bool pad, size_t len_a, size_t len_b)
+{
+    if (max_len > 0 && (e->S > max_len || (pad && e->S != max_len)))
+        fail("S against max_len", e->S);
+    for (int32_t i = 0; i < e->S; i++) {
+        if (e->input_ids[i] < 0 || e->input_ids[i] >= tok.V)
+            fail("id outside the vocabulary", i);
+        if ((e->attention_mask[i] | e->token_type_ids[i]) & ~1)
+            fail("mask or type not 0/1", i);
+        size_t len = e->token_type_ids[i] ? len_b : len_a;
+        if (e->start[i] < 0 || e->start[i] > e->end[i] || e->byte_start[i] < 0 ||
+            e->byte_start[i] > e->byte_end[i] || (size_t)e->byte_end[i] > len)
+            fail("offsets", i);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return 0;
+    int32_t max_len = data[0] & 31;
+    bool pad = data[0] & 32, pair = data[0] & 64;
+    const char *text = (const char *)data + 2;
+    size_t n = size - 2, len_a = pair ? n * data[1] / 255 : n, len_b = n - len_a;
+    Encoding e;
+    BertcError err = {{0}};
+    if (tokenizer_encode(&tok, work, text, len_a, pair ? text + len_a : NULL, len_b, max_len,
+                         pad, &e, &err) == 0)
+        check(&e, max_len, pad, len_a, pair ? len_b : 0);
+    else if (!err.msg[0])
+        abort();
+    arena_reset(work);
+    return 0;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Write the seed corpora of the libFuzzer targets into test/fuzz/corpus/.
+
+Run from the repository root after the fixtures exist:
+
+    python3 test/fuzz/make_corpus.py
+
+Seeds are small valid inputs (plus a few near misses) for each target, so the
+fuzzer starts from files that get past the first checks:
+
+fuzz_safetensors  the good files of tools/make_bad_safetensors.py, two inputs
+                  files of test/data/zoo/ and some hostile files
+fuzz_config       test/data/config/*.json and the zoo fixtures' configs
+fuzz_vocab        tiny vocabularies (LF, CRLF, no final newline, ## pieces)
+fuzz_tokenize     option byte + split byte + text (see fuzz_tokenize.c)
+fuzz_run_inputs   model byte + an inputs file of that model's fixture
+                  (see fuzz_run_inputs.c for the model order)
+"""
+
+import glob
+import os
+import shutil
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+OUT = os.path.join(ROOT, "test", "fuzz", "corpus")
+
+# The order of `fixtures` in fuzz_run_inputs.c.
+RUN_FIXTURES = ["bert_model", "bert_seqcls_single", "bert_seqcls_regression",
+                "bert_seqcls_multi", "bert_mlm_b", "cgbert_gate", "qacgbert_first",
+                "bertsum_b", "qaconv_given", "spanbert_c"]
+
+SPECIALS = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n"
+
+TEXTS = [
+    b"Hello, world!",
+    b"The cat sat on the mat.",
+    "H\u00e9llo w\u00f6rld \u4e2d\u6587 \u03a3\u03b9\u03c3\u03c5\u03c6\u03bf\u03c2".encode(),
+    b"[CLS] who [MASK] it? [SEP] unaffable",
+    b"e\xcc\x81t\xc3\xa9 \xf0\x9f\x98\x80 tab\there\r\nnew\x1bline",
+    b"a" * 120 + b" supercalifragilistic",
+]
+
+
+def path(target, name):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    return os.path.join(d, name)
+
+
+def write(target, name, data):
+    with open(path(target, name), "wb") as f:
+        f.write(data)
+
+
+def read(rel):
+    with open(os.path.join(ROOT, rel), "rb") as f:
+        return f.read()
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    for f in ["good_all_dtypes", "good_hf_layout", "good_spaced"]:
+        write("fuzz_safetensors", f, read("test/data/%s.safetensors" % f))
+    for f in ["bert_seqcls_single", "bertsum_b"]:
+        write("fuzz_safetensors", "inputs_" + f, read("test/data/zoo/%s/inputs.safetensors" % f))
+    for f in ["overlap", "shape_overflow", "metadata_not_string", "bool_byte"]:
+        write("fuzz_safetensors", "bad_" + f, read("test/data/bad/%s.safetensors" % f))
+
+    for f in sorted(glob.glob(os.path.join(ROOT, "test/data/config/*.json"))):
+        write("fuzz_config", os.path.basename(f)[:-5], read(f))
+    for f in RUN_FIXTURES:
+        write("fuzz_config", "zoo_" + f, read("test/data/zoo/%s/config.json" % f))
+
+    write("fuzz_vocab", "tiny", (SPECIALS + "the\ncat\n##s\nsat\n.\n,\n").encode())
+    write("fuzz_vocab", "crlf", (SPECIALS.replace("\n", "\r\n") + "hello").encode())
+    write("fuzz_vocab", "pieces", (SPECIALS + "un\n##aff\n##able\n\u00e9t\u00e9\n\u4e2d\n").encode())
+    real = read("data/bert-base-uncased-vocab.txt").split(b"\n")
+    write("fuzz_vocab", "real_slice", b"\n".join(real[:5] + real[100:110] + real[1996:2100]))
+
+    for i, text in enumerate(TEXTS):
+        write("fuzz_tokenize", "single%d" % i, bytes([0, 0]) + text)
+        write("fuzz_tokenize", "pair%d" % i, bytes([64 | 32 | 12, 128]) + text)
+
+    for i, f in enumerate(RUN_FIXTURES):
+        inputs = read("test/data/zoo/%s/inputs.safetensors" % f)
+        write("fuzz_run_inputs", f, bytes([i]) + inputs)
+        write("fuzz_run_inputs", f + "_grad", bytes([128 | i]) + inputs)
+    print("wrote", OUT)
+
+
+if __name__ == "__main__":
+    main()
