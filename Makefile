@@ -24,6 +24,17 @@ endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 
 LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
+
+# FREESTANDING=1: the core for bare metal (docs/embedded.md). No stdio, heap
+# or threads: it leaves out the files that need a filesystem or a terminal
+# (*_file.c, `bertc run`, the trainer's progress bar, SVG output), and builds
+# only the library. Use with NO_THREADS=1 and a cross CC, e.g.
+#   make FREESTANDING=1 NO_THREADS=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
+HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c
+ifeq ($(FREESTANDING),1)
+  BASE_CFLAGS += -DBERTC_FREESTANDING
+  LIB_SRC := $(filter-out $(HOSTED_ONLY),$(LIB_SRC))
+endif
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB       := $(BUILD)/libbertc.a
 
@@ -43,7 +54,7 @@ TEST_BIN  := $(BUILD)/test/bertc_tests
 # Count every malloc the library makes during a test (test/malloc_count.c).
 TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
-.PHONY: all lib test check-criterion sanitize bench demo clean check-clang fuzz fuzzers \
+.PHONY: all lib test check-criterion sanitize bench demo clean cross-test freestanding-check check-clang fuzz fuzzers \
         check-valgrind valgrind
 
 all: $(LIB) $(CLI) $(EXAMPLES)
@@ -57,7 +68,7 @@ $(BUILD)/obj/%.o: %.c
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(BUILD)/bertc: $(CLI_OBJ) $(LIB)
 	$(CC) $(ALL_CFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
@@ -159,6 +170,16 @@ fuzz: fuzzers
 	    || { tail -n 60 $(BUILD)/fuzz/$$t.log; echo "fuzz: $$t FAILED (log: $(BUILD)/fuzz/$$t.log)"; exit 1; }; \
 	  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' $(BUILD)/fuzz/$$t.log; \
 	done
+
+# Cross targets (SPEC §10, docs/embedded.md): the portable runner on aarch64
+# (NEON) and big-endian mips under qemu-user and on a Cortex-M4F under
+# qemu-system-arm; freestanding-check only builds the bare-metal core and nm-
+# checks it. Both install their packages with apt-get when missing (as root).
+cross-test:
+	sh tools/cross_test.sh $(BUILD)/cross
+
+freestanding-check:
+	sh tools/cross_test.sh $(BUILD)/cross freestanding-check
 
 # --- valgrind ----------------------------------------------------------------
 # The test suite and one `bertc run --grad` under memcheck: every process
