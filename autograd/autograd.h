@@ -12,7 +12,10 @@
  * Memory: a Graph owns a step arena. Activations, nodes and the gradients of
  * non-leaf Vars live there and vanish at ag_graph_reset(). Parameters (made
  * with ag_param) live in a persistent arena with a persistent gradient that
- * accumulates across backward passes until ag_zero_grad().
+ * accumulates across backward passes until ag_zero_grad(). A parameter's
+ * gradient is allocated (in its persistent arena) by the first backward that
+ * reaches it, so inference never pays for gradients: until then ->grad is
+ * NULL, which every reader treats as zeros.
  *
  * A complete training step, on the tape:
  *
@@ -46,6 +49,8 @@ typedef struct Var {
     float *grad;          /* numel floats, or NULL until a gradient arrives */
     bool requires_grad;   /* true for parameters and for results of ops on them */
     bool persistent;      /* lives in a persistent arena (parameters) */
+    Arena *home;          /* a parameter's persistent arena, where its gradient is
+                             allocated by the first backward that reaches it */
     const char *name;     /* optional; used in messages */
 } Var;
 
@@ -71,7 +76,8 @@ void ag_graph_reset(Graph *g);
 bool ag_set_no_grad(Graph *g, bool no_grad);
 void ag_set_training(Graph *g, bool training);
 
-/* A parameter: value (zero-filled) and gradient both in the persistent arena. */
+/* A parameter: value (zero-filled) in the persistent arena; its gradient is
+ * allocated there too, zero-filled, on the first backward that reaches it. */
 Var *ag_param(Arena *persistent, int ndim, const int64_t *shape, const char *name);
 /* A step-arena Var with a zero-filled value, to be filled by the caller. */
 Var *ag_tensor(Graph *g, int ndim, const int64_t *shape, bool requires_grad);
@@ -83,7 +89,11 @@ void ag_backward(Graph *g, Var *loss);
 /* General seed: out's gradient is seeded with `seed` (out->value.numel floats). */
 void ag_backward_seeded(Graph *g, Var *out, const float *seed);
 void ag_zero_grad(Var *v);
-/* The gradient buffer of v, allocated zero-filled in the step arena if absent. */
+/* A parameter's gradient buffer, allocated zero-filled in its persistent
+ * arena if no backward has reached it yet (e.g. to seed or inspect it). */
+float *ag_param_grad(Var *param);
+/* The gradient buffer of v, allocated zero-filled if absent: in the
+ * parameter's persistent arena (ag_param_grad), else in the step arena. */
 float *ag_grad(Graph *g, Var *v);
 
 /* ------------------------------------------------------------------------ */

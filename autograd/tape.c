@@ -50,7 +50,7 @@ Var *ag_param(Arena *persistent, int ndim, const int64_t *shape, const char *nam
 {
     Var *v = arena_calloc(persistent, 1, sizeof *v);
     v->value = tensor_new(persistent, ndim, shape);
-    v->grad = arena_calloc(persistent, (size_t)v->value.numel, sizeof(float));
+    v->home = persistent;
     v->requires_grad = true;
     v->persistent = true;
     v->name = name;
@@ -74,9 +74,21 @@ Var *ag_constant(Graph *g, Tensor value)
 
 float *ag_grad(Graph *g, Var *v)
 {
+    if (v->home)
+        return ag_param_grad(v);
     if (!v->grad)
         v->grad = arena_calloc(g->step, (size_t)v->value.numel, sizeof(float));
     return v->grad;
+}
+
+float *ag_param_grad(Var *param)
+{
+    if (!param->home)
+        bertc_fatal("ag_param_grad: '%s' is not a parameter (make it with ag_param)",
+                    param->name ? param->name : "?");
+    if (!param->grad)
+        param->grad = arena_calloc(param->home, (size_t)param->value.numel, sizeof(float));
+    return param->grad;
 }
 
 void ag_zero_grad(Var *v)

@@ -36,7 +36,9 @@ void optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg)
     }
 }
 
-/* torch.optim.SGD: d = g + wd p; buf = momentum buf + (1 - dampening) d
+/* grad is NULL for a parameter no backward has reached yet: zeros, so the
+ * update is the same as with an eagerly allocated zero gradient.
+ * torch.optim.SGD: d = g + wd p; buf = momentum buf + (1 - dampening) d
  * (buf = d on the first step); d = nesterov ? d + momentum buf : buf. */
 static void sgd_update(const OptimizerConfig *c, float *p, const float *grad, float *buf,
                        int64_t n, double lr, bool first_step)
@@ -44,7 +46,7 @@ static void sgd_update(const OptimizerConfig *c, float *p, const float *grad, fl
     float wd = (float)c->weight_decay, momentum = (float)c->momentum;
     float keep = (float)(1.0 - c->dampening), neg_lr = (float)-lr;
     for (int64_t i = 0; i < n; i++) {
-        float d = grad[i];
+        float d = grad ? grad[i] : 0.0f;
         if (wd != 0.0f)
             d += wd * p[i];
         if (buf) {
@@ -70,7 +72,7 @@ static void adam_update(const OptimizerConfig *c, float *p, const float *grad, f
     bool decoupled = c->kind == OPT_ADAMW;
     float decay = (float)(1.0 - lr * c->weight_decay), wd = (float)c->weight_decay;
     for (int64_t i = 0; i < n; i++) {
-        float gi = grad[i];
+        float gi = grad ? grad[i] : 0.0f;
         if (decoupled)
             p[i] *= decay;
         else if (wd != 0.0f)
@@ -105,7 +107,7 @@ float clip_grad_norm(Registry *r, float max_norm)
     double sum = 0.0;
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
-        if (!trainable(p))
+        if (!trainable(p) || !p->var->grad)
             continue;
         for (int64_t k = 0; k < p->var->value.numel; k++)
             sum += (double)p->var->grad[k] * p->var->grad[k];
@@ -115,7 +117,7 @@ float clip_grad_norm(Registry *r, float max_norm)
     if (coef < 1.0f)
         for (int i = 0; i < r->n_params; i++) {
             const Param *p = &r->params[i];
-            if (!trainable(p))
+            if (!trainable(p) || !p->var->grad)
                 continue;
             for (int64_t k = 0; k < p->var->value.numel; k++)
                 p->var->grad[k] *= coef;

@@ -166,7 +166,7 @@ static void poison_classifier_grad(Model *m)
 {
     int c = registry_find(m->reg, "classifier.weight");
     cr_assert_geq(c, 0, "no classifier");
-    m->reg->params[c].var->grad[3] = NAN;
+    ag_param_grad(m->reg->params[c].var)[3] = NAN;
 }
 
 Test(train_nan, nan_gradient_stops_the_run_naming_it)

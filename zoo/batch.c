@@ -177,7 +177,11 @@ int batch_check_binary(const Batch *b, const char *name, const ITensor *t, Bertc
 
 /* ------------------------------------------------------------------------ */
 
-void outputs_init(Outputs *o) { o->n = 0; }
+void outputs_init(Outputs *o)
+{
+    o->n = 0;
+    o->loss_only = false;
+}
 
 static OutputItem *output_slot(Outputs *o, Graph *g, const char *fmt, va_list ap)
 {

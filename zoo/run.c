@@ -43,8 +43,10 @@ static void add_outputs(OutputFile *f, const Outputs *o)
 }
 
 /* grad.<key> for every parameter key; a tied alias repeats its owner's total
- * gradient under its own name. Buffers have no gradient. */
-static void add_gradients(OutputFile *f, const Registry *r)
+ * gradient under its own name. Buffers have no gradient. A parameter the
+ * loss never reached has no gradient buffer (autograd allocates them
+ * lazily): it gets `zeros`, which holds the largest parameter's size. */
+static void add_gradients(OutputFile *f, const Registry *r, const float *zeros)
 {
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
@@ -53,9 +55,19 @@ static void add_gradients(OutputFile *f, const Registry *r)
         char *name = f->names + f->names_used;
         f->names_used += (size_t)sprintf(name, "grad.%s", p->name) + 1;
         StEntry e = st_entry_tensor(name, &p->var->value);
-        e.f32 = p->var->grad;
+        e.f32 = p->var->grad ? p->var->grad : zeros;
         f->entries[f->n++] = e;
     }
+}
+
+/* Zeros the size of the largest parameter, in the step arena. */
+static const float *zero_gradient(const Registry *r, Graph *g)
+{
+    int64_t n = 1;
+    for (int i = 0; i < r->n_params; i++)
+        if (r->params[i].var->value.numel > n)
+            n = r->params[i].var->value.numel;
+    return arena_calloc(g->step, (size_t)n, sizeof(float));
 }
 
 static int read_inputs(const char *path, Arena *arena, Batch *in, BertcError *err)
@@ -102,7 +114,7 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
     if (rc == 0) {
         add_outputs(&f, &out);
         if (args->grad)
-            add_gradients(&f, m->reg);
+            add_gradients(&f, m->reg, zero_gradient(m->reg, g));
         rc = st_write_file(args->output, f.entries, f.n, NULL, 0, err);
     }
     output_file_free(&f);

@@ -85,6 +85,10 @@ typedef struct OutputItem {
 
 typedef struct Outputs {
     int n;
+    /* Set by a caller that reads only "loss" (training): a model may then
+     * skip outputs that cost memory, e.g. BertForMaskedLM's (B, S, V) logits.
+     * outputs_init clears it. */
+    bool loss_only;
     OutputItem items[OUTPUTS_MAX];
 } Outputs;
 

@@ -1,0 +1,91 @@
+/* bench/bench_util.h — what bench/forward.c and bench/train.c share: a
+ * clock, peak RSS, a median, flag parsing and a random BERT batch. Static
+ * functions in a header, so each bench stays one .c file and one binary. */
+#ifndef BERTC_BENCH_UTIL_H
+#define BERTC_BENCH_UTIL_H
+
+#include "zoo/zoo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double bench_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* The process's peak resident set so far, MiB (Linux reports KiB). */
+static double bench_peak_rss_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v in place. */
+static double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* "--name value" at argv[*i]: returns the value and advances *i. */
+static const char *bench_flag(int argc, char **argv, int *i, const char *name)
+{
+    if (strcmp(argv[*i], name) != 0)
+        return NULL;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "%s needs a value\n", name);
+        exit(2);
+    }
+    return argv[++*i];
+}
+
+/* input_ids uniform in [1000, V) (past the special tokens), no padding, one
+ * segment: the same distribution tools/bench_torch.py draws. With
+ * mlm_labels, 15% of the positions (every row's position 0 excluded) carry
+ * their token as the label and the rest -100. */
+static void bench_random_batch(Graph *g, const BertConfig *cfg, int64_t B, int64_t S,
+                               bool mlm_labels, Rng *rng, Batch *batch)
+{
+    int64_t bs[2] = {B, S};
+    ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
+    ITensor types = itensor_new(g->step, 2, bs), labels = itensor_new(g->step, 2, bs);
+    for (int64_t i = 0; i < B * S; i++) {
+        ids.data[i] = (int32_t)rng_randint(rng, 1000, cfg->vocab_size - 1);
+        mask.data[i] = 1;
+        labels.data[i] = i % S && rng_uniform(rng) < 0.15 ? ids.data[i] : -100;
+    }
+    batch_init(batch, "bench");
+    batch_put_ids(batch, "input_ids", ids);
+    batch_put_ids(batch, "attention_mask", mask);
+    batch_put_ids(batch, "token_type_ids", types);
+    if (mlm_labels)
+        batch_put_ids(batch, "labels", labels);
+}
+
+/* Overrides of config.json from the command line: --layers L --hidden H
+ * (heads H/64 and intermediate 4H, as the BERT-tiny/mini/small family). */
+static void bench_apply_size(BertConfig *cfg, int layers, int hidden)
+{
+    if (layers > 0)
+        cfg->num_hidden_layers = layers;
+    if (hidden > 0) {
+        cfg->hidden_size = hidden;
+        cfg->num_attention_heads = hidden / 64 > 0 ? hidden / 64 : 1;
+        cfg->intermediate_size = 4 * hidden;
+    }
+}
+
+#endif

@@ -1,0 +1,84 @@
+/* bench/forward.c — inference speed and memory of any model, eval mode,
+ * no_grad, as `bertc run` does it:
+ *
+ *   build/bench/forward --config C.json [--batch B] [--seq S] [--threads N]
+ *                       [--iters K] [--layers L --hidden H]
+ *
+ * Weights are a seeded random init (speed does not depend on their values).
+ * One warm-up forward, then K timed ones (default 5), each on a fresh step
+ * arena. Prints one line:
+ *   forward <arch> B=.. S=.. threads=.. median_ms .. min_ms .. params_mib ..
+ *   step_high_water_mib .. peak_rss_mib ..
+ * peak_rss is the whole process (weights, arenas, libc). */
+#include "bench/bench_util.h"
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL;
+    int64_t B = 1, S = 128;
+    int threads = 0, iters = 5, layers = 0, hidden = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if ((v = bench_flag(argc, argv, &i, "--config"))) config = v;
+        else if ((v = bench_flag(argc, argv, &i, "--batch"))) B = atoll(v);
+        else if ((v = bench_flag(argc, argv, &i, "--seq"))) S = atoll(v);
+        else if ((v = bench_flag(argc, argv, &i, "--threads"))) threads = atoi(v);
+        else if ((v = bench_flag(argc, argv, &i, "--iters"))) iters = atoi(v);
+        else if ((v = bench_flag(argc, argv, &i, "--layers"))) layers = atoi(v);
+        else if ((v = bench_flag(argc, argv, &i, "--hidden"))) hidden = atoi(v);
+        else {
+            fprintf(stderr, "usage: forward --config C.json [--batch B] [--seq S] "
+                            "[--threads N] [--iters K] [--layers L --hidden H]\n");
+            return 2;
+        }
+    }
+    if (!config || B < 1 || S < 1 || iters < 1 || iters > 1000) {
+        fprintf(stderr, "forward: --config is required; B, S, iters must be positive\n");
+        return 2;
+    }
+    if (threads > 0)
+        threads_set_count(threads);
+    BertConfig cfg;
+    BertcError err;
+    if (bert_config_read(config, &cfg, &err) != 0) {
+        fprintf(stderr, "forward: %s\n", err.msg);
+        return 1;
+    }
+    bench_apply_size(&cfg, layers, hidden);
+    Arena *params = arena_create("params", 1 << 20);
+    Model m;
+    if (model_build(&m, params, &cfg, &err) != 0) {
+        fprintf(stderr, "forward: %s\n", err.msg);
+        return 1;
+    }
+    Rng rng = rng_seed(0);
+    registry_init_weights(m.reg, &rng, cfg.initializer_range);
+    Graph *g = ag_graph_create(1 << 20, 0);
+    ag_set_training(g, false);
+    ag_set_no_grad(g, true);
+    double ms[1000];
+    for (int it = -1; it < iters; it++) {
+        ag_graph_reset(g);
+        Batch batch;
+        Outputs out;
+        Rng data = rng_seed(1);
+        bench_random_batch(g, &cfg, B, S, false, &data, &batch);
+        outputs_init(&out);
+        double t0 = bench_now_ms();
+        if (model_forward(&m, g, &batch, &out, &err) != 0) {
+            fprintf(stderr, "forward: %s\n", err.msg);
+            return 1;
+        }
+        if (it >= 0)
+            ms[it] = bench_now_ms() - t0;
+    }
+    double med = bench_median(ms, iters);
+    printf("forward %s B=%lld S=%lld threads=%d median_ms %.2f min_ms %.2f params_mib %.1f "
+           "step_high_water_mib %.1f peak_rss_mib %.1f\n",
+           bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med, ms[0],
+           arena_high_water(params) / 1048576.0, arena_high_water(g->step) / 1048576.0,
+           bench_peak_rss_mib());
+    ag_graph_destroy(g);
+    arena_destroy(params);
+    return 0;
+}

@@ -1,0 +1,96 @@
+/* bench/train.c — one training step of a model, end to end, as the
+ * training engine (zoo/train.c) runs it: forward in training mode (dropout
+ * on), loss, backward, AdamW, zero_grad.
+ *
+ *   build/bench/train --config C.json [--batch B] [--seq S] [--threads N]
+ *                     [--steps K] [--layers L --hidden H]
+ *
+ * For BertForMaskedLM the batch is random ids with 15% of the positions
+ * labelled (bench/bench_util.h). One warm-up step (it grows the arenas), then
+ * K timed steps (default 5). Prints one line:
+ *   train <arch> B=.. S=.. threads=.. median_ms .. tokens_per_s .. params_mib ..
+ *   step_high_water_mib .. peak_rss_mib ..
+ * params_mib is the persistent arena: weights, gradients, AdamW moments. */
+#include "bench/bench_util.h"
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL;
+    int64_t B = 8, S = 128;
+    int threads = 0, steps = 5, layers = 0, hidden = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if ((v = bench_flag(argc, argv, &i, "--config"))) config = v;
+        else if ((v = bench_flag(argc, argv, &i, "--batch"))) B = atoll(v);
+        else if ((v = bench_flag(argc, argv, &i, "--seq"))) S = atoll(v);
+        else if ((v = bench_flag(argc, argv, &i, "--threads"))) threads = atoi(v);
+        else if ((v = bench_flag(argc, argv, &i, "--steps"))) steps = atoi(v);
+        else if ((v = bench_flag(argc, argv, &i, "--layers"))) layers = atoi(v);
+        else if ((v = bench_flag(argc, argv, &i, "--hidden"))) hidden = atoi(v);
+        else {
+            fprintf(stderr, "usage: train --config C.json [--batch B] [--seq S] "
+                            "[--threads N] [--steps K] [--layers L --hidden H]\n");
+            return 2;
+        }
+    }
+    if (!config || B < 1 || S < 1 || steps < 1 || steps > 1000) {
+        fprintf(stderr, "train: --config is required; B, S, steps must be positive\n");
+        return 2;
+    }
+    if (threads > 0)
+        threads_set_count(threads);
+    BertConfig cfg;
+    BertcError err;
+    if (bert_config_read(config, &cfg, &err) != 0) {
+        fprintf(stderr, "train: %s\n", err.msg);
+        return 1;
+    }
+    bench_apply_size(&cfg, layers, hidden);
+    Arena *params = arena_create("params", 1 << 20);
+    Model m;
+    if (model_build(&m, params, &cfg, &err) != 0) {
+        fprintf(stderr, "train: %s\n", err.msg);
+        return 1;
+    }
+    Rng rng = rng_seed(0);
+    registry_init_weights(m.reg, &rng, cfg.initializer_range);
+    Optimizer adamw;
+    optimizer_init(&adamw, m.reg, optimizer_defaults(OPT_ADAMW, 1e-4));
+    Graph *g = ag_graph_create(1 << 20, 0);
+    ag_set_training(g, true);
+    Rng data = rng_seed(1);
+    double ms[1000], loss = 0.0;
+    for (int it = -1; it < steps; it++) {
+        ag_graph_reset(g);
+        Batch batch;
+        Outputs out;
+        bench_random_batch(g, &cfg, B, S, true, &data, &batch);
+        outputs_init(&out);
+        out.loss_only = true;
+        double t0 = bench_now_ms();
+        if (model_forward(&m, g, &batch, &out, &err) != 0) {
+            fprintf(stderr, "train: %s\n", err.msg);
+            return 1;
+        }
+        Var *l = outputs_get(&out, "loss");
+        if (!l) {
+            fprintf(stderr, "train: %s gives no loss for this batch\n", bert_arch_name(cfg.arch));
+            return 1;
+        }
+        loss = l->value.data[0];
+        ag_backward(g, l);
+        optimizer_step(&adamw, 1e-4);
+        registry_zero_grad(m.reg);
+        if (it >= 0)
+            ms[it] = bench_now_ms() - t0;
+    }
+    double med = bench_median(ms, steps);
+    printf("train %s B=%lld S=%lld threads=%d median_ms %.2f tokens_per_s %.0f loss %.4f "
+           "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f\n",
+           bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med,
+           (double)(B * S) / (med * 1e-3), loss, arena_high_water(params) / 1048576.0,
+           arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib());
+    ag_graph_destroy(g);
+    arena_destroy(params);
+    return 0;
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""tools/bench_torch.py - bench/forward.c and bench/train.c in PyTorch.
+
+    tools/bench_torch.py forward --config C.json [--batch B] [--seq S] [--threads N]
+                                 [--iters K] [--layers L --hidden H]
+    tools/bench_torch.py train   --config C.json [...same...] [--steps K]
+
+The same work as the C benches, on the models of tools/bert_ref.py (SPEC 6.1
+written in PyTorch, no transformers): random weights, random ids in
+[1000, V), no padding. forward: eval mode, no_grad, one BertModel forward
+(hidden states and attention maps kept, as bertc keeps them). train: one
+BertForMaskedLM step in training mode with dropout where HF puts it, CE over
+the 15% labelled positions, backward, AdamW, zero_grad. One warm-up, then K
+timed iterations; prints one line in the C benches' format, peak RSS of the
+whole Python process included (the interpreter and libtorch are part of what
+a PyTorch user pays)."""
+import argparse
+import json
+import math
+import os
+import resource
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bert_ref as R  # noqa: E402
+
+
+def config(a):
+    with open(a.config) as f:
+        c = json.load(f)
+    if a.layers:
+        c["num_hidden_layers"] = a.layers
+    if a.hidden:  # heads H/64, intermediate 4H, as bench/bench_util.h
+        c["hidden_size"] = a.hidden
+        c["num_attention_heads"] = max(a.hidden // 64, 1)
+        c["intermediate_size"] = 4 * a.hidden
+    return c
+
+
+def batch(c, B, S, gen):
+    ids = torch.randint(1000, c["vocab_size"], (B, S), generator=gen)
+    labels = torch.where(torch.rand(B, S, generator=gen) < 0.15, ids, torch.full_like(ids, -100))
+    labels[:, 0] = -100
+    return ids, torch.ones(B, S, dtype=torch.long), torch.zeros(B, S, dtype=torch.long), labels
+
+
+def mlm_train_loss(m, c, ids, mask, types, labels):
+    """BertForMaskedLM of bert_ref.py with HF's dropouts (p = the config's)."""
+    p, pa = c["hidden_dropout_prob"], c["attention_probs_dropout_prob"]
+    b = m.bert
+    x = F.dropout(b.embeddings(ids, types), p, True)
+    madd = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+    for layer in b.encoder.layer:
+        sa = layer.attention.self
+        q, k, v = sa.split(sa.query(x)), sa.split(sa.key(x)), sa.split(sa.value(x))
+        probs = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + madd).softmax(-1)
+        ctx = (F.dropout(probs, pa, True) @ v).permute(0, 2, 1, 3)
+        ctx = ctx.reshape(ctx.shape[0], ctx.shape[1], -1)
+        ao = layer.attention.output
+        y = ao.LayerNorm(F.dropout(ao.dense(ctx), p, True) + x)
+        o = layer.output
+        x = o.LayerNorm(F.dropout(o.dense(layer.act(layer.intermediate.dense(y))), p, True) + y)
+    logits = m.cls.predictions(x, b.embeddings.word_embeddings.weight)
+    return F.cross_entropy(logits.view(-1, c["vocab_size"]), labels.view(-1), ignore_index=-100)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["forward", "train"])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--layers", type=int, default=0)
+    ap.add_argument("--hidden", type=int, default=0)
+    a = ap.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    c = config(a)
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(1)
+    B, S = a.batch or (1 if a.mode == "forward" else 8), a.seq
+    times = []
+    if a.mode == "forward":
+        m = R.BertModel(c).eval()
+        ids, mask, types, _ = batch(c, B, S, gen)
+        with torch.no_grad():
+            for it in range(a.iters + 1):
+                t0 = time.perf_counter()
+                m(ids, mask, types)
+                if it:
+                    times.append((time.perf_counter() - t0) * 1e3)
+        extra = ""
+    else:
+        m = R.BertForMaskedLM(c).train()
+        opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
+        steps = a.steps or a.iters
+        for it in range(steps + 1):
+            ids, mask, types, labels = batch(c, B, S, gen)
+            t0 = time.perf_counter()
+            loss = mlm_train_loss(m, c, ids, mask, types, labels)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            if it:
+                times.append((time.perf_counter() - t0) * 1e3)
+        med = sorted(times)[len(times) // 2]
+        extra = " tokens_per_s %.0f loss %.4f" % (B * S / (med * 1e-3), loss.item())
+    times.sort()
+    n = len(times)
+    med = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
+    name = "BertModel" if a.mode == "forward" else "BertForMaskedLM"
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print("%s %s B=%d S=%d threads=%d median_ms %.2f%s min_ms %.2f peak_rss_mib %.1f torch %s"
+          % (a.mode, name, B, S, torch.get_num_threads(), med, extra, times[0], rss,
+             torch.__version__))
+
+
+if __name__ == "__main__":
+    main()
