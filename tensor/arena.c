@@ -162,6 +162,23 @@ void arena_reset(Arena *a)
     a->used_before = 0;
 }
 
+ArenaMark arena_mark(const Arena *a)
+{
+    ArenaMark m = {a->chunk, a->used, a->used_before};
+    return m;
+}
+
+void arena_release(Arena *a, ArenaMark m)
+{
+    while (a->chunk != m.chunk) {
+        ArenaChunk *c = a->chunk;
+        arena_use_chunk(a, c->older);
+        bertc_sys_free(c->raw);
+    }
+    a->used = m.used;
+    a->used_before = m.used_before;
+}
+
 size_t arena_used(const Arena *a) { return a->used_before + a->used; }
 
 size_t arena_high_water(const Arena *a) { return a->high_water; }

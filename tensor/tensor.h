@@ -119,6 +119,18 @@ void arena_reset(Arena *a);
 size_t arena_used(const Arena *a);
 size_t arena_high_water(const Arena *a);
 
+/* A point to come back to: arena_release(a, m) frees every block allocated
+ * after arena_mark(a) returned m and keeps the older ones. Inference uses it
+ * to drop a layer's temporaries once its output is copied below the mark, so
+ * activation memory is one layer's, not the whole model's. Chunks grown after
+ * the mark are freed (only before the first reset can there be any). */
+typedef struct ArenaMark {
+    ArenaChunk *chunk;
+    size_t used, used_before;
+} ArenaMark;
+ArenaMark arena_mark(const Arena *a);
+void arena_release(Arena *a, ArenaMark m);
+
 /* Every heap allocation bertc makes goes through these two functions, so a
  * test can count them and an embedded port can replace them. */
 void *bertc_sys_alloc(size_t bytes);

@@ -168,6 +168,26 @@ static Var *layer_forward(Graph *g, const BertModel *m, const BertLayer *l, Var 
     return layernorm_forward(g, &l->out_ln, ag_add(g, o, y));
 }
 
+/* Inference (no_grad) keeps only what the outputs need of a layer: its
+ * output and its attention map are allocated first, the layer runs above an
+ * arena mark, the two are copied down and the layer's temporaries (Q, K, V,
+ * scores, the (B, S, I) intermediate, ...) are released. The step arena then
+ * holds one layer's temporaries at a time instead of L layers'. */
+static Var *layer_forward_inference(Graph *g, const BertModel *m, const BertLayer *l, Var *x,
+                                    Var *mask, Var **probs)
+{
+    int64_t B = x->value.shape[0], S = x->value.shape[1];
+    int64_t pshape[4] = {B, m->heads, S, S};
+    Var *out = ag_constant(g, tensor_empty(g->step, 3, x->value.shape));
+    *probs = ag_constant(g, tensor_empty(g->step, 4, pshape));
+    ArenaMark mark = arena_mark(g->step);
+    Var *p, *y = layer_forward(g, m, l, x, mask, &p);
+    memcpy(out->value.data, y->value.data, sizeof(float) * (size_t)y->value.numel);
+    memcpy((*probs)->value.data, p->value.data, sizeof(float) * (size_t)p->value.numel);
+    arena_release(g->step, mark);
+    return out;
+}
+
 BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in)
 {
     BertOutput r;
@@ -177,7 +197,9 @@ BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in
     Var *x = embeddings_forward(g, m, in);
     r.hidden_states[0] = x;
     for (int l = 0; l < m->n_layers; l++) {
-        x = layer_forward(g, m, &m->layers[l], x, mask, &r.attention_probs[l]);
+        x = g->no_grad ? layer_forward_inference(g, m, &m->layers[l], x, mask,
+                                                 &r.attention_probs[l])
+                       : layer_forward(g, m, &m->layers[l], x, mask, &r.attention_probs[l]);
         r.hidden_states[l + 1] = x;
     }
     r.last_hidden_state = x;
