@@ -8,6 +8,7 @@
  * listing them; tied aliases and buffers in the file are accepted. */
 #include "nn/state.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,7 +52,23 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
                             st->name, t->name, shape_str(got, sizeof got, t->ndim, t->shape),
                             shape_str(want, sizeof want, v->ndim, v->shape));
     }
-    return st_read_f32(st, t, v->data, (size_t)v->numel, err);
+    if (st_read_f32(st, t, v->data, (size_t)v->numel, err) != 0)
+        return -1;
+    /* A NaN or an infinity in a weight can only make the outputs NaN, and
+     * training would spread it to every weight: refuse it, naming where. */
+    for (int64_t k = 0; k < v->numel; k++) {
+        if (isfinite(v->data[k]))
+            continue;
+        int64_t idx[TENSOR_MAX_DIMS], rest = k;
+        for (int d = v->ndim - 1; d >= 0; d--) {
+            idx[d] = rest % v->shape[d];
+            rest /= v->shape[d];
+        }
+        char at[SHAPE_STR_LEN];
+        return bertc_errorf(err, "%s: '%s'%s is %g: weights must be finite", st->name, t->name,
+                            shape_str(at, sizeof at, v->ndim, idx), v->data[k]);
+    }
+    return 0;
 }
 
 /* Is this file key something the model knows (a param, alias or rename)? */

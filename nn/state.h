@@ -18,7 +18,9 @@ typedef struct LoadOptions {
     bool quiet_unused;
 } LoadOptions;
 
-/* Load every parameter of r by name. opts may be NULL (strict). */
+/* Load every parameter of r by name. opts may be NULL (strict). A NaN or an
+ * infinity in a parameter is an error naming it and the element (a weight
+ * file that holds one can only give NaN outputs). */
 int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err);
 int registry_load_file(Registry *r, const char *path, const LoadOptions *opts, BertcError *err);
 /* Every parameter, buffer and tied alias under its name (a state_dict), F32,

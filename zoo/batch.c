@@ -46,6 +46,9 @@ static bool is_float_dtype(StDtype d)
 /* The names are copied: the batch outlives the open file. */
 int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcError *err)
 {
+    if ((size_t)b->n + st->n_tensors > BATCH_MAX)
+        return bertc_errorf(err, "%s: %zu tensors, more than the %d inputs a batch holds",
+                            st->name, st->n_tensors, BATCH_MAX);
     for (size_t i = 0; i < st->n_tensors; i++) {
         const StTensorInfo *t = &st->tensors[i];
         size_t len = strlen(t->name) + 1;
