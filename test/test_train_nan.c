@@ -161,12 +161,15 @@ Test(train_nan, nan_embedding_row_skips_every_step)
 }
 
 /* A gradient the first backward adds to: a NaN left in it makes that step's
- * gradient NaN while its loss is finite. */
+ * gradient NaN while its loss is finite. (ag_grad allocates the buffer if no
+ * backward has yet; a parameter's lives in its persistent arena.) */
 static void poison_classifier_grad(Model *m)
 {
     int c = registry_find(m->reg, "classifier.weight");
     cr_assert_geq(c, 0, "no classifier");
-    ag_param_grad(m->reg->params[c].var)[3] = NAN;
+    Graph *g = ag_graph_create(1 << 12, 0);
+    ag_grad(g, m->reg->params[c].var)[3] = NAN;
+    ag_graph_destroy(g);
 }
 
 Test(train_nan, nan_gradient_stops_the_run_naming_it)
