@@ -109,7 +109,7 @@ typedef enum OpId {
     OP_SOFTMAX, OP_LOG_SOFTMAX, OP_LAYERNORM,
     OP_GELU, OP_GELU_TANH, OP_RELU, OP_TANH, OP_SIGMOID, OP_EXP, OP_LOG, OP_SQRT, OP_POW,
     OP_MASKED_FILL, OP_DROPOUT, OP_CONV1D,
-    OP_CROSS_ENTROPY, OP_BCE, OP_BCE_WITH_LOGITS, OP_MSE,
+    OP_CROSS_ENTROPY, OP_BCE, OP_BCE_WITH_LOGITS, OP_MSE, OP_LINEAR_CROSS_ENTROPY,
     OP_COUNT
 } OpId;
 
@@ -224,6 +224,11 @@ Var *ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum);
 Var *ag_bce_with_logits(Graph *g, Var *z, const Tensor *target);
 /* a, target same shape: mean of (a - target)^2. */
 Var *ag_mse(Graph *g, Var *a, const Tensor *target);
+/* x (N, H), w (V, H), bias (V) or NULL, target (N): the value of
+ * ag_cross_entropy(ag_linear(x, w, bias), target, ignore_index) without
+ * storing the (N, V) logits (ops_linear_ce.c): the MLM decoder's loss. */
+Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
+                             int ignore_index);
 
 /* ------------------------------------------------------------------------ */
 /* Gradient checking (gradcheck.c)                                           */

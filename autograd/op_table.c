@@ -38,6 +38,7 @@ const OpDef ag_op_table[OP_COUNT] = {
     [OP_BCE]             = {"bce", bce_backward},
     [OP_BCE_WITH_LOGITS] = {"bce_with_logits", bce_with_logits_backward},
     [OP_MSE]             = {"mse", mse_backward},
+    [OP_LINEAR_CROSS_ENTROPY] = {"linear_cross_entropy", linear_cross_entropy_backward},
 };
 
 int ag_norm_dim(const char *op, int dim, int ndim)

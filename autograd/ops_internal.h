@@ -49,6 +49,8 @@ void cross_entropy_backward(Graph *g, Node *node);
 void bce_backward(Graph *g, Node *node);
 void bce_with_logits_backward(Graph *g, Node *node);
 void mse_backward(Graph *g, Node *node);
+/* ops_linear_ce.c */
+void linear_cross_entropy_backward(Graph *g, Node *node);
 
 /* Normalise a possibly negative dim (-1 = last) against ndim; fatal if out of
  * range, naming the op. */

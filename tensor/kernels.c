@@ -190,3 +190,9 @@ void kernel_add_inplace(float *y, const float *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         y[i] += x[i];
 }
+
+void kernel_axpy(float *y, float a, const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] += a * x[i];
+}

@@ -358,6 +358,8 @@ const RowKernels *row_kernels(CpuIsa isa);
 
 /* y[i] += x[i] */
 void kernel_add_inplace(float *y, const float *x, int64_t n);
+/* y[i] += a * x[i] */
+void kernel_axpy(float *y, float a, const float *x, int64_t n);
 
 /* ------------------------------------------------------------------------ */
 /* GEMM: C = alpha * op(A) * op(B) + beta * C, row-major (tensor/gemm.c)     */
