@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static Arena *params;
 static Graph *graph;
@@ -65,6 +66,53 @@ Test(grad_loss, cross_entropy)
             cr_assert(in[0]->grad[i] == 0.0f,
                       "cross_entropy: ignored row %lld has gradient %.8g at flat index %lld",
                       (long long)(i / 5), (double)in[0]->grad[i], (long long)i);
+}
+
+/* linear_cross_entropy: x (6, 4), w (5, 4), bias (5), the targets above */
+static Var *f_linear_cross_entropy(Graph *g, Var **x, void *u)
+{
+    return ag_linear_cross_entropy(g, x[0], x[1], x[2], u, IGNORE);
+}
+
+Test(grad_loss, linear_cross_entropy)
+{
+    int64_t xs[2] = {6, 4}, ws[2] = {5, 4}, bs[1] = {5}, ts[1] = {6};
+    ITensor target = itensor_view(ce_targets, 1, ts);
+    Var *in[3] = {test_param(params, 2, xs, &rng, -2, 2), test_param(params, 2, ws, &rng, -1, 1),
+                  test_param(params, 1, bs, &rng, -1, 1)};
+    test_gradcheck("linear_cross_entropy", graph, f_linear_cross_entropy, in, 3, &target);
+}
+
+/* The fused op against linear + cross_entropy, over 300 rows (three chunks
+ * of the fused op, the last one partial) with every third row ignored: the
+ * loss and every gradient agree to float rounding. */
+Test(grad_loss, linear_cross_entropy_matches_linear_then_cross_entropy)
+{
+    enum { N = 300, H = 8, V = 7 };
+    int64_t xs[2] = {N, H}, ws[2] = {V, H}, bs[1] = {V}, ts[1] = {N};
+    int32_t t[N];
+    for (int i = 0; i < N; i++)
+        t[i] = i % 3 == 1 ? IGNORE : (int32_t)rng_randint(&rng, 0, V - 1);
+    ITensor target = itensor_view(t, 1, ts);
+    Var *in[3] = {test_param(params, 2, xs, &rng, -2, 2), test_param(params, 2, ws, &rng, -1, 1),
+                  test_param(params, 1, bs, &rng, -1, 1)};
+    static float want[3][N * H];
+    Var *ref = ag_cross_entropy(graph, ag_linear(graph, in[0], in[1], in[2]), &target, IGNORE);
+    ag_backward(graph, ref);
+    double want_loss = ref->value.data[0];
+    for (int k = 0; k < 3; k++) {
+        memcpy(want[k], in[k]->grad, sizeof(float) * (size_t)in[k]->value.numel);
+        ag_zero_grad(in[k]);
+    }
+    ag_graph_reset(graph);
+    Var *loss = ag_linear_cross_entropy(graph, in[0], in[1], in[2], &target, IGNORE);
+    expect_close("linear_cross_entropy loss", 0, loss->value.data[0], want_loss, 0, 1e-6);
+    ag_backward(graph, loss);
+    for (int k = 0; k < 3; k++)
+        for (int64_t i = 0; i < in[k]->value.numel; i++)
+            expect_close(k == 0 ? "linear_cross_entropy dx" : k == 1 ? "linear_cross_entropy dw"
+                                                                     : "linear_cross_entropy db",
+                         i, in[k]->grad[i], want[k][i], 1e-8, 1e-5);
 }
 
 /* CE(logits {1, 2, 3}, target 2) = log(e^1 + e^2 + e^3) - 3 */

@@ -211,6 +211,17 @@ static void *mlm_build(Registry *r, const BertConfig *cfg, BertcError *err)
     return m;
 }
 
+/* Every label is -100 (ignored) or a token id below V. */
+static int mlm_check_labels(const Batch *in, const ITensor *labels, int64_t V, BertcError *err)
+{
+    for (int64_t i = 0; i < labels->numel; i++)
+        if (labels->data[i] != -100 && (labels->data[i] < 0 || labels->data[i] >= V))
+            return bertc_errorf(err, "%s: 'labels' holds %d, neither -100 nor a token id "
+                                "below vocab_size %lld", in->source, labels->data[i],
+                                (long long)V);
+    return 0;
+}
+
 /* The masked-LM loss: CE over every position whose label is not -100. */
 static int mlm_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *logits, Var **loss,
                     BertcError *err)
@@ -221,16 +232,49 @@ static int mlm_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *logit
     *loss = NULL;
     if (!batch_find(in, "labels"))
         return 0;
-    if (batch_ids(in, "labels", 2, bs, &labels, err) != 0)
+    if (batch_ids(in, "labels", 2, bs, &labels, err) != 0 ||
+        mlm_check_labels(in, &labels, V, err) != 0)
         return -1;
-    for (int64_t i = 0; i < labels.numel; i++)
-        if (labels.data[i] != -100 && (labels.data[i] < 0 || labels.data[i] >= V))
-            return bertc_errorf(err, "%s: 'labels' holds %d, neither -100 nor a token id "
-                                "below vocab_size %lld", in->source, labels.data[i], (long long)V);
     int64_t flat[2] = {B * S, V}, n = B * S;
     ITensor target = itensor_view(labels.data, 1, &n);
     *loss = ag_cross_entropy(g, ag_reshape(g, logits, 2, flat), &target, -100);
     return 0;
+}
+
+/* Training (out->loss_only): the loss alone, from the labelled positions
+ * alone. The others never reach the loss, so the LM head runs on the
+ * labelled rows only (as fairseq's masked_tokens) and the decoder and the CE
+ * are one op that never stores the (B, S, V) logits. Returns NULL (use the
+ * full path) when no position is labelled: CE is then NaN, as PyTorch's. */
+static Var *mlm_loss_only(const BertConfig *cfg, Graph *g, const Batch *in, const BertMLM *m,
+                          Var *hidden, BertcError *err, int *rc)
+{
+    int64_t B = hidden->value.shape[0], S = hidden->value.shape[1], H = hidden->value.shape[2];
+    int64_t bs[2] = {B, S}, flat[2] = {B * S, H}, n = 0;
+    ITensor labels;
+    *rc = 0;
+    if (!batch_find(in, "labels"))
+        return NULL;
+    if (batch_ids(in, "labels", 2, bs, &labels, err) != 0 ||
+        mlm_check_labels(in, &labels, cfg->vocab_size, err) != 0) {
+        *rc = -1;
+        return NULL;
+    }
+    int32_t *rows = arena_alloc(g->step, sizeof(int32_t) * (size_t)(B * S));
+    int32_t *target = arena_alloc(g->step, sizeof(int32_t) * (size_t)(B * S));
+    for (int64_t i = 0; i < B * S; i++)
+        if (labels.data[i] != -100) {
+            rows[n] = (int32_t)i;
+            target[n++] = labels.data[i];
+        }
+    if (n == 0)
+        return NULL;
+    ITensor idx = itensor_view(rows, 1, &n), t = itensor_view(target, 1, &n);
+    Var *x = ag_index_select(g, ag_reshape(g, hidden, 2, flat), 0, &idx);   /* (n, H) */
+    const BertLMHead *h = &m->head;
+    x = bert_activation(g, h->act, linear_forward(g, &h->transform, x));
+    x = layernorm_forward(g, &h->transform_ln, x);
+    return ag_linear_cross_entropy(g, x, h->decoder_weight, h->bias, &t, -100);
 }
 
 static int mlm_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
@@ -242,6 +286,16 @@ static int mlm_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
                          err) != 0)
         return -1;
     BertOutput r = bert_model_forward(g, &m->bert, &x);
+    if (out->loss_only) {
+        int rc;
+        Var *loss = mlm_loss_only(cfg, g, in, m, r.last_hidden_state, err, &rc);
+        if (rc != 0)
+            return -1;
+        if (loss) {
+            outputs_put(out, g, loss, "loss");
+            return 0;
+        }
+    }
     Var *logits = bert_lm_head_forward(g, &m->head, r.last_hidden_state);
     Var *loss;
     if (mlm_loss(cfg, g, in, logits, &loss, err) != 0)

@@ -159,6 +159,7 @@ static int one_step(Run *r, int64_t step, BertcError *err)
                             err) != 0)
         return -1;
     outputs_init(&out);
+    out.loss_only = true;   /* the step reads only the loss: no (B, S, V) MLM logits */
     if (model_forward(r->m, g, &batch, &out, err) != 0)
         return -1;
     Var *loss = outputs_get(&out, "loss");
