@@ -189,11 +189,13 @@ freestanding-check:
 # tests start through them (examples, the CLI) are not traced: the CLI gets its
 # own run below. The SIMD kernel suites (VALGRIND_SKIP) are left out: they
 # allocate nothing of interest, take most of the time under valgrind, and
-# `make sanitize` checks them with ASan. Logs: $(BUILD)/valgrind/*.log.
+# `make sanitize` checks them with ASan. test/valgrind.supp hides only the
+# test framework's own buffers. Logs: $(BUILD)/valgrind/*.log.
 VALGRIND_PKG  := valgrind
 VALGRIND_SKIP ?= gemm|vmath|kernels
 VALGRIND      := valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
-                 --error-exitcode=99 --num-callers=30 --trace-children=yes \
+                 --error-exitcode=99 --num-callers=30 --suppressions=test/valgrind.supp \
+                 --trace-children=yes \
                  --trace-children-skip='*/sh,*/bash,*/dash,*/rm,*/mkdir,*/cmp,*/examples/*,*/bertc'
 VALGRIND_ZOO  := test/data/zoo/bert_seqcls_single
 
