@@ -110,6 +110,7 @@ typedef enum OpId {
     OP_GELU, OP_GELU_TANH, OP_RELU, OP_TANH, OP_SIGMOID, OP_EXP, OP_LOG, OP_SQRT, OP_POW,
     OP_MASKED_FILL, OP_DROPOUT, OP_CONV1D,
     OP_CROSS_ENTROPY, OP_BCE, OP_BCE_WITH_LOGITS, OP_MSE, OP_LINEAR_CROSS_ENTROPY,
+    OP_ATTENTION_SCORES, OP_ATTENTION_CONTEXT,
     OP_COUNT
 } OpId;
 
@@ -174,6 +175,15 @@ Var *ag_pow(Graph *g, Var *a, float p);  /* a^p */
 Var *ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b);
 /* linear: x (..., in), w (out, in), bias (out) or NULL -> (..., out) = x w^T + b */
 Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias);
+
+/* Multi-head attention products on heads read in place (ops_attention.c).
+ * q, k, v (B, S, H) hold nh heads of d = H / nh columns each.
+ * attention_scores: alpha q_bh k_bh^T + mask -> (B, nh, S, S); mask is the
+ * additive (B, 1, 1, S) mask (no gradient) or NULL.
+ * attention_context: p (B, nh, S, S), v -> (B, S, H), head h of row (b, s) =
+ * p[b, h, s] v_bh: the merged context, no permute. */
+Var *ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask);
+Var *ag_attention_context(Graph *g, Var *p, Var *v);
 
 /* Shape (ops_shape.c). reshape shares storage; permute copies. */
 Var *ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape); /* one dim may be -1 */

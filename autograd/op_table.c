@@ -39,6 +39,8 @@ const OpDef ag_op_table[OP_COUNT] = {
     [OP_BCE_WITH_LOGITS] = {"bce_with_logits", bce_with_logits_backward},
     [OP_MSE]             = {"mse", mse_backward},
     [OP_LINEAR_CROSS_ENTROPY] = {"linear_cross_entropy", linear_cross_entropy_backward},
+    [OP_ATTENTION_SCORES] = {"attention_scores", attention_scores_backward},
+    [OP_ATTENTION_CONTEXT] = {"attention_context", attention_context_backward},
 };
 
 int ag_norm_dim(const char *op, int dim, int ndim)

@@ -49,6 +49,9 @@ void cross_entropy_backward(Graph *g, Node *node);
 void bce_backward(Graph *g, Node *node);
 void bce_with_logits_backward(Graph *g, Node *node);
 void mse_backward(Graph *g, Node *node);
+/* ops_attention.c */
+void attention_scores_backward(Graph *g, Node *node);
+void attention_context_backward(Graph *g, Node *node);
 /* ops_linear_ce.c */
 void linear_cross_entropy_backward(Graph *g, Node *node);
 

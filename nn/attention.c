@@ -39,20 +39,21 @@ void bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int6
     dropout_init(&m->dropout, r, "dropout", attention_dropout);
 }
 
+/* The heads are read where the Linear wrote them (ag_attention_scores and
+ * ag_attention_context): the same numbers as split, matmul, scale, add the
+ * mask, merge, without the four permute copies. */
 Var *bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
                                  Var **probs_out)
 {
-    Var *q = nn_split_heads(g, linear_forward(g, &m->query, x), m->heads);
-    Var *k = nn_split_heads(g, linear_forward(g, &m->key, x), m->heads);
-    Var *v = nn_split_heads(g, linear_forward(g, &m->value, x), m->heads);
-    float scale = 1.0f / sqrtf((float)q->value.shape[3]);
-    Var *scores = ag_scale(g, ag_matmul(g, q, k, false, true), scale);  /* (B, nh, S, S) */
-    if (mask_add)
-        scores = ag_add(g, scores, mask_add);
+    Var *q = linear_forward(g, &m->query, x);                            /* (B, S, H) */
+    Var *k = linear_forward(g, &m->key, x);
+    Var *v = linear_forward(g, &m->value, x);
+    float scale = 1.0f / sqrtf((float)(q->value.shape[2] / m->heads));
+    Var *scores = ag_attention_scores(g, q, k, m->heads, scale, mask_add); /* (B, nh, S, S) */
     Var *probs = ag_softmax(g, scores);
     if (probs_out)
         *probs_out = probs;
-    return nn_merge_heads(g, ag_matmul(g, dropout_forward(g, &m->dropout, probs), v, false, false));
+    return ag_attention_context(g, dropout_forward(g, &m->dropout, probs), v);   /* (B, S, H) */
 }
 
 void onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,

@@ -1,0 +1,149 @@
+/* autograd/ops_attention.c — the two products of multi-head attention, reading
+ * and writing the heads in place.
+ *
+ * q, k, v come out of their Linear as (B, S, H) = (B, S, nh, d): head h of
+ * batch entry b is the (S, d) matrix at offset b S H + h d with row stride H.
+ * A GEMM with leading dimension H reads it there, so neither the split into
+ * (B, nh, S, d) nor the merge back is ever copied (forward or backward):
+ *
+ *   scores[b, h] = alpha q_bh k_bh^T + mask[b]      (B, nh, S, S)   attention_scores
+ *   context_bh   = p[b, h] v_bh                     (B, S, H)       attention_context
+ *
+ * mask is the additive (B, 1, 1, S) mask (no gradient), added to every row.
+ * Backward, with G the upstream gradient:
+ *   scores:  dq_bh += alpha G_bh k_bh;   dk_bh += alpha G_bh^T q_bh
+ *   context: dp_bh += G_bh v_bh^T;       dv_bh += p_bh^T G_bh
+ * The (b, h) blocks are independent: parallel_for hands them to the threads
+ * (each block's GEMM is too small to split further). */
+#include "autograd/ops_internal.h"
+
+typedef struct HeadDims {
+    int64_t B, S, H, nh, d;
+} HeadDims;
+
+static HeadDims head_dims(const char *op, Var *x, int64_t nh)
+{
+    const Tensor *t = &x->value;
+    if (t->ndim != 3 || nh < 1 || t->shape[2] % nh != 0)
+        ag_shape_error(op, "needs (B, S, H) with H a multiple of the head count", x, NULL);
+    HeadDims h = {t->shape[0], t->shape[1], t->shape[2], nh, t->shape[2] / nh};
+    return h;
+}
+
+typedef struct HeadJob {
+    HeadDims hd;
+    float alpha;
+    const float *a, *b, *mask;   /* operands; mask (B, S) or NULL */
+    float *out;
+    int kind;                    /* which product, below */
+} HeadJob;
+
+enum { SCORES, DQ, DK, CONTEXT, DP, DV };
+
+/* One (b, h) block of one of the six products. Offsets: a head of a (B, S, H)
+ * tensor starts at b S H + h d (row stride H), a block of a (B, nh, S, S)
+ * tensor at (b nh + h) S S (row stride S). */
+static void head_block(const HeadJob *j, int64_t bh)
+{
+    const HeadDims *h = &j->hd;
+    int64_t b = bh / h->nh, S = h->S, H = h->H, d = h->d;
+    int64_t head = b * S * H + bh % h->nh * d, block = bh * S * S;
+    switch (j->kind) {
+    case SCORES:
+        gemm(false, true, S, S, d, j->alpha, j->a + head, H, j->b + head, H, 0.0f,
+             j->out + block, S);
+        if (j->mask)
+            for (int64_t i = 0; i < S; i++)
+                kernel_add_inplace(j->out + block + i * S, j->mask + b * S, S);
+        break;
+    case DQ:      /* a = G (scores grad), b = k */
+        gemm(false, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, 1.0f,
+             j->out + head, H);
+        break;
+    case DK:      /* a = G, b = q */
+        gemm(true, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, 1.0f,
+             j->out + head, H);
+        break;
+    case CONTEXT: /* a = p, b = v */
+        gemm(false, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, 0.0f,
+             j->out + head, H);
+        break;
+    case DP:      /* a = G (context grad), b = v */
+        gemm(false, true, S, S, d, 1.0f, j->a + head, H, j->b + head, H, 1.0f,
+             j->out + block, S);
+        break;
+    case DV:      /* a = p, b = G */
+        gemm(true, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, 1.0f,
+             j->out + head, H);
+        break;
+    }
+}
+
+static void head_range(void *ctx, int64_t begin, int64_t end)
+{
+    for (int64_t bh = begin; bh < end; bh++)
+        head_block(ctx, bh);
+}
+
+static void run_heads(HeadDims hd, int kind, float alpha, const float *a, const float *b,
+                      const float *mask, float *out)
+{
+    HeadJob j = {hd, alpha, a, b, mask, out, kind};
+    parallel_for(hd.B * hd.nh, head_range, &j);
+}
+
+Var *ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask)
+{
+    HeadDims hd = head_dims("attention_scores", q, nh);
+    if (!tensor_same_shape(&q->value, &k->value))
+        ag_shape_error("attention_scores", "q and k differ", q, k);
+    if (mask && mask->value.numel != hd.B * hd.S)
+        ag_shape_error("attention_scores", "the mask must be (B, 1, 1, S)", mask, q);
+    int64_t shape[4] = {hd.B, nh, hd.S, hd.S};
+    Var *in[2] = {q, k};
+    Var *out = ag_result(g, 4, shape, in, 2);
+    run_heads(hd, SCORES, alpha, q->value.data, k->value.data, mask ? mask->value.data : NULL,
+              out->value.data);
+    Node *node = ag_record(g, OP_ATTENTION_SCORES, out, in, 2);
+    if (node) {
+        node->iattr[0] = nh;
+        node->fattr[0] = alpha;
+    }
+    return out;
+}
+
+void attention_scores_backward(Graph *g, Node *node)
+{
+    Var *q = node->in[0], *k = node->in[1];
+    HeadDims hd = head_dims("attention_scores", q, node->iattr[0]);
+    float alpha = node->fattr[0];
+    if (q->requires_grad)
+        run_heads(hd, DQ, alpha, node->out->grad, k->value.data, NULL, ag_grad(g, q));
+    if (k->requires_grad)
+        run_heads(hd, DK, alpha, node->out->grad, q->value.data, NULL, ag_grad(g, k));
+}
+
+Var *ag_attention_context(Graph *g, Var *p, Var *v)
+{
+    const Tensor *P = &p->value;
+    if (P->ndim != 4 || P->shape[2] != P->shape[3])
+        ag_shape_error("attention_context", "p must be (B, nh, S, S)", p, v);
+    HeadDims hd = head_dims("attention_context", v, P->shape[1]);
+    if (P->shape[0] != hd.B || P->shape[2] != hd.S)
+        ag_shape_error("attention_context", "p (B, nh, S, S) and v (B, S, H) differ", p, v);
+    Var *in[2] = {p, v};
+    Var *out = ag_result(g, 3, v->value.shape, in, 2);
+    run_heads(hd, CONTEXT, 1.0f, P->data, v->value.data, NULL, out->value.data);
+    ag_record(g, OP_ATTENTION_CONTEXT, out, in, 2);
+    return out;
+}
+
+void attention_context_backward(Graph *g, Node *node)
+{
+    Var *p = node->in[0], *v = node->in[1];
+    HeadDims hd = head_dims("attention_context", v, p->value.shape[1]);
+    if (p->requires_grad)
+        run_heads(hd, DP, 1.0f, node->out->grad, v->value.data, NULL, ag_grad(g, p));
+    if (v->requires_grad)
+        run_heads(hd, DV, 1.0f, p->value.data, node->out->grad, NULL, ag_grad(g, v));
+}
