@@ -1,6 +1,72 @@
 /* tensor/kernels_dispatch.c — the public row kernels: each runs the table of
- * the active cpu_isa() path (scalar, AVX-512, AVX2 or NEON). */
+ * the active cpu_isa() path (scalar, AVX-512, AVX2 or NEON).
+ *
+ * Softmax, LayerNorm (forward) and GELU split their rows (GELU: blocks of
+ * GELU_BLOCK elements) over the threads with parallel_for when there is
+ * enough work. Rows are independent and block edges fall at the same places
+ * whatever the thread count, so the result is bitwise the same with 1 or many
+ * threads. LayerNorm's backward sums dgamma/dbeta over the rows and stays on
+ * one thread. */
 #include "tensor/tensor.h"
+
+#define PARALLEL_MIN 32768    /* elements below which a kernel runs on the caller */
+#define GELU_BLOCK 1024       /* elements per GELU work unit (a multiple of every SIMD width) */
+
+typedef enum { K_SOFTMAX, K_SOFTMAX_BW, K_LAYERNORM, K_GELU, K_GELU_BW, K_GELU_TANH,
+               K_GELU_TANH_BW } KernelKind;
+
+/* One call's arguments; each unit of [begin, end) is a row (softmax,
+ * LayerNorm) or a GELU_BLOCK-element block (GELU). */
+typedef struct RowJob {
+    KernelKind kind;
+    const RowKernels *k;
+    float *y, *mean, *rstd;
+    const float *x, *dy, *gamma, *beta;
+    int64_t rows, n;
+    float eps;
+} RowJob;
+
+static void row_job_range(void *ctx, int64_t begin, int64_t end)
+{
+    const RowJob *j = ctx;
+    int64_t off = begin * j->n, rows = end - begin;
+    int64_t e0 = begin * GELU_BLOCK, e1 = end * GELU_BLOCK < j->n ? end * GELU_BLOCK : j->n;
+    switch (j->kind) {
+    case K_SOFTMAX: j->k->softmax_rows(j->y + off, j->x + off, rows, j->n); break;
+    case K_SOFTMAX_BW:
+        j->k->softmax_rows_backward(j->y + off, j->x + off, j->dy + off, rows, j->n);
+        break;
+    case K_LAYERNORM:
+        j->k->layernorm_rows(j->y + off, j->mean ? j->mean + begin : NULL,
+                             j->rstd ? j->rstd + begin : NULL, j->x + off, j->gamma, j->beta,
+                             rows, j->n, j->eps);
+        break;
+    case K_GELU: j->k->gelu(j->y + e0, j->x + e0, e1 - e0); break;
+    case K_GELU_BW: j->k->gelu_backward(j->y + e0, j->x + e0, j->dy + e0, e1 - e0); break;
+    case K_GELU_TANH: j->k->gelu_tanh(j->y + e0, j->x + e0, e1 - e0); break;
+    case K_GELU_TANH_BW:
+        j->k->gelu_tanh_backward(j->y + e0, j->x + e0, j->dy + e0, e1 - e0);
+        break;
+    }
+}
+
+/* Run job over `units` units: on the threads if the kernel touches enough
+ * elements, else on the caller. */
+static void row_job_run(RowJob *j, int64_t units, int64_t elements)
+{
+    j->k = row_kernels(cpu_isa());
+    if (elements < PARALLEL_MIN)
+        row_job_range(j, 0, units);
+    else
+        parallel_for(units, row_job_range, j);
+}
+
+static void elementwise_run(KernelKind kind, float *y, const float *x, const float *dy,
+                            int64_t n)
+{
+    RowJob j = {.kind = kind, .y = y, .x = x, .dy = dy, .n = n};
+    row_job_run(&j, (n + GELU_BLOCK - 1) / GELU_BLOCK, n);
+}
 
 const RowKernels row_kernels_scalar = {
     .softmax_rows = kernel_softmax_rows_scalar,
@@ -35,13 +101,16 @@ const RowKernels *row_kernels(CpuIsa isa)
 
 void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 {
-    row_kernels(cpu_isa())->softmax_rows(y, x, rows, n);
+    RowJob j = {.kind = K_SOFTMAX, .y = y, .x = x, .rows = rows, .n = n};
+    row_job_run(&j, rows, rows * n);
 }
 
+/* dx rides in y, y in x: the job's fields are generic. */
 void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                   int64_t rows, int64_t n)
 {
-    row_kernels(cpu_isa())->softmax_rows_backward(dx, y, dy, rows, n);
+    RowJob j = {.kind = K_SOFTMAX_BW, .y = dx, .x = y, .dy = dy, .rows = rows, .n = n};
+    row_job_run(&j, rows, rows * n);
 }
 
 void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
@@ -59,7 +128,9 @@ void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta,
                            int64_t rows, int64_t n, float eps)
 {
-    row_kernels(cpu_isa())->layernorm_rows(y, mean, rstd, x, gamma, beta, rows, n, eps);
+    RowJob j = {.kind = K_LAYERNORM, .y = y, .mean = mean, .rstd = rstd, .x = x,
+                .gamma = gamma, .beta = beta, .rows = rows, .n = n, .eps = eps};
+    row_job_run(&j, rows, rows * n);
 }
 
 void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
@@ -73,20 +144,20 @@ void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
 
 void kernel_gelu(float *y, const float *x, int64_t n)
 {
-    row_kernels(cpu_isa())->gelu(y, x, n);
+    elementwise_run(K_GELU, y, x, NULL, n);
 }
 
 void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n)
 {
-    row_kernels(cpu_isa())->gelu_backward(dx, x, dy, n);
+    elementwise_run(K_GELU_BW, dx, x, dy, n);
 }
 
 void kernel_gelu_tanh(float *y, const float *x, int64_t n)
 {
-    row_kernels(cpu_isa())->gelu_tanh(y, x, n);
+    elementwise_run(K_GELU_TANH, y, x, NULL, n);
 }
 
 void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n)
 {
-    row_kernels(cpu_isa())->gelu_tanh_backward(dx, x, dy, n);
+    elementwise_run(K_GELU_TANH_BW, dx, x, dy, n);
 }
