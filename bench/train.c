@@ -9,7 +9,9 @@
  * labelled (bench/bench_util.h). One warm-up step (it grows the arenas), then
  * K timed steps (default 5). Prints one line:
  *   train <arch> B=.. S=.. threads=.. median_ms .. tokens_per_s .. params_mib ..
- *   step_high_water_mib .. peak_rss_mib ..
+ *   step_high_water_mib .. peak_rss_mib .. mallocs_after_warmup ..
+ * mallocs_after_warmup counts bertc's system allocations in the timed steps
+ * (0: the arenas and GEMM buffers reached their size in the warm-up step).
  * params_mib is the persistent arena: weights, gradients, AdamW moments. */
 #include "bench/bench_util.h"
 
@@ -60,7 +62,10 @@ int main(int argc, char **argv)
     ag_set_training(g, true);
     Rng data = rng_seed(1);
     double ms[1000], loss = 0.0;
+    size_t allocs = 0;
     for (int it = -1; it < steps; it++) {
+        if (it == 0)
+            allocs = bertc_sys_alloc_count();
         ag_graph_reset(g);
         Batch batch;
         Outputs out;
@@ -84,12 +89,14 @@ int main(int argc, char **argv)
         if (it >= 0)
             ms[it] = bench_now_ms() - t0;
     }
+    allocs = bertc_sys_alloc_count() - allocs;
     double med = bench_median(ms, steps);
     printf("train %s B=%lld S=%lld threads=%d median_ms %.2f tokens_per_s %.0f loss %.4f "
-           "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f\n",
+           "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f mallocs_after_warmup "
+           "%zu\n",
            bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med,
            (double)(B * S) / (med * 1e-3), loss, arena_high_water(params) / 1048576.0,
-           arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib());
+           arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs);
     ag_graph_destroy(g);
     arena_destroy(params);
     return 0;

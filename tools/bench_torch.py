@@ -6,7 +6,7 @@
     tools/bench_torch.py train   --config C.json [...same...] [--steps K]
 
 The same work as the C benches, on the models of tools/bert_ref.py (SPEC 6.1
-written in PyTorch, no transformers): random weights, random ids in
+written in PyTorch, no transformers): random weights (HF init), random ids in
 [1000, V), no padding. forward: eval mode, no_grad, one BertModel forward
 (hidden states and attention maps kept, as bertc keeps them). train: one
 BertForMaskedLM step in training mode with dropout where HF puts it, CE over
@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_ref as R  # noqa: E402
+import zoo_common as Z  # noqa: E402
 
 
 def config(a):
@@ -89,6 +90,7 @@ def main():
     times = []
     if a.mode == "forward":
         m = R.BertModel(c).eval()
+        Z.hf_init(m, c["initializer_range"])
         ids, mask, types, _ = batch(c, B, S, gen)
         with torch.no_grad():
             for it in range(a.iters + 1):
@@ -99,6 +101,7 @@ def main():
         extra = ""
     else:
         m = R.BertForMaskedLM(c).train()
+        Z.hf_init(m, c["initializer_range"])
         opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
         steps = a.steps or a.iters
         for it in range(steps + 1):
