@@ -185,7 +185,8 @@ freestanding-check:
 # The test suite and one `bertc run --grad` under memcheck: every process
 # (Criterion runs each test in a child it execs, hence --trace-children) must
 # end with "ERROR SUMMARY: 0 errors", leaks included (the checkpoint writers
-# test/test_checkpoint_kill.c SIGKILLs write none). Shells and the programs
+# test/test_checkpoint_kill.c SIGKILLs, and children that exec a shell, write
+# none). Shells and the programs
 # tests start through them (examples, the CLI) are not traced: the CLI gets its
 # own run below. The SIMD kernel suites (VALGRIND_SKIP) are left out: they
 # allocate nothing of interest, take most of the time under valgrind, and
@@ -227,8 +228,8 @@ valgrind: check-criterion check-valgrind
 	  for f in $$bad; do echo "== $$f"; cat $$f; done; \
 	  echo "valgrind: errors or leaks in: $$bad"; exit 1; \
 	fi; \
-	echo "valgrind: $$logs processes, 0 errors, 0 leaks ($$killed killed on purpose by" \
-	  "test/test_checkpoint_kill.c, so without a summary)"
+	echo "valgrind: $$logs processes, 0 errors, 0 leaks ($$killed without a summary:" \
+	  "SIGKILLed on purpose, or replaced by an untraced program through exec)"
 
 # The main job: train a small BERT topic classifier from scratch on real text
 # (about a minute on 2 cores), then use it. Writes build/demo/.
