@@ -371,6 +371,28 @@ static int read_model_keys(const JsonValue *root, BertConfig *cfg, BertcError *e
     }
 }
 
+/* Each key may be in range and the model still impossible: vocab_size and
+ * hidden_size of a million each ask for 4 TB. The BERT parameters (the
+ * embeddings and L layers of 4 H^2 + 2 H I weights) are estimated in double
+ * and refused above 2^34 (64 GiB of float32), before anything is allocated. */
+#define CONFIG_MAX_PARAMETERS 17179869184.0
+
+static int check_model_size(const JsonValue *root, const BertConfig *c, BertcError *err)
+{
+    double H = c->hidden_size, I = c->intermediate_size, L = c->num_hidden_layers;
+    double embeddings = ((double)c->vocab_size + c->max_position_embeddings +
+                         c->type_vocab_size) * H;
+    double layers = L * (4.0 * H * H + 2.0 * H * I + 9.0 * H + I);
+    double total = embeddings + layers;
+    if (total <= CONFIG_MAX_PARAMETERS)
+        return 0;
+    return json_errorf(err, root, "vocab_size %d, hidden_size %d, num_hidden_layers %d and "
+                       "intermediate_size %d ask for about %.3g parameters (%.3g GiB); bertc "
+                       "refuses more than %.3g", c->vocab_size, c->hidden_size,
+                       c->num_hidden_layers, c->intermediate_size, total,
+                       total * 4.0 / 1073741824.0, CONFIG_MAX_PARAMETERS);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry points                                                              */
 /* ------------------------------------------------------------------------ */
@@ -387,7 +409,7 @@ static int read_config(const JsonValue *root, BertConfig *out, BertcError *err)
         divides(root, "hidden_size", cfg.hidden_size, "num_attention_heads",
                 cfg.num_attention_heads, err) != 0 ||
         read_strings(root, &cfg, err) != 0 || read_num_labels(root, &cfg, err) != 0 ||
-        read_model_keys(root, &cfg, err) != 0)
+        read_model_keys(root, &cfg, err) != 0 || check_model_size(root, &cfg, err) != 0)
         return -1;
     *out = cfg;
     return 0;

@@ -116,3 +116,24 @@ Test(config_write, too_small_a_buffer_is_an_error)
     cr_assert_neq(bert_config_format(&c, text, sizeof text, &n, &err), 0);
     cr_assert(strstr(err.msg, "do not fit"), "%s", err.msg);
 }
+
+/* A config whose keys are each in range but whose model could never be
+ * allocated is refused before anything is (the fuzzer's finding). */
+Test(config_write, impossible_model_size_is_refused)
+{
+    const char *text = "{\"architectures\": [\"BertModel\"], \"vocab_size\": 2000000000, "
+                       "\"hidden_size\": 2000000000, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 1, \"intermediate_size\": 8, "
+                       "\"max_position_embeddings\": 8}";
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_neq(bert_config_parse(NULL, "huge.json", text, strlen(text), &cfg, &err), 0);
+    cr_assert(strstr(err.msg, "huge.json") && strstr(err.msg, "parameters") &&
+              strstr(err.msg, "vocab_size 2000000000"), "%s", err.msg);
+    BertConfig base = bert_config_default(ARCH_BERT_MODEL);
+    char ok[4096];
+    size_t n;
+    cr_assert_eq(bert_config_format(&base, ok, sizeof ok, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(bert_config_parse(NULL, "base.json", ok, n, &cfg, &err), 0,
+                 "bert-base must stay allowed: %s", err.msg);
+}
