@@ -22,7 +22,10 @@
 #include <math.h>
 #include <string.h>
 
-#define LCE_CHUNK 128   /* rows per chunk: the scratch is LCE_CHUNK x V floats */
+/* At most this many rows per chunk, the chunks of one call equal in size:
+ * the scratch is at most LCE_CHUNK x V floats, and no thin last chunk makes
+ * dw's rank-m update re-read all of dw for a few rows. */
+#define LCE_CHUNK 256
 
 typedef struct LceRows {
     float *z;             /* (R, V): logits in, dz out (when grad) */
@@ -100,7 +103,7 @@ Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor 
     float *dwb = gw || gb ? arena_calloc(g->step, (size_t)(V * (H + 1)), sizeof(float)) : NULL;
     float *dw = gw ? dwb : NULL, *db = gb ? dwb + V * H : NULL;
     ArenaMark mark = arena_mark(g->step);
-    int64_t R = n < LCE_CHUNK ? (n ? n : 1) : LCE_CHUNK;
+    int64_t chunks = (n + LCE_CHUNK - 1) / LCE_CHUNK, R = chunks ? (n + chunks - 1) / chunks : 1;
     float *xc = arena_alloc(g->step, sizeof(float) * (size_t)(R * H));
     float *dxc = arena_alloc(g->step, sizeof(float) * (size_t)(R * H));
     int32_t *tc = arena_alloc(g->step, sizeof(int32_t) * (size_t)R);

@@ -66,22 +66,14 @@ static void adam_update(const OptimizerConfig *c, float *p, const float *grad, f
                         float *v, int64_t n, double lr, int64_t t)
 {
     double bc1 = 1.0 - pow(c->beta1, (double)t), bc2 = 1.0 - pow(c->beta2, (double)t);
-    float neg_step = (float)(-lr / bc1), bc2_sqrt = (float)sqrt(bc2), eps = (float)c->eps;
-    float b1 = (float)c->beta1, one_minus_b1 = (float)(1.0 - c->beta1);
-    float b2 = (float)c->beta2, one_minus_b2 = (float)(1.0 - c->beta2);
-    bool decoupled = c->kind == OPT_ADAMW;
-    float decay = (float)(1.0 - lr * c->weight_decay), wd = (float)c->weight_decay;
-    for (int64_t i = 0; i < n; i++) {
-        float gi = grad ? grad[i] : 0.0f;
-        if (decoupled)
-            p[i] *= decay;
-        else if (wd != 0.0f)
-            gi += wd * p[i];
-        m[i] = m[i] * b1 + one_minus_b1 * gi;
-        v[i] = v[i] * b2 + one_minus_b2 * gi * gi;
-        float denom = sqrtf(v[i]) / bc2_sqrt + eps;
-        p[i] += neg_step * m[i] / denom;
-    }
+    AdamStep s = {
+        .b1 = (float)c->beta1, .one_minus_b1 = (float)(1.0 - c->beta1),
+        .b2 = (float)c->beta2, .one_minus_b2 = (float)(1.0 - c->beta2),
+        .neg_step = (float)(-lr / bc1), .bc2_sqrt = (float)sqrt(bc2), .eps = (float)c->eps,
+        .decay = (float)(1.0 - lr * c->weight_decay), .wd = (float)c->weight_decay,
+        .decoupled = c->kind == OPT_ADAMW,
+    };
+    kernel_adam(p, grad, m, v, n, &s);   /* tensor/kernels.c: the loop, and its SIMD twin */
 }
 
 void optimizer_step(Optimizer *o, double lr)

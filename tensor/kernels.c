@@ -196,3 +196,19 @@ void kernel_axpy(float *y, float a, const float *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         y[i] += a * x[i];
 }
+
+void kernel_adam_scalar(float *p, const float *g, float *m, float *v, int64_t n,
+                        const AdamStep *s)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float gi = g ? g[i] : 0.0f;
+        if (s->decoupled)
+            p[i] *= s->decay;
+        else if (s->wd != 0.0f)
+            gi += s->wd * p[i];
+        m[i] = m[i] * s->b1 + s->one_minus_b1 * gi;
+        v[i] = v[i] * s->b2 + s->one_minus_b2 * gi * gi;
+        float denom = sqrtf(v[i]) / s->bc2_sqrt + s->eps;
+        p[i] += s->neg_step * m[i] / denom;
+    }
+}

@@ -359,6 +359,33 @@ BERTC_TARGET_AVX512 static void layernorm_rows_backward(float *dx, float *dgamma
     }
 }
 
+/* ---- Adam ------------------------------------------------------------------ */
+
+/* kernel_adam_scalar's operations, 16 lanes at a time, in the same order. */
+BERTC_TARGET_AVX512 void kernel_adam_avx512(float *p, const float *g, float *m, float *v,
+                                            int64_t n, const AdamStep *s)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        __m512 pi = _mm512_loadu_ps(p + i), gi = load_or(g, i, 0.0f);
+        if (s->decoupled)
+            pi = _mm512_mul_ps(pi, splat(s->decay));
+        else if (s->wd != 0.0f)
+            gi = _mm512_add_ps(gi, _mm512_mul_ps(splat(s->wd), pi));
+        __m512 mi = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(m + i), splat(s->b1)),
+                                  _mm512_mul_ps(splat(s->one_minus_b1), gi));
+        __m512 vi = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(v + i), splat(s->b2)),
+                                  _mm512_mul_ps(_mm512_mul_ps(splat(s->one_minus_b2), gi), gi));
+        __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vi), splat(s->bc2_sqrt)),
+                                     splat(s->eps));
+        pi = _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(splat(s->neg_step), mi), denom));
+        _mm512_storeu_ps(m + i, mi);
+        _mm512_storeu_ps(v + i, vi);
+        _mm512_storeu_ps(p + i, pi);
+    }
+    kernel_adam_scalar(p + i, g ? g + i : NULL, m + i, v + i, n - i, s);
+}
+
 const RowKernels row_kernels_avx512 = {
     .softmax_rows = softmax_rows,
     .softmax_rows_backward = softmax_rows_backward,

@@ -99,6 +99,17 @@ const RowKernels *row_kernels(CpuIsa isa)
     }
 }
 
+void kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_isa() == ISA_AVX512) {
+        kernel_adam_avx512(p, g, m, v, n, s);
+        return;
+    }
+#endif
+    kernel_adam_scalar(p, g, m, v, n, s);
+}
+
 void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 {
     RowJob j = {.kind = K_SOFTMAX, .y = y, .x = x, .rows = rows, .n = n};

@@ -361,6 +361,27 @@ void kernel_add_inplace(float *y, const float *x, int64_t n);
 /* y[i] += a * x[i] */
 void kernel_axpy(float *y, float a, const float *x, int64_t n);
 
+/* One Adam/AdamW update of n parameters p with gradient g (NULL: zeros) and
+ * moments m, v, in torch.optim's single-tensor order (nn/optim.c derives the
+ * constants):
+ *   decoupled: p *= decay        else: g += wd p
+ *   m = m b1 + (1-b1) g;  v = v b2 + ((1-b2) g) g
+ *   p += (neg_step m) / (sqrt(v) / bc2_sqrt + eps)
+ * The SIMD path does the same IEEE operations in the same order (no FMA;
+ * sqrt and division are correctly rounded), so it matches the scalar
+ * reference bit for bit. */
+typedef struct AdamStep {
+    float b1, one_minus_b1, b2, one_minus_b2, neg_step, bc2_sqrt, eps, decay, wd;
+    bool decoupled;
+} AdamStep;
+void kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s);
+void kernel_adam_scalar(float *p, const float *g, float *m, float *v, int64_t n,
+                        const AdamStep *s);
+#if defined(__x86_64__) && defined(__GNUC__)
+void kernel_adam_avx512(float *p, const float *g, float *m, float *v, int64_t n,
+                        const AdamStep *s);
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* GEMM: C = alpha * op(A) * op(B) + beta * C, row-major (tensor/gemm.c)     */
 /* ------------------------------------------------------------------------ */

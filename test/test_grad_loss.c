@@ -83,12 +83,12 @@ Test(grad_loss, linear_cross_entropy)
     test_gradcheck("linear_cross_entropy", graph, f_linear_cross_entropy, in, 3, &target);
 }
 
-/* The fused op against linear + cross_entropy, over 300 rows (three chunks
- * of the fused op, the last one partial) with every third row ignored: the
- * loss and every gradient agree to float rounding. */
+/* The fused op against linear + cross_entropy, over 600 rows with every
+ * third one ignored (400 counted: two chunks of the fused op): the loss and
+ * every gradient agree to float rounding. */
 Test(grad_loss, linear_cross_entropy_matches_linear_then_cross_entropy)
 {
-    enum { N = 300, H = 8, V = 7 };
+    enum { N = 600, H = 8, V = 7 };
     int64_t xs[2] = {N, H}, ws[2] = {V, H}, bs[1] = {V}, ts[1] = {N};
     int32_t t[N];
     for (int i = 0; i < N; i++)
