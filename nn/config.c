@@ -6,6 +6,7 @@
 #include "nn/json.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -183,7 +184,13 @@ static int read_field(const JsonValue *obj, const Field *f, void *base, int voca
     char *dst = (char *)base + f->offset;
     if (f->kind == K_FLOAT || f->kind == K_DOUBLE) {
         double x;
-        if (json_as_double(v, &x, err) != 0 || check_real(v, x, f->range, err) != 0)
+        if (json_as_double(v, &x, err) != 0)
+            return -1;
+        /* a float field is checked as the float it becomes: 1e306 would be
+         * inf, and 1e-50 would be 0, which a "> 0" key must not be */
+        if (f->kind == K_FLOAT && !isfinite((float)x))
+            return json_errorf(err, v, "%.17g is outside the float32 range", x);
+        if (check_real(v, f->kind == K_FLOAT ? (double)(float)x : x, f->range, err) != 0)
             return -1;
         if (f->kind == K_FLOAT)
             *(float *)dst = (float)x;

@@ -137,3 +137,23 @@ Test(config_write, impossible_model_size_is_refused)
     cr_assert_eq(bert_config_parse(NULL, "base.json", ok, n, &cfg, &err), 0,
                  "bert-base must stay allowed: %s", err.msg);
 }
+
+/* Found by fuzzing: a float key beyond float32's range became inf and could
+ * not be written back as JSON; a tiny "> 0" key rounded to 0. */
+Test(config_write, float_keys_must_fit_float32)
+{
+    const char *huge = "{\"architectures\": [\"BertModel\"], \"vocab_size\": 10, "
+                       "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"num_attention_heads\": 1,"
+                       " \"intermediate_size\": 8, \"max_position_embeddings\": 8, "
+                       "\"layer_norm_eps\": 1e306}";
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_neq(bert_config_parse(NULL, "huge_eps.json", huge, strlen(huge), &cfg, &err), 0);
+    cr_assert(strstr(err.msg, "layer_norm_eps") && strstr(err.msg, "float32"), "%s", err.msg);
+    const char *tiny = "{\"architectures\": [\"QAConvModelV2\"], \"vocab_size\": 10, "
+                       "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"num_attention_heads\": 1,"
+                       " \"intermediate_size\": 8, \"max_position_embeddings\": 8, "
+                       "\"sep_token_id\": 2, \"attention_temperature\": 1e-50}";
+    cr_assert_neq(bert_config_parse(NULL, "tiny.json", tiny, strlen(tiny), &cfg, &err), 0);
+    cr_assert(strstr(err.msg, "attention_temperature") && strstr(err.msg, "> 0"), "%s", err.msg);
+}
