@@ -36,11 +36,16 @@
  * Layers, bottom up (each has one public header):
  *   tensor/tensor.h      arenas, shapes, RNG, kernels, GEMM
  *   autograd/autograd.h  the tape and every differentiable op
+ *   nn/nn.h              modules, parameter registry, optimizers, safetensors, config.json
+ *   zoo/zoo.h            the BERT variants, the tokenizer, the run path
+ *   zoo/train.h, zoo/svg.h  the training engine and the pictures (hosted builds)
  */
 #ifndef BERTC_H
 #define BERTC_H
 
 #include "tensor/tensor.h"
 #include "autograd/autograd.h"
+#include "nn/nn.h"
+#include "zoo/zoo.h"
 
 #endif
