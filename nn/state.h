@@ -35,4 +35,25 @@ int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, con
 int checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
                     BertcError *err);
 
+/* The tensors of a file being written (state_file.c): an StEntry array and
+ * one buffer for names built from a prefix ("grad.", "optimizer.exp_avg.").
+ * Used by the savers here and by `bertc run` (zoo/run.c). */
+typedef struct EntryList {
+    StEntry *entries;
+    size_t n, cap;
+    char *names;
+    size_t names_used, names_cap;
+} EntryList;
+
+/* Room for `entries` tensors and `name_bytes` of built names; on failure the
+ * list is still safe to pass to entry_list_free. */
+int entry_list_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcError *err);
+void entry_list_free(EntryList *l);
+/* prefix + name, stored in the list's buffer. */
+const char *entry_list_name(EntryList *l, const char *prefix, const char *name);
+void entry_list_add(EntryList *l, StEntry e);
+/* An F32 entry shaped like shape_of but holding data (e.g. a gradient). */
+void entry_list_add_f32(EntryList *l, const char *name, const Tensor *shape_of,
+                        const float *data);
+
 #endif

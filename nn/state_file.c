@@ -22,16 +22,7 @@ int registry_load_file(Registry *r, const char *path, const LoadOptions *opts, B
 /* Saving                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Names like "optimizer.exp_avg.<param>" need storage while the file is
- * written: one buffer, freed after. */
-typedef struct EntryList {
-    StEntry *entries;
-    size_t n, cap;
-    char *names;
-    size_t names_used, names_cap;
-} EntryList;
-
-static int entries_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcError *err)
+int entry_list_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcError *err)
 {
     l->entries = bertc_sys_alloc(sizeof(StEntry) * (entries ? entries : 1));
     l->names = bertc_sys_alloc(name_bytes ? name_bytes : 1);
@@ -43,13 +34,13 @@ static int entries_reserve(EntryList *l, size_t entries, size_t name_bytes, Bert
     return 0;
 }
 
-static void entries_free(EntryList *l)
+void entry_list_free(EntryList *l)
 {
     bertc_sys_free(l->entries);
     bertc_sys_free(l->names);
 }
 
-static const char *entries_name(EntryList *l, const char *prefix, const char *name)
+const char *entry_list_name(EntryList *l, const char *prefix, const char *name)
 {
     char *dst = l->names + l->names_used;
     int n = snprintf(dst, l->names_cap - l->names_used, "%s%s", prefix, name);
@@ -57,12 +48,17 @@ static const char *entries_name(EntryList *l, const char *prefix, const char *na
     return dst;
 }
 
-static void entries_add_f32(EntryList *l, const char *name, const Tensor *shape_of,
-                            const float *data)
+void entry_list_add(EntryList *l, StEntry e)
+{
+    l->entries[l->n++] = e;
+}
+
+void entry_list_add_f32(EntryList *l, const char *name, const Tensor *shape_of,
+                        const float *data)
 {
     StEntry e = st_entry_tensor(name, shape_of);
     e.f32 = data;
-    l->entries[l->n++] = e;
+    entry_list_add(l, e);
 }
 
 /* Every parameter and buffer under its own name; tied aliases too when asked
@@ -72,7 +68,7 @@ static void add_params(EntryList *l, const Registry *r, bool aliases)
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
         if (p->alias_of < 0 || aliases)
-            entries_add_f32(l, p->name, &p->var->value, p->var->value.data);
+            entry_list_add_f32(l, p->name, &p->var->value, p->var->value.data);
     }
 }
 
@@ -87,14 +83,14 @@ static size_t names_bytes(const Registry *r, size_t per_name_extra)
 int registry_save_file(const Registry *r, const char *path, BertcError *err)
 {
     EntryList l;
-    if (entries_reserve(&l, (size_t)r->n_params, 1, err) != 0) {
-        entries_free(&l);
+    if (entry_list_reserve(&l, (size_t)r->n_params, 1, err) != 0) {
+        entry_list_free(&l);
         return -1;
     }
     add_params(&l, r, true);
     StMetadata meta[1] = {{"format", "pt"}};
     int rc = st_write_file(path, l.entries, l.n, meta, 1, err);
-    entries_free(&l);
+    entry_list_free(&l);
     return rc;
 }
 
@@ -114,18 +110,18 @@ int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, con
 {
     EntryList l;
     size_t n = 3 * (size_t)r->n_params + 3;
-    if (entries_reserve(&l, n, names_bytes(r, 32) * 2 + 64, err) != 0) {
-        entries_free(&l);
+    if (entry_list_reserve(&l, n, names_bytes(r, 32) * 2 + 64, err) != 0) {
+        entry_list_free(&l);
         return -1;
     }
     add_params(&l, r, false);
     for (int i = 0; i < r->n_params; i++) {
         const Tensor *shape_of = &r->params[i].var->value;
         if (o->state1[i])
-            entries_add_f32(&l, entries_name(&l, state1_prefix(o->cfg.kind), r->params[i].name),
+            entry_list_add_f32(&l, entry_list_name(&l, state1_prefix(o->cfg.kind), r->params[i].name),
                             shape_of, o->state1[i]);
         if (o->state2[i])
-            entries_add_f32(&l, entries_name(&l, STATE2_PREFIX, r->params[i].name), shape_of,
+            entry_list_add_f32(&l, entry_list_name(&l, STATE2_PREFIX, r->params[i].name), shape_of,
                             o->state2[i]);
     }
     /* Counters as I64 [1]; the RNG state's 64 bits are stored as a signed
@@ -136,14 +132,14 @@ int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, con
     for (int k = 0; k < 3; k++) {
         StEntry e = {.name = counter_names[k], .dtype = ST_I64, .ndim = 1, .shape = one,
                      .i64 = &counters[k]};
-        l.entries[l.n++] = e;
+        entry_list_add(&l, e);
     }
     StMetadata meta[2] = {{"format", "bertc-checkpoint"},
                           {"optimizer", o->cfg.kind == OPT_SGD    ? "sgd"
                                         : o->cfg.kind == OPT_ADAM ? "adam"
                                                                   : "adamw"}};
     int rc = st_write_file(path, l.entries, l.n, meta, 2, err);
-    entries_free(&l);
+    entry_list_free(&l);
     return rc;
 }
 

@@ -6,39 +6,22 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Room for every output, and with --grad one gradient per parameter key. */
-typedef struct OutputFile {
-    StEntry *entries;
-    size_t n;
-    char *names;          /* "grad.<key>" strings */
-    size_t names_used;
-} OutputFile;
-
-static int output_file_alloc(OutputFile *f, const Outputs *o, const Registry *r, BertcError *err)
+/* Room for every output, and with --grad one "grad.<key>" per parameter key. */
+static int output_file_reserve(EntryList *f, const Outputs *o, const Registry *r,
+                               BertcError *err)
 {
     size_t names = 1;
     for (int i = 0; i < r->n_params; i++)
         names += strlen(r->params[i].name) + 6;
-    f->entries = bertc_sys_alloc(sizeof(StEntry) * (size_t)(o->n + r->n_params + 1));
-    f->names = bertc_sys_alloc(names);
-    f->n = f->names_used = 0;
-    if (!f->entries || !f->names)
-        return bertc_errorf(err, "out of memory preparing %d outputs", o->n + r->n_params);
-    return 0;
+    return entry_list_reserve(f, (size_t)(o->n + r->n_params + 1), names, err);
 }
 
-static void output_file_free(OutputFile *f)
-{
-    bertc_sys_free(f->entries);
-    bertc_sys_free(f->names);
-}
-
-static void add_outputs(OutputFile *f, const Outputs *o)
+static void add_outputs(EntryList *f, const Outputs *o)
 {
     for (int i = 0; i < o->n; i++) {
         const OutputItem *it = &o->items[i];
-        f->entries[f->n++] = it->is_int ? st_entry_itensor(it->name, &it->ids)
-                                        : st_entry_tensor(it->name, &it->var->value);
+        entry_list_add(f, it->is_int ? st_entry_itensor(it->name, &it->ids)
+                                     : st_entry_tensor(it->name, &it->var->value));
     }
 }
 
@@ -46,17 +29,13 @@ static void add_outputs(OutputFile *f, const Outputs *o)
  * gradient under its own name. Buffers have no gradient. A parameter the
  * loss never reached has no gradient buffer (autograd allocates them
  * lazily): it gets `zeros`, which holds the largest parameter's size. */
-static void add_gradients(OutputFile *f, const Registry *r, const float *zeros)
+static void add_gradients(EntryList *f, const Registry *r, const float *zeros)
 {
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
-        if (p->buffer)
-            continue;
-        char *name = f->names + f->names_used;
-        f->names_used += (size_t)sprintf(name, "grad.%s", p->name) + 1;
-        StEntry e = st_entry_tensor(name, &p->var->value);
-        e.f32 = p->var->grad ? p->var->grad : zeros;
-        f->entries[f->n++] = e;
+        if (!p->buffer)
+            entry_list_add_f32(f, entry_list_name(f, "grad.", p->name), &p->var->value,
+                               p->var->grad ? p->var->grad : zeros);
     }
 }
 
@@ -109,15 +88,15 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
         registry_zero_grad(m->reg);
         ag_backward(g, loss);
     }
-    OutputFile f;
-    int rc = output_file_alloc(&f, &out, m->reg, err);
+    EntryList f;
+    int rc = output_file_reserve(&f, &out, m->reg, err);
     if (rc == 0) {
         add_outputs(&f, &out);
         if (args->grad)
             add_gradients(&f, m->reg, zero_gradient(m->reg, g));
         rc = st_write_file(args->output, f.entries, f.n, NULL, 0, err);
     }
-    output_file_free(&f);
+    entry_list_free(&f);
     return rc;
 }
 
