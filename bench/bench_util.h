@@ -19,6 +19,16 @@ static double bench_now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* CPU time of the whole process (every thread, user + system), ms. Divided
+ * by the wall time of the same span it says how many cores a run used. */
+static double bench_cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-3;
+}
+
 /* The process's peak resident set so far, MiB (Linux reports KiB). */
 static double bench_peak_rss_mib(void)
 {

@@ -8,8 +8,9 @@
  * One warm-up forward, then K timed ones (default 5), each on a fresh step
  * arena. Prints one line:
  *   forward <arch> B=.. S=.. threads=.. median_ms .. min_ms .. params_mib ..
- *   step_high_water_mib .. peak_rss_mib ..
- * peak_rss is the whole process (weights, arenas, libc). */
+ *   step_high_water_mib .. peak_rss_mib .. cores_used ..
+ * peak_rss is the whole process (weights, arenas, libc); cores_used is the
+ * CPU time of the timed forwards over their wall time. */
 #include "bench/bench_util.h"
 
 int main(int argc, char **argv)
@@ -56,8 +57,12 @@ int main(int argc, char **argv)
     Graph *g = ag_graph_create(1 << 20, 0);
     ag_set_training(g, false);
     ag_set_no_grad(g, true);
-    double ms[1000];
+    double ms[1000], cpu0 = 0.0, wall0 = 0.0;
     for (int it = -1; it < iters; it++) {
+        if (it == 0) {
+            cpu0 = bench_cpu_ms();
+            wall0 = bench_now_ms();
+        }
         ag_graph_reset(g);
         Batch batch;
         Outputs out;
@@ -72,12 +77,13 @@ int main(int argc, char **argv)
         if (it >= 0)
             ms[it] = bench_now_ms() - t0;
     }
+    double cores = (bench_cpu_ms() - cpu0) / (bench_now_ms() - wall0);
     double med = bench_median(ms, iters);
     printf("forward %s B=%lld S=%lld threads=%d median_ms %.2f min_ms %.2f params_mib %.1f "
-           "step_high_water_mib %.1f peak_rss_mib %.1f\n",
+           "step_high_water_mib %.1f peak_rss_mib %.1f cores_used %.2f\n",
            bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med, ms[0],
            arena_high_water(params) / 1048576.0, arena_high_water(g->step) / 1048576.0,
-           bench_peak_rss_mib());
+           bench_peak_rss_mib(), cores);
     ag_graph_destroy(g);
     arena_destroy(params);
     return 0;

@@ -9,10 +9,11 @@
  * labelled (bench/bench_util.h). One warm-up step (it grows the arenas), then
  * K timed steps (default 5). Prints one line:
  *   train <arch> B=.. S=.. threads=.. median_ms .. tokens_per_s .. params_mib ..
- *   step_high_water_mib .. peak_rss_mib .. mallocs_after_warmup ..
+ *   step_high_water_mib .. peak_rss_mib .. mallocs_after_warmup .. cores_used ..
  * mallocs_after_warmup counts bertc's system allocations in the timed steps
  * (0: the arenas and GEMM buffers reached their size in the warm-up step).
- * params_mib is the persistent arena: weights, gradients, AdamW moments. */
+ * params_mib is the persistent arena: weights, gradients, AdamW moments;
+ * cores_used is the CPU time of the timed steps over their wall time. */
 #include "bench/bench_util.h"
 
 int main(int argc, char **argv)
@@ -63,9 +64,13 @@ int main(int argc, char **argv)
     Rng data = rng_seed(1);
     double ms[1000], loss = 0.0;
     size_t allocs = 0;
+    double cpu0 = 0.0, wall0 = 0.0;
     for (int it = -1; it < steps; it++) {
-        if (it == 0)
+        if (it == 0) {
             allocs = bertc_sys_alloc_count();
+            cpu0 = bench_cpu_ms();
+            wall0 = bench_now_ms();
+        }
         ag_graph_reset(g);
         Batch batch;
         Outputs out;
@@ -90,13 +95,14 @@ int main(int argc, char **argv)
             ms[it] = bench_now_ms() - t0;
     }
     allocs = bertc_sys_alloc_count() - allocs;
+    double cores = (bench_cpu_ms() - cpu0) / (bench_now_ms() - wall0);
     double med = bench_median(ms, steps);
     printf("train %s B=%lld S=%lld threads=%d median_ms %.2f tokens_per_s %.0f loss %.4f "
            "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f mallocs_after_warmup "
-           "%zu\n",
+           "%zu cores_used %.2f\n",
            bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med,
            (double)(B * S) / (med * 1e-3), loss, arena_high_water(params) / 1048576.0,
-           arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs);
+           arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs, cores);
     ag_graph_destroy(g);
     arena_destroy(params);
     return 0;

@@ -2,7 +2,7 @@
 """tools/bench_torch.py - bench/forward.c and bench/train.c in PyTorch.
 
     tools/bench_torch.py forward --config C.json [--batch B] [--seq S] [--threads N]
-                                 [--iters K] [--layers L --hidden H]
+                                 [--blas-threads N] [--iters K] [--layers L --hidden H]
     tools/bench_torch.py train   --config C.json [...same...] [--steps K]
 
 The same work as the C benches, on the models of tools/bert_ref.py (SPEC 6.1
@@ -13,7 +13,15 @@ BertForMaskedLM step in training mode with dropout where HF puts it, CE over
 the 15% labelled positions, backward, AdamW, zero_grad. One warm-up, then K
 timed iterations; prints one line in the C benches' format, peak RSS of the
 whole Python process included (the interpreter and libtorch are part of what
-a PyTorch user pays)."""
+a PyTorch user pays).
+
+Threads: --threads sets torch.set_num_threads (PyTorch's own intra-op pool),
+--blas-threads (default: the same) sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS
+and MKL_NUM_THREADS before torch is loaded. Debian's PyTorch runs its
+matmuls in OpenBLAS, whose thread pool torch.set_num_threads does not touch:
+without the variable a "1-thread" PyTorch run multiplies on every core.
+cores_used (process CPU time over wall time of the timed part) shows what a
+run really used."""
 import argparse
 import json
 import math
@@ -22,12 +30,17 @@ import resource
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bert_ref as R  # noqa: E402
-import zoo_common as Z  # noqa: E402
+def load_torch(blas_threads):
+    """Imports torch (and the reference models) after fixing the BLAS pool."""
+    global torch, F, R, Z
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(blas_threads)
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bert_ref as R
+    import zoo_common as Z
 
 
 def config(a):
@@ -76,11 +89,13 @@ def main():
     ap.add_argument("--batch", type=int, default=None)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--blas-threads", type=int, default=0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--layers", type=int, default=0)
     ap.add_argument("--hidden", type=int, default=0)
     a = ap.parse_args()
+    load_torch(a.blas_threads or a.threads or os.cpu_count())
     if a.threads:
         torch.set_num_threads(a.threads)
     c = config(a)
@@ -88,12 +103,15 @@ def main():
     gen = torch.Generator().manual_seed(1)
     B, S = a.batch or (1 if a.mode == "forward" else 8), a.seq
     times = []
+    cpu0 = wall0 = 0.0
     if a.mode == "forward":
         m = R.BertModel(c).eval()
         Z.hf_init(m, c["initializer_range"])
         ids, mask, types, _ = batch(c, B, S, gen)
         with torch.no_grad():
             for it in range(a.iters + 1):
+                if it == 1:
+                    cpu0, wall0 = time.process_time(), time.perf_counter()
                 t0 = time.perf_counter()
                 m(ids, mask, types)
                 if it:
@@ -105,6 +123,8 @@ def main():
         opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
         steps = a.steps or a.iters
         for it in range(steps + 1):
+            if it == 1:
+                cpu0, wall0 = time.process_time(), time.perf_counter()
             ids, mask, types, labels = batch(c, B, S, gen)
             t0 = time.perf_counter()
             loss = mlm_train_loss(m, c, ids, mask, types, labels)
@@ -115,14 +135,16 @@ def main():
                 times.append((time.perf_counter() - t0) * 1e3)
         med = sorted(times)[len(times) // 2]
         extra = " tokens_per_s %.0f loss %.4f" % (B * S / (med * 1e-3), loss.item())
+    cores = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
     times.sort()
     n = len(times)
     med = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
     name = "BertModel" if a.mode == "forward" else "BertForMaskedLM"
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print("%s %s B=%d S=%d threads=%d median_ms %.2f%s min_ms %.2f peak_rss_mib %.1f torch %s"
-          % (a.mode, name, B, S, torch.get_num_threads(), med, extra, times[0], rss,
-             torch.__version__))
+    print("%s %s B=%d S=%d threads=%d blas_threads=%s median_ms %.2f%s min_ms %.2f "
+          "peak_rss_mib %.1f cores_used %.2f torch %s"
+          % (a.mode, name, B, S, torch.get_num_threads(), os.environ["OPENBLAS_NUM_THREADS"],
+             med, extra, times[0], rss, cores, torch.__version__))
 
 
 if __name__ == "__main__":
