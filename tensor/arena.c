@@ -153,8 +153,12 @@ void *arena_calloc(Arena *a, size_t count, size_t size)
 void arena_reset(Arena *a)
 {
     if (!a->fixed && a->chunk->older) {
-        /* Merge: one chunk that holds everything the arena ever held at once. */
-        size_t cap = round_up(a->high_water, ARENA_ALIGN);
+        /* Merge: one chunk that holds everything the arena ever held at once,
+         * and an eighth more. Steps of a training loop differ a little in
+         * size (the number of masked tokens varies); without the slack each
+         * new maximum would bring another merge, and a fresh chunk is fresh
+         * pages from the OS, faulted in (zeroed) on first touch. */
+        size_t cap = round_up(a->high_water + a->high_water / 8, ARENA_ALIGN);
         free_chunks(a->chunk);
         arena_use_chunk(a, chunk_new(a, cap));
     }

@@ -44,6 +44,30 @@ Test(arena, grows_then_merges_into_one_chunk)
     arena_destroy(a);
 }
 
+/* Training steps differ a little in size (how many tokens are masked): a step
+ * up to an eighth larger than the largest so far still fits the merged
+ * chunk, so it costs no new chunk (whose pages the OS would fault in anew). */
+Test(arena, merged_chunk_has_slack_for_slightly_larger_steps)
+{
+    Arena *a = arena_create("t", 4096);
+    for (int i = 0; i < 16; i++)
+        arena_alloc(a, 4096);
+    arena_reset(a);
+    size_t allocs_after_merge = a->n_system_allocs;
+    for (int step = 0; step < 3; step++) {
+        for (int i = 0; i < 17; i++)     /* 17/16: 6% more than step 1 */
+            memset(arena_alloc(a, 4096), 0xcd, 4096);
+        arena_reset(a);
+    }
+    cr_assert_eq(a->n_system_allocs, allocs_after_merge,
+                 "a 6%% larger step allocated %zu new chunks",
+                 a->n_system_allocs - allocs_after_merge);
+    for (int i = 0; i < 32; i++)         /* twice as large: grows, as it must */
+        arena_alloc(a, 4096);
+    cr_assert_gt(a->n_system_allocs, allocs_after_merge, "the arena never grew");
+    arena_destroy(a);
+}
+
 Test(arena, calloc_zeroes)
 {
     Arena *a = arena_create("t", 4096);
