@@ -52,6 +52,9 @@ typedef struct Var {
     Arena *home;          /* a parameter's persistent arena, where its gradient is
                              allocated by the first backward that reaches it */
     const char *name;     /* optional; used in messages */
+    const GemmPackedB *packed; /* non-NULL: a linear weight (out, in) pre-packed for
+                             inference (nn's registry_prepack); value.data then
+                             holds the GEMM's layout, which only ag_linear reads */
 } Var;
 
 typedef struct Node Node;

@@ -110,7 +110,15 @@ Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias)
     Var *in[3] = {x, w, bias};
     Var *out = ag_result(g, X->ndim, shape, in, bias ? 3 : 2);
     float *y = out->value.data;
-    gemm(false, true, rows, n_out, n_in, 1.0f, X->data, n_in, W->data, n_in, 0.0f, y, n_out);
+    if (w->packed && out->requires_grad)
+        bertc_fatal("linear: weight '%s' is pre-packed for inference (registry_prepack) and "
+                    "has no gradient; call registry_unpack before training or a gradient pass",
+                    w->name ? w->name : "?");
+    if (w->packed)   /* the same sums as gemm on W, without packing W again */
+        gemm_prepacked(false, rows, 1.0f, X->data, n_in, w->packed, 0.0f, y, n_out);
+    else
+        gemm(false, true, rows, n_out, n_in, 1.0f, X->data, n_in, W->data, n_in, 0.0f, y,
+             n_out);
     if (bias)
         for (int64_t r = 0; r < rows; r++)
             kernel_add_inplace(y + r * n_out, bias->value.data, n_out);

@@ -2,13 +2,15 @@
  * no_grad, as `bertc run` does it:
  *
  *   build/bench/forward --config C.json [--batch B] [--seq S] [--threads N]
- *                       [--iters K] [--layers L --hidden H]
+ *                       [--iters K] [--layers L --hidden H] [--no-prepack]
  *
- * Weights are a seeded random init (speed does not depend on their values).
+ * Weights are a seeded random init (speed does not depend on their values),
+ * then pre-packed for the GEMM once (registry_prepack; --no-prepack skips
+ * it), as a program serving many forwards would.
  * One warm-up forward, then K timed ones (default 5), each on a fresh step
  * arena. Prints one line:
  *   forward <arch> B=.. S=.. threads=.. median_ms .. min_ms .. params_mib ..
- *   step_high_water_mib .. peak_rss_mib .. cores_used ..
+ *   step_high_water_mib .. peak_rss_mib .. cores_used .. prepacked .. prepack_ms ..
  * peak_rss is the whole process (weights, arenas, libc); cores_used is the
  * CPU time of the timed forwards over their wall time. */
 #include "bench/bench_util.h"
@@ -18,6 +20,7 @@ int main(int argc, char **argv)
     const char *config = NULL;
     int64_t B = 1, S = 128;
     int threads = 0, iters = 5, layers = 0, hidden = 0;
+    bool prepack = true;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = bench_flag(argc, argv, &i, "--config"))) config = v;
@@ -27,9 +30,10 @@ int main(int argc, char **argv)
         else if ((v = bench_flag(argc, argv, &i, "--iters"))) iters = atoi(v);
         else if ((v = bench_flag(argc, argv, &i, "--layers"))) layers = atoi(v);
         else if ((v = bench_flag(argc, argv, &i, "--hidden"))) hidden = atoi(v);
+        else if (strcmp(argv[i], "--no-prepack") == 0) prepack = false;
         else {
             fprintf(stderr, "usage: forward --config C.json [--batch B] [--seq S] "
-                            "[--threads N] [--iters K] [--layers L --hidden H]\n");
+                            "[--threads N] [--iters K] [--layers L --hidden H] [--no-prepack]\n");
             return 2;
         }
     }
@@ -57,6 +61,9 @@ int main(int argc, char **argv)
     Graph *g = ag_graph_create(1 << 20, 0);
     ag_set_training(g, false);
     ag_set_no_grad(g, true);
+    double t_pack = bench_now_ms();
+    int packed = prepack ? registry_prepack(m.reg, g->step) : 0;
+    t_pack = bench_now_ms() - t_pack;
     double ms[1000], cpu0 = 0.0, wall0 = 0.0;
     for (int it = -1; it < iters; it++) {
         if (it == 0) {
@@ -80,10 +87,11 @@ int main(int argc, char **argv)
     double cores = (bench_cpu_ms() - cpu0) / (bench_now_ms() - wall0);
     double med = bench_median(ms, iters);
     printf("forward %s B=%lld S=%lld threads=%d median_ms %.2f min_ms %.2f params_mib %.1f "
-           "step_high_water_mib %.1f peak_rss_mib %.1f cores_used %.2f\n",
+           "step_high_water_mib %.1f peak_rss_mib %.1f cores_used %.2f prepacked %d "
+           "prepack_ms %.1f\n",
            bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med, ms[0],
            arena_high_water(params) / 1048576.0, arena_high_water(g->step) / 1048576.0,
-           bench_peak_rss_mib(), cores);
+           bench_peak_rss_mib(), cores, packed, t_pack);
     ag_graph_destroy(g);
     arena_destroy(params);
     return 0;

@@ -11,6 +11,7 @@ void linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t o
                                (long long)in, (long long)out, bias ? "True" : "False"), true);
     int64_t wshape[2] = {out, in}, bshape[1] = {out};
     m->weight = nn_param(r, "weight", 2, wshape, INIT_NORMAL);
+    r->params[r->n_params - 1].linear_weight = true;
     m->bias = bias ? nn_param(r, "bias", 1, bshape, INIT_ZEROS) : NULL;
     nn_pop(r);
 }

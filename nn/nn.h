@@ -44,6 +44,8 @@ typedef struct Param {
     int alias_of;          /* -1, or the index of the param this name ties to */
     bool buffer;           /* state, not trained (no gradient, not counted) */
     int64_t zero_row;      /* row set to 0 after init (Embedding padding_idx), or -1 */
+    bool linear_weight;    /* a Linear's (out, in) weight: registry_prepack may pack it */
+    GemmPackedB *packing;  /* its GemmPackedB while packed (var->packed points here) */
 } Param;
 
 /* One node of the module tree, for printing: "(attr): repr". */
@@ -67,6 +69,7 @@ typedef struct Registry {
     int prefix_len[REGISTRY_MAX_DEPTH];
     int open[REGISTRY_MAX_DEPTH];  /* module indices of the open modules */
     int depth;
+    int n_packed;                  /* Linear weights now pre-packed (registry_prepack) */
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
@@ -98,6 +101,23 @@ int64_t registry_count(const Registry *r);
 /* The module tree in PyTorch's repr format, each module followed by its
  * parameter count, and the total. */
 void registry_print(const Registry *r, FILE *out);
+
+/* Inference: lay out every Linear weight once in the order the GEMM reads it
+ * (tensor/tensor.h, GemmPackedB), in place — no second copy, so BERT-base
+ * stays within its 418 MiB of weights — so that no forward packs it again.
+ * Results are bitwise those of the unpacked weights. A weight is packed only
+ * when its packed form is exactly its size (out_features a multiple of the
+ * kernel's NR, 48 with AVX-512) and it is not tied; the others stay as they
+ * are. Uses K x N floats of `scratch` while packing (released before it
+ * returns; registry_unpack needs as much). Returns how many were packed.
+ *
+ * While packed, the weights hold no plain values: a gradient through them,
+ * optimizer steps, init, loading, saving and checkpoints stop with an error
+ * that says to call registry_unpack, which restores the exact values. */
+int registry_prepack(Registry *r, Arena *scratch);
+void registry_unpack(Registry *r, Arena *scratch);
+/* Stops with a message naming `what` if the registry is pre-packed. */
+void registry_require_unpacked(const Registry *r, const char *what);
 
 /* ------------------------------------------------------------------------ */
 /* Modules                                                                   */

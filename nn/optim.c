@@ -78,6 +78,7 @@ static void adam_update(const OptimizerConfig *c, float *p, const float *grad, f
 
 void optimizer_step(Optimizer *o, double lr)
 {
+    registry_require_unpacked(o->reg, "optimizer_step");
     Registry *r = o->reg;
     o->step++;
     for (int i = 0; i < r->n_params; i++) {

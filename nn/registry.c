@@ -151,6 +151,7 @@ int registry_find(const Registry *r, const char *name)
 
 void registry_init_weights(Registry *r, Rng *rng, float initializer_range)
 {
+    registry_require_unpacked(r, "registry_init_weights");
     for (int i = 0; i < r->n_params; i++) {
         Param *p = &r->params[i];
         Tensor *t = &p->var->value;

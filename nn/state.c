@@ -85,6 +85,7 @@ static bool key_is_used(const Registry *r, const char *key, const LoadOptions *o
 
 int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err)
 {
+    registry_require_unpacked(r, "registry_load");
     char missing[BERTC_ERROR_LEN - 128] = "";
     int n_missing = 0;
     for (int i = 0; i < r->n_params; i++) {

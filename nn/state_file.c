@@ -82,6 +82,7 @@ static size_t names_bytes(const Registry *r, size_t per_name_extra)
 
 int registry_save_file(const Registry *r, const char *path, BertcError *err)
 {
+    registry_require_unpacked(r, "registry_save_file");
     EntryList l;
     if (entry_list_reserve(&l, (size_t)r->n_params, 1, err) != 0) {
         entry_list_free(&l);
@@ -108,6 +109,7 @@ static const char *state1_prefix(OptimizerKind kind)
 int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, const Rng *rng,
                     int64_t step, BertcError *err)
 {
+    registry_require_unpacked(r, "checkpoint_save");
     EntryList l;
     size_t n = 3 * (size_t)r->n_params + 3;
     if (entry_list_reserve(&l, n, names_bytes(r, 32) * 2 + 64, err) != 0) {
@@ -181,6 +183,7 @@ static int load_state(const SafeTensors *st, const char *prefix, const Param *p,
 int checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
                     BertcError *err)
 {
+    registry_require_unpacked(r, "checkpoint_load");
     SafeTensors *st;
     if (st_open_file(NULL, path, &st, err) != 0)
         return -1;

@@ -153,12 +153,15 @@ void *arena_calloc(Arena *a, size_t count, size_t size)
 void arena_reset(Arena *a)
 {
     if (!a->fixed && a->chunk->older) {
-        /* Merge: one chunk that holds everything the arena ever held at once,
-         * and an eighth more. Steps of a training loop differ a little in
-         * size (the number of masked tokens varies); without the slack each
-         * new maximum would bring another merge, and a fresh chunk is fresh
-         * pages from the OS, faulted in (zeroed) on first touch. */
-        size_t cap = round_up(a->high_water + a->high_water / 8, ARENA_ALIGN);
+        /* Merge: one chunk that holds everything the arena ever held at once.
+         * A second merge means the steps vary in size (a training loop masks
+         * a different number of tokens each step): give that chunk an eighth
+         * more, or each new maximum would bring another merge, and a fresh
+         * chunk is fresh pages from the OS, faulted in (zeroed) on first
+         * touch. The first merge is exact: steps of one size (inference)
+         * keep their exact footprint. */
+        size_t slack = a->n_merges++ > 0 ? a->high_water / 8 : 0;
+        size_t cap = round_up(a->high_water + slack, ARENA_ALIGN);
         free_chunks(a->chunk);
         arena_use_chunk(a, chunk_new(a, cap));
     }

@@ -29,7 +29,12 @@
  *
  * Pack buffers are allocated once per thread with bertc_sys_alloc (or from
  * the arena of gemm_set_pack_arena) and reused; they grow only when a larger
- * block is needed than ever before. */
+ * block is needed than ever before.
+ *
+ * Pre-packed B (gemm_pack_b, gemm_prepacked): a B used by many GEMMs — an
+ * inference weight — is packed once, panel by panel with the same packers,
+ * into one buffer in block order; the loops above then take each B
+ * micro-panel from it instead of packing it. */
 #include "tensor/tensor.h"
 #include "tensor/gemm_kernel.h"
 
@@ -281,14 +286,27 @@ typedef struct RankKc {
     int64_t jc, nc, pc, kc;
     float beta;              /* g->beta on the first update, then 1 */
     float *b_block;          /* ceil(nc / NR) panels of kc * NR floats, shared */
+    const GemmPackedB *pre;  /* op(B) packed in advance (gemm_prepacked), or NULL */
     int64_t n_panels, panels_per_item, items_per_ic, n_items;
     ItemCounter next;
     PanelState panel[GEMM_MAX_PANELS];
 } RankKc;
 
-/* B micro-panel p, packed by this thread if no other got to it first. */
+/* Where panel P of rank-KC block pc starts in a pre-packed op(B) (the layout
+ * of GemmPackedB in tensor/tensor.h). */
+static const float *prepacked_panel(const GemmPackedB *pb, int nr, int64_t pc, int64_t kc,
+                                    int64_t P)
+{
+    int64_t n_pad = (pb->N + nr - 1) / nr * nr;
+    return pb->data + pc * n_pad + P * kc * nr;
+}
+
+/* B micro-panel p, packed by this thread if no other got to it first (or
+ * already packed, when op(B) was pre-packed). */
 static const float *b_panel(RankKc *r, int64_t p)
 {
+    if (r->pre)
+        return prepacked_panel(r->pre, r->kr->nr, r->pc, r->kc, r->jc / r->kr->nr + p);
     float *b = r->b_block + p * r->kr->nr * r->kc;
     if (panel_claim(&r->panel[p])) {
         int n = (int)min64(r->kr->nr, r->nc - p * r->kr->nr);
@@ -352,12 +370,14 @@ static void plan_items(RankKc *r, int threads)
 }
 
 /* C = alpha * op(A) op(B) + beta * C on `threads` threads (1: the caller only). */
-static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, int threads)
+static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPackedB *pre,
+                         int threads)
 {
-    RankKc r = {.kr = kr, .g = g};
+    RankKc r = {.kr = kr, .g = g, .pre = pre};
     int64_t nc_max = min64(kr->nc, GEMM_MAX_PANELS * kr->nr);
     int64_t b_floats = ceil_div(min64(nc_max, g->N), kr->nr) * kr->nr * min64(kr->kc, g->K);
-    r.b_block = pack_buffer_get(&pack_b_buffer, (size_t)b_floats);
+    if (!pre)
+        r.b_block = pack_buffer_get(&pack_b_buffer, (size_t)b_floats);
     for (r.jc = 0; r.jc < g->N; r.jc += nc_max) {
         r.nc = min64(nc_max, g->N - r.jc);
         r.n_panels = ceil_div(r.nc, kr->nr);
@@ -417,7 +437,68 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
     GemmArgs g = {.trans_a = trans_a, .trans_b = trans_b, .M = M, .N = N, .K = K,
                   .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C,
                   .lda = lda, .ldb = ldb, .ldc = ldc};
-    gemm_blocked(kernel_for(cpu_isa()), &g, gemm_thread_count(M, N, K));
+    gemm_blocked(kernel_for(cpu_isa()), &g, NULL, gemm_thread_count(M, N, K));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pre-packed B                                                              */
+/* ------------------------------------------------------------------------ */
+
+size_t gemm_packed_b_floats(int64_t K, int64_t N)
+{
+    const GemmKernel *kr = kernel_for(cpu_isa());
+    return (size_t)(K * (ceil_div(N, kr->nr) * kr->nr));
+}
+
+/* Every panel of every rank-KC block, packed by the routine gemm() itself
+ * would use for it (pack_b_panel), so the bits are the same. */
+void gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst,
+                 GemmPackedB *out)
+{
+    const GemmKernel *kr = kernel_for(cpu_isa());
+    *out = (GemmPackedB){.K = K, .N = N, .kernel = kr, .data = dst};
+    GemmArgs g = {.trans_b = trans_b, .N = N, .K = K, .B = B, .ldb = ldb};
+    for (int64_t pc = 0; pc < K; pc += kr->kc) {
+        int64_t kc = min64(kr->kc, K - pc);
+        for (int64_t P = 0; P * kr->nr < N; P++) {
+            int n = (int)min64(kr->nr, N - P * kr->nr);
+            pack_b_panel(kr, &g, P * kr->nr, n, pc, kc,
+                         (float *)prepacked_panel(out, kr->nr, pc, kc, P));
+        }
+    }
+}
+
+void gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t ldb)
+{
+    const GemmKernel *kr = pb->kernel;
+    for (int64_t pc = 0; pc < pb->K; pc += kr->kc) {
+        int64_t kc = min64(kr->kc, pb->K - pc);
+        for (int64_t P = 0; P * kr->nr < pb->N; P++) {
+            const float *panel = prepacked_panel(pb, kr->nr, pc, kc, P);
+            int n = (int)min64(kr->nr, pb->N - P * kr->nr);
+            for (int64_t k = 0; k < kc; k++)
+                for (int j = 0; j < n; j++) {
+                    int64_t row = pc + k, col = P * kr->nr + j;   /* op(B)[row][col] */
+                    float *dst = trans_b ? B + col * ldb + row : B + row * ldb + col;
+                    *dst = panel[k * kr->nr + j];
+                }
+        }
+    }
+}
+
+void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_t lda,
+                    const GemmPackedB *pb, float beta, float *C, int64_t ldc)
+{
+    int64_t N = pb->N, K = pb->K;
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0 || alpha == 0.0f) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    GemmArgs g = {.trans_a = trans_a, .M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
+                  .A = A, .C = C, .lda = lda, .ldc = ldc};
+    gemm_blocked(pb->kernel, &g, pb, gemm_thread_count(M, N, K));
 }
 
 /* Batch entries handed to one thread each (batch_range). */

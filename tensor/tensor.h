@@ -106,6 +106,7 @@ typedef struct Arena {
     size_t used_before;    /* bytes used in older chunks (still live) */
     size_t high_water;     /* max over time of used_before + used */
     size_t n_system_allocs;/* how many times this arena called malloc */
+    int n_merges;          /* arena_reset merges of a grown chain into one chunk */
     bool fixed;            /* caller-owned buffer; never grows */
 } Arena;
 
@@ -411,6 +412,38 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
                   int64_t K, float alpha, const float *A, int64_t lda, int64_t stride_a,
                   const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
                   int64_t ldc, int64_t stride_c);
+
+/* Pre-packed B: a matrix used as op(B) by many GEMMs (a weight, in inference)
+ * is packed once into the exact order the micro-kernel reads, so later GEMMs
+ * skip packing it. The layout is the GEMM's own B micro-panels
+ * (tensor/gemm_kernel.h), rank-KC block after rank-KC block:
+ *     block pc (rows pc..pc+kc of op(B)), panel P (columns P*NR..P*NR+NR):
+ *     data[pc * Npad + P * kc * NR + k * NR + j] = op(B)[pc + k][P * NR + j]
+ * with Npad = N rounded up to NR (the padding columns are 0). gemm_prepacked
+ * gives bitwise the results gemm gives on the unpacked matrix: the same
+ * kernel, panels and order of sums. The layout belongs to the ISA that was
+ * active when it was packed (BERTC_ISA may force another for later GEMMs;
+ * a packed B keeps its own). */
+typedef struct GemmPackedB {
+    int64_t K, N;          /* op(B) is (K, N) */
+    const void *kernel;    /* the micro-kernel (tensor/gemm_kernel.h) it is laid out for */
+    float *data;           /* gemm_packed_b_floats(K, N) floats, 64-byte aligned */
+} GemmPackedB;
+/* Floats the packed op(B) (K, N) takes with the current ISA: K * Npad. Equal
+ * to K * N exactly when N is a multiple of the kernel's NR (48 for AVX-512):
+ * then a matrix can be packed in place of itself (gemm_pack_b with dst ==
+ * a copy's source, see nn's registry_prepack). */
+size_t gemm_packed_b_floats(int64_t K, int64_t N);
+/* Packs op(B) (K, N) (B is (K, N), or (N, K) when trans_b, row stride ldb)
+ * into dst (gemm_packed_b_floats(K, N) floats, 64-byte aligned, not
+ * overlapping B) and describes it in *out. */
+void gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst,
+                 GemmPackedB *out);
+/* The inverse: writes op(B) back into B (row stride ldb, same trans_b). */
+void gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t ldb);
+/* gemm with a pre-packed op(B): C = alpha * op(A) pb + beta * C; pb is (K, N). */
+void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_t lda,
+                    const GemmPackedB *pb, float beta, float *C, int64_t ldc);
 
 /* ------------------------------------------------------------------------ */
 /* Threads: a small fork-join pool (tensor/threads.c)                        */

@@ -1,0 +1,161 @@
+/* test/test_prepack.c — registry_prepack (nn/prepack.c): BERT's Linear
+ * weights laid out once for the GEMM give bit for bit the outputs of the
+ * plain weights, on every ISA path; unpacking restores the exact values; and
+ * while packed, what needs plain values (a gradient, an optimizer step,
+ * saving) stops with a message that says what to do.
+ *
+ * The model is a random BertModel with H = 96 and I = 192: multiples of 48,
+ * so every encoder weight packs in place with AVX-512 (NR 48), AVX2 (16) and
+ * the portable kernel (8). */
+#include "test/test_util.h"
+#include "zoo/zoo.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Arena *arena;
+static Model model;
+
+static void setup(void)
+{
+    arena = arena_create("params", 1 << 16);
+    BertConfig cfg = bert_config_default(ARCH_BERT_MODEL);
+    cfg.vocab_size = 200;
+    cfg.hidden_size = 96;
+    cfg.num_attention_heads = 2;
+    cfg.intermediate_size = 192;
+    cfg.num_hidden_layers = 2;
+    cfg.max_position_embeddings = 32;
+    BertcError err;
+    cr_assert_eq(model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
+    Rng rng = rng_seed(3);
+    registry_init_weights(model.reg, &rng, 0.5f);   /* large: differences would show */
+}
+
+static void teardown(void) { arena_destroy(arena); }
+
+TestSuite(prepack, .init = setup, .fini = teardown);
+
+/* A batch of 2 x 11 random ids, the second row padded after 7 tokens. */
+static void make_batch(Graph *g, Batch *b)
+{
+    int64_t shape[2] = {2, 11};
+    ITensor ids = itensor_new(g->step, 2, shape), mask = itensor_new(g->step, 2, shape);
+    Rng rng = rng_seed(4);
+    for (int64_t i = 0; i < ids.numel; i++) {
+        ids.data[i] = (int32_t)rng_randint(&rng, 1, 199);
+        mask.data[i] = i < 11 + 7;
+    }
+    batch_init(b, "test");
+    batch_put_ids(b, "input_ids", ids);
+    batch_put_ids(b, "attention_mask", mask);
+}
+
+/* last_hidden_state and pooler_output of a no_grad forward, copied out. */
+static float *inference(Graph *g, int64_t *n)
+{
+    Batch b;
+    Outputs out;
+    BertcError err;
+    ag_graph_reset(g);
+    make_batch(g, &b);
+    outputs_init(&out);
+    cr_assert_eq(model_forward(&model, g, &b, &out, &err), 0, "%s", err.msg);
+    Var *h = outputs_get(&out, "last_hidden_state"), *p = outputs_get(&out, "pooler_output");
+    cr_assert(h && p, "missing outputs");
+    *n = h->value.numel + p->value.numel;
+    float *copy = malloc(sizeof(float) * (size_t)*n);
+    memcpy(copy, h->value.data, sizeof(float) * (size_t)h->value.numel);
+    memcpy(copy + h->value.numel, p->value.data, sizeof(float) * (size_t)p->value.numel);
+    return copy;
+}
+
+/* Every parameter's values, concatenated. */
+static float *snapshot(const Registry *r, int64_t *n)
+{
+    *n = 0;
+    for (int i = 0; i < r->n_params; i++)
+        *n += r->params[i].var->value.numel;
+    float *all = malloc(sizeof(float) * (size_t)*n), *at = all;
+    for (int i = 0; i < r->n_params; i++) {
+        const Tensor *t = &r->params[i].var->value;
+        memcpy(at, t->data, sizeof(float) * (size_t)t->numel);
+        at += t->numel;
+    }
+    return all;
+}
+
+static void expect_same_bits(const float *want, const float *got, int64_t n, const char *what)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&want[i], &got[i], sizeof(float)) != 0)
+            cr_assert_fail("%s, isa %s: element %lld expected %.9g, actual %.9g", what,
+                           cpu_isa_name(cpu_isa()), (long long)i, want[i], got[i]);
+}
+
+Test(prepack, outputs_and_weights_bit_for_bit_on_every_isa)
+{
+    CpuIsa saved = cpu_isa();
+    Graph *g = ag_graph_create(1 << 16, 1);
+    ag_set_training(g, false);
+    ag_set_no_grad(g, true);
+    int64_t n_w, n_out;
+    float *weights = snapshot(model.reg, &n_w);
+    for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++) {
+        if (!cpu_isa_supported((CpuIsa)isa))
+            continue;
+        cpu_set_isa((CpuIsa)isa);
+        float *plain = inference(g, &n_out);
+        int packed = registry_prepack(model.reg, g->step);
+        /* 2 layers x (Q, K, V, attention output, intermediate, output) + pooler */
+        cr_assert_eq(packed, 13, "isa %s: %d weights packed, expected 13",
+                     cpu_isa_name(cpu_isa()), packed);
+        cr_assert_eq(registry_prepack(model.reg, g->step), 0, "packed twice");
+        float *fast = inference(g, &n_out);
+        expect_same_bits(plain, fast, n_out, "forward with pre-packed weights");
+        registry_unpack(model.reg, g->step);
+        float *back = snapshot(model.reg, &n_w);
+        expect_same_bits(weights, back, n_w, "weights after registry_unpack");
+        free(plain), free(fast), free(back);
+    }
+    cpu_set_isa(saved);
+    free(weights);
+    ag_graph_destroy(g);
+}
+
+static void forward_with_grad(void *ctx)
+{
+    Graph *g = ctx;
+    Batch b;
+    Outputs out;
+    BertcError err;
+    ag_set_no_grad(g, false);
+    make_batch(g, &b);
+    outputs_init(&out);
+    model_forward(&model, g, &b, &out, &err);
+}
+
+static void save_weights(void *ctx)
+{
+    BertcError err;
+    registry_save_file(model.reg, (const char *)ctx, &err);
+}
+
+Test(prepack, gradient_and_saving_refused_while_packed)
+{
+    Graph *g = ag_graph_create(1 << 16, 1);
+    cr_assert_gt(registry_prepack(model.reg, g->step), 0);
+    char msg[BERTC_ERROR_LEN];
+    cr_assert(test_catch_fatal(forward_with_grad, g, msg, sizeof msg),
+              "a gradient-recording forward ran on pre-packed weights");
+    cr_assert(strstr(msg, "pre-packed") && strstr(msg, "registry_unpack") &&
+              strstr(msg, "encoder.layer.0.attention.self.query.weight"),
+              "the message does not name the weight and the remedy: %s", msg);
+    cr_assert(test_catch_fatal(save_weights, "/tmp/bertc_prepack_never_written", msg,
+                               sizeof msg), "saving pre-packed weights did not stop");
+    cr_assert(strstr(msg, "registry_save_file") && strstr(msg, "registry_unpack"),
+              "the message does not say what to do: %s", msg);
+    registry_unpack(model.reg, g->step);
+    ag_graph_destroy(g);
+}
