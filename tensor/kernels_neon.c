@@ -366,5 +366,7 @@ const RowKernels row_kernels_neon = {
     .gelu_backward = gelu_backward,
     .gelu_tanh = gelu_tanh,
     .gelu_tanh_backward = gelu_tanh_backward,
+    .dropout = kernel_dropout_scalar,
+    .dropout_backward = kernel_dropout_backward_scalar,
 };
 #endif /* AArch64 */
