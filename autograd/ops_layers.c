@@ -15,10 +15,12 @@ Var *ag_dropout(Graph *g, Var *a, float p)
     Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
     uint8_t *keep = arena_alloc(g->step, (size_t)(a->value.numel ? a->value.numel : 1));
     float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-    for (int64_t i = 0; i < a->value.numel; i++) {
-        keep[i] = rng_uniform(&g->rng) >= (double)p;
-        out->value.data[i] = keep[i] ? a->value.data[i] * scale : 0.0f;
-    }
+    /* keep[i] = rng_uniform(&g->rng) >= p for i = 0..n-1, in integers and on
+     * every thread; then the generator moves on by the n draws it made. */
+    int64_t n = a->value.numel;
+    kernel_dropout(a->value.data, out->value.data, keep, n, g->rng.state,
+                   rng_uniform_threshold((double)p), scale);
+    g->rng.state += (uint64_t)n * RNG_GAMMA;
     Node *node = ag_record(g, OP_DROPOUT, out, &a, 1);
     if (node) {
         node->saved[0] = keep;
@@ -34,9 +36,7 @@ void dropout_backward(Graph *g, Node *node)
         return;
     const uint8_t *keep = node->saved[0];
     float scale = node->fattr[0], *da = ag_grad(g, a);
-    for (int64_t i = 0; i < a->value.numel; i++)
-        if (keep[i])
-            da[i] += scale * node->out->grad[i];
+    kernel_dropout_backward(keep, node->out->grad, scale, da, a->value.numel);
 }
 
 /* conv1d as im2col + GEMM. With padding P = (k-1)/2 and Lout = L + 2P - k + 1:

@@ -185,6 +185,30 @@ void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy
     }
 }
 
+/* a, out, keep are (n). Draw i of the stream that starts at `state` is
+ * rng_mix(state + (i+1) RNG_GAMMA): the loop steps the state exactly as
+ * rng_next_u64 does, and keeps the element when rng_uniform of the draw is
+ * >= p, tested in integers as (draw >> 11) >= threshold. */
+void kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
+                           uint64_t state, uint64_t threshold, float scale)
+{
+    for (int64_t i = 0; i < n; i++) {
+        state += RNG_GAMMA;
+        keep[i] = (rng_mix(state) >> 11) >= threshold;
+        out[i] = keep[i] ? a[i] * scale : 0.0f;
+    }
+}
+
+/* out = keep * a * scale, so da += keep * scale * dy; a dropped element's
+ * da is not touched at all (adding 0 would turn a -0 into +0). */
+void kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
+                                    float *da, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (keep[i])
+            da[i] += scale * dy[i];
+}
+
 void kernel_add_inplace(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)

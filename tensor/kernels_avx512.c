@@ -98,6 +98,70 @@ BERTC_TARGET_AVX512 static void gelu_tanh_backward(float *dx, const float *x,
     kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i);
 }
 
+/* ---- dropout --------------------------------------------------------------- */
+
+/* The states of draws i .. i+7 of the stream at `state`: state + (i+1+l) gamma
+ * in lane l (mod 2^64). */
+BERTC_TARGET_AVX512 static __m512i draw_states8(uint64_t state, int64_t i)
+{
+    uint64_t s[8];
+    for (int l = 0; l < 8; l++)
+        s[l] = state + (uint64_t)(i + 1 + l) * RNG_GAMMA;
+    return _mm512_loadu_si512(s);
+}
+
+/* rng_mix on 8 states; _mm512_mullo_epi64 (AVX512DQ) is the 64-bit multiply
+ * mod 2^64, like C's on uint64_t. */
+BERTC_TARGET_AVX512 static __m512i mix8(__m512i z)
+{
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xBF58476D1CE4E5B9ull));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94D049BB133111EBull));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+/* Bit l set when draw l passes: (rng_mix(states_l) >> 11) >= threshold. */
+BERTC_TARGET_AVX512 static __mmask8 keep8(__m512i states, __m512i threshold)
+{
+    return _mm512_cmpge_epu64_mask(_mm512_srli_epi64(mix8(states), 11), threshold);
+}
+
+/* a, out, keep are (n): kernel_dropout_scalar on 16 elements at a time; the
+ * draws of elements i .. i+7 ride in `lo`, those of i+8 .. i+15 in `hi`. */
+BERTC_TARGET_AVX512 static void dropout(const float *a, float *out, uint8_t *keep, int64_t n,
+                                        uint64_t state, uint64_t threshold, float scale)
+{
+    __m512i step = _mm512_set1_epi64((long long)(W * RNG_GAMMA));
+    __m512i t = _mm512_set1_epi64((long long)threshold);
+    __m512i lo = draw_states8(state, 0), hi = draw_states8(state, 8);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        __mmask16 k = (__mmask16)(keep8(lo, t) | (keep8(hi, t) << 8));
+        _mm512_storeu_ps(out + i, _mm512_maskz_mul_ps(k, _mm512_loadu_ps(a + i), splat(scale)));
+        _mm_storeu_si128((__m128i *)(keep + i), _mm_maskz_set1_epi8(k, 1));
+        lo = _mm512_add_epi64(lo, step);
+        hi = _mm512_add_epi64(hi, step);
+    }
+    kernel_dropout_scalar(a + i, out + i, keep + i, n - i, state + (uint64_t)i * RNG_GAMMA,
+                          threshold, scale);
+}
+
+/* da += scale * dy where keep; the other lanes keep da as it was. */
+BERTC_TARGET_AVX512 static void dropout_backward(const uint8_t *keep, const float *dy,
+                                                 float scale, float *da, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        __m128i kb = _mm_loadu_si128((const __m128i *)(keep + i));
+        __mmask16 k = _mm_test_epi8_mask(kb, kb);
+        __m512 dai = _mm512_loadu_ps(da + i);
+        __m512 g = _mm512_mul_ps(splat(scale), _mm512_loadu_ps(dy + i));
+        _mm512_storeu_ps(da + i, _mm512_mask_add_ps(dai, k, dai, g));
+    }
+    kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
+}
+
 /* ---- softmax and log_softmax ----------------------------------------------- */
 
 /* max_j x[j] of one row (n). */
@@ -397,5 +461,7 @@ const RowKernels row_kernels_avx512 = {
     .gelu_backward = gelu_backward,
     .gelu_tanh = gelu_tanh,
     .gelu_tanh_backward = gelu_tanh_backward,
+    .dropout = dropout,
+    .dropout_backward = dropout_backward,
 };
 #endif /* x86-64 */

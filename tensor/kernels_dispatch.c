@@ -6,7 +6,8 @@
  * enough work. Rows are independent and block edges fall at the same places
  * whatever the thread count, so the result is bitwise the same with 1 or many
  * threads. LayerNorm's backward sums dgamma/dbeta over the rows and stays on
- * one thread. */
+ * one thread. Dropout splits into blocks the same way; each block computes
+ * where it stands in the random stream (see DropoutJob). */
 #include "tensor/tensor.h"
 
 #define PARALLEL_MIN 32768    /* elements below which a kernel runs on the caller */
@@ -79,6 +80,8 @@ const RowKernels row_kernels_scalar = {
     .gelu_backward = kernel_gelu_backward_scalar,
     .gelu_tanh = kernel_gelu_tanh_scalar,
     .gelu_tanh_backward = kernel_gelu_tanh_backward_scalar,
+    .dropout = kernel_dropout_scalar,
+    .dropout_backward = kernel_dropout_backward_scalar,
 };
 
 const RowKernels *row_kernels(CpuIsa isa)
@@ -171,4 +174,65 @@ void kernel_gelu_tanh(float *y, const float *x, int64_t n)
 void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n)
 {
     elementwise_run(K_GELU_TANH_BW, dx, x, dy, n);
+}
+
+/* Dropout's arguments. Work unit u is the block of elements
+ * [u DROPOUT_BLOCK, (u+1) DROPOUT_BLOCK); its first draw is draw number
+ * u DROPOUT_BLOCK of the stream, so a block starts its own state there and
+ * every element gets the same draw whichever thread runs it. */
+typedef struct DropoutJob {
+    const RowKernels *k;
+    const float *a, *dy;
+    float *out, *da;
+    uint8_t *keep;
+    const uint8_t *keep_in;
+    int64_t n;
+    uint64_t state, threshold;
+    float scale;
+} DropoutJob;
+
+#define DROPOUT_BLOCK 4096 /* elements per work unit (a multiple of every SIMD width) */
+
+static void dropout_range(void *ctx, int64_t begin, int64_t end)
+{
+    const DropoutJob *j = ctx;
+    int64_t e0 = begin * DROPOUT_BLOCK;
+    int64_t e1 = end * DROPOUT_BLOCK < j->n ? end * DROPOUT_BLOCK : j->n;
+    uint64_t state = j->state + (uint64_t)e0 * RNG_GAMMA; /* draws 0..e0-1 skipped */
+    j->k->dropout(j->a + e0, j->out + e0, j->keep + e0, e1 - e0, state, j->threshold,
+                  j->scale);
+}
+
+static void dropout_backward_range(void *ctx, int64_t begin, int64_t end)
+{
+    const DropoutJob *j = ctx;
+    int64_t e0 = begin * DROPOUT_BLOCK;
+    int64_t e1 = end * DROPOUT_BLOCK < j->n ? end * DROPOUT_BLOCK : j->n;
+    j->k->dropout_backward(j->keep_in + e0, j->dy + e0, j->scale, j->da + e0, e1 - e0);
+}
+
+/* fn over the blocks of j: on the threads if there are enough elements. */
+static void dropout_run(DropoutJob *j, void (*fn)(void *ctx, int64_t begin, int64_t end))
+{
+    int64_t blocks = (j->n + DROPOUT_BLOCK - 1) / DROPOUT_BLOCK;
+    j->k = row_kernels(cpu_isa());
+    if (j->n < PARALLEL_MIN)
+        fn(j, 0, blocks);
+    else
+        parallel_for(blocks, fn, j);
+}
+
+void kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
+                    uint64_t threshold, float scale)
+{
+    DropoutJob j = {.a = a, .out = out, .keep = keep, .n = n, .state = state,
+                    .threshold = threshold, .scale = scale};
+    dropout_run(&j, dropout_range);
+}
+
+void kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
+                             int64_t n)
+{
+    DropoutJob j = {.keep_in = keep, .dy = dy, .scale = scale, .da = da, .n = n};
+    dropout_run(&j, dropout_backward_range);
 }

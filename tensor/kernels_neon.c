@@ -96,6 +96,27 @@ static void gelu_tanh_backward(float *dx, const float *x,
     kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i);
 }
 
+/* ---- dropout --------------------------------------------------------------- */
+
+/* The forward uses kernel_dropout_scalar (see the table at the bottom): NEON
+ * has no 64 x 64-bit multiply, only 32 x 32 -> 64 on two lanes, while
+ * AArch64's scalar MUL does SplitMix64's multiplies natively. */
+
+/* da += scale * dy where keep; the other lanes keep da as it was. */
+static void dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
+                             int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        uint32_t k[W] = {keep[i], keep[i + 1], keep[i + 2], keep[i + 3]};
+        uint32x4_t kept = vtstq_u32(vld1q_u32(k), vld1q_u32(k)); /* all ones where k != 0 */
+        float32x4_t dai = vld1q_f32(da + i);
+        float32x4_t sum = vaddq_f32(dai, vmulq_f32(splat(scale), vld1q_f32(dy + i)));
+        vst1q_f32(da + i, vbslq_f32(kept, sum, dai));
+    }
+    kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
+}
+
 /* ---- softmax and log_softmax ----------------------------------------------- */
 
 /* max_j x[j] of one row (n). */
@@ -366,5 +387,7 @@ const RowKernels row_kernels_neon = {
     .gelu_backward = gelu_backward,
     .gelu_tanh = gelu_tanh,
     .gelu_tanh_backward = gelu_tanh_backward,
+    .dropout = kernel_dropout_scalar, /* no 64-bit lane multiply: see above */
+    .dropout_backward = dropout_backward,
 };
 #endif /* AArch64 */

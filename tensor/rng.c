@@ -12,18 +12,41 @@ Rng rng_seed(uint64_t seed)
 
 uint64_t rng_next_u64(Rng *r)
 {
-    r->state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = r->state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    r->state += RNG_GAMMA;
+    return rng_mix(r->state);
 }
 
-/* The top 53 bits, centred in their interval, so the result is never 0 or 1
- * (log(uniform()) is always finite). */
+/* The top 53 bits, centred in their interval, so the result is never 0
+ * (log(uniform()) is always finite). It can be 1: for m >= 2^52, m + 0.5
+ * rounds to even, and m = 2^53 - 1 rounds up to 2^53. */
+double rng_uniform_of(uint64_t u64)
+{
+    return ((double)(u64 >> 11) + 0.5) * 0x1p-53;
+}
+
 double rng_uniform(Rng *r)
 {
-    return ((double)(rng_next_u64(r) >> 11) + 0.5) * 0x1p-53;
+    return rng_uniform_of(rng_next_u64(r));
+}
+
+/* Bisection for the first m that passes: the answer stays in (lo, hi]. For
+ * m >= 2^52, m + 0.5 is a tie that rounds to even, so the uniform is
+ * non-decreasing in m but not strictly increasing (m = 2^53 - 1 gives
+ * exactly 1.0). */
+uint64_t rng_uniform_threshold(double p)
+{
+    uint64_t hi = 1ull << 53; /* 2^53: no draw passes */
+    if (rng_uniform_of(0) >= p)
+        return 0;
+    uint64_t lo = 0; /* known to fail */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rng_uniform_of(mid << 11) >= p)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
 }
 
 /* Number of failures before the first success of a Bernoulli(p) trial. */

@@ -195,10 +195,32 @@ typedef struct Rng {
 
 Rng rng_seed(uint64_t seed);
 uint64_t rng_next_u64(Rng *r);
-double rng_uniform(Rng *r);                      /* ((u64 >> 11) + 0.5) * 2^-53, in (0,1) */
+double rng_uniform(Rng *r);                      /* ((u64 >> 11) + 0.5) * 2^-53, in (0,1] */
 int64_t rng_geometric(Rng *r, double p);         /* floor(log(U) / log1p(-p)), >= 0 */
 int64_t rng_randint(Rng *r, int64_t lo, int64_t hi); /* lo + u64 mod (hi-lo+1), inclusive */
 double rng_normal(Rng *r);                       /* N(0,1), Box–Muller on two uniforms */
+
+/* SplitMix64 in two halves: rng_next_u64 adds RNG_GAMMA to the state and
+ * returns rng_mix(state). So draw i (0-based) of a stream that starts at state
+ * s is rng_mix(s + (i+1) RNG_GAMMA) (mod 2^64): any draw can be computed on its
+ * own, which is what lets kernel_dropout run in SIMD lanes and threads and
+ * still give the stream's exact bits. */
+#define RNG_GAMMA 0x9E3779B97F4A7C15ull
+static inline uint64_t rng_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* rng_uniform's value for a draw u64: ((u64 >> 11) + 0.5) * 2^-53. */
+double rng_uniform_of(uint64_t u64);
+/* The integer form of the test `rng_uniform(r) >= p`: the smallest m in
+ * [0, 2^53] with rng_uniform_of(m << 11) >= p, so that
+ *     rng_uniform(r) >= p   exactly when   (rng_next_u64(r) >> 11) >= T.
+ * (The uniform is non-decreasing in m, so the draws that pass are m >= T;
+ * T = 2^53 means none does.) Found by bisection on that very expression, so
+ * no rounding question is left open. */
+uint64_t rng_uniform_threshold(double p);
 
 /* ------------------------------------------------------------------------ */
 /* CPU features and the SIMD path (tensor/cpu.c)                             */
@@ -302,6 +324,19 @@ void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n)
 void kernel_gelu_tanh(float *y, const float *x, int64_t n);
 void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n);
 
+/* Inverted dropout on a, out, keep (n), with the randomness of n draws of
+ * SplitMix64 from `state` (draw i is rng_mix(state + (i+1) RNG_GAMMA)):
+ *   keep[i] = (draw_i >> 11) >= threshold      (threshold: rng_uniform_threshold(p))
+ *   out[i]  = keep[i] ? a[i] * scale : 0
+ * This is `keep[i] = rng_uniform(&r) >= p` for i = 0..n-1 bit for bit, on
+ * every path and thread count; the caller advances its Rng by n draws. */
+void kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
+                    uint64_t threshold, float scale);
+/* Given keep and scale from the forward: da[i] += scale * dy[i] where keep[i]
+ * (elements that were dropped leave da untouched, even a -0). */
+void kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
+                             int64_t n);
+
 /* The GELU constants, shared by every path. */
 #define GELU_SQRT1_2 0.70710678118654752440f      /* 1/sqrt(2) */
 #define GELU_SQRT2_PI 0.79788456080286535588f     /* sqrt(2/pi) */
@@ -328,6 +363,10 @@ void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int
 void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n);
 void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy,
                                       int64_t n);
+void kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
+                           uint64_t state, uint64_t threshold, float scale);
+void kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
+                                    float *da, int64_t n);
 
 /* One path's row kernels as a table (tensor/kernels_dispatch.c picks one).
  * row_kernels_avx512/avx2 exist on x86-64 builds, row_kernels_neon on
@@ -350,6 +389,10 @@ typedef struct RowKernels {
     void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n);
     void (*gelu_tanh)(float *y, const float *x, int64_t n);
     void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n);
+    void (*dropout)(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
+                    uint64_t threshold, float scale);
+    void (*dropout_backward)(const uint8_t *keep, const float *dy, float scale, float *da,
+                             int64_t n);
 } RowKernels;
 
 extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2,
