@@ -73,6 +73,8 @@ const RowKernels row_kernels_scalar = {
     .softmax_rows_backward = kernel_softmax_rows_backward_scalar,
     .log_softmax_rows = kernel_log_softmax_rows_scalar,
     .log_softmax_rows_backward = kernel_log_softmax_rows_backward_scalar,
+    .add_max = kernel_add_max_scalar,
+    .exp_sum = kernel_exp_sum_scalar,
     .layernorm_rows = kernel_layernorm_rows_scalar,
     .layernorm_rows_backward = kernel_layernorm_rows_backward_scalar,
     .gelu = kernel_gelu_scalar,
@@ -133,6 +135,17 @@ void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy
                                       int64_t rows, int64_t n)
 {
     row_kernels(cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n);
+}
+
+/* One row, on the caller's thread: the callers run rows in parallel. */
+float kernel_add_max(float *y, const float *b, int64_t n)
+{
+    return row_kernels(cpu_isa())->add_max(y, b, n);
+}
+
+double kernel_exp_sum(float *y, const float *x, float shift, int64_t n)
+{
+    return row_kernels(cpu_isa())->exp_sum(y, x, shift, n);
 }
 
 void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,

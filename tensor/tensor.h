@@ -280,6 +280,14 @@ void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n);
 
+/* The two passes of a softmax over one long row, for a loss that folds more
+ * work around them (the MLM decoder, autograd/ops_linear_ce.c):
+ *   kernel_add_max:  y[j] += b[j] (b NULL: y is only read); returns max_j y[j]
+ *   kernel_exp_sum:  y[j] = exp(x[j] - shift); returns sum_j y[j] in double
+ * y, b, x are (n), n >= 1; y may alias x. */
+float kernel_add_max(float *y, const float *b, int64_t n);
+double kernel_exp_sum(float *y, const float *x, float shift, int64_t n);
+
 /* LayerNorm over the last dim (n), PyTorch semantics (biased variance):
  *   y = (x - mean) * rstd * gamma + beta,  rstd = 1/sqrt(var + eps).
  * x, y are (rows, n); gamma, beta are (n) or NULL (then 1 and 0);
@@ -315,6 +323,8 @@ void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float 
 void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                              int64_t rows, int64_t n);
+float kernel_add_max_scalar(float *y, const float *b, int64_t n);
+double kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n);
 void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
                                   const float *gamma, const float *beta,
                                   int64_t rows, int64_t n, float eps);
@@ -338,6 +348,8 @@ typedef struct RowKernels {
     void (*log_softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
     void (*log_softmax_rows_backward)(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n);
+    float (*add_max)(float *y, const float *b, int64_t n);
+    double (*exp_sum)(float *y, const float *x, float shift, int64_t n);
     void (*layernorm_rows)(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta, int64_t rows,
                            int64_t n, float eps);
