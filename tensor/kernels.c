@@ -211,13 +211,13 @@ void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy
     }
 }
 
-void kernel_add_inplace(float *y, const float *x, int64_t n)
+void kernel_add_inplace_scalar(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] += x[i];
 }
 
-void kernel_axpy(float *y, float a, const float *x, int64_t n)
+void kernel_axpy_scalar(float *y, float a, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] += a * x[i];

@@ -260,6 +260,25 @@ BERTC_TARGET_AVX512 static double exp_sum(float *y, const float *x, float shift,
     return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
 }
 
+/* ---- y += x, y += a x --------------------------------------------------------- */
+
+BERTC_TARGET_AVX512 static void add_inplace(float *y, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_loadu_ps(x + i)));
+    kernel_add_inplace_scalar(y + i, x + i, n - i);
+}
+
+/* A multiply, then an add (no FMA): the scalar reference's rounding. */
+BERTC_TARGET_AVX512 static void axpy(float *y, float a, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_mul_ps(splat(a), _mm512_loadu_ps(x + i))));
+    kernel_axpy_scalar(y + i, a, x + i, n - i);
+}
+
 /* ---- LayerNorm --------------------------------------------------------------- */
 
 /* sum_j x[j] of one row (n). */
@@ -433,5 +452,7 @@ const RowKernels row_kernels_avx512 = {
     .gelu_backward = gelu_backward,
     .gelu_tanh = gelu_tanh,
     .gelu_tanh_backward = gelu_tanh_backward,
+    .add_inplace = add_inplace,
+    .axpy = axpy,
 };
 #endif /* x86-64 */

@@ -81,6 +81,8 @@ const RowKernels row_kernels_scalar = {
     .gelu_backward = kernel_gelu_backward_scalar,
     .gelu_tanh = kernel_gelu_tanh_scalar,
     .gelu_tanh_backward = kernel_gelu_tanh_backward_scalar,
+    .add_inplace = kernel_add_inplace_scalar,
+    .axpy = kernel_axpy_scalar,
 };
 
 const RowKernels *row_kernels(CpuIsa isa)
@@ -137,7 +139,18 @@ void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy
     row_kernels(cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n);
 }
 
-/* One row, on the caller's thread: the callers run rows in parallel. */
+/* These run on the caller's thread: their callers split the work. */
+void kernel_add_inplace(float *y, const float *x, int64_t n)
+{
+    row_kernels(cpu_isa())->add_inplace(y, x, n);
+}
+
+void kernel_axpy(float *y, float a, const float *x, int64_t n)
+{
+    row_kernels(cpu_isa())->axpy(y, a, x, n);
+}
+
+
 float kernel_add_max(float *y, const float *b, int64_t n)
 {
     return row_kernels(cpu_isa())->add_max(y, b, n);

@@ -257,6 +257,25 @@ static double exp_sum(float *y, const float *x, float shift, int64_t n)
     return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
 }
 
+/* ---- y += x, y += a x --------------------------------------------------------- */
+
+static void add_inplace(float *y, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vld1q_f32(x + i)));
+    kernel_add_inplace_scalar(y + i, x + i, n - i);
+}
+
+/* A multiply, then an add (no FMA): the scalar reference's rounding. */
+static void axpy(float *y, float a, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vmulq_f32(splat(a), vld1q_f32(x + i))));
+    kernel_axpy_scalar(y + i, a, x + i, n - i);
+}
+
 /* ---- LayerNorm --------------------------------------------------------------- */
 
 /* sum_j x[j] of one row (n). */
@@ -402,5 +421,7 @@ const RowKernels row_kernels_neon = {
     .gelu_backward = gelu_backward,
     .gelu_tanh = gelu_tanh,
     .gelu_tanh_backward = gelu_tanh_backward,
+    .add_inplace = add_inplace,
+    .axpy = axpy,
 };
 #endif /* AArch64 */

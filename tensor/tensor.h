@@ -361,6 +361,8 @@ typedef struct RowKernels {
     void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n);
     void (*gelu_tanh)(float *y, const float *x, int64_t n);
     void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n);
+    void (*add_inplace)(float *y, const float *x, int64_t n);
+    void (*axpy)(float *y, float a, const float *x, int64_t n);
 } RowKernels;
 
 extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2,
@@ -368,10 +370,13 @@ extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2
 /* The table for a path; the scalar one for a path this build lacks. */
 const RowKernels *row_kernels(CpuIsa isa);
 
-/* y[i] += x[i] */
+/* y[i] += x[i] and y[i] += a * x[i] for n floats, on the active cpu_isa()
+ * path. Every path does the same IEEE operations (a multiply, then an add:
+ * no FMA), so all match the scalar references bit for bit. */
 void kernel_add_inplace(float *y, const float *x, int64_t n);
-/* y[i] += a * x[i] */
 void kernel_axpy(float *y, float a, const float *x, int64_t n);
+void kernel_add_inplace_scalar(float *y, const float *x, int64_t n);
+void kernel_axpy_scalar(float *y, float a, const float *x, int64_t n);
 
 /* One Adam/AdamW update of n parameters p with gradient g (NULL: zeros) and
  * moments m, v, in torch.optim's single-tensor order (nn/optim.c derives the

@@ -269,3 +269,35 @@ Test(kernels, add_max_exp_sum_match_scalar)
             add_max_exp_sum_case(simd_paths[p], 1, 30522);
     cpu_set_isa(orig);
 }
+
+/* ---- y += x, y += a x ------------------------------------------------------------ */
+
+/* Bit for bit: every path does the scalar reference's IEEE operations. */
+static void expect_same(const char *fn, CpuIsa isa, int64_t n, const float *got,
+                        const float *want)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+            cr_expect(false, "%s [%s] n=%lld: y[%lld] expected %.9g, got %.9g", fn,
+                      cpu_isa_name(isa), (long long)n, (long long)i, (double)want[i],
+                      (double)got[i]);
+            return;
+        }
+}
+
+static void add_axpy_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, -10.0f, 10.0f);
+    fill(bufs.want, m, -10.0f, 10.0f);
+    memcpy(bufs.y, bufs.want, m * sizeof(float));
+    kernel_add_inplace_scalar(bufs.want, bufs.x, m);
+    cpu_set_isa(isa);
+    kernel_add_inplace(bufs.y, bufs.x, m);
+    expect_same("kernel_add_inplace", isa, m, bufs.y, bufs.want);
+    kernel_axpy_scalar(bufs.want, -0.37f, bufs.x, m);
+    kernel_axpy(bufs.y, -0.37f, bufs.x, m);
+    expect_same("kernel_axpy", isa, m, bufs.y, bufs.want);
+}
+
+Test(kernels, add_inplace_axpy_match_scalar) { for_each_size(add_axpy_case); }

@@ -118,6 +118,13 @@ static void rows_case(CpuIsa isa, int64_t n)
              cpu_isa_name(isa), (long long)n, sum1, sum2);
     expect_rows("exp_sum", isa, n, y1, y2, n);
     for (int64_t i = 0; i < count; i++)
+        y1[i] = y2[i] = dy[i];
+    k->axpy(y1, -0.37f, x, count);
+    s->axpy(y2, -0.37f, x, count);
+    k->add_inplace(y1, x, count);
+    s->add_inplace(y2, x, count);
+    expect_rows("axpy, add_inplace", isa, n, y1, y2, count);
+    for (int64_t i = 0; i < count; i++)
         y1[i] = y2[i] = 0.0f;
     k->gelu_backward(y1, x, dy, count);
     s->gelu_backward(y2, x, dy, count);
