@@ -274,8 +274,10 @@ BERTC_TARGET_AVX512 static void add_inplace(float *y, const float *x, int64_t n)
 BERTC_TARGET_AVX512 static void axpy(float *y, float a, const float *x, int64_t n)
 {
     int64_t i = 0;
-    for (; i + W <= n; i += W)
-        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_mul_ps(splat(a), _mm512_loadu_ps(x + i))));
+    for (; i + W <= n; i += W) {
+        __m512 ax = _mm512_mul_ps(splat(a), _mm512_loadu_ps(x + i));
+        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), ax));
+    }
     kernel_axpy_scalar(y + i, a, x + i, n - i);
 }
 
