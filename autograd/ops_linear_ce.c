@@ -6,16 +6,27 @@
  * ever holding the (N, V) logits: for a 30522-word vocabulary they and their
  * gradient are most of a small model's training memory. Rows are taken a
  * chunk at a time, and only rows whose target is not ignore_index (they alone
- * reach the loss). For a chunk of R counted rows:
+ * reach the loss). For a chunk of R counted rows, with n counted rows in all:
  *
  *   z  = x_c w^T + bias                       (R, V) scratch, reused by every chunk
- *   loss_i = logsumexp(z_i) - z_i[t_i]        summed in double
- *   dz = (softmax(z) - onehot(t)) / n         written over z, n = counted rows
- *   dx_c = dz w;  dw += dz^T x_c;  dbias += sum_rows dz
+ *   e  = exp(z - max_j z),  S = sum_j e       per row; e is written over z
+ *   loss_i = max_j z_i + log(S_i) - z_i[t_i]  summed in double
+ *   dz = (e / S - onehot(t)) / n = s e - onehot(t) / n,   s_i = 1 / (n S_i)
  *
- * The gradients are computed in the forward, while z is at hand, and kept
- * (dx (N, H), dw (V, H), dbias (V): the size of the inputs, not of the
- * logits); the backward only scales them by the upstream gradient. In
+ * dz itself is never written: its row scale s and its one-hot fold into
+ * (R, H)-sized work around the two GEMMs that read e,
+ *
+ *   dx_c = dz w = s (e w) - w[t] / n                                  (R, H)
+ *   [dw | dbias] += dz^T [x_c | 1]                                    (V, H+1)
+ *                 = e^T (s [x_c | 1]) - onehot(t)^T [x_c | 1] / n
+ *
+ * (the bias is the weight of an input column of ones, so one GEMM gives
+ * both). A row of z is thus passed over twice by the row code (bias add with
+ * the max; exp with the sum) and read by the GEMMs, never zeroed or scaled.
+ *
+ * The gradients are computed in the forward, while e is at hand, and kept
+ * (dx for the n counted rows, [dw | dbias]: the size of the inputs, not of
+ * the logits); the backward only scales them by the upstream gradient. In
  * no_grad mode only the loss is computed. */
 #include "autograd/ops_internal.h"
 
@@ -27,39 +38,68 @@
  * dw's rank-m update re-read all of dw for a few rows. */
 #define LCE_CHUNK 256
 
-typedef struct LceRows {
-    float *z;             /* (R, V): logits in, dz out (when grad) */
-    const int32_t *t;     /* (R) targets */
-    double *loss;         /* (R) per-row loss */
-    int64_t V;
-    float inv_n;
-    bool grad;
-} LceRows;
+/* What the backward needs: the gradients for an upstream gradient of 1. */
+typedef struct LceGrads {
+    const int32_t *rows;  /* (n) the counted rows of x */
+    int64_t n;
+    float *dx;            /* (n, H): the gradient of those rows, or NULL */
+    float *dwb;           /* (V, Ha): [dw | dbias], Ha = H + 1 with a bias, else H; or NULL */
+} LceGrads;
 
-/* One row: logsumexp with bertc_expf (the same bits on every target), the
- * exponentials summed in double; then, for the gradient, the softmax minus
- * the one-hot, divided by the number of counted rows. */
+/* One call's inputs and one chunk's scratch. */
+typedef struct Lce {
+    const float *w, *bias;  /* (V, H), (V) or NULL */
+    int64_t H, V, Ha;       /* Ha = H + 1 with a bias (the column of ones), else H */
+    float inv_n;            /* 1 / n */
+    float *xa;              /* (R, Ha): [x_c | 1] */
+    float *xs;              /* (R, Ha): s [x_c | 1] */
+    float *z;               /* (R, V): logits in, e out */
+    int32_t *t;             /* (R) targets */
+    double *loss;           /* (R) per-row loss */
+    float *s;               /* (R) per-row scale 1 / (n S) */
+} Lce;
+
+/* One row of z: the bias added in the max pass, then e = exp(z - max) and
+ * S = sum e in one pass. bertc_expf (inside kernel_exp_sum) gives the same
+ * bits on every target; S is summed in double, as a float sum of 30522
+ * terms would lose digits of log(S), i.e. of the loss. */
 static void lce_rows(void *ctx, int64_t begin, int64_t end)
 {
-    const LceRows *c = ctx;
+    const Lce *c = ctx;
     for (int64_t r = begin; r < end; r++) {
-        float *z = c->z + r * c->V, zt = z[c->t[r]], max = z[0];
-        for (int64_t j = 1; j < c->V; j++)
-            max = z[j] > max ? z[j] : max;
-        for (int64_t j = 0; j < c->V; j++)
-            z[j] -= max;
-        bertc_expf_n(z, z, c->V);
-        double sum = 0.0;
-        for (int64_t j = 0; j < c->V; j++)
-            sum += z[j];
+        float *z = c->z + r * c->V;
+        float max = kernel_add_max(z, c->bias, c->V), zt = z[c->t[r]];
+        double sum = kernel_exp_sum(z, z, max, c->V);
         c->loss[r] = (double)max + log(sum) - (double)zt;
-        if (!c->grad)
-            continue;
-        float scale = (float)(1.0 / sum) * c->inv_n;
-        for (int64_t j = 0; j < c->V; j++)
-            z[j] *= scale;
-        z[c->t[r]] -= c->inv_n;
+        c->s[r] = (float)(1.0 / sum) * c->inv_n;
     }
+}
+
+/* dx_c = s (e w) - w[t] / n for the chunk's m rows; dx is (m, H). */
+static void chunk_dx(const Lce *c, int64_t m, float *dx)
+{
+    int64_t H = c->H;
+    gemm(false, false, m, H, c->V, 1.0f, c->z, c->V, c->w, H, 0.0f, dx, H);
+    for (int64_t r = 0; r < m; r++) {
+        float *d = dx + r * H;
+        const float *wt = c->w + (int64_t)c->t[r] * H;
+        for (int64_t h = 0; h < H; h++)
+            d[h] = c->s[r] * d[h] - c->inv_n * wt[h];
+    }
+}
+
+/* [dw | dbias] = e^T (s [x_c | 1]) - onehot(t)^T [x_c | 1] / n + beta [dw | dbias]
+ * for the chunk's m rows; dwb is (V, Ha). beta = 0 for the first chunk: dwb
+ * needs no zeroing. */
+static void chunk_dwb(const Lce *c, int64_t m, float beta, float *dwb)
+{
+    int64_t Ha = c->Ha;
+    for (int64_t r = 0; r < m; r++)
+        for (int64_t h = 0; h < Ha; h++)
+            c->xs[r * Ha + h] = c->s[r] * c->xa[r * Ha + h];
+    gemm(true, false, c->V, Ha, m, 1.0f, c->z, c->V, c->xs, Ha, beta, dwb, Ha);
+    for (int64_t r = 0; r < m; r++)
+        kernel_axpy(dwb + (int64_t)c->t[r] * Ha, -c->inv_n, c->xa + r * Ha, Ha);
 }
 
 static void check_shapes(Var *x, Var *w, Var *bias, const ITensor *target)
@@ -77,14 +117,12 @@ static void check_shapes(Var *x, Var *w, Var *bias, const ITensor *target)
     }
 }
 
-Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
-                             int ignore_index)
+/* The rows whose target is not ignore_index, into rows (N); returns their
+ * count n. */
+static int64_t counted_rows(int32_t *rows, const ITensor *target, int ignore_index, int64_t V)
 {
-    check_shapes(x, w, bias, target);
-    int64_t N = x->value.shape[0], H = x->value.shape[1], V = w->value.shape[0];
-    int32_t *rows = arena_alloc(g->step, sizeof(int32_t) * (size_t)(N ? N : 1));
     int64_t n = 0;
-    for (int64_t i = 0; i < N; i++) {
+    for (int64_t i = 0; i < target->shape[0]; i++) {
         int32_t t = target->data[i];
         if (t == ignore_index)
             continue;
@@ -93,68 +131,99 @@ Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor 
                         (long long)i, (long long)V);
         rows[n++] = (int32_t)i;
     }
+    return n;
+}
+
+/* The chunk scratch for chunks of R rows. */
+static void alloc_scratch(Lce *c, Arena *a, int64_t R)
+{
+    c->xa = arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
+    c->xs = arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
+    c->z = arena_alloc(a, sizeof(float) * (size_t)(R * c->V));
+    c->t = arena_alloc(a, sizeof(int32_t) * (size_t)R);
+    c->loss = arena_alloc(a, sizeof(double) * (size_t)R);
+    c->s = arena_alloc(a, sizeof(float) * (size_t)R);
+}
+
+/* The chunk of the m counted rows from the r0-th on: gathers [x_c | 1] and
+ * t, computes e and the loss, then the gradients that k asks for. Returns
+ * the chunk's summed loss. */
+static double lce_chunk(Lce *c, const LceGrads *k, const Var *x, const ITensor *target,
+                        int64_t r0, int64_t m)
+{
+    int64_t H = c->H, Ha = c->Ha;
+    const int32_t *rows = k->rows + r0;
+    for (int64_t r = 0; r < m; r++) {
+        memcpy(c->xa + r * Ha, x->value.data + (int64_t)rows[r] * H, sizeof(float) * (size_t)H);
+        if (Ha > H)
+            c->xa[r * Ha + H] = 1.0f;
+        c->t[r] = target->data[rows[r]];
+    }
+    gemm(false, true, m, c->V, H, 1.0f, c->xa, Ha, c->w, H, 0.0f, c->z, c->V);
+    parallel_for(m, lce_rows, c);
+    double total = 0.0;
+    for (int64_t r = 0; r < m; r++)
+        total += c->loss[r];
+    if (k->dx)
+        chunk_dx(c, m, k->dx + r0 * H);
+    if (k->dwb)
+        chunk_dwb(c, m, r0 == 0 ? 0.0f : 1.0f, k->dwb);
+    return total;
+}
+
+Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
+                             int ignore_index)
+{
+    check_shapes(x, w, bias, target);
+    int64_t N = x->value.shape[0], H = x->value.shape[1], V = w->value.shape[0];
+    int32_t *rows = arena_alloc(g->step, sizeof(int32_t) * (size_t)(N ? N : 1));
+    int64_t n = counted_rows(rows, target, ignore_index, V);
     Var *in[3] = {x, w, bias};
     Var *out = ag_result(g, 0, NULL, in, bias ? 3 : 2);
-    bool grad = out->requires_grad;
-    /* Kept for the backward: dx (N, H), and dw (V, H) followed by dbias (V) in
-     * one block. Everything allocated after the mark is scratch. */
-    bool gw = grad && w->requires_grad, gb = grad && bias && bias->requires_grad;
-    float *dx = grad && x->requires_grad ? arena_calloc(g->step, (size_t)(N * H), sizeof(float)) : NULL;
-    float *dwb = gw || gb ? arena_calloc(g->step, (size_t)(V * (H + 1)), sizeof(float)) : NULL;
-    float *dw = gw ? dwb : NULL, *db = gb ? dwb + V * H : NULL;
+    bool grad = out->requires_grad && n > 0;
+    Lce c = {.w = w->value.data, .bias = bias ? bias->value.data : NULL, .H = H, .V = V,
+             .Ha = bias ? H + 1 : H, .inv_n = 1.0f / (float)n};
+    /* Kept for the backward, each written in full by the chunks (no zeroing):
+     * dx (n, H) and [dw | dbias] (V, Ha). Everything after the mark is scratch. */
+    LceGrads *k = arena_alloc(g->step, sizeof *k);
+    bool gwb = grad && (w->requires_grad || (bias && bias->requires_grad));
+    bool gx = grad && x->requires_grad;
+    *k = (LceGrads){.rows = rows, .n = n,
+                    .dx = gx ? arena_alloc(g->step, sizeof(float) * (size_t)(n * H)) : NULL,
+                    .dwb = gwb ? arena_alloc(g->step, sizeof(float) * (size_t)(V * c.Ha)) : NULL};
     ArenaMark mark = arena_mark(g->step);
     int64_t chunks = (n + LCE_CHUNK - 1) / LCE_CHUNK, R = chunks ? (n + chunks - 1) / chunks : 1;
-    float *xc = arena_alloc(g->step, sizeof(float) * (size_t)(R * H));
-    float *dxc = arena_alloc(g->step, sizeof(float) * (size_t)(R * H));
-    int32_t *tc = arena_alloc(g->step, sizeof(int32_t) * (size_t)R);
-    double *loss = arena_alloc(g->step, sizeof(double) * (size_t)R), total = 0.0;
-    LceRows c = {arena_alloc(g->step, sizeof(float) * (size_t)(R * V)), tc, loss, V,
-                 1.0f / (float)n, grad};
-    for (int64_t r0 = 0; r0 < n; r0 += R) {
-        int64_t m = n - r0 < R ? n - r0 : R;
-        for (int64_t r = 0; r < m; r++) {
-            memcpy(xc + r * H, x->value.data + (int64_t)rows[r0 + r] * H, sizeof(float) * (size_t)H);
-            tc[r] = target->data[rows[r0 + r]];
-        }
-        gemm(false, true, m, V, H, 1.0f, xc, H, w->value.data, H, 0.0f, c.z, V);
-        if (bias)
-            for (int64_t r = 0; r < m; r++)
-                kernel_add_inplace(c.z + r * V, bias->value.data, V);
-        parallel_for(m, lce_rows, &c);
-        for (int64_t r = 0; r < m; r++)
-            total += loss[r];
-        if (dx) {
-            gemm(false, false, m, H, V, 1.0f, c.z, V, w->value.data, H, 0.0f, dxc, H);
-            for (int64_t r = 0; r < m; r++)
-                memcpy(dx + (int64_t)rows[r0 + r] * H, dxc + r * H, sizeof(float) * (size_t)H);
-        }
-        if (dw)
-            gemm(true, false, V, H, m, 1.0f, c.z, V, xc, H, 1.0f, dw, H);
-        for (int64_t r = 0; db && r < m; r++)
-            kernel_add_inplace(db, c.z + r * V, V);
-    }
+    alloc_scratch(&c, g->step, R);
+    double total = 0.0;
+    for (int64_t r0 = 0; r0 < n; r0 += R)
+        total += lce_chunk(&c, k, x, target, r0, n - r0 < R ? n - r0 : R);
     arena_release(g->step, mark);
     out->value.data[0] = (float)(total / (double)n);   /* no counted row: 0/0 = NaN, as CE */
     Node *node = ag_record(g, OP_LINEAR_CROSS_ENTROPY, out, in, bias ? 3 : 2);
-    if (node) {
-        node->saved[0] = dx;
-        node->saved[1] = dwb;
-    }
+    if (node)
+        node->saved[0] = k;
     return out;
 }
 
 /* The gradients were computed by the forward for an upstream gradient of 1:
- * scale them by dy and accumulate. */
+ * scale them by dy and accumulate; dx into the counted rows of x's gradient,
+ * [dw | dbias] row by row into w's and bias's. With no counted row there is
+ * nothing to add. */
 void linear_cross_entropy_backward(Graph *g, Node *node)
 {
     Var *x = node->in[0], *w = node->in[1], *bias = node->n_in > 2 ? node->in[2] : NULL;
-    int64_t H = x->value.shape[1], V = w->value.shape[0];
+    const LceGrads *k = node->saved[0];
+    int64_t H = x->value.shape[1], V = w->value.shape[0], Ha = bias ? H + 1 : H;
     float dy = node->out->grad[0];
-    const float *dx = node->saved[0], *dwb = node->saved[1];
-    if (dx)
-        kernel_axpy(ag_grad(g, x), dy, dx, x->value.numel);
-    if (w->requires_grad)
-        kernel_axpy(ag_grad(g, w), dy, dwb, V * H);
-    if (bias && bias->requires_grad)
-        kernel_axpy(ag_grad(g, bias), dy, dwb + V * H, V);
+    float *gx = x->requires_grad ? ag_grad(g, x) : NULL;
+    float *gw = w->requires_grad ? ag_grad(g, w) : NULL;
+    float *gb = bias && bias->requires_grad ? ag_grad(g, bias) : NULL;
+    for (int64_t i = 0; gx && i < k->n; i++)
+        kernel_axpy(gx + (int64_t)k->rows[i] * H, dy, k->dx + i * H, H);
+    for (int64_t v = 0; k->dwb && v < V; v++) {
+        if (gw)
+            kernel_axpy(gw + v * H, dy, k->dwb + v * Ha, H);
+        if (gb)
+            gb[v] += dy * k->dwb[v * Ha + H];
+    }
 }

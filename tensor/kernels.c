@@ -76,6 +76,32 @@ void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const fl
     }
 }
 
+/* y[j] += b[j] and the row max in one pass: the bias add of a logits row
+ * costs no pass of its own. */
+float kernel_add_max_scalar(float *y, const float *b, int64_t n)
+{
+    float max = -INFINITY;
+    for (int64_t j = 0; j < n; j++) {
+        if (b)
+            y[j] += b[j];
+        max = y[j] > max ? y[j] : max;
+    }
+    return max;
+}
+
+/* y[j] = exp(x[j] - shift) and their sum in one pass. The sum is kept in
+ * double: over a 30522-word vocabulary a float sum would carry an error of
+ * up to ~V eps/2 = 2e-3 relative into log(sum), i.e. into the loss. */
+double kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n)
+{
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        y[j] = bertc_expf(x[j] - shift);
+        sum += y[j];
+    }
+    return sum;
+}
+
 /* Mean and variance are accumulated in double: with H = 768 and activations
  * of size ~10, float sums lose digits that the 1e-4 parity tolerance needs. */
 void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
@@ -209,13 +235,13 @@ void kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float 
             da[i] += scale * dy[i];
 }
 
-void kernel_add_inplace(float *y, const float *x, int64_t n)
+void kernel_add_inplace_scalar(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] += x[i];
 }
 
-void kernel_axpy(float *y, float a, const float *x, int64_t n)
+void kernel_axpy_scalar(float *y, float a, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] += a * x[i];

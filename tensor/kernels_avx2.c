@@ -327,6 +327,63 @@ BERTC_TARGET_AVX2 static void log_softmax_rows_backward(float *dx, const float *
     }
 }
 
+/* ---- a long row's softmax passes (the MLM loss) ---------------------------- */
+
+/* y[j] += b[j] (b NULL: y is only read); returns max_j y[j]. */
+BERTC_TARGET_AVX2 static float add_max(float *y, const float *b, int64_t n)
+{
+    if (!b)
+        return row_max(y, n);
+    __m256 m = splat(-INFINITY);
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        __m256 v = _mm256_add_ps(_mm256_loadu_ps(y + j), _mm256_loadu_ps(b + j));
+        _mm256_storeu_ps(y + j, v);
+        m = _mm256_max_ps(m, v);
+    }
+    float max = hmax(m), tail = kernel_add_max_scalar(y + j, b + j, n - j);
+    return tail > max ? tail : max;
+}
+
+/* y[j] = exp(x[j] - shift); returns their sum, kept in double as the scalar
+ * reference does: each 8-float vector is added as two 4-double halves. */
+BERTC_TARGET_AVX2 static double exp_sum(float *y, const float *x, float shift, int64_t n)
+{
+    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        __m256 e = bertc_expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + j), splat(shift)));
+        _mm256_storeu_ps(y + j, e);
+        lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    __m256d s4 = _mm256_add_pd(lo, hi);
+    __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+    double sum = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+    return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
+}
+
+/* ---- y += x, y += a x --------------------------------------------------------- */
+
+BERTC_TARGET_AVX2 static void add_inplace(float *y, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
+    kernel_add_inplace_scalar(y + i, x + i, n - i);
+}
+
+/* A multiply, then an add (no FMA): the scalar reference's rounding. */
+BERTC_TARGET_AVX2 static void axpy(float *y, float a, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        __m256 ax = _mm256_mul_ps(splat(a), _mm256_loadu_ps(x + i));
+        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), ax));
+    }
+    kernel_axpy_scalar(y + i, a, x + i, n - i);
+}
+
 /* ---- LayerNorm --------------------------------------------------------------- */
 
 /* sum_j x[j] of one row (n). */
@@ -465,6 +522,8 @@ const RowKernels row_kernels_avx2 = {
     .softmax_rows_backward = softmax_rows_backward,
     .log_softmax_rows = log_softmax_rows,
     .log_softmax_rows_backward = log_softmax_rows_backward,
+    .add_max = add_max,
+    .exp_sum = exp_sum,
     .layernorm_rows = layernorm_rows,
     .layernorm_rows_backward = layernorm_rows_backward,
     .gelu = gelu,
@@ -473,5 +532,7 @@ const RowKernels row_kernels_avx2 = {
     .gelu_tanh_backward = gelu_tanh_backward,
     .dropout = dropout,
     .dropout_backward = dropout_backward,
+    .add_inplace = add_inplace,
+    .axpy = axpy,
 };
 #endif /* x86-64 */

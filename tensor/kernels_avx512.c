@@ -290,6 +290,61 @@ BERTC_TARGET_AVX512 static void log_softmax_rows_backward(float *dx, const float
     }
 }
 
+/* ---- a long row's softmax passes (the MLM loss) ---------------------------- */
+
+/* y[j] += b[j] (b NULL: y is only read); returns max_j y[j]. */
+BERTC_TARGET_AVX512 static float add_max(float *y, const float *b, int64_t n)
+{
+    if (!b)
+        return row_max(y, n);
+    __m512 m = splat(-INFINITY);
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        __m512 v = _mm512_add_ps(_mm512_loadu_ps(y + j), _mm512_loadu_ps(b + j));
+        _mm512_storeu_ps(y + j, v);
+        m = _mm512_max_ps(m, v);
+    }
+    float max = _mm512_reduce_max_ps(m), tail = kernel_add_max_scalar(y + j, b + j, n - j);
+    return tail > max ? tail : max;
+}
+
+/* y[j] = exp(x[j] - shift); returns their sum, kept in double as the scalar
+ * reference does: each 16-float vector is added as two 8-double halves. */
+BERTC_TARGET_AVX512 static double exp_sum(float *y, const float *x, float shift, int64_t n)
+{
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        __m512 e = bertc_expf_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + j), splat(shift)));
+        _mm512_storeu_ps(y + j, e);
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+    }
+    double sum = _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+    return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
+}
+
+/* ---- y += x, y += a x --------------------------------------------------------- */
+
+BERTC_TARGET_AVX512 static void add_inplace(float *y, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_loadu_ps(x + i)));
+    kernel_add_inplace_scalar(y + i, x + i, n - i);
+}
+
+/* A multiply, then an add (no FMA): the scalar reference's rounding. */
+BERTC_TARGET_AVX512 static void axpy(float *y, float a, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        __m512 ax = _mm512_mul_ps(splat(a), _mm512_loadu_ps(x + i));
+        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), ax));
+    }
+    kernel_axpy_scalar(y + i, a, x + i, n - i);
+}
+
 /* ---- LayerNorm --------------------------------------------------------------- */
 
 /* sum_j x[j] of one row (n). */
@@ -455,6 +510,8 @@ const RowKernels row_kernels_avx512 = {
     .softmax_rows_backward = softmax_rows_backward,
     .log_softmax_rows = log_softmax_rows,
     .log_softmax_rows_backward = log_softmax_rows_backward,
+    .add_max = add_max,
+    .exp_sum = exp_sum,
     .layernorm_rows = layernorm_rows,
     .layernorm_rows_backward = layernorm_rows_backward,
     .gelu = gelu,
@@ -463,5 +520,7 @@ const RowKernels row_kernels_avx512 = {
     .gelu_tanh_backward = gelu_tanh_backward,
     .dropout = dropout,
     .dropout_backward = dropout_backward,
+    .add_inplace = add_inplace,
+    .axpy = axpy,
 };
 #endif /* x86-64 */

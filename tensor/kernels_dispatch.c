@@ -74,6 +74,8 @@ const RowKernels row_kernels_scalar = {
     .softmax_rows_backward = kernel_softmax_rows_backward_scalar,
     .log_softmax_rows = kernel_log_softmax_rows_scalar,
     .log_softmax_rows_backward = kernel_log_softmax_rows_backward_scalar,
+    .add_max = kernel_add_max_scalar,
+    .exp_sum = kernel_exp_sum_scalar,
     .layernorm_rows = kernel_layernorm_rows_scalar,
     .layernorm_rows_backward = kernel_layernorm_rows_backward_scalar,
     .gelu = kernel_gelu_scalar,
@@ -82,6 +84,8 @@ const RowKernels row_kernels_scalar = {
     .gelu_tanh_backward = kernel_gelu_tanh_backward_scalar,
     .dropout = kernel_dropout_scalar,
     .dropout_backward = kernel_dropout_backward_scalar,
+    .add_inplace = kernel_add_inplace_scalar,
+    .axpy = kernel_axpy_scalar,
 };
 
 const RowKernels *row_kernels(CpuIsa isa)
@@ -136,6 +140,28 @@ void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy
                                       int64_t rows, int64_t n)
 {
     row_kernels(cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n);
+}
+
+/* These run on the caller's thread: their callers split the work. */
+void kernel_add_inplace(float *y, const float *x, int64_t n)
+{
+    row_kernels(cpu_isa())->add_inplace(y, x, n);
+}
+
+void kernel_axpy(float *y, float a, const float *x, int64_t n)
+{
+    row_kernels(cpu_isa())->axpy(y, a, x, n);
+}
+
+
+float kernel_add_max(float *y, const float *b, int64_t n)
+{
+    return row_kernels(cpu_isa())->add_max(y, b, n);
+}
+
+double kernel_exp_sum(float *y, const float *x, float shift, int64_t n)
+{
+    return row_kernels(cpu_isa())->exp_sum(y, x, shift, n);
 }
 
 void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,

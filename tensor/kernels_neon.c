@@ -244,6 +244,59 @@ static void log_softmax_rows_backward(float *dx, const float *y,
     }
 }
 
+/* ---- a long row's softmax passes (the MLM loss) ---------------------------- */
+
+/* y[j] += b[j] (b NULL: y is only read); returns max_j y[j]. */
+static float add_max(float *y, const float *b, int64_t n)
+{
+    if (!b)
+        return row_max(y, n);
+    float32x4_t m = splat(-INFINITY);
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        float32x4_t v = vaddq_f32(vld1q_f32(y + j), vld1q_f32(b + j));
+        vst1q_f32(y + j, v);
+        m = vmaxq_f32(m, v);
+    }
+    float max = vmaxvq_f32(m), tail = kernel_add_max_scalar(y + j, b + j, n - j);
+    return tail > max ? tail : max;
+}
+
+/* y[j] = exp(x[j] - shift); returns their sum, kept in double as the scalar
+ * reference does: each 4-float vector is added as two 2-double halves. */
+static double exp_sum(float *y, const float *x, float shift, int64_t n)
+{
+    float64x2_t lo = vdupq_n_f64(0.0), hi = vdupq_n_f64(0.0);
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        float32x4_t e = bertc_expf_neon(vsubq_f32(vld1q_f32(x + j), splat(shift)));
+        vst1q_f32(y + j, e);
+        lo = vaddq_f64(lo, vcvt_f64_f32(vget_low_f32(e)));
+        hi = vaddq_f64(hi, vcvt_high_f64_f32(e));
+    }
+    double sum = vaddvq_f64(vaddq_f64(lo, hi));
+    return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
+}
+
+/* ---- y += x, y += a x --------------------------------------------------------- */
+
+static void add_inplace(float *y, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vld1q_f32(x + i)));
+    kernel_add_inplace_scalar(y + i, x + i, n - i);
+}
+
+/* A multiply, then an add (no FMA): the scalar reference's rounding. */
+static void axpy(float *y, float a, const float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+        vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vmulq_f32(splat(a), vld1q_f32(x + i))));
+    kernel_axpy_scalar(y + i, a, x + i, n - i);
+}
+
 /* ---- LayerNorm --------------------------------------------------------------- */
 
 /* sum_j x[j] of one row (n). */
@@ -381,6 +434,8 @@ const RowKernels row_kernels_neon = {
     .softmax_rows_backward = softmax_rows_backward,
     .log_softmax_rows = log_softmax_rows,
     .log_softmax_rows_backward = log_softmax_rows_backward,
+    .add_max = add_max,
+    .exp_sum = exp_sum,
     .layernorm_rows = layernorm_rows,
     .layernorm_rows_backward = layernorm_rows_backward,
     .gelu = gelu,
@@ -389,5 +444,7 @@ const RowKernels row_kernels_neon = {
     .gelu_tanh_backward = gelu_tanh_backward,
     .dropout = kernel_dropout_scalar, /* no 64-bit lane multiply: see above */
     .dropout_backward = dropout_backward,
+    .add_inplace = add_inplace,
+    .axpy = axpy,
 };
 #endif /* AArch64 */

@@ -303,6 +303,14 @@ void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n);
 
+/* The two passes of a softmax over one long row, for a loss that folds more
+ * work around them (the MLM decoder, autograd/ops_linear_ce.c):
+ *   kernel_add_max:  y[j] += b[j] (b NULL: y is only read); returns max_j y[j]
+ *   kernel_exp_sum:  y[j] = exp(x[j] - shift); returns sum_j y[j] in double
+ * y, b, x are (n), n >= 1; y may alias x. */
+float kernel_add_max(float *y, const float *b, int64_t n);
+double kernel_exp_sum(float *y, const float *x, float shift, int64_t n);
+
 /* LayerNorm over the last dim (n), PyTorch semantics (biased variance):
  *   y = (x - mean) * rstd * gamma + beta,  rstd = 1/sqrt(var + eps).
  * x, y are (rows, n); gamma, beta are (n) or NULL (then 1 and 0);
@@ -351,6 +359,8 @@ void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float 
 void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                              int64_t rows, int64_t n);
+float kernel_add_max_scalar(float *y, const float *b, int64_t n);
+double kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n);
 void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
                                   const float *gamma, const float *beta,
                                   int64_t rows, int64_t n, float eps);
@@ -378,6 +388,8 @@ typedef struct RowKernels {
     void (*log_softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
     void (*log_softmax_rows_backward)(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n);
+    float (*add_max)(float *y, const float *b, int64_t n);
+    double (*exp_sum)(float *y, const float *x, float shift, int64_t n);
     void (*layernorm_rows)(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta, int64_t rows,
                            int64_t n, float eps);
@@ -393,6 +405,8 @@ typedef struct RowKernels {
                     uint64_t threshold, float scale);
     void (*dropout_backward)(const uint8_t *keep, const float *dy, float scale, float *da,
                              int64_t n);
+    void (*add_inplace)(float *y, const float *x, int64_t n);
+    void (*axpy)(float *y, float a, const float *x, int64_t n);
 } RowKernels;
 
 extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2,
@@ -400,10 +414,13 @@ extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2
 /* The table for a path; the scalar one for a path this build lacks. */
 const RowKernels *row_kernels(CpuIsa isa);
 
-/* y[i] += x[i] */
+/* y[i] += x[i] and y[i] += a * x[i] for n floats, on the active cpu_isa()
+ * path. Every path does the same IEEE operations (a multiply, then an add:
+ * no FMA), so all match the scalar references bit for bit. */
 void kernel_add_inplace(float *y, const float *x, int64_t n);
-/* y[i] += a * x[i] */
 void kernel_axpy(float *y, float a, const float *x, int64_t n);
+void kernel_add_inplace_scalar(float *y, const float *x, int64_t n);
+void kernel_axpy_scalar(float *y, float a, const float *x, int64_t n);
 
 /* One Adam/AdamW update of n parameters p with gradient g (NULL: zeros) and
  * moments m, v, in torch.optim's single-tensor order (nn/optim.c derives the

@@ -222,3 +222,82 @@ static void layernorm_backward_case(CpuIsa isa, int64_t rows, int64_t n)
 
 Test(kernels, layernorm_matches_scalar) { for_each_size(layernorm_case); }
 Test(kernels, layernorm_backward_matches_scalar) { for_each_size(layernorm_backward_case); }
+
+/* ---- a long row's softmax passes (the MLM loss) ---------------------------------- */
+
+/* Each row of x (rows, n) plus the bias b (n), or without it: the sum and the
+ * max are exact IEEE operations, so y and the max must equal the scalar
+ * reference bit for bit; exp(y - max) is as close as the exps, and its
+ * double sum within 1e-6 relative (an ulp of exp per term at most). */
+static void add_max_exp_sum_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    fill(bufs.x, rows * n, -10.0f, 10.0f);
+    fill(bufs.b, n, -1.0f, 1.0f);
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        const float *b = with_bias ? bufs.b : NULL;
+        for (int64_t r = 0; r < rows; r++) {
+            float *want = bufs.want + r * n, *y = bufs.y + r * n;
+            memcpy(want, bufs.x + r * n, n * sizeof(float));
+            memcpy(y, bufs.x + r * n, n * sizeof(float));
+            float want_max = kernel_add_max_scalar(want, b, n);
+            cpu_set_isa(isa);
+            float max = kernel_add_max(y, b, n);
+            cpu_set_isa(ISA_SCALAR);
+            cr_expect(max == want_max && memcmp(y, want, n * sizeof(float)) == 0,
+                      "kernel_add_max [%s] n=%lld bias=%d row %lld: max expected %.9g, got "
+                      "%.9g, or y differs", cpu_isa_name(isa), (long long)n, with_bias,
+                      (long long)r, (double)want_max, (double)max);
+            double want_sum = kernel_exp_sum_scalar(want, want, want_max, n);
+            cpu_set_isa(isa);
+            double sum = kernel_exp_sum(y, y, max, n);
+            cpu_set_isa(ISA_SCALAR);
+            cr_expect(fabs(sum - want_sum) <= 1e-6 * want_sum,
+                      "kernel_exp_sum [%s] n=%lld row %lld: sum expected %.17g, got %.17g",
+                      cpu_isa_name(isa), (long long)n, (long long)r, want_sum, sum);
+            expect_close("kernel_exp_sum", "y", isa, rows, n, y, want, n);
+        }
+    }
+}
+
+/* The BERT sizes, and one row of BERT's 30522-word vocabulary. */
+Test(kernels, add_max_exp_sum_match_scalar)
+{
+    CpuIsa orig = cpu_isa();
+    for_each_size(add_max_exp_sum_case);
+    for (int p = 0; p < 3; p++)
+        if (cpu_isa_supported(simd_paths[p]))
+            add_max_exp_sum_case(simd_paths[p], 1, 30522);
+    cpu_set_isa(orig);
+}
+
+/* ---- y += x, y += a x ------------------------------------------------------------ */
+
+/* Bit for bit: every path does the scalar reference's IEEE operations. */
+static void expect_same(const char *fn, CpuIsa isa, int64_t n, const float *got,
+                        const float *want)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+            cr_expect(false, "%s [%s] n=%lld: y[%lld] expected %.9g, got %.9g", fn,
+                      cpu_isa_name(isa), (long long)n, (long long)i, (double)want[i],
+                      (double)got[i]);
+            return;
+        }
+}
+
+static void add_axpy_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, -10.0f, 10.0f);
+    fill(bufs.want, m, -10.0f, 10.0f);
+    memcpy(bufs.y, bufs.want, m * sizeof(float));
+    kernel_add_inplace_scalar(bufs.want, bufs.x, m);
+    cpu_set_isa(isa);
+    kernel_add_inplace(bufs.y, bufs.x, m);
+    expect_same("kernel_add_inplace", isa, m, bufs.y, bufs.want);
+    kernel_axpy_scalar(bufs.want, -0.37f, bufs.x, m);
+    kernel_axpy(bufs.y, -0.37f, bufs.x, m);
+    expect_same("kernel_axpy", isa, m, bufs.y, bufs.want);
+}
+
+Test(kernels, add_inplace_axpy_match_scalar) { for_each_size(add_axpy_case); }

@@ -108,6 +108,22 @@ static void rows_case(CpuIsa isa, int64_t n)
     k->gelu_tanh(y1, x, count);
     s->gelu_tanh(y2, x, count);
     expect_rows("gelu_tanh", isa, n, y1, y2, count);
+    for (int64_t i = 0; i < n; i++)
+        y1[i] = y2[i] = x[i];
+    float max1 = k->add_max(y1, b, n), max2 = s->add_max(y2, b, n);
+    pt_check(max1 == max2, "add_max %s n=%lld: max %.9g, scalar %.9g", cpu_isa_name(isa),
+             (long long)n, (double)max1, (double)max2);
+    double sum1 = k->exp_sum(y1, y1, max1, n), sum2 = s->exp_sum(y2, y2, max2, n);
+    pt_check(pt_close(sum1, sum2, 0.0, 1e-6), "exp_sum %s n=%lld: sum %.17g, scalar %.17g",
+             cpu_isa_name(isa), (long long)n, sum1, sum2);
+    expect_rows("exp_sum", isa, n, y1, y2, n);
+    for (int64_t i = 0; i < count; i++)
+        y1[i] = y2[i] = dy[i];
+    k->axpy(y1, -0.37f, x, count);
+    s->axpy(y2, -0.37f, x, count);
+    k->add_inplace(y1, x, count);
+    s->add_inplace(y2, x, count);
+    expect_rows("axpy, add_inplace", isa, n, y1, y2, count);
     for (int64_t i = 0; i < count; i++)
         y1[i] = y2[i] = 0.0f;
     k->gelu_backward(y1, x, dy, count);
