@@ -111,7 +111,7 @@ typedef enum OpId {
     OP_MASKED_FILL, OP_DROPOUT, OP_CONV1D,
     OP_CROSS_ENTROPY, OP_BCE, OP_BCE_WITH_LOGITS, OP_MSE, OP_LINEAR_CROSS_ENTROPY,
     OP_ATTENTION_SCORES, OP_ATTENTION_CONTEXT,
-    OP_ADD_LAYERNORM, OP_BIAS_ACT,
+    OP_ADD_LAYERNORM,
     OP_COUNT
 } OpId;
 
@@ -241,20 +241,11 @@ Var *ag_mse(Graph *g, Var *a, const Tensor *target);
 Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
                              int ignore_index);
 
-/* Fused pairs of the BERT layer (ops_fused.c), each one pass over its rows
- * with the value of the two ops it replaces.
+/* Fused ops (ops_fused.c).
  * add_layernorm: a, b (..., H) of one shape, gamma, beta (H) or NULL ->
- * ag_layernorm(ag_add(a, b), gamma, beta, eps); a and b get the same gradient.
- * bias_act: h (..., n), bias (n) -> act(h + bias); with h = ag_linear(x, w,
- * NULL) it is act(ag_linear(x, w, bias)), the bias gradient summed in the
- * activation's backward pass. */
-typedef enum AgAct {
-    AG_ACT_GELU,          /* erf form, as ag_gelu */
-    AG_ACT_GELU_TANH,     /* as ag_gelu_tanh */
-    AG_ACT_RELU           /* as ag_relu */
-} AgAct;
+ * ag_layernorm(ag_add(a, b), gamma, beta, eps) in one pass over the rows; a
+ * and b get the same gradient. The residual Add & Norm of a BERT layer. */
 Var *ag_add_layernorm(Graph *g, Var *a, Var *b, Var *gamma, Var *beta, float eps);
-Var *ag_bias_act(Graph *g, Var *h, Var *bias, AgAct act);
 
 /* ------------------------------------------------------------------------ */
 /* Gradient checking (gradcheck.c)                                           */

@@ -56,7 +56,6 @@ void attention_context_backward(Graph *g, Node *node);
 void linear_cross_entropy_backward(Graph *g, Node *node);
 /* ops_fused.c */
 void add_layernorm_backward(Graph *g, Node *node);
-void bias_act_backward(Graph *g, Node *node);
 
 /* Normalise a possibly negative dim (-1 = last) against ndim; fatal if out of
  * range, naming the op. */

@@ -1,8 +1,8 @@
 /* test/test_grad_fused.c — the fused ops of ops_fused.c: finite-difference
  * gradient tests for add_layernorm (with and without gamma/beta, both eps,
- * and a + a) and bias_act (gelu, gelu_tanh, relu), and checks that each gives
- * the values and the gradients of the ops it replaces, on shapes with odd
- * rows (the SIMD tails) and on ones large enough to run on the threads. */
+ * and a + a), and checks that it gives the values and the gradients of
+ * ag_layernorm(ag_add(a, b)), on rows of odd length (the SIMD tails) and on a
+ * tensor large enough to run on the threads. */
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
@@ -160,82 +160,4 @@ Test(grad_fused, add_layernorm_shape_error)
               "add_layernorm accepted a (2,8) + (3,8) sum");
     cr_assert(strstr(msg, "add_layernorm") && strstr(msg, "[2, 8]") && strstr(msg, "[3, 8]"),
               "add_layernorm: the message should name the op and both shapes, got: %s", msg);
-}
-
-/* ------------------------------------------------------------------------ */
-/* bias_act                                                                  */
-/* ------------------------------------------------------------------------ */
-
-static const char *const act_names[3] = {"gelu", "gelu_tanh", "relu"};
-
-static Var *f_bias_act(Graph *g, Var **x, void *u)
-{
-    return ag_bias_act(g, x[0], x[1], *(const AgAct *)u);
-}
-
-/* relu has a kink at h + bias = 0: keep every sum at least 0.1 (10 eps) away. */
-static void keep_off_kink(Var *h, const Var *bias)
-{
-    int64_t n = bias->value.numel;
-    for (int64_t i = 0; i < h->value.numel; i++) {
-        float z = h->value.data[i] + bias->value.data[i % n];
-        if (fabsf(z) < 0.1f)
-            h->value.data[i] += z < 0 ? -0.1f : 0.1f;
-    }
-}
-
-Test(grad_fused, bias_act)
-{
-    for (int act = AG_ACT_GELU; act <= AG_ACT_RELU; act++) {
-        int64_t s[2] = {3, 5}, bs[1] = {5};
-        Var *in[2] = {test_param(params, 2, s, &rng, -3, 3), test_param(params, 1, bs, &rng, -1, 1)};
-        if (act == AG_ACT_RELU)
-            keep_off_kink(in[0], in[1]);
-        char op[32];
-        snprintf(op, sizeof op, "bias_act %s", act_names[act]);
-        AgAct a = (AgAct)act;
-        test_gradcheck(op, graph, f_bias_act, in, 2, &a);
-    }
-}
-
-static Var *unfused_act(Graph *g, AgAct act, Var *x)
-{
-    switch (act) {
-    case AG_ACT_GELU_TANH: return ag_gelu_tanh(g, x);
-    case AG_ACT_RELU: return ag_relu(g, x);
-    case AG_ACT_GELU: break;
-    }
-    return ag_gelu(g, x);
-}
-
-/* act(ag_linear(x, w, bias)) against ag_bias_act(ag_linear(x, w, NULL), bias):
- * values, and the gradients of x, w and bias. */
-static void check_bias_act_matches(AgAct act, int64_t rows, int64_t n_in, int64_t n)
-{
-    int64_t xs[2] = {rows, n_in}, ws[2] = {n, n_in}, bs[1] = {n};
-    Var *in[3] = {test_param(params, 2, xs, &rng, -1, 1), test_param(params, 2, ws, &rng, -1, 1),
-                  test_param(params, 1, bs, &rng, -1, 1)};
-    float *seed = random_seed(rows * n), *want[3], *got[3];
-    char what[96];
-    float *ref = grads_of(unfused_act(graph, act, ag_linear(graph, in[0], in[1], in[2])), seed,
-                          in, 3, want);
-    float *out = grads_of(ag_bias_act(graph, ag_linear(graph, in[0], in[1], NULL), in[2], act),
-                          seed, in, 3, got);
-    snprintf(what, sizeof what, "bias_act %s (%lld,%lld) value", act_names[act],
-             (long long)rows, (long long)n);
-    expect_close(what, out, ref, rows * n, 1e-6, 1e-6);
-    static const char *const names[3] = {"x", "w", "bias"};
-    for (int k = 0; k < 3; k++) {
-        snprintf(what, sizeof what, "bias_act %s (%lld,%lld) gradient of %s", act_names[act],
-                 (long long)rows, (long long)n, names[k]);
-        expect_close(what, got[k], want[k], in[k]->value.numel, 1e-5, 1e-5);
-    }
-}
-
-Test(grad_fused, bias_act_matches_linear_then_act)
-{
-    for (int act = AG_ACT_GELU; act <= AG_ACT_RELU; act++) {
-        check_bias_act_matches((AgAct)act, 3, 4, 37);     /* odd rows: the SIMD tails */
-        check_bias_act_matches((AgAct)act, 40, 8, 1100);  /* 3 column blocks, on the threads */
-    }
 }

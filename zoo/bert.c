@@ -34,32 +34,9 @@ Var *bert_activation(Graph *g, BertAct act, Var *x)
     return ag_gelu(g, x);   /* erf form, as BERT */
 }
 
-static AgAct fused_act(BertAct act)
-{
-    switch (act) {
-    case ACT_GELU_TANH: return AG_ACT_GELU_TANH;
-    case ACT_RELU: return AG_ACT_RELU;
-    case ACT_GELU: break;
-    }
-    return AG_ACT_GELU;
-}
-
-/* act(Dense(x)) as a bias-free GEMM, then the bias and the activation in one
- * pass (ag_bias_act): one sweep over the (..., out) result instead of a bias
- * pass and an activation pass, and in the backward the bias gradient is
- * summed in the activation's pass. Same values as
- * bert_activation(linear_forward(dense, x)). */
-Var *bert_dense_act(Graph *g, BertAct act, const Linear *dense, Var *x)
-{
-    if (!dense->bias)
-        return bert_activation(g, act, linear_forward(g, dense, x));
-    Var *h = ag_linear(g, x, dense->weight, NULL);                  /* x W^T */
-    return ag_bias_act(g, h, dense->bias, fused_act(act));
-}
-
 /* LayerNorm(a + b), the residual "Add & Norm", as one op (ag_add_layernorm):
- * each row is summed and normalised while it is in cache, and no sum tensor or
- * sum gradient is kept beyond the saved input the LayerNorm backward needs. */
+ * each row is summed and normalised while it is in cache, and the gradient of
+ * the sum is never allocated. Same values as ag_layernorm(ag_add(a, b)). */
 Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b)
 {
     return ag_add_layernorm(g, a, b, ln->weight, ln->bias, ln->eps);
@@ -188,17 +165,16 @@ static Var *embeddings_forward(Graph *g, const BertModel *m, const BertInputs *i
     return dropout_forward(g, &m->emb_drop, layernorm_forward(g, &m->emb_ln, sum));
 }
 
-/* One encoder layer, the equations at the top of this file. The residual
- * sums and their LayerNorms (bert_add_norm) and the intermediate Dense's bias
- * and activation (bert_dense_act) are fused pairs: one pass each instead of
- * two, with the values of the unfused ops. */
+/* One encoder layer, the equations at the top of this file. Each residual sum
+ * and its LayerNorm are one fused op (bert_add_norm): one pass over the rows
+ * instead of two, with the values of ag_layernorm(ag_add(...)). */
 static Var *layer_forward(Graph *g, const BertModel *m, const BertLayer *l, Var *x, Var *mask,
                           Var **probs)
 {
     Var *context = bert_self_attention_forward(g, &l->self, x, mask, probs);
     Var *attn = dropout_forward(g, &l->attn_drop, linear_forward(g, &l->attn_out, context));
     Var *y = bert_add_norm(g, &l->attn_ln, attn, x);                 /* LN(attn + X_l) */
-    Var *f = bert_dense_act(g, m->act, &l->inter, y);                /* (B, S, I) */
+    Var *f = bert_activation(g, m->act, linear_forward(g, &l->inter, y));        /* (B, S, I) */
     Var *o = dropout_forward(g, &l->out_drop, linear_forward(g, &l->out, f));
     return bert_add_norm(g, &l->out_ln, o, y);                       /* LN(o + Y) */
 }

@@ -301,7 +301,7 @@ static Var *layer_forward(Graph *g, const CgModel *m, const CgLayer *l, Var *x, 
     *a = m->ops->forward(g, &l->self, x, D, mask);
     Var *attn = dropout_forward(g, &l->attn_drop, linear_forward(g, &l->attn_out, a->context));
     Var *y = bert_add_norm(g, &l->attn_ln, attn, x);                 /* LN(attn + X_l) */
-    Var *f = bert_dense_act(g, m->act, &l->inter, y);                /* (B, S, I) */
+    Var *f = bert_activation(g, m->act, linear_forward(g, &l->inter, y));  /* (B, S, I) */
     Var *o = dropout_forward(g, &l->out_drop, linear_forward(g, &l->out, f));
     return bert_add_norm(g, &l->out_ln, o, y);                       /* LN(o + Y) */
 }

@@ -225,8 +225,6 @@ void bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *w
 Var *bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x);   /* (B,S,H) -> (B,S,V) */
 /* The activation named by hidden_act (gelu = erf form). */
 Var *bert_activation(Graph *g, BertAct act, Var *x);
-/* act(Dense(x)) with the bias added in the activation's pass (ag_bias_act). */
-Var *bert_dense_act(Graph *g, BertAct act, const Linear *dense, Var *x);
 /* LayerNorm(a + b), the residual Add & Norm, as one op (ag_add_layernorm). */
 Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b);
 
