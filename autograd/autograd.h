@@ -114,6 +114,7 @@ typedef enum OpId {
     OP_MASKED_FILL, OP_DROPOUT, OP_CONV1D,
     OP_CROSS_ENTROPY, OP_BCE, OP_BCE_WITH_LOGITS, OP_MSE, OP_LINEAR_CROSS_ENTROPY,
     OP_ATTENTION_SCORES, OP_ATTENTION_CONTEXT,
+    OP_ADD_LAYERNORM,
     OP_COUNT
 } OpId;
 
@@ -242,6 +243,12 @@ Var *ag_mse(Graph *g, Var *a, const Tensor *target);
  * storing the (N, V) logits (ops_linear_ce.c): the MLM decoder's loss. */
 Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
                              int ignore_index);
+
+/* Fused ops (ops_fused.c).
+ * add_layernorm: a, b (..., H) of one shape, gamma, beta (H) or NULL ->
+ * ag_layernorm(ag_add(a, b), gamma, beta, eps) in one pass over the rows; a
+ * and b get the same gradient. The residual Add & Norm of a BERT layer. */
+Var *ag_add_layernorm(Graph *g, Var *a, Var *b, Var *gamma, Var *beta, float eps);
 
 /* ------------------------------------------------------------------------ */
 /* Gradient checking (gradcheck.c)                                           */

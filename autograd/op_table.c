@@ -41,6 +41,7 @@ const OpDef ag_op_table[OP_COUNT] = {
     [OP_LINEAR_CROSS_ENTROPY] = {"linear_cross_entropy", linear_cross_entropy_backward},
     [OP_ATTENTION_SCORES] = {"attention_scores", attention_scores_backward},
     [OP_ATTENTION_CONTEXT] = {"attention_context", attention_context_backward},
+    [OP_ADD_LAYERNORM]   = {"add_layernorm", add_layernorm_backward},
 };
 
 int ag_norm_dim(const char *op, int dim, int ndim)

@@ -54,6 +54,8 @@ void attention_scores_backward(Graph *g, Node *node);
 void attention_context_backward(Graph *g, Node *node);
 /* ops_linear_ce.c */
 void linear_cross_entropy_backward(Graph *g, Node *node);
+/* ops_fused.c */
+void add_layernorm_backward(Graph *g, Node *node);
 
 /* Normalise a possibly negative dim (-1 = last) against ndim; fatal if out of
  * range, naming the op. */

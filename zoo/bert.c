@@ -34,6 +34,14 @@ Var *bert_activation(Graph *g, BertAct act, Var *x)
     return ag_gelu(g, x);   /* erf form, as BERT */
 }
 
+/* LayerNorm(a + b), the residual "Add & Norm", as one op (ag_add_layernorm):
+ * each row is summed and normalised while it is in cache, and the gradient of
+ * the sum is never allocated. Same values as ag_layernorm(ag_add(a, b)). */
+Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b)
+{
+    return ag_add_layernorm(g, a, b, ln->weight, ln->bias, ln->eps);
+}
+
 static void layer_init(BertLayer *l, Registry *r, const BertConfig *cfg, int index)
 {
     int64_t H = cfg->hidden_size, I = cfg->intermediate_size;
@@ -157,15 +165,18 @@ static Var *embeddings_forward(Graph *g, const BertModel *m, const BertInputs *i
     return dropout_forward(g, &m->emb_drop, layernorm_forward(g, &m->emb_ln, sum));
 }
 
+/* One encoder layer, the equations at the top of this file. Each residual sum
+ * and its LayerNorm are one fused op (bert_add_norm): one pass over the rows
+ * instead of two, with the values of ag_layernorm(ag_add(...)). */
 static Var *layer_forward(Graph *g, const BertModel *m, const BertLayer *l, Var *x, Var *mask,
                           Var **probs)
 {
     Var *context = bert_self_attention_forward(g, &l->self, x, mask, probs);
     Var *attn = dropout_forward(g, &l->attn_drop, linear_forward(g, &l->attn_out, context));
-    Var *y = layernorm_forward(g, &l->attn_ln, ag_add(g, attn, x));
+    Var *y = bert_add_norm(g, &l->attn_ln, attn, x);                 /* LN(attn + X_l) */
     Var *f = bert_activation(g, m->act, linear_forward(g, &l->inter, y));        /* (B, S, I) */
     Var *o = dropout_forward(g, &l->out_drop, linear_forward(g, &l->out, f));
-    return layernorm_forward(g, &l->out_ln, ag_add(g, o, y));
+    return bert_add_norm(g, &l->out_ln, o, y);                       /* LN(o + Y) */
 }
 
 /* Inference (no_grad) keeps only what the outputs need of a layer: its

@@ -300,10 +300,10 @@ static Var *layer_forward(Graph *g, const CgModel *m, const CgLayer *l, Var *x, 
 {
     *a = m->ops->forward(g, &l->self, x, D, mask);
     Var *attn = dropout_forward(g, &l->attn_drop, linear_forward(g, &l->attn_out, a->context));
-    Var *y = layernorm_forward(g, &l->attn_ln, ag_add(g, attn, x));
+    Var *y = bert_add_norm(g, &l->attn_ln, attn, x);                 /* LN(attn + X_l) */
     Var *f = bert_activation(g, m->act, linear_forward(g, &l->inter, y));  /* (B, S, I) */
     Var *o = dropout_forward(g, &l->out_drop, linear_forward(g, &l->out, f));
-    return layernorm_forward(g, &l->out_ln, ag_add(g, o, y));
+    return bert_add_norm(g, &l->out_ln, o, y);                       /* LN(o + Y) */
 }
 
 /* The seed's local context attention: s = gate(X_L) (B, S, 1), −1e9 at

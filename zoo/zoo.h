@@ -225,6 +225,8 @@ void bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *w
 Var *bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x);   /* (B,S,H) -> (B,S,V) */
 /* The activation named by hidden_act (gelu = erf form). */
 Var *bert_activation(Graph *g, BertAct act, Var *x);
+/* LayerNorm(a + b), the residual Add & Norm, as one op (ag_add_layernorm). */
+Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b);
 
 /* ------------------------------------------------------------------------ */
 /* SpanBERT span masking (zoo/span_masking.c), SPEC §6.7.2                   */
