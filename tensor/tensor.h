@@ -267,18 +267,22 @@ float32x4_t bertc_erff_neon(float32x4_t x);
  * kernel_*_scalar (tensor/kernels.c) is the fallback on every target and the
  * oracle the SIMD paths (tensor/kernels_avx512.c, kernels_avx2.c,
  * kernels_neon.c) are tested against (test/test_kernels_simd.c). All paths
- * use bertc_expf/erff/tanhf, never libm's, so results agree across targets. */
+ * use bertc_expf/erff/tanhf, never libm's, so results agree across targets.
+ *
+ * The backward kernels add into dx when `accumulate` is true; when it is
+ * false they write dx, never reading it (it may hold garbage), with the
+ * values that adding into zeros would give. */
 
 /* Softmax over the last dim. x, y are (rows, n). y may alias x. */
 void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 /* Given y = softmax(x) and dy: dx += y * (dy - sum(dy * y)). */
 void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
-                                  int64_t rows, int64_t n);
+                                  int64_t rows, int64_t n, bool accumulate);
 /* log_softmax over the last dim: y = x - max - log(sum(exp(x - max))). */
 void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 /* Given y = log_softmax(x): dx += dy - exp(y) * sum(dy). */
 void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
-                                      int64_t rows, int64_t n);
+                                      int64_t rows, int64_t n, bool accumulate);
 
 /* LayerNorm over the last dim (n), PyTorch semantics (biased variance):
  *   y = (x - mean) * rstd * gamma + beta,  rstd = 1/sqrt(var + eps).
@@ -287,19 +291,23 @@ void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy
 void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta,
                            int64_t rows, int64_t n, float eps);
-/* Accumulates dx (rows, n), dgamma (n), dbeta (n); any of them may be NULL. */
+/* Accumulates dgamma (n), dbeta (n) and dx (rows, n), which it writes instead
+ * when !dx_accumulate; any of them may be NULL. */
 void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x,
                                     const float *mean, const float *rstd,
-                                    const float *gamma, int64_t rows, int64_t n);
+                                    const float *gamma, int64_t rows, int64_t n,
+                                    bool dx_accumulate);
 
 /* GELU, erf form (BERT): y = 0.5 x (1 + erf(x / sqrt 2)). x, y are (n). */
 void kernel_gelu(float *y, const float *x, int64_t n);
-void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n);
+void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n,
+                          bool accumulate);
 /* GELU, tanh form (BertSum, OpenNMT):
  *   y = 0.5 x (1 + tanh( sqrt(2/pi) (x + 0.044715 x^3) )). */
 void kernel_gelu_tanh(float *y, const float *x, int64_t n);
-void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n);
+void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n,
+                               bool accumulate);
 
 /* The GELU constants, shared by every path. */
 #define GELU_SQRT1_2 0.70710678118654752440f      /* 1/sqrt(2) */
@@ -311,22 +319,24 @@ void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64
  * sums and LayerNorm mean/variance are accumulated in double here. */
 void kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                         int64_t rows, int64_t n);
+                                         int64_t rows, int64_t n, bool accumulate);
 void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                             int64_t rows, int64_t n);
+                                             int64_t rows, int64_t n, bool accumulate);
 void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
                                   const float *gamma, const float *beta,
                                   int64_t rows, int64_t n, float eps);
 void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
                                            const float *dy, const float *x,
                                            const float *mean, const float *rstd,
-                                           const float *gamma, int64_t rows, int64_t n);
+                                           const float *gamma, int64_t rows, int64_t n,
+                                           bool dx_accumulate);
 void kernel_gelu_scalar(float *y, const float *x, int64_t n);
-void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n);
+void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
+                                 bool accumulate);
 void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n);
 void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy,
-                                      int64_t n);
+                                      int64_t n, bool accumulate);
 
 /* One path's row kernels as a table (tensor/kernels_dispatch.c picks one).
  * row_kernels_avx512/avx2 exist on x86-64 builds, row_kernels_neon on
@@ -334,21 +344,23 @@ void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy
 typedef struct RowKernels {
     void (*softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
     void (*softmax_rows_backward)(float *dx, const float *y, const float *dy,
-                                  int64_t rows, int64_t n);
+                                  int64_t rows, int64_t n, bool accumulate);
     void (*log_softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
     void (*log_softmax_rows_backward)(float *dx, const float *y, const float *dy,
-                                      int64_t rows, int64_t n);
+                                      int64_t rows, int64_t n, bool accumulate);
     void (*layernorm_rows)(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta, int64_t rows,
                            int64_t n, float eps);
     void (*layernorm_rows_backward)(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x, const float *mean,
                                     const float *rstd, const float *gamma, int64_t rows,
-                                    int64_t n);
+                                    int64_t n, bool dx_accumulate);
     void (*gelu)(float *y, const float *x, int64_t n);
-    void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n);
+    void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n,
+                          bool accumulate);
     void (*gelu_tanh)(float *y, const float *x, int64_t n);
-    void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n);
+    void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n,
+                               bool accumulate);
 } RowKernels;
 
 extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2,
