@@ -7,7 +7,13 @@
  * backward needs. ag_backward(g, loss) walks the tape from the newest node to
  * the oldest and calls each op's backward, which ADDS into its inputs'
  * gradients (+=), so a Var used twice (a tied weight) receives the sum of its
- * uses, exactly like PyTorch.
+ * uses, exactly like PyTorch. A node runs only after every consumer of its
+ * output has added into that output's gradient. The first backward to reach a
+ * step Var may WRITE its gradient instead of adding to zeros (ag_grad_full),
+ * or hand it its own upstream buffer (ag_grad_share, reshape and add): the
+ * same values without a zeroing or copying pass. So after backward a step
+ * Var's ->grad may be shared with its input; only parameters' gradients are
+ * meant to be read then.
  *
  * Memory: a Graph owns a step arena. Activations, nodes and the gradients of
  * non-leaf Vars live there and vanish at ag_graph_reset(). Parameters (made
@@ -98,6 +104,25 @@ float *ag_param_grad(Var *param);
 /* The gradient buffer of v, allocated zero-filled if absent: in the
  * parameter's persistent arena (ag_param_grad), else in the step arena. */
 float *ag_grad(Graph *g, Var *v);
+/* Only for a backward that stores EVERY element of v's gradient (linear's dx,
+ * an elementwise op, layernorm's dx, permute...). Returns the buffer and sets
+ * *accumulate: true when v is a parameter or already has a gradient (add into
+ * it, as with ag_grad); false when the buffer is a fresh step allocation, NOT
+ * zeroed: store every element, read none. Writing
+ *     g[i] = (accumulate ? g[i] : 0.0f) + d
+ * (or a GEMM with beta = accumulate ? 1 : 0) gives the values that adding d
+ * into a zeroed buffer gives. A backward that reaches only some elements
+ * (slice, embedding, gather, masked_fill, a broadcast operand) uses ag_grad. */
+float *ag_grad_full(Graph *g, Var *v, bool *accumulate);
+/* For a backward whose gradient for v is the upstream gradient `grad` itself,
+ * element for element (reshape; add). If v is not a parameter and has no
+ * gradient yet, v's gradient becomes that very buffer (no copy) and it returns
+ * true; otherwise false, and the caller adds grad in as usual. Only for the
+ * running node's node->out->grad: every consumer of out has run, so from now
+ * on only v's own consumers write to it. Share it with one input only.
+ * (A -0.0 in grad stays -0.0 where 0 + -0.0 gives +0.0; parameter gradients,
+ * which start from zeros, come out bit for bit the same either way.) */
+bool ag_grad_share(Var *v, float *grad);
 
 /* ------------------------------------------------------------------------ */
 /* The tape and the op table (for op implementers; users rarely need it)     */

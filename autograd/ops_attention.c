@@ -13,6 +13,8 @@
  * Backward, with G the upstream gradient:
  *   scores:  dq_bh += alpha G_bh k_bh;   dk_bh += alpha G_bh^T q_bh
  *   context: dp_bh += G_bh v_bh^T;       dv_bh += p_bh^T G_bh
+ * The blocks of a gradient cover all of it, so each GEMM writes (beta = 0)
+ * instead of adding when that gradient is new (ag_grad_full).
  * The (b, h) blocks are independent: parallel_for hands them to the threads
  * (each block's GEMM is too small to split further). */
 #include "autograd/ops_internal.h"
@@ -35,6 +37,7 @@ typedef struct HeadJob {
     float alpha;
     const float *a, *b, *mask;   /* operands; mask (B, S) or NULL */
     float *out;
+    float beta;                  /* gradients: 1 adds into out, 0 writes it */
     int kind;                    /* which product, below */
 } HeadJob;
 
@@ -57,11 +60,11 @@ static void head_block(const HeadJob *j, int64_t bh)
                 kernel_add_inplace(j->out + block + i * S, j->mask + b * S, S);
         break;
     case DQ:      /* a = G (scores grad), b = k */
-        gemm(false, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, 1.0f,
+        gemm(false, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, j->beta,
              j->out + head, H);
         break;
     case DK:      /* a = G, b = q */
-        gemm(true, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, 1.0f,
+        gemm(true, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, j->beta,
              j->out + head, H);
         break;
     case CONTEXT: /* a = p, b = v */
@@ -69,11 +72,11 @@ static void head_block(const HeadJob *j, int64_t bh)
              j->out + head, H);
         break;
     case DP:      /* a = G (context grad), b = v */
-        gemm(false, true, S, S, d, 1.0f, j->a + head, H, j->b + head, H, 1.0f,
+        gemm(false, true, S, S, d, 1.0f, j->a + head, H, j->b + head, H, j->beta,
              j->out + block, S);
         break;
     case DV:      /* a = p, b = G */
-        gemm(true, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, 1.0f,
+        gemm(true, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, j->beta,
              j->out + head, H);
         break;
     }
@@ -86,10 +89,20 @@ static void head_range(void *ctx, int64_t begin, int64_t end)
 }
 
 static void run_heads(HeadDims hd, int kind, float alpha, const float *a, const float *b,
-                      const float *mask, float *out)
+                      const float *mask, float *out, float beta)
 {
-    HeadJob j = {hd, alpha, a, b, mask, out, kind};
+    HeadJob j = {hd, alpha, a, b, mask, out, beta, kind};
     parallel_for(hd.B * hd.nh, head_range, &j);
+}
+
+/* The gradient buffer of x for run_heads, and the beta that adds into it or
+ * writes it (every head block is written, so together they cover it all). */
+static float *head_grad(Graph *g, Var *x, float *beta)
+{
+    bool accumulate;
+    float *grad = ag_grad_full(g, x, &accumulate);
+    *beta = accumulate ? 1.0f : 0.0f;
+    return grad;
 }
 
 Var *ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask)
@@ -103,7 +116,7 @@ Var *ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var 
     Var *in[2] = {q, k};
     Var *out = ag_result(g, 4, shape, in, 2);
     run_heads(hd, SCORES, alpha, q->value.data, k->value.data, mask ? mask->value.data : NULL,
-              out->value.data);
+              out->value.data, 0.0f);
     Node *node = ag_record(g, OP_ATTENTION_SCORES, out, in, 2);
     if (node) {
         node->iattr[0] = nh;
@@ -116,11 +129,15 @@ void attention_scores_backward(Graph *g, Node *node)
 {
     Var *q = node->in[0], *k = node->in[1];
     HeadDims hd = head_dims("attention_scores", q, node->iattr[0]);
-    float alpha = node->fattr[0];
-    if (q->requires_grad)
-        run_heads(hd, DQ, alpha, node->out->grad, k->value.data, NULL, ag_grad(g, q));
-    if (k->requires_grad)
-        run_heads(hd, DK, alpha, node->out->grad, q->value.data, NULL, ag_grad(g, k));
+    float alpha = node->fattr[0], beta;
+    if (q->requires_grad) {
+        float *dq = head_grad(g, q, &beta);
+        run_heads(hd, DQ, alpha, node->out->grad, k->value.data, NULL, dq, beta);
+    }
+    if (k->requires_grad) {
+        float *dk = head_grad(g, k, &beta);
+        run_heads(hd, DK, alpha, node->out->grad, q->value.data, NULL, dk, beta);
+    }
 }
 
 Var *ag_attention_context(Graph *g, Var *p, Var *v)
@@ -133,7 +150,7 @@ Var *ag_attention_context(Graph *g, Var *p, Var *v)
         ag_shape_error("attention_context", "p (B, nh, S, S) and v (B, S, H) differ", p, v);
     Var *in[2] = {p, v};
     Var *out = ag_result(g, 3, v->value.shape, in, 2);
-    run_heads(hd, CONTEXT, 1.0f, P->data, v->value.data, NULL, out->value.data);
+    run_heads(hd, CONTEXT, 1.0f, P->data, v->value.data, NULL, out->value.data, 0.0f);
     ag_record(g, OP_ATTENTION_CONTEXT, out, in, 2);
     return out;
 }
@@ -142,8 +159,13 @@ void attention_context_backward(Graph *g, Node *node)
 {
     Var *p = node->in[0], *v = node->in[1];
     HeadDims hd = head_dims("attention_context", v, p->value.shape[1]);
-    if (p->requires_grad)
-        run_heads(hd, DP, 1.0f, node->out->grad, v->value.data, NULL, ag_grad(g, p));
-    if (v->requires_grad)
-        run_heads(hd, DV, 1.0f, p->value.data, node->out->grad, NULL, ag_grad(g, v));
+    float beta;
+    if (p->requires_grad) {
+        float *dp = head_grad(g, p, &beta);
+        run_heads(hd, DP, 1.0f, node->out->grad, v->value.data, NULL, dp, beta);
+    }
+    if (v->requires_grad) {
+        float *dv = head_grad(g, v, &beta);
+        run_heads(hd, DV, 1.0f, p->value.data, node->out->grad, NULL, dv, beta);
+    }
 }

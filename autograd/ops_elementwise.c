@@ -82,14 +82,41 @@ static Var *binary(Graph *g, BinaryKind kind, Var *a, Var *b)
     return out;
 }
 
+/* The gradient buffer of an input x of a binary op with output `out`. An input
+ * of out's size is read once per output element, so its gradient is stored
+ * whole (ag_grad_full); a broadcast one sums over the broadcast dims and must
+ * start from zeros (ag_grad), so it always accumulates. */
+static float *binary_grad(Graph *g, Var *x, const Var *out, bool *accumulate)
+{
+    if (!x->requires_grad)
+        return NULL;
+    if (x->value.numel == out->value.numel)
+        return ag_grad_full(g, x, accumulate);
+    *accumulate = true;
+    return ag_grad(g, x);
+}
+
+/* a + b and a - b hand dy to a unchanged: an a of out's size without a
+ * gradient yet takes dy itself as its gradient (ag_grad_share), no copy.
+ * Not when a is also b, whose share must then be added to it. */
+static bool binary_share_a(BinaryKind kind, Var *a, const Var *b, Var *out)
+{
+    return (kind == BIN_ADD || kind == BIN_SUB) && a != b && a->requires_grad &&
+           a->value.numel == out->value.numel && ag_grad_share(a, out->grad);
+}
+
 /* d(a+b) = (dy, dy); d(a-b) = (dy, -dy); d(ab) = (dy b, dy a);
  * d(a/b) = (dy / b, -dy a / b^2). Gradients of broadcast inputs are summed by
- * accumulating through their stride-0 offsets. */
+ * accumulating through their stride-0 offsets. When a is b (x * x), a's
+ * gradient is stored first and b's then adds to it, element by element. */
 static void binary_backward(Graph *g, Node *node, BinaryKind kind)
 {
     Var *a = node->in[0], *b = node->in[1], *out = node->out;
-    float *da = a->requires_grad ? ag_grad(g, a) : NULL;
-    float *db = b->requires_grad ? ag_grad(g, b) : NULL;
+    bool acc_a, acc_b;
+    float *da = binary_share_a(kind, a, b, out) ? NULL : binary_grad(g, a, out, &acc_a);
+    float *db = binary_grad(g, b, out, &acc_b);
+    if (!da && !db)
+        return;
     Broadcast bc = broadcast_plan(&a->value, &b->value, &out->value);
     int64_t sa = inner_stride(bc.a_stride, bc.ndim), sb = inner_stride(bc.b_stride, bc.ndim);
     const float *x = a->value.data, *y = b->value.data, *dy = out->grad;
@@ -99,25 +126,17 @@ static void binary_backward(Graph *g, Node *node, BinaryKind kind)
         const float *gr = dy + r * bc.n;
         for (int64_t j = 0; j < bc.n; j++) {
             int64_t ia = oa + j * sa, ib = ob + j * sb;
-            float gj = gr[j];
+            float gj = gr[j], ga = 0.0f, gb = 0.0f;   /* this element's share of da, db */
             switch (kind) {
-            case BIN_ADD:
-                if (da) da[ia] += gj;
-                if (db) db[ib] += gj;
-                break;
-            case BIN_SUB:
-                if (da) da[ia] += gj;
-                if (db) db[ib] -= gj;
-                break;
-            case BIN_MUL:
-                if (da) da[ia] += gj * y[ib];
-                if (db) db[ib] += gj * x[ia];
-                break;
-            case BIN_DIV:
-                if (da) da[ia] += gj / y[ib];
-                if (db) db[ib] -= gj * x[ia] / (y[ib] * y[ib]);
-                break;
+            case BIN_ADD: ga = gj; gb = gj; break;
+            case BIN_SUB: ga = gj; gb = -gj; break;
+            case BIN_MUL: ga = gj * y[ib]; gb = gj * x[ia]; break;
+            case BIN_DIV: ga = gj / y[ib]; gb = -(gj * x[ia] / (y[ib] * y[ib])); break;
             }
+            if (da)
+                da[ia] = (acc_a ? da[ia] : 0.0f) + ga;
+            if (db)
+                db[ib] = (acc_b ? db[ib] : 0.0f) + gb;
         }
     }
 }
@@ -149,8 +168,9 @@ void scale_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    float *da = ag_grad(g, a), s = node->fattr[0];
+    bool accumulate;
+    float *da = ag_grad_full(g, a, &accumulate), s = node->fattr[0];
     const float *dy = node->out->grad;
     for (int64_t i = 0; i < a->value.numel; i++)
-        da[i] += s * dy[i];
+        da[i] = (accumulate ? da[i] : 0.0f) + s * dy[i];
 }

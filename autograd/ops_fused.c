@@ -90,26 +90,27 @@ Var *ag_add_layernorm(Graph *g, Var *a, Var *b, Var *gamma, Var *beta, float eps
 
 /* With ds the LayerNorm gradient of s = a + b (kernel_layernorm_rows_backward):
  *   da += ds,  db += ds,  dgamma += sum_rows dy xhat,  dbeta += sum_rows dy.
- * The kernel adds ds straight into da, and again (without dgamma, dbeta) into
- * db: a second SIMD pass over the row costs less than keeping ds and adding it
- * to both. One thread, as ag_layernorm's backward: dgamma and dbeta sum over
- * the rows. */
+ * The kernel adds ds straight into da (or writes it, into a fresh buffer from
+ * ag_grad_full), and again, without dgamma and dbeta, into db: a second SIMD
+ * pass over the row costs less than keeping ds and adding it to both. One
+ * thread, as ag_layernorm's backward: dgamma and dbeta sum over the rows. */
 void add_layernorm_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0], *b = node->in[1], *gamma = node->in[2], *beta = node->in[3];
     int64_t H = last_dim(a), rows = a->value.numel / (H ? H : 1);
     const float *s = node->saved[0], *mean = node->saved[1], *rstd = mean + (rows ? rows : 1);
     const float *dy = node->out->grad, *gm = gamma ? gamma->value.data : NULL;
-    float *da = a->requires_grad ? ag_grad(g, a) : NULL;
-    float *db = b->requires_grad ? ag_grad(g, b) : NULL;
+    bool acc_a = true, acc_b = true;   /* false: a fresh buffer, written */
+    float *da = a->requires_grad ? ag_grad_full(g, a, &acc_a) : NULL;
+    float *db = b->requires_grad ? ag_grad_full(g, b, &acc_b) : NULL;   /* b == a: adds */
     float *dgamma = gamma && gamma->requires_grad ? ag_grad(g, gamma) : NULL;
     float *dbeta = beta && beta->requires_grad ? ag_grad(g, beta) : NULL;
     for (int64_t r = 0; r < rows; r++) {
         int64_t off = r * H;
         kernel_layernorm_rows_backward(da ? da + off : NULL, dgamma, dbeta, dy + off, s + off,
-                                       mean + r, rstd + r, gm, 1, H);
+                                       mean + r, rstd + r, gm, 1, H, acc_a);
         if (db)
             kernel_layernorm_rows_backward(db + off, NULL, NULL, dy + off, s + off, mean + r,
-                                           rstd + r, gm, 1, H);
+                                           rstd + r, gm, 1, H, acc_b);
     }
 }

@@ -1,6 +1,8 @@
 /* autograd/ops_internal.h — shared by the op files and the op table; not part
  * of the public API. Each backward function reads node->out->grad and ADDS into
- * the gradients of the node's inputs that require grad. */
+ * the gradients of the node's inputs that require grad; one that stores every
+ * element of an input's gradient gets it from ag_grad_full and writes it when
+ * that is the first gradient to arrive. */
 #ifndef BERTC_OPS_INTERNAL_H
 #define BERTC_OPS_INTERNAL_H
 

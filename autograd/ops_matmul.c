@@ -4,7 +4,8 @@
  *   d op(A) = dC op(B)^T      (M, K)
  *   d op(B) = op(A)^T dC      (K, N)
  * and when A itself is stored transposed, dA is the transpose of d op(A). Each
- * case below is one GEMM call that accumulates (beta = 1) into the gradient. */
+ * case below is one GEMM call that accumulates (beta = 1) into the gradient,
+ * or writes it (beta = 0) when it is the first to arrive (ag_grad_full). */
 #include "autograd/ops_internal.h"
 
 #include <string.h>
@@ -70,26 +71,30 @@ void matmul_backward(Graph *g, Node *node)
     int64_t lda = trans_a ? d.M : d.K, ldb = trans_b ? d.K : d.N;
     int64_t sa = d.M * d.K, sb = d.b_shared ? 0 : d.K * d.N, sc = d.M * d.N;
     const float *A = a->value.data, *B = b->value.data, *dC = node->out->grad;
+    bool accumulate;
     if (a->requires_grad) {
-        float *dA = ag_grad(g, a);
+        float *dA = ag_grad_full(g, a, &accumulate);
+        float beta = accumulate ? 1.0f : 0.0f;
         if (!trans_a) /* dA (M,K) += dC op(B)^T */
             gemm_batched(false, !trans_b, d.batch, d.M, d.K, d.N, 1.0f, dC, d.N, sc, B,
-                         ldb, sb, 1.0f, dA, d.K, sa);
+                         ldb, sb, beta, dA, d.K, sa);
         else          /* dA (K,M) += op(B) dC^T */
             gemm_batched(trans_b, true, d.batch, d.K, d.M, d.N, 1.0f, B, ldb, sb, dC, d.N,
-                         sc, 1.0f, dA, d.M, sa);
+                         sc, beta, dA, d.M, sa);
     }
     if (b->requires_grad) {
-        float *dB = ag_grad(g, b);
-        /* A shared b sums the contributions of every batch entry: the batched
-         * GEMM below writes them all into the same dB, one after another. */
+        float *dB = ag_grad_full(g, b, &accumulate);
+        /* A shared b sums the contributions of every batch entry: the GEMMs
+         * below write them all into the same dB, one after another, so only
+         * the first may overwrite it. */
         for (int64_t i = 0; i < d.batch; i++) {
             const float *Ai = A + i * sa, *dCi = dC + i * sc;
             float *dBi = dB + i * sb;
+            float beta = accumulate || (d.b_shared && i > 0) ? 1.0f : 0.0f;
             if (!trans_b) /* dB (K,N) += op(A)^T dC */
-                gemm(!trans_a, false, d.K, d.N, d.M, 1.0f, Ai, lda, dCi, d.N, 1.0f, dBi, d.N);
+                gemm(!trans_a, false, d.K, d.N, d.M, 1.0f, Ai, lda, dCi, d.N, beta, dBi, d.N);
             else          /* dB (N,K) += dC^T op(A) */
-                gemm(true, trans_a, d.N, d.K, d.M, 1.0f, dCi, d.N, Ai, lda, 1.0f, dBi, d.K);
+                gemm(true, trans_a, d.N, d.K, d.M, 1.0f, dCi, d.N, Ai, lda, beta, dBi, d.K);
         }
     }
 }
@@ -126,16 +131,20 @@ Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias)
     return out;
 }
 
-/* dx += dy w;  dw += dy^T x;  dbias += sum over rows of dy. */
+/* dx += dy w;  dw += dy^T x;  dbias += sum over rows of dy.
+ * dx (rows, in) is written (beta = 0) when it is the first gradient x gets. */
 void linear_backward(Graph *g, Node *node)
 {
     Var *x = node->in[0], *w = node->in[1], *bias = node->n_in > 2 ? node->in[2] : NULL;
     int64_t n_in = w->value.shape[1], n_out = w->value.shape[0];
     int64_t rows = x->value.numel / (n_in ? n_in : 1);
     const float *dy = node->out->grad;
-    if (x->requires_grad)
-        gemm(false, false, rows, n_in, n_out, 1.0f, dy, n_out, w->value.data, n_in, 1.0f,
-             ag_grad(g, x), n_in);
+    if (x->requires_grad) {
+        bool accumulate;
+        float *dx = ag_grad_full(g, x, &accumulate);
+        gemm(false, false, rows, n_in, n_out, 1.0f, dy, n_out, w->value.data, n_in,
+             accumulate ? 1.0f : 0.0f, dx, n_in);
+    }
     if (w->requires_grad)
         gemm(true, false, n_out, n_in, rows, 1.0f, dy, n_out, x->value.data, n_in, 1.0f,
              ag_grad(g, w), n_in);

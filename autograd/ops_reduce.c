@@ -53,19 +53,22 @@ static Var *reduce(Graph *g, OpId op, Var *a, int dim, bool keepdim)
 }
 
 /* Every input element of a reduced group receives the group's gradient
- * (times 1/n for the mean). */
+ * (times 1/n for the mean): every element of da is stored once. */
 static void reduce_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
     int64_t outer = node->iattr[0], n = node->iattr[1], inner = node->iattr[2];
-    float scale = node->fattr[0], *da = ag_grad(g, a);
+    bool accumulate;
+    float scale = node->fattr[0], *da = ag_grad_full(g, a, &accumulate);
     const float *dy = node->out->grad;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < n; k++)
-            for (int64_t i = 0; i < inner; i++)
-                da[(o * n + k) * inner + i] += scale * dy[o * inner + i];
+            for (int64_t i = 0; i < inner; i++) {
+                float *d = &da[(o * n + k) * inner + i];
+                *d = (accumulate ? *d : 0.0f) + scale * dy[o * inner + i];
+            }
 }
 
 Var *ag_sum(Graph *g, Var *a, int dim, bool keepdim) { return reduce(g, OP_SUM, a, dim, keepdim); }
@@ -88,9 +91,12 @@ void softmax_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     int64_t n = last_dim(a);
-    if (a->requires_grad)
-        kernel_softmax_rows_backward(ag_grad(g, a), node->out->value.data, node->out->grad,
-                                     a->value.numel / (n ? n : 1), n);
+    if (!a->requires_grad)
+        return;
+    bool accumulate;
+    float *dx = ag_grad_full(g, a, &accumulate);
+    kernel_softmax_rows_backward(dx, node->out->value.data, node->out->grad,
+                                 a->value.numel / (n ? n : 1), n, accumulate);
 }
 
 Var *ag_log_softmax(Graph *g, Var *a)
@@ -106,9 +112,12 @@ void log_softmax_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     int64_t n = last_dim(a);
-    if (a->requires_grad)
-        kernel_log_softmax_rows_backward(ag_grad(g, a), node->out->value.data,
-                                         node->out->grad, a->value.numel / (n ? n : 1), n);
+    if (!a->requires_grad)
+        return;
+    bool accumulate;
+    float *dx = ag_grad_full(g, a, &accumulate);
+    kernel_log_softmax_rows_backward(dx, node->out->value.data, node->out->grad,
+                                     a->value.numel / (n ? n : 1), n, accumulate);
 }
 
 /* LayerNorm over the last dim (H). The per-row mean and 1/std are saved for
@@ -134,14 +143,17 @@ Var *ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps)
     return out;
 }
 
+/* dgamma and dbeta sum over the rows and always accumulate; dx is stored
+ * whole, so a new one is written (fetched last, in case x is also gamma). */
 void layernorm_backward(Graph *g, Node *node)
 {
     Var *x = node->in[0], *gamma = node->in[1], *beta = node->in[2];
     int64_t H = last_dim(x), rows = x->value.numel / (H ? H : 1);
-    kernel_layernorm_rows_backward(
-        x->requires_grad ? ag_grad(g, x) : NULL,
-        gamma && gamma->requires_grad ? ag_grad(g, gamma) : NULL,
-        beta && beta->requires_grad ? ag_grad(g, beta) : NULL, node->out->grad,
-        x->value.data, node->saved[0], node->saved[1], gamma ? gamma->value.data : NULL,
-        rows, H);
+    float *dgamma = gamma && gamma->requires_grad ? ag_grad(g, gamma) : NULL;
+    float *dbeta = beta && beta->requires_grad ? ag_grad(g, beta) : NULL;
+    bool dx_accumulate = true;
+    float *dx = x->requires_grad ? ag_grad_full(g, x, &dx_accumulate) : NULL;
+    kernel_layernorm_rows_backward(dx, dgamma, dbeta, node->out->grad, x->value.data,
+                                   node->saved[0], node->saved[1],
+                                   gamma ? gamma->value.data : NULL, rows, H, dx_accumulate);
 }

@@ -34,18 +34,21 @@ Var *ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape)
     return out;
 }
 
+/* The gradient of a view is the view of the gradient: out's (contiguous,
+ * same numel) gradient buffer becomes a's when a has none yet, no copy. */
 void reshape_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
-    if (a->requires_grad)
+    if (a->requires_grad && !ag_grad_share(a, node->out->grad))
         kernel_add_inplace(ag_grad(g, a), node->out->grad, a->value.numel);
 }
 
-/* Walk every element of the permuted output in order; src_off follows the
- * matching element of the input. accumulate: dst += src (backward, reading
- * the output-ordered gradient into the input order) else dst = src. */
+/* Walk every element of the permuted output in order; src follows the
+ * matching element of the input. Forward: out = in. Backward: the
+ * output-ordered gradient goes back into the input order, in_data += out_data,
+ * or in_data = out_data when !accumulate (every element is stored once). */
 static void permute_walk(const Tensor *in, const int *perm, float *out_data,
-                         float *in_data, bool backward)
+                         float *in_data, bool backward, bool accumulate)
 {
     int nd = in->ndim;
     int64_t in_stride[TENSOR_MAX_DIMS], stride = 1, out_shape[TENSOR_MAX_DIMS];
@@ -61,7 +64,7 @@ static void permute_walk(const Tensor *in, const int *perm, float *out_data,
     int64_t src = 0;
     for (int64_t i = 0; i < in->numel; i++) {
         if (backward)
-            in_data[src] += out_data[i];
+            in_data[src] = (accumulate ? in_data[src] : 0.0f) + out_data[i];
         else
             out_data[i] = in_data[src];
         /* odometer increment over the output dims */
@@ -87,7 +90,7 @@ Var *ag_permute(Graph *g, Var *a, const int *perm)
         shape[d] = a->value.shape[perm[d]];
     }
     Var *out = ag_result(g, nd, shape, &a, 1);
-    permute_walk(&a->value, perm, out->value.data, a->value.data, false);
+    permute_walk(&a->value, perm, out->value.data, a->value.data, false, false);
     Node *node = ag_record(g, OP_PERMUTE, out, &a, 1);
     for (int d = 0; node && d < nd; d++)
         node->iattr[d] = perm[d];
@@ -102,7 +105,9 @@ void permute_backward(Graph *g, Node *node)
     int perm[TENSOR_MAX_DIMS];
     for (int d = 0; d < a->value.ndim; d++)
         perm[d] = (int)node->iattr[d];
-    permute_walk(&a->value, perm, node->out->grad, ag_grad(g, a), true);
+    bool accumulate;
+    float *da = ag_grad_full(g, a, &accumulate);
+    permute_walk(&a->value, perm, node->out->grad, da, true, accumulate);
 }
 
 Var *ag_transpose(Graph *g, Var *a, int dim0, int dim1)
@@ -159,6 +164,9 @@ Var *ag_concat(Graph *g, Var **xs, int n, int dim)
     return out;
 }
 
+/* Input i's gradient is its piece of every out row: all of it, so a new one is
+ * copied rather than added to zeros. An input given twice gets its second
+ * piece added to the first. */
 void concat_backward(Graph *g, Node *node)
 {
     int dim = (int)node->iattr[0];
@@ -169,10 +177,15 @@ void concat_backward(Graph *g, Node *node)
         Var *x = node->in[i];
         int64_t piece = x->value.shape[dim] * inner;
         if (x->requires_grad) {
-            float *dx = ag_grad(g, x);
-            for (int64_t o = 0; o < outer; o++)
-                kernel_add_inplace(dx + o * piece, node->out->grad + o * out_row + offset,
-                                   piece);
+            bool accumulate;
+            float *dx = ag_grad_full(g, x, &accumulate);
+            for (int64_t o = 0; o < outer; o++) {
+                const float *dy = node->out->grad + o * out_row + offset;
+                if (accumulate)
+                    kernel_add_inplace(dx + o * piece, dy, piece);
+                else
+                    memcpy(dx + o * piece, dy, sizeof(float) * (size_t)piece);
+            }
         }
         offset += piece;
     }

@@ -1,6 +1,7 @@
 /* autograd/ops_unary.c — elementwise functions y = f(x) and their derivatives.
  * Each backward is dx += dy * f'(x), with f' written from x or from y,
- * whichever is cheaper and more accurate. */
+ * whichever is cheaper and more accurate; it stores every element of dx, so a
+ * new dx is written rather than added to (ag_grad_full). */
 #include "autograd/ops_internal.h"
 
 #include <math.h>
@@ -56,10 +57,11 @@ static void unary_backward(Graph *g, Node *node, UnaryKind kind)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    float *dx = ag_grad(g, a), p = node->fattr[0];
+    bool accumulate;
+    float *dx = ag_grad_full(g, a, &accumulate), p = node->fattr[0];
     const float *x = a->value.data, *y = node->out->value.data, *dy = node->out->grad;
     for (int64_t i = 0; i < a->value.numel; i++)
-        dx[i] += dy[i] * unary_derivative(kind, x[i], y[i], p);
+        dx[i] = (accumulate ? dx[i] : 0.0f) + dy[i] * unary_derivative(kind, x[i], y[i], p);
 }
 
 Var *ag_relu(Graph *g, Var *a) { return unary(g, U_RELU, a, 0.0f); }
@@ -91,8 +93,11 @@ Var *ag_gelu(Graph *g, Var *a)
 void gelu_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
-    if (a->requires_grad)
-        kernel_gelu_backward(ag_grad(g, a), a->value.data, node->out->grad, a->value.numel);
+    if (!a->requires_grad)
+        return;
+    bool accumulate;
+    float *dx = ag_grad_full(g, a, &accumulate);
+    kernel_gelu_backward(dx, a->value.data, node->out->grad, a->value.numel, accumulate);
 }
 
 Var *ag_gelu_tanh(Graph *g, Var *a)
@@ -106,7 +111,9 @@ Var *ag_gelu_tanh(Graph *g, Var *a)
 void gelu_tanh_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
-    if (a->requires_grad)
-        kernel_gelu_tanh_backward(ag_grad(g, a), a->value.data, node->out->grad,
-                                  a->value.numel);
+    if (!a->requires_grad)
+        return;
+    bool accumulate;
+    float *dx = ag_grad_full(g, a, &accumulate);
+    kernel_gelu_tanh_backward(dx, a->value.data, node->out->grad, a->value.numel, accumulate);
 }

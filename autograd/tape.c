@@ -81,6 +81,23 @@ float *ag_grad(Graph *g, Var *v)
     return v->grad;
 }
 
+float *ag_grad_full(Graph *g, Var *v, bool *accumulate)
+{
+    *accumulate = v->home || v->grad;
+    if (*accumulate)
+        return ag_grad(g, v);
+    v->grad = arena_alloc(g->step, sizeof(float) * (size_t)v->value.numel);
+    return v->grad;
+}
+
+bool ag_grad_share(Var *v, float *grad)
+{
+    if (v->home || v->grad)
+        return false;
+    v->grad = grad;
+    return true;
+}
+
 float *ag_param_grad(Var *param)
 {
     if (!param->home)
@@ -139,9 +156,10 @@ void ag_backward_seeded(Graph *g, Var *out, const float *seed)
     if (!out->requires_grad)
         bertc_fatal("backward: the output does not require grad (no parameter "
                     "reaches it, or it was computed in no_grad mode)");
-    float *grad = ag_grad(g, out);
+    bool accumulate;
+    float *grad = ag_grad_full(g, out, &accumulate);
     for (int64_t i = 0; i < out->value.numel; i++)
-        grad[i] += seed[i];
+        grad[i] = (accumulate ? grad[i] : 0.0f) + seed[i];
     for (Node *node = g->tail; node; node = node->prev) {
         if (!node->out->grad)
             continue;

@@ -28,18 +28,21 @@ static double now_ns(void)
 }
 
 static void run_gelu(void) { kernel_gelu(bb.y, bb.x, T * FF); }
-static void run_gelu_bw(void) { kernel_gelu_backward(bb.dx, bb.x, bb.dy, T * FF); }
+static void run_gelu_bw(void) { kernel_gelu_backward(bb.dx, bb.x, bb.dy, T * FF, true); }
 static void run_gelu_tanh(void) { kernel_gelu_tanh(bb.y, bb.x, T * FF); }
-static void run_gelu_tanh_bw(void) { kernel_gelu_tanh_backward(bb.dx, bb.x, bb.dy, T * FF); }
+static void run_gelu_tanh_bw(void)
+{
+    kernel_gelu_tanh_backward(bb.dx, bb.x, bb.dy, T * FF, true);
+}
 static void run_softmax(void) { kernel_softmax_rows(bb.y, bb.x, NH * T, T); }
 static void run_softmax_bw(void)
 {
-    kernel_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T);
+    kernel_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T, true);
 }
 static void run_log_softmax(void) { kernel_log_softmax_rows(bb.y, bb.x, NH * T, T); }
 static void run_log_softmax_bw(void)
 {
-    kernel_log_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T);
+    kernel_log_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T, true);
 }
 static void run_layernorm(void)
 {
@@ -48,7 +51,7 @@ static void run_layernorm(void)
 static void run_layernorm_bw(void)
 {
     kernel_layernorm_rows_backward(bb.dx, bb.dg, bb.db, bb.dy, bb.x, bb.mean, bb.rstd, bb.g,
-                                   T, H);
+                                   T, H, true);
 }
 
 typedef struct Kernel {

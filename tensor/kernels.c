@@ -1,6 +1,7 @@
 /* tensor/kernels.c — scalar reference kernels for the row-wise ops: the
  * fallback on every target and the oracle for the SIMD paths. Each forward is
- * followed by its backward; backward kernels accumulate. exp, erf and tanh
+ * followed by its backward; backward kernels accumulate into dx, or write it
+ * when `accumulate` is false (then dx is not read). exp, erf and tanh
  * are bertc's own (tensor/vmath.c), so these give the same bits on every
  * target; sums are accumulated in double. */
 #include "tensor/tensor.h"
@@ -30,7 +31,7 @@ void kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t 
 
 /* dL/dx_j = sum_i dy_i * dy_i/dx_j = y_j (dy_j - sum_i dy_i y_i). */
 void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                  int64_t rows, int64_t n)
+                                         int64_t rows, int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *yr = y + r * n, *dyr = dy + r * n;
@@ -39,7 +40,7 @@ void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float 
         for (int64_t j = 0; j < n; j++)
             dot += (double)dyr[j] * yr[j];
         for (int64_t j = 0; j < n; j++)
-            dxr[j] += yr[j] * (dyr[j] - (float)dot);
+            dxr[j] = (accumulate ? dxr[j] : 0.0f) + yr[j] * (dyr[j] - (float)dot);
     }
 }
 
@@ -63,7 +64,7 @@ void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int6
 /* y = x - logsumexp(x), so dy_i/dx_j = [i==j] - softmax_j and
  * dL/dx_j = dy_j - exp(y_j) * sum_i dy_i. */
 void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                      int64_t rows, int64_t n)
+                                             int64_t rows, int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *yr = y + r * n, *dyr = dy + r * n;
@@ -72,7 +73,7 @@ void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const fl
         for (int64_t j = 0; j < n; j++)
             sum += dyr[j];
         for (int64_t j = 0; j < n; j++)
-            dxr[j] += dyr[j] - bertc_expf(yr[j]) * (float)sum;
+            dxr[j] = (accumulate ? dxr[j] : 0.0f) + (dyr[j] - bertc_expf(yr[j]) * (float)sum);
     }
 }
 
@@ -138,11 +139,13 @@ void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const floa
 
 /* With xhat = (x - mean) * rstd and g = dy * gamma:
  *   dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat))
- *   dgamma += sum_rows dy * xhat,   dbeta += sum_rows dy. */
+ *   dgamma += sum_rows dy * xhat,   dbeta += sum_rows dy.
+ * dx accumulates too, or is written when !dx_accumulate. */
 void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
-                                    const float *dy, const float *x,
-                                    const float *mean, const float *rstd,
-                                    const float *gamma, int64_t rows, int64_t n)
+                                           const float *dy, const float *x,
+                                           const float *mean, const float *rstd,
+                                           const float *gamma, int64_t rows, int64_t n,
+                                           bool dx_accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n, *dyr = dy + r * n;
@@ -166,7 +169,7 @@ void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbet
         for (int64_t j = 0; j < n; j++) {
             float xhat = (xr[j] - m) * rs;
             float g = dyr[j] * (gamma ? gamma[j] : 1.0f);
-            dxr[j] += rs * (g - mean_g - xhat * mean_gx);
+            dxr[j] = (dx_accumulate ? dxr[j] : 0.0f) + rs * (g - mean_g - xhat * mean_gx);
         }
     }
 }
@@ -182,12 +185,13 @@ void kernel_gelu_scalar(float *y, const float *x, int64_t n)
 }
 
 /* d/dx [x Phi(x)] = Phi(x) + x phi(x), phi the standard normal density. */
-void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n)
+void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
+                                 bool accumulate)
 {
     for (int64_t i = 0; i < n; i++) {
         float cdf = 0.5f * (1.0f + bertc_erff(x[i] * GELU_SQRT1_2));
         float pdf = GELU_INV_SQRT_2PI * bertc_expf(-0.5f * x[i] * x[i]);
-        dx[i] += dy[i] * (cdf + x[i] * pdf);
+        dx[i] = (accumulate ? dx[i] : 0.0f) + dy[i] * (cdf + x[i] * pdf);
     }
 }
 
@@ -201,13 +205,15 @@ void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n)
 
 /* y = 0.5 x (1 + t), t = tanh(u), u = c (x + a x^3):
  * dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2). */
-void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy, int64_t n)
+void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
+                                      bool accumulate)
 {
     for (int64_t i = 0; i < n; i++) {
         float x2 = x[i] * x[i];
         float t = bertc_tanhf(GELU_SQRT2_PI * (x[i] + GELU_TANH_A * x2 * x[i]));
         float du = GELU_SQRT2_PI * (1.0f + 3.0f * GELU_TANH_A * x2);
-        dx[i] += dy[i] * (0.5f * (1.0f + t) + 0.5f * x[i] * (1.0f - t * t) * du);
+        float d = 0.5f * (1.0f + t) + 0.5f * x[i] * (1.0f - t * t) * du;
+        dx[i] = (accumulate ? dx[i] : 0.0f) + dy[i] * d;
     }
 }
 

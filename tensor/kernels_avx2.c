@@ -40,6 +40,13 @@ BERTC_TARGET_AVX2 static __m256 load_or(const float *p, int64_t j, float dflt)
     return p ? _mm256_loadu_ps(p + j) : splat(dflt);
 }
 
+/* dx[j..j+W) to add to, or zeros when dx is written afresh (accumulate false:
+ * dx is not read). */
+BERTC_TARGET_AVX2 static __m256 dx_base(const float *dx, int64_t j, bool accumulate)
+{
+    return accumulate ? _mm256_loadu_ps(dx + j) : _mm256_setzero_ps();
+}
+
 /* ---- GELU ------------------------------------------------------------------ */
 
 /* x, y are (n): y = 0.5 x (1 + erf(x / sqrt 2)). */
@@ -57,7 +64,7 @@ BERTC_TARGET_AVX2 static void gelu(float *y, const float *x, int64_t n)
 
 /* dx += dy (Phi(x) + x phi(x)). */
 BERTC_TARGET_AVX2 static void gelu_backward(float *dx, const float *x, const float *dy,
-                                              int64_t n)
+                                              int64_t n, bool accumulate)
 {
     int64_t i = 0;
     for (; i + W <= n; i += W) {
@@ -68,9 +75,9 @@ BERTC_TARGET_AVX2 static void gelu_backward(float *dx, const float *x, const flo
         __m256 pdf = _mm256_mul_ps(splat(GELU_INV_SQRT_2PI), g);
         __m256 d = _mm256_fmadd_ps(v, pdf, cdf);
         _mm256_storeu_ps(dx + i, _mm256_fmadd_ps(_mm256_loadu_ps(dy + i), d,
-                                                 _mm256_loadu_ps(dx + i)));
+                                                 dx_base(dx, i, accumulate)));
     }
-    kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i);
+    kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* tanh(sqrt(2/pi) (x + 0.044715 x^3)) */
@@ -96,7 +103,7 @@ BERTC_TARGET_AVX2 static void gelu_tanh(float *y, const float *x, int64_t n)
 
 /* dx += dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)). */
 BERTC_TARGET_AVX2 static void gelu_tanh_backward(float *dx, const float *x,
-                                                   const float *dy, int64_t n)
+                                                   const float *dy, int64_t n, bool accumulate)
 {
     int64_t i = 0;
     for (; i + W <= n; i += W) {
@@ -110,9 +117,9 @@ BERTC_TARGET_AVX2 static void gelu_tanh_backward(float *dx, const float *x,
         __m256 d = _mm256_fmadd_ps(_mm256_mul_ps(half_x, sech2), du,
                                    _mm256_fmadd_ps(splat(0.5f), t, splat(0.5f)));
         _mm256_storeu_ps(dx + i, _mm256_fmadd_ps(_mm256_loadu_ps(dy + i), d,
-                                                 _mm256_loadu_ps(dx + i)));
+                                                 dx_base(dx, i, accumulate)));
     }
-    kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i);
+    kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* ---- dropout --------------------------------------------------------------- */
@@ -274,7 +281,7 @@ BERTC_TARGET_AVX2 static void softmax_rows(float *y, const float *x, int64_t row
 /* dx += y (dy - sum(dy y)); all (rows, n). */
 BERTC_TARGET_AVX2 static void softmax_rows_backward(float *dx, const float *y,
                                                       const float *dy, int64_t rows,
-                                                      int64_t n)
+                                                      int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *yr = y + r * n, *dyr = dy + r * n;
@@ -284,10 +291,10 @@ BERTC_TARGET_AVX2 static void softmax_rows_backward(float *dx, const float *y,
         for (; j + W <= n; j += W) {
             __m256 d = _mm256_sub_ps(_mm256_loadu_ps(dyr + j), splat(dot));
             _mm256_storeu_ps(dxr + j, _mm256_fmadd_ps(_mm256_loadu_ps(yr + j), d,
-                                                      _mm256_loadu_ps(dxr + j)));
+                                                      dx_base(dxr, j, accumulate)));
         }
         for (; j < n; j++)
-            dxr[j] += yr[j] * (dyr[j] - dot);
+            dxr[j] = (accumulate ? dxr[j] : 0.0f) + yr[j] * (dyr[j] - dot);
     }
 }
 
@@ -305,7 +312,7 @@ BERTC_TARGET_AVX2 static void log_softmax_rows(float *y, const float *x, int64_t
 /* dx += dy - exp(y) sum(dy); all (rows, n). */
 BERTC_TARGET_AVX2 static void log_softmax_rows_backward(float *dx, const float *y,
                                                           const float *dy, int64_t rows,
-                                                          int64_t n)
+                                                          int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *yr = y + r * n, *dyr = dy + r * n;
@@ -320,10 +327,10 @@ BERTC_TARGET_AVX2 static void log_softmax_rows_backward(float *dx, const float *
         for (j = 0; j + W <= n; j += W) {
             __m256 e = bertc_expf_avx2(_mm256_loadu_ps(yr + j));
             __m256 d = _mm256_fnmadd_ps(e, splat(sum), _mm256_loadu_ps(dyr + j));
-            _mm256_storeu_ps(dxr + j, _mm256_add_ps(_mm256_loadu_ps(dxr + j), d));
+            _mm256_storeu_ps(dxr + j, _mm256_add_ps(dx_base(dxr, j, accumulate), d));
         }
         for (; j < n; j++)
-            dxr[j] += dyr[j] - bertc_expf(yr[j]) * sum;
+            dxr[j] = (accumulate ? dxr[j] : 0.0f) + (dyr[j] - bertc_expf(yr[j]) * sum);
     }
 }
 
@@ -484,28 +491,29 @@ BERTC_TARGET_AVX2 static void ln_row_sums(float *sum_g, float *sum_gx, float *dg
 /* Second pass: dx += rs (g - mean_g - xhat mean_gx) for one row (n). */
 BERTC_TARGET_AVX2 static void ln_row_dx(float *dx, const float *dy, const float *x, float m,
                                           float rs, const float *gamma, float mean_g,
-                                          float mean_gx, int64_t n)
+                                          float mean_gx, int64_t n, bool accumulate)
 {
     int64_t j = 0;
     for (; j + W <= n; j += W) {
         __m256 xhat = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), splat(m)), splat(rs));
         __m256 g = _mm256_mul_ps(_mm256_loadu_ps(dy + j), load_or(gamma, j, 1.0f));
         __m256 t = _mm256_fnmadd_ps(xhat, splat(mean_gx), _mm256_sub_ps(g, splat(mean_g)));
-        _mm256_storeu_ps(dx + j, _mm256_fmadd_ps(splat(rs), t, _mm256_loadu_ps(dx + j)));
+        _mm256_storeu_ps(dx + j, _mm256_fmadd_ps(splat(rs), t, dx_base(dx, j, accumulate)));
     }
     for (; j < n; j++) {
         float xhat = (x[j] - m) * rs;
         float g = dy[j] * (gamma ? gamma[j] : 1.0f);
-        dx[j] += rs * (g - mean_g - xhat * mean_gx);
+        dx[j] = (accumulate ? dx[j] : 0.0f) + rs * (g - mean_g - xhat * mean_gx);
     }
 }
 
-/* dx (rows, n), dgamma (n), dbeta (n) accumulate; any may be NULL. */
+/* dgamma (n), dbeta (n) accumulate; dx (rows, n) too, or is written when
+ * !dx_accumulate; any may be NULL. */
 BERTC_TARGET_AVX2 static void layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                                         const float *dy, const float *x,
                                                         const float *mean, const float *rstd,
                                                         const float *gamma, int64_t rows,
-                                                        int64_t n)
+                                                        int64_t n, bool dx_accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         float sum_g, sum_gx;
@@ -513,7 +521,7 @@ BERTC_TARGET_AVX2 static void layernorm_rows_backward(float *dx, float *dgamma, 
                     gamma, n);
         if (dx)
             ln_row_dx(dx + r * n, dy + r * n, x + r * n, mean[r], rstd[r], gamma,
-                      sum_g / (float)n, sum_gx / (float)n, n);
+                      sum_g / (float)n, sum_gx / (float)n, n, dx_accumulate);
     }
 }
 

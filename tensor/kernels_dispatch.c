@@ -25,6 +25,7 @@ typedef struct RowJob {
     const float *x, *dy, *gamma, *beta;
     int64_t rows, n;
     float eps;
+    bool accumulate;       /* backward kernels: add into dx (in y) or write it */
 } RowJob;
 
 static void row_job_range(void *ctx, int64_t begin, int64_t end)
@@ -35,7 +36,8 @@ static void row_job_range(void *ctx, int64_t begin, int64_t end)
     switch (j->kind) {
     case K_SOFTMAX: j->k->softmax_rows(j->y + off, j->x + off, rows, j->n); break;
     case K_SOFTMAX_BW:
-        j->k->softmax_rows_backward(j->y + off, j->x + off, j->dy + off, rows, j->n);
+        j->k->softmax_rows_backward(j->y + off, j->x + off, j->dy + off, rows, j->n,
+                                    j->accumulate);
         break;
     case K_LAYERNORM:
         j->k->layernorm_rows(j->y + off, j->mean ? j->mean + begin : NULL,
@@ -43,10 +45,12 @@ static void row_job_range(void *ctx, int64_t begin, int64_t end)
                              rows, j->n, j->eps);
         break;
     case K_GELU: j->k->gelu(j->y + e0, j->x + e0, e1 - e0); break;
-    case K_GELU_BW: j->k->gelu_backward(j->y + e0, j->x + e0, j->dy + e0, e1 - e0); break;
+    case K_GELU_BW:
+        j->k->gelu_backward(j->y + e0, j->x + e0, j->dy + e0, e1 - e0, j->accumulate);
+        break;
     case K_GELU_TANH: j->k->gelu_tanh(j->y + e0, j->x + e0, e1 - e0); break;
     case K_GELU_TANH_BW:
-        j->k->gelu_tanh_backward(j->y + e0, j->x + e0, j->dy + e0, e1 - e0);
+        j->k->gelu_tanh_backward(j->y + e0, j->x + e0, j->dy + e0, e1 - e0, j->accumulate);
         break;
     }
 }
@@ -63,9 +67,9 @@ static void row_job_run(RowJob *j, int64_t units, int64_t elements)
 }
 
 static void elementwise_run(KernelKind kind, float *y, const float *x, const float *dy,
-                            int64_t n)
+                            int64_t n, bool accumulate)
 {
-    RowJob j = {.kind = kind, .y = y, .x = x, .dy = dy, .n = n};
+    RowJob j = {.kind = kind, .y = y, .x = x, .dy = dy, .n = n, .accumulate = accumulate};
     row_job_run(&j, (n + GELU_BLOCK - 1) / GELU_BLOCK, n);
 }
 
@@ -125,9 +129,10 @@ void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 
 /* dx rides in y, y in x: the job's fields are generic. */
 void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
-                                  int64_t rows, int64_t n)
+                                  int64_t rows, int64_t n, bool accumulate)
 {
-    RowJob j = {.kind = K_SOFTMAX_BW, .y = dx, .x = y, .dy = dy, .rows = rows, .n = n};
+    RowJob j = {.kind = K_SOFTMAX_BW, .y = dx, .x = y, .dy = dy, .rows = rows, .n = n,
+                .accumulate = accumulate};
     row_job_run(&j, rows, rows * n);
 }
 
@@ -137,9 +142,9 @@ void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 }
 
 void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
-                                      int64_t rows, int64_t n)
+                                      int64_t rows, int64_t n, bool accumulate)
 {
-    row_kernels(cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n);
+    row_kernels(cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n, accumulate);
 }
 
 /* These run on the caller's thread: their callers split the work. */
@@ -176,30 +181,33 @@ void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
 void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x,
                                     const float *mean, const float *rstd,
-                                    const float *gamma, int64_t rows, int64_t n)
+                                    const float *gamma, int64_t rows, int64_t n,
+                                    bool dx_accumulate)
 {
     row_kernels(cpu_isa())->layernorm_rows_backward(dx, dgamma, dbeta, dy, x, mean, rstd,
-                                                    gamma, rows, n);
+                                                    gamma, rows, n, dx_accumulate);
 }
 
 void kernel_gelu(float *y, const float *x, int64_t n)
 {
-    elementwise_run(K_GELU, y, x, NULL, n);
+    elementwise_run(K_GELU, y, x, NULL, n, false);
 }
 
-void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n)
+void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n,
+                          bool accumulate)
 {
-    elementwise_run(K_GELU_BW, dx, x, dy, n);
+    elementwise_run(K_GELU_BW, dx, x, dy, n, accumulate);
 }
 
 void kernel_gelu_tanh(float *y, const float *x, int64_t n)
 {
-    elementwise_run(K_GELU_TANH, y, x, NULL, n);
+    elementwise_run(K_GELU_TANH, y, x, NULL, n, false);
 }
 
-void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n)
+void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n,
+                               bool accumulate)
 {
-    elementwise_run(K_GELU_TANH_BW, dx, x, dy, n);
+    elementwise_run(K_GELU_TANH_BW, dx, x, dy, n, accumulate);
 }
 
 /* Dropout's arguments. Work unit u is the block of elements

@@ -23,6 +23,13 @@ static float32x4_t load_or(const float *p, int64_t j, float dflt)
     return p ? vld1q_f32(p + j) : splat(dflt);
 }
 
+/* dx[j..j+W) to add to, or zeros when dx is written afresh (accumulate false:
+ * dx is not read). */
+static float32x4_t dx_base(const float *dx, int64_t j, bool accumulate)
+{
+    return accumulate ? vld1q_f32(dx + j) : vdupq_n_f32(0.0f);
+}
+
 /* ---- GELU ------------------------------------------------------------------ */
 
 /* x, y are (n): y = 0.5 x (1 + erf(x / sqrt 2)). */
@@ -40,7 +47,7 @@ static void gelu(float *y, const float *x, int64_t n)
 
 /* dx += dy (Phi(x) + x phi(x)). */
 static void gelu_backward(float *dx, const float *x, const float *dy,
-                                              int64_t n)
+                                              int64_t n, bool accumulate)
 {
     int64_t i = 0;
     for (; i + W <= n; i += W) {
@@ -50,9 +57,9 @@ static void gelu_backward(float *dx, const float *x, const float *dy,
         float32x4_t g = bertc_expf_neon(vmulq_f32(vmulq_f32(splat(-0.5f), v), v));
         float32x4_t pdf = vmulq_f32(splat(GELU_INV_SQRT_2PI), g);
         float32x4_t d = vfmaq_f32(cdf, v, pdf);
-        vst1q_f32(dx + i, vfmaq_f32(vld1q_f32(dx + i), vld1q_f32(dy + i), d));
+        vst1q_f32(dx + i, vfmaq_f32(dx_base(dx, i, accumulate), vld1q_f32(dy + i), d));
     }
-    kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i);
+    kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* tanh(sqrt(2/pi) (x + 0.044715 x^3)) */
@@ -78,7 +85,7 @@ static void gelu_tanh(float *y, const float *x, int64_t n)
 
 /* dx += dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)). */
 static void gelu_tanh_backward(float *dx, const float *x,
-                                                   const float *dy, int64_t n)
+                                                   const float *dy, int64_t n, bool accumulate)
 {
     int64_t i = 0;
     for (; i + W <= n; i += W) {
@@ -91,9 +98,9 @@ static void gelu_tanh_backward(float *dx, const float *x,
         float32x4_t half_x = vmulq_f32(splat(0.5f), v);
         float32x4_t d = vfmaq_f32(vfmaq_f32(splat(0.5f), splat(0.5f), t),
                                   vmulq_f32(half_x, sech2), du);
-        vst1q_f32(dx + i, vfmaq_f32(vld1q_f32(dx + i), vld1q_f32(dy + i), d));
+        vst1q_f32(dx + i, vfmaq_f32(dx_base(dx, i, accumulate), vld1q_f32(dy + i), d));
     }
-    kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i);
+    kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* ---- dropout --------------------------------------------------------------- */
@@ -192,7 +199,7 @@ static void softmax_rows(float *y, const float *x, int64_t rows,
 /* dx += y (dy - sum(dy y)); all (rows, n). */
 static void softmax_rows_backward(float *dx, const float *y,
                                                       const float *dy, int64_t rows,
-                                                      int64_t n)
+                                                      int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *yr = y + r * n, *dyr = dy + r * n;
@@ -201,10 +208,10 @@ static void softmax_rows_backward(float *dx, const float *y,
         int64_t j = 0;
         for (; j + W <= n; j += W) {
             float32x4_t d = vsubq_f32(vld1q_f32(dyr + j), splat(dot));
-            vst1q_f32(dxr + j, vfmaq_f32(vld1q_f32(dxr + j), vld1q_f32(yr + j), d));
+            vst1q_f32(dxr + j, vfmaq_f32(dx_base(dxr, j, accumulate), vld1q_f32(yr + j), d));
         }
         for (; j < n; j++)
-            dxr[j] += yr[j] * (dyr[j] - dot);
+            dxr[j] = (accumulate ? dxr[j] : 0.0f) + yr[j] * (dyr[j] - dot);
     }
 }
 
@@ -222,7 +229,7 @@ static void log_softmax_rows(float *y, const float *x, int64_t rows,
 /* dx += dy - exp(y) sum(dy); all (rows, n). */
 static void log_softmax_rows_backward(float *dx, const float *y,
                                                           const float *dy, int64_t rows,
-                                                          int64_t n)
+                                                          int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *yr = y + r * n, *dyr = dy + r * n;
@@ -237,10 +244,10 @@ static void log_softmax_rows_backward(float *dx, const float *y,
         for (j = 0; j + W <= n; j += W) {
             float32x4_t e = bertc_expf_neon(vld1q_f32(yr + j));
             float32x4_t d = vfmsq_f32(vld1q_f32(dyr + j), e, splat(sum));
-            vst1q_f32(dxr + j, vaddq_f32(vld1q_f32(dxr + j), d));
+            vst1q_f32(dxr + j, vaddq_f32(dx_base(dxr, j, accumulate), d));
         }
         for (; j < n; j++)
-            dxr[j] += dyr[j] - bertc_expf(yr[j]) * sum;
+            dxr[j] = (accumulate ? dxr[j] : 0.0f) + (dyr[j] - bertc_expf(yr[j]) * sum);
     }
 }
 
@@ -396,28 +403,29 @@ static void ln_row_sums(float *sum_g, float *sum_gx, float *dgamma,
 /* Second pass: dx += rs (g - mean_g - xhat mean_gx) for one row (n). */
 static void ln_row_dx(float *dx, const float *dy, const float *x, float m,
                                           float rs, const float *gamma, float mean_g,
-                                          float mean_gx, int64_t n)
+                                          float mean_gx, int64_t n, bool accumulate)
 {
     int64_t j = 0;
     for (; j + W <= n; j += W) {
         float32x4_t xhat = vmulq_f32(vsubq_f32(vld1q_f32(x + j), splat(m)), splat(rs));
         float32x4_t g = vmulq_f32(vld1q_f32(dy + j), load_or(gamma, j, 1.0f));
         float32x4_t t = vfmsq_f32(vsubq_f32(g, splat(mean_g)), xhat, splat(mean_gx));
-        vst1q_f32(dx + j, vfmaq_f32(vld1q_f32(dx + j), splat(rs), t));
+        vst1q_f32(dx + j, vfmaq_f32(dx_base(dx, j, accumulate), splat(rs), t));
     }
     for (; j < n; j++) {
         float xhat = (x[j] - m) * rs;
         float g = dy[j] * (gamma ? gamma[j] : 1.0f);
-        dx[j] += rs * (g - mean_g - xhat * mean_gx);
+        dx[j] = (accumulate ? dx[j] : 0.0f) + rs * (g - mean_g - xhat * mean_gx);
     }
 }
 
-/* dx (rows, n), dgamma (n), dbeta (n) accumulate; any may be NULL. */
+/* dgamma (n), dbeta (n) accumulate; dx (rows, n) too, or is written when
+ * !dx_accumulate; any may be NULL. */
 static void layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                                         const float *dy, const float *x,
                                                         const float *mean, const float *rstd,
                                                         const float *gamma, int64_t rows,
-                                                        int64_t n)
+                                                        int64_t n, bool dx_accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
         float sum_g, sum_gx;
@@ -425,7 +433,7 @@ static void layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                     gamma, n);
         if (dx)
             ln_row_dx(dx + r * n, dy + r * n, x + r * n, mean[r], rstd[r], gamma,
-                      sum_g / (float)n, sum_gx / (float)n, n);
+                      sum_g / (float)n, sum_gx / (float)n, n, dx_accumulate);
     }
 }
 

@@ -290,18 +290,22 @@ float32x4_t bertc_erff_neon(float32x4_t x);
  * kernel_*_scalar (tensor/kernels.c) is the fallback on every target and the
  * oracle the SIMD paths (tensor/kernels_avx512.c, kernels_avx2.c,
  * kernels_neon.c) are tested against (test/test_kernels_simd.c). All paths
- * use bertc_expf/erff/tanhf, never libm's, so results agree across targets. */
+ * use bertc_expf/erff/tanhf, never libm's, so results agree across targets.
+ *
+ * The backward kernels add into dx when `accumulate` is true; when it is
+ * false they write dx, never reading it (it may hold garbage), with the
+ * values that adding into zeros would give. */
 
 /* Softmax over the last dim. x, y are (rows, n). y may alias x. */
 void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 /* Given y = softmax(x) and dy: dx += y * (dy - sum(dy * y)). */
 void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
-                                  int64_t rows, int64_t n);
+                                  int64_t rows, int64_t n, bool accumulate);
 /* log_softmax over the last dim: y = x - max - log(sum(exp(x - max))). */
 void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 /* Given y = log_softmax(x): dx += dy - exp(y) * sum(dy). */
 void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
-                                      int64_t rows, int64_t n);
+                                      int64_t rows, int64_t n, bool accumulate);
 
 /* The two passes of a softmax over one long row, for a loss that folds more
  * work around them (the MLM decoder, autograd/ops_linear_ce.c):
@@ -318,19 +322,23 @@ double kernel_exp_sum(float *y, const float *x, float shift, int64_t n);
 void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta,
                            int64_t rows, int64_t n, float eps);
-/* Accumulates dx (rows, n), dgamma (n), dbeta (n); any of them may be NULL. */
+/* Accumulates dgamma (n), dbeta (n) and dx (rows, n), which it writes instead
+ * when !dx_accumulate; any of them may be NULL. */
 void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x,
                                     const float *mean, const float *rstd,
-                                    const float *gamma, int64_t rows, int64_t n);
+                                    const float *gamma, int64_t rows, int64_t n,
+                                    bool dx_accumulate);
 
 /* GELU, erf form (BERT): y = 0.5 x (1 + erf(x / sqrt 2)). x, y are (n). */
 void kernel_gelu(float *y, const float *x, int64_t n);
-void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n);
+void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n,
+                          bool accumulate);
 /* GELU, tanh form (BertSum, OpenNMT):
  *   y = 0.5 x (1 + tanh( sqrt(2/pi) (x + 0.044715 x^3) )). */
 void kernel_gelu_tanh(float *y, const float *x, int64_t n);
-void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n);
+void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n,
+                               bool accumulate);
 
 /* Inverted dropout on a, out, keep (n), with the randomness of n draws of
  * SplitMix64 from `state` (draw i is rng_mix(state + (i+1) RNG_GAMMA)):
@@ -355,10 +363,10 @@ void kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, 
  * sums and LayerNorm mean/variance are accumulated in double here. */
 void kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                         int64_t rows, int64_t n);
+                                         int64_t rows, int64_t n, bool accumulate);
 void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
 void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                             int64_t rows, int64_t n);
+                                             int64_t rows, int64_t n, bool accumulate);
 float kernel_add_max_scalar(float *y, const float *b, int64_t n);
 double kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n);
 void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
@@ -367,12 +375,14 @@ void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const floa
 void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
                                            const float *dy, const float *x,
                                            const float *mean, const float *rstd,
-                                           const float *gamma, int64_t rows, int64_t n);
+                                           const float *gamma, int64_t rows, int64_t n,
+                                           bool dx_accumulate);
 void kernel_gelu_scalar(float *y, const float *x, int64_t n);
-void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n);
+void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
+                                 bool accumulate);
 void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n);
 void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy,
-                                      int64_t n);
+                                      int64_t n, bool accumulate);
 void kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
                            uint64_t state, uint64_t threshold, float scale);
 void kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
@@ -384,10 +394,10 @@ void kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float 
 typedef struct RowKernels {
     void (*softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
     void (*softmax_rows_backward)(float *dx, const float *y, const float *dy,
-                                  int64_t rows, int64_t n);
+                                  int64_t rows, int64_t n, bool accumulate);
     void (*log_softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
     void (*log_softmax_rows_backward)(float *dx, const float *y, const float *dy,
-                                      int64_t rows, int64_t n);
+                                      int64_t rows, int64_t n, bool accumulate);
     float (*add_max)(float *y, const float *b, int64_t n);
     double (*exp_sum)(float *y, const float *x, float shift, int64_t n);
     void (*layernorm_rows)(float *y, float *mean, float *rstd, const float *x,
@@ -396,11 +406,13 @@ typedef struct RowKernels {
     void (*layernorm_rows_backward)(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x, const float *mean,
                                     const float *rstd, const float *gamma, int64_t rows,
-                                    int64_t n);
+                                    int64_t n, bool dx_accumulate);
     void (*gelu)(float *y, const float *x, int64_t n);
-    void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n);
+    void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n,
+                          bool accumulate);
     void (*gelu_tanh)(float *y, const float *x, int64_t n);
-    void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n);
+    void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n,
+                               bool accumulate);
     void (*dropout)(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
                     uint64_t threshold, float scale);
     void (*dropout_backward)(const uint8_t *keep, const float *dy, float scale, float *da,

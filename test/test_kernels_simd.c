@@ -1,7 +1,8 @@
 /* test/test_kernels_simd.c — every SIMD path of the row kernels this CPU can
  * run (forced in turn with cpu_set_isa) equals the scalar reference within a
  * stated tolerance, on sizes 1..67 (every tail length) and BERT sizes
- * (n = 768, 3072; rows up to 128). Backward kernels must accumulate. */
+ * (n = 768, 3072; rows up to 128). Backward kernels must accumulate, and
+ * with accumulate = false write dx exactly as accumulating into zeros would. */
 #include "tensor/tensor.h"
 
 #include <criterion/criterion.h>
@@ -119,13 +120,13 @@ static void gelu_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.dy, m, -1.0f, 1.0f);
     fill(bufs.want, m, -1.0f, 1.0f); /* dx starts non-zero: the kernels accumulate */
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    kernel_gelu_backward_scalar(bufs.want, bufs.x, bufs.dy, m);
+    kernel_gelu_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
     cpu_set_isa(isa);
-    kernel_gelu_backward(bufs.dx, bufs.x, bufs.dy, m);
+    kernel_gelu_backward(bufs.dx, bufs.x, bufs.dy, m, true);
     expect_close("kernel_gelu_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    kernel_gelu_tanh_backward_scalar(bufs.want, bufs.x, bufs.dy, m);
-    kernel_gelu_tanh_backward(bufs.dx, bufs.x, bufs.dy, m);
+    kernel_gelu_tanh_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
+    kernel_gelu_tanh_backward(bufs.dx, bufs.x, bufs.dy, m, true);
     expect_close("kernel_gelu_tanh_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
 }
 
@@ -156,14 +157,14 @@ static void softmax_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.want, m, -1.0f, 1.0f);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
     kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-    kernel_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n);
+    kernel_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
     cpu_set_isa(isa);
-    kernel_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n);
+    kernel_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
     expect_close("kernel_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
     kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-    kernel_log_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n);
-    kernel_log_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n);
+    kernel_log_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
+    kernel_log_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
     expect_close("kernel_log_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want,
                  m);
 }
@@ -209,10 +210,10 @@ static void layernorm_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     kernel_layernorm_rows_scalar(bufs.y, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows, n,
                                  1e-5f);
     kernel_layernorm_rows_backward_scalar(bufs.want, bufs.want_g, bufs.want_b, bufs.dy,
-                                          bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n);
+                                          bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n, true);
     cpu_set_isa(isa);
     kernel_layernorm_rows_backward(bufs.dx, bufs.dg, bufs.db, bufs.dy, bufs.x, bufs.mean,
-                                   bufs.rstd, bufs.g, rows, n);
+                                   bufs.rstd, bufs.g, rows, n, true);
     expect_close("kernel_layernorm_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
     expect_close("kernel_layernorm_rows_backward", "dgamma", isa, rows, n, bufs.dg,
                  bufs.want_g, n);
@@ -301,3 +302,77 @@ static void add_axpy_case(CpuIsa isa, int64_t rows, int64_t n)
 }
 
 Test(kernels, add_inplace_axpy_match_scalar) { for_each_size(add_axpy_case); }
+/* ---- Writing instead of accumulating --------------------------------------------- */
+
+typedef enum { BW_GELU, BW_GELU_TANH, BW_SOFTMAX, BW_LOG_SOFTMAX, BW_LAYERNORM, BW_COUNT } Backward;
+
+static const char *const backward_names[BW_COUNT] = {
+    "gelu_backward", "gelu_tanh_backward", "softmax_rows_backward",
+    "log_softmax_rows_backward", "layernorm_rows_backward"};
+
+/* One backward kernel into dx: the scalar reference, or the active path.
+ * Inputs: x (and y = softmax or log_softmax of x), dy, gamma, mean, rstd. */
+static void run_backward(Backward k, bool scalar, float *dx, bool accumulate, int64_t rows,
+                         int64_t n)
+{
+    int64_t m = rows * n;
+    switch (k) {
+    case BW_GELU:
+        (scalar ? kernel_gelu_backward_scalar : kernel_gelu_backward)(dx, bufs.x, bufs.dy, m,
+                                                                      accumulate);
+        break;
+    case BW_GELU_TANH:
+        (scalar ? kernel_gelu_tanh_backward_scalar : kernel_gelu_tanh_backward)(
+            dx, bufs.x, bufs.dy, m, accumulate);
+        break;
+    case BW_SOFTMAX:
+        kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+        (scalar ? kernel_softmax_rows_backward_scalar : kernel_softmax_rows_backward)(
+            dx, bufs.y, bufs.dy, rows, n, accumulate);
+        break;
+    case BW_LOG_SOFTMAX:
+        kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+        (scalar ? kernel_log_softmax_rows_backward_scalar : kernel_log_softmax_rows_backward)(
+            dx, bufs.y, bufs.dy, rows, n, accumulate);
+        break;
+    case BW_LAYERNORM:
+        (scalar ? kernel_layernorm_rows_backward_scalar : kernel_layernorm_rows_backward)(
+            dx, NULL, NULL, bufs.dy, bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n,
+            accumulate);
+        break;
+    case BW_COUNT:
+        break;
+    }
+}
+
+/* accumulate = false must store every element of dx without reading it: into a
+ * NaN-filled dx it gives, bit for bit, what accumulating into zeros gives. */
+static void write_case(CpuIsa isa, int64_t rows, int64_t n)
+{
+    int64_t m = rows * n;
+    fill(bufs.x, m, -4.0f, 4.0f);
+    fill(bufs.dy, m, -1.0f, 1.0f);
+    fill(bufs.g, n, 0.5f, 1.5f);
+    kernel_layernorm_rows_scalar(bufs.want_g, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows,
+                                 n, 1e-5f);
+    for (int k = 0; k < BW_COUNT; k++)
+        for (int scalar = 0; scalar < 2; scalar++) {
+            cpu_set_isa(scalar ? ISA_SCALAR : isa);
+            memset(bufs.want, 0, (size_t)m * sizeof(float));
+            run_backward(k, scalar, bufs.want, true, rows, n);
+            for (int64_t i = 0; i < m; i++)
+                bufs.dx[i] = NAN;
+            run_backward(k, scalar, bufs.dx, false, rows, n);
+            for (int64_t i = 0; i < m; i++)
+                if (memcmp(&bufs.dx[i], &bufs.want[i], sizeof(float)) != 0) {
+                    cr_expect(false, "kernel_%s [%s] rows=%lld n=%lld: dx[%lld] written "
+                              "%.9g, accumulated into zeros %.9g", backward_names[k],
+                              scalar ? "scalar" : cpu_isa_name(isa), (long long)rows,
+                              (long long)n, (long long)i, (double)bufs.dx[i],
+                              (double)bufs.want[i]);
+                    break;
+                }
+        }
+}
+
+Test(kernels, backward_write_equals_accumulate_into_zeros) { for_each_size(write_case); }

@@ -46,8 +46,8 @@ Test(kernels_threads, softmax_layernorm_gelu_match_one_thread)
     expect_bitwise("softmax", one, many, E);
     memset(one, 0, sizeof one);
     memset(many, 0, sizeof many);
-    BOTH(kernel_softmax_rows_backward(one, x, dy, ROWS, N),
-         kernel_softmax_rows_backward(many, x, dy, ROWS, N));
+    BOTH(kernel_softmax_rows_backward(one, x, dy, ROWS, N, true),
+         kernel_softmax_rows_backward(many, x, dy, ROWS, N, true));
     expect_bitwise("softmax backward", one, many, E);
     BOTH(kernel_layernorm_rows(one, mean1, rstd1, x, g, b, ROWS, N, 1e-12f),
          kernel_layernorm_rows(many, mean2, rstd2, x, g, b, ROWS, N, 1e-12f));
@@ -60,7 +60,7 @@ Test(kernels_threads, softmax_layernorm_gelu_match_one_thread)
     expect_bitwise("gelu_tanh", one, many, E);
     memset(one, 0, sizeof one);
     memset(many, 0, sizeof many);
-    BOTH(kernel_gelu_backward(one, x, dy, E), kernel_gelu_backward(many, x, dy, E));
+    BOTH(kernel_gelu_backward(one, x, dy, E, true), kernel_gelu_backward(many, x, dy, E, true));
     expect_bitwise("gelu backward", one, many, E);
     threads_set_count(saved);
 }

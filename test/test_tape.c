@@ -183,3 +183,120 @@ Test(tape, op_table_is_complete)
                   "op %d has no entry in ag_op_table", op);
     }
 }
+
+/* ---- The first gradient to arrive is written, later ones add ---------------------- */
+
+/* got[i] == want[i] within 1e-6 + 1e-5 |want|, naming the first index that is not. */
+static void expect_grad(const char *what, const float *got, const double *want, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        cr_assert(fabs(got[i] - want[i]) <= 1e-6 + 1e-5 * fabs(want[i]),
+                  "%s[%lld]: expected %.9g, got %.9g", what, (long long)i, want[i],
+                  (double)got[i]);
+}
+
+/* dx (R, C) = dh (R, K) w (K, C): the gradient linear sends back to x. */
+static void linear_dx(const double *dh, const Var *w, int64_t R, double *dx)
+{
+    int64_t K = w->value.shape[0], C = w->value.shape[1];
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t c = 0; c < C; c++) {
+            dx[r * C + c] = 0.0;
+            for (int64_t k = 0; k < K; k++)
+                dx[r * C + c] += dh[r * K + k] * w->value.data[k * C + c];
+        }
+}
+
+/* h = linear(x, w1) (4, 5), a step Var, feeds two ops. The linear recorded last
+ * runs its backward first and writes h's fresh gradient with a beta = 0 GEMM;
+ * tanh's backward must then add to it:
+ *   loss = sum(tanh(h)) + sum(h w2^T),  dh = (1 - tanh(h)^2) + column sums of w2. */
+Test(tape, second_consumer_adds_to_a_written_gradient)
+{
+    int64_t xs[2] = {4, 3}, w1s[2] = {5, 3}, w2s[2] = {2, 5};
+    Var *x = test_param(params, 2, xs, &rng, -1, 1);
+    Var *w1 = test_param(params, 2, w1s, &rng, -1, 1);
+    Var *w2 = test_param(params, 2, w2s, &rng, -1, 1);
+    Var *h = ag_linear(graph, x, w1, NULL);
+    Var *t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
+    Var *a = ag_sum(graph, ag_linear(graph, h, w2, NULL), AG_ALL_DIMS, false);
+    ag_backward(graph, ag_add(graph, t, a));
+
+    double dh[20], dx[12];
+    for (int i = 0; i < 20; i++) {
+        double th = tanh((double)h->value.data[i]);
+        dh[i] = 1.0 - th * th + w2->value.data[i % 5] + w2->value.data[5 + i % 5];
+    }
+    expect_grad("h.grad", h->grad, dh, 20);
+    linear_dx(dh, w1, 4, dx);
+    expect_grad("x.grad", x->grad, dx, 12);
+}
+
+/* h (4, 6) feeds tanh and, through reshape to (2, 12), a square. Whichever
+ * runs its backward first, h's gradient must be the sum of both:
+ *   dh = (1 - tanh(h)^2) + 2 h.
+ * reshape_first: the reshape is recorded last, so its backward runs first and
+ * h takes the reshape's gradient buffer as its own; tanh then adds into it. */
+static void reshape_and_other_consumer(bool reshape_first)
+{
+    int64_t xs[2] = {4, 3}, ws[2] = {6, 3}, flat[2] = {2, 12};
+    Var *x = test_param(params, 2, xs, &rng, -1, 1);
+    Var *w = test_param(params, 2, ws, &rng, -1, 1);
+    ag_graph_reset(graph);
+    Var *h = ag_linear(graph, x, w, NULL);
+    Var *t = NULL, *r;
+    if (reshape_first)
+        t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
+    r = ag_reshape(graph, h, 2, flat);
+    Var *sq = ag_sum(graph, ag_mul(graph, r, r), AG_ALL_DIMS, false);
+    if (!reshape_first)
+        t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
+    ag_backward(graph, ag_add(graph, t, sq));
+
+    if (reshape_first)
+        cr_assert(h->grad == r->grad, "the reshape ran first but h did not take its gradient "
+                  "buffer: this test no longer covers the shared buffer");
+    double dh[24], dx[12];
+    for (int i = 0; i < 24; i++) {
+        double hv = h->value.data[i], th = tanh(hv);
+        dh[i] = 1.0 - th * th + 2.0 * hv;
+    }
+    expect_grad(reshape_first ? "h.grad (reshape first)" : "h.grad (tanh first)", h->grad, dh,
+                24);
+    linear_dx(dh, w, 4, dx);
+    expect_grad(reshape_first ? "x.grad (reshape first)" : "x.grad (tanh first)", x->grad, dx,
+                12);
+}
+
+Test(tape, reshape_shares_gradient_and_other_consumer_adds)
+{
+    reshape_and_other_consumer(true);
+    reshape_and_other_consumer(false);
+}
+
+/* z = h + y hands its gradient to h unchanged, so h takes z's buffer; h's
+ * other use (tanh, recorded earlier) then adds into it, while y gets a copy:
+ *   loss = sum(tanh(h)) + sum(z * z),  dh = (1 - tanh(h)^2) + 2 z,  dy = 2 z. */
+Test(tape, add_shares_gradient_and_other_consumer_adds)
+{
+    int64_t xs[2] = {4, 3}, ws[2] = {5, 3};
+    Var *x = test_param(params, 2, xs, &rng, -1, 1);
+    Var *w = test_param(params, 2, ws, &rng, -1, 1);
+    Var *v = test_param(params, 2, ws, &rng, -1, 1);
+    Var *h = ag_linear(graph, x, w, NULL);
+    Var *y = ag_linear(graph, x, v, NULL);
+    Var *t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
+    Var *z = ag_add(graph, h, y);
+    ag_backward(graph, ag_add(graph, t, ag_sum(graph, ag_mul(graph, z, z), AG_ALL_DIMS, false)));
+
+    cr_assert(h->grad == z->grad, "h did not take z's gradient buffer: this test no longer "
+              "covers the shared buffer");
+    double dh[20], dy[20];
+    for (int i = 0; i < 20; i++) {
+        double th = tanh((double)h->value.data[i]);
+        dy[i] = 2.0 * z->value.data[i];
+        dh[i] = 1.0 - th * th + dy[i];
+    }
+    expect_grad("h.grad", h->grad, dh, 20);
+    expect_grad("y.grad", y->grad, dy, 20);
+}
