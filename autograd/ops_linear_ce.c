@@ -127,7 +127,7 @@ static int64_t counted_rows(int32_t *rows, const ITensor *target, int ignore_ind
         if (t == ignore_index)
             continue;
         if (t < 0 || t >= V)
-            bertc_fatal("linear_cross_entropy: target %d at row %lld is outside [0, %lld)", t,
+            bertc_fatal("linear_cross_entropy: target %d at row %lld is outside [0, %lld)", (int)t,
                         (long long)i, (long long)V);
         rows[n++] = (int32_t)i;
     }

@@ -58,7 +58,7 @@ Var *ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_i
         if (t == ignore_index)
             continue;
         if (t < 0 || t >= C)
-            bertc_fatal("cross_entropy: target %d at row %lld is outside [0, %lld)", t,
+            bertc_fatal("cross_entropy: target %d at row %lld is outside [0, %lld)", (int)t,
                         (long long)i, (long long)C);
         total += row_logsumexp(Z->data + i * C, C) - Z->data[i * C + t];
         counted++;

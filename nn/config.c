@@ -481,7 +481,7 @@ static void put_masking(Out *o, const SpanMaskingConfig *m)
            "\"span_probability\": %.17g, \"max_span_length_cap\": %d, \"special_token_ids\": [",
         m->seed, m->masking_budget, m->span_probability, m->max_span_length_cap);
     for (int i = 0; i < m->n_special_token_ids; i++)
-        put(o, i ? ", %d" : "%d", m->special_token_ids[i]);
+        put(o, i ? ", %d" : "%d", (int)m->special_token_ids[i]);
     put(o, "]}");
 }
 

@@ -173,7 +173,7 @@ int batch_check_binary(const Batch *b, const char *name, const ITensor *t, Bertc
         char at[SHAPE_STR_LEN];
         index_str(at, sizeof at, t, i);
         return bertc_errorf(err, "%s: '%s'%s = %d is neither 0 nor 1", b->source, name, at,
-                            t->data[i]);
+                            (int)t->data[i]);
     }
     return 0;
 }

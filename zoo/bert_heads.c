@@ -134,7 +134,7 @@ static int seqcls_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *lo
         for (int64_t i = 0; i < B; i++)
             if (target.data[i] != -100 && (target.data[i] < 0 || target.data[i] >= C))
                 return bertc_errorf(err, "%s: 'labels'[%lld] = %d is outside [0, num_labels "
-                                    "%lld)", in->source, (long long)i, target.data[i],
+                                    "%lld)", in->source, (long long)i, (int)target.data[i],
                                     (long long)C);
         *loss = ag_cross_entropy(g, logits, &target, -100);
     }
@@ -217,7 +217,7 @@ static int mlm_check_labels(const Batch *in, const ITensor *labels, int64_t V, B
     for (int64_t i = 0; i < labels->numel; i++)
         if (labels->data[i] != -100 && (labels->data[i] < 0 || labels->data[i] >= V))
             return bertc_errorf(err, "%s: 'labels' holds %d, neither -100 nor a token id "
-                                "below vocab_size %lld", in->source, labels->data[i],
+                                "below vocab_size %lld", in->source, (int)labels->data[i],
                                 (long long)V);
     return 0;
 }

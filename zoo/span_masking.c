@@ -139,7 +139,7 @@ int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
         if (span_mask_row(cfg, row, token_kinds->data + b * S, lengths->data[b], &rng, arena,
                           out->raw_mask_labels.data + b * S, &why) != 0)
             return bertc_errorf(err, "span masking of row %lld (length %d): %s", (long long)b,
-                                lengths->data[b], why.msg);
+                                (int)lengths->data[b], why.msg);
     }
     apply_mask(cfg, original_input_ids, out);
     return 0;

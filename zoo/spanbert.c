@@ -199,7 +199,7 @@ static int read_labels(const BertConfig *cfg, const Batch *in, const int64_t *bs
         if (v != -100 && (v < 0 || v >= cfg->vocab_size))
             return bertc_errorf(err, "%s: 'labels'[%lld, %lld] = %d is neither -100 (ignored) "
                                 "nor a token id below vocab_size %d", in->source,
-                                (long long)(i / bs[1]), (long long)(i % bs[1]), v,
+                                (long long)(i / bs[1]), (long long)(i % bs[1]), (int)v,
                                 cfg->vocab_size);
     }
     return 0;
@@ -229,7 +229,7 @@ static int check_kinds(const Batch *in, const ITensor *kinds, BertcError *err)
             return bertc_errorf(err, "%s: 'masking.token_kinds'[%lld, %lld] = %d is outside "
                                 "{-1 padding, 0 word start, 1 continuation, 2 excluded}",
                                 in->source, (long long)(i / kinds->shape[1]),
-                                (long long)(i % kinds->shape[1]), kinds->data[i]);
+                                (long long)(i % kinds->shape[1]), (int)kinds->data[i]);
     return 0;
 }
 
@@ -239,7 +239,7 @@ static int check_lengths(const Batch *in, const ITensor *lengths, int64_t S, Ber
         if (lengths->data[b] < 0 || lengths->data[b] > S)
             return bertc_errorf(err, "%s: 'masking.lengths'[%lld] = %d is outside [0, S = %lld], "
                                 "S the row length of 'masking.original_input_ids'", in->source,
-                                (long long)b, lengths->data[b], (long long)S);
+                                (long long)b, (int)lengths->data[b], (long long)S);
     return 0;
 }
 

@@ -224,14 +224,14 @@ static int truncate_longest_first(int32_t *na, int32_t *nb, bool pair, int32_t m
     int32_t special = pair ? 3 : 2;
     if (max_len < special)
         return bertc_errorf(err, "max_len %d leaves no room for the %d special tokens",
-                            max_len, special);
+                            (int)max_len, (int)special);
     int32_t remove = *na + *nb + special - max_len;
     if (remove <= 0)
         return 0;
     if (!pair) {
         if (*na <= remove)
             return bertc_errorf(err, "max_len %d: truncating would remove all %d tokens of "
-                                "the text", max_len, *na);
+                                "the text", (int)max_len, (int)*na);
         *na -= remove;
         return 0;
     }
@@ -299,7 +299,7 @@ int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t le
         out->n_b = B.n_pieces;
     }
     if (max_len < 0)
-        return bertc_errorf(err, "max_len must be >= 0 (0: no truncation), got %d", max_len);
+        return bertc_errorf(err, "max_len must be >= 0 (0: no truncation), got %d", (int)max_len);
     if (max_len > 0 && truncate_longest_first(&out->n_a, &out->n_b, pair, max_len, err) != 0)
         return -1;
     int32_t S = out->n_a + out->n_b + (pair ? 3 : 2);

@@ -55,16 +55,16 @@ static int32_t check_line(const Tokenizer *t, const char *s, size_t b, size_t e,
 {
     if (b == e)
         return bertc_errorf(err, "%s:%d: empty line (a vocab has one token a line)", t->name,
-                            line);
+                            (int)line);
     int32_t chars = 0;
     for (size_t i = b; i < e; chars++) {
         uint32_t cp;
         int n = utf8_decode((const uint8_t *)s, e, i, &cp);
         if (n == 0)
             return bertc_errorf(err, "%s:%d: invalid UTF-8 at byte %zu of the file", t->name,
-                                line, i);
+                                (int)line, i);
         if (cp == 0)
-            return bertc_errorf(err, "%s:%d: NUL byte at byte %zu of the file", t->name, line, i);
+            return bertc_errorf(err, "%s:%d: NUL byte at byte %zu of the file", t->name, (int)line, i);
         i += (size_t)n;
     }
     return chars;
@@ -77,7 +77,7 @@ static int insert(Tokenizer *t, int32_t *slots, int32_t id, size_t len, BertcErr
     uint32_t i = slot_of(t, tok, len);
     if (slots[i] != 0)
         return bertc_errorf(err, "%s:%d: duplicate token '%s' (first on line %d)", t->name,
-                            id + 1, tok, slots[i]);
+                            (int)(id + 1), tok, (int)slots[i]);
     slots[i] = id + 1;
     return 0;
 }
