@@ -1,6 +1,7 @@
 /* bench/bench_util.h — what bench/forward.c and bench/train.c share: a
- * clock, peak RSS, a median, flag parsing and a random BERT batch. Static
- * functions in a header, so each bench stays one .c file and one binary. */
+ * clock, peak RSS, a median, flag parsing and a random batch for any model.
+ * Static functions in a header, so each bench stays one .c file and one
+ * binary. */
 #ifndef BERTC_BENCH_UTIL_H
 #define BERTC_BENCH_UTIL_H
 
@@ -62,27 +63,19 @@ static const char *bench_flag(int argc, char **argv, int *i, const char *name)
     return argv[++*i];
 }
 
-/* input_ids uniform in [1000, V) (past the special tokens), no padding, one
- * segment: the same distribution tools/bench_torch.py draws. With
- * mlm_labels, 15% of the positions (every row's position 0 excluded) carry
- * their token as the label and the rest -100. */
-static void bench_random_batch(Graph *g, const BertConfig *cfg, int64_t B, int64_t S,
-                               bool mlm_labels, Rng *rng, Batch *batch)
+/* A random batch that fits m's architecture (model_random_batch): for the
+ * BERT family input_ids uniform in [1000, V) (past the special tokens) when
+ * V > 1000, no padding, one segment: the same distribution
+ * tools/bench_torch.py draws. With labels, what the model's loss needs
+ * (BertForMaskedLM: 15% of the positions labelled). Exits on an error. */
+static void bench_random_batch(const char *bench, Graph *g, const Model *m, int64_t B,
+                               int64_t S, bool labels, Rng *rng, Batch *batch)
 {
-    int64_t bs[2] = {B, S};
-    ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
-    ITensor types = itensor_new(g->step, 2, bs), labels = itensor_new(g->step, 2, bs);
-    for (int64_t i = 0; i < B * S; i++) {
-        ids.data[i] = (int32_t)rng_randint(rng, 1000, cfg->vocab_size - 1);
-        mask.data[i] = 1;
-        labels.data[i] = i % S && rng_uniform(rng) < 0.15 ? ids.data[i] : -100;
+    BertcError err;
+    if (model_random_batch(m, g, B, S, labels, rng, batch, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", bench, err.msg);
+        exit(1);
     }
-    batch_init(batch, "bench");
-    batch_put_ids(batch, "input_ids", ids);
-    batch_put_ids(batch, "attention_mask", mask);
-    batch_put_ids(batch, "token_type_ids", types);
-    if (mlm_labels)
-        batch_put_ids(batch, "labels", labels);
 }
 
 /* Overrides of config.json from the command line: --layers L --hidden H

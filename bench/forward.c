@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         Batch batch;
         Outputs out;
         Rng data = rng_seed(1);
-        bench_random_batch(g, &cfg, B, S, false, &data, &batch);
+        bench_random_batch("forward", g, &m, B, S, false, &data, &batch);
         outputs_init(&out);
         double t0 = bench_now_ms();
         if (model_forward(&m, g, &batch, &out, &err) != 0) {

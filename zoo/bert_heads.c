@@ -45,8 +45,20 @@ static int bert_model_run(void *impl, const BertConfig *cfg, Graph *g, const Bat
     return 0;
 }
 
+/* No loss to label for: input_ids, attention_mask, token_type_ids only. */
+static int bert_model_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S,
+                                   bool labels, Rng *rng, Batch *out, BertcError *err)
+{
+    (void)labels;
+    (void)err;
+    ITensor unused;
+    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+                       &unused);
+    return 0;
+}
+
 const ModelArch arch_bert_model = {ARCH_BERT_MODEL, "BertModel", bert_model_build,
-                                   bert_model_run, add_bert_prefix};
+                                   bert_model_run, add_bert_prefix, bert_model_random_batch};
 
 /* ---- BertForSequenceClassification ------------------------------------ */
 
@@ -162,8 +174,46 @@ static int seqcls_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
     return 0;
 }
 
+/* labels as the config's problem type reads them: a class index (B) below
+ * num_labels, a float target (B) drawn from N(0, 1) for regression, 0/1
+ * floats (B, num_labels) for multi-label. With the problem type unset, one
+ * label is regression and several single-label (integer labels). */
+static void seqcls_random_labels(const BertConfig *cfg, Graph *g, int64_t B, Rng *rng,
+                                 Batch *out)
+{
+    int64_t C = cfg->num_labels, bc[2] = {B, C};
+    const BatchItem integer_labels = {.name = "labels", .is_int = true};
+    ProblemType problem = resolve_problem(cfg, &integer_labels);
+    if (problem == PROBLEM_SINGLE_LABEL) {
+        batch_put_ids(out, "labels", random_classes(g, B, C, rng));
+    } else if (problem == PROBLEM_REGRESSION) {
+        Tensor y = tensor_empty(g->step, 1, &B);
+        for (int64_t i = 0; i < B; i++)
+            y.data[i] = (float)rng_normal(rng);
+        batch_put_f32(out, "labels", y);
+    } else {
+        Tensor y = tensor_empty(g->step, 2, bc);
+        for (int64_t i = 0; i < B * C; i++)
+            y.data[i] = rng_uniform(rng) < 0.5 ? 1.0f : 0.0f;
+        batch_put_f32(out, "labels", y);
+    }
+}
+
+static int seqcls_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S,
+                               bool labels, Rng *rng, Batch *out, BertcError *err)
+{
+    (void)err;
+    ITensor unused;
+    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+                       &unused);
+    if (labels)
+        seqcls_random_labels(cfg, g, B, rng, out);
+    return 0;
+}
+
 const ModelArch arch_bert_seqcls = {ARCH_BERT_SEQCLS, "BertForSequenceClassification",
-                                    seqcls_build, seqcls_run, drop_bert_prefix};
+                                    seqcls_build, seqcls_run, drop_bert_prefix,
+                                    seqcls_random_batch};
 
 /* ---- the LM head and BertForMaskedLM ---------------------------------- */
 
@@ -307,5 +357,19 @@ static int mlm_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
     return 0;
 }
 
+/* 15% of the positions labelled with their own token (random_tokens); the
+ * ids are not replaced by [MASK]: the cost of a step does not depend on it. */
+static int mlm_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels,
+                            Rng *rng, Batch *out, BertcError *err)
+{
+    (void)err;
+    ITensor mlm_labels;
+    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+                       &mlm_labels);
+    if (labels)
+        batch_put_ids(out, "labels", mlm_labels);
+    return 0;
+}
+
 const ModelArch arch_bert_mlm = {ARCH_BERT_MLM, "BertForMaskedLM", mlm_build, mlm_run,
-                                 drop_bert_prefix};
+                                 drop_bert_prefix, mlm_random_batch};

@@ -251,6 +251,21 @@ static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, CgInput
     return 0;
 }
 
+int cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
+                    Batch *out, BertcError *err)
+{
+    (void)err;
+    int64_t b1[2] = {B, 1};
+    ITensor unused;
+    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+                       &unused);
+    ITensor context_ids = random_classes(g, B, cfg->context_vocab_size, rng);
+    batch_put_ids(out, "context_ids", itensor_view(context_ids.data, 2, b1));
+    if (labels)
+        batch_put_ids(out, "labels", random_classes(g, B, cfg->num_labels, rng));
+    return 0;
+}
+
 /* ---- forward ----------------------------------------------------------- */
 
 /* M = (1 − attention_mask)[:, None, None, :] · (−10000), (B, 1, 1, S). */
@@ -408,4 +423,4 @@ static void *cgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 }
 
 const ModelArch arch_cgbert = {ARCH_CGBERT, "CGBertForSequenceClassification", cgbert_build,
-                               cg_forward, cg_rename};
+                               cg_forward, cg_rename, cg_random_batch};

@@ -50,6 +50,10 @@ typedef struct CgAttentionOps {
 void *cg_build(Registry *r, const BertConfig *cfg, const CgAttentionOps *ops, BertcError *err);
 int cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
                BertcError *err);
+/* BERT's inputs, context_ids (B, 1) below context_vocab_size and, with
+ * labels, labels (B) below num_labels. */
+int cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
+                    Batch *out, BertcError *err);
 /* Original-repository spelling of a parameter (Wq -> query, Wcq -> context_for_q, ...). */
 bool cg_rename(const char *name, char *alt, size_t len);
 

@@ -68,4 +68,4 @@ static void *qacgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 }
 
 const ModelArch arch_qacgbert = {ARCH_QACGBERT, "QACGBertForSequenceClassification",
-                                 qacgbert_build, cg_forward, cg_rename};
+                                 qacgbert_build, cg_forward, cg_rename, cg_random_batch};

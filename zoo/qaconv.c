@@ -257,4 +257,38 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
     return 0;
 }
 
-const ModelArch arch_qaconv = {ARCH_QACONV, "QAConvModelV2", qaconv_build, qaconv_run, NULL};
+/* ---- a random batch ------------------------------------------------------ */
+
+/* The question is the first query_len tokens (token type 0), the context the
+ * rest (type 1), given as token_type_ids so no [SEP] is needed. Labels: an
+ * answer span start <= end inside the context, a question type below
+ * num_question_types. */
+static int qaconv_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S,
+                               bool labels, Rng *rng, Batch *out, BertcError *err)
+{
+    int64_t Q = cfg->query_len, bs[2] = {B, S};
+    if (S <= Q)
+        return bertc_errorf(err, "random batch: QAConvModelV2 needs S > query_len %lld (the "
+                            "question) to hold a context, got S = %lld", (long long)Q,
+                            (long long)S);
+    ITensor unused, tt = itensor_new(g->step, 2, bs);
+    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+                       &unused);
+    for (int64_t i = 0; i < B * S; i++)
+        tt.data[i] = i % S >= Q;
+    batch_put_ids(out, "token_type_ids", tt);
+    if (!labels)
+        return 0;
+    ITensor start = itensor_new(g->step, 1, &B), end = itensor_new(g->step, 1, &B);
+    for (int64_t b = 0; b < B; b++) {
+        start.data[b] = (int32_t)rng_randint(rng, Q, S - 1);
+        end.data[b] = (int32_t)rng_randint(rng, start.data[b], S - 1);
+    }
+    batch_put_ids(out, "start_positions", start);
+    batch_put_ids(out, "end_positions", end);
+    batch_put_ids(out, "question_type", random_classes(g, B, cfg->num_question_types, rng));
+    return 0;
+}
+
+const ModelArch arch_qaconv = {ARCH_QACONV, "QAConvModelV2", qaconv_build, qaconv_run, NULL,
+                               qaconv_random_batch};

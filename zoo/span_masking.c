@@ -122,9 +122,9 @@ static void apply_mask(const BertConfig *cfg, const ITensor *ids, SpanMasking *o
     }
 }
 
-int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
-                 const ITensor *token_kinds, const ITensor *lengths, Arena *arena,
-                 SpanMasking *out, BertcError *err)
+int span_masking_rng(const BertConfig *cfg, const ITensor *original_input_ids,
+                     const ITensor *token_kinds, const ITensor *lengths, Rng *rng,
+                     Arena *arena, SpanMasking *out, BertcError *err)
 {
     int64_t B = original_input_ids->shape[0], S = original_input_ids->shape[1];
     const int64_t *bs = original_input_ids->shape;
@@ -132,15 +132,23 @@ int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
     out->mask_labels = itensor_new(arena, 2, bs);
     out->input_ids = itensor_new(arena, 2, bs);
     out->labels = itensor_new(arena, 2, bs);
-    Rng rng = rng_seed(cfg->masking.seed);
     for (int64_t b = 0; b < B; b++) {
         const int32_t *row = original_input_ids->data + b * S;
         BertcError why;
-        if (span_mask_row(cfg, row, token_kinds->data + b * S, lengths->data[b], &rng, arena,
+        if (span_mask_row(cfg, row, token_kinds->data + b * S, lengths->data[b], rng, arena,
                           out->raw_mask_labels.data + b * S, &why) != 0)
             return bertc_errorf(err, "span masking of row %lld (length %d): %s", (long long)b,
                                 (int)lengths->data[b], why.msg);
     }
     apply_mask(cfg, original_input_ids, out);
     return 0;
+}
+
+int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
+                 const ITensor *token_kinds, const ITensor *lengths, Arena *arena,
+                 SpanMasking *out, BertcError *err)
+{
+    Rng rng = rng_seed(cfg->masking.seed);
+    return span_masking_rng(cfg, original_input_ids, token_kinds, lengths, &rng, arena, out,
+                            err);
 }

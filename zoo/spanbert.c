@@ -325,5 +325,72 @@ static int spanbert_run(void *impl, const BertConfig *cfg, Graph *g, const Batch
     return 0;
 }
 
+/* ---- a random batch: the collator's span masking ---------------------- */
+
+/* Position i of the masked batch back to its original token. */
+static void unmask(SpanMasking *m, const ITensor *original, int64_t i)
+{
+    m->mask_labels.data[i] = 0;
+    m->labels.data[i] = -100;
+    m->input_ids.data[i] = original->data[i];
+}
+
+/* Adjacent spans merge into one (find_spans), which may then be longer than
+ * the 3 x sbo_max_span_length rows of span_pos_emb: such a run is cut by
+ * unmasking the position past the limit. And a batch with no masked
+ * position (a budget that floors to 0) gets position 1 masked, so that the
+ * loss is defined. */
+static void fit_spans(const BertConfig *cfg, const ITensor *original, SpanMasking *m)
+{
+    int64_t S = original->shape[1], max_len = 3 * (int64_t)cfg->sbo_max_span_length;
+    int64_t run = 0, masked = 0;
+    for (int64_t i = 0; i < original->numel; i++) {
+        run = i % S && m->mask_labels.data[i] ? run + 1 : 0;
+        if (run > max_len) {
+            unmask(m, original, i);
+            run = 0;
+        }
+        masked += m->mask_labels.data[i];
+    }
+    if (masked == 0) {
+        m->mask_labels.data[1] = 1;
+        m->labels.data[1] = original->data[1];
+        m->input_ids.data[1] = cfg->mask_token_id;
+    }
+}
+
+/* Rows [CLS] w_1 .. w_{S-2} [SEP] of random words (every token a word
+ * start), masked by span_masking_rng with the config's masking block
+ * (budget, span lengths) from rng: input_ids with [MASK]s, mask_labels and,
+ * with labels, the original tokens at the masked positions. */
+static int spanbert_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S,
+                                 bool labels, Rng *rng, Batch *out, BertcError *err)
+{
+    if (S < 3)
+        return bertc_errorf(err, "random batch: SpanBertForPreTraining needs S >= 3 ([CLS], a "
+                            "word, [SEP]), got S = %lld", (long long)S);
+    int64_t bs[2] = {B, S};
+    ITensor unused, kinds = itensor_new(g->step, 2, bs), lengths = itensor_new(g->step, 1, &B);
+    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+                       &unused);
+    ITensor original = batch_find(out, "input_ids")->ids;
+    for (int64_t b = 0; b < B; b++) {
+        original.data[b * S] = cfg->cls_token_id;
+        original.data[b * S + S - 1] = cfg->sep_token_id;
+        lengths.data[b] = (int32_t)S;
+    }
+    for (int64_t i = 0; i < B * S; i++)
+        kinds.data[i] = TOKEN_WORD_START;
+    SpanMasking m;
+    if (span_masking_rng(cfg, &original, &kinds, &lengths, rng, g->step, &m, err) != 0)
+        return -1;
+    fit_spans(cfg, &original, &m);
+    batch_put_ids(out, "input_ids", m.input_ids);
+    batch_put_ids(out, "mask_labels", m.mask_labels);
+    if (labels)
+        batch_put_ids(out, "labels", m.labels);
+    return 0;
+}
+
 const ModelArch arch_spanbert = {ARCH_SPANBERT, "SpanBertForPreTraining", spanbert_build,
-                                 spanbert_run, NULL};
+                                 spanbert_run, NULL, spanbert_random_batch};

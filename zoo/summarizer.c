@@ -295,5 +295,44 @@ static int summarizer_run(void *impl, const BertConfig *cfg, Graph *g, const Bat
     return 0;
 }
 
+/* ---- a random document --------------------------------------------------- */
+
+/* Random documents have a sentence every RANDOM_SENTENCE_TOKENS tokens (the
+ * CNN/DailyMail articles BertSum reads average ~25 WordPieces a sentence;
+ * shorter ones give a small S several sentences). */
+#define RANDOM_SENTENCE_TOKENS 8
+
+/* N = ceil(S / 8) sentences (at most pe_max_len, the last one then runs to
+ * the end), clss at their first tokens, interval segments 0/1 alternating
+ * per sentence, every sentence real (mask_cls 1), labels 0/1 at random. */
+static int summarizer_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S,
+                                   bool labels, Rng *rng, Batch *out, BertcError *err)
+{
+    (void)err;
+    int64_t N = (S + RANDOM_SENTENCE_TOKENS - 1) / RANDOM_SENTENCE_TOKENS;
+    N = N < cfg->pe_max_len ? N : cfg->pe_max_len;
+    int64_t bs[2] = {B, S}, bn[2] = {B, N};
+    ITensor unused, segs = itensor_new(g->step, 2, bs);
+    ITensor clss = itensor_new(g->step, 2, bn), mask_cls = itensor_new(g->step, 2, bn);
+    ITensor y = itensor_new(g->step, 2, bn);
+    random_bert_inputs(cfg, g, B, S, rng, "src", "mask", "segs", out, &unused);
+    for (int64_t i = 0; i < B * S; i++) {
+        int64_t sentence = (i % S) / RANDOM_SENTENCE_TOKENS;
+        sentence = sentence < N ? sentence : N - 1;
+        segs.data[i] = (int32_t)(sentence % cfg->type_vocab_size);
+    }
+    for (int64_t i = 0; i < B * N; i++) {
+        clss.data[i] = (int32_t)((i % N) * RANDOM_SENTENCE_TOKENS);
+        mask_cls.data[i] = 1;
+        y.data[i] = rng_uniform(rng) < 0.5;
+    }
+    batch_put_ids(out, "segs", segs);
+    batch_put_ids(out, "clss", clss);
+    batch_put_ids(out, "mask_cls", mask_cls);
+    if (labels)
+        batch_put_ids(out, "labels", y);
+    return 0;
+}
+
 const ModelArch arch_summarizer = {ARCH_SUMMARIZER, "Summarizer", summarizer_build,
-                                   summarizer_run, NULL};
+                                   summarizer_run, NULL, summarizer_random_batch};

@@ -116,6 +116,10 @@ typedef struct ModelArch {
                    BertcError *err);
     /* Optional: another spelling of a parameter name in weight files. */
     bool (*rename)(const char *name, char *alt, size_t len);
+    /* A valid random batch of B sequences of S tokens (model_random_batch):
+     * every input the forward reads and, with labels, what its loss needs. */
+    int (*random_batch)(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels,
+                        Rng *rng, Batch *out, BertcError *err);
 } ModelArch;
 
 /* The architectures, one file each family (zoo/bert.c, zoo/cgbert.c, ...). */
@@ -135,6 +139,42 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
  * file lacks at their init, with one warning listing them. */
 int model_load(Model *m, const char *path, bool init_missing, BertcError *err);
 int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* Random batches (zoo/random_batch.c): benches and smoke tests              */
+/* ------------------------------------------------------------------------ */
+
+/* A valid random batch of B x S for m's architecture, tensors in g->step,
+ * drawn from rng: token ids uniform over the real vocabulary
+ * (random_first_token), no padding, one segment, the architecture's other
+ * inputs in their ranges and, with labels, targets that give a finite loss
+ * (BertModel has no loss). Errors: B or S below 1, or an S the architecture
+ * cannot fill (QAConv: S <= query_len; SpanBERT: S < 3). */
+int model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
+                       Batch *out, BertcError *err);
+
+/* The first id of the "real" vocabulary: 1000 when vocab_size > 1000
+ * (bert-base-uncased keeps [PAD], [unusedN], [UNK], [CLS], [SEP], [MASK]
+ * below 999), else one past the largest special token id of the config
+ * (pad, unk, cls, sep, mask, masking.special_token_ids); 0 if none is left. */
+int32_t random_first_token(const BertConfig *cfg);
+
+/* ids (B, S) uniform in [random_first_token, V) and, drawn in the same
+ * stream position by position, mlm_labels (B, S): the token at 15% of the
+ * positions (position 0 of every row excluded), -100 elsewhere, and at
+ * least one labelled position when S > 1. The same numbers as
+ * tools/bench_torch.py draws for vocab_size > 1000. */
+void random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
+                   ITensor *ids, ITensor *mlm_labels);
+
+/* random_tokens put under ids_name, an all-ones mask_name and all-zero
+ * types_name (B, S); *mlm_labels as random_tokens'. */
+void random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
+                        const char *ids_name, const char *mask_name, const char *types_name,
+                        Batch *out, ITensor *mlm_labels);
+
+/* (n) class indices uniform in [0, C). */
+ITensor random_classes(Graph *g, int64_t n, int64_t C, Rng *rng);
 
 /* ------------------------------------------------------------------------ */
 /* The shared BERT encoder (zoo/bert.c), SPEC §6.1                           */
@@ -274,6 +314,11 @@ typedef struct SpanMasking {
 int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
                  const ITensor *token_kinds, const ITensor *lengths, Arena *arena,
                  SpanMasking *out, BertcError *err);
+/* span_masking drawing from the caller's stream instead of one seeded with
+ * masking.seed: a new mask for every random batch. */
+int span_masking_rng(const BertConfig *cfg, const ITensor *original_input_ids,
+                     const ITensor *token_kinds, const ITensor *lengths, Rng *rng,
+                     Arena *arena, SpanMasking *out, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* The run path of `bertc run` (zoo/run.c)                                   */

@@ -1,0 +1,136 @@
+/* test/test_zoo_random_batch.c — model_random_batch fits every
+ * architecture: for each config of test/data/zoo/ (one parameterised test
+ * per directory, as test_zoo_parity.c), a random B = 2, S = 16 batch runs
+ * an eval forward without error, and in training mode gives a finite loss
+ * (BertModel, which has none: mean(last_hidden_state^2), as bench/train)
+ * whose backward leaves finite gradients. */
+#include "test/test_util.h"
+#include "zoo/zoo.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ZOO_DIR "test/data/zoo"
+#define MAX_CASES 64
+#define B 2
+#define S 16
+
+typedef struct ZooCase {
+    char name[256];
+} ZooCase;
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(((const ZooCase *)a)->name, ((const ZooCase *)b)->name);
+}
+
+ParameterizedTestParameters(zoo_random_batch, forward_and_loss)
+{
+    ZooCase *cases = cr_malloc(sizeof(ZooCase) * MAX_CASES);
+    size_t n = 0;
+    DIR *d = opendir(ZOO_DIR);
+    for (struct dirent *e; d && (e = readdir(d)) && n < MAX_CASES;)
+        if (e->d_name[0] != '.')
+            snprintf(cases[n++].name, sizeof cases[0].name, "%s", e->d_name);
+    if (d)
+        closedir(d);
+    qsort(cases, n, sizeof *cases, compare_names);
+    return cr_make_param_array(ZooCase, cases, n);
+}
+
+/* An eval forward of a batch without labels. */
+static void check_forward(const char *c, Model *m, Graph *g, Rng *rng)
+{
+    Batch batch;
+    Outputs out;
+    BertcError err;
+    ag_graph_reset(g);
+    ag_set_training(g, false);
+    cr_assert_eq(model_random_batch(m, g, B, S, false, rng, &batch, &err), 0, "%s: %s", c,
+                 err.msg);
+    outputs_init(&out);
+    cr_assert_eq(model_forward(m, g, &batch, &out, &err), 0, "%s: forward: %s", c, err.msg);
+    cr_assert_gt(out.n, 0, "%s: the forward put no output", c);
+}
+
+/* A training step's loss: "loss", or BertModel's stand-in. */
+static Var *step_loss(Graph *g, const Outputs *out)
+{
+    Var *loss = outputs_get(out, "loss"), *h = outputs_get(out, "last_hidden_state");
+    if (loss || !h)
+        return loss;
+    Tensor zeros = tensor_new(g->step, h->value.ndim, h->value.shape);
+    return ag_mse(g, h, &zeros);
+}
+
+/* Every parameter gradient the backward wrote is finite. */
+static void check_grads(const char *c, const Registry *r)
+{
+    for (int i = 0; i < r->n_params; i++) {
+        const Var *v = r->params[i].var;
+        if (r->params[i].alias_of >= 0 || !v->grad)
+            continue;
+        for (int64_t j = 0; j < v->value.numel; j++)
+            cr_assert(isfinite(v->grad[j]), "%s: grad of '%s'[%lld] = %g", c,
+                      r->params[i].name, (long long)j, (double)v->grad[j]);
+    }
+}
+
+/* A training forward of a labelled batch (loss_only, as the engine), then
+ * the backward. */
+static void check_training(const char *c, Model *m, Graph *g, Rng *rng)
+{
+    Batch batch;
+    Outputs out;
+    BertcError err;
+    ag_graph_reset(g);
+    ag_set_training(g, true);
+    cr_assert_eq(model_random_batch(m, g, B, S, true, rng, &batch, &err), 0, "%s: %s", c,
+                 err.msg);
+    outputs_init(&out);
+    out.loss_only = true;
+    cr_assert_eq(model_forward(m, g, &batch, &out, &err), 0, "%s: forward: %s", c, err.msg);
+    Var *loss = step_loss(g, &out);
+    cr_assert_not_null(loss, "%s: a labelled random batch gave no loss", c);
+    cr_assert(isfinite(loss->value.data[0]), "%s: loss = %g", c, (double)loss->value.data[0]);
+    registry_zero_grad(m->reg);
+    ag_backward(g, loss);
+    check_grads(c, m->reg);
+}
+
+ParameterizedTest(ZooCase *zc, zoo_random_batch, forward_and_loss)
+{
+    char config[512];
+    snprintf(config, sizeof config, "%s/%s/config.json", ZOO_DIR, zc->name);
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bert_config_read(config, &cfg, &err), 0, "%s", err.msg);
+    Arena *params = arena_create("params", 1 << 16);
+    Model m;
+    cr_assert_eq(model_build(&m, params, &cfg, &err), 0, "%s: %s", zc->name, err.msg);
+    Rng rng = rng_seed(0);
+    registry_init_weights(m.reg, &rng, cfg.initializer_range);
+    Graph *g = ag_graph_create(1 << 16, 1);
+    check_forward(zc->name, &m, g, &rng);
+    check_training(zc->name, &m, g, &rng);
+    ag_graph_destroy(g);
+    arena_destroy(params);
+}
+
+/* The ids of a random batch are real tokens: past the special tokens of a
+ * small vocabulary, in [1000, V) for a BERT-base-sized one. */
+Test(zoo_random_batch, ids_skip_the_special_tokens)
+{
+    BertConfig cfg = bert_config_default(ARCH_BERT_MLM);
+    cr_assert_eq(random_first_token(&cfg), 1000, "vocab_size %d", cfg.vocab_size);
+    cfg.vocab_size = 120;
+    cr_assert_eq(random_first_token(&cfg), 1, "pad_token_id 0 only");
+    cfg.sep_token_id = 2;
+    cfg.masking.n_special_token_ids = 1;
+    cfg.masking.special_token_ids[0] = 5;
+    cr_assert_eq(random_first_token(&cfg), 6, "specials 0, 2 and 5");
+}
