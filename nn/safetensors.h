@@ -214,8 +214,9 @@ int st_data_crc32(const StEntry *entries, size_t n, uint32_t *crc, BertcError *e
 
 /* CRC-32 of zlib, PNG and gzip (reflected polynomial 0xEDB88320), updated
  * over data[0..n): start from 0 and chain, crc = st_crc32(crc, chunk, len).
- * st_crc32(0, "123456789", 9) == 0xCBF43926. Table-driven, about 1 GB/s;
- * st_crc32_bitwise is the bit-at-a-time form it is tested against. */
+ * st_crc32(0, "123456789", 9) == 0xCBF43926. Table-driven (slicing-by-8),
+ * about 2.5 GB/s; st_crc32_bitwise is the bit-at-a-time form it is tested
+ * against. */
 uint32_t st_crc32(uint32_t crc, const void *data, size_t n);
 uint32_t st_crc32_bitwise(uint32_t crc, const void *data, size_t n);
 

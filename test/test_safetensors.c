@@ -361,8 +361,9 @@ Test(safetensors, crc32_known_vectors)
     cr_expect_eq(st_crc32(st_crc32(0, "1234", 4), "56789", 5), 0xcbf43926u);
 }
 
-/* The table against the bit-at-a-time form: every byte value after every
- * register value the test reaches, and 64 KB of pseudo-random bytes. */
+/* The tables against the bit-at-a-time form: every byte value, every length
+ * 0..64 at every start offset 0..7 (the 8-byte steps and the byte tail), and
+ * 64 KB of pseudo-random bytes. */
 Test(safetensors, crc32_table_matches_bitwise)
 {
     uint32_t fast = 0, slow = 0;
@@ -379,6 +380,11 @@ Test(safetensors, crc32_table_matches_bitwise)
         x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
         bytes[i] = (uint8_t)(x >> 56);
     }
+    for (size_t start = 0; start < 8; start++)
+        for (size_t n = 0; n <= 64; n++)
+            cr_assert_eq(st_crc32(0x12345678u, bytes + start, n),
+                         st_crc32_bitwise(0x12345678u, bytes + start, n),
+                         "%zu bytes from offset %zu", n, start);
     cr_expect_eq(st_crc32(0, bytes, 1 << 16), st_crc32_bitwise(0, bytes, 1 << 16));
 }
 
