@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Tensor data is read (and decoded, and checksummed) CHUNK bytes at a time,
+ * so reading needs no buffer beyond the caller's destination whatever the
+ * dtype. */
+#define CHUNK 4096
+
 /* ------------------------------------------------------------------------ */
 /* Dtypes and little-endian loads                                            */
 /* ------------------------------------------------------------------------ */
@@ -341,6 +346,74 @@ static int read_entries(SafeTensors *st, const JsonValue *root, BertcError *err)
     return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The data section's CRC-32 (ST_CRC32_KEY, written by st_write_file)        */
+/* ------------------------------------------------------------------------ */
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The stored value: exactly 8 hex digits. */
+static int parse_crc32(const SafeTensors *st, const char *text, uint32_t *out, BertcError *err)
+{
+    bool ok = strlen(text) == 8;
+    uint32_t v = 0;
+    for (int i = 0; ok && i < 8; i++) {
+        int d = hex_digit(text[i]);
+        ok = d >= 0;
+        v = v << 4 | (uint32_t)(ok ? d : 0);
+    }
+    if (!ok)
+        return st_errorf(err, st, "__metadata__ \"" ST_CRC32_KEY "\" is \"%.40s\", not 8 "
+                         "hex digits; it should hold the CRC-32 of the data section (remove "
+                         "the key to load the file unchecked)", text);
+    *out = v;
+    return 0;
+}
+
+/* One pass over the data section through the source, a chunk at a time. */
+static int compute_crc32(const SafeTensors *st, uint32_t *crc, BertcError *err)
+{
+    uint8_t chunk[CHUNK];
+    *crc = 0;
+    for (uint64_t done = 0; done < st->data_length;) {
+        size_t n = st->data_length - done < CHUNK ? (size_t)(st->data_length - done) : CHUNK;
+        if (st->source.read(st->source.ctx, st->data_start + done, chunk, n, err) != 0)
+            return -1;
+        *crc = st_crc32(*crc, chunk, n);
+        done += n;
+    }
+    return 0;
+}
+
+/* Files without the key (PyTorch, Hugging Face) pass unchecked. */
+static int verify_crc32(const SafeTensors *st, BertcError *err)
+{
+    const char *text = st_metadata_get(st, ST_CRC32_KEY);
+    uint32_t stored = 0, computed = 0;
+    if (!text)
+        return 0;
+    if (parse_crc32(st, text, &stored, err) != 0 || compute_crc32(st, &computed, err) != 0)
+        return -1;
+    if (computed != stored)
+        return st_errorf(err, st, "data section checksum mismatch (stored crc32 %08" PRIx32
+                         ", computed %08" PRIx32 "): the file is damaged; write it again "
+                         "or restore a copy", stored, computed);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening                                                                   */
+/* ------------------------------------------------------------------------ */
+
 int st_open_source(Arena *arena, const char *name, StSource source, SafeTensors **out,
                    BertcError *err)
 {
@@ -356,7 +429,7 @@ int st_open_source(Arena *arena, const char *name, StSource source, SafeTensors 
     st->owns_arena = own;
     JsonDoc *doc;
     if (read_header_length(st, err) != 0 || parse_header(st, &doc, err) != 0 ||
-        read_entries(st, doc->root, err) != 0) {
+        read_entries(st, doc->root, err) != 0 || verify_crc32(st, err) != 0) {
         st_close(st);
         return -1;
     }
@@ -441,9 +514,6 @@ const char *st_metadata_get(const SafeTensors *st, const char *key)
 /* Reading tensor data                                                       */
 /* ------------------------------------------------------------------------ */
 
-/* Elements are decoded CHUNK bytes at a time, so reading needs no buffer
- * beyond the caller's destination whatever the dtype. */
-#define CHUNK 4096
 
 typedef struct ReadJob {
     const SafeTensors *st;

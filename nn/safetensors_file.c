@@ -107,6 +107,32 @@ static void sync_directory(const char *path)
     close(fd);
 }
 
+/* st_write with the caller's metadata plus {ST_CRC32_KEY, the data's CRC-32}.
+ * The header comes before the data, so the CRC is computed first, in a pass
+ * over the tensors in memory (cheap next to writing them). A value the caller
+ * gave ST_CRC32_KEY (say, metadata copied from a file read earlier) is
+ * replaced: it described other data. */
+static int write_checksummed(StSink sink, const StEntry *entries, size_t n,
+                             const StMetadata *meta, size_t n_meta, BertcError *err)
+{
+    uint32_t crc;
+    if (st_data_crc32(entries, n, &crc, err) != 0)
+        return -1;
+    StMetadata *all = bertc_sys_alloc((n_meta + 1) * sizeof *all);
+    if (!all)
+        return bertc_errorf(err, "out of memory for %zu metadata entries", n_meta + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n_meta; i++)
+        if (!meta[i].key || strcmp(meta[i].key, ST_CRC32_KEY) != 0)
+            all[k++] = meta[i];
+    char hex[9];
+    snprintf(hex, sizeof hex, "%08" PRIx32, crc);
+    all[k++] = (StMetadata){ST_CRC32_KEY, hex};
+    int rc = st_write(sink, entries, n, all, k, err);
+    bertc_sys_free(all);
+    return rc;
+}
+
 /* Writes, flushes and fsyncs tmp; the message says which step failed. */
 static int write_temp(const char *tmp, const StEntry *entries, size_t n,
                       const StMetadata *meta, size_t n_meta, BertcError *err)
@@ -115,7 +141,7 @@ static int write_temp(const char *tmp, const StEntry *entries, size_t n,
     if (!fp)
         return bertc_errorf(err, "%s: cannot create: %s", tmp, strerror(errno));
     BertcError inner;
-    int rc = st_write((StSink){file_write, fp}, entries, n, meta, n_meta, &inner);
+    int rc = write_checksummed((StSink){file_write, fp}, entries, n, meta, n_meta, &inner);
     if (rc != 0)
         bertc_errorf(err, "%s: %s", tmp, inner.msg);
     if (rc == 0 && (fflush(fp) != 0 || fsync(fileno(fp)) != 0))

@@ -291,6 +291,38 @@ int st_write(StSink sink, const StEntry *entries, size_t n, const StMetadata *me
 }
 
 /* ------------------------------------------------------------------------ */
+/* The data section's CRC-32                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A sink that keeps no bytes, only their running CRC-32. */
+static int crc_write(void *ctx, const void *data, size_t n, BertcError *err)
+{
+    (void)err;
+    uint32_t *crc = ctx;
+    *crc = st_crc32(*crc, data, n);
+    return 0;
+}
+
+/* The data bytes in file order, exactly as `stream` produces them after the
+ * header, into the CRC sink: one pass over the tensors in memory. */
+static int data_crc(void *ctx, const char *header, size_t header_len, uint64_t data_bytes,
+                    const StEntry *const *order, size_t n, BertcError *err)
+{
+    (void)header, (void)header_len, (void)data_bytes;
+    StSink sink = {crc_write, ctx};
+    for (size_t i = 0; i < n; i++)
+        if (write_data(sink, order[i], err) != 0)
+            return -1;
+    return 0;
+}
+
+int st_data_crc32(const StEntry *entries, size_t n, uint32_t *crc, BertcError *err)
+{
+    *crc = 0;
+    return with_header(entries, n, NULL, 0, data_crc, crc, err);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Into a caller's buffer                                                    */
 /* ------------------------------------------------------------------------ */
 

@@ -10,7 +10,8 @@
  * that lands mid-write leaves the writer's "<path>.tmp.<pid>" behind; the
  * test counts those, so it proves kills hit the write window, not only the
  * gaps between writes. A damaged checkpoint (truncated anywhere, or with a
- * flipped byte in its header) is refused with a message naming the file. */
+ * flipped byte in its header or its data) is refused with a message naming
+ * the file. */
 #include "zoo/zoo.h"
 
 #include <criterion/criterion.h>
@@ -229,6 +230,19 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
         cr_expect(strstr(err.msg, bad), "\"%s\" does not name the file", err.msg);
     }
     free(text);
+    /* a flipped byte in the data (weights, moments, counters): the header is
+     * intact, so only the data section's CRC-32 can tell */
+    for (int i = 0; i < 8; i++) {
+        long at = 8 + header + (size - 8 - header) * i / 8;
+        damaged_copy(path, bad, size, at);
+        BertcError err = {{0}};
+        int64_t step;
+        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, &err), 0,
+                      "a checkpoint with data byte %ld flipped loaded", at);
+        cr_expect(strstr(err.msg, bad) && strstr(err.msg, "data section checksum mismatch"),
+                  "data byte %ld flipped: \"%s\" does not name the file and the checksum",
+                  at, err.msg);
+    }
     remove(bad);
     remove(path);
     arena_destroy(t.arena);

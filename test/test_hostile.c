@@ -64,6 +64,7 @@ static const Hostile weights[] = {
     {"inf_weight.safetensors", "'classifier.weight'[1, 8] is inf"},
     {"missing_param.safetensors", "missing parameter 'classifier.weight'"},
     {"wrong_shape.safetensors", "'classifier.weight' has shape [2, 32]"},
+    {"crc_flipped_bit.safetensors", "data section checksum mismatch (stored crc32"},
 };
 
 /* Inputs for ZOO's model (B = 3, S = 16). */

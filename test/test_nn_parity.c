@@ -6,7 +6,9 @@
 #include "nn/state.h"
 
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -393,6 +395,40 @@ Test(nn_parity, save_load_round_trip_gives_identical_outputs)
         cr_assert_eq(memcmp(ra->params[i].var->value.data, rb->params[i].var->value.data,
                             sizeof(float) * (size_t)ra->params[i].var->value.numel), 0,
                      "%s differs after the round trip", ra->params[i].name);
+}
+
+/* A weights file bertc wrote carries the CRC-32 of its data: one flipped
+ * byte in a weight is refused when the file is opened, by name. */
+Test(nn_parity, flipped_weight_byte_is_refused)
+{
+    Mlp a;
+    Registry *ra = mlp_build(&a);
+    Rng rng = rng_seed(8);
+    registry_init_weights(ra, &rng, 0.5f);
+    char path[128];
+    tmp_path(path, sizeof path, "flipped.safetensors");
+    BertcError err;
+    cr_assert_eq(registry_save_file(ra, path, &err), 0, "%s", err.msg);
+    SafeTensors *st;
+    cr_assert_eq(st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    cr_expect_not_null(st_metadata_get(st, ST_CRC32_KEY), "no " ST_CRC32_KEY " in %s", path);
+    cr_expect_str_eq(st_metadata_get(st, "format"), "pt", "the caller's metadata is kept");
+    uint64_t at = st->data_start + st->data_length / 2;
+    st_close(st);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    fseek(f, (long)at, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, (long)at, SEEK_SET);
+    fputc(c ^ 0x01, f);
+    fclose(f);
+    Mlp b;
+    Registry *rb = mlp_build(&b);
+    cr_expect_neq(registry_load_file(rb, path, NULL, &err), 0, "byte %" PRIu64 " flipped "
+                  "and the weights loaded", at);
+    cr_expect(strstr(err.msg, path) && strstr(err.msg, "data section checksum mismatch"),
+              "\"%s\" does not name the file and the checksum", err.msg);
+    remove(path);
 }
 
 typedef struct LoadCase {

@@ -105,6 +105,9 @@ static BadCase bad_cases[] = {
     {"i64_out_of_int32", "i32", "outside the int32 range"},
     {"float_as_int", "i32", "cannot read as int32"},
     {"i8_unsupported", "f32", "cannot read as float32"},
+    {"crc_flipped_bit", "open", "data section checksum mismatch"},
+    {"crc_not_hex", "open", "\"bertc.crc32\" is \"0xcbf439\", not 8 hex digits"},
+    {"crc_too_short", "open", "not 8 hex digits"},
 };
 #define N_BAD (sizeof bad_cases / sizeof bad_cases[0])
 
@@ -331,6 +334,61 @@ Test(safetensors, memory_open_without_malloc)
 }
 
 /* ------------------------------------------------------------------------ */
+/* CRC-32                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Check values of zlib's crc32() (the catalogue's CRC-32/ISO-HDLC). */
+Test(safetensors, crc32_known_vectors)
+{
+    static const struct {
+        const char *text;
+        uint32_t crc;
+    } known[] = {
+        {"", 0x00000000u},
+        {"a", 0xe8b7be43u},
+        {"123456789", 0xcbf43926u},
+        {"The quick brown fox jumps over the lazy dog", 0x414fa339u},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        size_t n = strlen(known[i].text);
+        cr_expect_eq(st_crc32(0, known[i].text, n), known[i].crc, "st_crc32(\"%s\") = %08x, "
+                     "expected %08x", known[i].text, st_crc32(0, known[i].text, n), known[i].crc);
+        cr_expect_eq(st_crc32_bitwise(0, known[i].text, n), known[i].crc,
+                     "st_crc32_bitwise(\"%s\") = %08x, expected %08x", known[i].text,
+                     st_crc32_bitwise(0, known[i].text, n), known[i].crc);
+    }
+    /* chaining: "1234" then "56789" is "123456789" */
+    cr_expect_eq(st_crc32(st_crc32(0, "1234", 4), "56789", 5), 0xcbf43926u);
+}
+
+/* The tables against the bit-at-a-time form: every byte value, every length
+ * 0..64 at every start offset 0..7 (the 8-byte steps and the byte tail), and
+ * 64 KB of pseudo-random bytes. */
+Test(safetensors, crc32_table_matches_bitwise)
+{
+    uint32_t fast = 0, slow = 0;
+    for (int b = 0; b < 256; b++) {
+        uint8_t byte = (uint8_t)b;
+        cr_assert_eq(st_crc32(0, &byte, 1), st_crc32_bitwise(0, &byte, 1), "byte 0x%02x", b);
+        fast = st_crc32(fast, &byte, 1);
+        slow = st_crc32_bitwise(slow, &byte, 1);
+        cr_assert_eq(fast, slow, "after bytes 0..0x%02x: %08x vs bitwise %08x", b, fast, slow);
+    }
+    uint8_t *bytes = arena_alloc(arena, 1 << 16);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < 1 << 16; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+        bytes[i] = (uint8_t)(x >> 56);
+    }
+    for (size_t start = 0; start < 8; start++)
+        for (size_t n = 0; n <= 64; n++)
+            cr_assert_eq(st_crc32(0x12345678u, bytes + start, n),
+                         st_crc32_bitwise(0x12345678u, bytes + start, n),
+                         "%zu bytes from offset %zu", n, start);
+    cr_expect_eq(st_crc32(0, bytes, 1 << 16), st_crc32_bitwise(0, bytes, 1 << 16));
+}
+
+/* ------------------------------------------------------------------------ */
 /* Writing                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -424,6 +482,20 @@ static void remove_dir(const char *dir, const char *file)
     rmdir(dir);
 }
 
+/* st_write_file's ST_CRC32_KEY: after the caller's metadata, 8 lowercase hex
+ * digits, the CRC-32 of every byte after the header. */
+static void expect_crc32_of_data(const SafeTensors *st, const char *path)
+{
+    const char *stored = st_metadata_get(st, ST_CRC32_KEY);
+    cr_assert_not_null(stored, "%s has no " ST_CRC32_KEY, path);
+    cr_expect_str_eq(st->metadata[st->n_metadata - 1].key, ST_CRC32_KEY, "the key comes last");
+    size_t len;
+    uint8_t *bytes = slurp(path, &len);
+    char want[9];
+    snprintf(want, sizeof want, "%08x", st_crc32(0, bytes + st->data_start, len - st->data_start));
+    cr_expect_str_eq(stored, want, "%s: stored %s, CRC-32 of the data %s", path, stored, want);
+}
+
 Test(safetensors, file_round_trip_f32_i64_metadata)
 {
     char *dir = temp_dir(), path[256];
@@ -456,6 +528,7 @@ Test(safetensors, file_round_trip_f32_i64_metadata)
     cr_expect_eq(st_find(st, "nothing")->numel, 0);
     cr_expect_str_eq(st_metadata_get(st, "note"), "quote \" and caf\xc3\xa9");
     cr_expect_eq(st->header_length % 8, 0);
+    expect_crc32_of_data(st, path);
     /* The I64 step keeps all 64 bits: check the raw little-endian bytes. */
     size_t len;
     uint8_t *bytes = slurp(path, &len);
@@ -463,6 +536,69 @@ Test(safetensors, file_round_trip_f32_i64_metadata)
     cr_expect_eq(memcmp(bytes + st->data_start + s->begin, "\xff\xff\xff\xff\xff\xff\xff\x7f", 8), 0);
     st_close(st);
     remove_dir(dir, "ckpt.safetensors");
+}
+
+/* A caller's own ST_CRC32_KEY (metadata copied from a file read earlier) is
+ * replaced by the value for the data being written. */
+Test(safetensors, writer_owns_the_crc32_key)
+{
+    char *dir = temp_dir(), path[256];
+    snprintf(path, sizeof path, "%s/w.safetensors", dir);
+    StEntry one = {.name = "a", .dtype = ST_F32, .ndim = 2, .shape = shape_a, .f32 = data_a};
+    StMetadata meta[2] = {{ST_CRC32_KEY, "00000000"}, {"format", "pt"}};
+    BertcError err;
+    cr_assert_eq(st_write_file(path, &one, 1, meta, 2, &err), 0, "%s", err.msg);
+    SafeTensors *st = open_ok(path);
+    cr_expect_eq(st->n_metadata, 2, "the key is there once");
+    cr_expect_str_eq(st_metadata_get(st, "format"), "pt");
+    expect_crc32_of_data(st, path);
+    st_close(st);
+    remove_dir(dir, "w.safetensors");
+}
+
+/* st_data_crc32 gives st_write_buffer's callers the same checksum, and
+ * st_open_memory checks it: one flipped bit anywhere in the data is caught. */
+Test(safetensors, buffer_with_crc32_and_every_flipped_data_bit)
+{
+    StEntry e[3] = {
+        {.name = "c", .dtype = ST_F32, .ndim = 1, .shape = shape_c, .f32 = data_c},
+        {.name = "a", .dtype = ST_F32, .ndim = 2, .shape = shape_a, .f32 = data_a},
+        {.name = "b", .dtype = ST_I64, .ndim = 1, .shape = shape_b, .i64 = data_b},
+    };
+    BertcError err;
+    uint32_t crc;
+    cr_assert_eq(st_data_crc32(e, 3, &crc, &err), 0, "%s", err.msg);
+    char hex[9];
+    snprintf(hex, sizeof hex, "%08x", crc);
+    StMetadata meta[1] = {{ST_CRC32_KEY, hex}};
+    uint8_t buf[512];
+    size_t size;
+    cr_assert_eq(st_write_buffer(e, 3, meta, 1, buf, sizeof buf, &size, &err), 0, "%s", err.msg);
+    SafeTensors *st;
+    cr_assert_eq(st_open_memory(arena, "crc.safetensors", buf, size, &st, &err), 0, "%s",
+                 err.msg);
+    uint64_t start = st->data_start;
+    cr_expect_eq(crc, st_crc32(0, buf + start, size - start), "st_data_crc32 is the data's");
+    st_close(st);
+    for (size_t at = start; at < size; at++)
+        for (int bit = 0; bit < 8; bit++) {
+            buf[at] ^= (uint8_t)(1 << bit);
+            int rc = st_open_memory(arena, "crc.safetensors", buf, size, &st, &err);
+            buf[at] ^= (uint8_t)(1 << bit);
+            cr_assert_neq(rc, 0, "byte %zu bit %d flipped and the file opened", at, bit);
+            cr_assert(strstr(err.msg, "crc.safetensors: data section checksum mismatch "
+                                      "(stored crc32 ") && strstr(err.msg, hex),
+                      "byte %zu bit %d: %s", at, bit, err.msg);
+        }
+}
+
+/* A file from PyTorch or Hugging Face has no key and opens unchecked. */
+Test(safetensors, foreign_file_without_crc32_opens)
+{
+    SafeTensors *st = open_ok("test/data/good_hf_layout.safetensors");
+    cr_expect_null(st_metadata_get(st, ST_CRC32_KEY));
+    expect_i32(st, "b", (int32_t[]){1, -2}, 2);
+    st_close(st);
 }
 
 Test(safetensors, atomic_write_replaces_or_keeps)

@@ -20,12 +20,15 @@ test/data/bad/inputs/*.safetensors   inputs           (bertc run --inputs)
 Non-finite weights are an error naming the tensor and the first bad element:
 a NaN or an infinity in a weight file can only make every output NaN, and
 training from it would spread it through every weight (SPEC §5 leaves it
-open; refusing is the safer choice).
+open; refusing is the safer choice). A weights file as bertc writes it, with
+"bertc.crc32" in __metadata__, whose data then lost a bit is refused before
+any weight is read.
 """
 
 import json
 import os
 import struct
+import zlib
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 BAD = os.path.join(ROOT, "test", "data", "bad")
@@ -99,12 +102,16 @@ def st_read(path):
     return out
 
 
-def st_bytes(tensors):
+def st_bytes(tensors, crc32=False):
+    """With crc32=True, "bertc.crc32" in __metadata__ as bertc writes it."""
     header, data = {}, b""
     for name, (dtype, shape, raw) in tensors.items():
         header[name] = {"dtype": dtype, "shape": shape,
                         "data_offsets": [len(data), len(data) + len(raw)]}
         data += raw
+    if crc32:
+        header = {"__metadata__": {"format": "pt", "bertc.crc32": "%08x" % zlib.crc32(data)},
+                  **header}
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * ((8 - len(h) % 8) % 8)
     return struct.pack("<Q", len(h)) + h + data
@@ -117,6 +124,11 @@ def with_f32(tensors, name, index, value):
     raw = raw[:4 * index] + struct.pack("<f", value) + raw[4 * index + 4:]
     t[name] = (dtype, shape, raw)
     return t
+
+
+def flip_bit(blob, at):
+    """The low bit of blob[at] flipped: a bad disk, a bad copy."""
+    return blob[:at] + bytes([blob[at] ^ 1]) + blob[at + 1:]
 
 
 def i64(shape, values):
@@ -137,6 +149,8 @@ def weights_cases():
          "'classifier.weight'[1, 8] is inf"),
         ("missing_param", st_bytes(no_cls), "missing parameter 'classifier.weight'"),
         ("wrong_shape", st_bytes(wrong_shape), "'classifier.weight' has shape [2, 32]"),
+        ("crc_flipped_bit", flip_bit(st_bytes(w, crc32=True), -100),
+         "data section checksum mismatch"),
     ]
 
 

@@ -43,6 +43,7 @@ good_spaced.safetensors  legal but unusual: a pretty-printed header with
 import json
 import os
 import struct
+import zlib
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DATA = os.path.join(ROOT, "test", "data")
@@ -142,6 +143,19 @@ def raw_header(text, data=b""):
 
 GOOD_X = one("F32", [2], 0, 8, f32(1.0, 2.0))
 
+
+def with_crc32(crc, data, flip=None):
+    """x F32 [2] as bertc's st_write_file stores it: "bertc.crc32" in
+    __metadata__ (zlib's CRC-32 of the data section, 8 hex digits). `crc` is
+    the value to store (None: the right one); flip=i flips the low bit of data
+    byte i after the CRC was taken, as a bad disk or copy would."""
+    crc = "%08x" % zlib.crc32(data) if crc is None else crc
+    if flip is not None:
+        data = data[:flip] + bytes([data[flip] ^ 1]) + data[flip + 1:]
+    return file_bytes({"__metadata__": {"format": "pt", "bertc.crc32": crc},
+                       "x": entry("F32", [2], 0, 8)}, data)
+
+
 BAD = [
     ("empty", b"", "open", "shorter than the 8-byte"),
     ("short", b"\x05\x00\x00\x00\x00", "open", "shorter than the 8-byte"),
@@ -212,6 +226,11 @@ BAD = [
      "outside the int32 range"),
     ("float_as_int", GOOD_X, "i32", "cannot read as int32"),
     ("i8_unsupported", one("I8", [2], 0, 2, b"\x01\xff"), "f32", "cannot read as float32"),
+    ("crc_flipped_bit", with_crc32(None, f32(1, 2), flip=5), "open",
+     "data section checksum mismatch"),
+    ("crc_not_hex", with_crc32("0xcbf439", f32(1, 2)), "open",
+     '"bertc.crc32" is "0xcbf439", not 8 hex digits'),
+    ("crc_too_short", with_crc32("cbf4392", f32(1, 2)), "open", "not 8 hex digits"),
 ]
 
 
