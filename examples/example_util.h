@@ -1,7 +1,8 @@
 /* examples/example_util.h — what the training examples share: the standard
  * flags, building a model with the examples' init, a pass over held-out rows
- * in batches, argmax and reading a whole file. Static functions in a header,
- * so each example stays one .c file and one binary (as bench/bench_util.h).
+ * in batches, argmax and reading a whole file. Static inline functions in a
+ * header (inline: an example need not use them all), so each example stays
+ * one .c file and one binary, as bench/bench_util.h does for the benches.
  *
  * An example's make_batch (TrainTask) takes row numbers of its whole data
  * set, so the same function fills training batches (rows 0..n_train-1) and
@@ -27,8 +28,8 @@
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
  * `checkpoint` (cap bytes). */
-static int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
-                         char *checkpoint, size_t cap, BertcError *err)
+static inline int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
+                                char *checkpoint, size_t cap, BertcError *err)
 {
     if (train_parse_flags(argc, argv, opt, out, err) != 0)
         return -1;
@@ -40,7 +41,7 @@ static int example_flags(int argc, char **argv, TrainOptions *opt, const char **
 
 /* Build the model of `cfg` in `arena`, its weights drawn as every example
  * draws them: seed 7, normal(0, initializer_range). */
-static int example_model(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
+static inline int example_model(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
 {
     if (model_build(m, arena, cfg, err) != 0)
         return -1;
@@ -61,7 +62,7 @@ typedef struct HeldOut {
     bool failed;
 } HeldOut;
 
-static HeldOut held_out(int64_t first, int64_t n_eval, int64_t size, const char *name)
+static inline HeldOut held_out(int64_t first, int64_t n_eval, int64_t size, const char *name)
 {
     assert(size > 0 && size <= HELD_OUT_MAX);
     return (HeldOut){.first = first, .n_eval = n_eval, .size = size, .name = name,
@@ -71,10 +72,10 @@ static HeldOut held_out(int64_t first, int64_t n_eval, int64_t size, const char 
 /* The next batch: made by make_batch (as in training) in a fresh step of g
  * and run forward into h->out. false when every row is done, or on an
  * error (h->failed, err set). */
-static bool held_out_next(HeldOut *h,
-                          int (*make_batch)(void *, const int64_t *, int64_t, Graph *,
-                                            Batch *, int64_t *, BertcError *),
-                          void *data, Model *m, Graph *g, BertcError *err)
+static inline bool held_out_next(HeldOut *h,
+                                 int (*make_batch)(void *, const int64_t *, int64_t, Graph *,
+                                                   Batch *, int64_t *, BertcError *),
+                                 void *data, Model *m, Graph *g, BertcError *err)
 {
     h->row += h->n;
     int64_t left = h->first + h->n_eval - h->row, tokens;
@@ -92,7 +93,7 @@ static bool held_out_next(HeldOut *h,
 }
 
 /* The index of the largest of x[0..n-1] (the first, on ties). */
-static int64_t example_argmax(const float *x, int64_t n)
+static inline int64_t example_argmax(const float *x, int64_t n)
 {
     int64_t best = 0;
     for (int64_t k = 1; k < n; k++)
@@ -102,7 +103,7 @@ static int64_t example_argmax(const float *x, int64_t n)
 }
 
 /* A whole file, NUL-terminated (free it); NULL if it cannot be read. */
-static char *example_read_file(const char *path, size_t *len)
+static inline char *example_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
