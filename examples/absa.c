@@ -50,6 +50,7 @@
  * OUT/quasi_attention.svg, a checkpoint, and the trained model's answers for
  * that sentence in all 8 contexts. OUT defaults to build/absa/MODEL; the
  * standard training flags of zoo/train.h apply. */
+#include "examples/example_util.h"
 #include "zoo/svg.h"
 #include "zoo/train.h"
 
@@ -464,16 +465,18 @@ static int64_t pair_length(const Absa *d, int64_t pair)
     return len;
 }
 
-/* pairs first + idx[0..n-1] -> input_ids, token_type_ids, attention_mask
- * (B, S), context_ids (B, 1), labels (B). S is the longest pair of the
- * batch, not MAX_LEN: about half the work on these short sentences. */
-static void fill_batch(const Absa *d, const int64_t *idx, int64_t n, int64_t first, Graph *g,
-                       Batch *b, int64_t *tokens)
+/* pairs idx[0..n-1] -> input_ids, token_type_ids, attention_mask (B, S),
+ * context_ids (B, 1), labels (B). S is the longest pair of the batch, not
+ * MAX_LEN: about half the work on these short sentences. */
+static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                      int64_t *tokens, BertcError *err)
 {
+    (void)err;
+    const Absa *d = ctx;
     int64_t S = 0;
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
-        int64_t len = pair_length(d, first + idx[j]);
+        int64_t len = pair_length(d, idx[j]);
         S = len > S ? len : S;
         *tokens += len;
     }
@@ -482,7 +485,7 @@ static void fill_batch(const Absa *d, const int64_t *idx, int64_t n, int64_t fir
     ITensor mask = itensor_new(g->step, 2, bs);
     ITensor context = itensor_new(g->step, 2, b1), labels = itensor_new(g->step, 1, &n);
     for (int64_t j = 0; j < n; j++) {
-        int64_t pair = first + idx[j];
+        int64_t pair = idx[j];
         size_t row = sizeof(int32_t) * (size_t)S;
         memcpy(ids.data + j * S, d->ids + pair * MAX_LEN, row);
         memcpy(types.data + j * S, d->types + pair * MAX_LEN, row);
@@ -495,28 +498,12 @@ static void fill_batch(const Absa *d, const int64_t *idx, int64_t n, int64_t fir
     batch_put_ids(b, "attention_mask", mask);
     batch_put_ids(b, "context_ids", context);
     batch_put_ids(b, "labels", labels);
-}
-
-static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
-                      int64_t *tokens, BertcError *err)
-{
-    (void)err;
-    fill_batch(ctx, idx, n, 0, g, b, tokens);
     return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Scores                                                                    */
 /* ------------------------------------------------------------------------ */
-
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int k = 1; k < n; k++)
-        if (x[k] > x[best])
-            best = k;
-    return best;
-}
 
 static double accuracy(const int64_t c[N_CLASSES][N_CLASSES])
 {
@@ -561,29 +548,21 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
 {
     Absa *d = ctx;
     int64_t first = (int64_t)N_TRAIN * N_CONTEXTS;
-    int64_t n_eval = (int64_t)(N_SENTENCES - N_TRAIN) * N_CONTEXTS, idx[64], tokens;
+    int64_t n_eval = (int64_t)(N_SENTENCES - N_TRAIN) * N_CONTEXTS;
     double loss_sum = 0;
     memset(d->confusion, 0, sizeof d->confusion);
-    for (int64_t start = 0; start < n_eval; start += 64) {
-        int64_t n = n_eval - start < 64 ? n_eval - start : 64;
-        for (int64_t j = 0; j < n; j++)
-            idx[j] = start + j;
-        ag_graph_reset(g);
-        Batch b;
-        Outputs out;
-        batch_init(&b, "eval");
-        fill_batch(d, idx, n, first, g, &b, &tokens);
-        outputs_init(&out);
-        if (model_forward(m, g, &b, &out, err) != 0)
-            return -1;
-        const float *logits = outputs_get(&out, "logits")->value.data;
-        for (int64_t j = 0; j < n; j++) {
-            int64_t pair = first + start + j;
+    HeldOut h = held_out(first, n_eval, 64, "eval");
+    while (held_out_next(&h, make_batch, d, m, g, err)) {
+        const float *logits = outputs_get(&h.out, "logits")->value.data;
+        for (int64_t j = 0; j < h.n; j++) {
+            int64_t pair = h.row + j;
             d->confusion[pair % N_ASPECTS][label_of(d, pair)]
-                        [argmax(logits + j * N_CLASSES, N_CLASSES)]++;
+                        [example_argmax(logits + j * N_CLASSES, N_CLASSES)]++;
         }
-        loss_sum += outputs_get(&out, "loss")->value.data[0] * (double)n;
+        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
+    if (h.failed)
+        return -1;
     int64_t c[N_CLASSES][N_CLASSES];
     total_confusion(d, c);
     *metric = macro_f1(c);
@@ -718,7 +697,7 @@ static int show_sentence(Model *m, const Tokenizer *tok, const char *dir, BertcE
     printf("\"%s\"\n", text);
     for (int k = 0; k < N_CONTEXTS && rc == 0; k++) {
         rc = classify(m, tok, text, k, g, probs, &enc, &out, err);
-        int best = argmax(probs, N_CLASSES);
+        int64_t best = example_argmax(probs, N_CLASSES);
         if (rc == 0)
             printf("  %s %-16s -> %-8s (%.0f%%)\n", targets[k / N_ASPECTS],
                    aspects[k % N_ASPECTS], classes[best], 100 * probs[best]);
@@ -779,11 +758,8 @@ static int run(int argc, char **argv, BertcError *err)
     if (take_model_flag(&argc, argv, &arch, err) != 0)
         return -1;
     const char *out = arch == ARCH_CGBERT ? "build/absa/cgbert" : "build/absa/qacgbert";
-    if (train_parse_flags(argc, argv, &opt, &out, err) != 0)
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
-    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", out);
-    if (!opt.checkpoint)
-        opt.checkpoint = checkpoint;
     Arena *arena = arena_create("absa", 1 << 20);
     Tokenizer tok;
     Absa *data = calloc(1, sizeof *data);
@@ -796,10 +772,8 @@ static int run(int argc, char **argv, BertcError *err)
            N_SENTENCES, N_CONTEXTS, N_TRAIN * N_CONTEXTS, (N_SENTENCES - N_TRAIN) * N_CONTEXTS);
     BertConfig cfg = absa_config(arch, &tok);
     Model m;
-    if (model_build(&m, arena, &cfg, err) != 0)
+    if (example_model(&m, arena, &cfg, err) != 0)
         return -1;
-    Rng init = rng_seed(7);
-    registry_init_weights(m.reg, &init, cfg.initializer_range);
     printf("model: %s, %d layers, H=%d, %lld parameters\n", m.arch->name,
            cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(m.reg));
 

@@ -36,6 +36,7 @@
  *
  * The standard training flags (--steps, --out DIR, --resume, ...; see
  * zoo/train.h) apply; OUT defaults to build/bertsum. */
+#include "examples/example_util.h"
 #include "zoo/svg.h"
 #include "zoo/train.h"
 
@@ -407,22 +408,24 @@ static int build_corpus(const Tokenizer *tok, Arena *a, Corpus *c, BertcError *e
 
 /* ---- batches ------------------------------------------------------------ */
 
-/* Stories idx[0..n-1] (relative to `first`) -> src, segs, mask (n, S) with S
- * the longest story, and clss, mask_cls, labels (n, MAX_SENTS). segs is 0 on
- * the even sentences and 1 on the odd ones (BertSum's interval segments). */
-static void fill_batch(const Corpus *c, const int64_t *idx, int64_t n, int64_t first, Graph *g,
-                       Batch *b, int64_t *tokens)
+/* Stories idx[0..n-1] -> src, segs, mask (n, S) with S the longest story,
+ * and clss, mask_cls, labels (n, MAX_SENTS). segs is 0 on the even
+ * sentences and 1 on the odd ones (BertSum's interval segments). */
+static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                      int64_t *tokens, BertcError *err)
 {
+    (void)err;
+    const Corpus *c = ctx;
     int64_t S = 1;
     for (int64_t j = 0; j < n; j++)
-        S = c->docs[first + idx[j]].n_tokens > S ? c->docs[first + idx[j]].n_tokens : S;
+        S = c->docs[idx[j]].n_tokens > S ? c->docs[idx[j]].n_tokens : S;
     int64_t bs[2] = {n, S}, bn[2] = {n, MAX_SENTS};
     ITensor src = itensor_new(g->step, 2, bs), segs = itensor_new(g->step, 2, bs);
     ITensor mask = itensor_new(g->step, 2, bs), clss = itensor_new(g->step, 2, bn);
     ITensor mask_cls = itensor_new(g->step, 2, bn), labels = itensor_new(g->step, 2, bn);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
-        const Doc *d = &c->docs[first + idx[j]];
+        const Doc *d = &c->docs[idx[j]];
         for (int32_t t = 0, sent = 0; t < d->n_tokens; t++) {
             sent += sent + 1 < d->n_sents && t == d->clss[sent + 1];
             src.data[j * S + t] = d->ids[t];
@@ -442,13 +445,6 @@ static void fill_batch(const Corpus *c, const int64_t *idx, int64_t n, int64_t f
     batch_put_ids(b, "clss", clss);
     batch_put_ids(b, "mask_cls", mask_cls);
     batch_put_ids(b, "labels", labels);
-}
-
-static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
-                      int64_t *tokens, BertcError *err)
-{
-    (void)err;
-    fill_batch(ctx, idx, n, 0, g, b, tokens);
     return 0;
 }
 
@@ -506,30 +502,22 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
                     BertcError *err)
 {
     Corpus *c = ctx;
-    int64_t n_eval = c->n - c->n_train, idx[64], tokens;
+    int64_t n_eval = c->n - c->n_train;
     double loss_sum = 0;
     Scores sc = {0};
-    for (int64_t start = 0; start < n_eval; start += 64) {
-        int64_t n = n_eval - start < 64 ? n_eval - start : 64;
-        for (int64_t j = 0; j < n; j++)
-            idx[j] = start + j;
-        ag_graph_reset(g);
-        Batch b;
-        Outputs out;
-        batch_init(&b, "eval");
-        fill_batch(c, idx, n, c->n_train, g, &b, &tokens);
-        outputs_init(&out);
-        if (model_forward(m, g, &b, &out, err) != 0)
-            return -1;
-        const float *scores = outputs_get(&out, "sent_scores")->value.data;
-        for (int64_t j = 0; j < n; j++) {
-            int64_t i = c->n_train + start + j;
-            c->model_pick[start + j] = top_k(scores + j * MAX_SENTS, c->docs[i].n_sents,
-                                             SUMMARY_SIZE);
-            score_pick(&sc, &c->docs[i], i, c->model_pick[start + j]);
+    HeldOut h = held_out(c->n_train, n_eval, 64, "eval");
+    while (held_out_next(&h, make_batch, c, m, g, err)) {
+        const float *scores = outputs_get(&h.out, "sent_scores")->value.data;
+        for (int64_t j = 0; j < h.n; j++) {
+            int64_t i = h.row + j;
+            c->model_pick[i - c->n_train] = top_k(scores + j * MAX_SENTS, c->docs[i].n_sents,
+                                                  SUMMARY_SIZE);
+            score_pick(&sc, &c->docs[i], i, c->model_pick[i - c->n_train]);
         }
-        loss_sum += outputs_get(&out, "loss")->value.data[0];
+        loss_sum += outputs_get(&h.out, "loss")->value.data[0];
     }
+    if (h.failed)
+        return -1;
     *metric = sc.rouge2 / (double)sc.docs;
     *loss = loss_sum / (double)n_eval * (double)c->batch_size;
     return 0;
@@ -616,11 +604,8 @@ static int run(int argc, char **argv, BertcError *err)
     TrainOptions opt = summarizer_options();
     const char *out = "build/bertsum";
     char checkpoint[512], picture[512];
-    if (train_parse_flags(argc, argv, &opt, &out, err) != 0)
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
-    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", out);
-    if (!opt.checkpoint)
-        opt.checkpoint = checkpoint;
     Arena *arena = arena_create("bertsum", 1 << 20);
     Tokenizer tok;
     Corpus corpus;
@@ -631,10 +616,8 @@ static int run(int argc, char **argv, BertcError *err)
            "(%d train, %d held out)\n", N_TRAIN, N_EVAL);
     BertConfig cfg = summarizer_config(&tok);
     Model m;
-    if (model_build(&m, arena, &cfg, err) != 0)
+    if (example_model(&m, arena, &cfg, err) != 0)
         return -1;
-    Rng init = rng_seed(7);
-    registry_init_weights(m.reg, &init, cfg.initializer_range);
     printf("model: Summarizer, BERT %d layers, H=%d, %d inter-sentence layers, %lld "
            "parameters\n", cfg.num_hidden_layers, cfg.hidden_size, cfg.inter_layers,
            (long long)registry_count(m.reg));

@@ -37,6 +37,7 @@
  *
  * The standard training flags (--steps, --out DIR, --resume, ...; see
  * zoo/train.h) apply; OUT defaults to build/qaconv. */
+#include "examples/example_util.h"
 #include "zoo/svg.h"
 #include "zoo/train.h"
 
@@ -403,17 +404,19 @@ static int generate_data(const Tokenizer *tok, Arena *a, QAData *d, BertcError *
 
 /* ---- batches ----------------------------------------------------------- */
 
-/* examples idx[0..n-1] (relative to `first`) -> the inputs and labels of SPEC §6.6 */
-static void fill_batch(const QAData *d, const int64_t *idx, int64_t n, int64_t first, Graph *g,
-                       Batch *b, int64_t *tokens)
+/* examples idx[0..n-1] -> the inputs and labels of SPEC §6.6 */
+static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                      int64_t *tokens, BertcError *err)
 {
+    (void)err;
+    const QAData *d = ctx;
     int64_t bs[2] = {n, SEQ};
     ITensor ids = itensor_new(g->step, 2, bs), types = itensor_new(g->step, 2, bs);
     ITensor mask = itensor_new(g->step, 2, bs), start = itensor_new(g->step, 1, &n);
     ITensor end = itensor_new(g->step, 1, &n), qtype = itensor_new(g->step, 1, &n);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
-        const Example *e = &d->ex[first + idx[j]];
+        const Example *e = &d->ex[idx[j]];
         memcpy(ids.data + j * SEQ, e->ids, sizeof e->ids);
         memcpy(types.data + j * SEQ, e->types, sizeof e->types);
         memcpy(mask.data + j * SEQ, e->mask, sizeof e->mask);
@@ -429,13 +432,6 @@ static void fill_batch(const QAData *d, const int64_t *idx, int64_t n, int64_t f
     batch_put_ids(b, "start_positions", start);
     batch_put_ids(b, "end_positions", end);
     batch_put_ids(b, "question_type", qtype);
-}
-
-static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
-                      int64_t *tokens, BertcError *err)
-{
-    (void)err;
-    fill_batch(ctx, idx, n, 0, g, b, tokens);
     return 0;
 }
 
@@ -504,15 +500,6 @@ static void best_span(const float *start, const float *end, const Example *e, in
             }
 }
 
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int k = 1; k < n; k++)
-        if (x[k] > x[best])
-            best = k;
-    return best;
-}
-
 /* Scores one evaluated batch: predictions go into the examples, sums into
  * sum[0..2] (exact match, F1, correct question types). */
 static void score_batch(QAData *d, int64_t first, int64_t n, const Outputs *out, double *sum)
@@ -526,7 +513,7 @@ static void score_batch(QAData *d, int64_t first, int64_t n, const Outputs *out,
         best_span(start + j * SEQ, end + j * SEQ, e, &s, &t);
         e->pred_from = e->from[s];
         e->pred_to = e->to[t];
-        e->pred_type = argmax(types + j * N_QTYPES, N_QTYPES);
+        e->pred_type = (int)example_argmax(types + j * N_QTYPES, N_QTYPES);
         double exact, f1;
         squad_scores(e->conversation + e->pred_from, (size_t)(e->pred_to - e->pred_from),
                      e->conversation + e->answer_from, (size_t)(e->answer_to - e->answer_from),
@@ -542,23 +529,15 @@ static void score_batch(QAData *d, int64_t first, int64_t n, const Outputs *out,
 static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss, BertcError *err)
 {
     QAData *d = ctx;
-    int64_t n_eval = d->n - d->n_train, idx[64], tokens;
+    int64_t n_eval = d->n - d->n_train;
     double loss_sum = 0, sum[3] = {0, 0, 0};
-    for (int64_t start = 0; start < n_eval; start += 64) {
-        int64_t n = n_eval - start < 64 ? n_eval - start : 64;
-        for (int64_t j = 0; j < n; j++)
-            idx[j] = start + j;
-        ag_graph_reset(g);
-        Batch b;
-        Outputs out;
-        batch_init(&b, "eval");
-        fill_batch(d, idx, n, d->n_train, g, &b, &tokens);
-        outputs_init(&out);
-        if (model_forward(m, g, &b, &out, err) != 0)
-            return -1;
-        score_batch(d, d->n_train + start, n, &out, sum);
-        loss_sum += outputs_get(&out, "loss")->value.data[0] * (double)n;
+    HeldOut h = held_out(d->n_train, n_eval, 64, "eval");
+    while (held_out_next(&h, make_batch, d, m, g, err)) {
+        score_batch(d, h.row, h.n, &h.out, sum);
+        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
+    if (h.failed)
+        return -1;
     d->exact_match = sum[0] / (double)n_eval;
     d->f1 = *metric = sum[1] / (double)n_eval;
     d->type_accuracy = sum[2] / (double)n_eval;
@@ -665,11 +644,8 @@ static int run(int argc, char **argv, BertcError *err)
     TrainOptions opt = qaconv_options();
     const char *out = "build/qaconv";
     char checkpoint[512];
-    if (train_parse_flags(argc, argv, &opt, &out, err) != 0)
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
-    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", out);
-    if (!opt.checkpoint)
-        opt.checkpoint = checkpoint;
     Arena *arena = arena_create("qaconv", 1 << 20);
     Tokenizer tok;
     QAData data;
@@ -681,10 +657,8 @@ static int run(int argc, char **argv, BertcError *err)
            (long long)(data.n - data.n_train), data.ex[0].conversation);
     BertConfig cfg = qaconv_config(&tok);
     Model m;
-    if (model_build(&m, arena, &cfg, err) != 0)
+    if (example_model(&m, arena, &cfg, err) != 0)
         return -1;
-    Rng init = rng_seed(7);
-    registry_init_weights(m.reg, &init, cfg.initializer_range);
     printf("model: QAConvModelV2, %d layers, H=%d, query_len %d, %d filters, %lld parameters\n",
            cfg.num_hidden_layers, cfg.hidden_size, cfg.query_len, cfg.conv_filters,
            (long long)registry_count(m.reg));

@@ -27,6 +27,7 @@
  * Flags: the standard ones (zoo/train.h) apply to all three runs, so
  * `--steps 2` makes a smoke test of the whole example; OUT (--out) defaults
  * to build/spanbert. BERTC_THREADS sets the thread count. */
+#include "examples/example_util.h"
 #include "zoo/svg.h"
 #include "zoo/train.h"
 
@@ -71,31 +72,20 @@ static void rows_alloc(Rows *r, Arena *a, bool labelled)
 static char *read_lines(const char *path, char **lines, int64_t max, int64_t *n,
                         BertcError *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    size_t size;
+    char *buf = example_read_file(path, &size);
+    if (!buf) {
         bertc_errorf(err, "%s: cannot read it (run from the repository root)", path);
         return NULL;
     }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)size + 1);
-    if (buf && fread(buf, 1, (size_t)size, f) == (size_t)size) {
-        buf[size] = '\0';
-        *n = 0;
-        for (char *line = buf, *end; *line && *n < max; line = end + 1) {
-            end = strchr(line, '\n');
-            lines[(*n)++] = line;
-            if (!end)
-                break;
-            *end = '\0';
-        }
-    } else {
-        free(buf);
-        buf = NULL;
-        bertc_errorf(err, "%s: read error", path);
+    *n = 0;
+    for (char *line = buf, *end; *line && *n < max; line = end + 1) {
+        end = strchr(line, '\n');
+        lines[(*n)++] = line;
+        if (!end)
+            break;
+        *end = '\0';
     }
-    fclose(f);
     return buf;
 }
 
@@ -230,11 +220,11 @@ static int32_t *vocab_kinds(const Tokenizer *tok, Arena *a)
  * the same masks, and held-out rows are masked alike at every evaluation,
  * while each training step sees new masks (a new mask per step is what
  * RoBERTa calls dynamic masking; SpanBERT does the same). */
-static uint64_t batch_seed(uint64_t seed, const int64_t *idx, int64_t n, int64_t first)
+static uint64_t batch_seed(uint64_t seed, const int64_t *idx, int64_t n)
 {
     Rng r = rng_seed(seed);
     for (int64_t j = 0; j < n; j++) {
-        r.state ^= (uint64_t)(first + idx[j]);
+        r.state ^= (uint64_t)idx[j];
         rng_next_u64(&r);
     }
     return rng_next_u64(&r);
@@ -275,18 +265,22 @@ static void mask_row(Pretrain *p, int32_t *ids, int64_t l, Rng *rng, Arena *scra
     }
 }
 
-/* Rows first + idx[0..n-1] -> input_ids (masked), attention_mask, labels,
+/* ---- pre-training ------------------------------------------------------ */
+
+/* Rows idx[0..n-1] -> input_ids (masked), attention_mask, labels,
  * mask_labels. token_type_ids are left out: all zeros, one segment. */
-static void fill_pretrain_batch(Pretrain *p, const int64_t *idx, int64_t n, int64_t first,
-                                Graph *g, Batch *b, int64_t *tokens)
+static int pretrain_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                          int64_t *tokens, BertcError *err)
 {
+    (void)err;
+    Pretrain *p = ctx;
     int64_t bs[2] = {n, MAX_LEN};
     ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
     ITensor labels = itensor_new(g->step, 2, bs), mask_labels = itensor_new(g->step, 2, bs);
-    Rng rng = rng_seed(batch_seed(p->cfg->masking.seed, idx, n, first));
+    Rng rng = rng_seed(batch_seed(p->cfg->masking.seed, idx, n));
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
-        int64_t e = first + idx[j], l = p->rows.len[e], at = j * MAX_LEN;
+        int64_t e = idx[j], l = p->rows.len[e], at = j * MAX_LEN;
         memcpy(ids.data + at, p->rows.ids + e * MAX_LEN, sizeof(int32_t) * MAX_LEN);
         for (int64_t t = 0; t < MAX_LEN; t++) {
             mask.data[at + t] = t < l;
@@ -299,25 +293,7 @@ static void fill_pretrain_batch(Pretrain *p, const int64_t *idx, int64_t n, int6
     batch_put_ids(b, "attention_mask", mask);
     batch_put_ids(b, "labels", labels);
     batch_put_ids(b, "mask_labels", mask_labels);
-}
-
-/* ---- pre-training ------------------------------------------------------ */
-
-static int pretrain_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
-                          int64_t *tokens, BertcError *err)
-{
-    (void)err;
-    fill_pretrain_batch(ctx, idx, n, 0, g, b, tokens);
     return 0;
-}
-
-static int64_t argmax(const float *x, int64_t n)
-{
-    int64_t best = 0;
-    for (int64_t k = 1; k < n; k++)
-        if (x[k] > x[best])
-            best = k;
-    return best;
 }
 
 /* logits (B, S, V): how many masked positions (labels != -100) have their
@@ -327,7 +303,7 @@ static int64_t correct_tokens(const Var *logits, const ITensor *labels)
     int64_t V = logits->value.shape[2], correct = 0;
     for (int64_t i = 0; i < labels->numel; i++)
         if (labels->data[i] != -100)
-            correct += argmax(logits->value.data + i * V, V) == labels->data[i];
+            correct += example_argmax(logits->value.data + i * V, V) == labels->data[i];
     return correct;
 }
 
@@ -343,31 +319,23 @@ static int64_t count_masked(const ITensor *labels)
  * per batch, weighted by the batch's masked tokens) and top-1 accuracy. */
 static int pretrain_scores(Pretrain *p, Model *m, Graph *g, BertcError *err)
 {
-    int64_t first = p->rows.n_train, n_eval = p->rows.n - first, idx[EVAL_BATCH], tokens;
     int64_t masked = 0, mlm_correct = 0, sbo_correct = 0;
     double mlm_sum = 0, sbo_sum = 0;
-    for (int64_t start = 0; start < n_eval; start += EVAL_BATCH) {
-        int64_t n = n_eval - start < EVAL_BATCH ? n_eval - start : EVAL_BATCH;
-        for (int64_t j = 0; j < n; j++)
-            idx[j] = start + j;
-        ag_graph_reset(g);
-        Batch b;
-        Outputs out;
-        batch_init(&b, "held-out text");
-        fill_pretrain_batch(p, idx, n, first, g, &b, &tokens);
-        outputs_init(&out);
-        if (model_forward(m, g, &b, &out, err) != 0)
-            return -1;
-        const ITensor *labels = &batch_find(&b, "labels")->ids;
+    HeldOut h = held_out(p->rows.n_train, p->rows.n - p->rows.n_train, EVAL_BATCH,
+                         "held-out text");
+    while (held_out_next(&h, pretrain_batch, p, m, g, err)) {
+        const ITensor *labels = &batch_find(&h.batch, "labels")->ids;
         int64_t c = count_masked(labels);
         if (c == 0)
             continue;
         masked += c;
-        mlm_sum += (double)c * outputs_get(&out, "mlm_loss")->value.data[0];
-        sbo_sum += (double)c * outputs_get(&out, "sbo_loss")->value.data[0];
-        mlm_correct += correct_tokens(outputs_get(&out, "mlm_logits"), labels);
-        sbo_correct += correct_tokens(outputs_get(&out, "sbo_logits"), labels);
+        mlm_sum += (double)c * outputs_get(&h.out, "mlm_loss")->value.data[0];
+        sbo_sum += (double)c * outputs_get(&h.out, "sbo_loss")->value.data[0];
+        mlm_correct += correct_tokens(outputs_get(&h.out, "mlm_logits"), labels);
+        sbo_correct += correct_tokens(outputs_get(&h.out, "sbo_logits"), labels);
     }
+    if (h.failed)
+        return -1;
     p->mlm_loss = mlm_sum / (double)masked;
     p->sbo_loss = sbo_sum / (double)masked;
     p->mlm_accuracy = (double)mlm_correct / (double)masked;
@@ -428,16 +396,18 @@ static int pretrain(Model *m, Pretrain *p, const TrainOptions *opt, const char *
 
 /* ---- fine-tuning on the topic task (as examples/topics.c) -------------- */
 
-/* Rows first + idx[0..n-1] -> input_ids, attention_mask, labels. */
-static void fill_topic_batch(const Rows *d, const int64_t *idx, int64_t n, int64_t first,
-                             Graph *g, Batch *b, int64_t *tokens)
+/* Rows idx[0..n-1] -> input_ids, attention_mask (n, MAX_LEN), labels (n). */
+static int topic_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                       int64_t *tokens, BertcError *err)
 {
+    (void)err;
+    const Rows *d = ctx;
     int64_t bs[2] = {n, MAX_LEN};
     ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
     ITensor labels = itensor_new(g->step, 1, &n);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
-        int64_t e = first + idx[j];
+        int64_t e = idx[j];
         memcpy(ids.data + j * MAX_LEN, d->ids + e * MAX_LEN, sizeof(int32_t) * MAX_LEN);
         for (int64_t t = 0; t < MAX_LEN; t++)
             mask.data[j * MAX_LEN + t] = t < d->len[e];
@@ -447,13 +417,6 @@ static void fill_topic_batch(const Rows *d, const int64_t *idx, int64_t n, int64
     batch_put_ids(b, "input_ids", ids);
     batch_put_ids(b, "attention_mask", mask);
     batch_put_ids(b, "labels", labels);
-}
-
-static int topic_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
-                       int64_t *tokens, BertcError *err)
-{
-    (void)err;
-    fill_topic_batch(ctx, idx, n, 0, g, b, tokens);
     return 0;
 }
 
@@ -461,27 +424,18 @@ static int topic_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch
 static int topic_evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
                           BertcError *err)
 {
-    const Rows *d = ctx;
-    int64_t n_eval = d->n - d->n_train, correct = 0, idx[EVAL_BATCH], tokens;
+    Rows *d = ctx;
+    int64_t n_eval = d->n - d->n_train, correct = 0;
     double loss_sum = 0;
-    for (int64_t start = 0; start < n_eval; start += EVAL_BATCH) {
-        int64_t n = n_eval - start < EVAL_BATCH ? n_eval - start : EVAL_BATCH;
-        for (int64_t j = 0; j < n; j++)
-            idx[j] = start + j;
-        ag_graph_reset(g);
-        Batch b;
-        Outputs out;
-        batch_init(&b, "eval");
-        fill_topic_batch(d, idx, n, d->n_train, g, &b, &tokens);
-        outputs_init(&out);
-        if (model_forward(m, g, &b, &out, err) != 0)
-            return -1;
-        const float *logits = outputs_get(&out, "logits")->value.data;
-        for (int64_t j = 0; j < n; j++)
-            correct += argmax(logits + j * N_CLASSES, N_CLASSES) ==
-                       d->label[d->n_train + start + j];
-        loss_sum += outputs_get(&out, "loss")->value.data[0] * (double)n;
+    HeldOut h = held_out(d->n_train, n_eval, EVAL_BATCH, "eval");
+    while (held_out_next(&h, topic_batch, d, m, g, err)) {
+        const float *logits = outputs_get(&h.out, "logits")->value.data;
+        for (int64_t j = 0; j < h.n; j++)
+            correct += example_argmax(logits + j * N_CLASSES, N_CLASSES) == d->label[h.row + j];
+        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
+    if (h.failed)
+        return -1;
     *metric = (double)correct / (double)n_eval;
     *loss = loss_sum / (double)n_eval;
     return 0;
@@ -583,13 +537,9 @@ static int finetune(Rows *d, const Tokenizer *tok, const Registry *encoder,
     Arena *arena = arena_create("classifier", 1 << 20);
     BertConfig cfg = classifier_config(tok);
     Model m;
-    int copied = 0, rc = model_build(&m, arena, &cfg, err);
-    if (rc == 0) {
-        Rng init = rng_seed(7);
-        registry_init_weights(m.reg, &init, cfg.initializer_range);
-        if (encoder)
-            rc = copy_encoder(m.reg, encoder, &copied, err);
-    }
+    int copied = 0, rc = example_model(&m, arena, &cfg, err);
+    if (rc == 0 && encoder)
+        rc = copy_encoder(m.reg, encoder, &copied, err);
     if (rc == 0 && encoder)
         printf("classifier: %d encoder tensors from pre-training, pooler and classifier "
                "fresh\n", copied);
@@ -657,16 +607,14 @@ static int run(int argc, char **argv, BertcError *err)
     char pre_ckpt[512], scratch_ckpt[512], fine_ckpt[512];
     /* every flag applies to both phases: parse them onto each one's defaults */
     if (train_parse_flags(argc, argv, &pre, &out, err) != 0 ||
-        train_parse_flags(argc, argv, &fine, &out, err) != 0 || train_make_dirs(out, err) != 0)
+        example_flags(argc, argv, &fine, &out, fine_ckpt, sizeof fine_ckpt, err) != 0 ||
+        train_make_dirs(out, err) != 0)
         return -1;
     snprintf(pre_ckpt, sizeof pre_ckpt, "%s/pretrain.safetensors", out);
     snprintf(scratch_ckpt, sizeof scratch_ckpt, "%s/scratch.safetensors", out);
-    snprintf(fine_ckpt, sizeof fine_ckpt, "%s/checkpoint.safetensors", out);
     pre.checkpoint = pre_ckpt;
     scratch = fine;
     scratch.checkpoint = scratch_ckpt;
-    if (!fine.checkpoint)
-        fine.checkpoint = fine_ckpt;
 
     double start = now_seconds();
     Arena *arena = arena_create("spanbert", 1 << 20);
@@ -678,10 +626,8 @@ static int run(int argc, char **argv, BertcError *err)
     BertConfig cfg = spanbert_config(&tok, pre.seed);
     p.cfg = &cfg;
     Model spanbert;
-    if (model_build(&spanbert, arena, &cfg, err) != 0)
+    if (example_model(&spanbert, arena, &cfg, err) != 0)
         return -1;
-    Rng init = rng_seed(7);
-    registry_init_weights(spanbert.reg, &init, cfg.initializer_range);
     printf("model: SpanBertForPreTraining, %d layers, H=%d, %lld parameters\n",
            cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(spanbert.reg));
     TrainResult with, without;

@@ -13,6 +13,7 @@
  * Everything is embedded: no flags needed, no downloads. The standard
  * training flags (--steps, --out DIR, --resume, ...; see zoo/train.h) apply;
  * OUT defaults to build/demo. BERTC_THREADS sets the thread count. */
+#include "examples/example_util.h"
 #include "zoo/svg.h"
 #include "zoo/train.h"
 
@@ -43,32 +44,11 @@ static int topic_index(const char *name, size_t len)
     return -1;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    return buf;
-}
-
 /* "label<TAB>text" lines -> tokenised examples. */
 static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *err)
 {
     size_t len;
-    char *text = read_file(DATA, &len);
+    char *text = example_read_file(DATA, &len);
     if (!text)
         return bertc_errorf(err, "%s: cannot read the data set", DATA);
     d->ids = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
@@ -103,16 +83,18 @@ static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *er
     return rc;
 }
 
-/* examples idx[0..n-1] (relative to `first`) -> input_ids, attention_mask, labels */
-static void fill_batch(const Topics *d, const int64_t *idx, int64_t n, int64_t first, Graph *g,
-                       Batch *b, int64_t *tokens)
+/* examples idx[0..n-1] -> input_ids, attention_mask (n, MAX_LEN), labels (n) */
+static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                      int64_t *tokens, BertcError *err)
 {
+    (void)err;
+    const Topics *d = ctx;
     int64_t bs[2] = {n, MAX_LEN};
     ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
     ITensor labels = itensor_new(g->step, 1, &n);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
-        int64_t e = first + idx[j];
+        int64_t e = idx[j];
         memcpy(ids.data + j * MAX_LEN, d->ids + e * MAX_LEN, sizeof(int32_t) * MAX_LEN);
         memcpy(mask.data + j * MAX_LEN, d->mask + e * MAX_LEN, sizeof(int32_t) * MAX_LEN);
         for (int t = 0; t < MAX_LEN; t++)
@@ -122,48 +104,24 @@ static void fill_batch(const Topics *d, const int64_t *idx, int64_t n, int64_t f
     batch_put_ids(b, "input_ids", ids);
     batch_put_ids(b, "attention_mask", mask);
     batch_put_ids(b, "labels", labels);
-}
-
-static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
-                      int64_t *tokens, BertcError *err)
-{
-    (void)err;
-    fill_batch(ctx, idx, n, 0, g, b, tokens);
     return 0;
-}
-
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int k = 1; k < n; k++)
-        if (x[k] > x[best])
-            best = k;
-    return best;
 }
 
 /* Accuracy and mean loss over the held-out examples, in batches of 64. */
 static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss, BertcError *err)
 {
-    const Topics *d = ctx;
-    int64_t n_eval = d->n - d->n_train, correct = 0, idx[64], tokens;
+    Topics *d = ctx;
+    int64_t n_eval = d->n - d->n_train, correct = 0;
     double loss_sum = 0;
-    for (int64_t start = 0; start < n_eval; start += 64) {
-        int64_t n = n_eval - start < 64 ? n_eval - start : 64;
-        for (int64_t j = 0; j < n; j++)
-            idx[j] = start + j;
-        ag_graph_reset(g);
-        Batch b;
-        Outputs out;
-        batch_init(&b, "eval");
-        fill_batch(d, idx, n, d->n_train, g, &b, &tokens);
-        outputs_init(&out);
-        if (model_forward(m, g, &b, &out, err) != 0)
-            return -1;
-        const float *logits = outputs_get(&out, "logits")->value.data;
-        for (int64_t j = 0; j < n; j++)
-            correct += argmax(logits + j * N_CLASSES, N_CLASSES) == d->label[d->n_train + start + j];
-        loss_sum += outputs_get(&out, "loss")->value.data[0] * (double)n;
+    HeldOut h = held_out(d->n_train, n_eval, 64, "eval");
+    while (held_out_next(&h, make_batch, d, m, g, err)) {
+        const float *logits = outputs_get(&h.out, "logits")->value.data;
+        for (int64_t j = 0; j < h.n; j++)
+            correct += example_argmax(logits + j * N_CLASSES, N_CLASSES) == d->label[h.row + j];
+        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
+    if (h.failed)
+        return -1;
     *metric = (double)correct / (double)n_eval;
     *loss = loss_sum / (double)n_eval;
     return 0;
@@ -263,11 +221,8 @@ static int run(int argc, char **argv, BertcError *err)
     TrainOptions opt = demo_options();
     const char *out = "build/demo";
     char checkpoint[512], picture[512];
-    if (train_parse_flags(argc, argv, &opt, &out, err) != 0)
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
-    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", out);
-    if (!opt.checkpoint)
-        opt.checkpoint = checkpoint;
     Arena *arena = arena_create("demo", 1 << 20);
     Tokenizer tok;
     Topics data;
@@ -279,10 +234,8 @@ static int run(int argc, char **argv, BertcError *err)
            (long long)data.n, (long long)data.n_train, (long long)(data.n - data.n_train));
     BertConfig cfg = demo_config(&tok);
     Model m;
-    if (model_build(&m, arena, &cfg, err) != 0)
+    if (example_model(&m, arena, &cfg, err) != 0)
         return -1;
-    Rng init = rng_seed(7);
-    registry_init_weights(m.reg, &init, cfg.initializer_range);
     printf("model: BertForSequenceClassification, %d layers, H=%d, %lld parameters\n",
            cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(m.reg));
 
@@ -308,7 +261,7 @@ static int run(int argc, char **argv, BertcError *err)
     if (rc == 0)
         rc = draw_attention(out, &tok, &enc, attention, err);
     if (rc == 0) {
-        int best = argmax(probs, N_CLASSES);
+        int64_t best = example_argmax(probs, N_CLASSES);
         printf("\"%s\" -> %s (%.0f%%)\n", sentence, topics[best], 100 * probs[best]);
         printf("wrote %s/loss.svg, %s/attention.svg, %s/config.json + model.safetensors and "
                "%s\n", out, out, out, opt.checkpoint);

@@ -1,0 +1,127 @@
+/* examples/example_util.h — what the training examples share: the standard
+ * flags, building a model with the examples' init, a pass over held-out rows
+ * in batches, argmax and reading a whole file. Static inline functions in a
+ * header (inline: an example need not use them all), so each example stays
+ * one .c file and one binary, as bench/bench_util.h does for the benches.
+ *
+ * An example's make_batch (TrainTask) takes row numbers of its whole data
+ * set, so the same function fills training batches (rows 0..n_train-1) and
+ * held-out ones (rows n_train..):
+ *
+ *     HeldOut h = held_out(d->n_train, d->n - d->n_train, 64, "eval");
+ *     while (held_out_next(&h, make_batch, d, m, g, err))
+ *         ... score outputs_get(&h.out, "logits") for rows h.row .. h.row + h.n - 1 ...
+ *     if (h.failed)
+ *         return -1; */
+#ifndef BERTC_EXAMPLE_UTIL_H
+#define BERTC_EXAMPLE_UTIL_H
+
+#include "zoo/train.h"
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define HELD_OUT_MAX 64   /* the largest evaluation batch */
+
+/* The standard training flags (zoo/train.h) onto the example's defaults;
+ * the checkpoint defaults to OUT/checkpoint.safetensors, written into
+ * `checkpoint` (cap bytes). */
+static inline int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
+                                char *checkpoint, size_t cap, BertcError *err)
+{
+    if (train_parse_flags(argc, argv, opt, out, err) != 0)
+        return -1;
+    snprintf(checkpoint, cap, "%s/checkpoint.safetensors", *out);
+    if (!opt->checkpoint)
+        opt->checkpoint = checkpoint;
+    return 0;
+}
+
+/* Build the model of `cfg` in `arena`, its weights drawn as every example
+ * draws them: seed 7, normal(0, initializer_range). */
+static inline int example_model(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
+{
+    if (model_build(m, arena, cfg, err) != 0)
+        return -1;
+    Rng init = rng_seed(7);
+    registry_init_weights(m->reg, &init, cfg->initializer_range);
+    return 0;
+}
+
+/* One pass over the held-out rows first .. first + n_eval - 1, at most
+ * `size` rows a forward pass. */
+typedef struct HeldOut {
+    int64_t first, n_eval, size;
+    const char *name;                 /* the batches' source, for errors */
+    int64_t row, n;                   /* this batch: rows row .. row + n - 1 */
+    int64_t idx[HELD_OUT_MAX];
+    Batch batch;
+    Outputs out;
+    bool failed;
+} HeldOut;
+
+static inline HeldOut held_out(int64_t first, int64_t n_eval, int64_t size, const char *name)
+{
+    assert(size > 0 && size <= HELD_OUT_MAX);
+    return (HeldOut){.first = first, .n_eval = n_eval, .size = size, .name = name,
+                     .row = first, .n = 0};
+}
+
+/* The next batch: made by make_batch (as in training) in a fresh step of g
+ * and run forward into h->out. false when every row is done, or on an
+ * error (h->failed, err set). */
+static inline bool held_out_next(HeldOut *h,
+                                 int (*make_batch)(void *, const int64_t *, int64_t, Graph *,
+                                                   Batch *, int64_t *, BertcError *),
+                                 void *data, Model *m, Graph *g, BertcError *err)
+{
+    h->row += h->n;
+    int64_t left = h->first + h->n_eval - h->row, tokens;
+    if (left <= 0)
+        return false;
+    h->n = left < h->size ? left : h->size;
+    for (int64_t j = 0; j < h->n; j++)
+        h->idx[j] = h->row + j;
+    ag_graph_reset(g);
+    batch_init(&h->batch, h->name);
+    outputs_init(&h->out);
+    h->failed = make_batch(data, h->idx, h->n, g, &h->batch, &tokens, err) != 0 ||
+                model_forward(m, g, &h->batch, &h->out, err) != 0;
+    return !h->failed;
+}
+
+/* The index of the largest of x[0..n-1] (the first, on ties). */
+static inline int64_t example_argmax(const float *x, int64_t n)
+{
+    int64_t best = 0;
+    for (int64_t k = 1; k < n; k++)
+        if (x[k] > x[best])
+            best = k;
+    return best;
+}
+
+/* A whole file, NUL-terminated (free it); NULL if it cannot be read. */
+static inline char *example_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+#endif
