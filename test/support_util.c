@@ -79,3 +79,31 @@ bool test_catch_fatal(void (*fn)(void *ctx), void *ctx, char *msg, size_t len)
     snprintf(msg, len, "%s", caught ? fatal_msg : "");
     return caught;
 }
+
+void test_open(Arena **params, Graph **graph)
+{
+    *params = arena_create("params", 1 << 16);
+    *graph = ag_graph_create(1 << 16, 1);
+}
+
+void test_close(Arena *params, Graph *graph)
+{
+    ag_graph_destroy(graph);
+    arena_destroy(params);
+}
+
+void test_unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord)
+{
+    for (int d = ndim - 1; d >= 0; d--) {
+        coord[d] = i % shape[d];
+        i /= shape[d];
+    }
+}
+
+int64_t test_flatten(int ndim, const int64_t *shape, const int64_t *coord)
+{
+    int64_t i = 0;
+    for (int d = 0; d < ndim; d++)
+        i = i * shape[d] + coord[d];
+    return i;
+}

@@ -15,16 +15,11 @@ static Rng rng;
 
 static void setup(void)
 {
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&params, &graph);
     rng = rng_seed(11);
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
+static void teardown(void) { test_close(params, graph); }
 
 TestSuite(grad_unary, .init = setup, .fini = teardown);
 
