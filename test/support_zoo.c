@@ -4,9 +4,7 @@
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 void test_model_build(Model *m, Arena *arena, const char *config_path, BertConfig *cfg)
@@ -44,24 +42,4 @@ void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, c
               "message lacks '%s'/'%s'/'%s': %s", a, b, c ? c : "", err.msg);
 }
 
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(((const TestZooCase *)a)->name, ((const TestZooCase *)b)->name);
-}
-
-#define MAX_ZOO_CASES 64
-
-size_t test_zoo_cases(TestZooCase **cases)
-{
-    TestZooCase *c = cr_malloc(sizeof(TestZooCase) * MAX_ZOO_CASES);
-    size_t n = 0;
-    DIR *d = opendir(TEST_ZOO_DIR);
-    for (struct dirent *e; d && (e = readdir(d)) && n < MAX_ZOO_CASES;)
-        if (e->d_name[0] != '.')
-            snprintf(c[n++].name, sizeof c[0].name, "%s", e->d_name);
-    if (d)
-        closedir(d);
-    qsort(c, n, sizeof *c, compare_names);
-    *cases = c;
-    return n;
-}
+size_t test_zoo_cases(TestName **cases) { return test_list_dir(TEST_ZOO_DIR, 64, cases); }

@@ -9,19 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    test_open(&params, &graph);
-    rng = rng_seed(47);
-}
-
-static void teardown(void) { test_close(params, graph); }
-
-TestSuite(grad_index, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_index, 47);
 
 static void expect_value(const char *op, int64_t i, float got, float want)
 {

@@ -6,19 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    test_open(&params, &graph);
-    rng = rng_seed(31);
-}
-
-static void teardown(void) { test_close(params, graph); }
-
-TestSuite(grad_shape, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_shape, 31);
 
 static void expect_shape(const char *op, const Var *v, int ndim, const int64_t *shape)
 {

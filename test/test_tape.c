@@ -6,19 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    test_open(&params, &graph);
-    rng = rng_seed(11);
-}
-
-static void teardown(void) { test_close(params, graph); }
-
-TestSuite(tape, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(tape, 11);
 
 static const int32_t tied_ids[4] = {2, 0, 2, 4};
 

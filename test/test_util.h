@@ -29,6 +29,31 @@ bool test_catch_fatal(void (*fn)(void *ctx), void *ctx, char *msg, size_t len);
 void test_open(Arena **params, Graph **graph);
 void test_close(Arena *params, Graph *graph);
 
+/* A gradient suite's fixture: file-scope `params` (arena), `graph` and `rng`
+ * (rng_seed(seed)), made by test_open before each test of `suite` and freed
+ * after it. Needs <criterion/criterion.h>. */
+#define TEST_SUITE_WITH_GRAPH(suite, seed)                                           \
+    static Arena *params;                                                            \
+    static Graph *graph;                                                             \
+    static Rng rng;                                                                  \
+    static void suite##_setup(void)                                                  \
+    {                                                                                \
+        test_open(&params, &graph);                                                  \
+        rng = rng_seed(seed);                                                        \
+    }                                                                                \
+    static void suite##_teardown(void) { test_close(params, graph); }                \
+    TestSuite(suite, .init = suite##_setup, .fini = suite##_teardown)
+
+/* One case of a parameterised test named by a directory entry. */
+typedef struct TestName {
+    char name[256];
+} TestName;
+
+/* The entries of dir not starting with '.', sorted, at most max, in an array
+ * from cr_malloc (as ParameterizedTestParameters needs); returns how many
+ * (0 if dir cannot be opened). */
+size_t test_list_dir(const char *dir, size_t max, TestName **names);
+
 /* Row-major coordinates of flat index i in shape (ndim dims), and back. */
 void test_unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord);
 int64_t test_flatten(int ndim, const int64_t *shape, const int64_t *coord);
@@ -50,15 +75,10 @@ void test_forward_ok(Model *m, Graph *g, const Batch *batch, Outputs *out);
 void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, const char *b,
                         const char *c);
 
-/* One directory of test/data/zoo/ (a fixture: config.json, weights, inputs,
- * expected outputs), for parameterised tests. */
+/* The fixtures: one directory of test/data/zoo/ each (config.json, weights,
+ * inputs, expected outputs). test_zoo_cases lists them, sorted, for
+ * ParameterizedTestParameters. */
 #define TEST_ZOO_DIR "test/data/zoo"
-typedef struct TestZooCase {
-    char name[256];
-} TestZooCase;
-
-/* Every fixture directory of TEST_ZOO_DIR, sorted by name, in an array from
- * cr_malloc (as ParameterizedTestParameters needs); returns how many. */
-size_t test_zoo_cases(TestZooCase **cases);
+size_t test_zoo_cases(TestName **cases);
 
 #endif

@@ -17,9 +17,9 @@
 
 ParameterizedTestParameters(zoo, parity)
 {
-    TestZooCase *cases;
+    TestName *cases;
     size_t n = test_zoo_cases(&cases);
-    return cr_make_param_array(TestZooCase, cases, n);
+    return cr_make_param_array(TestName, cases, n);
 }
 
 static void path_of(char *buf, size_t len, const char *c, const char *file)
@@ -93,7 +93,7 @@ static void check_param_count(const char *c, const char *config, const SafeTenso
     cr_expect_eq(ours, torch, "%s: %lld parameters, PyTorch counts %lld", c, ours, torch);
 }
 
-ParameterizedTest(TestZooCase *zc, zoo, parity)
+ParameterizedTest(TestName *zc, zoo, parity)
 {
     char config[512], weights[512], inputs[512], expected[512], output[512];
     path_of(config, sizeof config, zc->name, "config.json");

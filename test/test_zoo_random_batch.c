@@ -18,9 +18,9 @@
 
 ParameterizedTestParameters(zoo_random_batch, forward_and_loss)
 {
-    TestZooCase *cases;
+    TestName *cases;
     size_t n = test_zoo_cases(&cases);
-    return cr_make_param_array(TestZooCase, cases, n);
+    return cr_make_param_array(TestName, cases, n);
 }
 
 /* An eval forward of a batch without labels. */
@@ -83,7 +83,7 @@ static void check_training(const char *c, Model *m, Graph *g, Rng *rng)
     check_grads(c, m->reg);
 }
 
-ParameterizedTest(TestZooCase *zc, zoo_random_batch, forward_and_loss)
+ParameterizedTest(TestName *zc, zoo_random_batch, forward_and_loss)
 {
     char config[512];
     snprintf(config, sizeof config, "%s/%s/config.json", TEST_ZOO_DIR, zc->name);
