@@ -2,6 +2,7 @@
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -78,4 +79,52 @@ bool test_catch_fatal(void (*fn)(void *ctx), void *ctx, char *msg, size_t len)
     bertc_set_error_hook(old, NULL);
     snprintf(msg, len, "%s", caught ? fatal_msg : "");
     return caught;
+}
+
+void test_open(Arena **params, Graph **graph)
+{
+    *params = arena_create("params", 1 << 16);
+    *graph = ag_graph_create(1 << 16, 1);
+}
+
+void test_close(Arena *params, Graph *graph)
+{
+    ag_graph_destroy(graph);
+    arena_destroy(params);
+}
+
+void test_unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord)
+{
+    for (int d = ndim - 1; d >= 0; d--) {
+        coord[d] = i % shape[d];
+        i /= shape[d];
+    }
+}
+
+int64_t test_flatten(int ndim, const int64_t *shape, const int64_t *coord)
+{
+    int64_t i = 0;
+    for (int d = 0; d < ndim; d++)
+        i = i * shape[d] + coord[d];
+    return i;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(((const TestName *)a)->name, ((const TestName *)b)->name);
+}
+
+size_t test_list_dir(const char *dir, size_t max, TestName **names)
+{
+    TestName *list = cr_malloc(sizeof(TestName) * max);
+    size_t n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) && n < max;)
+        if (e->d_name[0] != '.')
+            snprintf(list[n++].name, sizeof list[0].name, "%s", e->d_name);
+    if (d)
+        closedir(d);
+    qsort(list, n, sizeof *list, compare_names);
+    *names = list;
+    return n;
 }

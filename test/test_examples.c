@@ -5,7 +5,6 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,24 +15,14 @@
 
 #define MAX_EXAMPLES 32
 
-typedef struct Example {
-    char name[256];
-} Example;
-
 ParameterizedTestParameters(examples, smoke)
 {
-    Example *list = cr_malloc(sizeof(Example) * MAX_EXAMPLES);
-    size_t n = 0;
-    DIR *d = opendir(BERTC_EXAMPLES_DIR);
-    for (struct dirent *e; d && (e = readdir(d)) && n < MAX_EXAMPLES;)
-        if (e->d_name[0] != '.')
-            snprintf(list[n++].name, sizeof list[0].name, "%s", e->d_name);
-    if (d)
-        closedir(d);
-    return cr_make_param_array(Example, list, n);
+    TestName *list;
+    size_t n = test_list_dir(BERTC_EXAMPLES_DIR, MAX_EXAMPLES, &list);
+    return cr_make_param_array(TestName, list, n);
 }
 
-ParameterizedTest(Example *ex, examples, smoke, .timeout = 300)
+ParameterizedTest(TestName *ex, examples, smoke, .timeout = 300)
 {
     char out[512], cmd[2048], checkpoint[600];
     snprintf(out, sizeof out, "/tmp/bertc_example_%d_%s", (int)getpid(), ex->name);

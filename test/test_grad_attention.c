@@ -19,8 +19,7 @@ enum { B = 2, S = 3, H = 8, NH = 2 };
 
 static void setup(void)
 {
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&params, &graph);
     rng = rng_seed(31);
     int64_t ms[4] = {B, 1, 1, S};
     /* batch entry 1 pads its last key; a mild -3, not -10000, so that the
@@ -30,11 +29,7 @@ static void setup(void)
     mask->value.data[S + S - 1] = -3.0f;
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
+static void teardown(void) { test_close(params, graph); }
 
 TestSuite(grad_attention, .init = setup, .fini = teardown);
 

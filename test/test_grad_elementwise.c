@@ -6,24 +6,7 @@
 #include <signal.h>
 #include <string.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(7);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_elementwise, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_elementwise, 7);
 
 static Var *f_add(Graph *g, Var **x, void *u) { (void)u; return ag_add(g, x[0], x[1]); }
 static Var *f_sub(Graph *g, Var **x, void *u) { (void)u; return ag_sub(g, x[0], x[1]); }

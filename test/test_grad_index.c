@@ -9,40 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(47);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_index, .init = setup, .fini = teardown);
-
-static void unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord)
-{
-    for (int d = ndim - 1; d >= 0; d--) {
-        coord[d] = i % shape[d];
-        i /= shape[d];
-    }
-}
-
-static int64_t flatten(int ndim, const int64_t *shape, const int64_t *coord)
-{
-    int64_t i = 0;
-    for (int d = 0; d < ndim; d++)
-        i = i * shape[d] + coord[d];
-    return i;
-}
+TEST_SUITE_WITH_GRAPH(grad_index, 47);
 
 static void expect_value(const char *op, int64_t i, float got, float want)
 {
@@ -172,9 +139,9 @@ Test(grad_index, index_select_values)
         cr_assert(shape_equal(out->value.ndim, out->value.shape, 3, shape),
                   "%s: wrong output shape", op);
         for (int64_t i = 0; i < out->value.numel; i++) {
-            unflatten(i, 3, shape, c);
+            test_unflatten(i, 3, shape, c);
             c[dim] = sa.idx.data[c[dim]];
-            expect_value(op, i, out->value.data[i], a->value.data[flatten(3, s, c)]);
+            expect_value(op, i, out->value.data[i], a->value.data[test_flatten(3, s, c)]);
         }
     }
 }
@@ -234,9 +201,9 @@ Test(grad_index, gather_values)
         cr_assert(shape_equal(out->value.ndim, out->value.shape, 3, gshape[k]),
                   "%s: the output must have the index's shape", op);
         for (int64_t i = 0; i < out->value.numel; i++) {
-            unflatten(i, 3, gshape[k], c);
+            test_unflatten(i, 3, gshape[k], c);
             c[k] = ga.idx.data[i];
-            expect_value(op, i, out->value.data[i], a->value.data[flatten(3, s, c)]);
+            expect_value(op, i, out->value.data[i], a->value.data[test_flatten(3, s, c)]);
         }
     }
     /* by hand: a (2, 2) = [[1, 2], [3, 4]], gather(dim 1, [[0, 0], [1, 0]]) =

@@ -9,24 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(71);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_layers, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_layers, 71);
 
 /* ------------------------------------------------------------------------ */
 /* dropout                                                                   */

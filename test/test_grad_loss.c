@@ -10,24 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(83);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_loss, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_loss, 83);
 
 static void expect_close(const char *op, int64_t i, double got, double want, double atol,
                          double rtol)

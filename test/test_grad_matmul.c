@@ -9,24 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(23);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_matmul, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_matmul, 23);
 
 typedef struct Trans {
     bool a, b;

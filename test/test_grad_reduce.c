@@ -9,24 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(59);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_reduce, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_reduce, 59);
 
 static void expect_close(const char *op, const float *got, const double *want, int64_t n,
                          double atol, double rtol)

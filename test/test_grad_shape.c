@@ -6,41 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(31);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_shape, .init = setup, .fini = teardown);
-
-/* Row-major coordinates of flat index i in shape, and back. */
-static void unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord)
-{
-    for (int d = ndim - 1; d >= 0; d--) {
-        coord[d] = i % shape[d];
-        i /= shape[d];
-    }
-}
-
-static int64_t flatten(int ndim, const int64_t *shape, const int64_t *coord)
-{
-    int64_t i = 0;
-    for (int d = 0; d < ndim; d++)
-        i = i * shape[d] + coord[d];
-    return i;
-}
+TEST_SUITE_WITH_GRAPH(grad_shape, 31);
 
 static void expect_shape(const char *op, const Var *v, int ndim, const int64_t *shape)
 {
@@ -124,11 +90,11 @@ static void check_permute_values(const char *op, Var *a, const int *perm, Var *o
         shape[d] = a->value.shape[perm[d]];
     expect_shape(op, out, nd, shape);
     for (int64_t i = 0; i < out->value.numel; i++) {
-        unflatten(i, nd, shape, c);
+        test_unflatten(i, nd, shape, c);
         for (int d = 0; d < nd; d++)
             src[perm[d]] = c[d];
         expect_value(op, i, out->value.data[i],
-                     a->value.data[flatten(nd, a->value.shape, src)]);
+                     a->value.data[test_flatten(nd, a->value.shape, src)]);
     }
 }
 
@@ -208,12 +174,12 @@ Test(grad_shape, concat_values)
         snprintf(op, sizeof op, "concat dim %d", dim);
         expect_shape(op, out, 3, shape);
         for (int64_t i = 0; i < out->value.numel; i++) {
-            unflatten(i, 3, shape, c);
+            test_unflatten(i, 3, shape, c);
             int k = 0;
             while (c[dim] >= in[k]->value.shape[dim])
                 c[dim] -= in[k++]->value.shape[dim];
             expect_value(op, i, out->value.data[i],
-                         in[k]->value.data[flatten(3, in[k]->value.shape, c)]);
+                         in[k]->value.data[test_flatten(3, in[k]->value.shape, c)]);
         }
         ag_graph_reset(graph);
     }
@@ -262,9 +228,9 @@ Test(grad_shape, slice_values)
         snprintf(op, sizeof op, "slice dim %d", dim);
         expect_shape(op, out, 3, shape);
         for (int64_t i = 0; i < out->value.numel; i++) {
-            unflatten(i, 3, shape, c);
+            test_unflatten(i, 3, shape, c);
             c[dim] += slices[k].start;
-            expect_value(op, i, out->value.data[i], a->value.data[flatten(3, s, c)]);
+            expect_value(op, i, out->value.data[i], a->value.data[test_flatten(3, s, c)]);
         }
     }
 }
@@ -303,9 +269,9 @@ Test(grad_shape, split_values)
         snprintf(op, sizeof op, "split piece %d", k);
         expect_shape(op, pieces[k], 3, shape);
         for (int64_t i = 0; i < pieces[k]->value.numel; i++) {
-            unflatten(i, 3, shape, c);
+            test_unflatten(i, 3, shape, c);
             c[1] += start;
-            expect_value(op, i, pieces[k]->value.data[i], a->value.data[flatten(3, s, c)]);
+            expect_value(op, i, pieces[k]->value.data[i], a->value.data[test_flatten(3, s, c)]);
         }
         start += split_sizes[k];
     }

@@ -9,24 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(11);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(grad_unary, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(grad_unary, 11);
 
 static Var *f_gelu(Graph *g, Var **x, void *u) { (void)u; return ag_gelu(g, x[0]); }
 static Var *f_gelu_tanh(Graph *g, Var **x, void *u) { (void)u; return ag_gelu_tanh(g, x[0]); }

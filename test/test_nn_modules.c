@@ -13,18 +13,13 @@ static Rng rng;
 
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&arena, &graph);
     ag_set_training(graph, false);
     reg = registry_create(arena, "M");
     rng = rng_seed(17);
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
-}
+static void teardown(void) { test_close(arena, graph); }
 
 TestSuite(nn_modules, .init = setup, .fini = teardown);
 

@@ -26,8 +26,7 @@ static void open_fixture(const char *file)
 
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&arena, &graph);
     ag_set_training(graph, false);
     fixture = NULL;
 }
@@ -36,8 +35,7 @@ static void teardown(void)
 {
     if (fixture)
         st_close(fixture);
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
+    test_close(arena, graph);
 }
 
 TestSuite(nn_parity, .init = setup, .fini = teardown);

@@ -6,24 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-static Arena *params;
-static Graph *graph;
-static Rng rng;
-
-static void setup(void)
-{
-    params = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
-    rng = rng_seed(11);
-}
-
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(params);
-}
-
-TestSuite(tape, .init = setup, .fini = teardown);
+TEST_SUITE_WITH_GRAPH(tape, 11);
 
 static const int32_t tied_ids[4] = {2, 0, 2, 4};
 

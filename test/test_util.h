@@ -3,6 +3,7 @@
 #define BERTC_TEST_UTIL_H
 
 #include "autograd/autograd.h"
+#include "zoo/zoo.h"
 
 /* malloc/calloc/realloc calls made since the start of the process by code
  * linked into the test binary (test/support_malloc_count.c, --wrap). */
@@ -22,5 +23,62 @@ void test_gradcheck(const char *op, Graph *g, GradcheckFn fn, Var **inputs, int 
 /* Run fn(ctx), expecting it to call bertc_fatal. Returns true if it did, and
  * copies the message into msg. Uses an error hook that longjmps back. */
 bool test_catch_fatal(void (*fn)(void *ctx), void *ctx, char *msg, size_t len);
+
+/* A suite's setup: a "params" arena and a graph of 64 KiB each (the size
+ * every suite uses); test_close frees both. */
+void test_open(Arena **params, Graph **graph);
+void test_close(Arena *params, Graph *graph);
+
+/* A gradient suite's fixture: file-scope `params` (arena), `graph` and `rng`
+ * (rng_seed(seed)), made by test_open before each test of `suite` and freed
+ * after it. Needs <criterion/criterion.h>. */
+#define TEST_SUITE_WITH_GRAPH(suite, seed)                                           \
+    static Arena *params;                                                            \
+    static Graph *graph;                                                             \
+    static Rng rng;                                                                  \
+    static void suite##_setup(void)                                                  \
+    {                                                                                \
+        test_open(&params, &graph);                                                  \
+        rng = rng_seed(seed);                                                        \
+    }                                                                                \
+    static void suite##_teardown(void) { test_close(params, graph); }                \
+    TestSuite(suite, .init = suite##_setup, .fini = suite##_teardown)
+
+/* One case of a parameterised test named by a directory entry. */
+typedef struct TestName {
+    char name[256];
+} TestName;
+
+/* The entries of dir not starting with '.', sorted, at most max, in an array
+ * from cr_malloc (as ParameterizedTestParameters needs); returns how many
+ * (0 if dir cannot be opened). */
+size_t test_list_dir(const char *dir, size_t max, TestName **names);
+
+/* Row-major coordinates of flat index i in shape (ndim dims), and back. */
+void test_unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord);
+int64_t test_flatten(int ndim, const int64_t *shape, const int64_t *coord);
+
+/* ---- zoo models (test/support_zoo.c) ---------------------------------- */
+
+/* Reads config_path into *cfg (if cfg is not NULL) and builds *m in arena;
+ * asserts both succeed, naming the file and the error. */
+void test_model_build(Model *m, Arena *arena, const char *config_path, BertConfig *cfg);
+
+/* Loads weights_path into *m (no missing parameters allowed); asserts it does. */
+void test_model_load(Model *m, const char *weights_path);
+
+/* model_forward of batch into *out, which must succeed (the failure names the error). */
+void test_forward_ok(Model *m, Graph *g, const Batch *batch, Outputs *out);
+
+/* model_forward of batch, which must fail with a message containing a, b and,
+ * if not NULL, c; a failure prints the substrings and the actual message. */
+void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, const char *b,
+                        const char *c);
+
+/* The fixtures: one directory of test/data/zoo/ each (config.json, weights,
+ * inputs, expected outputs). test_zoo_cases lists them, sorted, for
+ * ParameterizedTestParameters. */
+#define TEST_ZOO_DIR "test/data/zoo"
+size_t test_zoo_cases(TestName **cases);
 
 #endif

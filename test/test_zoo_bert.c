@@ -18,13 +18,9 @@ static ITensor ids, mask, types, labels;
  * a valid (2, 8) batch that each test then breaks in one way. */
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&arena, &graph);
     ag_set_training(graph, false);
-    BertConfig cfg;
-    BertcError err;
-    cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
+    test_model_build(&model, arena, CASE "config.json", NULL);
     int64_t bs[2] = {2, 8}, b[1] = {2};
     ids = itensor_new(arena, 2, bs);
     mask = itensor_new(arena, 2, bs);
@@ -41,30 +37,19 @@ static void setup(void)
     batch_put_ids(&batch, "labels", labels);
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
-}
+static void teardown(void) { test_close(arena, graph); }
 
 TestSuite(zoo_bert, .init = setup, .fini = teardown);
 
 static void expect_error(const char *a, const char *b, const char *c)
 {
-    Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_neq(model_forward(&model, graph, &batch, &out, &err), 0, "no error");
-    cr_assert(strstr(err.msg, a) && strstr(err.msg, b) && (!c || strstr(err.msg, c)),
-              "message lacks '%s'/'%s'/'%s': %s", a, b, c ? c : "", err.msg);
+    test_forward_fails(&model, graph, &batch, a, b, c);
 }
 
 Test(zoo_bert, valid_batch_runs)
 {
     Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_eq(model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
+    test_forward_ok(&model, graph, &batch, &out);
     cr_assert(outputs_get(&out, "loss") && outputs_get(&out, "logits"));
 }
 
@@ -168,7 +153,7 @@ Test(zoo_bert, base_model_loads_a_checkpoint_with_heads)
     bertc_set_warn_hook(old, NULL);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(n_warnings, 1, "expected one warning (unused classifier.*)");
-    cr_assert_eq(model_load(&model, CASE "weights.safetensors", false, &err), 0, "%s", err.msg);
+    test_model_load(&model, CASE "weights.safetensors");
     int i = registry_find(base.reg, "embeddings.word_embeddings.weight");
     int j = registry_find(model.reg, "bert.embeddings.word_embeddings.weight");
     cr_assert_eq(memcmp(base.reg->params[i].var->value.data, model.reg->params[j].var->value.data,

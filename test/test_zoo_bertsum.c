@@ -33,14 +33,10 @@ static ITensor ids(int64_t rows, int64_t cols)
  * of 4 tokens, row 1 two sentences and 4 padding tokens. */
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&arena, &graph);
     ag_set_training(graph, false);
-    BertConfig cfg;
-    BertcError err;
-    cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_load(&model, CASE "weights.safetensors", false, &err), 0, "%s", err.msg);
+    test_model_build(&model, arena, CASE "config.json", NULL);
+    test_model_load(&model, CASE "weights.safetensors");
     src = ids(B, S), segs = ids(B, S), mask = ids(B, S);
     clss = ids(B, N), mask_cls = ids(B, N), labels = ids(B, N);
     for (int b = 0; b < B; b++)
@@ -66,30 +62,19 @@ static void setup(void)
     batch_put_ids(&batch, "labels", labels);
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
-}
+static void teardown(void) { test_close(arena, graph); }
 
 TestSuite(zoo_bertsum, .init = setup, .fini = teardown);
 
 static void expect_error(const char *a, const char *b, const char *c)
 {
-    Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_neq(model_forward(&model, graph, &batch, &out, &err), 0, "no error");
-    cr_assert(strstr(err.msg, a) && strstr(err.msg, b) && (!c || strstr(err.msg, c)),
-              "message lacks '%s'/'%s'/'%s': %s", a, b, c ? c : "", err.msg);
+    test_forward_fails(&model, graph, &batch, a, b, c);
 }
 
 static float run_loss(void)
 {
     Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_eq(model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
+    test_forward_ok(&model, graph, &batch, &out);
     Var *loss = outputs_get(&out, "loss");
     cr_assert(loss, "no loss output");
     return loss->value.data[0];
@@ -98,9 +83,7 @@ static float run_loss(void)
 Test(zoo_bertsum, valid_batch_gives_every_output)
 {
     Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_eq(model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
+    test_forward_ok(&model, graph, &batch, &out);
     Var *top = outputs_get(&out, "top_vec"), *sents = outputs_get(&out, "sents_vec");
     Var *scores = outputs_get(&out, "sent_scores");
     cr_assert(top && sents && scores && outputs_get(&out, "loss"), "an output is missing");
@@ -114,9 +97,7 @@ Test(zoo_bertsum, no_labels_no_loss)
 {
     batch.n--;   /* labels were put last */
     Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_eq(model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
+    test_forward_ok(&model, graph, &batch, &out);
     cr_expect(outputs_get(&out, "sent_scores") && !outputs_get(&out, "loss"));
 }
 

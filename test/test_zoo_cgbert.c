@@ -19,23 +19,14 @@ static Model model;
 static Batch batch;
 static ITensor ids, mask, types, context_ids, labels;
 
-static void build(Model *m, const char *config)
-{
-    BertConfig cfg;
-    BertcError err;
-    cr_assert_eq(bert_config_read(config, &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_build(m, arena, &cfg, &err), 0, "%s", err.msg);
-}
-
 /* The cgbert_gate config (V = 120, max_position_embeddings 40,
  * context_vocab_size 8, 3 labels) and a valid (2, 8) batch with padding that
  * each test then breaks in one way. */
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&arena, &graph);
     ag_set_training(graph, false);
-    build(&model, CG_CASE "config.json");
+    test_model_build(&model, arena, CG_CASE "config.json", NULL);
     int64_t bs[2] = {2, 8}, b1[2] = {2, 1}, b[1] = {2};
     ids = itensor_new(arena, 2, bs);
     mask = itensor_new(arena, 2, bs);
@@ -56,22 +47,13 @@ static void setup(void)
     batch_put_ids(&batch, "labels", labels);
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
-}
+static void teardown(void) { test_close(arena, graph); }
 
 TestSuite(zoo_cgbert, .init = setup, .fini = teardown);
 
 static void expect_error(const char *a, const char *b, const char *c)
 {
-    Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_neq(model_forward(&model, graph, &batch, &out, &err), 0, "no error");
-    cr_assert(strstr(err.msg, a) && strstr(err.msg, b) && (!c || strstr(err.msg, c)),
-              "message lacks '%s'/'%s'/'%s': %s", a, b, c ? c : "", err.msg);
+    test_forward_fails(&model, graph, &batch, a, b, c);
 }
 
 /* ---- wrong inputs ------------------------------------------------------ */
@@ -192,11 +174,9 @@ static void expect_shape(const Outputs *out, const char *name, int ndim, const i
 Test(zoo_cgbert, qacgbert_outputs_have_spec_names_and_shapes)
 {
     Model qa;
-    build(&qa, QA_CASE "config.json");
+    test_model_build(&qa, arena, QA_CASE "config.json", NULL);
     Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_eq(model_forward(&qa, graph, &batch, &out, &err), 0, "%s", err.msg);
+    test_forward_ok(&qa, graph, &batch, &out);
     int64_t logits[2] = {2, 3}, pooled[2] = {2, 32}, hidden[3] = {2, 8, 32};
     int64_t probs[4] = {2, 4, 8, 8}, gate[4] = {2, 4, 8, 1}, scalar[1] = {0};
     expect_shape(&out, "logits", 2, logits);
@@ -221,9 +201,7 @@ Test(zoo_cgbert, qacgbert_outputs_have_spec_names_and_shapes)
 Test(zoo_cgbert, cgbert_outputs_have_no_quasi_attention)
 {
     Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_eq(model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
+    test_forward_ok(&model, graph, &batch, &out);
     cr_expect(outputs_get(&out, "layers.1.lambda_q") && outputs_get(&out, "layers.1.lambda_k"));
     cr_expect(!outputs_get(&out, "layers.0.quasi_attention_prob"));
     cr_expect_eq(out.n, 3 + 3 + 2 * 3, "%d outputs", out.n);
@@ -278,7 +256,7 @@ Test(zoo_cgbert, original_repository_names_load)
     snprintf(path, sizeof path, "/tmp/bertc_cg_original_%d.safetensors", (int)getpid());
     cr_assert_eq(st_write_file(path, e, n, NULL, 0, &err), 0, "%s", err.msg);
     Model qa;
-    build(&qa, QA_CASE "config.json");
+    test_model_build(&qa, arena, QA_CASE "config.json", NULL);
     int rc = model_load(&qa, path, false, &err);
     remove(path);
     cr_assert_eq(rc, 0, "%s", err.msg);

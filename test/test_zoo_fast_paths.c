@@ -23,26 +23,19 @@ static Batch batch;
 
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&arena, &graph);
     ag_set_training(graph, false);
-    BertConfig cfg;
+    test_model_build(&model, arena, CASE "config.json", NULL);
+    test_model_load(&model, CASE "weights.safetensors");
     BertcError err;
     SafeTensors *st;
-    cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_load(&model, CASE "weights.safetensors", false, &err), 0, "%s", err.msg);
     cr_assert_eq(st_open_file(NULL, CASE "inputs.safetensors", &st, &err), 0, "%s", err.msg);
     batch_init(&batch, "inputs.safetensors");
     cr_assert_eq(batch_from_safetensors(&batch, st, arena, &err), 0, "%s", err.msg);
     st_close(st);
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
-}
+static void teardown(void) { test_close(arena, graph); }
 
 TestSuite(zoo_fast_paths, .init = setup, .fini = teardown);
 

@@ -9,41 +9,22 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#define ZOO_DIR "test/data/zoo"
-#define MAX_CASES 64
-
-typedef struct ZooCase {
-    char name[256];
-} ZooCase;
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(((const ZooCase *)a)->name, ((const ZooCase *)b)->name);
-}
 
 ParameterizedTestParameters(zoo, parity)
 {
-    ZooCase *cases = cr_malloc(sizeof(ZooCase) * MAX_CASES);
-    size_t n = 0;
-    DIR *d = opendir(ZOO_DIR);
-    for (struct dirent *e; d && (e = readdir(d)) && n < MAX_CASES;)
-        if (e->d_name[0] != '.')
-            snprintf(cases[n++].name, sizeof cases[0].name, "%s", e->d_name);
-    if (d)
-        closedir(d);
-    qsort(cases, n, sizeof *cases, compare_names);
-    return cr_make_param_array(ZooCase, cases, n);
+    TestName *cases;
+    size_t n = test_zoo_cases(&cases);
+    return cr_make_param_array(TestName, cases, n);
 }
 
 static void path_of(char *buf, size_t len, const char *c, const char *file)
 {
-    snprintf(buf, len, "%s/%s/%s", ZOO_DIR, c, file);
+    snprintf(buf, len, "%s/%s/%s", TEST_ZOO_DIR, c, file);
 }
 
 static void compare_f32(const char *c, const char *name, const SafeTensors *out,
@@ -104,18 +85,15 @@ static void check_param_count(const char *c, const char *config, const SafeTenso
 {
     const char *count = st_metadata_get(want, "param_count");
     cr_assert(count, "%s: expected.safetensors has no param_count metadata", c);
-    BertConfig cfg;
-    BertcError err;
-    cr_assert_eq(bert_config_read(config, &cfg, &err), 0, "%s", err.msg);
     Arena *arena = arena_create("params", 1 << 16);
     Model m;
-    cr_assert_eq(model_build(&m, arena, &cfg, &err), 0, "%s", err.msg);
+    test_model_build(&m, arena, config, NULL);
     long long ours = (long long)registry_count(m.reg), torch = atoll(count);
     arena_destroy(arena);
     cr_expect_eq(ours, torch, "%s: %lld parameters, PyTorch counts %lld", c, ours, torch);
 }
 
-ParameterizedTest(ZooCase *zc, zoo, parity)
+ParameterizedTest(TestName *zc, zoo, parity)
 {
     char config[512], weights[512], inputs[512], expected[512], output[512];
     path_of(config, sizeof config, zc->name, "config.json");

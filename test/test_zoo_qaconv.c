@@ -24,12 +24,9 @@ static ITensor ids, mask, start, end, qtype;
  * token_type_ids, [SEP] at 3 and 5, that each test then breaks in one way. */
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
-    graph = ag_graph_create(1 << 16, 1);
+    test_open(&arena, &graph);
     ag_set_training(graph, false);
-    BertcError err;
-    cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
+    test_model_build(&model, arena, CASE "config.json", &cfg);
     int64_t bs[2] = {2, 8}, b[1] = {2};
     ids = itensor_new(arena, 2, bs);
     mask = itensor_new(arena, 2, bs);
@@ -53,30 +50,16 @@ static void setup(void)
     batch_put_ids(&batch, "question_type", qtype);
 }
 
-static void teardown(void)
-{
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
-}
+static void teardown(void) { test_close(arena, graph); }
 
 TestSuite(zoo_qaconv, .init = setup, .fini = teardown);
 
 static void expect_error(const char *a, const char *b, const char *c)
 {
-    Outputs out;
-    outputs_init(&out);
-    BertcError err;
-    cr_assert_neq(model_forward(&model, graph, &batch, &out, &err), 0, "no error");
-    cr_assert(strstr(err.msg, a) && strstr(err.msg, b) && (!c || strstr(err.msg, c)),
-              "message lacks '%s'/'%s'/'%s': %s", a, b, c ? c : "", err.msg);
+    test_forward_fails(&model, graph, &batch, a, b, c);
 }
 
-static void run_ok(Outputs *out)
-{
-    BertcError err;
-    outputs_init(out);
-    cr_assert_eq(model_forward(&model, graph, &batch, out, &err), 0, "%s", err.msg);
-}
+static void run_ok(Outputs *out) { test_forward_ok(&model, graph, &batch, out); }
 
 static const OutputItem *find_output(const Outputs *o, const char *name)
 {

@@ -9,37 +9,18 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define ZOO_DIR "test/data/zoo"
-#define MAX_CASES 64
 #define B 2
 #define S 16
 
-typedef struct ZooCase {
-    char name[256];
-} ZooCase;
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(((const ZooCase *)a)->name, ((const ZooCase *)b)->name);
-}
-
 ParameterizedTestParameters(zoo_random_batch, forward_and_loss)
 {
-    ZooCase *cases = cr_malloc(sizeof(ZooCase) * MAX_CASES);
-    size_t n = 0;
-    DIR *d = opendir(ZOO_DIR);
-    for (struct dirent *e; d && (e = readdir(d)) && n < MAX_CASES;)
-        if (e->d_name[0] != '.')
-            snprintf(cases[n++].name, sizeof cases[0].name, "%s", e->d_name);
-    if (d)
-        closedir(d);
-    qsort(cases, n, sizeof *cases, compare_names);
-    return cr_make_param_array(ZooCase, cases, n);
+    TestName *cases;
+    size_t n = test_zoo_cases(&cases);
+    return cr_make_param_array(TestName, cases, n);
 }
 
 /* An eval forward of a batch without labels. */
@@ -102,16 +83,14 @@ static void check_training(const char *c, Model *m, Graph *g, Rng *rng)
     check_grads(c, m->reg);
 }
 
-ParameterizedTest(ZooCase *zc, zoo_random_batch, forward_and_loss)
+ParameterizedTest(TestName *zc, zoo_random_batch, forward_and_loss)
 {
     char config[512];
-    snprintf(config, sizeof config, "%s/%s/config.json", ZOO_DIR, zc->name);
+    snprintf(config, sizeof config, "%s/%s/config.json", TEST_ZOO_DIR, zc->name);
     BertConfig cfg;
-    BertcError err;
-    cr_assert_eq(bert_config_read(config, &cfg, &err), 0, "%s", err.msg);
     Arena *params = arena_create("params", 1 << 16);
     Model m;
-    cr_assert_eq(model_build(&m, params, &cfg, &err), 0, "%s: %s", zc->name, err.msg);
+    test_model_build(&m, params, config, &cfg);
     Rng rng = rng_seed(0);
     registry_init_weights(m.reg, &rng, cfg.initializer_range);
     Graph *g = ag_graph_create(1 << 16, 1);
