@@ -55,7 +55,7 @@ TEST_BIN  := $(BUILD)/test/bertc_tests
 TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
 .PHONY: all lib test check-criterion sanitize bench demo clean cross-test freestanding-check check-clang fuzz fuzzers \
-        check-valgrind valgrind
+        check-valgrind valgrind install install-check
 
 all: $(LIB) $(CLI) $(EXAMPLES)
 
@@ -230,6 +230,38 @@ valgrind: check-criterion check-valgrind
 	fi; \
 	echo "valgrind: $$logs processes, 0 errors, 0 leaks ($$killed without a summary:" \
 	  "SIGKILLed on purpose, or replaced by an untraced program through exec)"
+
+# --- install -----------------------------------------------------------------
+# make install PREFIX=/usr/local [DESTDIR=...]: the public headers under
+# PREFIX/include/bertc/ (bertc.h and each layer's own, in their directories,
+# as they include one another), libbertc.a in PREFIX/lib, the CLI in
+# PREFIX/bin and bertc.pc for pkg-config, so a program builds with
+#   cc prog.c $$(pkg-config --cflags --libs bertc)
+# The private headers (*_internal.h, gemm_kernel.h) stay behind.
+PREFIX  ?= /usr/local
+PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
+                  nn/json.h nn/safetensors.h nn/state.h zoo/zoo.h zoo/train.h zoo/svg.h
+PKG_LIBS := -lbertc $(LDLIBS)
+
+install: $(LIB) $(CLI)
+	@for h in $(PUBLIC_HEADERS); do \
+	  mkdir -p "$(DESTDIR)$(PREFIX)/include/bertc/$$(dirname $$h)" && \
+	  cp "$$h" "$(DESTDIR)$(PREFIX)/include/bertc/$$h" || exit 1; \
+	done
+	mkdir -p "$(DESTDIR)$(PREFIX)/lib/pkgconfig" "$(DESTDIR)$(PREFIX)/bin"
+	cp $(LIB) "$(DESTDIR)$(PREFIX)/lib/libbertc.a"
+	cp $(CLI) "$(DESTDIR)$(PREFIX)/bin/bertc"
+	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include/bertc' \
+	  'libdir=$${prefix}/lib' '' 'Name: bertc' \
+	  'Description: BERT variants in C11: tensors, autograd, nn modules and a model zoo' \
+	  'Version: 0.1.0' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} $(PKG_LIBS)' \
+	  > "$(DESTDIR)$(PREFIX)/lib/pkgconfig/bertc.pc"
+	@echo "installed bertc into $(DESTDIR)$(PREFIX)"
+
+# Installs into a scratch prefix and builds bertc.h's own example program
+# against it with pkg-config alone: the install is complete and usable.
+install-check:
+	sh tools/install_check.sh $(BUILD)/install-check
 
 # The main job: train a small BERT topic classifier from scratch on real text
 # (about a minute on 2 cores), then use it. Writes build/demo/.
