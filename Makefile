@@ -15,6 +15,10 @@ WARN     := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 $(WARN) $(OPT) -g -D_POSIX_C_SOURCE=200809L -I. -MMD -MP
 LDLIBS   := -lm
 
+# FREESTANDING=1 has no threads either (bare metal has no pthreads).
+ifeq ($(FREESTANDING),1)
+  NO_THREADS := 1
+endif
 ifeq ($(NO_THREADS),1)
   BASE_CFLAGS += -DBERTC_NO_THREADS
 else
@@ -26,10 +30,10 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
 
 # FREESTANDING=1: the core for bare metal (docs/embedded.md). No stdio, heap
-# or threads: it leaves out the files that need a filesystem or a terminal
-# (*_file.c, `bertc run`, the trainer's progress bar, SVG output), and builds
-# only the library. Use with NO_THREADS=1 and a cross CC, e.g.
-#   make FREESTANDING=1 NO_THREADS=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
+# or threads (it implies NO_THREADS=1): it leaves out the files that need a
+# filesystem or a terminal (*_file.c, `bertc run`, the trainer's progress
+# bar, SVG output), and builds only the library. With a cross CC, e.g.
+#   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
 HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c
 ifeq ($(FREESTANDING),1)
   BASE_CFLAGS += -DBERTC_FREESTANDING

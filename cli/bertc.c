@@ -270,10 +270,33 @@ static int cmd_train(int argc, char **argv)
     return 1;
 }
 
+/* BERTC_ISA is user input: a name no path has, or a path this CPU cannot
+ * run, is a one-line error here rather than the library's fatal stop. */
+static int check_isa_env(void)
+{
+    const char *env = getenv("BERTC_ISA");
+    CpuIsa isa;
+    if (!env || !*env)
+        return 0;
+    if (!cpu_isa_from_name(env, &isa)) {
+        fprintf(stderr, "bertc: BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon\n",
+                env);
+        return 2;
+    }
+    if (!cpu_isa_supported(isa)) {
+        fprintf(stderr, "bertc: BERTC_ISA=%s: this CPU (or this build) cannot run that path; "
+                        "unset BERTC_ISA for the best one\n", env);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
+    if (check_isa_env() != 0)
+        return 2;
     if (!strcmp(argv[1], "train"))
         return cmd_train(argc, argv);
     if (!strcmp(argv[1], "attention"))

@@ -12,6 +12,16 @@ const char *cpu_isa_name(CpuIsa isa)
     return (unsigned)isa < 4 ? isa_names[isa] : "unknown";
 }
 
+bool cpu_isa_from_name(const char *name, CpuIsa *isa)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, isa_names[i]) == 0) {
+            *isa = (CpuIsa)i;
+            return true;
+        }
+    return false;
+}
+
 bool cpu_isa_supported(CpuIsa isa)
 {
     switch (isa) {
@@ -61,15 +71,8 @@ CpuIsa cpu_isa(void)
         return active_isa;
     const char *env = getenv("BERTC_ISA");
     CpuIsa isa = best_isa();
-    if (env && *env) {
-        int found = -1;
-        for (int i = 0; i < 4; i++)
-            if (strcmp(env, isa_names[i]) == 0)
-                found = i;
-        if (found < 0)
-            bertc_fatal("BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon", env);
-        isa = (CpuIsa)found;
-    }
+    if (env && *env && !cpu_isa_from_name(env, &isa))
+        bertc_fatal("BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon", env);
     cpu_set_isa(isa);
     return active_isa;
 }

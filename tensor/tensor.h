@@ -29,6 +29,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <inttypes.h>
+/* newlib (arm-none-eabi) defines the PRI*64 macros only when <stdio.h> was
+ * included first; its int64_t is long long. */
+#if !defined(PRId64)
+#define PRId64 "lld"
+#endif
+#if !defined(PRIu64)
+#define PRIu64 "llu"
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -236,6 +245,8 @@ CpuIsa cpu_isa(void);                 /* the active path */
 bool cpu_isa_supported(CpuIsa isa);   /* can this CPU run it? */
 void cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupported) */
 const char *cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
+/* The path named `name` ("scalar", "avx2", ...) into *isa; false if none is. */
+bool cpu_isa_from_name(const char *name, CpuIsa *isa);
 
 /* ------------------------------------------------------------------------ */
 /* Vector math: exp, tanh, erf (tensor/vmath.c)                             */

@@ -3,6 +3,7 @@
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,14 +29,15 @@ static void teardown(void)
 
 TestSuite(cli, .init = setup, .fini = teardown);
 
-/* Runs `bertc ARGS`, stdout+stderr into out_dir/log; returns the exit code
- * and leaves the log in *text (static buffer). */
-static int bertc(const char *args, const char **text)
+/* Runs `ENV bertc ARGS` (ENV: "" or variable assignments), stdout+stderr
+ * into out_dir/log; returns the exit code and leaves the log in *text
+ * (static buffer). */
+static int bertc_env(const char *env, const char *args, const char **text)
 {
     static char log[16384];
     char cmd[4096], path[300];
     snprintf(path, sizeof path, "%s/log", out_dir);
-    snprintf(cmd, sizeof cmd, "%s %s > %s 2>&1", BERTC_CLI, args, path);
+    snprintf(cmd, sizeof cmd, "%s %s %s > %s 2>&1", env, BERTC_CLI, args, path);
     int status = system(cmd);
     FILE *f = fopen(path, "r");
     size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
@@ -45,6 +47,8 @@ static int bertc(const char *args, const char **text)
     *text = log;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+static int bertc(const char *args, const char **text) { return bertc_env("", args, text); }
 
 Test(cli, tokenize_prints_ids)
 {
@@ -111,4 +115,69 @@ Test(cli, errors_are_one_line_and_non_zero)
     cr_assert_eq(bertc("train no-such-example", &log), 2);
     cr_assert(strstr(log, "no example 'no-such-example'"), "%s", log);
     cr_assert_neq(bertc("summary --config test/data/bad/truncated.safetensors", &log), 0);
+}
+
+/* Every float of every tensor of file `got` within 1e-4 max|ref| + 1e-6 of
+ * the same tensor of `want` (float rounding of another SIMD path). */
+static void expect_outputs_close(const char *want, const char *got)
+{
+    SafeTensors *a, *b;
+    BertcError err;
+    cr_assert_eq(st_open_file(NULL, want, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(st_open_file(NULL, got, &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(a->n_tensors, b->n_tensors, "%s and %s hold different tensors", want, got);
+    for (size_t i = 0; i < a->n_tensors; i++) {
+        const StTensorInfo *ta = &a->tensors[i], *tb = st_find(b, ta->name);
+        if (ta->dtype != ST_F32)
+            continue;
+        cr_assert(tb && tb->numel == ta->numel, "%s: '%s' missing or resized", got, ta->name);
+        float *x = malloc(sizeof(float) * (size_t)ta->numel);
+        float *y = malloc(sizeof(float) * (size_t)ta->numel);
+        cr_assert_eq(st_read_f32(a, ta, x, (size_t)ta->numel, &err), 0, "%s", err.msg);
+        cr_assert_eq(st_read_f32(b, tb, y, (size_t)tb->numel, &err), 0, "%s", err.msg);
+        float max = 0.0f;
+        for (int64_t k = 0; k < ta->numel; k++)
+            max = fabsf(x[k]) > max ? fabsf(x[k]) : max;
+        for (int64_t k = 0; k < ta->numel; k++)
+            cr_assert(fabsf(x[k] - y[k]) <= 1e-4f * max + 1e-6f, "%s: '%s'[%lld] = %.9g, the "
+                      "default path gave %.9g", got, ta->name, (long long)k, y[k], x[k]);
+        free(x), free(y);
+    }
+    st_close(a);
+    st_close(b);
+}
+
+/* SPEC §2: BERTC_ISA forces a path. `bertc run --stats` names the path it
+ * ran; every path this CPU has gives the default path's outputs within float
+ * rounding; a name no path has, or one the CPU lacks, is a one-line error. */
+Test(cli, bertc_isa_forces_the_path)
+{
+    const char *F = "test/data/zoo/bert_seqcls_single", *log;
+    char args[2048], want[400];
+    snprintf(want, sizeof want, "%s/default.safetensors", out_dir);
+    snprintf(args, sizeof args, "run --config %s/config.json --weights %s/weights.safetensors "
+             "--inputs %s/inputs.safetensors --output %s --stats", F, F, F, want);
+    cr_assert_eq(bertc(args, &log), 0, "%s", log);
+    for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++) {
+        const char *name = cpu_isa_name((CpuIsa)isa);
+        char env[64], got[400], path_line[64];
+        snprintf(env, sizeof env, "BERTC_ISA=%s", name);
+        snprintf(got, sizeof got, "%s/%s.safetensors", out_dir, name);
+        snprintf(args, sizeof args, "run --config %s/config.json --weights "
+                 "%s/weights.safetensors --inputs %s/inputs.safetensors --output %s --stats",
+                 F, F, F, got);
+        int rc = bertc_env(env, args, &log);
+        if (!cpu_isa_supported((CpuIsa)isa)) {
+            cr_assert(rc == 2 && strstr(log, env) && strstr(log, "cannot run") &&
+                      !strchr(strchr(log, '\n') + 1, '\n'),
+                      "%s on a CPU without it: rc %d, not one line naming it:\n%s", env, rc, log);
+            continue;
+        }
+        snprintf(path_line, sizeof path_line, "path: %s,", name);
+        cr_assert(rc == 0 && strstr(log, path_line), "%s: rc %d, no '%s' in:\n%s", env, rc,
+                  path_line, log);
+        expect_outputs_close(want, got);
+    }
+    cr_assert_eq(bertc_env("BERTC_ISA=avx9000", args, &log), 2, "%s", log);
+    cr_assert(strstr(log, "BERTC_ISA=avx9000") && strstr(log, "expected one of"), "%s", log);
 }

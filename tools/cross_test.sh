@@ -64,6 +64,15 @@ if [ -n "$BAD" ]; then
     exit 1
 fi
 echo "freestanding-check: $OBJECTS core objects, no malloc/free/stdio/pthread symbols (nm -u)"
+# SPEC §2: NO_THREADS=1 and/or FREESTANDING=1 compile for bare metal — each
+# alone too (FREESTANDING implies NO_THREADS; NO_THREADS alone is the hosted
+# library over newlib's stdio, files and all).
+for flags in "FREESTANDING=1" "NO_THREADS=1"; do
+    make -s --no-print-directory BUILD="$OUT/cortex-m4-$(echo "$flags" | tr 'A-Z=1' 'a-z__')" \
+        $flags CC=arm-none-eabi-gcc AR=arm-none-eabi-ar CFLAGS="$M4_CFLAGS" lib ||
+        { echo "freestanding-check: FAILED: $flags does not build for the Cortex-M4F"; exit 1; }
+done
+echo "freestanding-check: FREESTANDING=1 alone and NO_THREADS=1 alone also build for the Cortex-M4F"
 [ "$MODE" = freestanding-check ] && exit 0
 
 # run NAME LOG COMMAND...: run a target's runner, keep its output, check the tally.

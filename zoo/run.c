@@ -65,6 +65,8 @@ static void print_stats(const Arena *params, const Arena *inputs, const Graph *g
     fprintf(stderr, "memory: parameters %.2f MiB, inputs %.2f MiB, step high-water %.2f MiB\n",
             arena_high_water(params) / 1048576.0, arena_high_water(inputs) / 1048576.0,
             arena_high_water(g->step) / 1048576.0);
+    fprintf(stderr, "path: %s, %d thread%s\n", cpu_isa_name(cpu_isa()), threads_count(),
+            threads_count() == 1 ? "" : "s");
 }
 
 static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *g,

@@ -31,11 +31,17 @@ void train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch)
     }
 }
 
+/* Wall-clock seconds for the progress line. A C library without POSIX
+ * clocks (newlib on bare metal) falls back to processor time. */
 static double now_seconds(void)
 {
+#if defined(CLOCK_MONOTONIC)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
 }
 
 /* The state of one run, passed between the small functions below. */
