@@ -317,6 +317,6 @@ int main(int argc, char **argv)
         return cmd_init(&f);
     if (!strcmp(cmd, "summary"))
         return cmd_summary(&f);
-    fprintf(stderr, "bertc: unknown command '%s'\n", cmd);
-    return usage();
+    fprintf(stderr, "bertc: unknown command '%s' (run bertc alone for the list)\n", cmd);
+    return 2;
 }

@@ -158,9 +158,10 @@ int st_write_file(const char *path, const StEntry *entries, size_t n,
     int k = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     if (k < 0 || (size_t)k >= sizeof tmp)
         return bertc_errorf(err, "%s: path too long", path);
-    if (write_temp(tmp, entries, n, meta, n_meta, err) != 0) {
+    BertcError inner;   /* names the temporary file; the user asked for `path` */
+    if (write_temp(tmp, entries, n, meta, n_meta, &inner) != 0) {
         remove(tmp);
-        return -1;
+        return bertc_errorf(err, "%s: cannot write it: %s", path, inner.msg);
     }
     if (rename(tmp, path) != 0) {
         int e = errno;

@@ -111,7 +111,15 @@ Test(cli, errors_are_one_line_and_non_zero)
     cr_assert(strstr(log, "/nonexistent.safetensors") && !strchr(strchr(log, '\n') + 1, '\n'),
               "not one line naming the file: %s", log);
     cr_assert_eq(bertc("frobnicate", &log), 2);
-    cr_assert(strstr(log, "unknown command 'frobnicate'"), "%s", log);
+    cr_assert(strstr(log, "unknown command 'frobnicate'") && !strchr(strchr(log, '\n') + 1, '\n'),
+              "not one line: %s", log);
+    char args[600];
+    snprintf(args, sizeof args, "init --config examples/configs/bert-base-uncased.json "
+             "--output %s/no/such/dir/w.safetensors", out_dir);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "no/such/dir/w.safetensors: cannot write it") &&
+              !strchr(strchr(log, '\n') + 1, '\n'),
+              "not one line naming the path asked for: %s", log);
     cr_assert_eq(bertc("train no-such-example", &log), 2);
     cr_assert(strstr(log, "no example 'no-such-example'"), "%s", log);
     cr_assert_neq(bertc("summary --config test/data/bad/truncated.safetensors", &log), 0);

@@ -234,8 +234,14 @@ static int save(Run *r, int64_t steps_done, BertcError *err)
 static int resume(Run *r, int64_t *start, BertcError *err)
 {
     *start = 0;
-    if (!r->opt->resume || !r->opt->checkpoint || access(r->opt->checkpoint, F_OK) != 0)
+    if (!r->opt->resume || !r->opt->checkpoint)
         return 0;
+    if (access(r->opt->checkpoint, F_OK) != 0) {   /* the first run of a resumable job */
+        if (!r->opt->quiet)
+            fprintf(stderr, "--resume: no checkpoint at %s yet; starting from step 0\n",
+                    r->opt->checkpoint);
+        return 0;
+    }
     if (checkpoint_load(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, start, err) != 0)
         return -1;
     if (!r->opt->quiet)
