@@ -19,7 +19,7 @@ static int usage(void)
             "           --output O.safetensors [--grad] [--threads N] [--stats]\n"
             "  init     --config C.json --output W.safetensors [--seed S]\n"
             "  summary  --config C.json\n"
-            "  tokenize --vocab vocab.txt [--max-len N] TEXT [TEXT_PAIR]\n"
+            "  tokenize --vocab vocab.txt [--max-len N] [--cased] TEXT [TEXT_PAIR]\n"
             "  train    NAME [--steps N] [--out DIR] [--resume] ...   (an example)\n"
             "  attention --config C.json --weights W.safetensors --vocab vocab.txt\n"
             "           [--layer L] [--map NAME] [--context N] [--output A.svg] TEXT [PAIR]\n");
@@ -30,7 +30,7 @@ static int usage(void)
  * (after "--", everything is positional). */
 typedef struct Flags {
     const char *config, *weights, *inputs, *output, *seed, *threads, *vocab, *max_len;
-    bool grad, stats;
+    bool grad, stats, cased;
     const char *pos[2];
     int n_pos;
 } Flags;
@@ -79,6 +79,8 @@ static int parse_flags(int argc, char **argv, Flags *f)
             f->grad = true;
         } else if (!strcmp(a, "--stats")) {
             f->stats = true;
+        } else if (!strcmp(a, "--cased")) {
+            f->cased = true;
         } else {
             fprintf(stderr, "bertc: unknown option '%s'\n", a);
             return -1;
@@ -184,7 +186,9 @@ static void print_encoding(const Tokenizer *t, const Encoding *e)
                e->start[i], e->end[i]);
 }
 
-/* --max-len N truncates (longest_first) and pads to N tokens. */
+/* --max-len N truncates (longest_first) and pads to N tokens; --cased keeps
+ * case and accents (do_lower_case=False, for cased vocabs such as
+ * bert-base-cased). */
 static int cmd_tokenize(const Flags *f)
 {
     if (require(f->vocab, "--vocab", "tokenize"))
@@ -209,6 +213,7 @@ static int cmd_tokenize(const Flags *f)
     Encoding e;
     BertcError err;
     int rc = tokenizer_load(&t, arena, f->vocab, &err);
+    t.do_lower_case = !f->cased;
     if (rc == 0)
         rc = tokenizer_encode(&t, arena, a, strlen(a), b, b ? strlen(b) : 0, (int32_t)max_len,
                               max_len > 0, &e, &err);

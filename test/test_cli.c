@@ -59,6 +59,23 @@ Test(cli, tokenize_prints_ids)
               strstr(log, "102"), "ids of [CLS] hello world [SEP] missing:\n%s", log);
 }
 
+/* --cased keeps "Héllo" as H ##é ##llo (ids 7 9 11 of the cased test vocab,
+ * offsets 0-1 1-2 2-5); without it the word is lowercased and stripped to
+ * "hello" (id 6). */
+Test(cli, tokenize_cased_keeps_case_and_accents)
+{
+    const char *log;
+    int rc = bertc("tokenize --vocab test/data/tokenizer/cased-vocab.txt --cased 'Héllo'", &log);
+    cr_assert_eq(rc, 0, "%s", log);
+    cr_assert(strstr(log, "    1      7  H ") && strstr(log, "    2      9  ##é ") &&
+              strstr(log, "    3     11  ##llo "), "H ##é ##llo (7 9 11) missing:\n%s", log);
+    cr_assert(!strstr(log, "  hello "), "--cased still lowercased:\n%s", log);
+    rc = bertc("tokenize --vocab test/data/tokenizer/cased-vocab.txt 'Héllo'", &log);
+    cr_assert_eq(rc, 0, "%s", log);
+    cr_assert(strstr(log, "    1      6  hello "), "uncased 'Héllo' should be hello (6):\n%s",
+              log);
+}
+
 /* A tiny vocabulary whose ids fit every fixture model (vocab 90 and up). */
 static void write_tiny_vocab(char *path, size_t len)
 {

@@ -1,7 +1,9 @@
 /* test/test_tokenizer.c — the WordPiece tokenizer (zoo/tokenizer*.c, SPEC §7):
  * the 151 cases of tools/tokenizer_ref.py (an independent Python version of
  * HF BertTokenizer; 51 written by hand, 100 random from a fixed seed) on the
- * real bert-base-uncased vocab, ids read off the vocab by hand, WordPiece on
+ * real bert-base-uncased vocab, their 62 cased twins (do_lower_case false,
+ * 11 of them on case and accents) on the small test/data/tokenizer/
+ * cased-vocab.txt, ids read off the vocab by hand, WordPiece on
  * a tiny vocab, truncation, and every error: bad UTF-8 input, bad vocab
  * files, impossible max_len; random bytes never crash. */
 #include <criterion/criterion.h>
@@ -14,6 +16,8 @@
 
 #define VOCAB_PATH "data/bert-base-uncased-vocab.txt"
 #define CASES_PATH "test/data/tokenizer/cases.json"
+#define CASED_VOCAB_PATH "test/data/tokenizer/cased-vocab.txt"
+#define CASED_CASES_PATH "test/data/tokenizer/cases_cased.json"
 
 static Arena *arena;
 
@@ -55,18 +59,25 @@ static Encoding encode_ok(const Tokenizer *t, const char *a, const char *b, int 
 /* The reference cases                                                       */
 /* ------------------------------------------------------------------------ */
 
-static const JsonValue *load_cases(void)
+/* The cases of a fixture written by tools/tokenizer_ref.py, checking it was
+ * made with the do_lower_case the test runs. */
+static const JsonValue *load_cases(const char *path, bool do_lower_case)
 {
-    FILE *fp = fopen(CASES_PATH, "rb");
-    cr_assert(fp, "cannot open %s (run the tests from the repository root)", CASES_PATH);
+    FILE *fp = fopen(path, "rb");
+    cr_assert(fp, "cannot open %s (run the tests from the repository root)", path);
     static char buf[1 << 19];
     size_t n = fread(buf, 1, sizeof buf, fp);
     fclose(fp);
-    cr_assert(n > 0 && n < sizeof buf, "%s: %zu bytes, expected 1..%zu", CASES_PATH, n,
+    cr_assert(n > 0 && n < sizeof buf, "%s: %zu bytes, expected 1..%zu", path, n,
               sizeof buf - 1);
     JsonDoc *doc;
     BertcError err = {{0}};
-    cr_assert_eq(json_parse(arena, CASES_PATH, buf, n, &doc, &err), 0, "%s", err.msg);
+    cr_assert_eq(json_parse(arena, path, buf, n, &doc, &err), 0, "%s", err.msg);
+    const JsonValue *lower = json_get(doc->root, "do_lower_case");
+    cr_assert(lower && lower->boolean == do_lower_case, "%s: made with do_lower_case %s, "
+              "expected %s (regenerate with tools/tokenizer_ref.py)", path,
+              lower ? (lower->boolean ? "true" : "false") : "(missing)",
+              do_lower_case ? "true" : "false");
     return json_get(doc->root, "cases");
 }
 
@@ -137,8 +148,24 @@ static void run_case(const Tokenizer *t, const JsonValue *c)
 Test(tokenizer, reference_cases_match_ids_types_mask_offsets)
 {
     Tokenizer t = load_real();
-    const JsonValue *cases = load_cases();
+    cr_assert(t.do_lower_case, "a loaded tokenizer must default to do_lower_case");
+    const JsonValue *cases = load_cases(CASES_PATH, true);
     cr_assert_geq(cases->length, 40, "only %zu reference cases", cases->length);
+    for (size_t k = 0; k < cases->length; k++)
+        run_case(&t, json_at(cases, k));
+}
+
+/* do_lower_case false on a cased vocab: "Héllo" is H ##é ##llo, "Hello"
+ * and "hello" are different ids; the same 51 hand cases run too, so
+ * cleaning, CJK, punctuation and offsets are checked without lowercasing. */
+Test(tokenizer, cased_reference_cases_keep_case_and_accents)
+{
+    Tokenizer t;
+    BertcError err = {{0}};
+    cr_assert_eq(tokenizer_load(&t, arena, CASED_VOCAB_PATH, &err), 0, "%s", err.msg);
+    t.do_lower_case = false;
+    const JsonValue *cases = load_cases(CASED_CASES_PATH, false);
+    cr_assert_geq(cases->length, 60, "only %zu cased reference cases", cases->length);
     for (size_t k = 0; k < cases->length; k++)
         run_case(&t, json_at(cases, k));
 }

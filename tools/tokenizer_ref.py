@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """An independent Python implementation of Hugging Face BertTokenizer
-(do_lower_case=True) used to produce the expected outputs the C tokenizer
+(do_lower_case=True, or with --cased do_lower_case=False and
+strip_accents=None) used to produce the expected outputs the C tokenizer
 (zoo/tokenizer*.c) is tested against. It is written from the algorithm's
 description (SPEC §7 and the docstrings of transformers' tokenization_bert.py)
 and does not import transformers, so the two implementations only agree if
@@ -8,6 +9,13 @@ both follow the algorithm.
 
     /usr/bin/python3 tools/tokenizer_ref.py data/bert-base-uncased-vocab.txt \
         > test/data/tokenizer/cases.json
+    /usr/bin/python3 tools/tokenizer_ref.py --cased test/data/tokenizer/cased-vocab.txt \
+        > test/data/tokenizer/cases_cased.json
+
+Cased, the words are neither lowercased nor accent-stripped and nothing else
+changes, as BertTokenizerFast (tokenizers' BertNormalizer, lowercase=False).
+The slow BertTokenizer of transformers >= 4.31 also NFC-composes the text;
+this does not (see zoo/zoo.h), so "e\u0301" stays two characters here.
 
 Every character carries the index of the ORIGINAL code point it came from,
 so offsets (code points, end exclusive) fall out of the same pass: a removed
@@ -169,14 +177,16 @@ def wordpiece(vocab, word):
     return out
 
 
-def tokenize(vocab, text):
+def tokenize(vocab, text, lower=True):
     out = []
     for special, base, chunk in split_specials(text):
         if special:
             out.append((vocab[chunk], (base, base + len(chunk))))
             continue
         for word in raw_words(chunk, base):
-            for part in split_punct(strip_accents(lower_word(word))):
+            if lower:
+                word = strip_accents(lower_word(word))
+            for part in split_punct(word):
                 out += wordpiece(vocab, part)
     return out
 
@@ -192,9 +202,9 @@ def truncate(a, b, max_len):
     return a, b
 
 
-def encode(vocab, a_text, b_text=None, max_len=0, pad=False):
-    a = tokenize(vocab, a_text)
-    b = tokenize(vocab, b_text) if b_text is not None else None
+def encode(vocab, a_text, b_text=None, max_len=0, pad=False, lower=True):
+    a = tokenize(vocab, a_text, lower)
+    b = tokenize(vocab, b_text, lower) if b_text is not None else None
     if max_len:
         a, b = truncate(a, b, max_len)
     cls, sep = (vocab["[CLS]"], (0, 0)), (vocab["[SEP]"], (0, 0))
@@ -268,6 +278,22 @@ CASES = [
     ("nel\x85inside\x1cword \u0308\u302e\u03b8 \U0001d165\U0001d16d\U0001d16d\U0001d165", None, 0, False),
 ]
 
+# Run only with --cased (on test/data/tokenizer/cased-vocab.txt): case and
+# accents that the uncased pipeline would erase.
+CASED_CASES = [
+    ("Héllo World", None, 0, False),
+    ("Hello hello HELLO", None, 0, False),
+    ("Héllo, wörld! ça va?", "The World", 0, False),
+    ("MiXeD CaSe ÉCOLE École école", None, 0, False),
+    ("He\u0301llo e\u0301 Ä A\u0308", None, 0, False),
+    ("ΣΑ σα Straße STRASSE ﬁ", None, 0, False),
+    ("İ I ı i", None, 0, False),
+    ("[MASK] [mask] Hello[SEP]World", None, 0, False),
+    ("我Hello世界World", None, 0, False),
+    ("Hello\x00Wor\u200bld\tH\u00e9llo", None, 0, False),
+    ("Hello World Hello", "World Héllo hello", 6, True),
+]
+
 
 def random_cases(lines, n, seed=2024):
     """n short texts mixing vocab words, single vocab characters, marks,
@@ -296,7 +322,10 @@ def random_cases(lines, n, seed=2024):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "data/bert-base-uncased-vocab.txt"
+    args = sys.argv[1:]
+    lower = "--cased" not in args
+    args = [a for a in args if a != "--cased"]
+    path = args[0] if args else "data/bert-base-uncased-vocab.txt"
     with open(path, encoding="utf-8", newline="") as f:
         lines = f.read().split("\n")
     if lines[-1] == "":
@@ -304,14 +333,15 @@ def main():
     vocab = {tok: i for i, tok in enumerate(lines)}
     assert len(vocab) == len(lines)
     cases = []
-    for k, (a, b, max_len, pad) in enumerate(CASES + random_cases(lines, 100)):
+    cases_in = CASES + random_cases(lines, 100) if lower else CASES + CASED_CASES
+    for k, (a, b, max_len, pad) in enumerate(cases_in):
         case = {"name": f"case{k:03d}", "a": a, "max_len": max_len, "pad": pad}
         if b is not None:
             case["b"] = b
-        case.update(encode(vocab, a, b, max_len, pad))
+        case.update(encode(vocab, a, b, max_len, pad, lower))
         case["tokens"] = [lines[i] for i in case["ids"]]
         cases.append(case)
-    json.dump({"vocab": path, "cases": cases}, sys.stdout, ensure_ascii=True, indent=1)
+    json.dump({"vocab": path, "do_lower_case": lower, "cases": cases}, sys.stdout, ensure_ascii=True, indent=1)
     sys.stdout.write("\n")
 
 

@@ -78,13 +78,14 @@ static void wordpiece(const Tokenizer *t, Work *w, const NormChar *c, int32_t n)
 /* BasicTokenizer.tokenize                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* The end of the word: lower + strip accents (tokenizer_text.c), then
+/* The end of the word: lower + strip accents when t->do_lower_case
+ * (tokenizer_text.c), then
  * _run_split_on_punc (every punctuation character is a word of its own),
  * then WordPiece on each part. A word left empty (only marks) vanishes, as
  * the second whitespace_tokenize of HF drops it. */
 static void flush_word(const Tokenizer *t, Work *w)
 {
-    int32_t m = basic_normalize_word(w->raw, w->raw_n, w->tmp, w->norm);
+    int32_t m = basic_normalize_word(w->raw, w->raw_n, t->do_lower_case, w->tmp, w->norm);
     w->raw_n = 0;
     int32_t b = 0;
     for (int32_t i = 0; i < m; i++) {

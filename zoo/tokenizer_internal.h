@@ -63,10 +63,11 @@ void norm_join_span(NormChar *c, const NormChar *d);
  * generator checks it); word buffers hold UC_EXPAND_MAX per raw char. */
 #define UC_EXPAND_MAX 4
 
-/* HF on one whitespace token (already cleaned): lower() one character at a
- * time, then _run_strip_accents (NFD, drop Mn). raw (n) -> out, returns
- * the count.
+/* HF on one whitespace token (already cleaned): with lower, lower() one
+ * character at a time, then _run_strip_accents (NFD, drop Mn); without it
+ * (do_lower_case=False, strip_accents=None) the characters are copied as
+ * they are. raw (n) -> out, returns the count.
  * out must hold UC_EXPAND_MAX * n; tmp the same. */
-int basic_normalize_word(const NormChar *raw, int n, NormChar *tmp, NormChar *out);
+int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out);
 
 #endif /* BERTC_ZOO_TOKENIZER_INTERNAL_H */

@@ -1,7 +1,8 @@
 /* zoo/tokenizer_text.c — the Unicode side of HF BasicTokenizer
  * (transformers/models/bert/tokenization_bert.py): strict UTF-8, the table
  * look-ups, str.lower() of single characters, and _run_strip_accents
- * (NFD = full canonical decomposition + canonical ordering, then drop Mn). */
+ * (NFD = full canonical decomposition + canonical ordering, then drop Mn),
+ * both only when do_lower_case. */
 #include "zoo/tokenizer_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -154,7 +155,7 @@ static int decompose_one(uint32_t cp, uint32_t *out)
 }
 
 /* ------------------------------------------------------------------------ */
-/* BasicTokenizer: token.lower(), then _run_strip_accents                    */
+/* BasicTokenizer: token.lower(), then _run_strip_accents (do_lower_case)    */
 /* ------------------------------------------------------------------------ */
 
 /* lower() then per-code-point NFD; each output inherits its source's span.
@@ -220,8 +221,13 @@ static int drop_mn(const NormChar *in, int n, NormChar *out)
     return m;
 }
 
-int basic_normalize_word(const NormChar *raw, int n, NormChar *tmp, NormChar *out)
+int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out)
 {
+    if (!lower) {
+        for (int i = 0; i < n; i++)
+            out[i] = raw[i];
+        return n;
+    }
     int m = lower_and_decompose(raw, n, tmp);
     canonical_order(tmp, m);
     return drop_mn(tmp, m, out);

@@ -129,6 +129,7 @@ int tokenizer_parse(Tokenizer *t, Arena *a, const char *name, const char *text, 
     char *name_copy = arena_alloc(a, name_len + 1);
     memcpy(name_copy, name, name_len + 1);
     t->name = name_copy;
+    t->do_lower_case = true;                       /* bert-base-uncased */
     if (len == 0)
         return bertc_errorf(err, "%s: empty file (a vocab has one token a line)", name);
     if (len > INT32_MAX / 2)

@@ -339,7 +339,8 @@ int zoo_run(const RunArgs *args, BertcError *err);
 /* WordPiece tokenizer (zoo/tokenizer*.c), SPEC §7                           */
 /* ------------------------------------------------------------------------ */
 
-/* Hugging Face BertTokenizer with do_lower_case=True (bert-base-uncased):
+/* Hugging Face BertTokenizer; do_lower_case=True (bert-base-uncased) unless
+ * t.do_lower_case is set to false after loading (bert-base-cased):
  *
  *     Tokenizer tok;  Encoding enc;  BertcError err;
  *     Arena *a = arena_create("tokenizer", 1 << 20);
@@ -358,12 +359,13 @@ int zoo_run(const RunArgs *args, BertcError *err);
  *  2. BasicTokenizer: _clean_text drops U+0000, U+FFFD and controls (C*
  *     except \t \n \r) and maps whitespace (Zs, \t \n \r) to ' ';
  *     _tokenize_chinese_chars makes every CJK ideograph a word of its own;
- *     whitespace_tokenize splits on str.isspace(); each word is lowercased
- *     (Unicode str.lower() of each character: HF's tokenize() lowercases
- *     char by char first, so 'Σ' is always 'σ'), NFD-decomposed with its
- *     combining marks (Mn) dropped (_run_strip_accents), and split at every
- *     punctuation character (_run_split_on_punc: ASCII 33-47, 58-64, 91-96,
- *     123-126 and Unicode P*);
+ *     whitespace_tokenize splits on str.isspace(); when do_lower_case each
+ *     word is lowercased (Unicode str.lower() of each character: HF's
+ *     tokenize() lowercases char by char first, so 'Σ' is always 'σ') and
+ *     NFD-decomposed with its combining marks (Mn) dropped
+ *     (_run_strip_accents); every word is split at every punctuation
+ *     character (_run_split_on_punc: ASCII 33-47, 58-64, 91-96, 123-126 and
+ *     Unicode P*);
  *  3. WordpieceTokenizer: greedy longest-match-first against the vocab,
  *     "##" before every piece but the first, one [UNK] for a word that has
  *     no match or is longer than 100 code points;
@@ -375,6 +377,14 @@ int zoo_run(const RunArgs *args, BertcError *err);
  * unicodedata and str.lower()), tools/tokenizer_ref.py is an independent
  * Python version of the same algorithm, and test/test_tokenizer.c checks
  * that the two agree on test/data/tokenizer/cases.json.
+ *
+ * Cased (do_lower_case false, HF's strip_accents=None): the characters of a
+ * word are kept as written ("Héllo" -> "H" "##é" "##llo" with a cased vocab)
+ * and everything else above is the same. This is BertTokenizerFast (the
+ * tokenizers BertNormalizer with lowercase=False). The slow BertTokenizer
+ * of transformers >= 4.31 also NFC-composes the text first, so the two
+ * differ only on text that is not already NFC ("e\u0301" here stays 'e'
+ * plus a mark, which is then usually [UNK]); bertc does not compose.
  *
  * Offsets are in CODE POINTS of the original text (as HF's
  * return_offsets_mapping, which counts Python characters), end exclusive;
@@ -398,6 +408,7 @@ typedef struct Tokenizer {
     uint32_t slot_mask;       /* slots has slot_mask + 1 entries */
     int32_t max_chars;        /* longest token, in code points */
     int32_t pad_id, unk_id, cls_id, sep_id, mask_id;
+    bool do_lower_case;       /* true after loading; false for cased vocabs */
 } Tokenizer;
 
 #define TOKENIZER_MAX_WORD_CHARS 100   /* HF max_input_chars_per_word */

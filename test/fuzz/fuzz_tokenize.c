@@ -1,7 +1,7 @@
 /* test/fuzz/fuzz_tokenize.c — libFuzzer target: arbitrary bytes through
  * tokenizer_encode with the real bert-base-uncased vocabulary (run from the
- * repository root). Byte 0 picks max_len (0..31), padding and whether the
- * rest is split into a pair at byte 1's fraction of it. An encoding must be
+ * repository root). Byte 0 picks max_len (0..31), padding, whether the
+ * rest is split into a pair at byte 1's fraction of it, and do_lower_case. An encoding must be
  * well formed: S within max_len (exactly max_len when padding), ids in the
  * vocabulary, 0/1 masks and types, offsets inside their text. */
 #include "zoo/zoo.h"
@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     int32_t max_len = data[0] & 31;
     bool pad = data[0] & 32, pair = data[0] & 64;
+    tok.do_lower_case = !(data[0] & 128);
     const char *text = (const char *)data + 2;
     size_t n = size - 2, len_a = pair ? n * data[1] / 255 : n, len_b = n - len_a;
     Encoding e;
