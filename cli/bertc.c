@@ -109,8 +109,8 @@ static int set_threads(const char *value)
         return 0;
     char *end;
     long n = strtol(value, &end, 10);
-    if (*end || n < 1 || n > 1024) {
-        fprintf(stderr, "bertc: --threads needs a count from 1 to 1024, got '%s'\n", value);
+    if (*end || n < 1 || n > 64) {
+        fprintf(stderr, "bertc: --threads needs a count from 1 to 64, got '%s'\n", value);
         return -1;
     }
     threads_set_count((int)n);
@@ -275,11 +275,21 @@ static int cmd_train(int argc, char **argv)
     return 1;
 }
 
-/* BERTC_ISA is user input: a name no path has, or a path this CPU cannot
- * run, is a one-line error here rather than the library's fatal stop. */
-static int check_isa_env(void)
+/* BERTC_THREADS and BERTC_ISA are user input: a value the library would
+ * quietly clamp or stop on is a one-line error here. The pool has at most 64
+ * threads (tensor/threads.c). */
+static int check_env(void)
 {
-    const char *env = getenv("BERTC_ISA");
+    const char *threads = getenv("BERTC_THREADS"), *env = getenv("BERTC_ISA");
+    if (threads && *threads) {
+        char *end;
+        long n = strtol(threads, &end, 10);
+        if (*end || n < 1 || n > 64) {
+            fprintf(stderr, "bertc: BERTC_THREADS=%s: expected a count from 1 to 64\n",
+                    threads);
+            return 2;
+        }
+    }
     CpuIsa isa;
     if (!env || !*env)
         return 0;
@@ -300,7 +310,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
-    if (check_isa_env() != 0)
+    if (check_env() != 0)
         return 2;
     if (!strcmp(argv[1], "train"))
         return cmd_train(argc, argv);

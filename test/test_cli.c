@@ -205,4 +205,10 @@ Test(cli, bertc_isa_forces_the_path)
     }
     cr_assert_eq(bertc_env("BERTC_ISA=avx9000", args, &log), 2, "%s", log);
     cr_assert(strstr(log, "BERTC_ISA=avx9000") && strstr(log, "expected one of"), "%s", log);
+    static const char *const bad_threads[] = {"BERTC_THREADS=abc", "BERTC_THREADS=0",
+                                              "BERTC_THREADS=65"};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(bertc_env(bad_threads[i], args, &log), 2, "%s: %s", bad_threads[i], log);
+        cr_assert(strstr(log, bad_threads[i]) && strstr(log, "from 1 to 64"), "%s", log);
+    }
 }
