@@ -241,13 +241,18 @@ valgrind: check-criterion check-valgrind
 # as they include one another), libbertc.a in PREFIX/lib, the CLI in
 # PREFIX/bin and bertc.pc for pkg-config, so a program builds with
 #   cc prog.c $$(pkg-config --cflags --libs bertc)
-# The private headers (*_internal.h, gemm_kernel.h) stay behind.
+# The private headers (*_internal.h, gemm_kernel.h) stay behind. For
+# `bertc train NAME` the example programs go to PREFIX/libexec/bertc/examples
+# and data/ (with its README and licences) to PREFIX/share/bertc/data, where
+# the installed bertc finds them (cli/bertc.c, train_layout).
 PREFIX  ?= /usr/local
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
                   nn/json.h nn/safetensors.h nn/state.h zoo/zoo.h zoo/train.h zoo/svg.h
 PKG_LIBS := -lbertc $(LDLIBS)
 
-install: $(LIB) $(CLI)
+DATA_FILES := $(wildcard data/*)
+
+install: $(LIB) $(CLI) $(EXAMPLES)
 	@for h in $(PUBLIC_HEADERS); do \
 	  mkdir -p "$(DESTDIR)$(PREFIX)/include/bertc/$$(dirname $$h)" && \
 	  cp "$$h" "$(DESTDIR)$(PREFIX)/include/bertc/$$h" || exit 1; \
@@ -255,6 +260,9 @@ install: $(LIB) $(CLI)
 	mkdir -p "$(DESTDIR)$(PREFIX)/lib/pkgconfig" "$(DESTDIR)$(PREFIX)/bin"
 	cp $(LIB) "$(DESTDIR)$(PREFIX)/lib/libbertc.a"
 	cp $(CLI) "$(DESTDIR)$(PREFIX)/bin/bertc"
+	mkdir -p "$(DESTDIR)$(PREFIX)/libexec/bertc/examples" "$(DESTDIR)$(PREFIX)/share/bertc/data"
+	cp $(EXAMPLES) "$(DESTDIR)$(PREFIX)/libexec/bertc/examples/"
+	cp $(DATA_FILES) "$(DESTDIR)$(PREFIX)/share/bertc/data/"
 	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include/bertc' \
 	  'libdir=$${prefix}/lib' '' 'Name: bertc' \
 	  'Description: BERT variants in C11: tensors, autograd, nn modules and a model zoo' \

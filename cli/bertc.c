@@ -251,13 +251,65 @@ static void list_examples(const char *dir)
         closedir(d);
 }
 
-/* bertc train NAME [flags]: run the example program NAME, built next to
- * bertc in examples/, with the flags passed on (see zoo/train.h). */
+/* dir with its last component dropped ("/a/b" -> "/a"); false at the top. */
+static bool parent_dir(char *dir)
+{
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return false;
+    *slash = '\0';
+    return true;
+}
+
+static bool has_data(const char *root)
+{
+    char marker[1200];
+    snprintf(marker, sizeof marker, "%s/data/topics.tsv", root);
+    return access(marker, R_OK) == 0;
+}
+
+/* Where `bertc train` finds the example programs and the directory holding
+ * their data/, from the directory `dir` of the bertc binary:
+ *   build tree  BUILD/bertc, BUILD/examples/NAME, data/ in the source tree
+ *               above BUILD (BUILD may be nested: build/x), found by its
+ *               data/topics.tsv a few levels up;
+ *   installed   PREFIX/bin/bertc, PREFIX/libexec/bertc/examples/NAME,
+ *               PREFIX/share/bertc/data/.
+ * data_root is left empty when no data/ is found (the example then says so). */
+static void train_layout(const char *dir, char *examples, size_t ex_len, char *data_root,
+                         size_t root_len)
+{
+    char up[1024];
+    snprintf(up, sizeof up, "%s", dir);
+    data_root[0] = '\0';
+    snprintf(examples, ex_len, "%s/examples", dir);
+    if (access(examples, X_OK) == 0) {
+        for (int level = 0; level < 4; level++) {
+            if (has_data(up)) {
+                snprintf(data_root, root_len, "%s", up);
+                return;
+            }
+            if (!parent_dir(up))
+                return;
+        }
+        return;
+    }
+    if (!parent_dir(up))
+        return;
+    snprintf(examples, ex_len, "%s/libexec/bertc/examples", up);
+    snprintf(data_root, root_len, "%s/share/bertc", up);
+    if (!has_data(data_root))
+        data_root[0] = '\0';
+}
+
+/* bertc train NAME [flags]: run the example program NAME with the flags
+ * passed on (see zoo/train.h), its data found through BERTC_DATA_DIR, which
+ * is set to the data next to bertc unless the user set it. */
 static int cmd_train(int argc, char **argv)
 {
-    char dir[1024], examples[1100], path[1400];
+    char dir[1024], examples[1100], data_root[1100], path[1400];
     own_dir(argv[0], dir, sizeof dir);
-    snprintf(examples, sizeof examples, "%s/examples", dir);
+    train_layout(dir, examples, sizeof examples, data_root, sizeof data_root);
     if (argc < 3) {
         fprintf(stderr, "usage: bertc train NAME [--steps N] [--out DIR] [--resume] ...\n");
         list_examples(examples);
@@ -268,6 +320,10 @@ static int cmd_train(int argc, char **argv)
         fprintf(stderr, "bertc train: no example '%s' in %s\n", argv[2], examples);
         list_examples(examples);
         return 2;
+    }
+    if (data_root[0] && setenv("BERTC_DATA_DIR", data_root, 0) != 0) {
+        fprintf(stderr, "bertc train: cannot set BERTC_DATA_DIR\n");
+        return 1;
     }
     argv[2] = path;
     execv(path, argv + 2);

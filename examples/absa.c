@@ -765,7 +765,9 @@ static int run(int argc, char **argv, BertcError *err)
     Absa *data = calloc(1, sizeof *data);
     if (!data)
         return bertc_errorf(err, "out of memory for the data set");
-    if (tokenizer_load(&tok, arena, VOCAB, err) != 0 || load_absa(&tok, arena, data, err) != 0 ||
+    if (example_need_data(VOCAB, err) != 0 ||
+        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
+        load_absa(&tok, arena, data, err) != 0 ||
         train_make_dirs(out, err) != 0)
         return -1;
     printf("bertc absa: %d generated sentences x %d contexts (%d train, %d held out)\n",

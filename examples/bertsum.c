@@ -609,7 +609,8 @@ static int run(int argc, char **argv, BertcError *err)
     Arena *arena = arena_create("bertsum", 1 << 20);
     Tokenizer tok;
     Corpus corpus;
-    if (tokenizer_load(&tok, arena, VOCAB, err) != 0 ||
+    if (example_need_data(VOCAB, err) != 0 ||
+        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
         build_corpus(&tok, arena, &corpus, err) != 0 || train_make_dirs(out, err) != 0)
         return -1;
     printf("bertsum: pick the 3 summary sentences of generated news stories "

@@ -4,6 +4,12 @@
  * header (inline: an example need not use them all), so each example stays
  * one .c file and one binary, as bench/bench_util.h does for the benches.
  *
+ * The examples name their data files relative to the repository root
+ * ("data/topics.tsv"). BERTC_DATA_DIR, when set, is that root: the directory
+ * holding data/ (`bertc train` sets it to the source tree or to the installed
+ * PREFIX/share/bertc). Unset, the names are relative to the working
+ * directory. Output paths (--out) always are.
+ *
  * An example's make_batch (TrainTask) takes row numbers of its whole data
  * set, so the same function fills training batches (rows 0..n_train-1) and
  * held-out ones (rows n_train..):
@@ -22,8 +28,55 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define HELD_OUT_MAX 64   /* the largest evaluation batch */
+#define EXAMPLE_DATA_FILES 4   /* data files an example may name */
+#define EXAMPLE_PATH_MAX 1024
+
+/* The path to read the data file `rel` ("data/topics.tsv") from:
+ * "$BERTC_DATA_DIR/rel" when BERTC_DATA_DIR is set, else rel. Each name is
+ * resolved once and kept for the run, so the pointer stays valid and can be
+ * passed around and printed. */
+static inline const char *example_data_path(const char *rel)
+{
+    static struct { const char *rel; char path[EXAMPLE_PATH_MAX]; } known[EXAMPLE_DATA_FILES];
+    static int n_known;
+    for (int i = 0; i < n_known; i++)
+        if (!strcmp(known[i].rel, rel))
+            return known[i].path;
+    assert(n_known < EXAMPLE_DATA_FILES);
+    const char *root = getenv("BERTC_DATA_DIR");
+    if (root && *root)
+        snprintf(known[n_known].path, EXAMPLE_PATH_MAX, "%s/%s", root, rel);
+    else
+        snprintf(known[n_known].path, EXAMPLE_PATH_MAX, "%s", rel);
+    known[n_known].rel = rel;
+    return known[n_known++].path;
+}
+
+/* 0 when the data file `rel` can be read; else -1, err naming the full path
+ * tried and the two ways to point the example at its data. */
+static inline int example_need_data(const char *rel, BertcError *err)
+{
+    const char *path = example_data_path(rel);
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        fclose(f);
+        return 0;
+    }
+    const char *root = getenv("BERTC_DATA_DIR");
+    if (root && *root)
+        return bertc_errorf(err, "%s: cannot open; BERTC_DATA_DIR=%s must be the directory "
+                            "holding data/ (the bertc repository root, or PREFIX/share/bertc)",
+                            path, root);
+    char cwd[EXAMPLE_PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))   /* rel is relative: name the directory it was tried in */
+        snprintf(cwd, sizeof cwd, ".");
+    return bertc_errorf(err, "%s/%s: cannot open; run from the bertc repository root, or set "
+                        "BERTC_DATA_DIR to the directory holding data/", cwd, path);
+}
 
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into

@@ -649,7 +649,9 @@ static int run(int argc, char **argv, BertcError *err)
     Arena *arena = arena_create("qaconv", 1 << 20);
     Tokenizer tok;
     QAData data;
-    if (tokenizer_load(&tok, arena, VOCAB, err) != 0 || generate_data(&tok, arena, &data, err) ||
+    if (example_need_data(VOCAB, err) != 0 ||
+        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
+        generate_data(&tok, arena, &data, err) ||
         train_make_dirs(out, err) != 0)
         return -1;
     printf("bertc qaconv: %lld questions about %d generated conversations (%lld train, %lld "

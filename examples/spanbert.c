@@ -75,7 +75,7 @@ static char *read_lines(const char *path, char **lines, int64_t max, int64_t *n,
     size_t size;
     char *buf = example_read_file(path, &size);
     if (!buf) {
-        bertc_errorf(err, "%s: cannot read it (run from the repository root)", path);
+        bertc_errorf(err, "%s: cannot read it", path);
         return NULL;
     }
     *n = 0;
@@ -103,7 +103,7 @@ static int load_topics(const Tokenizer *tok, Arena *a, Rows *d, BertcError *err)
 {
     static char *lines[MAX_TEXTS];
     int64_t n;
-    char *buf = read_lines(TOPICS, lines, MAX_TEXTS, &n, err);
+    char *buf = read_lines(example_data_path(TOPICS), lines, MAX_TEXTS, &n, err);
     if (!buf)
         return -1;
     rows_alloc(d, a, true);
@@ -113,7 +113,8 @@ static int load_topics(const Tokenizer *tok, Arena *a, Rows *d, BertcError *err)
         char *tab = strchr(lines[i], '\t');
         int label = tab ? topic_index(lines[i], (size_t)(tab - lines[i])) : -1;
         if (label < 0) {
-            rc = bertc_errorf(err, "%s:%lld: no known topic label", TOPICS, (long long)i + 1);
+            rc = bertc_errorf(err, "%s:%lld: no known topic label", example_data_path(TOPICS),
+                              (long long)i + 1);
             break;
         }
         Encoding enc;
@@ -164,13 +165,13 @@ static int load_corpus(const Tokenizer *tok, Arena *a, Rows *r, BertcError *err)
 {
     static char *lines[MAX_TEXTS];
     int64_t n;
-    char *buf = read_lines(CORPUS, lines, MAX_TEXTS, &n, err);
+    char *buf = read_lines(example_data_path(CORPUS), lines, MAX_TEXTS, &n, err);
     if (!buf)
         return -1;
     if (n <= CORPUS_HELD_OUT) {
         free(buf);
-        return bertc_errorf(err, "%s: %lld texts, need more than %d", CORPUS, (long long)n,
-                            CORPUS_HELD_OUT);
+        return bertc_errorf(err, "%s: %lld texts, need more than %d",
+                            example_data_path(CORPUS), (long long)n, CORPUS_HELD_OUT);
     }
     rows_alloc(r, a, false);
     Arena *scratch = arena_create("tokenize", 1 << 16);
@@ -588,7 +589,10 @@ static double now_seconds(void)
 static int load_data(Arena *a, Tokenizer *tok, Pretrain *p, Rows *topic_rows,
                      BertcError *err)
 {
-    if (tokenizer_load(tok, a, VOCAB, err) != 0 || load_corpus(tok, a, &p->rows, err) != 0 ||
+    if (example_need_data(VOCAB, err) != 0 || example_need_data(CORPUS, err) != 0 ||
+        example_need_data(TOPICS, err) != 0 ||
+        tokenizer_load(tok, a, example_data_path(VOCAB), err) != 0 ||
+        load_corpus(tok, a, &p->rows, err) != 0 ||
         load_topics(tok, a, topic_rows, err) != 0)
         return -1;
     p->kind = vocab_kinds(tok, a);

@@ -48,9 +48,10 @@ static int topic_index(const char *name, size_t len)
 static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *err)
 {
     size_t len;
-    char *text = example_read_file(DATA, &len);
+    const char *path = example_data_path(DATA);
+    char *text = example_read_file(path, &len);
     if (!text)
-        return bertc_errorf(err, "%s: cannot read the data set", DATA);
+        return bertc_errorf(err, "%s: cannot read the data set", path);
     d->ids = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
     d->mask = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
     d->label = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES);
@@ -63,7 +64,7 @@ static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *er
             end = line + strlen(line);
         int label = tab && tab < end ? topic_index(line, (size_t)(tab - line)) : -1;
         if (label < 0) {
-            rc = bertc_errorf(err, "%s: a line without a known topic label", DATA);
+            rc = bertc_errorf(err, "%s: a line without a known topic label", path);
             break;
         }
         Encoding enc;
@@ -226,7 +227,9 @@ static int run(int argc, char **argv, BertcError *err)
     Arena *arena = arena_create("demo", 1 << 20);
     Tokenizer tok;
     Topics data;
-    if (tokenizer_load(&tok, arena, VOCAB, err) != 0 || load_topics(&tok, arena, &data, err))
+    if (example_need_data(VOCAB, err) != 0 || example_need_data(DATA, err) != 0 ||
+        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
+        load_topics(&tok, arena, &data, err))
         return -1;
     if (train_make_dirs(out, err) != 0)
         return -1;

@@ -1,5 +1,6 @@
 /* test/test_cli.c — the `bertc` command as a user runs it: tokenize,
- * attention on every architecture, and one-line errors with a non-zero exit. */
+ * attention on every architecture, `bertc train` from another directory, and
+ * one-line errors with a non-zero exit that name the file and the fix. */
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
@@ -29,16 +30,15 @@ static void teardown(void)
 
 TestSuite(cli, .init = setup, .fini = teardown);
 
-/* Runs `ENV bertc ARGS` (ENV: "" or variable assignments), stdout+stderr
- * into out_dir/log; returns the exit code and leaves the log in *text
- * (static buffer). */
-static int bertc_env(const char *env, const char *args, const char **text)
+/* Runs the shell command CMD, stdout+stderr into out_dir/log; returns the
+ * exit code and leaves the log in *text (static buffer). */
+static int run_logged(const char *cmd, const char **text)
 {
     static char log[16384];
-    char cmd[4096], path[300];
+    char full[8192], path[300];
     snprintf(path, sizeof path, "%s/log", out_dir);
-    snprintf(cmd, sizeof cmd, "%s %s %s > %s 2>&1", env, BERTC_CLI, args, path);
-    int status = system(cmd);
+    snprintf(full, sizeof full, "%s > %s 2>&1", cmd, path);
+    int status = system(full);
     FILE *f = fopen(path, "r");
     size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
     if (f)
@@ -48,7 +48,32 @@ static int bertc_env(const char *env, const char *args, const char **text)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Runs `ENV bertc ARGS` (ENV: "" or variable assignments) from the
+ * repository root, as the other tests do. */
+static int bertc_env(const char *env, const char *args, const char **text)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s %s", env, BERTC_CLI, args);
+    return run_logged(cmd, text);
+}
+
 static int bertc(const char *args, const char **text) { return bertc_env("", args, text); }
+
+/* Runs `PROGRAM ARGS` (PROGRAM relative to the repository root) with
+ * out_dir, outside the tree, as the working directory and BERTC_DATA_DIR
+ * set to DATA_DIR, or unset when it is NULL. */
+static int run_elsewhere(const char *program, const char *data_dir, const char *args,
+                         const char **text)
+{
+    char root[1024], env[1200], cmd[4096];
+    cr_assert(getcwd(root, sizeof root), "getcwd failed");
+    if (data_dir)
+        snprintf(env, sizeof env, "export BERTC_DATA_DIR='%s'", data_dir);
+    else
+        snprintf(env, sizeof env, "unset BERTC_DATA_DIR");
+    snprintf(cmd, sizeof cmd, "cd %s && %s && %s/%s %s", out_dir, env, root, program, args);
+    return run_logged(cmd, text);
+}
 
 Test(cli, tokenize_prints_ids)
 {
@@ -211,4 +236,39 @@ Test(cli, bertc_isa_forces_the_path)
         cr_assert_eq(bertc_env(bad_threads[i], args, &log), 2, "%s: %s", bad_threads[i], log);
         cr_assert(strstr(log, bad_threads[i]) && strstr(log, "from 1 to 64"), "%s", log);
     }
+}
+
+/* `bertc train` finds the example's data next to the binary (here the source
+ * tree above BUILD), whatever the working directory. */
+Test(cli, train_runs_from_another_directory)
+{
+    const char *log;
+    char args[512], model[400];
+    snprintf(args, sizeof args, "train topics --steps 2 --eval-every 1 --out %s/t --quiet",
+             out_dir);
+    int rc = run_elsewhere(BERTC_CLI, NULL, args, &log);
+    cr_assert_eq(rc, 0, "bertc train topics from %s: rc %d: %s", out_dir, rc, log);
+    snprintf(model, sizeof model, "%s/t/model.safetensors", out_dir);
+    cr_assert_eq(access(model, R_OK), 0, "no %s after bertc train: %s", model, log);
+}
+
+/* A missing data file: the error names the full path tried and the fix,
+ * both for an example run directly from elsewhere and for a user's
+ * BERTC_DATA_DIR (which bertc train must not override). */
+Test(cli, missing_data_names_the_path)
+{
+    const char *log;
+    char root[1024], cwd[1024], tried[1200], args[512];
+    cr_assert(getcwd(root, sizeof root) && chdir(out_dir) == 0 && getcwd(cwd, sizeof cwd) &&
+              chdir(root) == 0, "cannot resolve %s", out_dir);   /* as the example's getcwd */
+    snprintf(args, sizeof args, "--steps 2 --out %s/t --quiet", out_dir);
+    cr_assert_eq(run_elsewhere(BERTC_EXAMPLES_DIR "/topics", NULL, args, &log), 1, "%s", log);
+    snprintf(tried, sizeof tried, "%s/data/bert-base-uncased-vocab.txt: cannot open", cwd);
+    cr_assert(strstr(log, tried) && strstr(log, "BERTC_DATA_DIR") &&
+              strstr(log, "repository root"), "expected '%s' and the fix, got: %s", tried, log);
+
+    snprintf(args, sizeof args, "train topics --steps 2 --out %s/t --quiet", out_dir);
+    cr_assert_eq(run_elsewhere(BERTC_CLI, "/nonexistent", args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "/nonexistent/data/bert-base-uncased-vocab.txt: cannot open") &&
+              strstr(log, "BERTC_DATA_DIR=/nonexistent"), "user's BERTC_DATA_DIR: %s", log);
 }

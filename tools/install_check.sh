@@ -3,7 +3,9 @@
 # small program at the top of bertc.h against the installed tree using only
 # pkg-config (no -I into the source tree), run it and check that it learned
 # y = 3x - 1. Proves the installed headers are complete (each includes only
-# installed ones) and bertc.pc names everything the link needs.
+# installed ones) and bertc.pc names everything the link needs. Then trains
+# the topics example for two steps through the installed bertc from outside
+# the source tree: the examples and their data/ were installed too.
 set -eu
 OUT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 rm -rf "$OUT"
@@ -34,3 +36,14 @@ esac
     grep -q "Total parameters: 109,514,298" ||
     { echo "install-check: FAILED: the installed bertc summary"; exit 1; }
 echo "install-check: the installed bertc CLI runs"
+# `bertc train` from a directory outside the source tree, BERTC_DATA_DIR
+# unset: the installed example must find the installed data/.
+ELSEWHERE=$(mktemp -d)
+(cd "$ELSEWHERE" && unset BERTC_DATA_DIR && "$OUT/prefix/bin/bertc" train topics --steps 2 \
+    --eval-every 1 --out "$OUT/train" --quiet > "$OUT/train.log" 2>&1) ||
+    { cat "$OUT/train.log"; rmdir "$ELSEWHERE";
+      echo "install-check: FAILED: bertc train topics from $ELSEWHERE"; exit 1; }
+rmdir "$ELSEWHERE"
+[ -f "$OUT/train/model.safetensors" ] ||
+    { echo "install-check: FAILED: no $OUT/train/model.safetensors"; exit 1; }
+echo "install-check: the installed bertc train topics runs outside the source tree"
