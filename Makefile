@@ -123,7 +123,7 @@ test: check-criterion
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 sanitize: check-criterion
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/san OPT=-O1 CFLAGS="$(SAN_FLAGS)" $(BUILD)/san/test/bertc_tests
-	set -f; ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=test/lsan.supp \
+	set -f; ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./$(BUILD)/san/test/bertc_tests $(TEST_ARGS)
 
 # --- fuzzing (SPEC §8) -------------------------------------------------------

@@ -750,21 +750,13 @@ static TrainOptions absa_options(void)
     return opt;
 }
 
-static int run(int argc, char **argv, BertcError *err)
+/* Everything after the flags; what it allocates comes from `arena` and
+ * `data`, which run() frees on every path. */
+static int train_and_report(BertArch arch, TrainOptions opt, const char *out, Arena *arena,
+                            Absa *data, BertcError *err)
 {
-    BertArch arch;
-    TrainOptions opt = absa_options();
-    char checkpoint[512], picture[512];
-    if (take_model_flag(&argc, argv, &arch, err) != 0)
-        return -1;
-    const char *out = arch == ARCH_CGBERT ? "build/absa/cgbert" : "build/absa/qacgbert";
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
-        return -1;
-    Arena *arena = arena_create("absa", 1 << 20);
+    char picture[512];
     Tokenizer tok;
-    Absa *data = calloc(1, sizeof *data);
-    if (!data)
-        return bertc_errorf(err, "out of memory for the data set");
     if (example_need_data(VOCAB, err) != 0 ||
         tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
         load_absa(&tok, arena, data, err) != 0 ||
@@ -792,8 +784,26 @@ static int run(int argc, char **argv, BertcError *err)
     if (rc == 0)
         printf("wrote %s/loss.svg, %s/attention.svg%s and %s\n", out, out,
                arch == ARCH_QACGBERT ? ", quasi_attention.svg" : "", opt.checkpoint);
-    free(data);
+    return rc;
+}
+
+static int run(int argc, char **argv, BertcError *err)
+{
+    BertArch arch;
+    TrainOptions opt = absa_options();
+    char checkpoint[512];
+    if (take_model_flag(&argc, argv, &arch, err) != 0)
+        return -1;
+    const char *out = arch == ARCH_CGBERT ? "build/absa/cgbert" : "build/absa/qacgbert";
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+        return -1;
+    Absa *data = calloc(1, sizeof *data);
+    if (!data)
+        return bertc_errorf(err, "out of memory for the data set");
+    Arena *arena = arena_create("absa", 1 << 20);
+    int rc = train_and_report(arch, opt, out, arena, data, err);
     arena_destroy(arena);
+    free(data);
     return rc;
 }
 

@@ -599,14 +599,11 @@ static TrainOptions summarizer_options(void)
     return opt;
 }
 
-static int run(int argc, char **argv, BertcError *err)
+/* Everything after the flags; what it allocates comes from `arena`, which
+ * run() frees on every path. */
+static int train_and_report(TrainOptions opt, const char *out, Arena *arena, BertcError *err)
 {
-    TrainOptions opt = summarizer_options();
-    const char *out = "build/bertsum";
-    char checkpoint[512], picture[512];
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
-        return -1;
-    Arena *arena = arena_create("bertsum", 1 << 20);
+    char picture[512];
     Tokenizer tok;
     Corpus corpus;
     if (example_need_data(VOCAB, err) != 0 ||
@@ -637,8 +634,20 @@ static int run(int argc, char **argv, BertcError *err)
     if (svg_loss_curve(picture, &res, "bertsum: extractive summarizer", err) != 0)
         return -1;
     printf("\nwrote %s and %s\n", picture, opt.checkpoint);
-    arena_destroy(arena);
     return 0;
+}
+
+static int run(int argc, char **argv, BertcError *err)
+{
+    TrainOptions opt = summarizer_options();
+    const char *out = "build/bertsum";
+    char checkpoint[512];
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+        return -1;
+    Arena *arena = arena_create("bertsum", 1 << 20);
+    int rc = train_and_report(opt, out, arena, err);
+    arena_destroy(arena);
+    return rc;
 }
 
 int main(int argc, char **argv)

@@ -639,14 +639,11 @@ static int train(QAData *d, Model *m, TrainOptions *opt, const char *out,
     return 0;
 }
 
-static int run(int argc, char **argv, BertcError *err)
+/* Everything after the flags; what it allocates comes from `arena`, which
+ * run() frees on every path. */
+static int generate_and_train(TrainOptions opt, const char *out, Arena *arena,
+                              BertcError *err)
 {
-    TrainOptions opt = qaconv_options();
-    const char *out = "build/qaconv";
-    char checkpoint[512];
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
-        return -1;
-    Arena *arena = arena_create("qaconv", 1 << 20);
     Tokenizer tok;
     QAData data;
     if (example_need_data(VOCAB, err) != 0 ||
@@ -664,7 +661,18 @@ static int run(int argc, char **argv, BertcError *err)
     printf("model: QAConvModelV2, %d layers, H=%d, query_len %d, %d filters, %lld parameters\n",
            cfg.num_hidden_layers, cfg.hidden_size, cfg.query_len, cfg.conv_filters,
            (long long)registry_count(m.reg));
-    int rc = train(&data, &m, &opt, out, err);
+    return train(&data, &m, &opt, out, err);
+}
+
+static int run(int argc, char **argv, BertcError *err)
+{
+    TrainOptions opt = qaconv_options();
+    const char *out = "build/qaconv";
+    char checkpoint[512];
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+        return -1;
+    Arena *arena = arena_create("qaconv", 1 << 20);
+    int rc = generate_and_train(opt, out, arena, err);
     arena_destroy(arena);
     return rc;
 }

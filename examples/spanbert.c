@@ -603,7 +603,41 @@ static int load_data(Arena *a, Tokenizer *tok, Pretrain *p, Rows *topic_rows,
     return 0;
 }
 
-/* Pre-train, then fine-tune with and without the pre-trained encoder. */
+/* Pre-train, then fine-tune with and without the pre-trained encoder. What
+ * it allocates comes from `arena`, which run() frees on every path. */
+static int pretrain_and_compare(const TrainOptions *pre, const TrainOptions *fine,
+                                const TrainOptions *scratch, const char *out, Arena *arena,
+                                BertcError *err)
+{
+    double start = now_seconds();
+    Tokenizer tok;
+    Rows topic_rows;
+    Pretrain p = {0};
+    if (load_data(arena, &tok, &p, &topic_rows, err) != 0)
+        return -1;
+    BertConfig cfg = spanbert_config(&tok, pre->seed);
+    p.cfg = &cfg;
+    Model spanbert;
+    if (example_model(&spanbert, arena, &cfg, err) != 0)
+        return -1;
+    printf("model: SpanBertForPreTraining, %d layers, H=%d, %lld parameters\n",
+           cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(spanbert.reg));
+    TrainResult with, without;
+    if (pretrain(&spanbert, &p, pre, out, err) != 0 ||
+        finetune(&topic_rows, &tok, NULL, scratch, NULL, &without, err) != 0 ||
+        finetune(&topic_rows, &tok, spanbert.reg, fine, out, &with, err) != 0)
+        return -1;
+    printf("topic accuracy on the %lld held-out texts: from scratch %.1f%%, pre-trained "
+           "%.1f%% (majority-class baseline %.1f%%)\n",
+           (long long)(topic_rows.n - topic_rows.n_train), 100 * without.final_metric,
+           100 * with.final_metric, 100 * majority_baseline(&topic_rows));
+    printf("rows the span collator gave up on (left unmasked): %lld\n",
+           (long long)p.stuck_rows);
+    printf("wrote %s/loss.svg, %s/config.json + model.safetensors and %s; %.0f s in all\n",
+           out, out, fine->checkpoint, now_seconds() - start);
+    return 0;
+}
+
 static int run(int argc, char **argv, BertcError *err)
 {
     TrainOptions pre = pretrain_options(), fine = finetune_options(), scratch;
@@ -619,36 +653,10 @@ static int run(int argc, char **argv, BertcError *err)
     pre.checkpoint = pre_ckpt;
     scratch = fine;
     scratch.checkpoint = scratch_ckpt;
-
-    double start = now_seconds();
     Arena *arena = arena_create("spanbert", 1 << 20);
-    Tokenizer tok;
-    Rows topic_rows;
-    Pretrain p = {0};
-    if (load_data(arena, &tok, &p, &topic_rows, err) != 0)
-        return -1;
-    BertConfig cfg = spanbert_config(&tok, pre.seed);
-    p.cfg = &cfg;
-    Model spanbert;
-    if (example_model(&spanbert, arena, &cfg, err) != 0)
-        return -1;
-    printf("model: SpanBertForPreTraining, %d layers, H=%d, %lld parameters\n",
-           cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(spanbert.reg));
-    TrainResult with, without;
-    if (pretrain(&spanbert, &p, &pre, out, err) != 0 ||
-        finetune(&topic_rows, &tok, NULL, &scratch, NULL, &without, err) != 0 ||
-        finetune(&topic_rows, &tok, spanbert.reg, &fine, out, &with, err) != 0)
-        return -1;
-    printf("topic accuracy on the %lld held-out texts: from scratch %.1f%%, pre-trained "
-           "%.1f%% (majority-class baseline %.1f%%)\n",
-           (long long)(topic_rows.n - topic_rows.n_train), 100 * without.final_metric,
-           100 * with.final_metric, 100 * majority_baseline(&topic_rows));
-    printf("rows the span collator gave up on (left unmasked): %lld\n",
-           (long long)p.stuck_rows);
-    printf("wrote %s/loss.svg, %s/config.json + model.safetensors and %s; %.0f s in all\n",
-           out, out, fine.checkpoint, now_seconds() - start);
+    int rc = pretrain_and_compare(&pre, &fine, &scratch, out, arena, err);
     arena_destroy(arena);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv)

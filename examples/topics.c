@@ -217,14 +217,11 @@ static TrainOptions demo_options(void)
     return opt;
 }
 
-static int run(int argc, char **argv, BertcError *err)
+/* Everything after the flags; what it allocates comes from `arena`, which
+ * run() frees on every path. */
+static int train_and_use(TrainOptions opt, const char *out, Arena *arena, BertcError *err)
 {
-    TrainOptions opt = demo_options();
-    const char *out = "build/demo";
-    char checkpoint[512], picture[512];
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
-        return -1;
-    Arena *arena = arena_create("demo", 1 << 20);
+    char picture[512];
     Tokenizer tok;
     Topics data;
     if (example_need_data(VOCAB, err) != 0 || example_need_data(DATA, err) != 0 ||
@@ -270,6 +267,18 @@ static int run(int argc, char **argv, BertcError *err)
                "%s\n", out, out, out, opt.checkpoint);
     }
     ag_graph_destroy(g);
+    return rc;
+}
+
+static int run(int argc, char **argv, BertcError *err)
+{
+    TrainOptions opt = demo_options();
+    const char *out = "build/demo";
+    char checkpoint[512];
+    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+        return -1;
+    Arena *arena = arena_create("demo", 1 << 20);
+    int rc = train_and_use(opt, out, arena, err);
     arena_destroy(arena);
     return rc;
 }
