@@ -217,10 +217,14 @@ Test(cli, bertc_isa_forces_the_path)
                  "%s/weights.safetensors --inputs %s/inputs.safetensors --output %s --stats",
                  F, F, F, got);
         int rc = bertc_env(env, args, &log);
-        if (!cpu_isa_supported((CpuIsa)isa)) {
-            cr_assert(rc == 2 && strstr(log, env) && strstr(log, "cannot run") &&
-                      !strchr(strchr(log, '\n') + 1, '\n'),
-                      "%s on a CPU without it: rc %d, not one line naming it:\n%s", env, rc, log);
+        /* The child may see more of the CPU than this process (under valgrind,
+         * which hides AVX-512 from the tests but not from the untraced CLI):
+         * a path this process lacks may run; one it has must. */
+        if (rc != 0) {
+            cr_assert(!cpu_isa_supported((CpuIsa)isa) && rc == 2 && strstr(log, env) &&
+                      strstr(log, "cannot run") && !strchr(strchr(log, '\n') + 1, '\n'),
+                      "%s: rc %d, not the one-line refusal of a path the CPU lacks:\n%s", env,
+                      rc, log);
             continue;
         }
         snprintf(path_line, sizeof path_line, "path: %s,", name);
