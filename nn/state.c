@@ -59,14 +59,9 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
     for (int64_t k = 0; k < v->numel; k++) {
         if (isfinite(v->data[k]))
             continue;
-        int64_t idx[TENSOR_MAX_DIMS], rest = k;
-        for (int d = v->ndim - 1; d >= 0; d--) {
-            idx[d] = rest % v->shape[d];
-            rest /= v->shape[d];
-        }
         char at[SHAPE_STR_LEN];
         return bertc_errorf(err, "%s: '%s'%s is %g: weights must be finite", st->name, t->name,
-                            shape_str(at, sizeof at, v->ndim, idx), v->data[k]);
+                            index_str(at, sizeof at, v->ndim, v->shape, k), v->data[k]);
     }
     return 0;
 }

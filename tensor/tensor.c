@@ -34,6 +34,16 @@ char *shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
     return buf;
 }
 
+char *index_str(char *buf, size_t len, int ndim, const int64_t *shape, int64_t k)
+{
+    int64_t idx[TENSOR_MAX_DIMS];
+    for (int d = ndim - 1; d >= 0; d--) {   /* the last dimension varies fastest */
+        idx[d] = shape[d] ? k % shape[d] : 0;
+        k = shape[d] ? k / shape[d] : 0;
+    }
+    return shape_str(buf, len, ndim, idx);
+}
+
 /* Broadcasting aligns the shapes at their last dimension; a missing or size-1
  * dimension stretches to match the other. */
 bool shape_broadcast(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b,

@@ -177,6 +177,9 @@ bool shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b);
 /* Writes "[2, 3, 4]" into buf (always NUL-terminated) and returns buf. */
 char *shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
 #define SHAPE_STR_LEN 96
+/* Writes the index "[i, j, k]" of flat element k of a row-major tensor of
+ * this shape into buf (as shape_str) and returns buf. */
+char *index_str(char *buf, size_t len, int ndim, const int64_t *shape, int64_t k);
 
 /* NumPy/PyTorch broadcasting of a and b: on success fills out (ndim_out, shape)
  * and returns true; returns false when a dimension pair is neither equal nor 1. */

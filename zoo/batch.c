@@ -136,17 +136,6 @@ int batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, 
     return 0;
 }
 
-/* "[1, 5]": the multi-index of flat position i in t. */
-static void index_str(char *buf, size_t len, const ITensor *t, int64_t i)
-{
-    int64_t idx[TENSOR_MAX_DIMS];
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        idx[d] = t->shape[d] ? i % t->shape[d] : 0;
-        i = t->shape[d] ? i / t->shape[d] : 0;
-    }
-    shape_str(buf, len, t->ndim, idx);
-}
-
 int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
                       int64_t hi, const char *limit_name, BertcError *err)
 {
@@ -155,7 +144,7 @@ int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_
         if (v >= lo && v < hi)
             continue;
         char at[SHAPE_STR_LEN];
-        index_str(at, sizeof at, t, i);
+        index_str(at, sizeof at, t->ndim, t->shape, i);
         if (v < lo)
             return bertc_errorf(err, "%s: '%s'%s = %lld is below %lld", b->source, name, at,
                                 (long long)v, (long long)lo);
@@ -171,7 +160,7 @@ int batch_check_binary(const Batch *b, const char *name, const ITensor *t, Bertc
         if (t->data[i] == 0 || t->data[i] == 1)
             continue;
         char at[SHAPE_STR_LEN];
-        index_str(at, sizeof at, t, i);
+        index_str(at, sizeof at, t->ndim, t->shape, i);
         return bertc_errorf(err, "%s: '%s'%s = %d is neither 0 nor 1", b->source, name, at,
                             (int)t->data[i]);
     }

@@ -123,14 +123,9 @@ static bool first_non_finite(const Registry *reg, bool grads, char *buf, size_t 
         for (int64_t k = 0; k < v->numel; k++) {
             if (isfinite(x[k]))
                 continue;
-            int64_t idx[TENSOR_MAX_DIMS], rest = k;
-            for (int d = v->ndim - 1; d >= 0; d--) {
-                idx[d] = rest % v->shape[d];
-                rest /= v->shape[d];
-            }
             char at[SHAPE_STR_LEN];
             snprintf(buf, len, "%s '%s'%s = %g", grads ? "gradient of" : "parameter", p->name,
-                     shape_str(at, sizeof at, v->ndim, idx), x[k]);
+                     index_str(at, sizeof at, v->ndim, v->shape, k), x[k]);
             return true;
         }
     }
