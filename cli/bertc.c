@@ -103,17 +103,29 @@ static int fail(const BertcError *err)
     return 1;
 }
 
+/* Is `s` a thread count the pool can have (1..THREADS_MAX)? The pool would
+ * quietly clamp anything else; the CLI refuses it instead. */
+static bool thread_count_valid(const char *s, int *n)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < 1 || v > THREADS_MAX)
+        return false;
+    *n = (int)v;
+    return true;
+}
+
 static int set_threads(const char *value)
 {
+    int n;
     if (!value)
         return 0;
-    char *end;
-    long n = strtol(value, &end, 10);
-    if (*end || n < 1 || n > 64) {
-        fprintf(stderr, "bertc: --threads needs a count from 1 to 64, got '%s'\n", value);
+    if (!thread_count_valid(value, &n)) {
+        fprintf(stderr, "bertc: --threads needs a count from 1 to %d, got '%s'\n",
+                THREADS_MAX, value);
         return -1;
     }
-    threads_set_count((int)n);
+    threads_set_count(n);
     return 0;
 }
 
@@ -332,19 +344,15 @@ static int cmd_train(int argc, char **argv)
 }
 
 /* BERTC_THREADS and BERTC_ISA are user input: a value the library would
- * quietly clamp or stop on is a one-line error here. The pool has at most 64
- * threads (tensor/threads.c). */
+ * quietly clamp or stop on is a one-line error here. */
 static int check_env(void)
 {
     const char *threads = getenv("BERTC_THREADS"), *env = getenv("BERTC_ISA");
-    if (threads && *threads) {
-        char *end;
-        long n = strtol(threads, &end, 10);
-        if (*end || n < 1 || n > 64) {
-            fprintf(stderr, "bertc: BERTC_THREADS=%s: expected a count from 1 to 64\n",
-                    threads);
-            return 2;
-        }
+    int n;
+    if (threads && *threads && !thread_count_valid(threads, &n)) {
+        fprintf(stderr, "bertc: BERTC_THREADS=%s: expected a count from 1 to %d\n", threads,
+                THREADS_MAX);
+        return 2;
     }
     CpuIsa isa;
     if (!env || !*env)

@@ -539,7 +539,8 @@ void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_
  * online cores; 1 when built with NO_THREADS=1. gemm() splits a large GEMM
  * into up to this many pieces. */
 int threads_count(void);
-void threads_set_count(int n);        /* clamped to 1..64 */
+#define THREADS_MAX 64                /* the pool's size limit */
+void threads_set_count(int n);        /* clamped to 1..THREADS_MAX */
 /* Calls fn(ctx, begin, end) on contiguous chunks covering [0, n), one chunk
  * per thread (at most threads_count() chunks), and returns when all are done.
  * The caller runs the first chunk. Called from inside a chunk, it runs the

@@ -33,7 +33,6 @@ void parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), 
 #include <stdatomic.h>
 #include <unistd.h>
 
-#define THREADS_MAX 64
 #define SPIN_ITERS (1 << 16)
 
 static int clamp_count(int64_t n) { return n < 1 ? 1 : n > THREADS_MAX ? THREADS_MAX : (int)n; }
