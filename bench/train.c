@@ -18,19 +18,6 @@
  * cores_used is the CPU time of the timed steps over their wall time. */
 #include "bench/bench_util.h"
 
-/* The model's "loss" or, for a model without one (BertModel), a stand-in
- * whose backward runs through the whole encoder (not the pooler):
- * mean(last_hidden_state^2), the MSE against zeros. NULL when there is
- * neither. */
-static Var *step_loss(Graph *g, const Outputs *out)
-{
-    Var *loss = outputs_get(out, "loss"), *h = outputs_get(out, "last_hidden_state");
-    if (loss || !h)
-        return loss;
-    Tensor zeros = tensor_new(g->step, h->value.ndim, h->value.shape);
-    return ag_mse(g, h, &zeros);
-}
-
 int main(int argc, char **argv)
 {
     const char *config = NULL;
@@ -97,7 +84,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "train: %s\n", err.msg);
             return 1;
         }
-        Var *l = step_loss(g, &out);
+        Var *l = model_step_loss(g, &out);
         if (!l) {
             fprintf(stderr, "train: %s gives no loss for this batch\n", bert_arch_name(cfg.arch));
             return 1;

@@ -38,16 +38,6 @@ static void check_forward(const char *c, Model *m, Graph *g, Rng *rng)
     cr_assert_gt(out.n, 0, "%s: the forward put no output", c);
 }
 
-/* A training step's loss: "loss", or BertModel's stand-in. */
-static Var *step_loss(Graph *g, const Outputs *out)
-{
-    Var *loss = outputs_get(out, "loss"), *h = outputs_get(out, "last_hidden_state");
-    if (loss || !h)
-        return loss;
-    Tensor zeros = tensor_new(g->step, h->value.ndim, h->value.shape);
-    return ag_mse(g, h, &zeros);
-}
-
 /* Every parameter gradient the backward wrote is finite. */
 static void check_grads(const char *c, const Registry *r)
 {
@@ -75,7 +65,7 @@ static void check_training(const char *c, Model *m, Graph *g, Rng *rng)
     outputs_init(&out);
     out.loss_only = true;
     cr_assert_eq(model_forward(m, g, &batch, &out, &err), 0, "%s: forward: %s", c, err.msg);
-    Var *loss = step_loss(g, &out);
+    Var *loss = model_step_loss(g, &out);
     cr_assert_not_null(loss, "%s: a labelled random batch gave no loss", c);
     cr_assert(isfinite(loss->value.data[0]), "%s: loss = %g", c, (double)loss->value.data[0]);
     registry_zero_grad(m->reg);

@@ -80,3 +80,12 @@ int model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labe
     batch_init(out, "random batch");
     return m->arch->random_batch(&m->cfg, g, B, S, labels, rng, out, err);
 }
+
+Var *model_step_loss(Graph *g, const Outputs *out)
+{
+    Var *loss = outputs_get(out, "loss"), *h = outputs_get(out, "last_hidden_state");
+    if (loss || !h)
+        return loss;
+    Tensor zeros = tensor_new(g->step, h->value.ndim, h->value.shape);
+    return ag_mse(g, h, &zeros);
+}

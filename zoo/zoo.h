@@ -152,6 +152,11 @@ int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError 
  * cannot fill (QAConv: S <= query_len; SpanBERT: S < 3). */
 int model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
                        Batch *out, BertcError *err);
+/* What a step on such a batch trains: the model's "loss" or, for a model
+ * without one (BertModel), a stand-in whose backward runs through the whole
+ * encoder (not the pooler): mean(last_hidden_state^2), the MSE against zeros.
+ * NULL when there is neither. */
+Var *model_step_loss(Graph *g, const Outputs *out);
 
 /* The first id of the "real" vocabulary: 1000 when vocab_size > 1000
  * (bert-base-uncased keeps [PAD], [unusedN], [UNK], [CLS], [SEP], [MASK]
