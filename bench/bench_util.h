@@ -91,4 +91,25 @@ static void bench_apply_size(BertConfig *cfg, int layers, int hidden)
     }
 }
 
+/* The model every bench times: config.json with the size overrides, built in
+ * `params`, weights from the seeded init (seed 0: speed does not depend on
+ * their values). Exits naming the bench on an error, as bench_random_batch. */
+static void bench_build_model(const char *bench, const char *config, int layers, int hidden,
+                              Arena *params, Model *m)
+{
+    BertConfig cfg;
+    BertcError err;
+    if (bert_config_read(config, &cfg, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", bench, err.msg);
+        exit(1);
+    }
+    bench_apply_size(&cfg, layers, hidden);
+    if (model_build(m, params, &cfg, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", bench, err.msg);
+        exit(1);
+    }
+    Rng rng = rng_seed(0);
+    registry_init_weights(m->reg, &rng, cfg.initializer_range);
+}
+
 #endif

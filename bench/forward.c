@@ -43,21 +43,10 @@ int main(int argc, char **argv)
     }
     if (threads > 0)
         threads_set_count(threads);
-    BertConfig cfg;
-    BertcError err;
-    if (bert_config_read(config, &cfg, &err) != 0) {
-        fprintf(stderr, "forward: %s\n", err.msg);
-        return 1;
-    }
-    bench_apply_size(&cfg, layers, hidden);
     Arena *params = arena_create("params", 1 << 20);
     Model m;
-    if (model_build(&m, params, &cfg, &err) != 0) {
-        fprintf(stderr, "forward: %s\n", err.msg);
-        return 1;
-    }
-    Rng rng = rng_seed(0);
-    registry_init_weights(m.reg, &rng, cfg.initializer_range);
+    bench_build_model("forward", config, layers, hidden, params, &m);
+    BertcError err;
     Graph *g = ag_graph_create(1 << 20, 0);
     ag_set_training(g, false);
     ag_set_no_grad(g, true);
@@ -89,7 +78,7 @@ int main(int argc, char **argv)
     printf("forward %s B=%lld S=%lld threads=%d median_ms %.2f min_ms %.2f params_mib %.1f "
            "step_high_water_mib %.1f peak_rss_mib %.1f cores_used %.2f prepacked %d "
            "prepack_ms %.1f\n",
-           bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med, ms[0],
+           bert_arch_name(m.cfg.arch), (long long)B, (long long)S, threads_count(), med, ms[0],
            arena_high_water(params) / 1048576.0, arena_high_water(g->step) / 1048576.0,
            bench_peak_rss_mib(), cores, packed, t_pack);
     ag_graph_destroy(g);

@@ -44,21 +44,10 @@ int main(int argc, char **argv)
     }
     if (threads > 0)
         threads_set_count(threads);
-    BertConfig cfg;
-    BertcError err;
-    if (bert_config_read(config, &cfg, &err) != 0) {
-        fprintf(stderr, "train: %s\n", err.msg);
-        return 1;
-    }
-    bench_apply_size(&cfg, layers, hidden);
     Arena *params = arena_create("params", 1 << 20);
     Model m;
-    if (model_build(&m, params, &cfg, &err) != 0) {
-        fprintf(stderr, "train: %s\n", err.msg);
-        return 1;
-    }
-    Rng rng = rng_seed(0);
-    registry_init_weights(m.reg, &rng, cfg.initializer_range);
+    bench_build_model("train", config, layers, hidden, params, &m);
+    BertcError err;
     Optimizer adamw;
     optimizer_init(&adamw, m.reg, optimizer_defaults(OPT_ADAMW, 1e-4));
     Graph *g = ag_graph_create(1 << 20, 0);
@@ -86,7 +75,7 @@ int main(int argc, char **argv)
         }
         Var *l = model_step_loss(g, &out);
         if (!l) {
-            fprintf(stderr, "train: %s gives no loss for this batch\n", bert_arch_name(cfg.arch));
+            fprintf(stderr, "train: %s gives no loss for this batch\n", bert_arch_name(m.cfg.arch));
             return 1;
         }
         loss = l->value.data[0];
@@ -102,7 +91,7 @@ int main(int argc, char **argv)
     printf("train %s B=%lld S=%lld threads=%d median_ms %.2f tokens_per_s %.0f loss %.4f "
            "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f mallocs_after_warmup "
            "%zu cores_used %.2f\n",
-           bert_arch_name(cfg.arch), (long long)B, (long long)S, threads_count(), med,
+           bert_arch_name(m.cfg.arch), (long long)B, (long long)S, threads_count(), med,
            (double)(B * S) / (med * 1e-3), loss, arena_high_water(params) / 1048576.0,
            arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs, cores);
     ag_graph_destroy(g);
