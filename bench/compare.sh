@@ -38,9 +38,6 @@ sed 's/"BertForMaskedLM"/"BertModel"/' "$BASE" > "$TMP/bert-base-model.json"
 field() { echo "$2" | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# torch_ms OUTPUT_LINE: PyTorch's median of one run's output.
-torch_ms() { field median_ms "$1"; }
-
 # best_torch_setting THREADS PY_ARGS: "TORCH BLAS", PyTorch's fastest split of
 # THREADS cores between its two thread pools (one probe run each).
 best_torch_setting() {
@@ -49,7 +46,7 @@ best_torch_setting() {
         for s in "$t 1" "1 $t" "$t $t"; do
             set -- $s
             out=$(/usr/bin/python3 tools/bench_torch.py $args --threads "$1" --blas-threads "$2" || true)
-            ms=$(torch_ms "$out")
+            ms=$(field median_ms "$out")
             if [ -n "$ms" ] && { [ -z "$best_ms" ] || awk -v a="$ms" -v b="$best_ms" 'BEGIN { exit !(a < b) }'; }; then
                 best="$s" best_ms=$ms
             fi
