@@ -7,10 +7,13 @@
 
 Graph *ag_graph_create(size_t step_bytes, uint64_t seed)
 {
+    Arena *step = arena_create("step", step_bytes);   /* first: it may stop (bertc_try) */
     Graph *g = bertc_sys_alloc(sizeof *g);
-    if (!g)
+    if (!g) {
+        arena_destroy(step);
         bertc_fatal("ag_graph_create: out of memory");
-    ag_graph_init(g, arena_create("step", step_bytes), seed);
+    }
+    ag_graph_init(g, step, seed);
     return g;
 }
 

@@ -22,23 +22,35 @@ static int file_size(FILE *fp, const char *path, size_t *out, BertcError *err)
     return 0;
 }
 
+/* The part of bert_config_read that allocates, run under bertc_try while
+ * the file is open, so that running out of memory still closes it. */
+typedef struct ConfigRead {
+    BertConfig *cfg;
+    Arena *a;
+    FILE *fp;
+    const char *path;
+    size_t n;
+} ConfigRead;
+
+static int read_config(void *ctx, BertcError *err)
+{
+    ConfigRead *c = ctx;
+    c->a = arena_create("config", c->n * 4 + 4096);
+    char *text = arena_alloc(c->a, c->n + 1);
+    if (fread(text, 1, c->n, c->fp) != c->n)
+        return bertc_errorf(err, "%s: short read: %s", c->path, strerror(errno));
+    return bert_config_parse(c->a, c->path, text, c->n, c->cfg, err);
+}
+
 int bert_config_read(const char *path, BertConfig *cfg, BertcError *err)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
-    size_t n = 0;
-    if (file_size(fp, path, &n, err) != 0) {
-        fclose(fp);
-        return -1;
-    }
-    Arena *a = arena_create("config", n * 4 + 4096);
-    char *text = arena_alloc(a, n + 1);
-    int rc = fread(text, 1, n, fp) == n
-                 ? bert_config_parse(a, path, text, n, cfg, err)
-                 : bertc_errorf(err, "%s: short read: %s", path, strerror(errno));
+    ConfigRead c = {.cfg = cfg, .fp = fp, .path = path};
+    int rc = file_size(fp, path, &c.n, err) == 0 ? bertc_try(read_config, &c, err) : -1;
     fclose(fp);
-    arena_destroy(a);
+    arena_destroy(c.a);
     return rc;
 }
 

@@ -414,26 +414,60 @@ static int verify_crc32(const SafeTensors *st, BertcError *err)
 /* Opening                                                                   */
 /* ------------------------------------------------------------------------ */
 
+static int create_arena(void *ctx, BertcError *err)
+{
+    (void)err;
+    *(Arena **)ctx = arena_create("safetensors", 1 << 16);
+    return 0;
+}
+
+/* What st_open_source reads, under bertc_try: a header that needs more
+ * memory than there is is an error, and the source is still closed. */
+typedef struct OpenCall {
+    Arena *arena;
+    const char *name;
+    StSource source;
+    SafeTensors *st;
+} OpenCall;
+
+static int open_source(void *ctx, BertcError *err)
+{
+    OpenCall *c = ctx;
+    size_t name_len = strlen(c->name);
+    SafeTensors *st = arena_calloc(c->arena, 1, sizeof *st + name_len + 1);
+    memcpy((char *)(st + 1), c->name, name_len + 1);
+    st->name = (const char *)(st + 1);
+    st->source = c->source;
+    st->arena = c->arena;
+    c->st = st;
+    JsonDoc *doc;
+    if (read_header_length(st, err) != 0 || parse_header(st, &doc, err) != 0 ||
+        read_entries(st, doc->root, err) != 0 || verify_crc32(st, err) != 0)
+        return -1;
+    return 0;
+}
+
 int st_open_source(Arena *arena, const char *name, StSource source, SafeTensors **out,
                    BertcError *err)
 {
-    bool own = arena == NULL;
-    if (own)
-        arena = arena_create("safetensors", 1 << 16);
-    size_t name_len = strlen(name);
-    SafeTensors *st = arena_calloc(arena, 1, sizeof *st + name_len + 1);
-    memcpy((char *)(st + 1), name, name_len + 1);
-    st->name = (const char *)(st + 1);
-    st->source = source;
-    st->arena = arena;
-    st->owns_arena = own;
-    JsonDoc *doc;
-    if (read_header_length(st, err) != 0 || parse_header(st, &doc, err) != 0 ||
-        read_entries(st, doc->root, err) != 0 || verify_crc32(st, err) != 0) {
-        st_close(st);
+    OpenCall c = {arena, name, source, NULL};
+    if (!arena) {
+        BertcError none;
+        if (bertc_try(create_arena, &c.arena, &none) != 0) {
+            if (source.close)
+                source.close(source.ctx);
+            return bertc_errorf(err, "%s: %s", name, none.msg);
+        }
+    }
+    if (bertc_try(open_source, &c, err) != 0) {
+        if (source.close)
+            source.close(source.ctx);
+        if (!arena)
+            arena_destroy(c.arena);
         return -1;
     }
-    *out = st;
+    c.st->owns_arena = arena == NULL;
+    *out = c.st;
     return 0;
 }
 

@@ -54,16 +54,21 @@ static int file_length(FILE *fp, const char *path, uint64_t *length, BertcError 
 
 int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
-    uint64_t length = 0;
-    if (file_length(fp, path, &length, err) != 0) {
-        fclose(fp);
-        return -1;
-    }
+    /* allocated before the file is open: an allocation that stops
+     * (bertc_try) must not leave it open */
     Arena *a = arena ? arena : arena_create("safetensors", 1 << 16);
     FileSource *f = arena_alloc(a, sizeof *f);
+    FILE *fp = fopen(path, "rb");
+    uint64_t length = 0;
+    if (!fp || file_length(fp, path, &length, err) != 0) {
+        if (!fp)
+            bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
+        else
+            fclose(fp);
+        if (!arena)
+            arena_destroy(a);
+        return -1;
+    }
     *f = (FileSource){fp, path};
     StSource src = {.length = length, .read = file_read, .close = file_close, .ctx = f};
     if (st_open_source(a, path, src, out, err) != 0) {   /* closes fp on failure */

@@ -8,8 +8,12 @@
 #include "tensor/tensor.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(BERTC_FREESTANDING)
+#include <unistd.h>
+#endif
 
 #define ARENA_ALIGN 64
 
@@ -19,6 +23,7 @@ struct ArenaChunk {
     uint8_t *data;      /* 64-byte-aligned start */
     size_t cap;
     size_t used;        /* bytes used when this chunk stopped being current */
+    size_t total;       /* bytes allocated for it, counted in arena_total */
 };
 
 /* Atomic: GEMM worker threads allocate their packing buffers on first use. */
@@ -50,21 +55,99 @@ size_t bertc_sys_alloc_count(void)
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-static ArenaChunk *chunk_new(Arena *a, size_t cap)
+/* ------------------------------------------------------------------------ */
+/* The memory limit                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Bytes held by the chunks of every growable arena, and the most they may
+ * hold. Linux hands out address space it does not have (overcommit): a
+ * 20 GB chunk on a 16 GB machine "succeeds" and the process is killed later,
+ * when the pages are touched. So growing past the machine's RAM is refused
+ * up front, while the caller can still say which batch was too big. */
+static atomic_size_t arena_total;
+static size_t memory_limit;   /* 0: not yet set (the machine's RAM) */
+
+static size_t physical_memory(void)
+{
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE) && !defined(BERTC_FREESTANDING)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (size_t)pages <= SIZE_MAX / (size_t)page)
+        return (size_t)pages * (size_t)page;
+#endif
+    return SIZE_MAX;
+}
+
+void arena_set_memory_limit(size_t bytes) { memory_limit = bytes ? bytes : physical_memory(); }
+
+size_t arena_memory_limit(void)
+{
+    if (!memory_limit)
+        memory_limit = physical_memory();
+    return memory_limit;
+}
+
+size_t arena_memory_total(void) { return atomic_load(&arena_total); }
+
+/* "512 bytes", "5.9 KiB", "13 MiB", "2.41 GiB": sizes in messages. */
+typedef struct SizeText {
+    char text[24];
+} SizeText;
+
+static SizeText size_text(double bytes)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 6) {
+        bytes /= 1024.0;
+        u++;
+    }
+    SizeText s;
+    snprintf(s.text, sizeof s.text, u ? "%.3g %s" : "%.0f %s", bytes, unit[u]);
+    return s;
+}
+
+/* Account for `bytes` more, or stop (bertc_fatal: an error inside bertc_try)
+ * with the arena's name and the sizes, when they would pass the limit. */
+static void reserve(const char *arena, size_t bytes)
+{
+    size_t limit = arena_memory_limit();
+    size_t before = atomic_fetch_add(&arena_total, bytes);
+    if (bytes <= limit && before <= limit - bytes)
+        return;
+    atomic_fetch_sub(&arena_total, bytes);
+    bertc_fatal("arena '%s': out of memory: %s more would bring bertc to %s, past the %s "
+                "limit (this machine's RAM); use a smaller batch or shorter sequences", arena,
+                size_text((double)bytes).text, size_text((double)before + (double)bytes).text,
+                size_text((double)limit).text);
+}
+
+static ArenaChunk *chunk_new(const char *arena, size_t cap)
 {
     /* One allocation holds the header, the data and room to align the data. */
+    if (cap > SIZE_MAX - sizeof(ArenaChunk) - ARENA_ALIGN)
+        bertc_fatal("arena '%s': a chunk of %zu bytes overflows", arena, cap);
     size_t total = sizeof(ArenaChunk) + cap + ARENA_ALIGN;
+    reserve(arena, total);
     void *raw = bertc_sys_alloc(total);
-    if (!raw)
-        bertc_fatal("arena '%s': out of memory allocating a %zu-byte chunk", a->name, cap);
-    a->n_system_allocs++;
+    if (!raw) {
+        atomic_fetch_sub(&arena_total, total);
+        bertc_fatal("arena '%s': out of memory: the system refused %s; use a smaller batch "
+                    "or shorter sequences", arena, size_text((double)total).text);
+    }
     ArenaChunk *c = raw;
     c->raw = raw;
     c->data = (uint8_t *)round_up((uintptr_t)(c + 1), ARENA_ALIGN);
     c->cap = cap;
     c->used = 0;
     c->older = NULL;
+    c->total = total;
     return c;
+}
+
+static void chunk_free(ArenaChunk *c)
+{
+    atomic_fetch_sub(&arena_total, c->total);
+    bertc_sys_free(c->raw);
 }
 
 static void arena_use_chunk(Arena *a, ArenaChunk *c)
@@ -77,14 +160,18 @@ static void arena_use_chunk(Arena *a, ArenaChunk *c)
 
 Arena *arena_create(const char *name, size_t initial_bytes)
 {
-    Arena *a = bertc_sys_alloc(sizeof *a);
-    if (!a)
-        bertc_fatal("arena '%s': out of memory", name);
-    memset(a, 0, sizeof *a);
-    a->name = name;
     if (initial_bytes < 4096)
         initial_bytes = 4096;
-    arena_use_chunk(a, chunk_new(a, round_up(initial_bytes, ARENA_ALIGN)));
+    ArenaChunk *first = chunk_new(name, round_up(initial_bytes, ARENA_ALIGN));
+    Arena *a = bertc_sys_alloc(sizeof *a);
+    if (!a) {
+        chunk_free(first);
+        bertc_fatal("arena '%s': out of memory", name);
+    }
+    memset(a, 0, sizeof *a);
+    a->name = name;
+    a->n_system_allocs = 1;
+    arena_use_chunk(a, first);
     return a;
 }
 
@@ -103,7 +190,7 @@ static void free_chunks(ArenaChunk *c)
 {
     while (c) {
         ArenaChunk *older = c->older;
-        bertc_sys_free(c->raw);
+        chunk_free(c);
         c = older;
     }
 }
@@ -121,16 +208,19 @@ void *arena_alloc(Arena *a, size_t bytes)
     size_t need = round_up(bytes ? bytes : 1, ARENA_ALIGN);
     if (need < bytes)
         bertc_fatal("arena '%s': allocation of %zu bytes overflows", a->name, bytes);
-    if (a->used + need > a->cap) {
+    if (need > a->cap - a->used) {
         if (a->fixed)
             bertc_fatal("arena '%s': full: %zu more bytes needed, %zu of %zu used; "
                         "give the arena a bigger buffer",
                         a->name, need, a->used, a->cap);
-        /* Grow: keep the old chunk alive (its blocks are still in use). */
-        a->chunk->used = a->used;
+        /* Grow: keep the old chunk alive (its blocks are still in use). The
+         * arena changes only once the new chunk exists. */
+        size_t cap = a->cap <= SIZE_MAX / 2 && a->cap * 2 > need ? a->cap * 2 : need;
+        ArenaChunk *c = chunk_new(a->name, cap);
+        a->n_system_allocs++;
+        if (a->chunk)
+            a->chunk->used = a->used;
         a->used_before += a->used;
-        size_t cap = a->cap * 2 > need ? a->cap * 2 : need;
-        ArenaChunk *c = chunk_new(a, cap);
         c->older = a->chunk;
         arena_use_chunk(a, c);
     }
@@ -152,7 +242,7 @@ void *arena_calloc(Arena *a, size_t count, size_t size)
 
 void arena_reset(Arena *a)
 {
-    if (!a->fixed && a->chunk->older) {
+    if (!a->fixed && a->chunk && a->chunk->older) {
         /* Merge: one chunk that holds everything the arena ever held at once.
          * A second merge means the steps vary in size (a training loop masks
          * a different number of tokens each step): give that chunk an eighth
@@ -163,7 +253,13 @@ void arena_reset(Arena *a)
         size_t slack = a->n_merges++ > 0 ? a->high_water / 8 : 0;
         size_t cap = round_up(a->high_water + slack, ARENA_ALIGN);
         free_chunks(a->chunk);
-        arena_use_chunk(a, chunk_new(a, cap));
+        /* empty until the new chunk exists: a chunk_new that fails (inside
+         * bertc_try) leaves an arena that grows again on its next alloc */
+        a->chunk = NULL;
+        a->base = NULL;
+        a->cap = a->used = a->used_before = 0;
+        arena_use_chunk(a, chunk_new(a->name, cap));
+        a->n_system_allocs++;
     }
     a->used = 0;
     a->used_before = 0;
@@ -180,7 +276,7 @@ void arena_release(Arena *a, ArenaMark m)
     while (a->chunk != m.chunk) {
         ArenaChunk *c = a->chunk;
         arena_use_chunk(a, c->older);
-        bertc_sys_free(c->raw);
+        chunk_free(c);
     }
     a->used = m.used;
     a->used_before = m.used_before;

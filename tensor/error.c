@@ -2,6 +2,7 @@
  * functions that read user data. */
 #include "tensor/tensor.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -48,6 +49,34 @@ BertcErrorHook bertc_set_error_hook(BertcErrorHook hook, void *user)
     return previous;
 }
 
+/* The innermost bertc_try of this thread: where bertc_fatal jumps back to. */
+typedef struct Catcher {
+    jmp_buf env;
+    BertcError *err;
+    struct Catcher *outer;
+} Catcher;
+
+#if defined(BERTC_NO_THREADS)
+static Catcher *catcher;
+#else
+static _Thread_local Catcher *catcher;
+#endif
+
+int bertc_try(BertcTryFn fn, void *ctx, BertcError *err)
+{
+    Catcher c;
+    c.err = err;
+    c.outer = catcher;
+    if (setjmp(c.env) != 0) {
+        catcher = c.outer;   /* bertc_fatal jumped here: its message is in err */
+        return -1;
+    }
+    catcher = &c;
+    int rc = fn(ctx, err);
+    catcher = c.outer;
+    return rc;
+}
+
 _Noreturn void bertc_fatal(const char *fmt, ...)
 {
     char msg[BERTC_ERROR_LEN];
@@ -55,6 +84,11 @@ _Noreturn void bertc_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (catcher) {
+        if (catcher->err)
+            snprintf(catcher->err->msg, sizeof catcher->err->msg, "%s", msg);
+        longjmp(catcher->env, 1);
+    }
     current_hook(msg, current_user);
     abort(); /* a hook that returns has nowhere to go back to */
 }

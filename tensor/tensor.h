@@ -63,8 +63,32 @@ int bertc_errorf(BertcError *err, const char *fmt, ...)
 typedef void (*BertcErrorHook)(const char *msg, void *user);
 /* Install a hook (NULL restores the default). Returns the previous hook. */
 BertcErrorHook bertc_set_error_hook(BertcErrorHook hook, void *user);
-/* Report library misuse through the hook. If the hook returns, abort(). */
+/* Report library misuse through the hook. If the hook returns, abort().
+ * Inside bertc_try (below) it returns to bertc_try's caller instead. */
 _Noreturn void bertc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Running library code on user input without ever aborting.
+ *
+ * Some failures cannot be checked for in advance by the function that meets
+ * them: an arena that needs memory the machine does not have (a batch too
+ * big for RAM), or an op deep inside a forward handed shapes it cannot take
+ * because a check upstream was missing. They reach bertc_fatal. The entry
+ * points that take user data (model_build, model_load, model_forward,
+ * model_backward, train_run, zoo_run, the file readers) run their work
+ * through bertc_try:
+ *
+ *     static int build(void *ctx, BertcError *err) { ... }   // may fatal
+ *     int rc = bertc_try(build, &args, err);   // -1 and err->msg on a fatal
+ *
+ * bertc_try calls fn(ctx, err) and returns what it returns; when something
+ * inside calls bertc_fatal, bertc_try returns -1 at once with the fatal
+ * message in err (the error hook is not called). Tries nest: the innermost
+ * catches. Each thread has its own (a fatal in a GEMM worker thread still
+ * aborts). What fn allocated from arenas stays in those arenas and is freed
+ * with them; fn must not hold other resources (a FILE, a malloc) across a
+ * call that may fatal - its caller owns those and releases them after. */
+typedef int (*BertcTryFn)(void *ctx, BertcError *err);
+int bertc_try(BertcTryFn fn, void *ctx, BertcError *err);
 
 /* Warnings (e.g. "unused keys in the weights file"): one line each, through
  * a hook that prints "bertc: warning: <message>" to stderr by default. */
@@ -128,6 +152,15 @@ void *arena_calloc(Arena *a, size_t count, size_t size); /* zero-filled; checks 
 void arena_reset(Arena *a);
 size_t arena_used(const Arena *a);
 size_t arena_high_water(const Arena *a);
+
+/* All growable arenas together may hold at most this many bytes (default:
+ * the machine's RAM; 0 restores the default). Growing past it, or a malloc
+ * the system refuses, is a bertc_fatal naming the arena and the sizes, which
+ * bertc_try turns into an error: a batch too big for the machine is refused
+ * before it is touched, not killed by the OS half-way (Linux overcommits). */
+void arena_set_memory_limit(size_t bytes);
+size_t arena_memory_limit(void);
+size_t arena_memory_total(void);       /* bytes the growable arenas hold now */
 
 /* A point to come back to: arena_release(a, m) frees every block allocated
  * after arena_mark(a) returned m and keeps the older ones. Inference uses it

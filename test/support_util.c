@@ -16,25 +16,52 @@ void *__real_realloc(void *p, size_t n);
 /* Atomic: GEMM worker threads allocate their packing buffers on first use. */
 static atomic_size_t malloc_calls;
 
+/* Calls left before the one that fails (test_malloc_fail_at); -1: none. */
+static atomic_long fail_countdown = -1;
+static atomic_bool fail_happened;
+
+/* true when this call is the one to fail */
+static bool fail_now(void)
+{
+    if (atomic_load(&fail_countdown) < 0)
+        return false;
+    if (atomic_fetch_sub(&fail_countdown, 1) != 0)
+        return false;
+    atomic_store(&fail_happened, true);
+    return true;
+}
+
 /* The linker routes every malloc/calloc/realloc of the test binary's own
  * objects (the test code and libbertc.a; not shared libraries) through these
  * wrappers (-Wl,--wrap=malloc in the Makefile). */
 void *__wrap_malloc(size_t n)
 {
     malloc_calls++;
-    return __real_malloc(n);
+    return fail_now() ? NULL : __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
     malloc_calls++;
-    return __real_calloc(n, size);
+    return fail_now() ? NULL : __real_calloc(n, size);
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
     malloc_calls++;
-    return __real_realloc(p, n);
+    return fail_now() ? NULL : __real_realloc(p, n);
+}
+
+void test_malloc_fail_at(long n)
+{
+    atomic_store(&fail_happened, false);
+    atomic_store(&fail_countdown, n);
+}
+
+bool test_malloc_fail_off(void)
+{
+    atomic_store(&fail_countdown, -1);
+    return atomic_load(&fail_happened);
 }
 
 size_t test_malloc_calls(void) { return atomic_load(&malloc_calls); }

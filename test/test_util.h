@@ -8,6 +8,11 @@
 /* malloc/calloc/realloc calls made since the start of the process by code
  * linked into the test binary (test/support_malloc_count.c, --wrap). */
 size_t test_malloc_calls(void);
+/* Make the n-th malloc/calloc/realloc from now (0: the next one) of that
+ * code return NULL, as a machine out of memory would. test_malloc_fail_off
+ * stops that and says whether the failure happened. */
+void test_malloc_fail_at(long n);
+bool test_malloc_fail_off(void);
 
 /* A persistent input for gradcheck: shape, values uniform in [lo, hi). */
 Var *test_param(Arena *a, int ndim, const int64_t *shape, Rng *rng, float lo, float hi);

@@ -172,13 +172,27 @@ int batch_check_binary(const Batch *b, const char *name, const ITensor *t, Bertc
 void outputs_init(Outputs *o)
 {
     o->n = 0;
+    o->cap = 0;
+    o->items = NULL;
     o->loss_only = false;
+}
+
+/* The table doubles in the step arena (the old copy stays there until the
+ * step ends): a model of any depth has room for all its outputs. */
+static void outputs_grow(Outputs *o, Graph *g)
+{
+    int cap = o->cap ? 2 * o->cap : 64;
+    OutputItem *items = arena_alloc(g->step, sizeof *items * (size_t)cap);
+    if (o->n)
+        memcpy(items, o->items, sizeof *items * (size_t)o->n);
+    o->items = items;
+    o->cap = cap;
 }
 
 static OutputItem *output_slot(Outputs *o, Graph *g, const char *fmt, va_list ap)
 {
-    if (o->n == OUTPUTS_MAX)
-        bertc_fatal("outputs: more than %d outputs", OUTPUTS_MAX);
+    if (o->n == o->cap)
+        outputs_grow(o, g);
     char buf[256];
     vsnprintf(buf, sizeof buf, fmt, ap);
     size_t n = strlen(buf) + 1;

@@ -17,6 +17,24 @@ const ModelArch *zoo_arch(BertArch id)
     return (unsigned)id < ARCH_COUNT ? architectures[id] : NULL;
 }
 
+/* Each entry point below runs its work through bertc_try (tensor/tensor.h):
+ * a config or a batch too big for the machine's memory, or an op that meets
+ * shapes a missing check let through, is an error here, never an abort. */
+
+typedef struct BuildCall {
+    Model *m;
+    Arena *arena;
+    const BertConfig *cfg;
+} BuildCall;
+
+static int build(void *ctx, BertcError *err)
+{
+    BuildCall *c = ctx;
+    c->m->reg = registry_create(c->arena, c->m->arch->name);
+    c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
+    return c->m->impl ? 0 : -1;
+}
+
 int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
 {
     const ModelArch *arch = zoo_arch(cfg->arch);
@@ -25,12 +43,46 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
                             bert_arch_name(cfg->arch));
     m->cfg = *cfg;
     m->arch = arch;
-    m->reg = registry_create(arena, arch->name);
-    m->impl = arch->build(m->reg, &m->cfg, err);
-    return m->impl ? 0 : -1;
+    m->reg = NULL;
+    m->impl = NULL;
+    BuildCall c = {m, arena, cfg};
+    return bertc_try(build, &c, err);
+}
+
+typedef struct ForwardCall {
+    Model *m;
+    Graph *g;
+    const Batch *in;
+    Outputs *out;
+} ForwardCall;
+
+static int forward(void *ctx, BertcError *err)
+{
+    ForwardCall *c = ctx;
+    return c->m->arch->forward(c->m->impl, &c->m->cfg, c->g, c->in, c->out, err);
 }
 
 int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err)
 {
-    return m->arch->forward(m->impl, &m->cfg, g, in, out, err);
+    ForwardCall c = {m, g, in, out};
+    return bertc_try(forward, &c, err);
+}
+
+typedef struct BackwardCall {
+    Graph *g;
+    Var *loss;
+} BackwardCall;
+
+static int backward(void *ctx, BertcError *err)
+{
+    (void)err;
+    BackwardCall *c = ctx;
+    ag_backward(c->g, c->loss);
+    return 0;
+}
+
+int model_backward(Graph *g, Var *loss, BertcError *err)
+{
+    BackwardCall c = {g, loss};
+    return bertc_try(backward, &c, err);
 }

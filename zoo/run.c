@@ -88,36 +88,56 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
             return bertc_errorf(err, "%s: --grad needs a loss: give the labels the model "
                                 "needs", args->inputs);
         registry_zero_grad(m->reg);
-        ag_backward(g, loss);
+        if (model_backward(g, loss, err) != 0)
+            return -1;
     }
+    /* allocated before the list, whose malloc must not be held across a
+     * call that may stop (bertc_try) */
+    const float *zeros = args->grad ? zero_gradient(m->reg, g) : NULL;
     EntryList f;
     int rc = output_file_reserve(&f, &out, m->reg, err);
     if (rc == 0) {
         add_outputs(&f, &out);
         if (args->grad)
-            add_gradients(&f, m->reg, zero_gradient(m->reg, g));
+            add_gradients(&f, m->reg, zeros);
         rc = st_write_file(args->output, f.entries, f.n, NULL, 0, err);
     }
     entry_list_free(&f);
     return rc;
 }
 
+/* What zoo_run creates, released by zoo_run whatever happens inside. */
+typedef struct RunState {
+    const RunArgs *args;
+    Arena *params, *inputs;
+    Graph *g;
+} RunState;
+
+static int run_all(void *ctx, BertcError *err)
+{
+    RunState *s = ctx;
+    BertConfig cfg;
+    if (bert_config_read(s->args->config, &cfg, err) != 0)
+        return -1;
+    s->params = arena_create("params", 1 << 20);
+    s->inputs = arena_create("inputs", 1 << 16);
+    s->g = ag_graph_create(1 << 20, 0);
+    Model m;
+    if (model_build(&m, s->params, &cfg, err) != 0 ||
+        run_model(s->args, &m, s->inputs, s->g, err) != 0)
+        return -1;
+    if (s->args->stats)
+        print_stats(s->params, s->inputs, s->g);
+    return 0;
+}
+
+/* Under bertc_try: a batch or model too big for memory is an error. */
 int zoo_run(const RunArgs *args, BertcError *err)
 {
-    BertConfig cfg;
-    if (bert_config_read(args->config, &cfg, err) != 0)
-        return -1;
-    Arena *params = arena_create("params", 1 << 20);
-    Arena *inputs = arena_create("inputs", 1 << 16);
-    Graph *g = ag_graph_create(1 << 20, 0);
-    Model m;
-    int rc = model_build(&m, params, &cfg, err);
-    if (rc == 0)
-        rc = run_model(args, &m, inputs, g, err);
-    if (rc == 0 && args->stats)
-        print_stats(params, inputs, g);
-    ag_graph_destroy(g);
-    arena_destroy(inputs);
-    arena_destroy(params);
+    RunState s = {.args = args};
+    int rc = bertc_try(run_all, &s, err);
+    ag_graph_destroy(s.g);
+    arena_destroy(s.inputs);
+    arena_destroy(s.params);
     return rc;
 }

@@ -21,23 +21,35 @@ static int file_size(FILE *fp, const char *path, size_t *out, BertcError *err)
     return 0;
 }
 
+/* The part of tokenizer_load that allocates, run under bertc_try while the
+ * file is open, so that running out of memory still closes it. */
+typedef struct VocabRead {
+    Tokenizer *t;
+    Arena *a, *scratch;
+    FILE *fp;
+    const char *path;
+    size_t n;
+} VocabRead;
+
+static int read_vocab(void *ctx, BertcError *err)
+{
+    VocabRead *v = ctx;
+    /* The file's bytes live in a scratch arena; tokenizer_parse copies them. */
+    v->scratch = arena_create("vocab file", v->n + 64);
+    char *text = arena_alloc(v->scratch, v->n + 1);
+    if (fread(text, 1, v->n, v->fp) != v->n)
+        return bertc_errorf(err, "%s: short read: %s", v->path, strerror(errno));
+    return tokenizer_parse(v->t, v->a, v->path, text, v->n, err);
+}
+
 int tokenizer_load(Tokenizer *t, Arena *a, const char *path, BertcError *err)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
-    size_t n = 0;
-    if (file_size(fp, path, &n, err) != 0) {
-        fclose(fp);
-        return -1;
-    }
-    /* The file's bytes live in a scratch arena; tokenizer_parse copies them. */
-    Arena *scratch = arena_create("vocab file", n + 64);
-    char *text = arena_alloc(scratch, n + 1);
-    int rc = fread(text, 1, n, fp) == n
-                 ? tokenizer_parse(t, a, path, text, n, err)
-                 : bertc_errorf(err, "%s: short read: %s", path, strerror(errno));
+    VocabRead v = {.t = t, .a = a, .fp = fp, .path = path};
+    int rc = file_size(fp, path, &v.n, err) == 0 ? bertc_try(read_vocab, &v, err) : -1;
     fclose(fp);
-    arena_destroy(scratch);
+    arena_destroy(v.scratch);
     return rc;
 }

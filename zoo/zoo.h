@@ -74,8 +74,6 @@ int batch_check_binary(const Batch *b, const char *name, const ITensor *t, Bertc
 /* Outputs: the named results of one forward                                 */
 /* ------------------------------------------------------------------------ */
 
-#define OUTPUTS_MAX 512
-
 typedef struct OutputItem {
     const char *name;
     Var *var;             /* float outputs */
@@ -89,7 +87,8 @@ typedef struct Outputs {
      * skip outputs that cost memory, e.g. BertForMaskedLM's (B, S, V) logits.
      * outputs_init clears it. */
     bool loss_only;
-    OutputItem items[OUTPUTS_MAX];
+    int cap;
+    OutputItem *items;    /* in the graph's step arena, grown as outputs are put */
 } Outputs;
 
 void outputs_init(Outputs *o);
@@ -139,6 +138,9 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
  * file lacks at their init, with one warning listing them. */
 int model_load(Model *m, const char *path, bool init_missing, BertcError *err);
 int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err);
+/* ag_backward(g, loss) for a loss model_forward produced, as an error (not
+ * an abort) when the step's gradients do not fit in memory. */
+int model_backward(Graph *g, Var *loss, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Random batches (zoo/random_batch.c): benches and smoke tests              */
