@@ -246,6 +246,7 @@ valgrind: check-criterion check-valgrind
 # and data/ (with its README and licences) to PREFIX/share/bertc/data, where
 # the installed bertc finds them (cli/bertc.c, train_layout).
 PREFIX  ?= /usr/local
+VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tensor.h)
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
                   nn/json.h nn/safetensors.h nn/state.h zoo/zoo.h zoo/train.h zoo/svg.h
 PKG_LIBS := -lbertc $(LDLIBS)
@@ -266,7 +267,7 @@ install: $(LIB) $(CLI) $(EXAMPLES)
 	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include/bertc' \
 	  'libdir=$${prefix}/lib' '' 'Name: bertc' \
 	  'Description: BERT variants in C11: tensors, autograd, nn modules and a model zoo' \
-	  'Version: 0.1.0' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} $(PKG_LIBS)' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} $(PKG_LIBS)' \
 	  > "$(DESTDIR)$(PREFIX)/lib/pkgconfig/bertc.pc"
 	@echo "installed bertc into $(DESTDIR)$(PREFIX)"
 

@@ -39,6 +39,9 @@
 #define PRIu64 "llu"
 #endif
 
+/* The library's version; checkpoints record it (zoo/train.h). */
+#define BERTC_VERSION "0.1.0"
+
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
