@@ -57,6 +57,9 @@ TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(BUILD)/test/bertc_tests
 # Count every malloc the library makes during a test (test/malloc_count.c).
 TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+# Fail (or be killed at) any file-system call of the atomic save
+# (test/support_io_fault.c).
+TEST_LDFLAGS += -Wl,--wrap=open,--wrap=write,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename
 
 .PHONY: all lib test check-criterion sanitize bench demo clean cross-test freestanding-check check-clang fuzz fuzzers \
         check-valgrind valgrind install install-check
