@@ -59,7 +59,8 @@ typedef struct RunFields {
 /* SIGINT or SIGTERM during a run: the handler only records it; the loop
  * finishes the step, saves and returns (interrupted()). A second signal
  * while saving changes nothing: the handler stays installed until
- * train_run returns and writes are restarted (SA_RESTART). */
+ * train_run returns (after a stop, for good) and writes are restarted
+ * (SA_RESTART). */
 static volatile sig_atomic_t stop_signal;
 
 /* The state of one run, passed between the small functions below. */
@@ -513,7 +514,10 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
     if (opt->catch_signals)
         catch_signals(&saved);
     int rc = prepare(&r, err) == 0 ? loop(&r, err) : -1;
-    restore_signals(&saved);
+    /* After a stop the handlers stay: the program is about to exit with
+     * 128 + the signal, and a second Ctrl-C must not kill it on the way. */
+    if (!res->interrupted)
+        restore_signals(&saved);
     res->step_arena_high_water = arena_high_water(r.g->step);
     if (r.csv)
         fclose(r.csv);

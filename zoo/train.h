@@ -33,8 +33,10 @@
  * train_run return -1 with res->interrupted set to the signal and a message
  * saying where the checkpoint is. The library never exits: a program ends
  * with status 128 + train_stop_signal() (130, 143), as a shell expects of a
- * program stopped by a signal. The handlers are installed only while
- * train_run runs, and only set a flag.
+ * program stopped by a signal. The handlers only set a flag; they are
+ * installed while train_run runs, and after a run they stopped they stay
+ * installed, so that a second Ctrl-C cannot kill the program on its way to
+ * that exit.
  *
  *     TrainTask task = {.n_train = n, .make_batch = my_batch, .ctx = &data,
  *                       .evaluate = my_eval};
