@@ -153,7 +153,7 @@ static int load_state(const SafeTensors *st, const char *prefix, const Param *p,
         return -1;
     char bad[BERTC_ERROR_LEN / 2];
     if (!values_ok(name, v, dst, nonneg, bad, sizeof bad))
-        return bertc_errorf(err, "%s: %s: optimizer state must be finite", st->name, bad);
+        return bertc_errorf(err, "%s: %s: not a valid optimizer state", st->name, bad);
     return 0;
 }
 

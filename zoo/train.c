@@ -263,9 +263,13 @@ static int resume(Run *r, int64_t *start, BertcError *err)
                     r->opt->checkpoint);
         return 0;
     }
-    CheckpointRun run = {r->fields.meta, RUN_FIELDS, r->opt->steps};
-    if (checkpoint_load(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, start, &run,
-                        err) != 0)
+    SafeTensors *st;
+    if (st_open_file(NULL, r->opt->checkpoint, &st, err) != 0)
+        return -1;
+    int rc = train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng, start,
+                                   err);
+    st_close(st);
+    if (rc != 0)
         return -1;
     r->saved_at = *start;
     if (!r->opt->quiet)
@@ -401,6 +405,17 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
     for (int i = 0; i < RUN_FIELDS; i++)
         f->meta[i] = (StMetadata){keys[i], f->text[i]};
     return 0;
+}
+
+int train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
+                          const SafeTensors *st, Optimizer *adamw, Rng *rng, int64_t *step,
+                          BertcError *err)
+{
+    RunFields f;
+    if (make_fields(&f, m, task, opt, err) != 0)
+        return -1;
+    CheckpointRun run = {f.meta, RUN_FIELDS, opt->steps};
+    return checkpoint_load_st(st, m->reg, adamw, rng, step, &run, err);
 }
 
 /* Before the first step: the checkpoint's directory exists (made if need

@@ -131,6 +131,16 @@ typedef struct TrainResult {
 int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
               BertcError *err);
 
+/* What --resume does with the checkpoint st, from memory (a port without a
+ * file system, and test/fuzz/fuzz_checkpoint.c, call it): check that it was
+ * made by this run (the fields above, for this model, task and options) and
+ * holds valid counters and values, then load the weights into m, the AdamW
+ * state into adamw (made by optimizer_init for m), the dropout RNG into rng
+ * and the steps done into *step. */
+int train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
+                          const SafeTensors *st, Optimizer *adamw, Rng *rng, int64_t *step,
+                          BertcError *err);
+
 /* The signal that interrupted the last train_run of this process, else 0:
  * for main() to exit with 128 + it. */
 int train_stop_signal(void);
