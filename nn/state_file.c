@@ -1,7 +1,8 @@
 /* nn/state_file.c — a registry's parameters to and from safetensors files,
  * and training checkpoints (model + optimizer state + step + RNG) written
- * atomically. Bare-metal builds leave this file out and call registry_load
- * on a SafeTensors opened with st_open_memory (nn/state.c). */
+ * atomically, refused when a value is not finite. Bare-metal builds leave
+ * this file out and call registry_load (nn/state.c) or checkpoint_load_st
+ * (nn/checkpoint.c) on a SafeTensors opened with st_open_memory. */
 #include "nn/state.h"
 
 #include <inttypes.h>
