@@ -31,8 +31,9 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
 
 # FREESTANDING=1: the core for bare metal (docs/embedded.md). No stdio, heap
 # or threads (it implies NO_THREADS=1): it leaves out the files that need a
-# filesystem or a terminal (*_file.c, `bertc run`, the trainer's progress
-# bar, SVG output) or strtod (tensor/parse.c), and builds only the library. With a cross CC, e.g.
+# filesystem, a terminal or strtod (*_file.c, `bertc run`, the trainer's
+# progress bar, SVG output, tensor/parse.c), and builds only the library.
+# With a cross CC, e.g.
 #   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
 HOSTED_ONLY := %_file.c tensor/parse.c zoo/run.c zoo/train.c zoo/svg.c
 ifeq ($(FREESTANDING),1)
