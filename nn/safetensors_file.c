@@ -185,8 +185,9 @@ static int create_temp(const char *path, char *tmp, size_t len, BertcError *err)
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0 || errno != EEXIST)
             return fd >= 0 ? fd
-                           : bertc_errorf(err, "%s: cannot create a temporary file beside it "
-                                          "(%s): %s", path, tmp, strerror(errno));
+                           : bertc_errorf(err, "%s: cannot write it: cannot create a "
+                                          "temporary file beside it (%s): %s", path, tmp,
+                                          strerror(errno));
     }
     return bertc_errorf(err, "%s: cannot find a free temporary name beside it", path);
 }
@@ -381,8 +382,8 @@ int st_write_file(const char *path, const StEntry *entries, size_t n,
         rc = bertc_errorf(&inner, "cannot rename the temporary over it: %s", strerror(errno));
     if (rc != 0) {
         unlink(tmp);
-        return bertc_errorf(err, "%s: not written (the previous file, if any, is untouched): "
-                            "%s: %s", path, tmp, inner.msg);
+        return bertc_errorf(err, "%s: cannot write it (the previous file, if any, is "
+                            "untouched): %s: %s", path, tmp, inner.msg);
     }
     if (sync_directory(dir, &inner) != 0)
         return bertc_errorf(err, "%s: written, but %s", path, inner.msg);
