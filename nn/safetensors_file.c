@@ -106,8 +106,9 @@ int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *
  * behind. Its name carries the writer's pid; the next save of the same path
  * removes every "<path>.tmp.<pid>[.<letters>]" that is a regular file and
  * whose writer is gone (no such process) or is this very process (a pid
- * reused by a restarted job: this process is not writing it). A temporary
- * of a live writer elsewhere is left alone. */
+ * reused by a restarted job: this process is not writing it, as bertc never
+ * saves one path from two threads at once). A temporary of a live writer
+ * elsewhere is left alone. */
 
 #define TMP_TAG ".tmp."
 #define TMP_RANDOM 12
@@ -128,12 +129,21 @@ static int split_path(const char *path, char *dir, size_t len, const char **base
     return 0;
 }
 
+/* The mode a new file gets from open(..., 0666): 0666 minus the umask. umask
+ * can only be read by setting it, so it is set back at once. */
+static mode_t new_file_mode(void)
+{
+    mode_t mask = umask(077);
+    umask(mask);
+    return 0666 & ~mask;
+}
+
 /* Refuse a target that is not a regular file (or absent); *mode receives the
- * existing file's permissions, or 0 when there is none. */
+ * existing file's permissions, or those of a new file when there is none. */
 static int check_target(const char *path, mode_t *mode, BertcError *err)
 {
     struct stat sb;
-    *mode = 0;
+    *mode = new_file_mode();
     if (lstat(path, &sb) != 0)
         return errno == ENOENT ? 0
                                : bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
@@ -308,15 +318,6 @@ static int write_checksummed(StSink sink, const StEntry *entries, size_t n,
     return rc;
 }
 
-/* The mode a new file gets from open(..., 0666): 0666 minus the umask. umask
- * can only be read by setting it, so it is set back at once. */
-static mode_t new_file_mode(void)
-{
-    mode_t mask = umask(077);
-    umask(mask);
-    return 0666 & ~mask;
-}
-
 /* Step 4 into the open temporary fd; the message says which call failed. */
 static int fill_temp(int fd, mode_t mode, const StEntry *entries, size_t n,
                      const StMetadata *meta, size_t n_meta, BertcError *err)
@@ -360,8 +361,6 @@ static int prepare(const char *path, char *dir, size_t dir_len, char *tmp, size_
     const char *base = path;
     if (split_path(path, dir, dir_len, &base, err) != 0 || check_target(path, mode, err) != 0)
         return -1;
-    if (*mode == 0)
-        *mode = new_file_mode();
     remove_stale_temps(dir, base);
     return create_temp(path, tmp, tmp_len, err);
 }
