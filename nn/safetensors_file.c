@@ -125,7 +125,7 @@ static int split_path(const char *path, char *dir, size_t len, const char **base
     dir[n] = '\0';
     *base = slash ? slash + 1 : path;
     if (!**base)
-        return bertc_errorf(err, "%s: names a directory; give a file name", path);
+        return bertc_errorf(err, "'%s': not a file name (empty, or ends in '/')", path);
     return 0;
 }
 

@@ -273,6 +273,8 @@ Test(checkpoint_safety, a_target_that_is_not_a_regular_file_is_refused)
     unlink(victim);
     snprintf(cmd, sizeof cmd, "%s/", t.dir);
     cr_expect_neq(st_check_writable(cmd, &err), 0, "a directory path passed as a file");
+    cr_expect(strstr(err.msg, "not a file name"), "%s", err.msg);
+    cr_expect_neq(st_check_writable("", &err), 0, "an empty path passed");
     ckpt_close(&t);
 }
 
