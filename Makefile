@@ -31,10 +31,11 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
 
 # FREESTANDING=1: the core for bare metal (docs/embedded.md). No stdio, heap
 # or threads (it implies NO_THREADS=1): it leaves out the files that need a
-# filesystem or a terminal (*_file.c, `bertc run`, the trainer's progress
-# bar, SVG output), and builds only the library. With a cross CC, e.g.
+# filesystem, a terminal or strtod (*_file.c, `bertc run`, the trainer's
+# progress bar, SVG output, tensor/parse.c), and builds only the library.
+# With a cross CC, e.g.
 #   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
-HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c
+HOSTED_ONLY := %_file.c tensor/parse.c zoo/run.c zoo/train.c zoo/svg.c
 ifeq ($(FREESTANDING),1)
   BASE_CFLAGS += -DBERTC_FREESTANDING
   LIB_SRC := $(filter-out $(HOSTED_ONLY),$(LIB_SRC))
@@ -57,6 +58,9 @@ TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(BUILD)/test/bertc_tests
 # Count every malloc the library makes during a test (test/malloc_count.c).
 TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+# Fail (or be killed at) any file-system call of the atomic save
+# (test/support_io_fault.c).
+TEST_LDFLAGS += -Wl,--wrap=open,--wrap=write,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename
 
 .PHONY: all lib test check-criterion sanitize bench demo clean cross-test freestanding-check check-clang fuzz fuzzers \
         check-valgrind valgrind install install-check
@@ -246,6 +250,7 @@ valgrind: check-criterion check-valgrind
 # and data/ (with its README and licences) to PREFIX/share/bertc/data, where
 # the installed bertc finds them (cli/bertc.c, train_layout).
 PREFIX  ?= /usr/local
+VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tensor.h)
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
                   nn/json.h nn/safetensors.h nn/state.h zoo/zoo.h zoo/train.h zoo/svg.h
 PKG_LIBS := -lbertc $(LDLIBS)
@@ -266,7 +271,7 @@ install: $(LIB) $(CLI) $(EXAMPLES)
 	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include/bertc' \
 	  'libdir=$${prefix}/lib' '' 'Name: bertc' \
 	  'Description: BERT variants in C11: tensors, autograd, nn modules and a model zoo' \
-	  'Version: 0.1.0' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} $(PKG_LIBS)' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} $(PKG_LIBS)' \
 	  > "$(DESTDIR)$(PREFIX)/lib/pkgconfig/bertc.pc"
 	@echo "installed bertc into $(DESTDIR)$(PREFIX)"
 

@@ -145,14 +145,10 @@ static int cmd_init(const Flags *f)
     if (require(f->config, "--config", "init") || require(f->output, "--output", "init"))
         return 2;
     uint64_t seed = 0;
-    if (f->seed) {
-        char *end;
-        seed = strtoull(f->seed, &end, 10);
-        if (*end || f->seed[0] == '-') {
-            fprintf(stderr, "bertc init: --seed needs a non-negative integer, got '%s'\n",
-                    f->seed);
-            return 2;
-        }
+    if (f->seed && !bertc_parse_u64(f->seed, &seed)) {
+        fprintf(stderr, "bertc init: --seed needs a whole number from 0 to %llu, got '%s'\n",
+                (unsigned long long)UINT64_MAX, f->seed);
+        return 2;
     }
     BertConfig cfg;
     BertcError err;

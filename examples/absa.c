@@ -759,8 +759,7 @@ static int train_and_report(BertArch arch, TrainOptions opt, const char *out, Ar
     Tokenizer tok;
     if (example_need_data(VOCAB, err) != 0 ||
         tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
-        load_absa(&tok, arena, data, err) != 0 ||
-        train_make_dirs(out, err) != 0)
+        load_absa(&tok, arena, data, err) != 0)
         return -1;
     printf("bertc absa: %d generated sentences x %d contexts (%d train, %d held out)\n",
            N_SENTENCES, N_CONTEXTS, N_TRAIN * N_CONTEXTS, (N_SENTENCES - N_TRAIN) * N_CONTEXTS);
@@ -812,7 +811,7 @@ int main(int argc, char **argv)
     BertcError err;
     if (run(argc, argv, &err) != 0) {
         fprintf(stderr, "absa: %s\n", err.msg);
-        return 1;
+        return example_exit_status();
     }
     return 0;
 }

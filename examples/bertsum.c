@@ -608,7 +608,7 @@ static int train_and_report(TrainOptions opt, const char *out, Arena *arena, Ber
     Corpus corpus;
     if (example_need_data(VOCAB, err) != 0 ||
         tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
-        build_corpus(&tok, arena, &corpus, err) != 0 || train_make_dirs(out, err) != 0)
+        build_corpus(&tok, arena, &corpus, err) != 0)
         return -1;
     printf("bertsum: pick the 3 summary sentences of generated news stories "
            "(%d train, %d held out)\n", N_TRAIN, N_EVAL);
@@ -655,7 +655,7 @@ int main(int argc, char **argv)
     BertcError err;
     if (run(argc, argv, &err) != 0) {
         fprintf(stderr, "bertsum: %s\n", err.msg);
-        return 1;
+        return example_exit_status();
     }
     return 0;
 }

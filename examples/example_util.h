@@ -80,16 +80,27 @@ static inline int example_need_data(const char *rel, BertcError *err)
 
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
- * `checkpoint` (cap bytes). */
+ * `checkpoint` (cap bytes). OUT is created and checked writable here,
+ * before any data is read or any step is trained. */
 static inline int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
                                 char *checkpoint, size_t cap, BertcError *err)
 {
-    if (train_parse_flags(argc, argv, opt, out, err) != 0)
+    if (train_parse_flags(argc, argv, opt, out, err) != 0 ||
+        train_check_out_dir(*out, err) != 0)
         return -1;
     snprintf(checkpoint, cap, "%s/checkpoint.safetensors", *out);
     if (!opt->checkpoint)
         opt->checkpoint = checkpoint;
     return 0;
+}
+
+/* main()'s exit status after a failed run: 128 + the signal when SIGINT or
+ * SIGTERM stopped the training (130, 143: the run saved its checkpoint
+ * first, see zoo/train.h), else 1. */
+static inline int example_exit_status(void)
+{
+    int sig = train_stop_signal();
+    return sig ? 128 + sig : 1;
 }
 
 /* Build the model of `cfg` in `arena`, its weights drawn as every example

@@ -648,8 +648,7 @@ static int generate_and_train(TrainOptions opt, const char *out, Arena *arena,
     QAData data;
     if (example_need_data(VOCAB, err) != 0 ||
         tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
-        generate_data(&tok, arena, &data, err) ||
-        train_make_dirs(out, err) != 0)
+        generate_data(&tok, arena, &data, err))
         return -1;
     printf("bertc qaconv: %lld questions about %d generated conversations (%lld train, %lld "
            "held out)\n  e.g. %s\n", (long long)data.n, N_CONV, (long long)data.n_train,
@@ -682,7 +681,7 @@ int main(int argc, char **argv)
     BertcError err;
     if (run(argc, argv, &err) != 0) {
         fprintf(stderr, "qaconv: %s\n", err.msg);
-        return 1;
+        return example_exit_status();
     }
     return 0;
 }

@@ -645,8 +645,7 @@ static int run(int argc, char **argv, BertcError *err)
     char pre_ckpt[512], scratch_ckpt[512], fine_ckpt[512];
     /* every flag applies to both phases: parse them onto each one's defaults */
     if (train_parse_flags(argc, argv, &pre, &out, err) != 0 ||
-        example_flags(argc, argv, &fine, &out, fine_ckpt, sizeof fine_ckpt, err) != 0 ||
-        train_make_dirs(out, err) != 0)
+        example_flags(argc, argv, &fine, &out, fine_ckpt, sizeof fine_ckpt, err) != 0)
         return -1;
     snprintf(pre_ckpt, sizeof pre_ckpt, "%s/pretrain.safetensors", out);
     snprintf(scratch_ckpt, sizeof scratch_ckpt, "%s/scratch.safetensors", out);
@@ -664,7 +663,7 @@ int main(int argc, char **argv)
     BertcError err;
     if (run(argc, argv, &err) != 0) {
         fprintf(stderr, "spanbert: %s\n", err.msg);
-        return 1;
+        return example_exit_status();
     }
     return 0;
 }

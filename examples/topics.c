@@ -228,8 +228,6 @@ static int train_and_use(TrainOptions opt, const char *out, Arena *arena, BertcE
         tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
         load_topics(&tok, arena, &data, err))
         return -1;
-    if (train_make_dirs(out, err) != 0)
-        return -1;
     printf("bertc demo: topic classification of %lld fortunes (%lld train, %lld held out)\n",
            (long long)data.n, (long long)data.n_train, (long long)(data.n - data.n_train));
     BertConfig cfg = demo_config(&tok);
@@ -288,7 +286,7 @@ int main(int argc, char **argv)
     BertcError err;
     if (run(argc, argv, &err) != 0) {
         fprintf(stderr, "topics: %s\n", err.msg);
-        return 1;
+        return example_exit_status();
     }
     return 0;
 }

@@ -195,12 +195,22 @@ int st_write(StSink sink, const StEntry *entries, size_t n, const StMetadata *me
  * computed (so a caller can allocate exactly). */
 int st_write_buffer(const StEntry *entries, size_t n, const StMetadata *meta, size_t n_meta,
                     void *buf, size_t cap, size_t *size, BertcError *err);
-/* Atomically: writes "<path>.tmp.<pid>" with ST_CRC32_KEY added to the
- * caller's metadata (replacing any value the caller gave it), flushes and fsyncs it, renames it
- * over path and fsyncs the directory. On failure the temporary file is
- * removed and an existing file at path is untouched. */
+/* Atomically (nn/safetensors_file.c has the steps): refuses a path that is a
+ * symbolic link, a directory, a FIFO or anything but a regular file; removes
+ * temporaries of path that killed writers left; writes a new temporary
+ * "<path>.tmp.<pid>.<12 random letters>" (created O_EXCL | O_NOFOLLOW, mode
+ * 0600 until complete, then the old file's mode or 0666 & ~umask) with
+ * ST_CRC32_KEY added to the caller's metadata (replacing any value the caller
+ * gave it), fsyncs it, renames it over path and fsyncs the directory. On
+ * failure the temporary is removed, an existing file at path is untouched
+ * and the message names path and the step that failed. */
 int st_write_file(const char *path, const StEntry *entries, size_t n,
                   const StMetadata *meta, size_t n_meta, BertcError *err);
+
+/* Would st_write_file(path) get as far as writing? The same checks of path
+ * and a temporary created and removed beside it, so a training run can find
+ * an unwritable checkpoint path before its first step, not at its first save. */
+int st_check_writable(const char *path, BertcError *err);
 
 /* The CRC-32 st_write would compute over the data section it writes for these
  * entries (they are checked as st_write checks them). Store it as

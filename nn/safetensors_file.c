@@ -4,13 +4,16 @@
  * st_open_source and st_write_buffer. */
 #include "nn/safetensors.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
@@ -85,31 +88,213 @@ int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *
 /* Atomic writing                                                            */
 /* ------------------------------------------------------------------------ */
 
-static int file_write(void *ctx, const void *data, size_t n, BertcError *err)
+/* The sequence, each step able to fail (or the process to be killed) with the
+ * file at `path` still the old one, whole, until the rename:
+ *
+ *   1. lstat(path): a regular file or nothing; a symbolic link, directory,
+ *      FIFO or device is refused, never followed or replaced.
+ *   2. Remove stale temporaries of `path` left by killed writers (below).
+ *   3. open("<path>.tmp.<pid>.<12 random letters>",
+ *           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600): a new file that
+ *      nobody else can have made or guessed, in the target's directory (so
+ *      the rename cannot cross file systems), readable by nobody else while
+ *      it is incomplete.
+ *   4. write() the whole file; fchmod() it to the mode the file will keep
+ *      (the old file's, or 0666 & ~umask as for any new file); fsync(); close().
+ *   5. rename() it over path: atomic, so a reader sees the old file or the
+ *      new one, never a mix.
+ *   6. fsync() the directory, so the rename itself survives a power cut.
+ *
+ * On any failure before 5 the temporary is removed and path is untouched.
+ *
+ * Stale temporaries: a writer killed between 3 and 5 leaves its temporary
+ * behind. Its name carries the writer's pid; the next save of the same path
+ * removes every "<path>.tmp.<pid>[.<letters>]" that is a regular file and
+ * whose writer is gone (no such process) or is this very process (a pid
+ * reused by a restarted job: this process is not writing it, as bertc never
+ * saves one path from two threads at once). A temporary of a live writer
+ * elsewhere is left alone. */
+
+#define TMP_TAG ".tmp."
+#define TMP_RANDOM 12
+
+/* dirname and basename of path into dir / *base ("f" -> ".", "f"). */
+static int split_path(const char *path, char *dir, size_t len, const char **base,
+                      BertcError *err)
 {
-    if (fwrite(data, 1, n, ctx) != n)
-        return bertc_errorf(err, "write failed: %s", strerror(errno));
+    const char *slash = strrchr(path, '/');
+    size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (n >= len)
+        return bertc_errorf(err, "%s: path too long", path);
+    memcpy(dir, slash ? path : ".", n);
+    dir[n] = '\0';
+    *base = slash ? slash + 1 : path;
+    if (!**base)
+        return bertc_errorf(err, "'%s': not a file name (empty, or ends in '/')", path);
     return 0;
 }
 
-/* fsync the directory holding path so the rename itself is durable. Some file
- * systems refuse to fsync a directory; that is not an error. */
-static void sync_directory(const char *path)
+/* The mode a new file gets from open(..., 0666): 0666 minus the umask. umask
+ * can only be read by setting it, so it is set back at once. */
+static mode_t new_file_mode(void)
 {
-    char dir[4096] = ".";
-    const char *slash = strrchr(path, '/');
-    if (slash) {
-        size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/f" is in "/" */
-        if (n >= sizeof dir)
-            return;
-        memcpy(dir, path, n);
-        dir[n] = '\0';
+    mode_t mask = umask(077);
+    umask(mask);
+    return 0666 & ~mask;
+}
+
+/* Refuse a target that is not a regular file (or absent); *mode receives the
+ * existing file's permissions, or those of a new file when there is none. */
+static int check_target(const char *path, mode_t *mode, BertcError *err)
+{
+    struct stat sb;
+    *mode = new_file_mode();
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT ? 0
+                               : bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
+    const char *kind = S_ISLNK(sb.st_mode)    ? "a symbolic link"
+                       : S_ISDIR(sb.st_mode)  ? "a directory"
+                       : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                       : S_ISREG(sb.st_mode)  ? NULL
+                                              : "not a regular file";
+    if (kind)
+        return bertc_errorf(err, "%s: is %s; refusing to replace it (give the path of a "
+                            "regular file, or remove it)", path, kind);
+    *mode = sb.st_mode & 07777;
+    return 0;
+}
+
+/* 64 unpredictable bits: /dev/urandom, mixed with the time and the pid so a
+ * system without it still gets distinct names. */
+static uint64_t random_bits(void)
+{
+    static uint64_t counter;
+    struct timespec ts = {0, 0};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40;
+    x ^= rng_mix(++counter * RNG_GAMMA);
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    uint64_t u = 0;
+    if (fd >= 0) {
+        if (read(fd, &u, sizeof u) == (ssize_t)sizeof u)
+            x ^= u;
+        close(fd);
     }
-    int fd = open(dir, O_RDONLY);
-    if (fd < 0)
+    return rng_mix(x);
+}
+
+/* Create "<path>.tmp.<pid>.<random>" (step 3 above); its name into tmp. */
+static int create_temp(const char *path, char *tmp, size_t len, BertcError *err)
+{
+    static const char letters[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    for (int attempt = 0; attempt < 32; attempt++) {
+        uint64_t bits = random_bits();
+        char suffix[TMP_RANDOM + 1];
+        for (int i = 0; i < TMP_RANDOM; i++, bits /= 62)
+            suffix[i] = letters[bits % 62];
+        suffix[TMP_RANDOM] = '\0';
+        int k = snprintf(tmp, len, "%s" TMP_TAG "%ld.%s", path, (long)getpid(), suffix);
+        if (k < 0 || (size_t)k >= len)
+            return bertc_errorf(err, "%s: path too long", path);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd >= 0 ? fd
+                           : bertc_errorf(err, "%s: cannot write it: cannot create a "
+                                          "temporary file beside it (%s): %s", path, tmp,
+                                          strerror(errno));
+    }
+    return bertc_errorf(err, "%s: cannot find a free temporary name beside it", path);
+}
+
+/* Is `name` (in the target's directory) a temporary of target `base`, and
+ * whose? "<base>.tmp.<pid>" (older bertc) or "<base>.tmp.<pid>.<letters>". */
+static bool temp_of(const char *name, const char *base, long *pid)
+{
+    size_t n = strlen(base), tag = strlen(TMP_TAG);
+    if (strncmp(name, base, n) != 0 || strncmp(name + n, TMP_TAG, tag) != 0)
+        return false;
+    const char *p = name + n + tag;
+    long v = 0;
+    if (*p < '1' || *p > '9')
+        return false;
+    for (; *p >= '0' && *p <= '9' && v < 100000000; p++)
+        v = v * 10 + (*p - '0');
+    if (*p == '.') {
+        size_t k = 0;
+        for (p++; (p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z') ||
+                  (p[k] >= '0' && p[k] <= '9');)
+            k++;
+        p += k == TMP_RANDOM ? k : 0;
+        if (k != TMP_RANDOM)
+            return false;
+    }
+    *pid = v;
+    return *p == '\0';
+}
+
+/* Step 2: remove the temporaries of base in dir whose writer is gone. */
+static void remove_stale_temps(const char *dir, const char *base)
+{
+    DIR *d = opendir(dir);
+    if (!d)
         return;
-    fsync(fd);
-    close(fd);
+    for (struct dirent *e; (e = readdir(d));) {
+        long pid;
+        if (!temp_of(e->d_name, base, &pid))
+            continue;
+        bool gone = pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+        char full[4096 + 256];
+        struct stat sb;
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (gone && lstat(full, &sb) == 0 && S_ISREG(sb.st_mode))
+            unlink(full);
+    }
+    closedir(d);
+}
+
+/* A sink writing through one 64 KB buffer to a file descriptor. */
+typedef struct FdSink {
+    int fd;
+    size_t used;
+    uint8_t buf[1 << 16];
+} FdSink;
+
+static int write_all(int fd, const uint8_t *p, size_t n, BertcError *err)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return bertc_errorf(err, "write failed: %s", k < 0 ? strerror(errno) : "no progress");
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int fd_flush(FdSink *s, BertcError *err)
+{
+    int rc = write_all(s->fd, s->buf, s->used, err);
+    s->used = 0;
+    return rc;
+}
+
+static int fd_write(void *ctx, const void *data, size_t n, BertcError *err)
+{
+    FdSink *s = ctx;
+    const uint8_t *p = data;
+    while (n > 0) {
+        if (s->used == sizeof s->buf && fd_flush(s, err) != 0)
+            return -1;
+        size_t k = sizeof s->buf - s->used < n ? sizeof s->buf - s->used : n;
+        memcpy(s->buf + s->used, p, k);
+        s->used += k;
+        p += k;
+        n -= k;
+    }
+    return 0;
 }
 
 /* st_write with the caller's metadata plus {ST_CRC32_KEY, the data's CRC-32}.
@@ -138,41 +323,85 @@ static int write_checksummed(StSink sink, const StEntry *entries, size_t n,
     return rc;
 }
 
-/* Writes, flushes and fsyncs tmp; the message says which step failed. */
-static int write_temp(const char *tmp, const StEntry *entries, size_t n,
-                      const StMetadata *meta, size_t n_meta, BertcError *err)
+/* Step 4 into the open temporary fd; the message says which call failed. */
+static int fill_temp(int fd, mode_t mode, const StEntry *entries, size_t n,
+                     const StMetadata *meta, size_t n_meta, BertcError *err)
 {
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp)
-        return bertc_errorf(err, "%s: cannot create: %s", tmp, strerror(errno));
-    BertcError inner;
-    int rc = write_checksummed((StSink){file_write, fp}, entries, n, meta, n_meta, &inner);
-    if (rc != 0)
-        bertc_errorf(err, "%s: %s", tmp, inner.msg);
-    if (rc == 0 && (fflush(fp) != 0 || fsync(fileno(fp)) != 0))
-        rc = bertc_errorf(err, "%s: cannot flush to disk: %s", tmp, strerror(errno));
-    if (fclose(fp) != 0 && rc == 0)
-        rc = bertc_errorf(err, "%s: cannot close: %s", tmp, strerror(errno));
+    FdSink *s = bertc_sys_alloc(sizeof *s);
+    if (!s)
+        return bertc_errorf(err, "out of memory for a write buffer");
+    s->fd = fd;
+    s->used = 0;
+    int rc = write_checksummed((StSink){fd_write, s}, entries, n, meta, n_meta, err);
+    if (rc == 0)
+        rc = fd_flush(s, err);
+    bertc_sys_free(s);
+    if (rc == 0 && fchmod(fd, mode) != 0)
+        rc = bertc_errorf(err, "cannot set its mode: %s", strerror(errno));
+    if (rc == 0 && fsync(fd) != 0)
+        rc = bertc_errorf(err, "cannot flush to disk: %s", strerror(errno));
     return rc;
+}
+
+/* Step 6. A file system that cannot fsync a directory (EINVAL) is not an
+ * error; a failing disk is. */
+static int sync_directory(const char *dir, BertcError *err)
+{
+    int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return bertc_errorf(err, "cannot open its directory %s to flush it: %s", dir,
+                            strerror(errno));
+    int rc = fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP
+                 ? bertc_errorf(err, "cannot flush its directory %s: %s", dir, strerror(errno))
+                 : 0;
+    close(fd);
+    return rc;
+}
+
+/* Steps 1 to 3: the target checked, stale temporaries gone, a new temporary
+ * open (its name in tmp). Returns the descriptor, or -1. */
+static int prepare(const char *path, char *dir, size_t dir_len, char *tmp, size_t tmp_len,
+                   mode_t *mode, BertcError *err)
+{
+    const char *base = path;
+    if (split_path(path, dir, dir_len, &base, err) != 0 || check_target(path, mode, err) != 0)
+        return -1;
+    remove_stale_temps(dir, base);
+    return create_temp(path, tmp, tmp_len, err);
 }
 
 int st_write_file(const char *path, const StEntry *entries, size_t n,
                   const StMetadata *meta, size_t n_meta, BertcError *err)
 {
-    char tmp[4096];
-    int k = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (k < 0 || (size_t)k >= sizeof tmp)
-        return bertc_errorf(err, "%s: path too long", path);
-    BertcError inner;   /* names the temporary file; the user asked for `path` */
-    if (write_temp(tmp, entries, n, meta, n_meta, &inner) != 0) {
-        remove(tmp);
-        return bertc_errorf(err, "%s: cannot write it: %s", path, inner.msg);
+    char dir[4096], tmp[4096 + 64];
+    mode_t mode;
+    int fd = prepare(path, dir, sizeof dir, tmp, sizeof tmp, &mode, err);
+    if (fd < 0)
+        return -1;
+    BertcError inner;
+    int rc = fill_temp(fd, mode, entries, n, meta, n_meta, &inner);
+    if (close(fd) != 0 && rc == 0)
+        rc = bertc_errorf(&inner, "cannot close: %s", strerror(errno));
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = bertc_errorf(&inner, "cannot rename the temporary over it: %s", strerror(errno));
+    if (rc != 0) {
+        unlink(tmp);
+        return bertc_errorf(err, "%s: cannot write it (the previous file, if any, is "
+                            "untouched): %s: %s", path, tmp, inner.msg);
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return bertc_errorf(err, "%s: cannot rename %s over it: %s", path, tmp, strerror(e));
-    }
-    sync_directory(path);
+    if (sync_directory(dir, &inner) != 0)
+        return bertc_errorf(err, "%s: written, but %s", path, inner.msg);
+    return 0;
+}
+
+int st_check_writable(const char *path, BertcError *err)
+{
+    char dir[4096], tmp[4096 + 64];
+    mode_t mode;
+    int fd = prepare(path, dir, sizeof dir, tmp, sizeof tmp, &mode, err);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    unlink(tmp);
     return 0;
 }

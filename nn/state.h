@@ -27,13 +27,48 @@ int registry_load_file(Registry *r, const char *path, const LoadOptions *opts, B
  * written atomically. */
 int registry_save_file(const Registry *r, const char *path, BertcError *err);
 
-/* Model + optimizer state + optimizer step + RNG state + training step in one
- * safetensors file, written atomically (temporary file, fsync, rename).
- * Loading restores all of them, so a resumed run continues bit-for-bit. */
+/* Training checkpoints: model + optimizer state + optimizer step + RNG state +
+ * training step in one safetensors file (the layout: nn/checkpoint.c),
+ * written atomically (st_write_file). Loading restores all of them, so a
+ * resumed run continues bit-for-bit.
+ *
+ * CheckpointRun (may be NULL: none) is what a resumed run must share with
+ * the run that wrote the file: key/value strings stored in __metadata__ by
+ * checkpoint_save and compared whole by checkpoint_load, and the largest
+ * training step the run can have reached (max_step < 0: no bound). */
+typedef struct CheckpointRun {
+    const StMetadata *fields;
+    size_t n_fields;
+    int64_t max_step;
+} CheckpointRun;
+
+/* Refuses (error naming the first bad tensor and element, nothing written,
+ * an existing file at path untouched) when a weight or optimizer state is
+ * not finite, a second moment is negative, or the counters are out of range
+ * (checkpoint_check_counters). */
 int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, const Rng *rng,
-                    int64_t step, BertcError *err);
+                    int64_t step, const CheckpointRun *run, BertcError *err);
+/* Validates everything before using it (nn/checkpoint.c lists the checks);
+ * a failure is one message naming the file and the key. On failure the
+ * registry and optimizer may hold part of the file: do not train on. */
 int checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
-                    BertcError *err);
+                    const CheckpointRun *run, BertcError *err);
+/* The same from an open file (nn/checkpoint.c; what a port without a file
+ * system, and the fuzzer, call). */
+int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rng,
+                       int64_t *step, const CheckpointRun *run, BertcError *err);
+
+/* The pieces both directions share (nn/checkpoint.c): tensor name prefixes,
+ * the optimizer's name in __metadata__, the counter rule 0 <= opt_step <=
+ * step <= max_step (max_step < 0: unbounded; `file` names the checkpoint in
+ * the message), and the first non-finite weight or moment or negative
+ * second moment, described into buf ("'name'[i, j] is nan"). */
+#define CHECKPOINT_STATE2_PREFIX "optimizer.exp_avg_sq."
+const char *checkpoint_state1_prefix(OptimizerKind kind);
+const char *checkpoint_optimizer_name(OptimizerKind kind);
+int checkpoint_check_counters(const char *file, int64_t step, int64_t opt_step,
+                              int64_t max_step, BertcError *err);
+bool checkpoint_first_bad_value(const Registry *r, const Optimizer *o, char *buf, size_t len);
 
 /* The tensors of a file being written (state_file.c): an StEntry array and
  * one buffer for names built from a prefix ("grad.", "optimizer.exp_avg.").

@@ -39,6 +39,9 @@
 #define PRIu64 "llu"
 #endif
 
+/* The library's version; checkpoints record it (zoo/train.h). */
+#define BERTC_VERSION "0.1.0"
+
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -179,6 +182,17 @@ void arena_release(Arena *a, ArenaMark m);
 void *bertc_sys_alloc(size_t bytes);
 void bertc_sys_free(void *p);
 size_t bertc_sys_alloc_count(void);
+
+/* Numbers from user text (tensor/parse.c, hosted builds): true when the whole
+ * of s is one decimal number in range, stored in *out; false (and *out
+ * untouched) for an empty string, a leading space or '+', trailing
+ * characters ("10x", "1.5" for an integer), overflow or, for
+ * bertc_parse_u64, any sign at all. bertc_parse_f64 also refuses "inf",
+ * "nan" and values that overflow a double. Every numeric flag of the CLI and
+ * of the training engine goes through these. */
+bool bertc_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+bool bertc_parse_u64(const char *s, uint64_t *out);
+bool bertc_parse_f64(const char *s, double *out);
 
 /* ------------------------------------------------------------------------ */
 /* Tensors                                                                   */

@@ -7,14 +7,16 @@
  * kill the checkpoint at the path must load, hold one whole generation
  * (every weight, moment and counter of the same k: no mix of two writes) and
  * be no older than the last generation seen before (nothing lost). A kill
- * that lands mid-write leaves the writer's "<path>.tmp.<pid>" behind; the
- * test counts those, so it proves kills hit the write window, not only the
- * gaps between writes. A damaged checkpoint (truncated anywhere, or with a
+ * that lands mid-write leaves the writer's "<path>.tmp.<pid>.<random>"
+ * behind; the test counts those, so it proves kills hit the write window,
+ * not only the gaps between writes, and checks that the next save removes
+ * every one of them. A damaged checkpoint (truncated anywhere, or with a
  * flipped byte in its header or its data) is refused with a message naming
  * the file. */
 #include "zoo/zoo.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +74,7 @@ static int64_t load_generation(Trainer *t, const char *path)
 {
     BertcError err = {{0}};
     int64_t step = -1;
-    cr_assert_eq(checkpoint_load(path, t->m.reg, &t->o, &t->rng, &step, &err), 0,
+    cr_assert_eq(checkpoint_load(path, t->m.reg, &t->o, &t->rng, &step, NULL, &err), 0,
                  "the checkpoint after a kill does not load: %s", err.msg);
     cr_assert_eq(t->o.step, step, "optimizer step %lld but train step %lld",
                  (long long)t->o.step, (long long)step);
@@ -95,7 +97,7 @@ static void save(Trainer *t, const char *path, int64_t k)
 {
     BertcError err;
     fill_generation(t, k);
-    if (checkpoint_save(path, t->m.reg, &t->o, &t->rng, k, &err) != 0) {
+    if (checkpoint_save(path, t->m.reg, &t->o, &t->rng, k, NULL, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         _exit(3);
     }
@@ -116,13 +118,30 @@ static double seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static bool exists(const char *path) { return access(path, F_OK) == 0; }
+/* Temporaries of path in its directory whose name starts "<base>.tmp.<pid>."
+ * (pid 0: any writer's). */
+static int count_temps(const char *path, int pid)
+{
+    const char *base = strrchr(path, '/') + 1;
+    char prefix[256];
+    if (pid)
+        snprintf(prefix, sizeof prefix, "%s.tmp.%d.", base, pid);
+    else
+        snprintf(prefix, sizeof prefix, "%s.tmp.", base);
+    DIR *d = opendir("/tmp");
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
 
 Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
 {
     Trainer t;
     trainer_init(&t);
-    char path[128], tmp[160];
+    char path[128];
     snprintf(path, sizeof path, "/tmp/bertc_kill_%d.safetensors", (int)getpid());
     double t0 = seconds();
     save(&t, path, 0);
@@ -144,11 +163,7 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
         cr_assert_eq(waitpid(pid, &status, 0), pid);
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
                   "kill %d: the writer ended by itself (status %d)", kill_no, status);
-        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)pid);
-        if (exists(tmp)) {
-            mid_write++;
-            remove(tmp);
-        }
+        mid_write += count_temps(path, (int)pid);
         int64_t step = load_generation(&t, path);
         cr_assert_geq(step, last, "kill %d: the checkpoint went back from step %lld to %lld",
                       kill_no, (long long)last, (long long)step);
@@ -161,6 +176,10 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
                   KILLS);
     cr_expect_geq(advanced, KILLS / 6, "only %d of %d runs got a checkpoint written", advanced,
                   KILLS);
+    /* the killed writers' temporaries: each next writer removed the ones
+     * before it; one more save removes the last */
+    save(&t, path, last + 1);
+    cr_expect_eq(count_temps(path, 0), 0, "a save left stale temporaries of %s behind", path);
     remove(path);
     arena_destroy(t.arena);
 }
@@ -207,7 +226,7 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
         damaged_copy(path, bad, cuts[i], -1);
         BertcError err = {{0}};
         int64_t step;
-        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, &err), 0,
+        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
                       "a checkpoint cut at byte %ld of %ld loaded", cuts[i], size);
         cr_expect(strstr(err.msg, bad), "cut at %ld: \"%s\" does not name the file", cuts[i],
                   err.msg);
@@ -225,7 +244,7 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
         damaged_copy(path, bad, size, at);
         BertcError err = {{0}};
         int64_t step;
-        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, &err), 0,
+        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
                       "a checkpoint with byte %ld flipped (in %s) loaded", at, breaks[i]);
         cr_expect(strstr(err.msg, bad), "\"%s\" does not name the file", err.msg);
     }
@@ -237,7 +256,7 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
         damaged_copy(path, bad, size, at);
         BertcError err = {{0}};
         int64_t step;
-        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, &err), 0,
+        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
                       "a checkpoint with data byte %ld flipped loaded", at);
         cr_expect(strstr(err.msg, bad) && strstr(err.msg, "data section checksum mismatch"),
                   "data byte %ld flipped: \"%s\" does not name the file and the checksum",

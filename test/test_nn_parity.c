@@ -521,13 +521,13 @@ Test(nn_parity, checkpoint_resume_is_bit_exact)
     char path[128];
     tmp_path(path, sizeof path, "ckpt.safetensors");
     BertcError err;
-    cr_assert_eq(checkpoint_save(path, rb, &ob, &gb->rng, N, &err), 0, "%s", err.msg);
+    cr_assert_eq(checkpoint_save(path, rb, &ob, &gb->rng, N, NULL, &err), 0, "%s", err.msg);
 
     Registry *rc = mlp_build(&c);   /* fresh: zero weights, zero state */
     Graph *gc = ag_graph_create(1 << 16, 12345);
     optimizer_init(&oc, rc, optimizer_defaults(OPT_ADAMW, 1e-2));
     int64_t step = -1;
-    cr_assert_eq(checkpoint_load(path, rc, &oc, &gc->rng, &step, &err), 0, "%s", err.msg);
+    cr_assert_eq(checkpoint_load(path, rc, &oc, &gc->rng, &step, NULL, &err), 0, "%s", err.msg);
     remove(path);
     cr_assert_eq(step, N);
     cr_assert_eq(oc.step, N);

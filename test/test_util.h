@@ -14,6 +14,17 @@ size_t test_malloc_calls(void);
 void test_malloc_fail_at(long n);
 bool test_malloc_fail_off(void);
 
+/* File-system fault injection (test/support_io_fault.c, --wrap): after
+ * test_io_arm(n, kill), the n-th call (from 1) of open, write, fchmod, fsync,
+ * close or rename made by the test binary's code fails with EIO before it
+ * does anything, or with kill the process SIGKILLs itself there (use it in a
+ * forked child). test_io_disarm stops it and returns how many of those calls
+ * were made since arming; test_io_hit names the call that was hit (NULL: n
+ * was never reached). */
+void test_io_arm(int n, bool kill);
+int test_io_disarm(void);
+const char *test_io_hit(void);
+
 /* A persistent input for gradcheck: shape, values uniform in [lo, hi). */
 Var *test_param(Arena *a, int ndim, const int64_t *shape, Rng *rng, float lo, float hi);
 

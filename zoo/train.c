@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,7 +16,7 @@ TrainOptions train_defaults(void)
 {
     TrainOptions o = {.steps = 100, .batch_size = 16, .lr = 1e-3, .warmup = 0.1,
                       .weight_decay = 0.01, .clip_norm = 1.0f, .eval_every = 0, .seed = 42,
-                      .checkpoint_every = 0};
+                      .checkpoint_every = 0, .catch_signals = true};
     return o;
 }
 
@@ -44,6 +46,23 @@ static double now_seconds(void)
 #endif
 }
 
+/* The checkpoint's record of the run (make_fields). */
+#define RUN_FIELDS 11
+#define RUN_FIELD_LEN 32
+#define RUN_FIELD_KEYS {"seed", "batch_size", "steps", "lr", "warmup", "weight_decay", \
+                        "clip_norm", "n_train", "config_crc32", "isa", "bertc_version"}
+typedef struct RunFields {
+    char text[RUN_FIELDS][RUN_FIELD_LEN];
+    StMetadata meta[RUN_FIELDS];
+} RunFields;
+
+/* SIGINT or SIGTERM during a run: the handler only records it; the loop
+ * finishes the step, saves and returns (interrupted()). A second signal
+ * while saving changes nothing: the handler stays installed until
+ * train_run returns (after a stop, for good) and writes are restarted
+ * (SA_RESTART). */
+static volatile sig_atomic_t stop_signal;
+
 /* The state of one run, passed between the small functions below. */
 typedef struct Run {
     Model *m;
@@ -61,6 +80,8 @@ typedef struct Run {
     double start;
     bool tty;
     FILE *csv;
+    RunFields fields;         /* what the checkpoint records for an exact resume */
+    int64_t saved_at;         /* the step of the last checkpoint written, or -1 */
 } Run;
 
 /* Example indices of `step`: examples step*B .. step*B+B-1 of the endless
@@ -220,10 +241,14 @@ static int evaluate(Run *r, int64_t step, BertcError *err)
 
 static int save(Run *r, int64_t steps_done, BertcError *err)
 {
-    if (!r->opt->checkpoint)
+    if (!r->opt->checkpoint || r->saved_at == steps_done)
         return 0;
-    return checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
-                           err);
+    CheckpointRun run = {r->fields.meta, RUN_FIELDS, r->opt->steps};
+    if (checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
+                        &run, err) != 0)
+        return -1;
+    r->saved_at = steps_done;
+    return 0;
 }
 
 static int resume(Run *r, int64_t *start, BertcError *err)
@@ -231,17 +256,44 @@ static int resume(Run *r, int64_t *start, BertcError *err)
     *start = 0;
     if (!r->opt->resume || !r->opt->checkpoint)
         return 0;
-    if (access(r->opt->checkpoint, F_OK) != 0) {   /* the first run of a resumable job */
+    struct stat sb;
+    if (lstat(r->opt->checkpoint, &sb) != 0 && errno == ENOENT) {   /* a first run */
         if (!r->opt->quiet)
             fprintf(stderr, "--resume: no checkpoint at %s yet; starting from step 0\n",
                     r->opt->checkpoint);
         return 0;
     }
-    if (checkpoint_load(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, start, err) != 0)
+    SafeTensors *st;
+    if (st_open_file(NULL, r->opt->checkpoint, &st, err) != 0)
         return -1;
+    int rc = train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng, start,
+                                   err);
+    st_close(st);
+    if (rc != 0)
+        return -1;
+    r->saved_at = *start;
     if (!r->opt->quiet)
         fprintf(stderr, "resumed from %s at step %lld\n", r->opt->checkpoint, (long long)*start);
     return 0;
+}
+
+/* A SIGINT or SIGTERM arrived: the step in progress has finished; save it
+ * and end the run with an error saying so (res->interrupted = the signal). */
+static int interrupted(Run *r, int64_t done, BertcError *err)
+{
+    int sig = (int)stop_signal;
+    r->res->interrupted = sig;
+    r->res->steps_done = done;
+    if (save(r, done, err) != 0)
+        return -1;
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    if (!r->opt->checkpoint)
+        return bertc_errorf(err, "training: stopped by %s after step %lld of %lld (no "
+                            "checkpoint path: progress not saved)", name, (long long)done,
+                            (long long)r->opt->steps);
+    return bertc_errorf(err, "training: stopped by %s after step %lld of %lld; checkpoint "
+                        "saved to %s (run again with --resume to continue)", name,
+                        (long long)done, (long long)r->opt->steps, r->opt->checkpoint);
 }
 
 static int loop(Run *r, BertcError *err)
@@ -266,38 +318,221 @@ static int loop(Run *r, BertcError *err)
             r->res->steps_done = done;   /* like a kill: no final checkpoint */
             return 0;
         }
+        if (stop_signal)
+            return interrupted(r, done, err);
     }
     r->res->seconds = now_seconds() - r->start;
     r->res->tokens_per_second = r->res->seconds > 0 ? (double)r->tokens / r->res->seconds : 0;
     if (evaluate(r, r->opt->steps, err) != 0)
         return -1;
     r->res->steps_done = r->opt->steps;
-    return save(r, r->opt->steps, err);
+    if (save(r, r->opt->steps, err) != 0)
+        return -1;
+    return stop_signal ? interrupted(r, r->opt->steps, err) : 0;
+}
+
+/* Options a library caller can get wrong as well as a flag can: each bound is
+ * stated in train.h. */
+static int check_options(const TrainTask *task, const TrainOptions *o, BertcError *err)
+{
+    if (task->n_train < 1)
+        return bertc_errorf(err, "training: the task has %lld training examples; it needs at "
+                            "least 1", (long long)task->n_train);
+    if (o->steps < 1 || o->steps > TRAIN_MAX_STEPS)
+        return bertc_errorf(err, "training: steps is %lld; it must be 1..%lld",
+                            (long long)o->steps, (long long)TRAIN_MAX_STEPS);
+    if (o->batch_size < 1 || o->batch_size > TRAIN_MAX_BATCH)
+        return bertc_errorf(err, "training: batch size is %lld; it must be 1..%d",
+                            (long long)o->batch_size, TRAIN_MAX_BATCH);
+    if (!isfinite(o->lr) || !(o->lr > 0))
+        return bertc_errorf(err, "training: the learning rate is %g; it must be finite and "
+                            "positive", o->lr);
+    if (!(o->warmup >= 0 && o->warmup <= 1))
+        return bertc_errorf(err, "training: warmup is %g; it is a fraction of the steps, "
+                            "0..1", o->warmup);
+    if (!isfinite(o->weight_decay) || o->weight_decay < 0 || !isfinite(o->clip_norm))
+        return bertc_errorf(err, "training: weight decay %g and clip norm %g must be finite "
+                            "(and the decay >= 0)", o->weight_decay, (double)o->clip_norm);
+    if (o->eval_every < 0 || o->checkpoint_every < 0 || o->stop_after < 0)
+        return bertc_errorf(err, "training: eval_every (%lld), checkpoint_every (%lld) and "
+                            "stop_after (%lld) must be >= 0", (long long)o->eval_every,
+                            (long long)o->checkpoint_every, (long long)o->stop_after);
+    return 0;
+}
+
+/* The shortest "%.Ng" that reads back as v, so a field reads "0.0005", not
+ * "0.00050000000000000001", and still compares exactly. */
+static void format_double(char *buf, size_t len, double v)
+{
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* The run's fields, in the order of RUN_FIELD_KEYS. Everything that decides
+ * which examples and which updates step k sees: the seed (shuffling and
+ * dropout), batch size, the schedule, the total steps (the decay's length),
+ * the number of training examples, the model's config (CRC-32 of its
+ * config.json text), the SIMD path (its sums round differently) and the
+ * bertc version. */
+static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
+                       const TrainOptions *o, BertcError *err)
+{
+    static const char *const keys[RUN_FIELDS] = RUN_FIELD_KEYS;
+    size_t len = 0;
+    bert_config_format(&m->cfg, NULL, 0, &len, NULL);
+    char *text = bertc_sys_alloc(len + 1);
+    if (!text)
+        return bertc_errorf(err, "training: out of memory formatting the config");
+    int rc = bert_config_format(&m->cfg, text, len + 1, &len, err);
+    uint32_t crc = st_crc32(0, text, len);
+    bertc_sys_free(text);
+    if (rc != 0)
+        return -1;
+    snprintf(f->text[0], RUN_FIELD_LEN, "%" PRIu64, o->seed);
+    snprintf(f->text[1], RUN_FIELD_LEN, "%lld", (long long)o->batch_size);
+    snprintf(f->text[2], RUN_FIELD_LEN, "%lld", (long long)o->steps);
+    format_double(f->text[3], RUN_FIELD_LEN, o->lr);
+    format_double(f->text[4], RUN_FIELD_LEN, o->warmup);
+    format_double(f->text[5], RUN_FIELD_LEN, o->weight_decay);
+    format_double(f->text[6], RUN_FIELD_LEN, o->clip_norm > 0 ? (double)o->clip_norm : 0.0);
+    snprintf(f->text[7], RUN_FIELD_LEN, "%lld", (long long)task->n_train);
+    snprintf(f->text[8], RUN_FIELD_LEN, "%08" PRIx32, crc);
+    snprintf(f->text[9], RUN_FIELD_LEN, "%s", cpu_isa_name(cpu_isa()));
+    snprintf(f->text[10], RUN_FIELD_LEN, "%s", BERTC_VERSION);
+    for (int i = 0; i < RUN_FIELDS; i++)
+        f->meta[i] = (StMetadata){keys[i], f->text[i]};
+    return 0;
+}
+
+int train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
+                          const SafeTensors *st, Optimizer *adamw, Rng *rng, int64_t *step,
+                          BertcError *err)
+{
+    RunFields f;
+    if (make_fields(&f, m, task, opt, err) != 0)
+        return -1;
+    CheckpointRun run = {f.meta, RUN_FIELDS, opt->steps};
+    return checkpoint_load_st(st, m->reg, adamw, rng, step, &run, err);
+}
+
+/* Before the first step: the checkpoint's directory exists (made if need
+ * be) and a file can be created in it, so a typo in --out or a read-only
+ * disk is found now, not after an hour of training. */
+static int check_checkpoint_path(const char *path, BertcError *err)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[1024];
+    if (slash && slash != path) {
+        size_t n = (size_t)(slash - path);
+        if (n >= sizeof dir)
+            return bertc_errorf(err, "%s: path too long", path);
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+        if (train_make_dirs(dir, err) != 0)
+            return -1;
+    }
+    return st_check_writable(path, err);
+}
+
+int train_check_out_dir(const char *dir, BertcError *err)
+{
+    char probe[1100];
+    if (train_make_dirs(dir, err) != 0)
+        return -1;
+    int n = snprintf(probe, sizeof probe, "%s/.bertc-write-check", dir);
+    if (n < 0 || (size_t)n >= sizeof probe)
+        return bertc_errorf(err, "output directory '%s': path too long", dir);
+    BertcError inner;
+    if (st_check_writable(probe, &inner) != 0)
+        return bertc_errorf(err, "output directory '%s' is not writable (%s)", dir, inner.msg);
+    return 0;
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+static void on_stop_signal(int sig)
+{
+    if (!stop_signal)
+        stop_signal = sig;
+}
+
+int train_stop_signal(void)
+{
+    return (int)stop_signal;
+}
+
+typedef struct SavedSignals {
+    bool installed;
+    struct sigaction intr, term;
+} SavedSignals;
+
+static void catch_signals(SavedSignals *saved)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    saved->installed = sigaction(SIGINT, &sa, &saved->intr) == 0 &&
+                       sigaction(SIGTERM, &sa, &saved->term) == 0;
+}
+
+static void restore_signals(const SavedSignals *saved)
+{
+    if (!saved->installed)
+        return;
+    sigaction(SIGINT, &saved->intr, NULL);
+    sigaction(SIGTERM, &saved->term, NULL);
+}
+
+/* ---- the run ----------------------------------------------------------- */
+
+static int prepare(Run *r, BertcError *err)
+{
+    const TrainOptions *opt = r->opt;
+    if (make_fields(&r->fields, r->m, r->task, opt, err) != 0 ||
+        (opt->checkpoint && check_checkpoint_path(opt->checkpoint, err) != 0))
+        return -1;
+    r->order = bertc_sys_alloc(sizeof(int64_t) * (size_t)r->task->n_train);
+    r->batch_idx = bertc_sys_alloc(sizeof(int64_t) * (size_t)opt->batch_size);
+    if (!r->order || !r->batch_idx)
+        return bertc_errorf(err, "training: out of memory for the example order of %lld "
+                            "examples", (long long)r->task->n_train);
+    r->csv = opt->loss_csv ? fopen(opt->loss_csv, "w") : NULL;
+    if (opt->loss_csv && !r->csv)
+        return bertc_errorf(err, "%s: cannot create the loss log: %s", opt->loss_csv,
+                            strerror(errno));
+    if (r->csv)
+        fprintf(r->csv, "step,train_loss,eval_loss,%s\n", r->task->metric_name);
+    return 0;
 }
 
 int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
               BertcError *err)
 {
-    if (task->n_train < 1 || opt->batch_size < 1 || opt->steps < 1)
-        return bertc_errorf(err, "training: needs examples (%lld), a batch size (%lld) and "
-                            "steps (%lld) of at least 1", (long long)task->n_train,
-                            (long long)opt->batch_size, (long long)opt->steps);
     memset(res, 0, sizeof *res);
-    Run r = {.m = m, .task = task, .opt = opt, .res = res, .order_epoch = -1};
+    if (check_options(task, opt, err) != 0)
+        return -1;
+    Run r = {.m = m, .task = task, .opt = opt, .res = res, .order_epoch = -1, .saved_at = -1};
     r.g = ag_graph_create(1 << 20, opt->seed);
     OptimizerConfig oc = optimizer_defaults(OPT_ADAMW, opt->lr);
     oc.weight_decay = opt->weight_decay;
     optimizer_init(&r.adamw, m->reg, oc);
     r.schedule = (Schedule){SCHED_LINEAR, opt->lr, (int64_t)(opt->warmup * (double)opt->steps),
                             opt->steps};
-    r.order = bertc_sys_alloc(sizeof(int64_t) * (size_t)task->n_train);
-    r.batch_idx = bertc_sys_alloc(sizeof(int64_t) * (size_t)opt->batch_size);
     r.tty = isatty(STDERR_FILENO);
-    r.csv = opt->loss_csv ? fopen(opt->loss_csv, "w") : NULL;
-    if (r.csv)
-        fprintf(r.csv, "step,train_loss,eval_loss,%s\n", task->metric_name);
-    int rc = r.order && r.batch_idx ? loop(&r, err)
-                                    : bertc_errorf(err, "training: out of memory");
+    SavedSignals saved = {0};
+    stop_signal = 0;
+    if (opt->catch_signals)
+        catch_signals(&saved);
+    int rc = prepare(&r, err) == 0 ? loop(&r, err) : -1;
+    /* After a stop the handlers stay: the program is about to exit with
+     * 128 + the signal, and a second Ctrl-C must not kill it on the way. */
+    if (!res->interrupted)
+        restore_signals(&saved);
     res->step_arena_high_water = arena_high_water(r.g->step);
     if (r.csv)
         fclose(r.csv);
@@ -309,40 +544,50 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
 
 /* ---- flags ------------------------------------------------------------- */
 
-static int parse_int(const char *flag, const char *text, int64_t min, int64_t *out,
-                     BertcError *err)
+/* A count flag: a decimal integer in min..max, nothing else. */
+static int parse_count(const char *flag, const char *text, int64_t min, int64_t max,
+                       int64_t *out, BertcError *err)
 {
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (*text == '\0' || *end || v < min)
-        return bertc_errorf(err, "%s needs a whole number >= %lld, got '%s'", flag,
-                            (long long)min, text);
-    *out = v;
+    if (!bertc_parse_i64(text, min, max, out))
+        return bertc_errorf(err, "%s needs a whole number from %lld to %lld, got '%s'", flag,
+                            (long long)min, (long long)max, text);
     return 0;
+}
+
+/* The count flags and where each goes; --steps and --batch-size start at 1. */
+static int64_t *count_flag(const char *flag, TrainOptions *opt, int64_t *min, int64_t *max)
+{
+    *min = 0;
+    *max = TRAIN_MAX_STEPS;
+    if (!strcmp(flag, "--eval-every"))
+        return &opt->eval_every;
+    if (!strcmp(flag, "--checkpoint-every"))
+        return &opt->checkpoint_every;
+    *min = 1;
+    if (!strcmp(flag, "--steps"))
+        return &opt->steps;
+    *max = TRAIN_MAX_BATCH;
+    return !strcmp(flag, "--batch-size") ? &opt->batch_size : NULL;
 }
 
 static int parse_flag_value(const char *flag, const char *value, TrainOptions *opt,
                             const char **out_dir, BertcError *err)
 {
-    int64_t v = 0;
-    if (!strcmp(flag, "--steps") || !strcmp(flag, "--batch-size") ||
-        !strcmp(flag, "--eval-every") || !strcmp(flag, "--checkpoint-every") ||
-        !strcmp(flag, "--seed")) {
-        if (parse_int(flag, value, !strcmp(flag, "--steps") || !strcmp(flag, "--batch-size"),
-                      &v, err) != 0)
-            return -1;
-        if (!strcmp(flag, "--steps")) opt->steps = v;
-        else if (!strcmp(flag, "--batch-size")) opt->batch_size = v;
-        else if (!strcmp(flag, "--eval-every")) opt->eval_every = v;
-        else if (!strcmp(flag, "--checkpoint-every")) opt->checkpoint_every = v;
-        else opt->seed = (uint64_t)v;
+    int64_t min, max, *count = count_flag(flag, opt, &min, &max);
+    if (count)
+        return parse_count(flag, value, min, max, count, err);
+    if (!strcmp(flag, "--seed")) {
+        if (!bertc_parse_u64(value, &opt->seed))
+            return bertc_errorf(err, "--seed needs a whole number from 0 to %" PRIu64 ", got "
+                                "'%s'", UINT64_MAX, value);
         return 0;
     }
     if (!strcmp(flag, "--lr")) {
-        char *end;
-        opt->lr = strtod(value, &end);
-        if (*value == '\0' || *end || !(opt->lr > 0))
-            return bertc_errorf(err, "--lr needs a positive number, got '%s'", value);
+        double lr;
+        if (!bertc_parse_f64(value, &lr) || !(lr > 0))
+            return bertc_errorf(err, "--lr needs a finite number > 0 (such as 1e-3), got "
+                                "'%s'", value);
+        opt->lr = lr;
         return 0;
     }
     if (!strcmp(flag, "--nan-policy")) {
@@ -394,7 +639,7 @@ int train_make_dirs(const char *path, BertcError *err)
         char keep = buf[i];
         buf[i] = '\0';
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return bertc_errorf(err, "cannot create directory '%s'", buf);
+            return bertc_errorf(err, "cannot create directory '%s': %s", buf, strerror(errno));
         buf[i] = keep;
     }
     return 0;

@@ -12,7 +12,31 @@
  *
  * Resuming is exact: the checkpoint holds the weights, the AdamW moments, the
  * step and the dropout RNG; the example order of every epoch is a pure
- * function of (seed, epoch), so the resumed run sees the same batches.
+ * function of (seed, epoch), so the resumed run sees the same batches. The
+ * checkpoint also records, in its __metadata__, everything else that decides
+ * the batches and updates: seed, batch_size, steps, lr, warmup,
+ * weight_decay, clip_norm, n_train, config_crc32 (CRC-32 of the model's
+ * config.json text), isa (the SIMD path) and bertc_version. --resume with
+ * any of them different is refused, naming the field and both values; so is
+ * a checkpoint without them (from bertc before 0.1.0 recorded them: start
+ * afresh), one whose counters are out of range (train.step outside
+ * 0..steps, optimizer.step above train.step) and one holding a non-finite
+ * weight or moment or a negative second moment (nn/checkpoint.c).
+ *
+ * Checkpoints are never lost: they are written atomically (nn/safetensors.h,
+ * st_write_file), a save that would write a non-finite weight or moment is
+ * refused so the last good file stays, and the checkpoint path is checked
+ * writable (its directory made) before the first step.
+ *
+ * Signals: with catch_signals (the default), SIGINT and SIGTERM during
+ * train_run finish the step in progress, save the checkpoint and make
+ * train_run return -1 with res->interrupted set to the signal and a message
+ * saying where the checkpoint is. The library never exits: a program ends
+ * with status 128 + train_stop_signal() (130, 143), as a shell expects of a
+ * program stopped by a signal. The handlers only set a flag; they are
+ * installed while train_run runs, and after a run they stopped they stay
+ * installed, so that a second Ctrl-C cannot kill the program on its way to
+ * that exit.
  *
  *     TrainTask task = {.n_train = n, .make_batch = my_batch, .ctx = &data,
  *                       .evaluate = my_eval};
@@ -68,7 +92,15 @@ typedef struct TrainOptions {
     bool quiet;               /* no progress output */
     const char *loss_csv;     /* optional: "step,train_loss,eval_loss,metric" per eval */
     TrainNanPolicy nan_policy;/* default TRAIN_NAN_STOP */
+    bool catch_signals;       /* SIGINT/SIGTERM end the run with a checkpoint
+                                 (default true; see the top) */
 } TrainOptions;
+
+/* The ranges train_run accepts (and the flags parse): steps 1..TRAIN_MAX_STEPS,
+ * batch size 1..TRAIN_MAX_BATCH, lr finite and > 0, warmup 0..1, weight decay
+ * finite and >= 0, eval_every and checkpoint_every 0..TRAIN_MAX_STEPS. */
+#define TRAIN_MAX_STEPS 1000000000LL
+#define TRAIN_MAX_BATCH (1 << 20)
 
 TrainOptions train_defaults(void);
 
@@ -91,18 +123,38 @@ typedef struct TrainResult {
     TrainPoint points[TRAIN_MAX_POINTS];
     size_t step_arena_high_water;
     int64_t skipped_steps;    /* non-finite steps dropped (TRAIN_NAN_SKIP) */
+    int interrupted;          /* SIGINT/SIGTERM that stopped the run, else 0 */
 } TrainResult;
 
+/* 0 when every step ran; -1 with err set on an error or an interruption
+ * (res->interrupted tells which). */
 int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
               BertcError *err);
+
+/* What --resume does with the checkpoint st, from memory (a port without a
+ * file system, and test/fuzz/fuzz_checkpoint.c, call it): check that it was
+ * made by this run (the fields above, for this model, task and options) and
+ * holds valid counters and values, then load the weights into m, the AdamW
+ * state into adamw (made by optimizer_init for m), the dropout RNG into rng
+ * and the steps done into *step. */
+int train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
+                          const SafeTensors *st, Optimizer *adamw, Rng *rng, int64_t *step,
+                          BertcError *err);
+
+/* The signal that interrupted the last train_run of this process, else 0:
+ * for main() to exit with 128 + it. */
+int train_stop_signal(void);
 
 /* The flags every example (and `bertc train NAME`) understands, applied on
  * top of the example's own defaults in *opt:
  *   --steps N  --batch-size N  --lr X  --seed N  --eval-every N
  *   --checkpoint PATH  --checkpoint-every N  --resume  --quiet  --out DIR
  *   --nan-policy stop|skip
- * *out_dir (may be NULL) receives --out (default left as given). Unknown
- * flags are an error naming them. */
+ * *out_dir (may be NULL) receives --out (default left as given). Numbers
+ * are parsed strictly (bertc_parse_*): the whole value, in decimal, within
+ * the ranges above; --seed is any unsigned 64-bit integer without a sign;
+ * --lr a finite number > 0. Anything else, and unknown flags, is an error
+ * naming the flag and the value. */
 int train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
                       BertcError *err);
 
@@ -112,5 +164,9 @@ void train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch);
 
 /* mkdir -p: create `path` and its missing parents (mode 0755). */
 int train_make_dirs(const char *path, BertcError *err);
+/* train_make_dirs, then create and remove a temporary file in dir: an
+ * output directory that cannot be written is an error naming it before any
+ * work is done. */
+int train_check_out_dir(const char *dir, BertcError *err);
 
 #endif /* BERTC_ZOO_TRAIN_H */

@@ -15,11 +15,19 @@ fuzz_vocab        tiny vocabularies (LF, CRLF, no final newline, ## pieces)
 fuzz_tokenize     option byte + split byte + text (see fuzz_tokenize.c)
 fuzz_run_inputs   model byte + an inputs file of that model's fixture
                   (see fuzz_run_inputs.c for the model order)
+fuzz_checkpoint   test/data/checkpoint/tiny.safetensors (written by the
+                  target itself, see fuzz_checkpoint.c), the same without
+                  its data checksum (so mutated data reaches the value and
+                  counter checks), and near misses: counters out of range,
+                  a NaN weight, a negative second moment, a run field that
+                  differs or is missing, a zero-size tensor
 """
 
 import glob
+import json
 import os
 import shutil
+import struct
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "test", "fuzz", "corpus")
@@ -57,6 +65,49 @@ def read(rel):
         return f.read()
 
 
+def st_parse(blob):
+    n = struct.unpack("<Q", blob[:8])[0]
+    return json.loads(blob[8:8 + n]), bytearray(blob[8 + n:])
+
+
+def st_dump(header, data):
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + bytes(data)
+
+
+def checkpoint_seeds():
+    good = read("test/data/checkpoint/tiny.safetensors")
+    write("fuzz_checkpoint", "valid", good)
+    header, data = st_parse(good)
+    del header["__metadata__"]["bertc.crc32"]
+    write("fuzz_checkpoint", "valid_nocrc", st_dump(header, data))
+
+    def variant(name, change):
+        h, d = json.loads(json.dumps(header)), bytearray(data)
+        change(h, d)
+        write("fuzz_checkpoint", name, st_dump(h, d))
+
+    def put(h, d, tensor, fmt, value, element=0):
+        begin = h[tensor]["data_offsets"][0] + struct.calcsize(fmt) * element
+        d[begin:begin + struct.calcsize(fmt)] = struct.pack(fmt, value)
+
+    word = "bert.embeddings.word_embeddings.weight"
+    variant("step_beyond", lambda h, d: put(h, d, "train.step", "<q", 99))
+    variant("step_negative", lambda h, d: put(h, d, "train.step", "<q", -1))
+    variant("optimizer_ahead", lambda h, d: put(h, d, "optimizer.step", "<q", 3))
+    variant("nan_weight", lambda h, d: put(h, d, word, "<f", float("nan"), 5))
+    variant("negative_v", lambda h, d: put(h, d, "optimizer.exp_avg_sq." + word, "<f", -1.0, 2))
+    variant("batch_differs", lambda h, d: h["__metadata__"].update(batch_size="3"))
+    variant("no_seed", lambda h, d: h["__metadata__"].pop("seed"))
+
+    def zero_size(h, d):
+        t = h["bert.embeddings.token_type_embeddings.weight"]
+        t["shape"] = [0, 4]
+        t["data_offsets"][1] = t["data_offsets"][0]
+    variant("zero_size", zero_size)
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     for f in ["good_all_dtypes", "good_hf_layout", "good_spaced"]:
@@ -85,6 +136,8 @@ def main():
         inputs = read("test/data/zoo/%s/inputs.safetensors" % f)
         write("fuzz_run_inputs", f, bytes([i]) + inputs)
         write("fuzz_run_inputs", f + "_grad", bytes([128 | i]) + inputs)
+
+    checkpoint_seeds()
     print("wrote", OUT)
 
 
