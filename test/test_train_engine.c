@@ -191,3 +191,61 @@ Test(train_engine, killed_and_resumed_run_ends_bit_identical)
     arena_destroy(b);
     arena_destroy(c);
 }
+
+/* A batch whose step needs more memory than bertc may use: train_run
+ * returns an error naming the arena (it ran under bertc_try), and the model
+ * trains on afterwards with a batch that fits. */
+Test(train_engine, a_batch_too_big_for_memory_is_an_error)
+{
+    make_toy();
+    Arena *a = arena_create("params", 1 << 16);
+    Model m;
+    build(&m, a);
+    TrainTask t = task();
+    TrainOptions o = options();
+    o.steps = 2;
+    o.batch_size = 4096;   /* 4096 x 12 tokens: the attention alone is 9 MB */
+    TrainResult res;
+    BertcError err = {{0}};
+    arena_set_memory_limit(arena_memory_total() + (4 << 20));
+    int rc = train_run(&m, &t, &o, &res, &err);
+    arena_set_memory_limit(0);
+    cr_assert_eq(rc, -1, "a step past the memory limit ran");
+    cr_assert(strstr(err.msg, "arena 'step'") && strstr(err.msg, "smaller batch"),
+              "the message: %s", err.msg);
+    o.batch_size = 8;
+    cr_assert_eq(train_run(&m, &t, &o, &res, &err), 0, "%s", err.msg);
+    arena_destroy(a);
+}
+
+/* A task whose examples are big (1 MiB of scratch each while batching):
+ * the memory runs out in make_batch, outside model_forward, and train_run
+ * still returns the error. */
+static int make_big_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
+                          int64_t *tokens, BertcError *err)
+{
+    memset(arena_alloc(g->step, (size_t)n << 20), 0, (size_t)n << 20);
+    return make_batch(ctx, idx, n, g, b, tokens, err);
+}
+
+Test(train_engine, examples_too_big_for_memory_are_an_error)
+{
+    make_toy();
+    Arena *a = arena_create("params", 1 << 16);
+    Model m;
+    build(&m, a);
+    TrainTask t = task();
+    t.make_batch = make_big_batch;
+    TrainOptions o = options();
+    o.steps = 2;
+    o.batch_size = 64;
+    TrainResult res;
+    BertcError err = {{0}};
+    arena_set_memory_limit(arena_memory_total() + (16 << 20));
+    int rc = train_run(&m, &t, &o, &res, &err);
+    arena_set_memory_limit(0);
+    cr_assert_eq(rc, -1, "a batch past the memory limit was made");
+    cr_assert(strstr(err.msg, "arena 'step'") && strstr(err.msg, "out of memory"),
+              "the message: %s", err.msg);
+    arena_destroy(a);
+}

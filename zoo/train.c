@@ -510,6 +510,19 @@ static int prepare(Run *r, BertcError *err)
     return 0;
 }
 
+/* Everything that allocates or runs the model, under bertc_try: a batch size
+ * whose step needs more memory than the machine has is an error naming the
+ * arena, and train_run still frees what was made. */
+static int run_guarded(void *ctx, BertcError *err)
+{
+    Run *r = ctx;
+    r->g = ag_graph_create(1 << 20, r->opt->seed);
+    OptimizerConfig oc = optimizer_defaults(OPT_ADAMW, r->opt->lr);
+    oc.weight_decay = r->opt->weight_decay;
+    optimizer_init(&r->adamw, r->m->reg, oc);
+    return prepare(r, err) == 0 ? loop(r, err) : -1;
+}
+
 int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
               BertcError *err)
 {
@@ -517,10 +530,6 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
     if (check_options(task, opt, err) != 0)
         return -1;
     Run r = {.m = m, .task = task, .opt = opt, .res = res, .order_epoch = -1, .saved_at = -1};
-    r.g = ag_graph_create(1 << 20, opt->seed);
-    OptimizerConfig oc = optimizer_defaults(OPT_ADAMW, opt->lr);
-    oc.weight_decay = opt->weight_decay;
-    optimizer_init(&r.adamw, m->reg, oc);
     r.schedule = (Schedule){SCHED_LINEAR, opt->lr, (int64_t)(opt->warmup * (double)opt->steps),
                             opt->steps};
     r.tty = isatty(STDERR_FILENO);
@@ -528,12 +537,12 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
     stop_signal = 0;
     if (opt->catch_signals)
         catch_signals(&saved);
-    int rc = prepare(&r, err) == 0 ? loop(&r, err) : -1;
+    int rc = bertc_try(run_guarded, &r, err);
     /* After a stop the handlers stay: the program is about to exit with
      * 128 + the signal, and a second Ctrl-C must not kill it on the way. */
     if (!res->interrupted)
         restore_signals(&saved);
-    res->step_arena_high_water = arena_high_water(r.g->step);
+    res->step_arena_high_water = r.g ? arena_high_water(r.g->step) : 0;
     if (r.csv)
         fclose(r.csv);
     bertc_sys_free(r.order);
