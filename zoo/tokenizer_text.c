@@ -1,8 +1,8 @@
-/* zoo/tokenizer_text.c — the Unicode side of HF BasicTokenizer
- * (transformers/models/bert/tokenization_bert.py): strict UTF-8, the table
- * look-ups, str.lower() of single characters, and _run_strip_accents
- * (NFD = full canonical decomposition + canonical ordering, then drop Mn),
- * both only when do_lower_case. */
+/* zoo/tokenizer_text.c — the Unicode side of HF tokenizers' BertNormalizer
+ * (tokenizers/src/normalizers/bert.rs): strict UTF-8, the table look-ups,
+ * strip_accents (NFD = full canonical decomposition + canonical ordering,
+ * then drop Mn) and lowercase of single characters, both only when
+ * do_lower_case. */
 #include "zoo/tokenizer_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -88,7 +88,7 @@ static const UcMulti *multi_find(const UcMulti *t, int n, uint32_t cp)
     return NULL;
 }
 
-/* str.lower() of one code point: writes 1-3 code points. */
+/* Rust char::to_lowercase of one code point: writes 1-3 code points. */
 static int lower_one(uint32_t cp, uint32_t *out)
 {
     const UcMulti *m = multi_find(uc_lower_multi, uc_lower_multi_n, cp);
@@ -155,68 +155,69 @@ static int decompose_one(uint32_t cp, uint32_t *out)
 }
 
 /* ------------------------------------------------------------------------ */
-/* BasicTokenizer: token.lower(), then _run_strip_accents (do_lower_case)    */
+/* BertNormalizer: strip_accents (NFD, drop Mn), then lowercase              */
 /* ------------------------------------------------------------------------ */
 
-/* lower() then per-code-point NFD; each output inherits its source's span.
- * HF lowers one character at a time: PreTrainedTokenizer.tokenize runs
- * re.sub(r"(.+?)", lambda m: m.group().lower()) over the text before
- * BasicTokenizer (and the fast tokenizer lowercases per char too), so a
- * capital sigma always becomes U+03C3, never the word-final U+03C2 that
- * str.lower() of a whole word would give. */
-static int lower_and_decompose(const NormChar *raw, int n, NormChar *out)
+/* NFD of each character; every output inherits its source's span (the
+ * characters NFD inserts share their source's alignment in tokenizers). */
+static int decompose(const NormChar *raw, int n, NormChar *out)
 {
     int m = 0;
     for (int i = 0; i < n; i++) {
-        uint32_t low[UC_SEQ_MAX], dec[UC_SEQ_MAX];
-        int nl = lower_one(raw[i].cp, low);
-        for (int k = 0; k < nl; k++) {
-            int nd = decompose_one(low[k], dec);
-            for (int d = 0; d < nd; d++) {
-                out[m] = raw[i];
-                out[m++].cp = dec[d];
-            }
+        uint32_t dec[UC_SEQ_MAX];
+        int nd = decompose_one(raw[i].cp, dec);
+        for (int d = 0; d < nd; d++) {
+            out[m] = raw[i];
+            out[m++].cp = dec[d];
         }
     }
     return m;
 }
 
 /* The canonical ordering step of NFD: a stable sort by combining class of
- * every maximal run of characters whose class is not 0. */
+ * every maximal run of characters whose class is not 0. Only the code
+ * points move: tokenizers hands the reordered characters the alignments of
+ * the positions they land in, so the spans stay where they are. */
 static void canonical_order(NormChar *w, int n)
 {
     for (int i = 1; i < n; i++) {
         int c = ccc_of(w[i].cp);
         if (c == 0)
             continue;
-        NormChar x = w[i];
+        uint32_t x = w[i].cp;
         int j = i;
         while (j > 0 && ccc_of(w[j - 1].cp) > c) {
-            w[j] = w[j - 1];
+            w[j].cp = w[j - 1].cp;
             j--;
         }
-        w[j] = x;
+        w[j].cp = x;
     }
 }
 
-void norm_join_span(NormChar *c, const NormChar *d)
-{
-    c->start = d->start < c->start ? d->start : c->start;
-    c->bstart = d->bstart < c->bstart ? d->bstart : c->bstart;
-    c->end = d->end > c->end ? d->end : c->end;
-    c->bend = d->bend > c->bend ? d->bend : c->bend;
-}
-
-/* Drop Mn; a dropped character's span joins the kept one before it, the way
- * tokenizers' NormalizedString::filter aligns removed characters. */
+/* Drop Mn; a dropped character's span goes with it (NormalizedString::filter
+ * keeps the alignments of the characters it keeps, and only those). */
 static int drop_mn(const NormChar *in, int n, NormChar *out)
 {
     int m = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         if (!(uc_flags(in[i].cp) & UC_MN))
             out[m++] = in[i];
-        else if (m > 0)
-            norm_join_span(&out[m - 1], &in[i]);
+    return m;
+}
+
+/* Lowercase one character at a time (Rust char::to_lowercase, which has no
+ * word-final sigma: 'Σ' is always 'σ'); extra characters ('İ' would give
+ * two, but NFD has already made it 'I' + a dropped dot) share the span. */
+static int lowercase(const NormChar *in, int n, NormChar *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t low[UC_SEQ_MAX];
+        int nl = lower_one(in[i].cp, low);
+        for (int k = 0; k < nl; k++) {
+            out[m] = in[i];
+            out[m++].cp = low[k];
+        }
     }
     return m;
 }
@@ -228,7 +229,8 @@ int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, 
             out[i] = raw[i];
         return n;
     }
-    int m = lower_and_decompose(raw, n, tmp);
-    canonical_order(tmp, m);
-    return drop_mn(tmp, m, out);
+    int m = decompose(raw, n, out);
+    canonical_order(out, m);
+    m = drop_mn(out, m, tmp);
+    return lowercase(tmp, m, out);
 }
