@@ -286,6 +286,20 @@ Test(tokenizer, character_classes_are_the_fast_tokenizers)
                                        {18856, 9, 11}, {2015, 11, 12}, {1033, 12, 13}});
 }
 
+/* NFD reordering moves characters, not alignments: in "İ\U0001D16D\u1DC0"
+ * ('I' + an inserted dot, then marks of classes 226 and 230) the dot and
+ * U+1D16D trade places; U+1D16D, kept (it is Mc), gets the next original
+ * character's span, its own, and the dot and U+1DC0 are dropped, so the
+ * [UNK] word spans 'İ' and U+1D16D: HF gives (2, 4) after "x ". */
+Test(tokenizer, nfd_reordering_keeps_the_alignments_in_place)
+{
+    Tokenizer t = load_real();
+    expect_tokens(&t, "x \xc4\xb0\xf0\x9d\x85\xad\xe1\xb7\x80", 2,
+                  (const int32_t[][3]){{1060, 0, 1}, {100, 2, 4}});
+    expect_tokens(&t, "a\xf0\x9d\x85\xad\xf0\x9d\x85\xa5\xcc\x81", 1,
+                  (const int32_t[][3]){{100, 0, 3}});
+}
+
 /* ../shared/real: third-party data, used by path (from the repository root,
  * or from a worktree one level further down) and skipped when absent. */
 #define GOLDEN_NAME "hf_tokenizers_golden_bert_base_uncased_subset.json"
@@ -429,6 +443,14 @@ Test(tokenizer, truncation_follows_the_fast_tokenizer)
         {"a a a a a a a", "b b b", 4, 1, 0},
         {"a a a a a", "b", 7, 3, 1},
         {"a a a a", NULL, 2, 0, 0},            /* slow: an error; fast: [CLS] [SEP] */
+        /* Each text of a pair is first cut after the word that reaches
+         * max_len pieces; special tokens count but never stop it. */
+        {"unaffable unaffable unaffable", "a a a a a a a a", 6, 1, 2},
+        {"aaaaaa", "a a a a a a a a a a", 4, 1, 0},
+        {"a a a [CLS] a a a a a a", "b b b b b b", 4, 1, 0},
+        {"[UNK] [UNK] [UNK] [UNK] [UNK]", "a a a a a a", 4, 1, 0},
+        {"a a a a [UNK] [UNK]", "a a a a a", 4, 0, 1},
+        {"a a a a [UNK] [UNK]", "a a a a a", 5, 1, 1},
     };
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
         Encoding e = encode_ok(&t, c[k].a, c[k].b, c[k].max_len, false);

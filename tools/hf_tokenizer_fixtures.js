@@ -107,6 +107,17 @@ for (const ml of [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
                 ['a b c d e', 'f g h i', ml]);
 for (const ml of [2, 3, 4, 6, 8])
     CORPUS.push([A, null, ml], ['e\u0301 x\u200b', null, ml, true]);
+// A text of a pair is first cut after the word that reaches max_len pieces
+// (special tokens count, but only words stop it): multi-piece words,
+// special tokens before and after the cut.
+for (const ml of [4, 5, 6, 8])
+    CORPUS.push(['unaffable unaffable unaffable', 'a a a a a a a a', ml],
+                ['agenciessmiling2ndgood', 'a a a a a a a a a a a a a a a a', ml],
+                ['a a a [CLS] a a a a a a', 'b b b b b b', ml],
+                ['a [CLS] a a a a a a', 'b b b b b b', ml],
+                ['[UNK] [UNK] [UNK] [UNK] [UNK]', 'a a a a a a', ml],
+                ['a a a a [UNK] [UNK]', 'a a a a a', ml],
+                ['records [SEP]!dranice1982 posted', 'x, recognized y z', ml]);
 CORPUS.push(['A short question?', 'A much longer context that goes on and on.', 12],
             ['one two three four five six seven', 'uno dos', 8, true],
             ['unaffable e\u0301\u200b', 'x\u200b y', 6, true]);

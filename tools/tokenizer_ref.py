@@ -157,21 +157,24 @@ def span_of(spans):
     return (spans[0].lo, spans[-1].hi)
 
 
+PIECE_WORD, PIECE_CONT, PIECE_SPECIAL = "word", "cont", "special"   # what a piece is
+
+
 def wordpiece(vocab, word):
-    """[(id, (lo, hi))] for one basic token: greedy longest match first."""
+    """[(id, (lo, hi), kind)] for one basic token: greedy longest match first."""
     chars = [s.ch for s in word]
     if len(chars) > MAX_WORD:
-        return [(vocab["[UNK]"], span_of(word))]
+        return [(vocab["[UNK]"], span_of(word), PIECE_WORD)]
     out, start = [], 0
     while start < len(chars):
         for end in range(len(chars), start, -1):
             piece = ("##" if start else "") + "".join(chars[start:end])
             if piece in vocab:
-                out.append((vocab[piece], span_of(word[start:end])))
+                out.append((vocab[piece], span_of(word[start:end]), PIECE_CONT if start else PIECE_WORD))
                 start = end
                 break
         else:
-            return [(vocab["[UNK]"], span_of(word))]
+            return [(vocab["[UNK]"], span_of(word), PIECE_WORD)]
     return out
 
 
@@ -179,7 +182,7 @@ def tokenize(vocab, text, lower=True):
     out = []
     for special, base, chunk in split_specials(text):
         if special:
-            out.append((vocab[chunk], (base, base + len(chunk))))
+            out.append((vocab[chunk], (base, base + len(chunk)), PIECE_SPECIAL))
             continue
         for word in raw_words(chunk, base):
             if lower:
@@ -189,15 +192,28 @@ def tokenize(vocab, text, lower=True):
     return out
 
 
+def encoded_of_pair(pieces, max_len):
+    """What tokenizers 0.23 encodes of one text of a truncated pair: it stops
+    after the first word that brings the count of pieces (special tokens
+    included) to max_len; a special token never stops it."""
+    in_word = False
+    for i, (_, _, kind) in enumerate(pieces):
+        if kind != PIECE_CONT:
+            if in_word and i >= max_len:
+                return pieces[:i]
+            in_word = kind == PIECE_WORD
+    return pieces
+
+
 def truncate(a, b, max_len):
-    """tokenizers' truncate_encodings, LongestFirst, room T = max_len - specials;
-    tokenizers 0.23 first cuts each text of a pair to max_len tokens."""
+    """tokenizers' truncate_encodings, LongestFirst, room T = max_len - specials,
+    on what encoded_of_pair keeps of each text of a pair."""
     room = max_len - (3 if b is not None else 2)
     if len(a) + (len(b) if b is not None else 0) <= room:
         return a, b
     if b is None:
         return a[:room], b
-    a, b = a[:max_len], b[:max_len]
+    a, b = encoded_of_pair(a, max_len), encoded_of_pair(b, max_len)
     n1, n2 = sorted((len(a), len(b)))
     n2 = n1 if n1 > room else max(n1, room - n1)
     if n1 + n2 > room:
@@ -212,6 +228,8 @@ def encode(vocab, a_text, b_text=None, max_len=0, pad=False, lower=True):
     b = tokenize(vocab, b_text, lower) if b_text is not None else None
     if max_len:
         a, b = truncate(a, b, max_len)
+    a = [(i, o) for i, o, _ in a]
+    b = [(i, o) for i, o, _ in b] if b is not None else None
     cls, sep = (vocab["[CLS]"], (0, 0)), (vocab["[SEP]"], (0, 0))
     seq = [cls] + a + [sep]
     types = [0] * len(seq)

@@ -8,10 +8,14 @@
 
 #include <string.h>
 
+/* What a piece is to the pair truncation of tokenizers (encoded_of_pair). */
+typedef enum { PIECE_CONT, PIECE_WORD_START, PIECE_SPECIAL } PieceKind;
+
 /* One wordpiece of a text, with its span in the original text. */
 typedef struct Piece {
     int32_t id;
     int32_t start, end, bstart, bend;
+    PieceKind kind;
 } Piece;
 
 /* A text decoded into code points, and the buffers tokenizing it uses. */
@@ -33,9 +37,9 @@ typedef struct Work {
 
 /* A piece of normalised chars [0, n) spans the original text from its first
  * char's start to its last char's end (tokenizers' expand_alignments). */
-static void push_piece(Work *w, int32_t id, const NormChar *c, int32_t n)
+static void push_piece(Work *w, int32_t id, const NormChar *c, int32_t n, PieceKind kind)
 {
-    Piece p = {id, c[0].start, c[n - 1].end, c[0].bstart, c[n - 1].bend};
+    Piece p = {id, c[0].start, c[n - 1].end, c[0].bstart, c[n - 1].bend, kind};
     w->pieces[w->n_pieces++] = p;
 }
 
@@ -65,13 +69,13 @@ static void wordpiece(const Tokenizer *t, Work *w, const NormChar *c, int32_t n)
             end--;
         if (id < 0)
             break;
-        push_piece(w, id, c + start, end - start);
+        push_piece(w, id, c + start, end - start, start == 0 ? PIECE_WORD_START : PIECE_CONT);
         start = end;
         if (start == n)
             return;
     }
     w->n_pieces = first;
-    push_piece(w, t->unk_id, c, n);
+    push_piece(w, t->unk_id, c, n, PIECE_WORD_START);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -153,7 +157,7 @@ static void tokenize_text(const Tokenizer *t, Work *w)
             flush_word(t, w);
         if (len > 0) {
             NormChar c = {'[', i, i + len, w->bpos[i], w->bpos[i + len]};
-            push_piece(w, id, &c, 1);
+            push_piece(w, id, &c, 1, PIECE_SPECIAL);
             i += len;
             continue;
         }
@@ -213,15 +217,35 @@ static int decode_text(Work *w, Arena *a, const char *what, const char *s, size_
 /* Encoding: special tokens, truncation, padding                             */
 /* ------------------------------------------------------------------------ */
 
+/* How many of w's pieces tokenizers 0.23 keeps of one text of a pair
+ * truncated to max_len before LongestFirst sees it: it encodes the words
+ * (pre-tokens) and the special tokens written in the text in order,
+ * counting every piece, and stops after the first WORD that brings the
+ * count to max_len or more (a special token never stops it). Found by
+ * experiment with the npm package; the fixtures hold such cases. */
+static int32_t encoded_of_pair(const Work *w, int32_t max_len)
+{
+    bool in_word = false;
+    for (int32_t i = 0; i < w->n_pieces; i++) {
+        PieceKind k = w->pieces[i].kind;
+        if (k != PIECE_CONT) {
+            if (in_word && i >= max_len)
+                return i;
+            in_word = k == PIECE_WORD_START;
+        }
+    }
+    return w->n_pieces;
+}
+
 /* tokenizers' truncate_encodings, strategy LongestFirst, with room for
  * T = max_len - specials tokens. One text keeps its first T (none, if T is
- * 0: the fast tokenizer does not refuse). A pair: tokenizers 0.23 first cuts
- * each text to max_len tokens on its own while encoding it; then both are
- * kept when they fit, else the shorter, n1, is kept whole if the longer
- * still gets at least as many (n2 = max(n1, T - n1)), else both are cut to
- * T / 2, the longer getting the odd one (text B on a tie). The slow
- * tokenizer instead drops one token at a time from the longer text, which
- * can end differently (docs/tokenizer.md). */
+ * 0: the fast tokenizer does not refuse). A pair (na, nb: the pieces
+ * encoded_of_pair keeps): both are kept when they fit; else the shorter,
+ * n1, is kept whole if the longer still gets at least as many
+ * (n2 = max(n1, T - n1)); else both are cut to T / 2, the longer getting
+ * the odd one (text B on a tie). The slow tokenizer instead drops one
+ * token at a time from the longer text, which can end differently
+ * (docs/tokenizer.md). */
 static int truncate_longest_first(int32_t *na, int32_t *nb, bool pair, int32_t max_len,
                                   BertcError *err)
 {
@@ -236,8 +260,6 @@ static int truncate_longest_first(int32_t *na, int32_t *nb, bool pair, int32_t m
         *na = T;
         return 0;
     }
-    *na = *na < max_len ? *na : max_len;
-    *nb = *nb < max_len ? *nb : max_len;
     bool swap = *na > *nb;
     int32_t n1 = swap ? *nb : *na, n2 = swap ? *na : *nb;
     n2 = n1 > T ? n1 : (n1 > T - n1 ? n1 : T - n1);
@@ -306,6 +328,10 @@ int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t le
     }
     if (max_len < 0)
         return bertc_errorf(err, "max_len must be >= 0 (0: no truncation), got %d", (int)max_len);
+    if (pair && max_len > 0) {
+        out->n_a = encoded_of_pair(&A, max_len);
+        out->n_b = encoded_of_pair(&B, max_len);
+    }
     if (max_len > 0 && truncate_longest_first(&out->n_a, &out->n_b, pair, max_len, err) != 0)
         return -1;
     int32_t S = out->n_a + out->n_b + (pair ? 3 : 2);

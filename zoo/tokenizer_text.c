@@ -158,8 +158,9 @@ static int decompose_one(uint32_t cp, uint32_t *out)
 /* BertNormalizer: strip_accents (NFD, drop Mn), then lowercase              */
 /* ------------------------------------------------------------------------ */
 
-/* NFD of each character; every output inherits its source's span (the
- * characters NFD inserts share their source's alignment in tokenizers). */
+/* NFD of each character. The first character of each decomposition takes
+ * its source's place (marked by start = 0 until align_nfd); the others are
+ * inserted after it (start = -1). */
 static int decompose(const NormChar *raw, int n, NormChar *out)
 {
     int m = 0;
@@ -167,30 +168,47 @@ static int decompose(const NormChar *raw, int n, NormChar *out)
         uint32_t dec[UC_SEQ_MAX];
         int nd = decompose_one(raw[i].cp, dec);
         for (int d = 0; d < nd; d++) {
-            out[m] = raw[i];
-            out[m++].cp = dec[d];
+            NormChar c = {dec[d], d == 0 ? 0 : -1, 0, 0, 0};
+            out[m++] = c;
         }
     }
     return m;
 }
 
 /* The canonical ordering step of NFD: a stable sort by combining class of
- * every maximal run of characters whose class is not 0. Only the code
- * points move: tokenizers hands the reordered characters the alignments of
- * the positions they land in, so the spans stay where they are. */
+ * every maximal run of characters whose class is not 0. */
 static void canonical_order(NormChar *w, int n)
 {
     for (int i = 1; i < n; i++) {
         int c = ccc_of(w[i].cp);
         if (c == 0)
             continue;
-        uint32_t x = w[i].cp;
+        NormChar x = w[i];
         int j = i;
         while (j > 0 && ccc_of(w[j - 1].cp) > c) {
-            w[j].cp = w[j - 1].cp;
+            w[j] = w[j - 1];
             j--;
         }
-        w[j].cp = x;
+        w[j] = x;
+    }
+}
+
+/* The alignments tokenizers' transform gives the (reordered) NFD: each
+ * character that takes a place gets the span of the next original
+ * character in order, each inserted one the span of the character before
+ * it. So reordering moves characters, not spans: in "İ\U0001D16D" the
+ * inserted dot of 'İ' and the mark after it trade places, and the mark
+ * keeps its own span. */
+static void align_nfd(const NormChar *raw, NormChar *w, int m)
+{
+    int next = 0;
+    for (int k = 0; k < m; k++) {
+        /* (An inserted character is never first: it follows its own
+         * decomposition's first, whose class is not higher.) */
+        const NormChar *src = w[k].start == 0 ? &raw[next++] : k > 0 ? &w[k - 1] : &raw[next];
+        uint32_t cp = w[k].cp;
+        w[k] = *src;
+        w[k].cp = cp;
     }
 }
 
@@ -231,6 +249,7 @@ int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, 
     }
     int m = decompose(raw, n, out);
     canonical_order(out, m);
+    align_nfd(raw, out, m);
     m = drop_mn(out, m, tmp);
     return lowercase(tmp, m, out);
 }
