@@ -163,4 +163,6 @@ async function main() {
                          .replace('"cases":[]}', '"cases":[\n') + body + '\n]}\n');
 }
 
-main().catch(e => { console.error('hf_tokenizer_fixtures.js: ' + e.message); process.exit(1); });
+module.exports = {build};
+if (require.main === module)
+    main().catch(e => { console.error('hf_tokenizer_fixtures.js: ' + e.message); process.exit(1); });

@@ -10,7 +10,13 @@
 # this: it reads the committed files.
 #
 #     tools/hf_tokenizer_fixtures.sh            (from the repository root)
+#     tools/hf_tokenizer_fixtures.sh --random N (also N random texts and pairs,
+#         uncased and cased, through both; needs `make build/libbertc.a`)
 set -eu
+RANDOM_N=0
+if [ "${1:-}" = "--random" ]; then
+    RANDOM_N=${2:?--random needs a count}
+fi
 DIR=${HF_NPM_DIR:-/tmp/bertc-hf-tokenizers}
 VERSION=${HF_TOKENIZERS_VERSION:-0.23.2}
 if [ ! -f "$DIR/node_modules/tokenizers/package.json" ]; then
@@ -37,3 +43,16 @@ mv "$TMP/hf_uncased.json" "$TMP/hf_cased.json" test/data/tokenizer/
 # difference is listed (expected only for Unicode-version differences).
 python3 tools/tokenizer_ref.py --check test/data/tokenizer/hf_uncased.json || true
 python3 tools/tokenizer_ref.py --cased --check test/data/tokenizer/hf_cased.json || true
+
+if [ "$RANDOM_N" -gt 0 ]; then
+    cc -std=c11 -O2 -I. tools/hf_tokenizer_random.c build/libbertc.a -lm -lpthread \
+        -o "$TMP/hf_tokenizer_random"
+    for mode in uncased cased; do
+        mkdir -p "$TMP/$mode"
+        node tools/hf_tokenizer_random.js write data/bert-base-uncased-vocab.txt $mode \
+            "$RANDOM_N" 2024 "$TMP/$mode"
+        "$TMP/hf_tokenizer_random" data/bert-base-uncased-vocab.txt $mode "$TMP/$mode/cases.bin" \
+            > "$TMP/$mode/bertc.jsonl"
+        node tools/hf_tokenizer_random.js compare "$TMP/$mode"
+    done
+fi
