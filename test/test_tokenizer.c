@@ -1,10 +1,11 @@
 /* test/test_tokenizer.c — the WordPiece tokenizer (zoo/tokenizer*.c, SPEC §7):
- * ids, token types, mask and offsets of 321 cases as Hugging Face's own
+ * ids, token types, mask and offsets of 349 cases as Hugging Face's own
  * BertTokenizerFast gives them (test/data/tokenizer/hf_uncased.json, written
  * by tools/hf_tokenizer_fixtures.sh with the npm `tokenizers` 0.23: the
  * 151 inputs of tools/tokenizer_ref.py plus a corpus of every class of
- * input) on the real bert-base-uncased vocab, the same cased
- * (hf_cased.json, lowercase=False) on the small cased-vocab.txt, the
+ * input) on the real bert-base-uncased vocab, 260 cased (hf_cased.json,
+ * lowercase=False) on the small cased-vocab.txt, named regression tests
+ * for each class of difference from the old BertTokenizer-style code, the
  * third-party golden data in ../shared/real when present, ids read off the
  * vocab by hand, WordPiece on a tiny vocab, truncation, and every error:
  * bad UTF-8 input, bad vocab files, impossible max_len; random bytes never

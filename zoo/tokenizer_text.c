@@ -158,9 +158,12 @@ static int decompose_one(uint32_t cp, uint32_t *out)
 /* BertNormalizer: strip_accents (NFD, drop Mn), then lowercase              */
 /* ------------------------------------------------------------------------ */
 
-/* NFD of each character. The first character of each decomposition takes
- * its source's place (marked by start = 0 until align_nfd); the others are
- * inserted after it (start = -1). */
+/* Until align_nfd hands out the spans, the start of a decomposed character
+ * says whether it takes its source's place (the first of a decomposition)
+ * or is inserted after it (the others). */
+enum { NFD_TAKES_PLACE = 0, NFD_INSERTED = -1 };
+
+/* NFD of each character, before canonical ordering. */
 static int decompose(const NormChar *raw, int n, NormChar *out)
 {
     int m = 0;
@@ -168,7 +171,7 @@ static int decompose(const NormChar *raw, int n, NormChar *out)
         uint32_t dec[UC_SEQ_MAX];
         int nd = decompose_one(raw[i].cp, dec);
         for (int d = 0; d < nd; d++) {
-            NormChar c = {dec[d], d == 0 ? 0 : -1, 0, 0, 0};
+            NormChar c = {dec[d], d == 0 ? NFD_TAKES_PLACE : NFD_INSERTED, 0, 0, 0};
             out[m++] = c;
         }
     }
@@ -205,7 +208,9 @@ static void align_nfd(const NormChar *raw, NormChar *w, int m)
     for (int k = 0; k < m; k++) {
         /* (An inserted character is never first: it follows its own
          * decomposition's first, whose class is not higher.) */
-        const NormChar *src = w[k].start == 0 ? &raw[next++] : k > 0 ? &w[k - 1] : &raw[next];
+        const NormChar *src = w[k].start == NFD_TAKES_PLACE ? &raw[next++]
+                              : k > 0                         ? &w[k - 1]
+                                                              : &raw[next];
         uint32_t cp = w[k].cp;
         w[k] = *src;
         w[k].cp = cp;
