@@ -1,23 +1,36 @@
 #!/usr/bin/python3
 """Generate zoo/unicode_tables.c: the Unicode facts the WordPiece tokenizer
-(SPEC §7, Hugging Face BertTokenizer) needs, taken from this Python's
-`unicodedata` and `str.lower()` so the C tokenizer agrees with the Python one.
+(SPEC §7, Hugging Face BertTokenizerFast) needs, as Hugging Face's own Rust
+code answers them. tools/hf_unicode_probe.js asks the npm `tokenizers`
+package about every code point; this script turns the answers into tables:
 
-    /usr/bin/python3 tools/gen_unicode_tables.py > zoo/unicode_tables.c
+    tools/hf_tokenizer_fixtures.sh      (runs both, and writes the fixtures)
+    /usr/bin/python3 tools/gen_unicode_tables.py probe.jsonl > zoo/unicode_tables.c
+
+Why HF and not Python's unicodedata: the fast tokenizer takes its classes
+from several crates of different Unicode versions (unicode_categories for
+control / nonspacing mark / punctuation, unicode-normalization-alignments
+for NFD, Rust's std for whitespace and lowercase), and so keeps unassigned
+code points (Cn), does not strip marks newer than its tables, and so on;
+docs/tokenizer.md lists the differences from the slow tokenizer.
 
 Tables (all sorted, searched by bisection in zoo/tokenizer_text.c):
   uc_class     run-length code-point classes: each entry (first, flags) holds
                for first .. next entry's first - 1. Flags are UC_* below.
-  uc_lower     str.lower() of ONE code point (HF lowercases character by
-               character, see zoo/zoo.h) where it is ONE code point, as
-               runs (first, last, stride, delta): cp in [first, last] with
-               (cp - first) % stride == 0 lowers to cp + delta.
+  uc_lower     lowercase of ONE code point (Rust char::to_lowercase, one
+               character at a time, so 'Σ' is always 'σ') where it is ONE
+               code point, as runs (first, last, stride, delta): cp in
+               [first, last] with (cp - first) % stride == 0 lowers to
+               cp + delta.
   uc_lower_multi  the code points that lower to more than one (U+0130).
-  uc_ccc       canonical combining class runs (first, last, ccc), ccc != 0.
-  uc_decomp    full canonical decomposition (NFD of one code point) for every
-               code point that has one, Hangul syllables excepted (they are
-               decomposed by the algorithm of Unicode §3.12 in C).
+  uc_ccc       canonical combining class runs (first, last, ccc), ccc != 0,
+               for the code points HF's NFD reorders (values from Python's
+               unicodedata: only their order matters).
+  uc_decomp    HF's NFD of one code point for every code point that has
+               one, Hangul syllables excepted (zoo/tokenizer_text.c
+               decomposes them by the algorithm of Unicode §3.12).
 """
+import json
 import sys
 import unicodedata
 
@@ -25,61 +38,56 @@ MAX_CP = 0x110000
 SURROGATES = range(0xD800, 0xE000)
 
 # Flag bits; zoo/tokenizer_internal.h defines the same names and values.
-UC_CONTROL = 1     # HF _is_control: category C* except \t \n \r
-UC_SPACE = 2       # HF _is_whitespace: ' ', \t, \n, \r or category Zs
-UC_PUNCT = 4       # HF _is_punctuation: ASCII 33-47, 58-64, 91-96, 123-126 or P*
-UC_MN = 8          # category Mn (dropped by HF _run_strip_accents)
-UC_PYSPACE = 16    # str.isspace(): what str.split() (whitespace_tokenize) splits on
-UC_CJK = 32        # HF BasicTokenizer._is_chinese_char
-
-CJK_RANGES = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
-
-def is_ascii_punct(cp):
-    return 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126
+UC_CONTROL = 1     # BertNormalizer clean_text removes it (probe "rm")
+UC_SPACE = 2       # clean_text maps it to ' ', BertPreTokenizer splits there ("sp", "ws")
+UC_PUNCT = 4       # BertPreTokenizer isolates it ("pu")
+UC_MN = 8          # strip_accents drops it after NFD ("mn")
+UC_CJK = 32        # handle_chinese_chars puts spaces around it ("cjk")
 
 
-def flags_of(cp):
-    c = chr(cp)
-    cat = unicodedata.category(c)
+def read_probe(path):
+    with open(path, encoding="utf-8") as f:
+        return {r["cp"]: r for r in map(json.loads, f) if r}
+
+
+def flags_of(probe, cp):
+    r = probe.get(cp, {})
     f = 0
-    if cat.startswith("C") and c not in "\t\n\r":
+    if r.get("rm"):
         f |= UC_CONTROL
-    if c in " \t\n\r" or cat == "Zs":
+    if r.get("sp") or r.get("ws"):
         f |= UC_SPACE
-    if is_ascii_punct(cp) or cat.startswith("P"):
+    if r.get("pu"):
         f |= UC_PUNCT
-    if cat == "Mn":
+    if r.get("mn"):
         f |= UC_MN
-    if c.isspace():
-        f |= UC_PYSPACE
-    if any(lo <= cp <= hi for lo, hi in CJK_RANGES):
+    if r.get("cjk"):
         f |= UC_CJK
     return f
 
 
-def class_runs():
+def class_runs(probe):
     runs, prev = [], None
     for cp in range(MAX_CP):
-        f = UC_CONTROL if cp in SURROGATES else flags_of(cp)
+        f = UC_CONTROL if cp in SURROGATES else flags_of(probe, cp)
         if f != prev:
             runs.append((cp, f))
             prev = f
     return runs
 
 
-def lower_runs():
+def lower_runs(probe):
     """(first, last, stride, delta) runs of single-code-point lowercasing,
     greedily extending a run while the stride and delta stay the same."""
     pairs, multi = [], []
-    for cp in range(MAX_CP):
-        if cp in SURROGATES:
+    for cp in sorted(probe):
+        low = probe[cp].get("lo")
+        if low is None:
             continue
-        low = chr(cp).lower()
         if len(low) > 1:
-            multi.append((cp, [ord(x) for x in low]))
-        elif ord(low) != cp:
-            pairs.append((cp, ord(low) - cp))
+            multi.append((cp, low))
+        else:
+            pairs.append((cp, low[0] - cp))
     runs = []
     for cp, delta in pairs:
         if runs:
@@ -92,12 +100,11 @@ def lower_runs():
     return runs, multi
 
 
-def ccc_runs():
+def ccc_runs(probe):
     runs = []
-    for cp in range(MAX_CP):
+    for cp in sorted(cp for cp, r in probe.items() if r.get("nz")):
         ccc = unicodedata.combining(chr(cp))
-        if ccc == 0:
-            continue
+        assert ccc != 0, f"HF reorders U+{cp:04X}, Python's class is 0"
         if runs and runs[-1][1] == cp - 1 and runs[-1][2] == ccc:
             runs[-1] = (runs[-1][0], cp, ccc)
         else:
@@ -105,46 +112,63 @@ def ccc_runs():
     return runs
 
 
-def decompositions():
+def decompositions(probe):
+    return [(cp, r["nfd"]) for cp, r in sorted(probe.items())
+            if "nfd" in r and not 0xAC00 <= cp <= 0xD7A3]
+
+
+def normalize_one(probe, cp):
+    """What zoo/tokenizer_text.c does to one code point alone (uncased):
+    clean_text, CJK spacing, NFD, drop Mn, lowercase."""
+    f = flags_of(probe, cp)
+    if f & UC_CONTROL:
+        return []
+    if f & UC_SPACE:
+        return [32]
     out = []
-    for cp in range(MAX_CP):
-        if cp in SURROGATES or 0xAC00 <= cp <= 0xD7A3:
-            continue
-        nfd = unicodedata.normalize("NFD", chr(cp))
-        if nfd != chr(cp):
-            out.append((cp, [ord(x) for x in nfd]))
-    return out
+    for d in probe.get(cp, {}).get("nfd", [cp]):
+        if not flags_of(probe, d) & UC_MN:
+            out += probe.get(d, {}).get("lo", [d])
+    return [32] + out + [32] if f & UC_CJK else out
 
 
-def check_assumptions(multi, decomp):
-    """Facts zoo/tokenizer_text.c relies on; fail loudly if a new Unicode
-    version breaks one."""
+def check_assumptions(probe, multi, decomp):
+    """Facts zoo/tokenizer_text.c relies on; fail loudly if a new version of
+    tokenizers breaks one."""
     assert all(len(d) <= 4 for _, d in decomp), "a decomposition longer than 4"
     assert all(len(m) <= 3 for _, m in multi), "a lowercase longer than 3"
-    for cp, d in decomp + multi:
-        if flags_of(cp) & (UC_SPACE | UC_CONTROL):
-            continue            # _clean_text turned it into ' ' or removed it
-        for x in d:
-            f = flags_of(x)
-            assert not f & (UC_PYSPACE | UC_CONTROL), f"U+{cp:04X} yields a space or control"
-    # One raw character becomes at most UC_EXPAND_MAX normalised ones.
-    assert max(len(unicodedata.normalize("NFD", chr(cp).lower()))
-               for cp in range(MAX_CP) if cp not in SURROGATES) <= 4
+    for cp in range(MAX_CP):
+        if cp in SURROGATES:
+            continue
+        want = probe.get(cp, {}).get("full", [cp])
+        got = normalize_one(probe, cp)
+        assert got == want, f"U+{cp:04X}: tables give {got}, BertNormalizer {want}"
+        f = flags_of(probe, cp)
+        if f & (UC_CONTROL | UC_SPACE):
+            continue
+        got = [x for x in got if x != 32] if f & UC_CJK else got
+        # One raw character becomes at most UC_EXPAND_MAX normalised ones,
+        # none of them a space or a removed character.
+        assert len(got) <= 4, f"U+{cp:04X} normalises to {len(got)} characters"
+        for x in got:
+            assert not flags_of(probe, x) & (UC_SPACE | UC_CONTROL), \
+                f"U+{cp:04X} yields a space or a removed character"
 
 
-def emit(out):
-    runs = class_runs()
-    lows, multi = lower_runs()
-    cccs = ccc_runs()
-    decomp = decompositions()
-    check_assumptions(multi, decomp)
+def emit(probe, out):
+    runs = class_runs(probe)
+    lows, multi = lower_runs(probe)
+    cccs = ccc_runs(probe)
+    decomp = decompositions(probe)
+    check_assumptions(probe, multi, decomp)
     w = out.write
-    w("/* zoo/unicode_tables.c — GENERATED by tools/gen_unicode_tables.py from Python\n")
-    w(f" * {sys.version.split()[0]}'s unicodedata (Unicode {unicodedata.unidata_version}) and\n")
-    w(" * str.lower(). Do not edit; rerun the generator. */\n")
+    w("/* zoo/unicode_tables.c — GENERATED by tools/gen_unicode_tables.py from what\n")
+    w(" * Hugging Face tokenizers (npm, tools/hf_unicode_probe.js) does with each code\n")
+    w(f" * point; combining classes from Python {sys.version.split()[0]}'s unicodedata.\n")
+    w(" * Do not edit; rerun tools/hf_tokenizer_fixtures.sh. */\n")
     w('#include "zoo/tokenizer_internal.h"\n\n')
-    w(f'const char uc_unicode_version[] = "{unicodedata.unidata_version}";\n\n')
-    w(f"const UcClassRun uc_class[] = {{\n")
+    w('const char uc_unicode_version[] = "tokenizers 0.23 BertNormalizer";\n\n')
+    w("const UcClassRun uc_class[] = {\n")
     write_rows(w, [f"{{0x{cp:X},{f}}}" for cp, f in runs])
     w(f"const int uc_class_n = {len(runs)};\n\n")
     w("const UcLowerRun uc_lower[] = {\n")
@@ -176,4 +200,6 @@ def write_rows(w, rows, width=96):
 
 
 if __name__ == "__main__":
-    emit(sys.stdout)
+    if len(sys.argv) != 2:
+        sys.exit("usage: gen_unicode_tables.py PROBE.jsonl (from tools/hf_unicode_probe.js)")
+    emit(read_probe(sys.argv[1]), sys.stdout)

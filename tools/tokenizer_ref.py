@@ -1,26 +1,28 @@
 #!/usr/bin/python3
-"""An independent Python implementation of Hugging Face BertTokenizer
-(do_lower_case=True, or with --cased do_lower_case=False and
-strip_accents=None) used to produce the expected outputs the C tokenizer
-(zoo/tokenizer*.c) is tested against. It is written from the algorithm's
-description (SPEC §7 and the docstrings of transformers' tokenization_bert.py)
-and does not import transformers, so the two implementations only agree if
-both follow the algorithm.
+"""An independent Python implementation of Hugging Face BertTokenizerFast
+(tokenizers' BertNormalizer + BertPreTokenizer + WordPiece + BertProcessing,
+lowercase=True; with --cased lowercase=False), written from the algorithm's
+description (docs/tokenizer.md) without importing transformers or tokenizers.
+It is a cross-check, not the authority: the expected outputs the C tokenizer
+is tested against are written by Hugging Face's own code
+(tools/hf_tokenizer_fixtures.sh), and this script checks that it agrees:
 
-    /usr/bin/python3 tools/tokenizer_ref.py data/bert-base-uncased-vocab.txt \
-        > test/data/tokenizer/cases.json
-    /usr/bin/python3 tools/tokenizer_ref.py --cased test/data/tokenizer/cased-vocab.txt \
-        > test/data/tokenizer/cases_cased.json
+    /usr/bin/python3 tools/tokenizer_ref.py --check test/data/tokenizer/hf_uncased.json
+    /usr/bin/python3 tools/tokenizer_ref.py --cased --check test/data/tokenizer/hf_cased.json
+    /usr/bin/python3 tools/tokenizer_ref.py --inputs [--cased] > inputs.json
 
-Cased, the words are neither lowercased nor accent-stripped and nothing else
-changes, as BertTokenizerFast (tokenizers' BertNormalizer, lowercase=False).
-The slow BertTokenizer of transformers >= 4.31 also NFC-composes the text;
-this does not (see zoo/zoo.h), so "e\u0301" stays two characters here.
+--inputs prints the texts of its cases (hand-written and 100 random ones from
+a fixed seed) for tools/hf_tokenizer_fixtures.js. Its character classes come
+from Python's unicodedata (Unicode 14 for Python 3.11), while tokenizers takes
+them from crates of older and newer Unicode versions (zoo/unicode_tables.c is
+generated from tokenizers itself), so the two may disagree on characters whose
+category changed between versions; --check lists every disagreement.
 
-Every character carries the index of the ORIGINAL code point it came from,
-so offsets (code points, end exclusive) fall out of the same pass: a removed
-character (control, combining mark) widens the span of the kept character
-before it in its word; special tokens added by the encoder get (0, 0).
+Every character carries the span of the ORIGINAL code point it came from, as
+tokenizers' NormalizedString alignments: a removed character (control,
+format, private use) or a stripped combining mark leaves no trace, and a
+token spans from its first character's start to its last character's end;
+special tokens added by the encoder get (0, 0).
 """
 import json
 import random
@@ -36,7 +38,8 @@ def is_whitespace(ch):
 
 
 def is_control(ch):
-    return ch not in "\t\n\r" and unicodedata.category(ch)[0] == "C"
+    """clean_text's is_control: Cc, Cf, Co, Cs; unassigned (Cn) is kept."""
+    return ch not in "\t\n\r" and unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs")
 
 
 def is_punct(ch):
@@ -81,8 +84,6 @@ def raw_words(chunk, base):
     for k, ch in enumerate(chunk):
         pos = base + k
         if ch in "\x00\ufffd" or is_control(ch):
-            if cur:
-                cur[-1].hi = pos + 1
             continue
         if is_whitespace(ch) or ch.isspace() or is_cjk(ch):
             if cur:
@@ -98,42 +99,38 @@ def raw_words(chunk, base):
 
 
 def lower_word(word):
-    """Lowercase one character at a time, as HF does: PreTrainedTokenizer
-    .tokenize lowercases the text with re.sub over single characters before
-    BasicTokenizer sees it, so a capital sigma never becomes the final sigma
-    that str.lower() of a whole word would give."""
+    """Lowercase one character at a time (Rust char::to_lowercase), so a
+    capital sigma never becomes the final sigma that str.lower() of a whole
+    word would give; extra characters share their source's span."""
     return [Span(c, s.lo, s.hi) for s in word for c in s.ch.lower()]
 
 
 def strip_accents(word):
     """NFD of the word, then drop category Mn; each decomposed character keeps
-    its source span, and a dropped mark widens the kept one before it."""
+    its source span, reordering moves characters but not spans, and a dropped
+    mark leaves no trace."""
     expanded = []
     for s in word:
         for c in unicodedata.normalize("NFD", s.ch):
             expanded.append(Span(c, s.lo, s.hi))
     expanded = reorder(expanded)
-    kept = []
-    for s in expanded:
-        if unicodedata.category(s.ch) == "Mn":
-            if kept:
-                kept[-1].hi = max(kept[-1].hi, s.hi)
-                kept[-1].lo = min(kept[-1].lo, s.lo)
-            continue
-        kept.append(Span(s.ch, s.lo, s.hi))
+    kept = [s for s in expanded if unicodedata.category(s.ch) != "Mn"]
     check = unicodedata.normalize("NFD", "".join(s.ch for s in word))
     assert "".join(s.ch for s in expanded) == check, "reorder disagrees with NFD"
     return kept
 
 
 def reorder(spans):
-    """Canonical ordering: stable sort of each run of non-zero combining class."""
+    """Canonical ordering: stable sort of each run of non-zero combining class.
+    The characters move, the spans stay at their positions (tokenizers gives
+    the reordered characters the alignments of the places they land in)."""
     out, run = [], []
     for s in spans + [None]:
         if s is not None and unicodedata.combining(s.ch):
             run.append(s)
             continue
-        out += sorted(run, key=lambda x: unicodedata.combining(x.ch))
+        chars = sorted((x.ch for x in run), key=unicodedata.combining)
+        out += [Span(c, x.lo, x.hi) for c, x in zip(chars, run)]
         run = []
         if s is not None:
             out.append(s)
@@ -156,24 +153,28 @@ def split_punct(word):
 
 
 def span_of(spans):
-    return (min(s.lo for s in spans), max(s.hi for s in spans))
+    """tokenizers' expand_alignments: first character's start, last's end."""
+    return (spans[0].lo, spans[-1].hi)
+
+
+PIECE_WORD, PIECE_CONT, PIECE_SPECIAL = "word", "cont", "special"   # what a piece is
 
 
 def wordpiece(vocab, word):
-    """[(id, (lo, hi))] for one basic token: greedy longest match first."""
+    """[(id, (lo, hi), kind)] for one basic token: greedy longest match first."""
     chars = [s.ch for s in word]
     if len(chars) > MAX_WORD:
-        return [(vocab["[UNK]"], span_of(word))]
+        return [(vocab["[UNK]"], span_of(word), PIECE_WORD)]
     out, start = [], 0
     while start < len(chars):
         for end in range(len(chars), start, -1):
             piece = ("##" if start else "") + "".join(chars[start:end])
             if piece in vocab:
-                out.append((vocab[piece], span_of(word[start:end])))
+                out.append((vocab[piece], span_of(word[start:end]), PIECE_CONT if start else PIECE_WORD))
                 start = end
                 break
         else:
-            return [(vocab["[UNK]"], span_of(word))]
+            return [(vocab["[UNK]"], span_of(word), PIECE_WORD)]
     return out
 
 
@@ -181,25 +182,45 @@ def tokenize(vocab, text, lower=True):
     out = []
     for special, base, chunk in split_specials(text):
         if special:
-            out.append((vocab[chunk], (base, base + len(chunk))))
+            out.append((vocab[chunk], (base, base + len(chunk)), PIECE_SPECIAL))
             continue
         for word in raw_words(chunk, base):
             if lower:
-                word = strip_accents(lower_word(word))
+                word = lower_word(strip_accents(word))
             for part in split_punct(word):
                 out += wordpiece(vocab, part)
     return out
 
 
+def encoded_of_pair(pieces, max_len):
+    """What tokenizers 0.23 encodes of one text of a truncated pair: it stops
+    after the first word that brings the count of pieces (special tokens
+    included) to max_len; a special token never stops it."""
+    in_word = False
+    for i, (_, _, kind) in enumerate(pieces):
+        if kind != PIECE_CONT:
+            if in_word and i >= max_len:
+                return pieces[:i]
+            in_word = kind == PIECE_WORD
+    return pieces
+
+
 def truncate(a, b, max_len):
-    """truncate_sequences, 'longest_first'."""
-    extra = len(a) + (len(b) if b is not None else 0) + (3 if b is not None else 2) - max_len
-    for _ in range(max(extra, 0)):
-        if b is None or len(a) > len(b):
-            a = a[:-1]
-        else:
-            b = b[:-1]
-    return a, b
+    """tokenizers' truncate_encodings, LongestFirst, room T = max_len - specials,
+    on what encoded_of_pair keeps of each text of a pair."""
+    room = max_len - (3 if b is not None else 2)
+    if len(a) + (len(b) if b is not None else 0) <= room:
+        return a, b
+    if b is None:
+        return a[:room], b
+    a, b = encoded_of_pair(a, max_len), encoded_of_pair(b, max_len)
+    n1, n2 = sorted((len(a), len(b)))
+    n2 = n1 if n1 > room else max(n1, room - n1)
+    if n1 + n2 > room:
+        n1, n2 = room // 2, room // 2 + room % 2
+    if len(a) > len(b):
+        n1, n2 = n2, n1
+    return a[:n1], b[:n2]
 
 
 def encode(vocab, a_text, b_text=None, max_len=0, pad=False, lower=True):
@@ -207,6 +228,8 @@ def encode(vocab, a_text, b_text=None, max_len=0, pad=False, lower=True):
     b = tokenize(vocab, b_text, lower) if b_text is not None else None
     if max_len:
         a, b = truncate(a, b, max_len)
+    a = [(i, o) for i, o, _ in a]
+    b = [(i, o) for i, o, _ in b] if b is not None else None
     cls, sep = (vocab["[CLS]"], (0, 0)), (vocab["[SEP]"], (0, 0))
     seq = [cls] + a + [sep]
     types = [0] * len(seq)
@@ -321,28 +344,51 @@ def random_cases(lines, n, seed=2024):
     return [(t, None, 0, False) for t in texts]
 
 
+def read_vocab(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [x[:-1] if x.endswith("\r") else x for x in lines]
+    vocab = {tok: i for i, tok in enumerate(lines)}
+    assert len(vocab) == len(lines)
+    return lines, vocab
+
+
+def check(path, lower):
+    """Compares this reference with a fixture written by HF; returns the
+    number of cases that disagree, each listed on stderr."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    assert doc["do_lower_case"] == lower, f"{path} is for do_lower_case {doc['do_lower_case']}"
+    lines, vocab = read_vocab(doc["vocab"])
+    bad = 0
+    for c in doc["cases"]:
+        got = encode(vocab, c["a"], c.get("b"), c["max_len"], c["pad"], lower)
+        diff = [k for k in ("ids", "types", "mask", "offsets") if got[k] != c[k]]
+        if diff:
+            bad += 1
+            print(f"{c['name']} {c['a']!r} {c.get('b')!r}: {', '.join(diff)} differ: "
+                  f"HF {c['tokens']} {c['offsets']}, here "
+                  f"{[lines[i] for i in got['ids']]} {got['offsets']}", file=sys.stderr)
+    print(f"{path}: {len(doc['cases']) - bad} of {len(doc['cases'])} cases agree")
+    return bad
+
+
 def main():
     args = sys.argv[1:]
     lower = "--cased" not in args
     args = [a for a in args if a != "--cased"]
-    path = args[0] if args else "data/bert-base-uncased-vocab.txt"
-    with open(path, encoding="utf-8", newline="") as f:
-        lines = f.read().split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    vocab = {tok: i for i, tok in enumerate(lines)}
-    assert len(vocab) == len(lines)
-    cases = []
-    cases_in = CASES + random_cases(lines, 100) if lower else CASES + CASED_CASES
-    for k, (a, b, max_len, pad) in enumerate(cases_in):
-        case = {"name": f"case{k:03d}", "a": a, "max_len": max_len, "pad": pad}
-        if b is not None:
-            case["b"] = b
-        case.update(encode(vocab, a, b, max_len, pad, lower))
-        case["tokens"] = [lines[i] for i in case["ids"]]
-        cases.append(case)
-    json.dump({"vocab": path, "do_lower_case": lower, "cases": cases}, sys.stdout, ensure_ascii=True, indent=1)
-    sys.stdout.write("\n")
+    if args[:1] == ["--check"] and len(args) == 2:
+        sys.exit(1 if check(args[1], lower) else 0)
+    if args[:1] == ["--inputs"]:
+        path = "data/bert-base-uncased-vocab.txt"
+        lines, _ = read_vocab(path)
+        cases_in = CASES + random_cases(lines, 100) if lower else CASES + CASED_CASES
+        json.dump([list(c) for c in cases_in], sys.stdout, ensure_ascii=True)
+        sys.stdout.write("\n")
+        return
+    sys.exit(__doc__)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,21 @@
-/* zoo/tokenizer.c — text to WordPiece ids, as Hugging Face BertTokenizer
- * (transformers/models/bert/tokenization_bert.py and tokenization_utils_base.py).
+/* zoo/tokenizer.c — text to WordPiece ids and offsets, as Hugging Face
+ * BertTokenizerFast (tokenizers: the added-token split, BertNormalizer,
+ * BertPreTokenizer, WordPiece, BertProcessing, utils/truncation.rs).
  * The Unicode work of one word is in zoo/tokenizer_text.c, the vocab in
- * zoo/tokenizer_vocab.c; the whole pipeline is described in zoo/zoo.h. */
+ * zoo/tokenizer_vocab.c; the whole pipeline is described in zoo/zoo.h and
+ * docs/tokenizer.md. */
 #include "zoo/tokenizer_internal.h"
 
 #include <string.h>
+
+/* What a piece is to the pair truncation of tokenizers (encoded_of_pair). */
+typedef enum { PIECE_CONT, PIECE_WORD_START, PIECE_SPECIAL } PieceKind;
 
 /* One wordpiece of a text, with its span in the original text. */
 typedef struct Piece {
     int32_t id;
     int32_t start, end, bstart, bend;
+    PieceKind kind;
 } Piece;
 
 /* A text decoded into code points, and the buffers tokenizing it uses. */
@@ -29,13 +35,11 @@ typedef struct Work {
 /* WordpieceTokenizer.tokenize: greedy longest-match-first                   */
 /* ------------------------------------------------------------------------ */
 
-/* A piece of chars [0, n) spans the union of their spans. */
-static void push_piece(Work *w, int32_t id, const NormChar *c, int32_t n)
+/* A piece of normalised chars [0, n) spans the original text from its first
+ * char's start to its last char's end (tokenizers' expand_alignments). */
+static void push_piece(Work *w, int32_t id, const NormChar *c, int32_t n, PieceKind kind)
 {
-    NormChar u = c[0];
-    for (int32_t i = 1; i < n; i++)
-        norm_join_span(&u, &c[i]);
-    Piece p = {id, u.start, u.end, u.bstart, u.bend};
+    Piece p = {id, c[0].start, c[n - 1].end, c[0].bstart, c[n - 1].bend, kind};
     w->pieces[w->n_pieces++] = p;
 }
 
@@ -65,24 +69,23 @@ static void wordpiece(const Tokenizer *t, Work *w, const NormChar *c, int32_t n)
             end--;
         if (id < 0)
             break;
-        push_piece(w, id, c + start, end - start);
+        push_piece(w, id, c + start, end - start, start == 0 ? PIECE_WORD_START : PIECE_CONT);
         start = end;
         if (start == n)
             return;
     }
     w->n_pieces = first;
-    push_piece(w, t->unk_id, c, n);
+    push_piece(w, t->unk_id, c, n, PIECE_WORD_START);
 }
 
 /* ------------------------------------------------------------------------ */
-/* BasicTokenizer.tokenize                                                   */
+/* BertNormalizer and BertPreTokenizer                                       */
 /* ------------------------------------------------------------------------ */
 
-/* The end of the word: lower + strip accents when t->do_lower_case
- * (tokenizer_text.c), then
- * _run_split_on_punc (every punctuation character is a word of its own),
- * then WordPiece on each part. A word left empty (only marks) vanishes, as
- * the second whitespace_tokenize of HF drops it. */
+/* The end of the word: strip accents + lowercase when t->do_lower_case
+ * (tokenizer_text.c), then BertPreTokenizer's split (every punctuation
+ * character is a word of its own), then WordPiece on each part. A word left
+ * empty (only marks) vanishes: it has no characters to make a token of. */
 static void flush_word(const Tokenizer *t, Work *w)
 {
     int32_t m = basic_normalize_word(w->raw, w->raw_n, t->do_lower_case, w->tmp, w->norm);
@@ -106,8 +109,10 @@ static void push_raw(Work *w, int32_t i)
     w->raw[w->raw_n++] = c;
 }
 
-/* The special token written at code point i (PreTrainedTokenizer.tokenize
- * splits the text on them before anything else): its id and length, or 0. */
+/* The special token written at code point i (the added-token split of
+ * tokenizers runs on the original text before anything else: "[CLS]" is
+ * one token anywhere, even inside a word, "[cls]" is not): its id and
+ * length, or 0. */
 static int32_t special_at(const Tokenizer *t, const Work *w, int32_t i, int32_t *id)
 {
     static const char *names[5] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
@@ -124,43 +129,39 @@ static int32_t special_at(const Tokenizer *t, const Work *w, int32_t i, int32_t 
     return 0;
 }
 
-/* _clean_text removes U+0000, U+FFFD and controls before anything else
- * looks at the text (so U+0085, a control that str.isspace() calls a space,
+/* clean_text removes U+0000, U+FFFD and controls before anything else
+ * looks at the text (so U+0085, a control that Unicode calls a space,
  * never splits a word). */
-static bool is_removed(uint32_t cp, unsigned flags)
+static bool is_removed(unsigned flags)
 {
-    return cp == 0 || cp == 0xFFFD || (flags & UC_CONTROL);
+    return (flags & UC_CONTROL) != 0;
 }
 
 /* A kept character that ends the current word: whitespace (mapped to ' ' by
- * _clean_text; str.isspace() for whitespace_tokenize) or a CJK ideograph. */
-static bool ends_word(uint32_t cp, unsigned flags)
+ * clean_text) or a CJK ideograph (handle_chinese_chars puts ' ' around it). */
+static bool ends_word(unsigned flags)
 {
-    return !is_removed(cp, flags) && (flags & (UC_SPACE | UC_PYSPACE | UC_CJK));
+    return !is_removed(flags) && (flags & (UC_SPACE | UC_CJK));
 }
 
-/* _clean_text, _tokenize_chinese_chars and whitespace_tokenize in one pass;
- * a removed control character joins the span of the character before it. */
+/* clean_text, handle_chinese_chars and the whitespace split in one pass. A
+ * removed character is gone: it splits nothing and no token's offsets cover
+ * it (tokenizers drops its alignment), so "e\u200b" is 'e' at (0, 1). */
 static void tokenize_text(const Tokenizer *t, Work *w)
 {
     for (int32_t i = 0; i < w->n;) {
         int32_t id, len = special_at(t, w, i, &id);
         uint32_t cp = w->cps[i];
         unsigned f = uc_flags(cp);
-        if (len > 0 || ends_word(cp, f))
+        if (len > 0 || ends_word(f))
             flush_word(t, w);
         if (len > 0) {
             NormChar c = {'[', i, i + len, w->bpos[i], w->bpos[i + len]};
-            push_piece(w, id, &c, 1);
+            push_piece(w, id, &c, 1, PIECE_SPECIAL);
             i += len;
             continue;
         }
-        if (is_removed(cp, f)) {
-            if (w->raw_n > 0) {
-                w->raw[w->raw_n - 1].end = i + 1;
-                w->raw[w->raw_n - 1].bend = w->bpos[i + 1];
-            }
-        } else if (!(f & (UC_SPACE | UC_PYSPACE))) {
+        if (!is_removed(f) && !(f & UC_SPACE)) {
             push_raw(w, i);
             if (f & UC_CJK)
                 flush_word(t, w);
@@ -180,7 +181,7 @@ static int32_t longest_word(const Work *w)
 {
     int32_t best = 0, run = 0;
     for (int32_t i = 0; i < w->n; i++) {
-        run = ends_word(w->cps[i], uc_flags(w->cps[i])) ? 0 : run + 1;
+        run = ends_word(uc_flags(w->cps[i])) ? 0 : run + 1;
         best = run > best ? run : best;
     }
     return best > 0 ? best : 1;
@@ -216,9 +217,35 @@ static int decode_text(Work *w, Arena *a, const char *what, const char *s, size_
 /* Encoding: special tokens, truncation, padding                             */
 /* ------------------------------------------------------------------------ */
 
-/* tokenization_utils_base.truncate_sequences, strategy 'longest_first':
- * one text loses its last tokens (an error if that would leave none); a
- * pair loses one token at a time from the longer text, from B on a tie. */
+/* How many of w's pieces tokenizers 0.23 keeps of one text of a pair
+ * truncated to max_len before LongestFirst sees it: it encodes the words
+ * (pre-tokens) and the special tokens written in the text in order,
+ * counting every piece, and stops after the first WORD that brings the
+ * count to max_len or more (a special token never stops it). Found by
+ * experiment with the npm package; the fixtures hold such cases. */
+static int32_t encoded_of_pair(const Work *w, int32_t max_len)
+{
+    bool in_word = false;
+    for (int32_t i = 0; i < w->n_pieces; i++) {
+        PieceKind k = w->pieces[i].kind;
+        if (k != PIECE_CONT) {
+            if (in_word && i >= max_len)
+                return i;
+            in_word = k == PIECE_WORD_START;
+        }
+    }
+    return w->n_pieces;
+}
+
+/* tokenizers' truncate_encodings, strategy LongestFirst, with room for
+ * T = max_len - specials tokens. One text keeps its first T (none, if T is
+ * 0: the fast tokenizer does not refuse). A pair (na, nb: the pieces
+ * encoded_of_pair keeps): both are kept when they fit; else the shorter,
+ * n1, is kept whole if the longer still gets at least as many
+ * (n2 = max(n1, T - n1)); else both are cut to T / 2, the longer getting
+ * the odd one (text B on a tie). The slow tokenizer instead drops one
+ * token at a time from the longer text, which can end differently
+ * (docs/tokenizer.md). */
 static int truncate_longest_first(int32_t *na, int32_t *nb, bool pair, int32_t max_len,
                                   BertcError *err)
 {
@@ -226,22 +253,22 @@ static int truncate_longest_first(int32_t *na, int32_t *nb, bool pair, int32_t m
     if (max_len < special)
         return bertc_errorf(err, "max_len %d leaves no room for the %d special tokens",
                             (int)max_len, (int)special);
-    int32_t remove = *na + *nb + special - max_len;
-    if (remove <= 0)
+    int32_t T = max_len - special;
+    if (*na + *nb <= T)
         return 0;
     if (!pair) {
-        if (*na <= remove)
-            return bertc_errorf(err, "max_len %d: truncating would remove all %d tokens of "
-                                "the text", (int)max_len, (int)*na);
-        *na -= remove;
+        *na = T;
         return 0;
     }
-    for (int32_t k = 0; k < remove; k++) {
-        if (*na > *nb)
-            (*na)--;
-        else
-            (*nb)--;
+    bool swap = *na > *nb;
+    int32_t n1 = swap ? *nb : *na, n2 = swap ? *na : *nb;
+    n2 = n1 > T ? n1 : (n1 > T - n1 ? n1 : T - n1);
+    if (n1 + n2 > T) {
+        n1 = T / 2;
+        n2 = n1 + T % 2;
     }
+    *na = swap ? n2 : n1;
+    *nb = swap ? n1 : n2;
     return 0;
 }
 
@@ -301,6 +328,10 @@ int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t le
     }
     if (max_len < 0)
         return bertc_errorf(err, "max_len must be >= 0 (0: no truncation), got %d", (int)max_len);
+    if (pair && max_len > 0) {
+        out->n_a = encoded_of_pair(&A, max_len);
+        out->n_b = encoded_of_pair(&B, max_len);
+    }
     if (max_len > 0 && truncate_longest_first(&out->n_a, &out->n_b, pair, max_len, err) != 0)
         return -1;
     int32_t S = out->n_a + out->n_b + (pair ? 3 : 2);

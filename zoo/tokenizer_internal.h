@@ -1,22 +1,23 @@
 /*
  * zoo/tokenizer_internal.h — what the tokenizer's files share and nobody
  * else needs: the generated Unicode tables (zoo/unicode_tables.c, written by
- * tools/gen_unicode_tables.py), strict UTF-8, and HF BasicTokenizer's
- * per-word normalisation (zoo/tokenizer_text.c).
+ * tools/gen_unicode_tables.py from what HF tokenizers answers for every code
+ * point), strict UTF-8, and the per-word part of HF's BertNormalizer
+ * (zoo/tokenizer_text.c).
  */
 #ifndef BERTC_ZOO_TOKENIZER_INTERNAL_H
 #define BERTC_ZOO_TOKENIZER_INTERNAL_H
 
 #include "zoo/zoo.h"
 
-/* Code-point classes; the values are the generator's UC_* flags. */
+/* Code-point classes, as HF tokenizers' BertNormalizer and BertPreTokenizer
+ * see them; the values are the generator's UC_* flags. */
 enum {
-    UC_CONTROL = 1,    /* HF _is_control: category C* except \t \n \r */
-    UC_SPACE = 2,      /* HF _is_whitespace: ' ', \t, \n, \r or category Zs */
-    UC_PUNCT = 4,      /* HF _is_punctuation: ASCII 33-47, 58-64, 91-96, 123-126, or P* */
-    UC_MN = 8,         /* category Mn: dropped by HF _run_strip_accents */
-    UC_PYSPACE = 16,   /* str.isspace(): whitespace_tokenize's str.split() splits here */
-    UC_CJK = 32        /* HF _is_chinese_char */
+    UC_CONTROL = 1,    /* clean_text removes it: U+0000, U+FFFD, Cc Cf Co (not \t \n \r) */
+    UC_SPACE = 2,      /* clean_text makes it ' ': \t \n \r and White_Space */
+    UC_PUNCT = 4,      /* BertPreTokenizer isolates it: ASCII punctuation or P* */
+    UC_MN = 8,         /* nonspacing mark: strip_accents drops it after NFD */
+    UC_CJK = 32        /* handle_chinese_chars: a word of its own */
 };
 
 typedef struct UcClassRun { uint32_t first; uint8_t flags; } UcClassRun;
@@ -48,25 +49,24 @@ int utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp);
 int utf8_encode(uint32_t cp, char *out);
 
 /* One character on its way through normalisation, with the span of the
- * ORIGINAL text it came from: code points [start, end), bytes [bstart, bend). */
+ * ORIGINAL text it came from: code points [start, end), bytes [bstart, bend)
+ * (tokenizers' NormalizedString alignment of that character). */
 typedef struct NormChar {
     uint32_t cp;
     int32_t start, end;
     int32_t bstart, bend;
 } NormChar;
 
-/* c's span becomes the union of its span and d's (canonical ordering may
- * have moved d from before c). */
-void norm_join_span(NormChar *c, const NormChar *d);
-
-/* Longest output of lower() then NFD for one input code point (the
- * generator checks it); word buffers hold UC_EXPAND_MAX per raw char. */
+/* Longest output of NFD, drop Mn, then lowercase for one input code point
+ * (the generator checks it); word buffers hold UC_EXPAND_MAX per raw char. */
 #define UC_EXPAND_MAX 4
 
-/* HF on one whitespace token (already cleaned): with lower, lower() one
- * character at a time, then _run_strip_accents (NFD, drop Mn); without it
- * (do_lower_case=False, strip_accents=None) the characters are copied as
- * they are. raw (n) -> out, returns the count.
+/* BertNormalizer's strip_accents and lowercase on one word (already
+ * cleaned, no spaces, no CJK): with lower, NFD then drop Mn, then
+ * lowercase one character at a time; without it (lowercase=False,
+ * strip_accents=None) the characters are copied as they are.
+ * raw (n) -> out, returns the count. A character made by decomposition or
+ * lowercasing has the span of its source; a dropped one leaves no trace.
  * out must hold UC_EXPAND_MAX * n; tmp the same. */
 int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out);
 

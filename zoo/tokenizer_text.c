@@ -1,8 +1,8 @@
-/* zoo/tokenizer_text.c — the Unicode side of HF BasicTokenizer
- * (transformers/models/bert/tokenization_bert.py): strict UTF-8, the table
- * look-ups, str.lower() of single characters, and _run_strip_accents
- * (NFD = full canonical decomposition + canonical ordering, then drop Mn),
- * both only when do_lower_case. */
+/* zoo/tokenizer_text.c — the Unicode side of HF tokenizers' BertNormalizer
+ * (tokenizers/src/normalizers/bert.rs): strict UTF-8, the table look-ups,
+ * strip_accents (NFD = full canonical decomposition + canonical ordering,
+ * then drop Mn) and lowercase of single characters, both only when
+ * do_lower_case. */
 #include "zoo/tokenizer_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -88,7 +88,7 @@ static const UcMulti *multi_find(const UcMulti *t, int n, uint32_t cp)
     return NULL;
 }
 
-/* str.lower() of one code point: writes 1-3 code points. */
+/* Rust char::to_lowercase of one code point: writes 1-3 code points. */
 static int lower_one(uint32_t cp, uint32_t *out)
 {
     const UcMulti *m = multi_find(uc_lower_multi, uc_lower_multi_n, cp);
@@ -155,27 +155,24 @@ static int decompose_one(uint32_t cp, uint32_t *out)
 }
 
 /* ------------------------------------------------------------------------ */
-/* BasicTokenizer: token.lower(), then _run_strip_accents (do_lower_case)    */
+/* BertNormalizer: strip_accents (NFD, drop Mn), then lowercase              */
 /* ------------------------------------------------------------------------ */
 
-/* lower() then per-code-point NFD; each output inherits its source's span.
- * HF lowers one character at a time: PreTrainedTokenizer.tokenize runs
- * re.sub(r"(.+?)", lambda m: m.group().lower()) over the text before
- * BasicTokenizer (and the fast tokenizer lowercases per char too), so a
- * capital sigma always becomes U+03C3, never the word-final U+03C2 that
- * str.lower() of a whole word would give. */
-static int lower_and_decompose(const NormChar *raw, int n, NormChar *out)
+/* Until align_nfd hands out the spans, the start of a decomposed character
+ * says whether it takes its source's place (the first of a decomposition)
+ * or is inserted after it (the others). */
+enum { NFD_TAKES_PLACE = 0, NFD_INSERTED = -1 };
+
+/* NFD of each character, before canonical ordering. */
+static int decompose(const NormChar *raw, int n, NormChar *out)
 {
     int m = 0;
     for (int i = 0; i < n; i++) {
-        uint32_t low[UC_SEQ_MAX], dec[UC_SEQ_MAX];
-        int nl = lower_one(raw[i].cp, low);
-        for (int k = 0; k < nl; k++) {
-            int nd = decompose_one(low[k], dec);
-            for (int d = 0; d < nd; d++) {
-                out[m] = raw[i];
-                out[m++].cp = dec[d];
-            }
+        uint32_t dec[UC_SEQ_MAX];
+        int nd = decompose_one(raw[i].cp, dec);
+        for (int d = 0; d < nd; d++) {
+            NormChar c = {dec[d], d == 0 ? NFD_TAKES_PLACE : NFD_INSERTED, 0, 0, 0};
+            out[m++] = c;
         }
     }
     return m;
@@ -199,24 +196,51 @@ static void canonical_order(NormChar *w, int n)
     }
 }
 
-void norm_join_span(NormChar *c, const NormChar *d)
+/* The alignments tokenizers' transform gives the (reordered) NFD: each
+ * character that takes a place gets the span of the next original
+ * character in order, each inserted one the span of the character before
+ * it. So reordering moves characters, not spans: in "İ\U0001D16D" the
+ * inserted dot of 'İ' and the mark after it trade places, and the mark
+ * keeps its own span. */
+static void align_nfd(const NormChar *raw, NormChar *w, int m)
 {
-    c->start = d->start < c->start ? d->start : c->start;
-    c->bstart = d->bstart < c->bstart ? d->bstart : c->bstart;
-    c->end = d->end > c->end ? d->end : c->end;
-    c->bend = d->bend > c->bend ? d->bend : c->bend;
+    int next = 0;
+    for (int k = 0; k < m; k++) {
+        /* (An inserted character is never first: it follows its own
+         * decomposition's first, whose class is not higher.) */
+        const NormChar *src = w[k].start == NFD_TAKES_PLACE ? &raw[next++]
+                              : k > 0                         ? &w[k - 1]
+                                                              : &raw[next];
+        uint32_t cp = w[k].cp;
+        w[k] = *src;
+        w[k].cp = cp;
+    }
 }
 
-/* Drop Mn; a dropped character's span joins the kept one before it, the way
- * tokenizers' NormalizedString::filter aligns removed characters. */
+/* Drop Mn; a dropped character's span goes with it (NormalizedString::filter
+ * keeps the alignments of the characters it keeps, and only those). */
 static int drop_mn(const NormChar *in, int n, NormChar *out)
 {
     int m = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         if (!(uc_flags(in[i].cp) & UC_MN))
             out[m++] = in[i];
-        else if (m > 0)
-            norm_join_span(&out[m - 1], &in[i]);
+    return m;
+}
+
+/* Lowercase one character at a time (Rust char::to_lowercase, which has no
+ * word-final sigma: 'Σ' is always 'σ'); extra characters ('İ' would give
+ * two, but NFD has already made it 'I' + a dropped dot) share the span. */
+static int lowercase(const NormChar *in, int n, NormChar *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t low[UC_SEQ_MAX];
+        int nl = lower_one(in[i].cp, low);
+        for (int k = 0; k < nl; k++) {
+            out[m] = in[i];
+            out[m++].cp = low[k];
+        }
     }
     return m;
 }
@@ -228,7 +252,9 @@ int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, 
             out[i] = raw[i];
         return n;
     }
-    int m = lower_and_decompose(raw, n, tmp);
-    canonical_order(tmp, m);
-    return drop_mn(tmp, m, out);
+    int m = decompose(raw, n, out);
+    canonical_order(out, m);
+    align_nfd(raw, out, m);
+    m = drop_mn(out, m, tmp);
+    return lowercase(tmp, m, out);
 }

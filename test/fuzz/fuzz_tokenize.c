@@ -3,7 +3,8 @@
  * repository root). Byte 0 picks max_len (0..31), padding, whether the
  * rest is split into a pair at byte 1's fraction of it, and do_lower_case. An encoding must be
  * well formed: S within max_len (exactly max_len when padding), ids in the
- * vocabulary, 0/1 masks and types, offsets inside their text. */
+ * vocabulary, 0/1 masks and types, offsets inside their text and in its
+ * order. */
 #include "zoo/zoo.h"
 
 #include <stdio.h>
@@ -38,6 +39,16 @@ static void fail(const char *what, int32_t i)
     abort();
 }
 
+/* The tokens of one text, [first, first + n), follow it in order: neither
+ * start nor end ever goes back (tokenizers' alignments are in text order). */
+static void check_order(const Encoding *e, int32_t first, int32_t n)
+{
+    for (int32_t i = first + 1; i < first + n; i++)
+        if (e->start[i] < e->start[i - 1] || e->end[i] < e->end[i - 1] ||
+            e->byte_start[i] < e->byte_start[i - 1])
+            fail("offsets out of text order", i);
+}
+
 static void check(const Encoding *e, int32_t max_len, bool pad, size_t len_a, size_t len_b)
 {
     if (max_len > 0 && (e->S > max_len || (pad && e->S != max_len)))
@@ -52,6 +63,8 @@ static void check(const Encoding *e, int32_t max_len, bool pad, size_t len_a, si
             e->byte_start[i] > e->byte_end[i] || (size_t)e->byte_end[i] > len)
             fail("offsets", i);
     }
+    check_order(e, 1, e->n_a);
+    check_order(e, e->n_a + 2, e->n_b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
