@@ -8,6 +8,7 @@
 #include <criterion/parameterized.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -235,4 +236,26 @@ ParameterizedTest(TestName *zc, memory, every_failed_allocation_of_bertc_run_is_
     cr_expect_gt(n, 3, "%s: only %ld allocations: is the failure injection working?", zc->name,
                  n);
     unlink(output);
+}
+
+Test(memory, a_text_too_long_for_memory_is_an_error_from_tokenizer_encode)
+{
+    Arena *a = arena_create("tokenizer", 1 << 20);
+    Tokenizer tok;
+    BertcError err = {{0}};
+    cr_assert_eq(tokenizer_load(&tok, a, "data/bert-base-uncased-vocab.txt", &err), 0, "%s",
+                 err.msg);
+    size_t n = 4 << 20;   /* 4 MB of words: about 1 GB of work space */
+    char *text = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        text[i] = i % 6 == 5 ? ' ' : (char)('a' + i % 7);
+    Encoding e;
+    arena_set_memory_limit(arena_memory_total() + (64 << 20));
+    int rc = tokenizer_encode(&tok, a, text, n, NULL, 0, 0, false, &e, &err);
+    arena_set_memory_limit(0);
+    free(text);
+    cr_expect_eq(rc, -1, "4 MB of text encoded within 64 MiB");
+    cr_expect(strstr(err.msg, "arena 'tokenizer'") && strstr(err.msg, "out of memory"),
+              "the message: %s", err.msg);
+    arena_destroy(a);
 }

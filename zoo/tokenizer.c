@@ -310,9 +310,19 @@ static void assemble(const Tokenizer *t, const Work *A, const Work *B, Encoding 
         put(e, i++, t->pad_id, 0, 0, NULL);
 }
 
-int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
-                     const char *text_b, size_t len_b, int32_t max_len, bool pad,
-                     Encoding *out, BertcError *err)
+typedef struct EncodeCall {
+    const Tokenizer *t;
+    Arena *a;
+    const char *text_a, *text_b;
+    size_t len_a, len_b;
+    int32_t max_len;
+    bool pad;
+    Encoding *out;
+} EncodeCall;
+
+static int encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
+                  const char *text_b, size_t len_b, int32_t max_len, bool pad, Encoding *out,
+                  BertcError *err)
 {
     Work A, B;
     bool pair = text_b != NULL;
@@ -338,4 +348,21 @@ int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t le
     alloc_encoding(out, a, pad && max_len > S ? max_len : S);
     assemble(t, &A, pair ? &B : NULL, out);
     return 0;
+}
+
+static int encode_call(void *ctx, BertcError *err)
+{
+    const EncodeCall *c = ctx;
+    return encode(c->t, c->a, c->text_a, c->len_a, c->text_b, c->len_b, c->max_len, c->pad,
+                  c->out, err);
+}
+
+/* Under bertc_try: a text too long for the memory it needs (~290 bytes a
+ * byte, zoo.h) is an error, not an abort. */
+int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
+                     const char *text_b, size_t len_b, int32_t max_len, bool pad,
+                     Encoding *out, BertcError *err)
+{
+    EncodeCall c = {t, a, text_a, text_b, len_a, len_b, max_len, pad, out};
+    return bertc_try(encode_call, &c, err);
 }
