@@ -61,11 +61,14 @@ static inline const char *example_data_path(const char *rel)
 static inline int example_need_data(const char *rel, BertcError *err)
 {
     const char *path = example_data_path(rel);
-    FILE *f = fopen(path, "rb");
+    BertcError why;
+    FILE *f = bertc_open_read(path, NULL, &why);
     if (f) {
         fclose(f);
         return 0;
     }
+    if (access(path, F_OK) == 0)   /* there, but not a readable file: say why */
+        return bertc_errorf(err, "%s", why.msg);
     const char *root = getenv("BERTC_DATA_DIR");
     if (root && *root)
         return bertc_errorf(err, "%s: cannot open; BERTC_DATA_DIR=%s must be the directory "
@@ -155,17 +158,19 @@ static inline int64_t example_argmax(const float *x, int64_t n)
     return best;
 }
 
-/* A whole file, NUL-terminated (free it); NULL if it cannot be read. */
-static inline char *example_read_file(const char *path, size_t *len)
+/* A whole file, NUL-terminated (free it); NULL with err set if it cannot be
+ * read (not a regular file, a read error, out of memory). */
+static inline char *example_read_file(const char *path, size_t *len, BertcError *err)
 {
-    FILE *f = fopen(path, "rb");
+    uint64_t n = 0;
+    FILE *f = bertc_open_read(path, &n, err);
     if (!f)
         return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    char *buf = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
+    if (!buf)
+        bertc_errorf(err, "%s: out of memory for its %" PRIu64 " bytes", path, n);
+    else if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        bertc_errorf(err, "%s: short read", path);
         free(buf);
         buf = NULL;
     }

@@ -41,27 +41,12 @@ static void file_close(void *ctx)
     fclose(((FileSource *)ctx)->fp);
 }
 
-static int file_length(FILE *fp, const char *path, uint64_t *length, BertcError *err)
-{
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0)
-        return bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return bertc_errorf(err, "%s: not a regular file", path);
-    *length = (uint64_t)sb.st_size;
-    return 0;
-}
-
 int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
     uint64_t length = 0;
-    if (file_length(fp, path, &length, err) != 0) {
-        fclose(fp);
+    FILE *fp = bertc_open_read(path, &length, err);
+    if (!fp)
         return -1;
-    }
     Arena *a = arena ? arena : arena_create("safetensors", 1 << 16);
     FileSource *f = arena_alloc(a, sizeof *f);
     *f = (FileSource){fp, path};

@@ -91,6 +91,24 @@ int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
 #endif
 
 /* ------------------------------------------------------------------------ */
+/* Opening files (tensor/open_file.c; hosted builds only)                    */
+/* ------------------------------------------------------------------------ */
+
+#if !defined(BERTC_FREESTANDING)
+#include <stdio.h>
+/* Every path a user gives is opened through these, so nothing that is not a
+ * regular file (a FIFO, a directory, a device such as /dev/zero or /dev/stdin,
+ * a socket) can block a reader or feed it garbage: the open does not wait,
+ * fstat decides, and the error is one line, "x.json: not a regular file (a
+ * FIFO); give the path of a file". bertc_open_read hands back the file opened
+ * "rb" and its size in *size (size may be NULL). bertc_open_write creates or
+ * truncates a regular file ("wb"); it also accepts a character device, so
+ * /dev/null works as an output. Both return NULL with err set on failure. */
+FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err);
+FILE *bertc_open_write(const char *path, BertcError *err);
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* Arena allocator                                                           */
 /* ------------------------------------------------------------------------ */
 

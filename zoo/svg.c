@@ -7,11 +7,9 @@
 
 static FILE *open_svg(const char *path, int w, int h, BertcError *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        bertc_errorf(err, "%s: cannot write the picture", path);
+    FILE *f = bertc_open_write(path, err);
+    if (!f)
         return NULL;
-    }
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "font-family=\"sans-serif\" font-size=\"12\">\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);

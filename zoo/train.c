@@ -293,11 +293,12 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
     r.order = bertc_sys_alloc(sizeof(int64_t) * (size_t)task->n_train);
     r.batch_idx = bertc_sys_alloc(sizeof(int64_t) * (size_t)opt->batch_size);
     r.tty = isatty(STDERR_FILENO);
-    r.csv = opt->loss_csv ? fopen(opt->loss_csv, "w") : NULL;
+    r.csv = opt->loss_csv ? bertc_open_write(opt->loss_csv, err) : NULL;
     if (r.csv)
         fprintf(r.csv, "step,train_loss,eval_loss,%s\n", task->metric_name);
-    int rc = r.order && r.batch_idx ? loop(&r, err)
-                                    : bertc_errorf(err, "training: out of memory");
+    int rc = opt->loss_csv && !r.csv     ? -1   /* err names the path */
+             : r.order && r.batch_idx ? loop(&r, err)
+                                      : bertc_errorf(err, "training: out of memory");
     res->step_arena_high_water = arena_high_water(r.g->step);
     if (r.csv)
         fclose(r.csv);
