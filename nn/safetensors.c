@@ -272,9 +272,9 @@ static int check_fields(const JsonValue *entry, BertcError *err)
                            "\"shape\", \"data_offsets\"}, found %s",
                            json_type_name(entry->type));
     for (size_t i = 0; i < entry->length; i++) {
-        const char *k = entry->items[i]->key;
-        if (strcmp(k, "dtype") != 0 && strcmp(k, "shape") != 0 &&
-            strcmp(k, "data_offsets") != 0)
+        const JsonValue *f = entry->items[i];   /* its key compared whole, NULs and all */
+        if (json_get(entry, "dtype") != f && json_get(entry, "shape") != f &&
+            json_get(entry, "data_offsets") != f)
             return json_errorf(err, entry->items[i], "unknown field in a tensor entry "
                                "(expected only dtype, shape, data_offsets)");
     }

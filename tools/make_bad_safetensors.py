@@ -212,6 +212,13 @@ BAD = [
      "__metadata__ values must be strings"),
     ("nul_name", raw_header('{"a\\u0000b": {"dtype": "F32", "shape": [1], '
                             '"data_offsets": [0, 4]}}', f32(1)), "open", "NUL"),
+    # "F32\u0000junk" must not read as "F32", nor a field "dtype\u0000" as "dtype"
+    ("dtype_nul", raw_header('{"x": {"dtype": "F32\\u0000junk", "shape": [1], '
+                             '"data_offsets": [0, 4]}}', f32(1)), "open", "NUL character"),
+    ("field_nul", raw_header('{"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], '
+                             '"dtype\\u0000": "F32"}}', f32(1)), "open", "unknown field"),
+    ("metadata_key_nul", raw_header('{"__metadata__\\u0000": {"a": "b"}}'), "open",
+     "NUL character"),
     ("huge_tensor", one("F32", [2**30], 0, 2**32, f32(1, 2)), "open",
      "run past the end of the data section"),
     ("deep_nesting", raw_header("[" * 100000), "open", "nesting deeper than 64"),
