@@ -103,24 +103,12 @@ static int fail(const BertcError *err)
     return 1;
 }
 
-/* Is `s` a thread count the pool can have (1..THREADS_MAX)? The pool would
- * quietly clamp anything else; the CLI refuses it instead. */
-static bool thread_count_valid(const char *s, int *n)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || end == s || v < 1 || v > THREADS_MAX)
-        return false;
-    *n = (int)v;
-    return true;
-}
-
 static int set_threads(const char *value)
 {
     int n;
     if (!value)
         return 0;
-    if (!thread_count_valid(value, &n)) {
+    if (!threads_parse_count(value, &n)) {
         fprintf(stderr, "bertc: --threads needs a count from 1 to %d, got '%s'\n",
                 THREADS_MAX, value);
         return -1;
@@ -343,39 +331,15 @@ static int cmd_train(int argc, char **argv)
     return 1;
 }
 
-/* BERTC_THREADS and BERTC_ISA are user input: a value the library would
- * quietly clamp or stop on is a one-line error here. */
-static int check_env(void)
-{
-    const char *threads = getenv("BERTC_THREADS"), *env = getenv("BERTC_ISA");
-    int n;
-    if (threads && *threads && !thread_count_valid(threads, &n)) {
-        fprintf(stderr, "bertc: BERTC_THREADS=%s: expected a count from 1 to %d\n", threads,
-                THREADS_MAX);
-        return 2;
-    }
-    CpuIsa isa;
-    if (!env || !*env)
-        return 0;
-    if (!cpu_isa_from_name(env, &isa)) {
-        fprintf(stderr, "bertc: BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon\n",
-                env);
-        return 2;
-    }
-    if (!cpu_isa_supported(isa)) {
-        fprintf(stderr, "bertc: BERTC_ISA=%s: this CPU (or this build) cannot run that path; "
-                        "unset BERTC_ISA for the best one\n", env);
-        return 2;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
-    if (check_env() != 0)
+    BertcError err;
+    if (bertc_check_env(&err) != 0) {   /* the examples make the same check */
+        fprintf(stderr, "bertc: %s\n", err.msg);
         return 2;
+    }
     if (!strcmp(argv[1], "train"))
         return cmd_train(argc, argv);
     if (!strcmp(argv[1], "attention"))

@@ -81,6 +81,24 @@ static inline int example_need_data(const char *rel, BertcError *err)
                         "BERTC_DATA_DIR to the directory holding data/", cwd, path);
 }
 
+/* An example's main: BERTC_ISA and BERTC_THREADS checked exactly as `bertc`
+ * checks them (exit 2), then run(argc, argv, err); an error is one line
+ * "NAME: message" and exit 1. */
+static inline int example_main(const char *name, int argc, char **argv,
+                               int (*run)(int, char **, BertcError *))
+{
+    BertcError err;
+    if (bertc_check_env(&err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        return 2;
+    }
+    if (run(argc, argv, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        return 1;
+    }
+    return 0;
+}
+
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
  * `checkpoint` (cap bytes). */

@@ -659,10 +659,5 @@ static int run(int argc, char **argv, BertcError *err)
 
 int main(int argc, char **argv)
 {
-    BertcError err;
-    if (run(argc, argv, &err) != 0) {
-        fprintf(stderr, "spanbert: %s\n", err.msg);
-        return 1;
-    }
-    return 0;
+    return example_main("spanbert", argc, argv, run);
 }

@@ -268,6 +268,12 @@ void cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupported) */
 const char *cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
 /* The path named `name` ("scalar", "avx2", ...) into *isa; false if none is. */
 bool cpu_isa_from_name(const char *name, CpuIsa *isa);
+/* BERTC_ISA and BERTC_THREADS are user input: a program checks them before
+ * any work (the `bertc` command and every example do, and exit 2), so a value
+ * the library would quietly clamp (BERTC_THREADS=0) or stop on
+ * (BERTC_ISA=bogus, or a path this CPU lacks) is one line naming the
+ * variable and what it accepts. 0 when both are unset, empty or valid. */
+int bertc_check_env(BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Vector math: exp, tanh, erf (tensor/vmath.c)                             */
@@ -559,6 +565,9 @@ void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_
 int threads_count(void);
 #define THREADS_MAX 64                /* the pool's size limit */
 void threads_set_count(int n);        /* clamped to 1..THREADS_MAX */
+/* A thread count given as text (--threads, BERTC_THREADS): a whole number
+ * from 1 to THREADS_MAX into *n, else false. */
+bool threads_parse_count(const char *text, int *n);
 /* Calls fn(ctx, begin, end) on contiguous chunks covering [0, n), one chunk
  * per thread (at most threads_count() chunks), and returns when all are done.
  * The caller runs the first chunk. Called from inside a chunk, it runs the
