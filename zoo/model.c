@@ -30,7 +30,15 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
     return m->impl ? 0 : -1;
 }
 
+/* The forward runs on a shallow copy of the batch (the tensors are shared)
+ * that records every name the model looks up; an input it never looked up
+ * is then an error rather than silently ignored. */
 int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err)
 {
-    return m->arch->forward(m->impl, &m->cfg, g, in, out, err);
+    BatchLookups asked = {0};
+    Batch seen = *in;
+    seen.lookups = &asked;
+    if (m->arch->forward(m->impl, &m->cfg, g, &seen, out, err) != 0)
+        return -1;
+    return batch_check_all_read(&seen, m->arch->name, err);
 }
