@@ -28,9 +28,10 @@ static int whole_number(const char *flag, const char *text, int *out, BertcError
     char *end;
     long long v = strtoll(text, &end, 10);
     bool digits = text[0] >= '0' && text[0] <= '9';   /* no space, sign or empty text */
+    char shown[CLI_SHOWN];
     if (!digits || *end || v < 0 || v > INT32_MAX)
-        return bertc_errorf(err, "%s needs a whole number from 0 to %d, got '%.100s'", flag,
-                            INT32_MAX, text);
+        return bertc_errorf(err, "%s needs a whole number from 0 to %d, got '%s'", flag,
+                            INT32_MAX, cli_shown(text, shown));
     *out = (int)v;
     return 0;
 }
@@ -48,14 +49,16 @@ static const char **text_slot(AttentionArgs *a, const char *f)
 
 static int positional(AttentionArgs *a, const char *f, BertcError *err)
 {
+    char shown[CLI_SHOWN];
     if (f[0] == '-' && f[1] == '-')
-        return bertc_errorf(err, "unknown option '%.200s'", f);
+        return bertc_errorf(err, "unknown option '%s'", cli_shown(f, shown));
     if (!a->text_a)
         a->text_a = f;
     else if (!a->text_b)
         a->text_b = f;
     else
-        return bertc_errorf(err, "unexpected argument '%.200s' (at most TEXT and TEXT_PAIR)", f);
+        return bertc_errorf(err, "unexpected argument '%s' (at most TEXT and TEXT_PAIR)",
+                            cli_shown(f, shown));
     return 0;
 }
 
@@ -158,14 +161,15 @@ static int draw_map(const AttentionArgs *a, const Model *m, const Tokenizer *tok
                     const Encoding *e, const Outputs *out, int layer, Arena *arena,
                     BertcError *err)
 {
-    char name[128], title[256];
+    char name[128], shown[CLI_SHOWN + 32], map_shown[CLI_SHOWN], title[256];
     snprintf(name, sizeof name, "layers.%d.%.100s", layer, a->map);
+    snprintf(shown, sizeof shown, "layers.%d.%s", layer, cli_shown(a->map, map_shown));
     Var *map = outputs_get(out, name);
     if (!map)
         return bertc_errorf(err, "%s has no output '%s' (layers 0..%d; maps attention_probs "
-                            "and, for QACGBERT, quasi_attention_prob)", m->arch->name, name,
+                            "and, for QACGBERT, quasi_attention_prob)", m->arch->name, shown,
                             m->cfg.num_hidden_layers - 1);
-    if (check_map(name, &map->value, e->S, err) != 0)
+    if (check_map(shown, &map->value, e->S, err) != 0)
         return -1;
     const char **labels = arena_alloc(arena, sizeof *labels * (size_t)e->S);
     for (int32_t t = 0; t < e->S; t++)

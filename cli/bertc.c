@@ -248,7 +248,9 @@ static int cmd_train(int argc, char **argv)
     }
     snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
     if (strchr(argv[2], '/') || access(path, X_OK) != 0) {
-        fprintf(stderr, "bertc train: no example '%s' in %s\n", argv[2], examples);
+        char shown[CLI_SHOWN];
+        fprintf(stderr, "bertc train: no example '%s' in %s\n", cli_shown(argv[2], shown),
+                examples);
         list_examples(examples);
         return 2;
     }
@@ -281,10 +283,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    char shown[CLI_SHOWN], cmd_shown[CLI_SHOWN];
     if (!strcmp(cmd, "tokenize"))
         return cmd_tokenize(&f);
     if (f.n_pos > 0) {
-        fprintf(stderr, "bertc %s: unexpected argument '%s'\n", cmd, f.pos[0]);
+        fprintf(stderr, "bertc %s: unexpected argument '%s'\n", cli_shown(cmd, cmd_shown),
+                cli_shown(f.pos[0], shown));
         return 2;
     }
     if (!strcmp(cmd, "run"))
@@ -293,6 +297,7 @@ int main(int argc, char **argv)
         return cmd_init(&f);
     if (!strcmp(cmd, "summary"))
         return cmd_summary(&f);
-    fprintf(stderr, "bertc: unknown command '%s' (run bertc alone for the list)\n", cmd);
+    fprintf(stderr, "bertc: unknown command '%s' (run bertc alone for the list)\n",
+            cli_shown(cmd, shown));
     return 2;
 }

@@ -21,6 +21,11 @@ typedef struct CliFlags {
 } CliFlags;
 
 int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err);
+/* An argument as an error message shows it: its first bytes, control
+ * characters written \n, \t or \xNN, so the message stays one line.
+ * Returns buf (CLI_SHOWN bytes). */
+#define CLI_SHOWN 80
+const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
 /* --threads N: 1..THREADS_MAX. */
 int cli_parse_threads(const char *value, int *n, BertcError *err);
 /* tokenize --max-len N: 1..CLI_MAX_LEN tokens. */

@@ -5,10 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *cli_shown(const char *arg, char buf[CLI_SHOWN])
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    for (const unsigned char *s = (const unsigned char *)arg; *s && n + 5 < CLI_SHOWN; s++) {
+        if (*s >= 0x20 && *s != 0x7f) {
+            buf[n++] = (char)*s;
+            continue;
+        }
+        buf[n++] = '\\';
+        if (*s == '\n' || *s == '\t' || *s == '\r') {
+            buf[n++] = *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r';
+        } else {
+            buf[n++] = 'x';
+            buf[n++] = hex[*s >> 4];
+            buf[n++] = hex[*s & 15];
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 static int add_positional(CliFlags *f, const char *a, BertcError *err)
 {
+    char shown[CLI_SHOWN];
     if (f->n_pos == 2)
-        return bertc_errorf(err, "unexpected argument '%.200s' (at most TEXT and TEXT_PAIR)", a);
+        return bertc_errorf(err, "unexpected argument '%s' (at most TEXT and TEXT_PAIR)",
+                            cli_shown(a, shown));
     f->pos[f->n_pos++] = a;
     return 0;
 }
@@ -52,6 +76,7 @@ int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err)
         }
         const char **slot = value_slot(f, a);
         bool *on = switch_slot(f, a);
+        char shown[CLI_SHOWN];
         if (slot && i + 1 >= argc)
             return bertc_errorf(err, "%s needs a value", a);
         if (slot)
@@ -59,7 +84,7 @@ int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err)
         else if (on)
             *on = true;
         else
-            return bertc_errorf(err, "unknown option '%.200s'", a);
+            return bertc_errorf(err, "unknown option '%s'", cli_shown(a, shown));
     }
     return 0;
 }
@@ -77,18 +102,20 @@ static bool whole_number(const char *s, long lo, long hi, long *out)
 
 int cli_parse_threads(const char *value, int *n, BertcError *err)
 {
+    char shown[CLI_SHOWN];
     if (!threads_parse_count(value, n))
-        return bertc_errorf(err, "--threads needs a count from 1 to %d, got '%.200s'",
-                            THREADS_MAX, value);
+        return bertc_errorf(err, "--threads needs a count from 1 to %d, got '%s'",
+                            THREADS_MAX, cli_shown(value, shown));
     return 0;
 }
 
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err)
 {
     long v;
+    char shown[CLI_SHOWN];
     if (!whole_number(value, 1, CLI_MAX_LEN, &v))
-        return bertc_errorf(err, "--max-len needs a count from 1 to %ld, got '%.200s'",
-                            CLI_MAX_LEN, value);
+        return bertc_errorf(err, "--max-len needs a count from 1 to %ld, got '%s'",
+                            CLI_MAX_LEN, cli_shown(value, shown));
     *n = (int32_t)v;
     return 0;
 }

@@ -327,3 +327,18 @@ Test(cli, attention_refuses_a_map_that_is_not_square)
                     "(B, nh, S, S) maps of the S = 9 tokens");
     attention_fails("cgbert_gate", "--map nonesuch", 1, "has no output 'layers.1.nonesuch'");
 }
+
+/* An argument echoed in an error keeps the error on one line: a newline in
+ * it is shown as \n. */
+Test(cli, errors_echo_arguments_on_one_line)
+{
+    attention_fails("bert_seqcls_single", "--layer '1\n2'", 2, "got '1\\n2'");
+    attention_fails("bert_seqcls_single", "'--x\ny'", 2, "unknown option '--x\\ny'");
+    const char *log;
+    cr_expect_eq(bertc("run '--x\ny'", &log), 2);
+    const char *nl = strchr(log, '\n');
+    cr_expect(strstr(log, "unknown option '--x\\ny'") && nl && !nl[1], "%s", log);
+    cr_expect_eq(bertc("'frob\nnicate'", &log), 2);
+    nl = strchr(log, '\n');
+    cr_expect(strstr(log, "unknown command 'frob\\nnicate'") && nl && !nl[1], "%s", log);
+}
