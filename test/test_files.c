@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,25 @@ Test(files, library_readers_refuse_non_regular_files, .timeout = 20)
         expect_refused(f ? 0 : -1, &err, k, "bertc_open_read");
     }
     arena_destroy(a);
+}
+
+/* A Unix socket cannot even be opened (ENXIO); it gets the same message. */
+Test(files, a_socket_is_not_a_regular_file, .timeout = 20)
+{
+    char path[320];
+    snprintf(path, sizeof path, "%s/sock", dir);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    cr_assert_lt(strlen(path), sizeof addr.sun_path);
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0);
+    Kind k = {path, "(a socket)"};
+    BertcError err = {{0}};
+    BertConfig cfg;
+    expect_refused(bert_config_read(path, &cfg, &err), &err, &k, "bert_config_read");
+    FILE *f = bertc_open_write(path, &err);
+    expect_refused(f ? 0 : -1, &err, &k, "bertc_open_write");
+    close(fd);
 }
 
 /* A FIFO nobody reads blocks fopen(path, "w") as surely as one nobody
@@ -189,6 +210,19 @@ Test(files, every_cli_path_flag_refuses_non_regular_files, .timeout = 120)
             replace(fmt, "VOCAB", vocab);
             expect_cli_refuses(fmt, &kinds[i]);
         }
+    /* /dev/stdin: here a pipe (a FIFO), which would wait for its writer */
+    char cmd[1200], log[1024];
+    snprintf(cmd, sizeof cmd, "printf '{}' | timeout 5 %s summary --config /dev/stdin "
+             "> /dev/null 2> %s/log; echo $? >> %s/log", BERTC_CLI, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/log", dir);
+    FILE *l = fopen(cmd, "r");
+    size_t n = l ? fread(log, 1, sizeof log - 1, l) : 0;
+    log[n] = '\0';
+    if (l)
+        fclose(l);
+    cr_expect(strstr(log, "/dev/stdin: not a regular file (a FIFO)") && strstr(log, "\n1\n"),
+              "want exit 1 and /dev/stdin named as a FIFO, got: %s", log);
     /* the picture itself: --output a FIFO or a directory */
     for (int i = 0; i < 2; i++) {
         snprintf(fmt, sizeof fmt, "%s attention --config " ZOO "config.json --weights " ZOO
