@@ -20,16 +20,13 @@
 #define USAGE "usage: bertc attention --config C.json --weights W.safetensors --vocab vocab.txt " \
               "[--layer L] [--map NAME] [--context N] [--output A.svg] TEXT [TEXT_PAIR]"
 
-/* --layer / --context: a whole number from 0 to INT32_MAX in plain digits,
- * nothing before or after them (the model's own range is checked in
- * check_args). */
+/* --layer / --context: a whole number from 0 to INT32_MAX (the model's own
+ * range is checked in check_args). */
 static int whole_number(const char *flag, const char *text, int *out, BertcError *err)
 {
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    bool digits = text[0] >= '0' && text[0] <= '9';   /* no space, sign or empty text */
+    long v;
     char shown[CLI_SHOWN];
-    if (!digits || *end || v < 0 || v > INT32_MAX)
+    if (!cli_whole_number(text, 0, INT32_MAX, &v))
         return bertc_errorf(err, "%s needs a whole number from 0 to %d, got '%s'", flag,
                             INT32_MAX, cli_shown(text, shown));
     *out = (int)v;

@@ -89,12 +89,11 @@ int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err)
     return 0;
 }
 
-/* A whole number in [lo, hi] (no sign games, no trailing text). */
-static bool whole_number(const char *s, long lo, long hi, long *out)
+bool cli_whole_number(const char *s, long lo, long hi, long *out)
 {
     char *end;
     long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
+    if (s[0] < '0' || s[0] > '9' || *end || v < lo || v > hi)
         return false;
     *out = v;
     return true;
@@ -113,7 +112,7 @@ int cli_parse_max_len(const char *value, int32_t *n, BertcError *err)
 {
     long v;
     char shown[CLI_SHOWN];
-    if (!whole_number(value, 1, CLI_MAX_LEN, &v))
+    if (!cli_whole_number(value, 1, CLI_MAX_LEN, &v))
         return bertc_errorf(err, "--max-len needs a count from 1 to %ld, got '%s'",
                             CLI_MAX_LEN, cli_shown(value, shown));
     *n = (int32_t)v;

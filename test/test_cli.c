@@ -338,6 +338,12 @@ Test(cli, errors_echo_arguments_on_one_line)
     cr_expect_eq(bertc("run '--x\ny'", &log), 2);
     const char *nl = strchr(log, '\n');
     cr_expect(strstr(log, "unknown option '--x\\ny'") && nl && !nl[1], "%s", log);
+    cr_expect_eq(bertc("tokenize --vocab data/bert-base-uncased-vocab.txt --max-len +5 hi", &log),
+                 2);
+    cr_expect(strstr(log, "--max-len needs a count from 1 to 1048576, got '+5'"), "%s", log);
+    cr_expect_eq(bertc("run --threads ' 2' --config c --weights w --inputs i --output o", &log),
+                 2);
+    cr_expect(strstr(log, "--threads needs a count from 1 to 64, got ' 2'"), "%s", log);
     cr_expect_eq(bertc("'frob\nnicate'", &log), 2);
     nl = strchr(log, '\n');
     cr_expect(strstr(log, "unknown command 'frob\\nnicate'") && nl && !nl[1], "%s", log);

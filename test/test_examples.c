@@ -121,7 +121,7 @@ ParameterizedTestParameters(examples, env_checked_like_bertc)
 ParameterizedTest(TestName *ex, examples, env_checked_like_bertc, .timeout = 60)
 {
     static const char *const envs[] = {"BERTC_THREADS=0", "BERTC_THREADS=4x",
-                                       "BERTC_THREADS=65", "BERTC_THREADS=-1",
+                                       "BERTC_THREADS=65", "BERTC_THREADS=-1", "BERTC_THREADS=+2",
                                        "BERTC_ISA=bogus", "BERTC_ISA=neon BERTC_THREADS=2"};
     char program[600], want[1400], got[1400], cli[600], args[600];
     snprintf(program, sizeof program, "%s/%s", BERTC_EXAMPLES_DIR, ex->name);
