@@ -16,8 +16,8 @@ TestSuite(inputs);
 /* The fixture's own inputs plus `extra` (a copy of its first tensor). */
 static void fixture_batch(const char *dir, Arena *a, Batch *b, const char *extra)
 {
-    char path[600];
-    snprintf(path, sizeof path, "%s/inputs.safetensors", dir);
+    char *path = arena_alloc(a, 600);   /* the batch's source: it must outlive this call */
+    snprintf(path, 600, "%s/inputs.safetensors", dir);
     SafeTensors *st;
     BertcError err;
     cr_assert_eq(st_open_file(a, path, &st, &err), 0, "%s", err.msg);
