@@ -139,6 +139,8 @@ static int write_temp(const char *tmp, const StEntry *entries, size_t n,
 int st_write_file(const char *path, const StEntry *entries, size_t n,
                   const StMetadata *meta, size_t n_meta, BertcError *err)
 {
+    if (bertc_check_replaceable(path, err) != 0)
+        return -1;
     char tmp[4096];
     int k = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     if (k < 0 || (size_t)k >= sizeof tmp)

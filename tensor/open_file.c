@@ -70,6 +70,14 @@ static FILE *regular_stream(int fd, const char *path, const char *mode, bool all
     return NULL;
 }
 
+int bertc_check_replaceable(const char *path, BertcError *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return not_regular(path, sb.st_mode, err);
+    return 0;
+}
+
 FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);

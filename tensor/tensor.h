@@ -106,6 +106,10 @@ int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
  * /dev/null works as an output. Both return NULL with err set on failure. */
 FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err);
 FILE *bertc_open_write(const char *path, BertcError *err);
+/* For a writer that renames a finished file over `path`: 0 when path does not
+ * exist or is a regular file, else the same error (renaming over /dev/null
+ * or a FIFO would replace it). */
+int bertc_check_replaceable(const char *path, BertcError *err);
 #endif
 
 /* ------------------------------------------------------------------------ */

@@ -134,6 +134,17 @@ Test(files, writers_refuse_a_fifo_or_a_directory, .timeout = 20)
     cr_expect(f, "/dev/null is a fine place to write: %s", err.msg);
     if (f)
         fclose(f);
+    /* The atomic writer renames its temporary file over the path: never over
+     * a FIFO or a directory (nor a device: not tried here, as a regression
+     * would replace the machine's /dev/zero). */
+    int64_t shape[1] = {1};
+    float one = 1.0f;
+    StEntry e = {.name = "x", .dtype = ST_F32, .ndim = 1, .shape = shape, .f32 = &one};
+    for (int i = 0; i < 2; i++)
+        expect_refused(st_write_file(kinds[i].path, &e, 1, NULL, 0, &err), &err, &kinds[i],
+                       "st_write_file");
+    struct stat sb;
+    cr_expect(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO was replaced");
 }
 
 /* `timeout 5 CMD`, its stderr into the log; the exit code (124: it hung). */
