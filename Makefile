@@ -45,6 +45,9 @@ LIB       := $(BUILD)/libbertc.a
 
 CLI_SRC   := $(wildcard cli/*.c)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+# The CLI without its main (cli/bertc.c): the flag parsers and `bertc
+# attention`, which the tests and fuzz targets call directly (cli/cli.h).
+CLI_PARTS := $(filter-out $(BUILD)/obj/cli/bertc.o,$(CLI_OBJ))
 CLI       := $(if $(CLI_SRC),$(BUILD)/bertc)
 
 EXAMPLE_SRC := $(wildcard examples/*.c)
@@ -112,9 +115,9 @@ check-criterion:
 # test/test_examples.c and test/test_cli.c run the built examples and CLI.
 $(TEST_OBJ): ALL_CFLAGS += -DBERTC_EXAMPLES_DIR='"$(BUILD)/examples"' -DBERTC_CLI='"$(BUILD)/bertc"'
 
-$(TEST_BIN): $(TEST_OBJ) $(LIB) $(EXAMPLES) $(CLI)
+$(TEST_BIN): $(TEST_OBJ) $(CLI_PARTS) $(LIB) $(EXAMPLES) $(CLI)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(LIB) $(TEST_LDFLAGS) -lcriterion $(LDLIBS) -o $@
+	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(CLI_PARTS) $(LIB) $(TEST_LDFLAGS) -lcriterion $(LDLIBS) -o $@
 
 # Tests find their fixtures relative to the repository root. `set -f` keeps
 # the shell from globbing TEST_ARGS='--filter zoo/*' against the zoo/ folder.
@@ -160,10 +163,11 @@ check-clang:
 	  fi; \
 	fi
 
-# Inside the $(BUILD)/fuzz tree: link each target with libFuzzer's main.
-$(BUILD)/fuzzers/%: $(BUILD)/obj/test/fuzz/%.o $(LIB)
+# Inside the $(BUILD)/fuzz tree: link each target with libFuzzer's main (and
+# the CLI's parts, for the targets that parse its flags).
+$(BUILD)/fuzzers/%: $(BUILD)/obj/test/fuzz/%.o $(CLI_PARTS) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(LIB) $(LDLIBS) -o $@
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(CLI_PARTS) $(LIB) $(LDLIBS) -o $@
 
 fuzzers: check-clang
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=$(FUZZ_CC) OPT=-O1 \

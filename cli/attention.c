@@ -17,54 +17,71 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct AttentionArgs {
-    const char *config, *weights, *vocab, *output, *map;
-    const char *text_a, *text_b;
-    int layer;            /* -1: the last */
-    int context;
-} AttentionArgs;
+#define USAGE "usage: bertc attention --config C.json --weights W.safetensors --vocab vocab.txt " \
+              "[--layer L] [--map NAME] [--context N] [--output A.svg] TEXT [TEXT_PAIR]"
 
-static int parse(int argc, char **argv, AttentionArgs *a)
+/* --layer / --context: a whole number from 0 to INT32_MAX (the model's own
+ * range is checked in check_args). */
+static int whole_number(const char *flag, const char *text, int *out, BertcError *err)
+{
+    long v;
+    char shown[CLI_SHOWN];
+    if (!cli_whole_number(text, 0, INT32_MAX, &v))
+        return bertc_errorf(err, "%s needs a whole number from 0 to %d, got '%s'", flag,
+                            INT32_MAX, cli_shown(text, shown));
+    *out = (int)v;
+    return 0;
+}
+
+/* Where the value of flag f goes, or NULL if f takes none. */
+static const char **text_slot(AttentionArgs *a, const char *f)
+{
+    return !strcmp(f, "--config")    ? &a->config
+           : !strcmp(f, "--weights") ? &a->weights
+           : !strcmp(f, "--vocab")   ? &a->vocab
+           : !strcmp(f, "--output")  ? &a->output
+           : !strcmp(f, "--map")     ? &a->map
+                                     : NULL;
+}
+
+static int positional(AttentionArgs *a, const char *f, BertcError *err)
+{
+    char shown[CLI_SHOWN];
+    if (f[0] == '-' && f[1] == '-')
+        return bertc_errorf(err, "unknown option '%s'", cli_shown(f, shown));
+    if (!a->text_a)
+        a->text_a = f;
+    else if (!a->text_b)
+        a->text_b = f;
+    else
+        return bertc_errorf(err, "unexpected argument '%s' (at most TEXT and TEXT_PAIR)",
+                            cli_shown(f, shown));
+    return 0;
+}
+
+int attention_parse(int argc, char **argv, AttentionArgs *a, BertcError *err)
 {
     memset(a, 0, sizeof *a);
     a->output = "attention.svg";
     a->map = "attention_probs";
     a->layer = -1;
+    a->context = -1;
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
-        const char **slot = !strcmp(f, "--config")    ? &a->config
-                            : !strcmp(f, "--weights") ? &a->weights
-                            : !strcmp(f, "--vocab")   ? &a->vocab
-                            : !strcmp(f, "--output")  ? &a->output
-                            : !strcmp(f, "--map")     ? &a->map
-                                                      : NULL;
-        bool number = !strcmp(f, "--layer") || !strcmp(f, "--context");
-        if ((slot || number) && i + 1 >= argc) {
-            fprintf(stderr, "bertc attention: %s needs a value\n", f);
-            return -1;
-        }
+        const char **slot = text_slot(a, f);
+        int *number = !strcmp(f, "--layer")     ? &a->layer
+                      : !strcmp(f, "--context") ? &a->context
+                                                : NULL;
+        if ((slot || number) && i + 1 >= argc)
+            return bertc_errorf(err, "%s needs a value", f);
         if (slot)
             *slot = argv[++i];
-        else if (number)
-            *(!strcmp(f, "--layer") ? &a->layer : &a->context) = atoi(argv[++i]);
-        else if (f[0] == '-' && f[1] == '-') {
-            fprintf(stderr, "bertc attention: unknown option '%s'\n", f);
+        else if (number ? whole_number(f, argv[++i], number, err) != 0
+                        : positional(a, f, err) != 0)
             return -1;
-        } else if (!a->text_a)
-            a->text_a = f;
-        else if (!a->text_b)
-            a->text_b = f;
-        else {
-            fprintf(stderr, "bertc attention: unexpected argument '%s'\n", f);
-            return -1;
-        }
     }
-    if (!a->config || !a->weights || !a->vocab || !a->text_a) {
-        fprintf(stderr, "usage: bertc attention --config C.json --weights W.safetensors "
-                        "--vocab vocab.txt [--layer L] [--map NAME] [--context N] "
-                        "[--output A.svg] TEXT [TEXT_PAIR]\n");
-        return -1;
-    }
+    if (!a->config || !a->weights || !a->vocab || !a->text_a)
+        return bertc_errorf(err, "%s", USAGE);
     return 0;
 }
 
@@ -96,7 +113,7 @@ static void make_batch(const BertConfig *cfg, const AttentionArgs *a, const Enco
     batch_put_ids(b, bertsum ? "mask" : "attention_mask", mask);
     batch_put_ids(b, bertsum ? "segs" : "token_type_ids", types);
     if (cfg->arch == ARCH_CGBERT || cfg->arch == ARCH_QACGBERT)
-        batch_put_ids(b, "context_ids", filled(arena, 1, a->context));
+        batch_put_ids(b, "context_ids", filled(arena, 1, a->context < 0 ? 0 : a->context));
     if (bertsum) {   /* one sentence, whose [CLS] is token 0 */
         batch_put_ids(b, "clss", filled(arena, 1, 0));
         batch_put_ids(b, "mask_cls", filled(arena, 1, 1));
@@ -105,14 +122,68 @@ static void make_batch(const BertConfig *cfg, const AttentionArgs *a, const Enco
         batch_put_ids(b, "mask_labels", filled(arena, e->S, 0));
 }
 
-static int draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena *arena,
-                BertcError *err)
+/* --layer and --context against the model: a layer it has, a context id its
+ * context embedding has, and --context only where there is one. */
+static int check_args(const AttentionArgs *a, const Model *m, BertcError *err)
 {
     const BertConfig *cfg = &m->cfg;
+    bool context = cfg->arch == ARCH_CGBERT || cfg->arch == ARCH_QACGBERT;
+    if (a->layer >= cfg->num_hidden_layers)
+        return bertc_errorf(err, "--layer %d: %s has layers 0..%d", a->layer, m->arch->name,
+                            cfg->num_hidden_layers - 1);
+    if (a->context >= 0 && !context)
+        return bertc_errorf(err, "--context %d: %s takes no context id (only CGBERT and "
+                            "QACGBERT do)", a->context, m->arch->name);
+    if (context && a->context >= cfg->context_vocab_size)
+        return bertc_errorf(err, "--context %d: %s has context ids 0..%d (context_vocab_size)",
+                            a->context, m->arch->name, cfg->context_vocab_size - 1);
+    return 0;
+}
+
+/* The picture is one (nh, S, S) block per sentence: anything else (a gate
+ * such as CGBERT's lambda_q, (B, nh, S, 1)) would be read past its end. */
+static int check_map(const char *name, const Tensor *t, int64_t S, BertcError *err)
+{
+    if (t->ndim == 4 && t->shape[0] == 1 && t->shape[1] >= 1 && t->shape[2] == S &&
+        t->shape[3] == S)
+        return 0;
+    char have[SHAPE_STR_LEN];
+    return bertc_errorf(err, "'%s' has shape %s; bertc attention draws (B, nh, S, S) maps of "
+                        "the S = %lld tokens (attention_probs; for QACGBERT also "
+                        "quasi_attention_prob, new_attention_probs)", name,
+                        shape_str(have, sizeof have, t->ndim, t->shape), (long long)S);
+}
+
+static int draw_map(const AttentionArgs *a, const Model *m, const Tokenizer *tok,
+                    const Encoding *e, const Outputs *out, int layer, Arena *arena,
+                    BertcError *err)
+{
+    char name[128], shown[CLI_SHOWN + 32], map_shown[CLI_SHOWN], title[256];
+    snprintf(name, sizeof name, "layers.%d.%.100s", layer, a->map);
+    snprintf(shown, sizeof shown, "layers.%d.%s", layer, cli_shown(a->map, map_shown));
+    Var *map = outputs_get(out, name);
+    if (!map)
+        return bertc_errorf(err, "%s has no output '%s' (layers 0..%d; maps attention_probs "
+                            "and, for QACGBERT, quasi_attention_prob)", m->arch->name, shown,
+                            m->cfg.num_hidden_layers - 1);
+    if (check_map(shown, &map->value, e->S, err) != 0)
+        return -1;
+    const char **labels = arena_alloc(arena, sizeof *labels * (size_t)e->S);
+    for (int32_t t = 0; t < e->S; t++)
+        labels[t] = tokenizer_token(tok, e->input_ids[t]);
+    snprintf(title, sizeof title, "%s, layer %d: %.100s", m->arch->name, layer, a->map);
+    return svg_attention(a->output, map->value.data, map->value.shape[1], e->S, labels, title,
+                         err);
+}
+
+int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena *arena,
+                   BertcError *err)
+{
+    const BertConfig *cfg = &m->cfg;
+    if (check_args(a, m, err) != 0)
+        return -1;
     int32_t max_len = cfg->max_position_embeddings < 128 ? cfg->max_position_embeddings : 128;
     bool pad = cfg->arch == ARCH_QACONV;   /* QAConv reads query_len tokens at least */
-    if (pad && cfg->query_len > max_len)
-        max_len = cfg->query_len;
     Encoding e;
     if (tokenizer_encode(tok, arena, a->text_a, strlen(a->text_a), a->text_b,
                          a->text_b ? strlen(a->text_b) : 0, pad ? cfg->query_len : max_len, pad,
@@ -125,24 +196,10 @@ static int draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena *a
     Outputs out;
     make_batch(cfg, a, &e, arena, &b);
     outputs_init(&out);
-    int rc = model_forward(m, g, &b, &out, err);
     int layer = a->layer < 0 ? cfg->num_hidden_layers - 1 : a->layer;
-    char name[128];
-    snprintf(name, sizeof name, "layers.%d.%s", layer, a->map);
-    Var *map = rc == 0 ? outputs_get(&out, name) : NULL;
-    if (rc == 0 && !map)
-        rc = bertc_errorf(err, "%s has no output '%s' (layers 0..%d; maps attention_probs and, "
-                          "for QACGBERT, quasi_attention_prob)", m->arch->name, name,
-                          cfg->num_hidden_layers - 1);
-    if (rc == 0) {
-        const char *labels[512];
-        for (int32_t t = 0; t < e.S && t < 512; t++)
-            labels[t] = tokenizer_token(tok, e.input_ids[t]);
-        char title[256];
-        snprintf(title, sizeof title, "%s, layer %d: %s", m->arch->name, layer, a->map);
-        rc = svg_attention(a->output, map->value.data, map->value.shape[1], e.S, labels, title,
-                           err);
-    }
+    int rc = model_forward(m, g, &b, &out, err);
+    if (rc == 0)
+        rc = draw_map(a, m, tok, &e, &out, layer, arena, err);
     ag_graph_destroy(g);
     return rc;
 }
@@ -150,10 +207,12 @@ static int draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena *a
 int cmd_attention(int argc, char **argv)
 {
     AttentionArgs a;
-    if (parse(argc, argv, &a) != 0)
-        return 2;
-    BertConfig cfg;
     BertcError err;
+    if (attention_parse(argc, argv, &a, &err) != 0) {
+        fprintf(stderr, "bertc attention: %s\n", err.msg);
+        return 2;
+    }
+    BertConfig cfg;
     Arena *arena = arena_create("attention", 1 << 20);
     Tokenizer tok;
     Model m;
@@ -165,7 +224,7 @@ int cmd_attention(int argc, char **argv)
     if (rc == 0)
         rc = tokenizer_load(&tok, arena, a.vocab, &err);
     if (rc == 0)
-        rc = draw(&a, &m, &tok, arena, &err);
+        rc = attention_draw(&a, &m, &tok, arena, &err);
     arena_destroy(arena);
     if (rc != 0) {
         fprintf(stderr, "bertc: %s\n", err.msg);

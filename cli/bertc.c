@@ -2,7 +2,6 @@
  * flags and calls the library; errors are one line on stderr and a non-zero
  * exit status. */
 #include "cli/cli.h"
-#include "zoo/zoo.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -26,69 +25,6 @@ static int usage(void)
     return 2;
 }
 
-/* --name value pairs, --flag switches and up to two positional arguments
- * (after "--", everything is positional). */
-typedef struct Flags {
-    const char *config, *weights, *inputs, *output, *seed, *threads, *vocab, *max_len;
-    bool grad, stats, cased;
-    const char *pos[2];
-    int n_pos;
-} Flags;
-
-static int add_positional(Flags *f, const char *a)
-{
-    if (f->n_pos == 2) {
-        fprintf(stderr, "bertc: unexpected argument '%s' (at most TEXT and TEXT_PAIR)\n", a);
-        return -1;
-    }
-    f->pos[f->n_pos++] = a;
-    return 0;
-}
-
-static int parse_flags(int argc, char **argv, Flags *f)
-{
-    memset(f, 0, sizeof *f);
-    bool options = true;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!options || strncmp(a, "--", 2) != 0) {
-            if (add_positional(f, a) != 0)
-                return -1;
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            options = false;
-            continue;
-        }
-        const char **slot = !strcmp(a, "--config")    ? &f->config
-                            : !strcmp(a, "--weights") ? &f->weights
-                            : !strcmp(a, "--inputs")  ? &f->inputs
-                            : !strcmp(a, "--output")  ? &f->output
-                            : !strcmp(a, "--seed")    ? &f->seed
-                            : !strcmp(a, "--threads") ? &f->threads
-                            : !strcmp(a, "--vocab")   ? &f->vocab
-                            : !strcmp(a, "--max-len") ? &f->max_len
-                                                      : NULL;
-        if (slot) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "bertc: %s needs a value\n", a);
-                return -1;
-            }
-            *slot = argv[++i];
-        } else if (!strcmp(a, "--grad")) {
-            f->grad = true;
-        } else if (!strcmp(a, "--stats")) {
-            f->stats = true;
-        } else if (!strcmp(a, "--cased")) {
-            f->cased = true;
-        } else {
-            fprintf(stderr, "bertc: unknown option '%s'\n", a);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static int require(const char *value, const char *flag, const char *command)
 {
     if (value)
@@ -103,33 +39,21 @@ static int fail(const BertcError *err)
     return 1;
 }
 
-/* Is `s` a thread count the pool can have (1..THREADS_MAX)? The pool would
- * quietly clamp anything else; the CLI refuses it instead. */
-static bool thread_count_valid(const char *s, int *n)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || end == s || v < 1 || v > THREADS_MAX)
-        return false;
-    *n = (int)v;
-    return true;
-}
-
 static int set_threads(const char *value)
 {
     int n;
+    BertcError err;
     if (!value)
         return 0;
-    if (!thread_count_valid(value, &n)) {
-        fprintf(stderr, "bertc: --threads needs a count from 1 to %d, got '%s'\n",
-                THREADS_MAX, value);
+    if (cli_parse_threads(value, &n, &err) != 0) {
+        fprintf(stderr, "bertc: %s\n", err.msg);
         return -1;
     }
     threads_set_count(n);
     return 0;
 }
 
-static int cmd_run(const Flags *f)
+static int cmd_run(const CliFlags *f)
 {
     if (require(f->config, "--config", "run") || require(f->weights, "--weights", "run") ||
         require(f->inputs, "--inputs", "run") || require(f->output, "--output", "run") ||
@@ -140,7 +64,7 @@ static int cmd_run(const Flags *f)
     return zoo_run(&args, &err) == 0 ? 0 : fail(&err);
 }
 
-static int cmd_init(const Flags *f)
+static int cmd_init(const CliFlags *f)
 {
     if (require(f->config, "--config", "init") || require(f->output, "--output", "init"))
         return 2;
@@ -166,7 +90,7 @@ static int cmd_init(const Flags *f)
     return rc == 0 ? 0 : fail(&err);
 }
 
-static int cmd_summary(const Flags *f)
+static int cmd_summary(const CliFlags *f)
 {
     if (require(f->config, "--config", "summary"))
         return 2;
@@ -197,7 +121,7 @@ static void print_encoding(const Tokenizer *t, const Encoding *e)
 /* --max-len N truncates (longest_first) and pads to N tokens; --cased keeps
  * case and accents (do_lower_case=False, for cased vocabs such as
  * bert-base-cased). */
-static int cmd_tokenize(const Flags *f)
+static int cmd_tokenize(const CliFlags *f)
 {
     if (require(f->vocab, "--vocab", "tokenize"))
         return 2;
@@ -205,25 +129,20 @@ static int cmd_tokenize(const Flags *f)
         fprintf(stderr, "bertc tokenize: TEXT is required\n");
         return 2;
     }
-    long max_len = 0;
-    if (f->max_len) {
-        char *end;
-        max_len = strtol(f->max_len, &end, 10);
-        if (*end || max_len < 1 || max_len > (1L << 20)) {
-            fprintf(stderr, "bertc tokenize: --max-len needs a count from 1 to %ld, got '%s'\n",
-                    1L << 20, f->max_len);
-            return 2;
-        }
+    int32_t max_len = 0;
+    BertcError err;
+    if (f->max_len && cli_parse_max_len(f->max_len, &max_len, &err) != 0) {
+        fprintf(stderr, "bertc tokenize: %s\n", err.msg);
+        return 2;
     }
     const char *a = f->pos[0], *b = f->n_pos > 1 ? f->pos[1] : NULL;
     Arena *arena = arena_create("tokenize", 1 << 20);
     Tokenizer t;
     Encoding e;
-    BertcError err;
     int rc = tokenizer_load(&t, arena, f->vocab, &err);
     t.do_lower_case = !f->cased;
     if (rc == 0)
-        rc = tokenizer_encode(&t, arena, a, strlen(a), b, b ? strlen(b) : 0, (int32_t)max_len,
+        rc = tokenizer_encode(&t, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len,
                               max_len > 0, &e, &err);
     if (rc == 0)
         print_encoding(&t, &e);
@@ -325,7 +244,9 @@ static int cmd_train(int argc, char **argv)
     }
     snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
     if (strchr(argv[2], '/') || access(path, X_OK) != 0) {
-        fprintf(stderr, "bertc train: no example '%s' in %s\n", argv[2], examples);
+        char shown[CLI_SHOWN];
+        fprintf(stderr, "bertc train: no example '%s' in %s\n", cli_shown(argv[2], shown),
+                examples);
         list_examples(examples);
         return 2;
     }
@@ -339,51 +260,31 @@ static int cmd_train(int argc, char **argv)
     return 1;
 }
 
-/* BERTC_THREADS and BERTC_ISA are user input: a value the library would
- * quietly clamp or stop on is a one-line error here. */
-static int check_env(void)
-{
-    const char *threads = getenv("BERTC_THREADS"), *env = getenv("BERTC_ISA");
-    int n;
-    if (threads && *threads && !thread_count_valid(threads, &n)) {
-        fprintf(stderr, "bertc: BERTC_THREADS=%s: expected a count from 1 to %d\n", threads,
-                THREADS_MAX);
-        return 2;
-    }
-    CpuIsa isa;
-    if (!env || !*env)
-        return 0;
-    if (!cpu_isa_from_name(env, &isa)) {
-        fprintf(stderr, "bertc: BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon\n",
-                env);
-        return 2;
-    }
-    if (!cpu_isa_supported(isa)) {
-        fprintf(stderr, "bertc: BERTC_ISA=%s: this CPU (or this build) cannot run that path; "
-                        "unset BERTC_ISA for the best one\n", env);
-        return 2;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
-    if (check_env() != 0)
+    BertcError err;
+    if (bertc_check_env(&err) != 0) {   /* the examples make the same check */
+        fprintf(stderr, "bertc: %s\n", err.msg);
         return 2;
+    }
     if (!strcmp(argv[1], "train"))
         return cmd_train(argc, argv);
     if (!strcmp(argv[1], "attention"))
         return cmd_attention(argc - 1, argv + 1);
-    Flags f;
-    if (parse_flags(argc - 2, argv + 2, &f) != 0)
+    CliFlags f;
+    if (cli_parse_flags(argc - 2, argv + 2, &f, &err) != 0) {
+        fprintf(stderr, "bertc: %s\n", err.msg);
         return 2;
+    }
     const char *cmd = argv[1];
+    char shown[CLI_SHOWN], cmd_shown[CLI_SHOWN];
     if (!strcmp(cmd, "tokenize"))
         return cmd_tokenize(&f);
     if (f.n_pos > 0) {
-        fprintf(stderr, "bertc %s: unexpected argument '%s'\n", cmd, f.pos[0]);
+        fprintf(stderr, "bertc %s: unexpected argument '%s'\n", cli_shown(cmd, cmd_shown),
+                cli_shown(f.pos[0], shown));
         return 2;
     }
     if (!strcmp(cmd, "run"))
@@ -392,6 +293,7 @@ int main(int argc, char **argv)
         return cmd_init(&f);
     if (!strcmp(cmd, "summary"))
         return cmd_summary(&f);
-    fprintf(stderr, "bertc: unknown command '%s' (run bertc alone for the list)\n", cmd);
+    fprintf(stderr, "bertc: unknown command '%s' (run bertc alone for the list)\n",
+            cli_shown(cmd, shown));
     return 2;
 }

@@ -1,7 +1,57 @@
-/* cli/cli.h — subcommands of `bertc` that live in their own files. */
+/* cli/cli.h — the `bertc` command's pieces that live outside its main
+ * (cli/bertc.c): the flag parsers, kept apart so the tests and the fuzz
+ * targets (test/fuzz/fuzz_cli_flags.c, fuzz_attention.c) run them without
+ * exec'ing bertc, and `bertc attention`. Parsers print nothing: an error is
+ * one line in err, naming the flag. */
 #ifndef BERTC_CLI_H
 #define BERTC_CLI_H
 
+#include "zoo/zoo.h"
+
+/* ---- cli/flags.c: the flags of run, init, summary and tokenize ----------- */
+
+/* --name value pairs, --flag switches and up to two positional arguments
+ * (after "--", everything is positional). Values are kept as given; each
+ * command checks the ones it takes (cli_parse_threads, cli_parse_max_len). */
+typedef struct CliFlags {
+    const char *config, *weights, *inputs, *output, *seed, *threads, *vocab, *max_len;
+    bool grad, stats, cased;
+    const char *pos[2];
+    int n_pos;
+} CliFlags;
+
+int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err);
+/* An argument as an error message shows it: its first bytes, control
+ * characters written \n, \t or \xNN, so the message stays one line.
+ * Returns buf (CLI_SHOWN bytes). */
+#define CLI_SHOWN 80
+const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
+/* s in plain decimal digits (no space, sign or trailing text), in [lo, hi]. */
+bool cli_whole_number(const char *s, long lo, long hi, long *out);
+/* --threads N: 1..THREADS_MAX. */
+int cli_parse_threads(const char *value, int *n, BertcError *err);
+/* tokenize --max-len N: 1..CLI_MAX_LEN tokens. */
+#define CLI_MAX_LEN (1L << 20)
+int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);
+
+/* ---- cli/attention.c: bertc attention ----------------------------------- */
+
+typedef struct AttentionArgs {
+    const char *config, *weights, *vocab, *output, *map;
+    const char *text_a, *text_b;
+    int layer;            /* -1: the last */
+    int context;          /* CGBERT/QACGBERT context id; -1: not given (0) */
+} AttentionArgs;
+
+/* argv[0] is "attention". --layer and --context are whole numbers (checked
+ * against the model in attention_draw). */
+int attention_parse(int argc, char **argv, AttentionArgs *a, BertcError *err);
+/* Runs model m on the sentence(s) of `a`, tokenized by tok, and draws layer
+ * a->layer's map a->map, every head, into a->output. The map must be
+ * (1, nh, S, S) for the S tokens: anything else is refused, naming the map
+ * and its shape. */
+int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena *arena,
+                   BertcError *err);
 /* bertc attention ...: argv[0] is "attention". Returns the exit status. */
 int cmd_attention(int argc, char **argv);
 

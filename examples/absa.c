@@ -808,10 +808,5 @@ static int run(int argc, char **argv, BertcError *err)
 
 int main(int argc, char **argv)
 {
-    BertcError err;
-    if (run(argc, argv, &err) != 0) {
-        fprintf(stderr, "absa: %s\n", err.msg);
-        return example_exit_status();
-    }
-    return 0;
+    return example_main("absa", argc, argv, run);
 }

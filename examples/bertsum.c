@@ -652,10 +652,5 @@ static int run(int argc, char **argv, BertcError *err)
 
 int main(int argc, char **argv)
 {
-    BertcError err;
-    if (run(argc, argv, &err) != 0) {
-        fprintf(stderr, "bertsum: %s\n", err.msg);
-        return example_exit_status();
-    }
-    return 0;
+    return example_main("bertsum", argc, argv, run);
 }

@@ -61,11 +61,14 @@ static inline const char *example_data_path(const char *rel)
 static inline int example_need_data(const char *rel, BertcError *err)
 {
     const char *path = example_data_path(rel);
-    FILE *f = fopen(path, "rb");
+    BertcError why;
+    FILE *f = bertc_open_read(path, NULL, &why);
     if (f) {
         fclose(f);
         return 0;
     }
+    if (access(path, F_OK) == 0)   /* there, but not a readable file: say why */
+        return bertc_errorf(err, "%s", why.msg);
     const char *root = getenv("BERTC_DATA_DIR");
     if (root && *root)
         return bertc_errorf(err, "%s: cannot open; BERTC_DATA_DIR=%s must be the directory "
@@ -77,6 +80,10 @@ static inline int example_need_data(const char *rel, BertcError *err)
     return bertc_errorf(err, "%s/%s: cannot open; run from the bertc repository root, or set "
                         "BERTC_DATA_DIR to the directory holding data/", cwd, path);
 }
+
+/* An example's main: BERTC_ISA and BERTC_THREADS checked exactly as `bertc`
+ * checks them (exit 2), then run(argc, argv, err); an error is one line
+ * "NAME: message" and exit 1. */
 
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
@@ -101,6 +108,38 @@ static inline int example_exit_status(void)
 {
     int sig = train_stop_signal();
     return sig ? 128 + sig : 1;
+}
+
+typedef struct ExampleRun {
+    int argc;
+    char **argv;
+    int (*run)(int, char **, BertcError *);
+} ExampleRun;
+
+static inline int example_run_call(void *ctx, BertcError *err)
+{
+    ExampleRun *r = ctx;
+    return r->run(r->argc, r->argv, err);
+}
+
+/* The whole main of an example: BERTC_ISA/BERTC_THREADS checked as bertc
+ * checks them (exit 2), then run() under bertc_try, so that even a failure
+ * the library meets outside its own entry points is one line, not an abort
+ * (exit 1, or 128 + the signal that stopped training). */
+static inline int example_main(const char *name, int argc, char **argv,
+                               int (*run)(int, char **, BertcError *))
+{
+    BertcError err;
+    if (bertc_check_env(&err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        return 2;
+    }
+    ExampleRun r = {argc, argv, run};
+    if (bertc_try(example_run_call, &r, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        return example_exit_status();
+    }
+    return 0;
 }
 
 /* Build the model of `cfg` in `arena`, its weights drawn as every example
@@ -166,17 +205,19 @@ static inline int64_t example_argmax(const float *x, int64_t n)
     return best;
 }
 
-/* A whole file, NUL-terminated (free it); NULL if it cannot be read. */
-static inline char *example_read_file(const char *path, size_t *len)
+/* A whole file, NUL-terminated (free it); NULL with err set if it cannot be
+ * read (not a regular file, a read error, out of memory). */
+static inline char *example_read_file(const char *path, size_t *len, BertcError *err)
 {
-    FILE *f = fopen(path, "rb");
+    uint64_t n = 0;
+    FILE *f = bertc_open_read(path, &n, err);
     if (!f)
         return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    char *buf = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
+    if (!buf)
+        bertc_errorf(err, "%s: out of memory for its %" PRIu64 " bytes", path, n);
+    else if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        bertc_errorf(err, "%s: short read", path);
         free(buf);
         buf = NULL;
     }

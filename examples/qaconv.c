@@ -678,10 +678,5 @@ static int run(int argc, char **argv, BertcError *err)
 
 int main(int argc, char **argv)
 {
-    BertcError err;
-    if (run(argc, argv, &err) != 0) {
-        fprintf(stderr, "qaconv: %s\n", err.msg);
-        return example_exit_status();
-    }
-    return 0;
+    return example_main("qaconv", argc, argv, run);
 }

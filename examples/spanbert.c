@@ -73,11 +73,9 @@ static char *read_lines(const char *path, char **lines, int64_t max, int64_t *n,
                         BertcError *err)
 {
     size_t size;
-    char *buf = example_read_file(path, &size);
-    if (!buf) {
-        bertc_errorf(err, "%s: cannot read it", path);
+    char *buf = example_read_file(path, &size, err);
+    if (!buf)
         return NULL;
-    }
     *n = 0;
     for (char *line = buf, *end; *line && *n < max; line = end + 1) {
         end = strchr(line, '\n');
@@ -660,10 +658,5 @@ static int run(int argc, char **argv, BertcError *err)
 
 int main(int argc, char **argv)
 {
-    BertcError err;
-    if (run(argc, argv, &err) != 0) {
-        fprintf(stderr, "spanbert: %s\n", err.msg);
-        return example_exit_status();
-    }
-    return 0;
+    return example_main("spanbert", argc, argv, run);
 }

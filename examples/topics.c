@@ -49,9 +49,9 @@ static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *er
 {
     size_t len;
     const char *path = example_data_path(DATA);
-    char *text = example_read_file(path, &len);
+    char *text = example_read_file(path, &len, err);
     if (!text)
-        return bertc_errorf(err, "%s: cannot read the data set", path);
+        return -1;
     d->ids = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
     d->mask = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
     d->label = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES);
@@ -283,10 +283,5 @@ static int run(int argc, char **argv, BertcError *err)
 
 int main(int argc, char **argv)
 {
-    BertcError err;
-    if (run(argc, argv, &err) != 0) {
-        fprintf(stderr, "topics: %s\n", err.msg);
-        return example_exit_status();
-    }
-    return 0;
+    return example_main("topics", argc, argv, run);
 }

@@ -757,10 +757,18 @@ int json_as_double(const JsonValue *v, double *out, BertcError *err)
     return 0;
 }
 
+/* The string as a C string. A "\u0000" inside would cut it short, so that
+ * "gelu\u0000x" compared as "gelu": such a string is refused here, the one
+ * place a C string is taken (a caller that wants the bytes reads v->string
+ * with v->length). */
 int json_as_string(const JsonValue *v, const char **out, BertcError *err)
 {
     if (v->type != JSON_STRING)
         return type_error(err, v, "a string");
+    size_t nul = strlen(v->string);
+    if (nul != v->length)
+        return json_errorf(err, v, "the string holds a NUL character (\\u0000) at byte %zu; "
+                           "remove it", nul);
     *out = v->string;
     return 0;
 }

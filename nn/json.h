@@ -110,6 +110,9 @@ char *json_path(const JsonValue *v, char *buf, size_t cap);
  * expected and what was found. */
 int json_as_int(const JsonValue *v, int64_t *out, BertcError *err);
 int json_as_double(const JsonValue *v, double *out, BertcError *err);  /* any number */
+/* json_as_string (and json_get_string, json_opt_string) refuse a string
+ * holding a NUL ("\u0000"): as a C string it would compare equal to its
+ * prefix. */
 int json_as_string(const JsonValue *v, const char **out, BertcError *err);
 int json_as_bool(const JsonValue *v, bool *out, BertcError *err);
 

@@ -272,9 +272,9 @@ static int check_fields(const JsonValue *entry, BertcError *err)
                            "\"shape\", \"data_offsets\"}, found %s",
                            json_type_name(entry->type));
     for (size_t i = 0; i < entry->length; i++) {
-        const char *k = entry->items[i]->key;
-        if (strcmp(k, "dtype") != 0 && strcmp(k, "shape") != 0 &&
-            strcmp(k, "data_offsets") != 0)
+        const JsonValue *f = entry->items[i];   /* its key compared whole, NULs and all */
+        if (json_get(entry, "dtype") != f && json_get(entry, "shape") != f &&
+            json_get(entry, "data_offsets") != f)
             return json_errorf(err, entry->items[i], "unknown field in a tensor entry "
                                "(expected only dtype, shape, data_offsets)");
     }
@@ -306,21 +306,35 @@ static int cmp_name(const void *pa, const void *pb)
     return strcmp((*(const StTensorInfo *const *)pa)->name, (*(const StTensorInfo *const *)pb)->name);
 }
 
-/* Sort the byte ranges and check neighbours; empty tensors overlap nothing. */
-static int check_overlaps(const SafeTensors *st, const StTensorInfo **order, BertcError *err)
+/* The data section must be the tensors' byte ranges laid end to end, as the
+ * reference library requires (huggingface/safetensors, Metadata::validate):
+ * sorted by [begin, end), each tensor, an empty one too, begins where the one
+ * before it ends, the first at 0, and the last ends where the file does. A
+ * hole or trailing bytes would be data no tensor owns: a damaged or forged
+ * file, refused as the reference refuses it. Entries may be listed in any
+ * order. */
+static int check_layout(const SafeTensors *st, const StTensorInfo **order, BertcError *err)
 {
-    size_t n = 0;
     for (size_t i = 0; i < st->n_tensors; i++)
-        if (st->tensors[i].end > st->tensors[i].begin)
-            order[n++] = &st->tensors[i];
-    qsort(order, n, sizeof *order, cmp_begin);
-    for (size_t i = 1; i < n; i++) {
-        const StTensorInfo *a = order[i - 1], *b = order[i];
-        if (b->begin < a->end)
+        order[i] = &st->tensors[i];
+    qsort(order, st->n_tensors, sizeof *order, cmp_begin);
+    uint64_t at = 0;
+    for (size_t i = 0; i < st->n_tensors; i++) {
+        const StTensorInfo *a = i ? order[i - 1] : NULL, *b = order[i];
+        if (b->begin < at)
             return st_errorf(err, st, "tensors \"%s\" [%" PRIu64 ", %" PRIu64 ") and \"%s\" "
                              "[%" PRIu64 ", %" PRIu64 ") overlap in the data section",
                              a->name, a->begin, a->end, b->name, b->begin, b->end);
+        if (b->begin > at)
+            return st_errorf(err, st, "data section bytes [%" PRIu64 ", %" PRIu64 ") belong "
+                             "to no tensor (a hole before \"%s\"); safetensors files have "
+                             "none, write the file again", at, b->begin, b->name);
+        at = b->end;
     }
+    if (at != st->data_length)
+        return st_errorf(err, st, "data section has %" PRIu64 " trailing bytes [%" PRIu64
+                         ", %" PRIu64 ") after the last tensor; safetensors files have none, "
+                         "write the file again", st->data_length - at, at, st->data_length);
     return 0;
 }
 
@@ -337,7 +351,7 @@ static int read_entries(SafeTensors *st, const JsonValue *root, BertcError *err)
             return -1;
     }
     const StTensorInfo **by_name = arena_alloc(st->arena, (st->n_tensors + 1) * sizeof *by_name);
-    if (check_overlaps(st, by_name, err) != 0)
+    if (check_layout(st, by_name, err) != 0)
         return -1;
     for (size_t i = 0; i < st->n_tensors; i++)
         by_name[i] = &st->tensors[i];

@@ -44,30 +44,15 @@ static void file_close(void *ctx)
     fclose(((FileSource *)ctx)->fp);
 }
 
-static int file_length(FILE *fp, const char *path, uint64_t *length, BertcError *err)
-{
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0)
-        return bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return bertc_errorf(err, "%s: not a regular file", path);
-    *length = (uint64_t)sb.st_size;
-    return 0;
-}
-
 int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err)
 {
     /* allocated before the file is open: an allocation that stops
      * (bertc_try) must not leave it open */
     Arena *a = arena ? arena : arena_create("safetensors", 1 << 16);
     FileSource *f = arena_alloc(a, sizeof *f);
-    FILE *fp = fopen(path, "rb");
     uint64_t length = 0;
-    if (!fp || file_length(fp, path, &length, err) != 0) {
-        if (!fp)
-            bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
-        else
-            fclose(fp);
+    FILE *fp = bertc_open_read(path, &length, err);
+    if (!fp) {
         if (!arena)
             arena_destroy(a);
         return -1;
@@ -152,14 +137,13 @@ static int check_target(const char *path, mode_t *mode, BertcError *err)
     if (lstat(path, &sb) != 0)
         return errno == ENOENT ? 0
                                : bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
-    const char *kind = S_ISLNK(sb.st_mode)    ? "a symbolic link"
-                       : S_ISDIR(sb.st_mode)  ? "a directory"
-                       : S_ISFIFO(sb.st_mode) ? "a FIFO"
-                       : S_ISREG(sb.st_mode)  ? NULL
-                                              : "not a regular file";
-    if (kind)
-        return bertc_errorf(err, "%s: is %s; refusing to replace it (give the path of a "
-                            "regular file, or remove it)", path, kind);
+    /* a link is not followed (the rename would replace the link, not its
+     * target); anything else that is not a file gets bertc_open_read's words */
+    if (S_ISLNK(sb.st_mode))
+        return bertc_errorf(err, "%s: not a regular file (a symbolic link); give the path of "
+                            "a file", path);
+    if (bertc_check_replaceable(path, err) != 0)
+        return -1;
     *mode = sb.st_mode & 07777;
     return 0;
 }

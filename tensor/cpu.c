@@ -43,6 +43,25 @@ bool cpu_isa_supported(CpuIsa isa)
     }
 }
 
+int bertc_check_env(BertcError *err)
+{
+    const char *threads = getenv("BERTC_THREADS"), *env = getenv("BERTC_ISA");
+    int n;
+    CpuIsa isa;
+    if (threads && *threads && !threads_parse_count(threads, &n))
+        return bertc_errorf(err, "BERTC_THREADS=%s: expected a count from 1 to %d", threads,
+                            THREADS_MAX);
+    if (!env || !*env)
+        return 0;
+    if (!cpu_isa_from_name(env, &isa))
+        return bertc_errorf(err, "BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon",
+                            env);
+    if (!cpu_isa_supported(isa))
+        return bertc_errorf(err, "BERTC_ISA=%s: this CPU (or this build) cannot run that path; "
+                            "unset BERTC_ISA for the best one", env);
+    return 0;
+}
+
 static CpuIsa best_isa(void)
 {
     if (cpu_isa_supported(ISA_AVX512))

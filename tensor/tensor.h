@@ -118,6 +118,36 @@ int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
 #endif
 
 /* ------------------------------------------------------------------------ */
+/* Opening files (tensor/open_file.c; hosted builds only)                    */
+/* ------------------------------------------------------------------------ */
+
+#if !defined(BERTC_FREESTANDING)
+#include <stdio.h>
+/* Every path a user gives is opened through these, so nothing that is not a
+ * regular file (a FIFO, a directory, a device such as /dev/zero or /dev/stdin,
+ * a socket) can block a reader or feed it garbage: the open does not wait,
+ * fstat decides, and the error is one line, "x.json: not a regular file (a
+ * FIFO); give the path of a file". bertc_open_read hands back the file opened
+ * "rb" and its size in *size (size may be NULL). bertc_open_write creates or
+ * truncates a regular file ("wb"); it also accepts a character device, so
+ * /dev/null works as an output. Both return NULL with err set on failure. */
+FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err);
+FILE *bertc_open_write(const char *path, BertcError *err);
+/* For a writer that renames a finished file over `path`: 0 when path does not
+ * exist or is a regular file, else the same error (renaming over /dev/null
+ * or a FIFO would replace it). */
+int bertc_check_replaceable(const char *path, BertcError *err);
+typedef struct Arena Arena;
+/* The whole regular file at `path`, NUL-terminated, in *text (len bytes),
+ * held by a new arena *arena that the caller destroys, also on an error
+ * (NULL when none was made). A file longer than max_bytes is an error that
+ * says it is more than `what` ("a config.json") may have; running out of
+ * memory is an error too, and the file is always closed. */
+int bertc_read_file(const char *path, size_t max_bytes, const char *what, Arena **arena,
+                    char **text, size_t *len, BertcError *err);
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* Arena allocator                                                           */
 /* ------------------------------------------------------------------------ */
 
@@ -297,6 +327,12 @@ void cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupported) */
 const char *cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
 /* The path named `name` ("scalar", "avx2", ...) into *isa; false if none is. */
 bool cpu_isa_from_name(const char *name, CpuIsa *isa);
+/* BERTC_ISA and BERTC_THREADS are user input: a program checks them before
+ * any work (the `bertc` command and every example do, and exit 2), so a value
+ * the library would quietly clamp (BERTC_THREADS=0) or stop on
+ * (BERTC_ISA=bogus, or a path this CPU lacks) is one line naming the
+ * variable and what it accepts. 0 when both are unset, empty or valid. */
+int bertc_check_env(BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Vector math: exp, tanh, erf (tensor/vmath.c)                             */
@@ -588,6 +624,9 @@ void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_
 int threads_count(void);
 #define THREADS_MAX 64                /* the pool's size limit */
 void threads_set_count(int n);        /* clamped to 1..THREADS_MAX */
+/* A thread count given as text (--threads, BERTC_THREADS): a whole number
+ * from 1 to THREADS_MAX into *n, else false. */
+bool threads_parse_count(const char *text, int *n);
 /* Calls fn(ctx, begin, end) on contiguous chunks covering [0, n), one chunk
  * per thread (at most threads_count() chunks), and returns when all are done.
  * The caller runs the first chunk. Called from inside a chunk, it runs the

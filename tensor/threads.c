@@ -15,6 +15,18 @@
 
 #include <stdlib.h>
 
+/* "8" -> 8; false for anything but plain digits making 1 to THREADS_MAX
+ * (an empty string, a space or sign, trailing text, 0, too large a count). */
+bool threads_parse_count(const char *text, int *n)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end || v < 1 || v > THREADS_MAX)
+        return false;
+    *n = (int)v;
+    return true;
+}
+
 #if defined(BERTC_NO_THREADS)
 
 int threads_count(void) { return 1; }

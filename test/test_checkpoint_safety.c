@@ -263,11 +263,11 @@ Test(checkpoint_safety, a_target_that_is_not_a_regular_file_is_refused)
     unlink(t.path);
     cr_assert_eq(mkdir(t.path, 0755), 0);
     cr_expect_neq(save(&t, 1, &err), 0);
-    cr_expect(strstr(err.msg, "is a directory"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "not a regular file (a directory)"), "%s", err.msg);
     rmdir(t.path);
     cr_assert_eq(mkfifo(t.path, 0600), 0);
     cr_expect_neq(save(&t, 1, &err), 0);   /* must not block on the FIFO either */
-    cr_expect(strstr(err.msg, "is a FIFO"), "%s", err.msg);
+    cr_expect(strstr(err.msg, "not a regular file (a FIFO)"), "%s", err.msg);
     expect_one_line(err.msg);
     unlink(t.path);
     unlink(victim);

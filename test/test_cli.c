@@ -276,3 +276,75 @@ Test(cli, missing_data_names_the_path)
     cr_assert(strstr(log, "/nonexistent/data/bert-base-uncased-vocab.txt: cannot open") &&
               strstr(log, "BERTC_DATA_DIR=/nonexistent"), "user's BERTC_DATA_DIR: %s", log);
 }
+
+/* `bertc attention ARGS` on a fixture with the tiny vocabulary: the exit code
+ * and a check that stderr is one line holding `want`. */
+static void attention_fails(const char *fixture, const char *flags, int want_rc,
+                            const char *want)
+{
+    char vocab[300], args[2048];
+    write_tiny_vocab(vocab, sizeof vocab);
+    snprintf(args, sizeof args,
+             "attention --config test/data/zoo/%s/config.json --weights "
+             "test/data/zoo/%s/weights.safetensors --vocab %s --output %s/a.svg %s "
+             "'the cat sat on the mat.'", fixture, fixture, vocab, out_dir, flags);
+    const char *log;
+    int rc = bertc(args, &log);
+    cr_expect_eq(rc, want_rc, "%s %s: exit %d, want %d: %s", fixture, flags, rc, want_rc, log);
+    const char *nl = strchr(log, '\n');
+    cr_expect(strstr(log, want) && nl && !nl[1], "%s %s: want one line with \"%s\", got: %s",
+              fixture, flags, want, log);
+}
+
+Test(cli, attention_numbers_are_strict)
+{
+    const char *bad[] = {"1x", "", "-1", "0x1", " 1", "+1", "2147483648", "1.0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char flags[64], want[96];
+        snprintf(flags, sizeof flags, "--layer '%s'", bad[i]);
+        snprintf(want, sizeof want, "--layer needs a whole number from 0 to 2147483647, "
+                 "got '%s'", bad[i]);
+        attention_fails("bert_seqcls_single", flags, 2, want);
+        snprintf(flags, sizeof flags, "--context '%s'", bad[i]);
+        snprintf(want, sizeof want, "--context needs a whole number from 0 to 2147483647, "
+                 "got '%s'", bad[i]);
+        attention_fails("cgbert_gate", flags, 2, want);
+    }
+    attention_fails("bert_seqcls_single", "--layer 2", 1,
+                    "--layer 2: BertForSequenceClassification has layers 0..1");
+    attention_fails("cgbert_gate", "--context 8", 1,
+                    "--context 8: CGBertForSequenceClassification has context ids 0..7");
+    attention_fails("bert_seqcls_single", "--context 0", 1,
+                    "--context 0: BertForSequenceClassification takes no context id");
+}
+
+/* A gate is not a map: CGBERT's lambda_q is (B, nh, S, 1); drawing it as
+ * (nh, S, S) read far past its end. */
+Test(cli, attention_refuses_a_map_that_is_not_square)
+{
+    attention_fails("cgbert_gate", "--map lambda_q", 1,
+                    "'layers.1.lambda_q' has shape [1, 4, 9, 1]; bertc attention draws "
+                    "(B, nh, S, S) maps of the S = 9 tokens");
+    attention_fails("cgbert_gate", "--map nonesuch", 1, "has no output 'layers.1.nonesuch'");
+}
+
+/* An argument echoed in an error keeps the error on one line: a newline in
+ * it is shown as \n. */
+Test(cli, errors_echo_arguments_on_one_line)
+{
+    attention_fails("bert_seqcls_single", "--layer '1\n2'", 2, "got '1\\n2'");
+    attention_fails("bert_seqcls_single", "'--x\ny'", 2, "unknown option '--x\\ny'");
+    const char *log;
+    cr_expect_eq(bertc("run '--x\ny'", &log), 2);
+    const char *nl = strchr(log, '\n');
+    cr_expect(strstr(log, "unknown option '--x\\ny'") && nl && !nl[1], "%s", log);
+    cr_expect_eq(bertc("tokenize --vocab data/bert-base-uncased-vocab.txt --max-len +5 hi", &log),
+                 2);
+    cr_expect(strstr(log, "--max-len needs a count from 1 to 1048576, got '+5'"), "%s", log);
+    cr_expect_eq(bertc("run --threads ' 2' --config c --weights w --inputs i --output o", &log),
+                 2);
+    cr_expect(strstr(log, "--threads needs a count from 1 to 64, got ' 2'"), "%s", log);
+    cr_expect_eq(bertc("'frob\nnicate'", &log), 2);
+    nl = strchr(log, '\n');
+    cr_expect(strstr(log, "unknown command 'frob\\nnicate'") && nl && !nl[1], "%s", log);
+}

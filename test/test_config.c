@@ -240,6 +240,16 @@ Test(config, unknown_names)
     fails_with(", \"problem_type\": \"ranking\"", "unknown problem_type \"ranking\"", NULL);
 }
 
+/* An enum string is compared whole: "\u0000" and what follows it count. */
+Test(config, enum_strings_with_a_nul_do_not_match)
+{
+    text_fails("{\"architectures\": [\"BertModel\\u0000junk\"]}",
+               "architectures[0] (line 1, col 20): the string holds a NUL character");
+    fails_with(", \"hidden_act\": \"gelu\\u0000x\"", "hidden_act (line", "NUL character");
+    fails_with(", \"problem_type\": \"regression\\u0000\"", "problem_type (line",
+               "NUL character");
+}
+
 Test(config, num_labels_and_id2label_must_agree)
 {
     BertConfig c;

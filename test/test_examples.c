@@ -90,3 +90,51 @@ Test(examples, killed_run_resumes_to_identical_weights, .timeout = 300)
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", a, b);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* `env ENV PROGRAM ARGS` with stdout dropped; its stderr (one line expected)
+ * into err. Returns the exit code. */
+static int run_env(const char *env, const char *program, const char *args, char *err,
+                   size_t cap)
+{
+    char cmd[2048], log[600];
+    snprintf(log, sizeof log, "/tmp/bertc_env_%d.log", (int)getpid());
+    snprintf(cmd, sizeof cmd, "env %s %s %s > /dev/null 2> %s", env, program, args, log);
+    int status = system(cmd);
+    FILE *f = fopen(log, "r");
+    size_t n = f ? fread(err, 1, cap - 1, f) : 0;
+    if (f)
+        fclose(f);
+    err[n] = '\0';
+    remove(log);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+ParameterizedTestParameters(examples, env_checked_like_bertc)
+{
+    TestName *list;
+    size_t n = test_list_dir(BERTC_EXAMPLES_DIR, MAX_EXAMPLES, &list);
+    return cr_make_param_array(TestName, list, n);
+}
+
+/* A bad BERTC_THREADS or BERTC_ISA stops an example before any work, with
+ * the line `bertc` prints (after the program's name) and exit 2. */
+ParameterizedTest(TestName *ex, examples, env_checked_like_bertc, .timeout = 60)
+{
+    static const char *const envs[] = {"BERTC_THREADS=0", "BERTC_THREADS=4x",
+                                       "BERTC_THREADS=65", "BERTC_THREADS=-1", "BERTC_THREADS=+2",
+                                       "BERTC_ISA=bogus", "BERTC_ISA=neon BERTC_THREADS=2"};
+    char program[600], want[1400], got[1400], cli[600], args[600];
+    snprintf(program, sizeof program, "%s/%s", BERTC_EXAMPLES_DIR, ex->name);
+    snprintf(args, sizeof args, "--steps 1 --out /tmp/bertc_env_%d_%s", (int)getpid(),
+             ex->name);
+    for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
+        int cli_rc = run_env(envs[i], BERTC_CLI, "summary --config x.json", cli, sizeof cli);
+        cr_assert_eq(cli_rc, 2, "%s bertc: exit %d: %s", envs[i], cli_rc, cli);
+        cr_assert(strncmp(cli, "bertc: ", 7) == 0, "%s", cli);
+        snprintf(want, sizeof want, "%s: %s", ex->name, cli + 7);
+        int rc = run_env(envs[i], program, args, got, sizeof got);
+        cr_expect_eq(rc, 2, "%s %s: exit %d (bertc exits 2): %s", envs[i], ex->name, rc, got);
+        cr_expect_str_eq(got, want, "%s %s: the example and bertc disagree", envs[i],
+                         ex->name);
+    }
+}

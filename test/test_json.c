@@ -213,6 +213,18 @@ Test(json, nul_escape_keeps_length)
     cr_expect_eq(memcmp(v->string, "a\0b", 4), 0);
 }
 
+Test(json, a_string_with_a_nul_is_not_a_c_string)
+{
+    const JsonValue *v = parse_ok("{\"act\": \"gelu\\u0000x\"}");
+    const char *s = NULL;
+    BertcError err = {{0}};
+    cr_expect_neq(json_get_string(v, "act", &s, &err), 0, "\"gelu\\u0000x\" read as \"%s\"",
+                  s ? s : "");
+    cr_expect(strstr(err.msg, "act (line") && strstr(err.msg, "NUL character") &&
+                  strstr(err.msg, "at byte 4"), "%s", err.msg);
+    cr_expect_eq(json_get_string(parse_ok("{\"act\": \"gelu\"}"), "act", &s, &err), 0);
+}
+
 Test(json, bad_surrogates)
 {
     parse_fails("\"\\ud83d\"", "high surrogate \\uD83D is not followed", "byte 1");

@@ -34,9 +34,8 @@ good_hf_layout.safetensors  exactly what huggingface/safetensors `serialize` wri
     bertc's writer must reproduce this file byte for byte.
 
 good_spaced.safetensors  legal but unusual: a pretty-printed header with
-    newlines, entries not in offset order, a 4-byte gap between tensors,
-    8 trailing bytes after the last tensor, a non-ASCII name.
-    "z"          F32 [2]  -1.0, 1.0     (data_offsets [16, 24])
+    newlines, entries not in offset order, a non-ASCII name.
+    "z"          F32 [2]  -1.0, 1.0     (data_offsets [12, 20])
     "caf\u00e9"  I32 [3]  10, 20, 30    (data_offsets [0, 12])
 """
 
@@ -120,10 +119,10 @@ def good_hf_layout():
 
 
 def good_spaced():
-    header = ('{\n  "z": {"dtype": "F32", "shape": [2], "data_offsets": [16, 24]},\n'
+    header = ('{\n  "z": {"dtype": "F32", "shape": [2], "data_offsets": [12, 20]},\n'
               '  "caf\\u00e9" : { "shape" : [ 3 ], "dtype" : "I32",\n'
               '                 "data_offsets" : [ 0 , 12 ] }\n}\n').encode()
-    data = struct.pack("<3i", 10, 20, 30) + b"\xAA" * 4 + f32(-1.0, 1.0) + b"\xBB" * 8
+    data = struct.pack("<3i", 10, 20, 30) + f32(-1.0, 1.0)
     return file_bytes(header, data, pad=False)
 
 
@@ -185,6 +184,17 @@ BAD = [
                                     f32(1)), "open", "data_offsets must be an array"),
     ("overlap", file_bytes({"x": entry("F32", [2], 0, 8), "y": entry("F32", [2], 4, 12)},
                            f32(1, 2, 3)), "open", "overlap"),
+    # holes and trailing bytes: the reference library refuses both
+    ("hole", file_bytes({"x": entry("F32", [2], 0, 8), "y": entry("F32", [2], 12, 20)},
+                        f32(1, 2, 0, 3, 4)), "open", "[8, 12) belong to no tensor"),
+    ("hole_at_start", one("F32", [2], 4, 12, f32(0, 1, 2)), "open",
+     "[0, 4) belong to no tensor"),
+    ("trailing_bytes", one("F32", [2], 0, 8, f32(1, 2) + b"\0" * 4), "open",
+     "4 trailing bytes [8, 12)"),
+    ("no_tensors_trailing", file_bytes({"__metadata__": {"format": "pt"}}, b"\0" * 8), "open",
+     "8 trailing bytes"),
+    ("empty_inside", file_bytes({"x": entry("F32", [2], 0, 8), "y": entry("F32", [0], 4, 4)},
+                                f32(1, 2)), "open", "overlap"),
     ("offsets_out_of_range", one("F32", [2], 8, 16, f32(1, 2)), "open",
      "run past the end of the data section"),
     ("begin_gt_end", one("F32", [0], 8, 4, f32(1, 2)), "open", "begin > end"),
@@ -202,6 +212,13 @@ BAD = [
      "__metadata__ values must be strings"),
     ("nul_name", raw_header('{"a\\u0000b": {"dtype": "F32", "shape": [1], '
                             '"data_offsets": [0, 4]}}', f32(1)), "open", "NUL"),
+    # "F32\u0000junk" must not read as "F32", nor a field "dtype\u0000" as "dtype"
+    ("dtype_nul", raw_header('{"x": {"dtype": "F32\\u0000junk", "shape": [1], '
+                             '"data_offsets": [0, 4]}}', f32(1)), "open", "NUL character"),
+    ("field_nul", raw_header('{"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], '
+                             '"dtype\\u0000": "F32"}}', f32(1)), "open", "unknown field"),
+    ("metadata_key_nul", raw_header('{"__metadata__\\u0000": {"a": "b"}}'), "open",
+     "NUL character"),
     ("huge_tensor", one("F32", [2**30], 0, 2**32, f32(1, 2)), "open",
      "run past the end of the data section"),
     ("deep_nesting", raw_header("[" * 100000), "open", "nesting deeper than 64"),

@@ -69,8 +69,23 @@ int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcE
     return 0;
 }
 
+/* Records `name` once in the batch's lookup log, if it keeps one. */
+static void note_lookup(BatchLookups *l, const char *name)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->names[i], name) == 0)
+            return;
+    if (l->n == BATCH_LOOKUPS_MAX)
+        l->overflow = true;
+    else
+        l->names[l->n++] = name;
+}
+
 const BatchItem *batch_find(const Batch *b, const char *name)
 {
+    note_lookup(b->lookups, name);
     for (int i = 0; i < b->n; i++)
         if (strcmp(b->items[i].name, name) == 0)
             return &b->items[i];
@@ -163,6 +178,33 @@ int batch_check_binary(const Batch *b, const char *name, const ITensor *t, Bertc
         index_str(at, sizeof at, t->ndim, t->shape, i);
         return bertc_errorf(err, "%s: '%s'%s = %d is neither 0 nor 1", b->source, name, at,
                             (int)t->data[i]);
+    }
+    return 0;
+}
+
+static bool was_looked_up(const BatchLookups *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->names[i], name) == 0)
+            return true;
+    return false;
+}
+
+int batch_check_all_read(const Batch *b, const char *model, BertcError *err)
+{
+    const BatchLookups *l = b->lookups;
+    if (!l || l->overflow)
+        return 0;
+    for (int i = 0; i < b->n; i++) {
+        if (was_looked_up(l, b->items[i].name))
+            continue;
+        char reads[BERTC_ERROR_LEN / 2] = "";
+        size_t pos = 0;
+        for (int k = 0; k < l->n && pos < sizeof reads; k++)
+            pos += (size_t)snprintf(reads + pos, sizeof reads - pos, "%s%s", k ? ", " : "",
+                                    l->names[k]);
+        return bertc_errorf(err, "%s: %s reads no input '%s' (a misspelling?); it reads %s",
+                            b->source, model, b->items[i].name, l->n ? reads : "nothing");
     }
     return 0;
 }

@@ -62,10 +62,18 @@ static int forward(void *ctx, BertcError *err)
     return c->m->arch->forward(c->m->impl, &c->m->cfg, c->g, c->in, c->out, err);
 }
 
+/* The forward runs on a shallow copy of the batch (the tensors are shared)
+ * that records every name the model looks up; an input it never looked up
+ * is then an error rather than silently ignored. */
 int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err)
 {
-    ForwardCall c = {m, g, in, out};
-    return bertc_try(forward, &c, err);
+    BatchLookups asked = {0};
+    Batch seen = *in;
+    seen.lookups = &asked;
+    ForwardCall c = {m, g, &seen, out};
+    if (bertc_try(forward, &c, err) != 0)
+        return -1;
+    return batch_check_all_read(&seen, m->arch->name, err);
 }
 
 typedef struct BackwardCall {

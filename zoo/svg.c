@@ -7,11 +7,9 @@
 
 static FILE *open_svg(const char *path, int w, int h, BertcError *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        bertc_errorf(err, "%s: cannot write the picture", path);
+    FILE *f = bertc_open_write(path, err);
+    if (!f)
         return NULL;
-    }
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "font-family=\"sans-serif\" font-size=\"12\">\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);
@@ -145,6 +143,10 @@ static void labels(FILE *f, const char *const *tokens, int64_t S, int x, int y, 
 int svg_attention(const char *path, const float *probs, int64_t nh, int64_t S,
                   const char *const *tokens, const char *title, BertcError *err)
 {
+    if (nh < 1 || nh > SVG_MAX_HEADS || S < 1 || S > SVG_MAX_TOKENS)   /* sizes fit in int */
+        return bertc_errorf(err, "%s: cannot draw %lld heads of %lld tokens (1..%d heads, "
+                            "1..%d tokens)", path, (long long)nh, (long long)S, SVG_MAX_HEADS,
+                            SVG_MAX_TOKENS);
     int cell = S <= 16 ? 18 : S <= 32 ? 12 : 6, margin = 90, gap = 40;
     int per_row = nh <= 4 ? (int)nh : 4, rows = (int)((nh + per_row - 1) / per_row);
     int map = (int)S * cell;

@@ -12,7 +12,10 @@ int svg_loss_curve(const char *path, const TrainResult *res, const char *title,
 
 /* One heat map per head: probs is (nh, S, S) for one sequence of one layer
  * (row i = the query token, column j = the key it attends to); tokens[0..S-1]
- * label the rows and columns. */
+ * label the rows and columns. At most SVG_MAX_HEADS heads of SVG_MAX_TOKENS
+ * tokens (an error otherwise). */
+#define SVG_MAX_HEADS 1024
+#define SVG_MAX_TOKENS 4096
 int svg_attention(const char *path, const float *probs, int64_t nh, int64_t S,
                   const char *const *tokens, const char *title, BertcError *err);
 

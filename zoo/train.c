@@ -501,10 +501,9 @@ static int prepare(Run *r, BertcError *err)
     if (!r->order || !r->batch_idx)
         return bertc_errorf(err, "training: out of memory for the example order of %lld "
                             "examples", (long long)r->task->n_train);
-    r->csv = opt->loss_csv ? fopen(opt->loss_csv, "w") : NULL;
+    r->csv = opt->loss_csv ? bertc_open_write(opt->loss_csv, err) : NULL;
     if (opt->loss_csv && !r->csv)
-        return bertc_errorf(err, "%s: cannot create the loss log: %s", opt->loss_csv,
-                            strerror(errno));
+        return -1;   /* err names the path */
     if (r->csv)
         fprintf(r->csv, "step,train_loss,eval_loss,%s\n", r->task->metric_name);
     return 0;

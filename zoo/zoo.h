@@ -40,10 +40,22 @@ typedef struct BatchItem {
     Tensor f32;           /* float inputs (regression / multi-label labels) */
 } BatchItem;
 
+/* The names a model looked up in a batch (batch_find, batch_ids, batch_f32),
+ * present in it or not: model_forward refuses an input the model never
+ * looked up (a misspelled 'attention_masks' would otherwise be ignored) and
+ * lists these as the names it reads. */
+#define BATCH_LOOKUPS_MAX 64
+typedef struct BatchLookups {
+    int n;
+    bool overflow;        /* more distinct names than fit: no check */
+    const char *names[BATCH_LOOKUPS_MAX];
+} BatchLookups;
+
 typedef struct Batch {
     const char *source;   /* named in messages: the inputs file, or "batch" */
     int n;
     BatchItem items[BATCH_MAX];
+    BatchLookups *lookups;   /* NULL, or where lookups are recorded (model_forward) */
 } Batch;
 
 void batch_init(Batch *b, const char *source);
@@ -69,6 +81,9 @@ int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_
 /* Every value 0 or 1 (masks, 0/1 labels): else an error naming the tensor,
  * the position and the value ("'mask_cls'[1, 2] = 2 is neither 0 nor 1"). */
 int batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err);
+/* Every input of b was looked up (b->lookups): else an error naming the first
+ * one nobody read and listing the names `model` reads. */
+int batch_check_all_read(const Batch *b, const char *model, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Outputs: the named results of one forward                                 */
@@ -137,6 +152,9 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
 /* Load weights by name (SPEC §5 rules). init_missing: keep parameters the
  * file lacks at their init, with one warning listing them. */
 int model_load(Model *m, const char *path, bool init_missing, BertcError *err);
+/* Runs the model on the named inputs. An input the model does not read is an
+ * error naming it and the inputs the model reads, caught after the forward
+ * (the model's own lookups say what it reads) and before any output is used. */
 int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err);
 /* ag_backward(g, loss) for a loss model_forward produced, as an error (not
  * an abort) when the step's gradients do not fit in memory. */

@@ -21,6 +21,10 @@ fuzz_checkpoint   test/data/checkpoint/tiny.safetensors (written by the
                   counter checks), and near misses: counters out of range,
                   a NaN weight, a negative second moment, a run field that
                   differs or is missing, a zero-size tensor
+fuzz_registry_load  model byte + that model's fixture weights (and a few
+                  damaged ones; see fuzz_registry_load.c)
+fuzz_cli_flags    parser byte + NUL-separated arguments of bertc / bertc attention
+fuzz_attention    model byte + NUL-separated arguments of bertc attention
 """
 
 import glob
@@ -138,7 +142,52 @@ def main():
         write("fuzz_run_inputs", f + "_grad", bytes([128 | i]) + inputs)
 
     checkpoint_seeds()
+    registry_load_seeds()
+    cli_seeds()
     print("wrote", OUT)
+
+
+# The order of `fixtures` in fuzz_registry_load.c and fuzz_attention.c.
+LOAD_FIXTURES = ["bert_model", "bert_seqcls_single", "bert_mlm_b", "cgbert_gate",
+                 "qacgbert_first", "bertsum_b", "qaconv_given", "spanbert_c"]
+ATTENTION_FIXTURES = ["bert_seqcls_single", "cgbert_gate", "qacgbert_gate", "bertsum_b",
+                      "qaconv_given", "spanbert_c"]
+
+
+def registry_load_seeds():
+    for i, f in enumerate(LOAD_FIXTURES):
+        weights = read("test/data/zoo/%s/weights.safetensors" % f)
+        write("fuzz_registry_load", f, bytes([64 | i]) + weights)
+    # another model's weights (wrong names and shapes), and init_missing
+    write("fuzz_registry_load", "bert_into_cgbert",
+          bytes([128 | 3]) + read("test/data/zoo/bert_model/weights.safetensors"))
+    write("fuzz_registry_load", "empty_init_missing", bytes([128 | 64 | 1]) + b"\x02" + bytes(7)
+          + b"{}")
+
+
+def args(*a):
+    return b"\0".join(x.encode() for x in a)
+
+
+def cli_seeds():
+    write("fuzz_cli_flags", "run", bytes([0]) + args(
+        "--config", "c.json", "--weights", "w.safetensors", "--inputs", "i.safetensors",
+        "--output", "o.safetensors", "--grad", "--threads", "4", "--stats"))
+    write("fuzz_cli_flags", "tokenize", bytes([0]) + args(
+        "--vocab", "v.txt", "--max-len", "16", "--cased", "hello world", "--", "--pair"))
+    write("fuzz_cli_flags", "bad_threads", bytes([0]) + args("--threads", "0x10", "--seed"))
+    write("fuzz_cli_flags", "attention", bytes([1]) + args(
+        "--config", "c.json", "--weights", "w.safetensors", "--vocab", "v.txt", "--layer", "1",
+        "--map", "quasi_attention_prob", "--context", "3", "--output", "a.svg", "the cat",
+        "sat"))
+    write("fuzz_cli_flags", "attention_bad", bytes([1]) + args("--layer", "-1", "--context"))
+    for i, f in enumerate(ATTENTION_FIXTURES):
+        write("fuzz_attention", f, bytes([i]) + args("the cat sat on the mat.", "a dog ran."))
+    write("fuzz_attention", "layer0", bytes([0]) + args("--layer", "0", "hello world"))
+    write("fuzz_attention", "context", bytes([1]) + args("--context", "7", "--layer", "1",
+                                                         "unaffable"))
+    write("fuzz_attention", "quasi", bytes([2]) + args("--map", "quasi_attention_prob", "it"))
+    write("fuzz_attention", "gate", bytes([1]) + args("--map", "lambda_q", "who is it?"))
 
 
 if __name__ == "__main__":

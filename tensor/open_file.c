@@ -1,0 +1,154 @@
+/* tensor/open_file.c — the one place bertc opens a path the user gave, for
+ * reading or writing (bare-metal builds leave this file out).
+ *
+ * A path may name something that is not a file: a FIFO, whose open or first
+ * read waits for a writer forever; a directory; a device (/dev/zero never ends,
+ * /dev/stdin waits on the terminal); a socket. Every reader and writer opens
+ * through here, so each of them refuses those before it can block: the open is
+ * non-blocking, fstat decides, and only a regular file is handed on, with
+ * O_NONBLOCK cleared again. */
+#include "tensor/tensor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* "a FIFO", "a directory", ... for the message. */
+static const char *kind_of(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a file";
+}
+
+static int not_regular(const char *path, mode_t mode, BertcError *err)
+{
+    return bertc_errorf(err, "%s: not a regular file (%s); give the path of a file", path,
+                        kind_of(mode));
+}
+
+/* open() failed: a socket (ENXIO) or a FIFO with no reader (ENXIO when
+ * writing) gets the same message as any other non-file; else errno's text. */
+static int open_failed(const char *path, const char *doing, BertcError *err)
+{
+    int e = errno;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return not_regular(path, sb.st_mode, err);
+    return bertc_errorf(err, "%s: cannot %s: %s", path, doing, strerror(e));
+}
+
+/* fd (opened O_NONBLOCK) as a FILE* once it is known to be a regular file;
+ * closes fd on any failure. */
+static FILE *regular_stream(int fd, const char *path, const char *mode, bool allow_chr,
+                            uint64_t *size, BertcError *err)
+{
+    struct stat sb;
+    int flags;
+    if (fstat(fd, &sb) != 0) {
+        bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
+    } else if (!S_ISREG(sb.st_mode) && !(allow_chr && S_ISCHR(sb.st_mode))) {
+        not_regular(path, sb.st_mode, err);
+    } else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        bertc_errorf(err, "%s: cannot make the file blocking again: %s", path, strerror(errno));
+    } else {
+        FILE *fp = fdopen(fd, mode);
+        if (fp) {
+            if (size)
+                *size = (uint64_t)sb.st_size;
+            return fp;
+        }
+        bertc_errorf(err, "%s: cannot open: %s", path, strerror(errno));
+    }
+    close(fd);
+    return NULL;
+}
+
+int bertc_check_replaceable(const char *path, BertcError *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return not_regular(path, sb.st_mode, err);
+    return 0;
+}
+
+FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        open_failed(path, "open", err);
+        return NULL;
+    }
+    return regular_stream(fd, path, "rb", false, size, err);
+}
+
+/* O_NONBLOCK makes opening a FIFO that has no reader fail (ENXIO) instead of
+ * waiting for one. The file is truncated only once it is known to be a
+ * regular file. A character device (/dev/null) is a fine place to write. */
+FILE *bertc_open_write(const char *path, BertcError *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        open_failed(path, "write", err);
+        return NULL;
+    }
+    FILE *fp = regular_stream(fd, path, "wb", true, NULL, err);
+    if (fp && ftruncate(fd, 0) != 0 && errno != EINVAL) {
+        bertc_errorf(err, "%s: cannot truncate: %s", path, strerror(errno));
+        fclose(fp);
+        return NULL;
+    }
+    return fp;
+}
+
+/* ---- a whole file into an arena ----------------------------------------- */
+
+typedef struct ReadCall {
+    FILE *fp;
+    const char *path;
+    size_t size;
+    Arena **arena;
+    char **text;
+} ReadCall;
+
+/* Under bertc_try while the file is open: a file too big for memory is an
+ * error, and bertc_read_file still closes it. */
+static int read_into_arena(void *ctx, BertcError *err)
+{
+    ReadCall *c = ctx;
+    *c->arena = arena_create("file", c->size + 4096);
+    char *text = arena_alloc(*c->arena, c->size + 1);
+    if (fread(text, 1, c->size, c->fp) != c->size)
+        return bertc_errorf(err, "%s: short read: %s", c->path,
+                            ferror(c->fp) ? strerror(errno) : "the file shrank");
+    text[c->size] = '\0';
+    *c->text = text;
+    return 0;
+}
+
+int bertc_read_file(const char *path, size_t max_bytes, const char *what, Arena **arena,
+                    char **text, size_t *len, BertcError *err)
+{
+    *arena = NULL;
+    uint64_t size = 0;
+    FILE *fp = bertc_open_read(path, &size, err);
+    if (!fp)
+        return -1;
+    int rc;
+    if (size > max_bytes) {
+        rc = bertc_errorf(err, "%s: %llu bytes, more than the %zu %s may have", path,
+                          (unsigned long long)size, max_bytes, what);
+    } else {
+        ReadCall c = {fp, path, (size_t)size, arena, text};
+        rc = bertc_try(read_into_arena, &c, err);
+        *len = (size_t)size;
+    }
+    fclose(fp);
+    return rc;
+}
