@@ -112,6 +112,8 @@ int zoo_run(const RunArgs *args, BertcError *err)
     Graph *g = ag_graph_create(1 << 20, 0);
     Model m;
     int rc = model_build(&m, params, &cfg, err);
+    if (rc != 0)
+        model_config_error(err, args->config);
     if (rc == 0)
         rc = run_model(args, &m, inputs, g, err);
     if (rc == 0 && args->stats)
