@@ -130,19 +130,19 @@ static void expect_byte_offsets(const char *name, const Encoding *e, const char 
 static void run_case(const Tokenizer *t, const JsonValue *c)
 {
     const JsonValue *a = json_get(c, "a"), *b = json_get(c, "b");
-    const char *name = json_get(c, "name")->string;
+    const char *name = json_string(json_get(c, "name"));
     int64_t max_len = json_get(c, "max_len")->integer;
     bool pad = json_get(c, "pad")->boolean;
     Encoding e;
     BertcError err = {{0}};
-    int rc = tokenizer_encode(t, arena, a->string, a->length, b ? b->string : NULL,
+    int rc = tokenizer_encode(t, arena, json_string(a), a->length, json_string(b),
                               b ? b->length : 0, (int32_t)max_len, pad, &e, &err);
     cr_assert_eq(rc, 0, "%s: %s", name, err.msg);
     expect_ints(c, name, "ids", e.input_ids, e.S);
     expect_ints(c, name, "types", e.token_type_ids, e.S);
     expect_ints(c, name, "mask", e.attention_mask, e.S);
     expect_offsets(c, name, &e);
-    expect_byte_offsets(name, &e, a->string, b ? b->string : NULL);
+    expect_byte_offsets(name, &e, json_string(a), json_string(b));
 }
 
 Test(tokenizer, reference_cases_match_ids_types_mask_offsets)
