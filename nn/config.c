@@ -318,8 +318,8 @@ static int read_num_labels(const JsonValue *root, BertConfig *cfg, BertcError *e
         return -1;
     if (has_map && has_num && (size_t)cfg->num_labels != id2label->length)
         return json_errorf(err, json_get(root, "num_labels"), "num_labels %d disagrees with "
-                           "id2label, which has %zu entries", cfg->num_labels,
-                           id2label->length);
+                           "id2label, which has %u entries", cfg->num_labels,
+                           (unsigned)id2label->length);
     if (has_map && id2label->length == 0)
         return json_errorf(err, id2label, "id2label is empty; a classifier needs labels");
     return 0;
@@ -345,8 +345,8 @@ static int read_masking(const JsonValue *root, BertConfig *cfg, BertcError *err)
                            CONFIG_MAX_SPECIAL_IDS);
     for (size_t i = 0; i < ids->length; i++) {
         int64_t id;
-        if (json_as_int(ids->items[i], &id, err) != 0 ||
-            check_int(ids->items[i], id, R_TOKEN_ID, cfg->vocab_size, err) != 0)
+        if (json_as_int(json_at(ids, i), &id, err) != 0 ||
+            check_int(json_at(ids, i), id, R_TOKEN_ID, cfg->vocab_size, err) != 0)
             return -1;
         mc->special_token_ids[i] = (int32_t)id;
     }

@@ -78,9 +78,10 @@ typedef enum PoolerType {
 
 #define CONFIG_MAX_SPECIAL_IDS 16
 /* The most layers a config may ask for (num_hidden_layers, inter_layers):
- * far above any BERT (24), and small enough that building the layers'
- * bookkeeping is cheap before their size is checked. */
-#define CONFIG_MAX_LAYERS 1024
+ * far above any BERT (24), and small enough that registering the layers'
+ * parameters (registry_find is linear per name, so a build is quadratic in
+ * the number of parameters) stays cheap before their size is checked. */
+#define CONFIG_MAX_LAYERS 256
 
 /* SpanBERT span masking (SPEC §6.7.2). */
 typedef struct SpanMaskingConfig {
