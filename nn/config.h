@@ -78,10 +78,11 @@ typedef enum PoolerType {
 
 #define CONFIG_MAX_SPECIAL_IDS 16
 /* The most layers a config may ask for (num_hidden_layers, inter_layers):
- * far above any BERT (24), and small enough that registering the layers'
- * parameters (registry_find is linear per name, so a build is quadratic in
- * the number of parameters) stays cheap before their size is checked. */
-#define CONFIG_MAX_LAYERS 256
+ * far above any BERT (bert-large has 24). It keeps registration cheap before
+ * the model's size is checked (registry_find is linear per name, so a build
+ * is quadratic in the number of parameters), and every model's outputs
+ * within the Outputs table (CGBERT puts 7 a layer: 64 x 7 + 4 < 512). */
+#define CONFIG_MAX_LAYERS 64
 
 /* SpanBERT span masking (SPEC §6.7.2). */
 typedef struct SpanMaskingConfig {

@@ -1,7 +1,8 @@
 /* test/fuzz/fuzz_model.c — libFuzzer target: config -> model build ->
  * forward. The bytes are decoded into a config.json of edge values:
  *
- *   byte 0          the architecture (mod 8)
+ *   byte 0          the architecture (mod 8); bit 7: also a training step
+ *                   (dropout on, the loss's backward)
  *   byte 1          B = 1 + bit 0, S = 1 + (bits 1..4 mod 12), bit 7: labels
  *   one byte a key  for each of int_keys, float_keys, then hidden_act,
  *                   problem_type, pooler_type and the masking block:
@@ -13,7 +14,8 @@
  * range), model_size (each architecture's dry-run build and the total), and
  * a config that passes and is small (FUZZ_MAX_FLOATS, so the run stays
  * within -malloc_limit_mb) is built, initialised and run forward in eval mode
- * on model_random_batch of B x S. Errors are fine; an abort from deep inside
+ * on model_random_batch of B x S (and, with bit 7 of byte 0, a training
+ * forward and the backward of model_step_loss). Errors are fine; an abort from deep inside
  * an op (bertc_fatal) means a size the config checks let through. */
 #include "zoo/zoo.h"
 
@@ -35,7 +37,7 @@ static const char *const int_keys[] = {
 };
 static const char *const int_edges[] = {
     "0", "1", "2", "3", "4", "5", "6", "8", "12", "16", "30", "64", "1024", "1025", "65536",
-    "2147483647", "-1", "2147483648", "100000000000000", "7", "9", "10", "11", "256",
+    "2147483647", "-1", "2147483648", "100000000000000", "7", "9", "10", "11", "64",
 };
 
 static const char *const float_keys[] = {
@@ -87,7 +89,7 @@ static size_t config_text(Reader *r, char *buf, size_t cap)
         "CGBertForSequenceClassification", "QACGBertForSequenceClassification", "Summarizer",
         "QAConvModelV2", "SpanBertForPreTraining"};
     size_t at = (size_t)snprintf(buf, cap, "{\"architectures\": [\"%s\"]",
-                                 archs[r->data[0] % COUNT(archs)]);
+                                 archs[(r->data[0] & 0x7F) % COUNT(archs)]);
     for (size_t i = 0; i < COUNT(int_keys); i++)
         at = put_key(buf, at, cap, r, int_keys[i], int_edges, COUNT(int_edges));
     for (size_t i = 0; i < COUNT(float_keys); i++)
@@ -109,11 +111,30 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
     graph = ag_graph_create(1 << 20, 0);
-    ag_set_training(graph, false);
     return 0;
 }
 
-static void forward(const BertConfig *cfg, int64_t B, int64_t S, bool labels)
+/* One forward of a random batch; in training mode, then the backward. */
+static void step(Model *m, int64_t B, int64_t S, bool labels, bool training, Rng *rng)
+{
+    ag_graph_reset(graph);
+    ag_set_training(graph, training);
+    Batch batch;
+    Outputs out;
+    BertcError err;
+    outputs_init(&out);
+    out.loss_only = training;
+    if (model_random_batch(m, graph, B, S, labels || training, rng, &batch, &err) != 0 ||
+        model_forward(m, graph, &batch, &out, &err) != 0 || !training)
+        return;
+    Var *loss = model_step_loss(graph, &out);
+    if (loss) {
+        registry_zero_grad(m->reg);
+        ag_backward(graph, loss);
+    }
+}
+
+static void run(const BertConfig *cfg, int64_t B, int64_t S, bool labels, bool training)
 {
     Arena *params = arena_create("params", 1 << 16);
     Model m;
@@ -124,12 +145,9 @@ static void forward(const BertConfig *cfg, int64_t B, int64_t S, bool labels)
     }
     Rng rng = rng_seed(1);
     registry_init_weights(m.reg, &rng, 0.02f);
-    ag_graph_reset(graph);
-    Batch batch;
-    Outputs out;
-    outputs_init(&out);
-    if (model_random_batch(&m, graph, B, S, labels, &rng, &batch, &err) == 0)
-        (void)model_forward(&m, graph, &batch, &out, &err);
+    step(&m, B, S, labels, false, &rng);
+    if (training)
+        step(&m, B, S, labels, true, &rng);
     arena_destroy(params);
 }
 
@@ -146,6 +164,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (bert_config_parse(NULL, "c.json", text, len, &cfg, &err) != 0 ||
         model_size(&cfg, &floats, &err) != 0 || floats > FUZZ_MAX_FLOATS)
         return 0;
-    forward(&cfg, 1 + (data[1] & 1), 1 + (data[1] >> 1 & 15) % 12, data[1] & 0x80);
+    run(&cfg, 1 + (data[1] & 1), 1 + (data[1] >> 1 & 15) % 12, data[1] & 0x80, data[0] & 0x80);
     return 0;
 }

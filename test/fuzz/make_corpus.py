@@ -118,6 +118,7 @@ def main():
     for arch in range(ARCHS):
         write("fuzz_model", "tiny%d" % arch, model_seed(arch, 7, True, TINY))
         write("fuzz_model", "tiny%d_s1" % arch, model_seed(arch, 0, False, TINY))
+        write("fuzz_model", "tiny%d_train" % arch, model_seed(0x80 | arch, 7, True, TINY))
         for i, edge in enumerate(EDGES):
             write("fuzz_model", "edge%d_%d" % (arch, i), model_seed(arch, 7, True, dict(TINY, **edge)))
     print("wrote", OUT)
