@@ -142,7 +142,8 @@ Var *nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, Par
 {
     char buf[600];
     Param *p = add_param(r, full_name(r, name, buf, sizeof buf));
-    p->var = r->dry_run ? dry_param(r, r->n_params - 1, ndim, shape) : ag_param(r->arena, ndim, shape, p->name);
+    p->var = r->dry_run ? dry_param(r, r->n_params - 1, ndim, shape)
+                        : ag_param(r->arena, ndim, shape, p->name);
     p->init = init;
     r->modules[0].end_param = r->n_params;
     return p->var;

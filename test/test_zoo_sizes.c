@@ -178,7 +178,8 @@ Test(zoo_sizes, configs_made_in_code_are_checked)
         int field;
         char want[80];
     } cases[] = {{0, "config: hidden_size = 0"}, {1, "config: num_hidden_layers = 5000"},
-                 {2, "config: layer_norm_eps = nan"}, {3, "config: query_len 100 is longer than max_position_embeddings 64"},
+                 {2, "config: layer_norm_eps = nan"},
+                 {3, "config: query_len 100 is longer than max_position_embeddings 64"},
                  {4, "config: masking.special_token_ids[0] = 99999"},
                  {5, "config: hidden_size 768 is not a multiple of num_attention_heads 5"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
