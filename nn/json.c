@@ -707,9 +707,9 @@ int json_parse(Arena *arena, const char *name, const char *text, size_t length,
     size_t used_before = arena_used(arena);
     Parser p = {.text = text, .len = length, .err = err, .name = name};
     /* offsets, lengths and indices are 32-bit; a value takes >= 1 byte */
-    if (length >= JSON_MAX_BYTES)
+    if (length > JSON_MAX_BYTES)
         return bertc_errorf(err, "%s: %zu bytes of JSON; bertc reads at most %u", name,
-                            length, (unsigned)JSON_MAX_BYTES - 1);
+                            length, (unsigned)JSON_MAX_BYTES);
     if (parse_document(&p, PASS_COUNT, NULL) != 0)
         return -1;
     p.sizes = arena_alloc(arena, (p.containers + 1) * sizeof *p.sizes);

@@ -36,7 +36,9 @@
  * member with a 4-byte length), the sorted member runs (4/5) and the
  * container sizes (4/3 for "[],"), which the densest inputs do not reach at
  * the same time. So a 30 MB safetensors header of [0,0,...] takes about
- * 510 MB, not gigabytes. Texts of 4 GiB or more are refused.
+ * 510 MB, not gigabytes. Texts longer than JSON_MAX_BYTES (1 GiB) are
+ * refused: offsets into the text and into the string pool (up to 1.8 bytes a
+ * text byte) are 32-bit.
  * The tree does not point into the input text; the text may be freed after
  * json_parse returns.
  *
@@ -64,7 +66,7 @@ typedef struct JsonDoc JsonDoc;
 typedef struct JsonValue JsonValue;
 
 #define JSON_NONE UINT32_MAX       /* no parent (the root), no key (not a member) */
-#define JSON_MAX_BYTES 0xFFFFFFFFu /* texts are shorter: offsets and indices are 32-bit */
+#define JSON_MAX_BYTES (1u << 30)  /* longest text: offsets and indices are 32-bit */
 
 /* One value: 32 bytes. Read a value's type, length, boolean and integer
  * here; its string, children, key, parent, number, line and column through

@@ -154,6 +154,12 @@ Test(json, memory_is_bounded_by_input_size)
     expect_bounded("[\"\",\"\",...]", "\"\",", "\"\"]");
     expect_bounded("[{},{},...]", "{},", "{}]");
     expect_bounded("{\"aaa\":0,...}", "\"aaa\":0,", "\"zzzz\":0}");
+    /* offsets are 32-bit: a longer text is refused before it is read */
+    BertcError err;
+    JsonDoc *doc;
+    cr_expect_neq(json_parse(arena, "huge", "", (size_t)JSON_MAX_BYTES + 1, &doc, &err), 0);
+    cr_expect(strstr(err.msg, "huge: 1073741825 bytes of JSON; bertc reads at most"), "%s",
+              err.msg);
 }
 
 /* ------------------------------------------------------------------------ */
