@@ -325,3 +325,38 @@ Test(hostile, long_json_headers_take_memory_bounded_by_their_size)
     }
     free(file);
 }
+
+/* Each architecture's own size keys through the command: `bertc summary`
+ * and `bertc init` refuse a model above the limit in one line naming the
+ * config file and the key, before allocating it (they would die in the
+ * arena otherwise). */
+Test(hostile, config_sizes_through_the_command)
+{
+    static const struct {
+        char keys[120];
+        char want[40];
+    } cases[] = {
+        {"\"architectures\": [\"Summarizer\"], \"ff_size\": 8, \"heads\": 4, \"inter_layers\": 1, "
+         "\"pe_max_len\": 2000000000", "pe_max_len 2000000000"},
+        {"\"architectures\": [\"QAConvModelV2\"], \"sep_token_id\": 1, "
+         "\"conv_filters\": 2000000000", "conv_filters 2000000000"},
+        {"\"architectures\": [\"BertForSequenceClassification\"], \"num_labels\": 2000000000",
+         "num_labels 2000000000"},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/config.json", out_dir);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "{%s, \"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
+                   "\"num_attention_heads\": 4, \"intermediate_size\": 37, "
+                   "\"max_position_embeddings\": 64}", cases[i].keys);
+        fclose(f);
+        cli_refuses(path, cases[i].want, (char *[]){"summary", "--config", path, NULL});
+        char out[128];
+        snprintf(out, sizeof out, "%s/out.safetensors", out_dir);
+        cli_refuses(path, cases[i].want,
+                    (char *[]){"init", "--config", path, "--output", out, NULL});
+        remove(path);
+    }
+}
