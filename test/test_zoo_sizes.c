@@ -212,3 +212,37 @@ Test(zoo_sizes, configs_made_in_code_are_checked)
         arena_destroy(a);
     }
 }
+
+/* An empty input whose other dimension is huge ([2^62, 0]: 0 bytes of data,
+ * a valid safetensors entry) loads and is refused as empty, not taken for
+ * an element count that overflows. */
+Test(zoo_sizes, empty_input_with_a_huge_dimension)
+{
+    const char *header = "{\"input_ids\": {\"dtype\": \"I64\", \"shape\": [4611686018427387904, "
+                         "0], \"data_offsets\": [0, 0]}}";
+    size_t n = strlen(header);
+    char file[256];
+    for (int i = 0; i < 8; i++)
+        file[i] = (char)((uint64_t)n >> (8 * i));
+    memcpy(file + 8, header, n);
+    Arena *a = arena_create("inputs", 1 << 16);
+    SafeTensors *st;
+    BertcError err = {{0}};
+    cr_assert_eq(st_open_memory(a, "in.safetensors", file, 8 + n, &st, &err), 0, "%s", err.msg);
+    Batch batch;
+    batch_init(&batch, "in.safetensors");
+    cr_assert_eq(batch_from_safetensors(&batch, st, a, &err), 0, "%s", err.msg);
+    Arena *params = arena_create("params", 1 << 16);
+    Model m;
+    test_model_build(&m, params, TEST_ZOO_DIR "/bert_model/config.json", NULL);
+    Graph *g = ag_graph_create(1 << 16, 1);
+    Outputs out;
+    outputs_init(&out);
+    cr_expect_neq(model_forward(&m, g, &batch, &out, &err), 0);
+    cr_expect(strstr(err.msg, "'input_ids' has shape [4611686018427387904, 0], with a "
+                              "dimension of size 0"), "%s", err.msg);
+    ag_graph_destroy(g);
+    arena_destroy(params);
+    st_close(st);
+    arena_destroy(a);
+}
