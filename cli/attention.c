@@ -217,8 +217,10 @@ int cmd_attention(int argc, char **argv)
     Tokenizer tok;
     Model m;
     int rc = bert_config_read(a.config, &cfg, &err);
-    if (rc == 0)
-        rc = model_build(&m, arena, &cfg, &err);
+    if (rc == 0 && model_build(&m, arena, &cfg, &err) != 0) {
+        model_config_error(&err, a.config);
+        rc = -1;
+    }
     if (rc == 0)
         rc = model_load(&m, a.weights, false, &err);
     if (rc == 0)

@@ -81,6 +81,8 @@ static int cmd_init(const CliFlags *f)
     Arena *arena = arena_create("params", 1 << 20);
     Model m;
     int rc = model_build(&m, arena, &cfg, &err);
+    if (rc != 0)
+        model_config_error(&err, f->config);
     if (rc == 0) {
         Rng rng = rng_seed(seed);
         registry_init_weights(m.reg, &rng, cfg.initializer_range);
@@ -101,6 +103,8 @@ static int cmd_summary(const CliFlags *f)
     Arena *arena = arena_create("params", 1 << 20);
     Model m;
     int rc = model_build(&m, arena, &cfg, &err);
+    if (rc != 0)
+        model_config_error(&err, f->config);
     if (rc == 0)
         registry_print(m.reg, stdout);
     arena_destroy(arena);

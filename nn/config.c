@@ -65,7 +65,9 @@ typedef enum Range {
     R_NONNEG,        /* >= 0 */
     R_PROB,          /* 0 <= p <= 1 */
     R_PROB_POSITIVE, /* 0 < p <= 1 */
-    R_TOKEN_ID       /* 0 <= id < vocab_size */
+    R_TOKEN_ID,      /* 0 <= id < vocab_size */
+    R_LAYERS,        /* 1 <= n <= CONFIG_MAX_LAYERS */
+    R_LAYERS_OR_0    /* 0 <= n <= CONFIG_MAX_LAYERS */
 } Range;
 
 typedef struct Field {
@@ -83,7 +85,7 @@ typedef struct Field {
 static const Field bert_fields[] = {
     {"vocab_size", AT(vocab_size), K_INT, REQ, R_POSITIVE},
     {"hidden_size", AT(hidden_size), K_INT, REQ, R_POSITIVE},
-    {"num_hidden_layers", AT(num_hidden_layers), K_INT, REQ, R_POSITIVE},
+    {"num_hidden_layers", AT(num_hidden_layers), K_INT, REQ, R_LAYERS},
     {"num_attention_heads", AT(num_attention_heads), K_INT, REQ, R_POSITIVE},
     {"intermediate_size", AT(intermediate_size), K_INT, REQ, R_POSITIVE},
     {"hidden_dropout_prob", AT(hidden_dropout_prob), K_FLOAT, OPT, R_PROB},
@@ -106,7 +108,7 @@ static const Field cgbert_fields[] = {
 static const Field summarizer_fields[] = {
     {"ff_size", AT(ff_size), K_INT, REQ, R_POSITIVE},
     {"heads", AT(heads), K_INT, REQ, R_POSITIVE},
-    {"inter_layers", AT(inter_layers), K_INT, REQ, R_NONNEG},
+    {"inter_layers", AT(inter_layers), K_INT, REQ, R_LAYERS_OR_0},
     {"inter_layer_norm_eps", AT(inter_layer_norm_eps), K_FLOAT, OPT, R_NONNEG},
     {"pe_max_len", AT(pe_max_len), K_INT, OPT, R_POSITIVE},
 };
@@ -144,10 +146,29 @@ static const Field masking_fields[] = {
 /* Reading one field                                                         */
 /* ------------------------------------------------------------------------ */
 
+/* The integers [*lo, *hi] a range allows. */
+static void int_bounds(Range range, int vocab, int64_t *lo, int64_t *hi)
+{
+    *lo = range == R_POSITIVE || range == R_LAYERS ? 1 : 0;
+    *hi = range == R_TOKEN_ID                            ? (int64_t)vocab - 1
+        : range == R_LAYERS || range == R_LAYERS_OR_0 ? CONFIG_MAX_LAYERS
+                                                        : INT32_MAX;
+}
+
+static bool real_ok(double x, Range range)
+{
+    return range == R_POSITIVE ? x > 0
+         : range == R_NONNEG   ? x >= 0
+         : range == R_PROB     ? x >= 0 && x <= 1
+         : /* R_PROB_POSITIVE */ x > 0 && x <= 1;
+}
+
+static const char *const real_want[] = {"> 0", ">= 0", "in [0, 1]", "in (0, 1]"};
+
 static int check_int(const JsonValue *v, int64_t x, Range range, int vocab, BertcError *err)
 {
-    int64_t lo = range == R_POSITIVE ? 1 : 0, hi = range == R_TOKEN_ID ? (int64_t)vocab - 1
-                                                                      : INT32_MAX;
+    int64_t lo, hi;
+    int_bounds(range, vocab, &lo, &hi);
     if (x >= lo && x <= hi)
         return 0;
     if (range == R_TOKEN_ID)
@@ -159,14 +180,9 @@ static int check_int(const JsonValue *v, int64_t x, Range range, int vocab, Bert
 
 static int check_real(const JsonValue *v, double x, Range range, BertcError *err)
 {
-    bool ok = range == R_POSITIVE        ? x > 0
-            : range == R_NONNEG          ? x >= 0
-            : range == R_PROB            ? x >= 0 && x <= 1
-            : /* R_PROB_POSITIVE */        x > 0 && x <= 1;
-    if (ok)
+    if (real_ok(x, range))
         return 0;
-    static const char *const want[] = {"> 0", ">= 0", "in [0, 1]", "in (0, 1]", ""};
-    return json_errorf(err, v, "must be %s, found %.17g", want[range], x);
+    return json_errorf(err, v, "must be %s, found %.17g", real_want[range], x);
 }
 
 /* Reads obj[f->key] into the struct at base; absent (or null) optional keys
@@ -302,8 +318,8 @@ static int read_num_labels(const JsonValue *root, BertConfig *cfg, BertcError *e
         return -1;
     if (has_map && has_num && (size_t)cfg->num_labels != id2label->length)
         return json_errorf(err, json_get(root, "num_labels"), "num_labels %d disagrees with "
-                           "id2label, which has %zu entries", cfg->num_labels,
-                           id2label->length);
+                           "id2label, which has %u entries", cfg->num_labels,
+                           (unsigned)id2label->length);
     if (has_map && id2label->length == 0)
         return json_errorf(err, id2label, "id2label is empty; a classifier needs labels");
     return 0;
@@ -329,8 +345,8 @@ static int read_masking(const JsonValue *root, BertConfig *cfg, BertcError *err)
                            CONFIG_MAX_SPECIAL_IDS);
     for (size_t i = 0; i < ids->length; i++) {
         int64_t id;
-        if (json_as_int(ids->items[i], &id, err) != 0 ||
-            check_int(ids->items[i], id, R_TOKEN_ID, cfg->vocab_size, err) != 0)
+        if (json_as_int(json_at(ids, i), &id, err) != 0 ||
+            check_int(json_at(ids, i), id, R_TOKEN_ID, cfg->vocab_size, err) != 0)
             return -1;
         mc->special_token_ids[i] = (int32_t)id;
     }
@@ -367,7 +383,15 @@ static int read_model_keys(const JsonValue *root, BertConfig *cfg, BertcError *e
             return -1;
         return divides(root, "hidden_size", cfg->hidden_size, "heads", cfg->heads, err);
     case ARCH_QACONV:
-        return read_fields(root, qaconv_fields, COUNT(qaconv_fields), cfg, V, err);
+        if (read_fields(root, qaconv_fields, COUNT(qaconv_fields), cfg, V, err) != 0)
+            return -1;
+        if (cfg->query_len > cfg->max_position_embeddings)
+            return json_errorf(err, json_get(root, "query_len") ? json_get(root, "query_len")
+                                                                 : root,
+                               "query_len %d is longer than max_position_embeddings %d, so no "
+                               "input can hold the question", cfg->query_len,
+                               cfg->max_position_embeddings);
+        return 0;
     case ARCH_SPANBERT:
         cfg->sbo_dim_ffn = cfg->intermediate_size;
         if (read_fields(root, spanbert_fields, COUNT(spanbert_fields), cfg, V, err) != 0)
@@ -378,26 +402,100 @@ static int read_model_keys(const JsonValue *root, BertConfig *cfg, BertcError *e
     }
 }
 
-/* Each key may be in range and the model still impossible: vocab_size and
- * hidden_size of a million each ask for 4 TB. The BERT parameters (the
- * embeddings and L layers of 4 H^2 + 2 H I weights) are estimated in double
- * and refused above 2^34 (64 GiB of float32), before anything is allocated. */
-#define CONFIG_MAX_PARAMETERS 17179869184.0
+/* ------------------------------------------------------------------------ */
+/* The same rules on a BertConfig made in code                               */
+/* ------------------------------------------------------------------------ */
 
-static int check_model_size(const JsonValue *root, const BertConfig *c, BertcError *err)
+static int check_value(const Field *f, const void *base, int vocab, const char *prefix,
+                       BertcError *err)
 {
-    double H = c->hidden_size, I = c->intermediate_size, L = c->num_hidden_layers;
-    double embeddings = ((double)c->vocab_size + c->max_position_embeddings +
-                         c->type_vocab_size) * H;
-    double layers = L * (4.0 * H * H + 2.0 * H * I + 9.0 * H + I);
-    double total = embeddings + layers;
-    if (total <= CONFIG_MAX_PARAMETERS)
+    const char *p = (const char *)base + f->offset;
+    if (f->kind == K_U64)
         return 0;
-    return json_errorf(err, root, "vocab_size %d, hidden_size %d, num_hidden_layers %d and "
-                       "intermediate_size %d ask for about %.3g parameters (%.3g GiB); bertc "
-                       "refuses more than %.3g", c->vocab_size, c->hidden_size,
-                       c->num_hidden_layers, c->intermediate_size, total,
-                       total * 4.0 / 1073741824.0, CONFIG_MAX_PARAMETERS);
+    if (f->kind == K_INT) {
+        int x = *(const int *)p;
+        int64_t lo, hi;
+        int_bounds(f->range, vocab, &lo, &hi);
+        if ((x >= lo && x <= hi) || (f->range == R_TOKEN_ID && !f->required && x == -1))
+            return 0;
+        return bertc_errorf(err, "config: %s%s = %d is outside [%" PRId64 ", %" PRId64 "]",
+                            prefix, f->key, x, lo, hi);
+    }
+    double x = f->kind == K_FLOAT ? (double)*(const float *)p : *(const double *)p;
+    if (isfinite(x) && real_ok(x, f->range))
+        return 0;
+    return bertc_errorf(err, "config: %s%s = %g must be finite and %s", prefix, f->key, x,
+                        real_want[f->range]);
+}
+
+static int check_values(const Field *fields, size_t n, const void *base, int vocab,
+                        const char *prefix, BertcError *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (check_value(&fields[i], base, vocab, prefix, err) != 0)
+            return -1;
+    return 0;
+}
+
+static int check_model_values(const BertConfig *c, BertcError *err)
+{
+    int V = c->vocab_size;
+    const SpanMaskingConfig *m = &c->masking;
+    switch (c->arch) {
+    case ARCH_CGBERT:
+    case ARCH_QACGBERT:
+        return check_values(cgbert_fields, COUNT(cgbert_fields), c, V, "", err);
+    case ARCH_SUMMARIZER:
+        if (check_values(summarizer_fields, COUNT(summarizer_fields), c, V, "", err) != 0)
+            return -1;
+        if (c->hidden_size % c->heads != 0)
+            return bertc_errorf(err, "config: hidden_size %d is not a multiple of heads %d",
+                                c->hidden_size, c->heads);
+        return 0;
+    case ARCH_QACONV:
+        if (check_values(qaconv_fields, COUNT(qaconv_fields), c, V, "", err) != 0)
+            return -1;
+        if (c->query_len > c->max_position_embeddings)
+            return bertc_errorf(err, "config: query_len %d is longer than "
+                                "max_position_embeddings %d, so no input can hold the question",
+                                c->query_len, c->max_position_embeddings);
+        return 0;
+    case ARCH_SPANBERT:
+        if (check_values(spanbert_fields, COUNT(spanbert_fields), c, V, "", err) != 0 ||
+            (m->present && check_values(masking_fields, COUNT(masking_fields), m, V,
+                                        "masking.", err) != 0))
+            return -1;
+        if (m->n_special_token_ids < 0 || m->n_special_token_ids > CONFIG_MAX_SPECIAL_IDS)
+            return bertc_errorf(err, "config: masking.special_token_ids has %d entries (at "
+                                "most %d)", m->n_special_token_ids, CONFIG_MAX_SPECIAL_IDS);
+        for (int i = 0; i < m->n_special_token_ids; i++)
+            if (m->special_token_ids[i] < 0 || m->special_token_ids[i] >= V)
+                return bertc_errorf(err, "config: masking.special_token_ids[%d] = %d is "
+                                    "outside [0, vocab_size %d)", i,
+                                    (int)m->special_token_ids[i], V);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+int bert_config_check(const BertConfig *c, BertcError *err)
+{
+    if ((unsigned)c->arch >= ARCH_COUNT || (unsigned)c->hidden_act > ACT_RELU ||
+        (unsigned)c->problem_type > PROBLEM_MULTI_LABEL ||
+        (unsigned)c->pooler_type > POOLER_FIRST_TOKEN)
+        return bertc_errorf(err, "config: architecture %d, hidden_act %d, problem_type %d or "
+                            "pooler_type %d is not one of the known values", (int)c->arch,
+                            (int)c->hidden_act, (int)c->problem_type, (int)c->pooler_type);
+    const Field num_labels = {"num_labels", AT(num_labels), K_INT, REQ, R_POSITIVE};
+    if (check_value(&bert_fields[0], c, 0, "", err) != 0 ||
+        check_values(bert_fields, COUNT(bert_fields), c, c->vocab_size, "", err) != 0 ||
+        check_value(&num_labels, c, 0, "", err) != 0)
+        return -1;
+    if (c->hidden_size % c->num_attention_heads != 0)
+        return bertc_errorf(err, "config: hidden_size %d is not a multiple of "
+                            "num_attention_heads %d", c->hidden_size, c->num_attention_heads);
+    return check_model_values(c, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -416,7 +514,7 @@ static int read_config(const JsonValue *root, BertConfig *out, BertcError *err)
         divides(root, "hidden_size", cfg.hidden_size, "num_attention_heads",
                 cfg.num_attention_heads, err) != 0 ||
         read_strings(root, &cfg, err) != 0 || read_num_labels(root, &cfg, err) != 0 ||
-        read_model_keys(root, &cfg, err) != 0 || check_model_size(root, &cfg, err) != 0)
+        read_model_keys(root, &cfg, err) != 0)
         return -1;
     *out = cfg;
     return 0;

@@ -32,7 +32,14 @@
  *                       masking_budget [0.15], span_probability [0.2],
  *                       max_span_length_cap [10], special_token_ids [[]]
  * Unknown keys are ignored. A missing required key, a wrong type or a value
- * out of range is an error naming the key (e.g. "masking.seed").
+ * out of range is an error naming the key (e.g. "masking.seed"). Sizes are
+ * integers in [1, 2^31 - 1] (inter_layers may be 0); the layer counts
+ * num_hidden_layers and inter_layers are at most CONFIG_MAX_LAYERS; token ids
+ * are below vocab_size; num_attention_heads (Summarizer: heads) divides
+ * hidden_size; QAConv's query_len is at most max_position_embeddings. The
+ * total (every parameter and buffer of the architecture, e.g. QAConv's
+ * [H, query_len·H] query_layer or BertSum's [1, pe_max_len, H] pe) is
+ * checked when the model is built (model_size in zoo/zoo.h).
  */
 #ifndef BERTC_NN_CONFIG_H
 #define BERTC_NN_CONFIG_H
@@ -70,6 +77,12 @@ typedef enum PoolerType {
 } PoolerType;
 
 #define CONFIG_MAX_SPECIAL_IDS 16
+/* The most layers a config may ask for (num_hidden_layers, inter_layers):
+ * far above any BERT (bert-large has 24). It keeps registration cheap before
+ * the model's size is checked (registry_find is linear per name, so a build
+ * is quadratic in the number of parameters), and every model's outputs
+ * within the Outputs table (CGBERT puts 7 a layer: 64 x 7 + 4 < 512). */
+#define CONFIG_MAX_LAYERS 64
 
 /* SpanBERT span masking (SPEC §6.7.2). */
 typedef struct SpanMaskingConfig {
@@ -119,6 +132,13 @@ BertConfig bert_config_default(BertArch arch);
 int bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
                       BertConfig *cfg, BertcError *err);
 int bert_config_read(const char *path, BertConfig *cfg, BertcError *err);
+
+/* The same rules on a BertConfig made or changed in code: every key of its
+ * architecture in range, heads dividing hidden_size, query_len within
+ * max_position_embeddings. Errors start with "config: " and name the key.
+ * (The model's total size is checked by model_size in zoo/, which calls
+ * this first.) */
+int bert_config_check(const BertConfig *cfg, BertcError *err);
 
 /* BertConfig -> config.json text (NUL-terminated) in buf[0..cap); *len gets
  * its length. Every key that bert_config_parse reads is written, so the

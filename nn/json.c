@@ -79,33 +79,39 @@ static size_t utf8_encode(uint32_t cp, char out[4])
 /* The parser                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Pass 1 (build == false) validates and counts; pass 2 builds. Both passes run
- * the same code, so they cannot disagree about what the text contains. */
+/* Three passes run the same code over the text, so they cannot disagree
+ * about what it contains. PASS_COUNT validates it and counts the values,
+ * containers, members and string bytes; PASS_SIZE records each container's
+ * number of children; PASS_BUILD fills the tree into blocks of exactly that
+ * size, reserving the run of a container's children when it opens (so the
+ * children of each container are contiguous and need no pointer array). */
+typedef enum Pass { PASS_COUNT, PASS_SIZE, PASS_BUILD } Pass;
+
 typedef struct Parser {
     const char *text;
     size_t len, pos;
     size_t line, line_start;   /* for line:col of the current position */
     int depth;
-    bool build;
+    Pass pass;
     BertcError *err;
-    const JsonDoc *doc;
-    /* pass 1 counts */
-    size_t n_values, n_members, string_bytes, max_number_len;
-    /* pass 2 storage */
+    const char *name;          /* the document, for messages */
+    /* PASS_COUNT */
+    size_t n_values, n_members, pool_bytes, max_number_len;
+    /* every pass: containers seen so far, in document order */
+    size_t containers;
+    /* PASS_SIZE fills, PASS_BUILD reads: children of container c */
+    uint32_t *sizes;
+    /* PASS_BUILD storage */
     JsonValue *values;
     size_t values_used;
-    JsonValue **stack;         /* children of the containers being parsed */
-    size_t stack_top;
-    JsonValue **items;         /* finished children, one run per container */
-    size_t items_used;
-    JsonValue **by_key;        /* sorted member runs, one per object */
-    size_t by_key_used;
-    char *strings;
-    size_t strings_used;
+    uint32_t *sorted;          /* each object's member indices, sorted by key */
+    size_t sorted_used;
+    char *pool;                /* strings and member names */
+    size_t pool_used;
     char *numbuf;
 } Parser;
 
-static int parse_value(Parser *p, JsonValue **out);
+static int parse_value(Parser *p, JsonValue *v);
 
 static int perr(Parser *p, size_t pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -118,7 +124,7 @@ static int perr(Parser *p, size_t pos, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     size_t col = pos >= p->line_start ? pos - p->line_start + 1 : 1;
-    return bertc_errorf(p->err, "%s: line %zu, col %zu (byte %zu): %s", p->doc->name,
+    return bertc_errorf(p->err, "%s: line %zu, col %zu (byte %zu): %s", p->name,
                         p->line, col, pos, what);
 }
 
@@ -151,20 +157,16 @@ static void skip_ws(Parser *p)
     }
 }
 
-static JsonValue *new_value(Parser *p, JsonType type)
+/* The value in slot v (NULL before PASS_BUILD) starts at the current
+ * position; its parent has set self, parent and key. */
+static void start_value(Parser *p, JsonValue *v, JsonType type)
 {
-    if (!p->build) {
+    if (p->pass == PASS_COUNT)
         p->n_values++;
-        return NULL;
-    }
-    JsonValue *v = &p->values[p->values_used++];
-    memset(v, 0, sizeof *v);
-    v->type = type;
-    v->doc = p->doc;
-    v->offset = p->pos;
-    v->line = (uint32_t)p->line;
-    v->col = (uint32_t)(p->pos - p->line_start + 1);
-    return v;
+    if (!v)
+        return;
+    v->type = (uint8_t)type;
+    v->offset = (uint32_t)p->pos;
 }
 
 static int expect_word(Parser *p, const char *word)
@@ -243,12 +245,13 @@ static int escape(Parser *p, char out[4], size_t *n)
                 "\\n \\r \\t \\uXXXX, found %s", found(p, p->pos + 1, b));
 }
 
-/* p->pos is at the opening quote. Pass 1 counts the decoded bytes; pass 2
- * writes them (NUL-terminated) into the string block. */
-static int parse_string(Parser *p, const char **out, size_t *out_len)
+/* p->pos is at the opening quote. PASS_COUNT counts the decoded bytes;
+ * PASS_BUILD writes them (NUL-terminated) into the pool: *out gets their
+ * offset in it. */
+static int parse_string(Parser *p, uint32_t *out, uint32_t *out_len)
 {
     size_t start = p->pos++;
-    char *dst = p->build ? p->strings + p->strings_used : NULL;
+    char *dst = p->pass == PASS_BUILD ? p->pool + p->pool_used : NULL;
     size_t n = 0;
     for (;;) {
         if (p->pos >= p->len)
@@ -278,11 +281,11 @@ static int parse_string(Parser *p, const char **out, size_t *out_len)
     }
     if (dst) {
         dst[n] = '\0';
-        p->strings_used += n + 1;
-        *out = dst;
-        *out_len = n;
-    } else {
-        p->string_bytes += n + 1;
+        *out = (uint32_t)p->pool_used;
+        *out_len = (uint32_t)n;
+        p->pool_used += n + 1;
+    } else if (p->pass == PASS_COUNT) {
+        p->pool_bytes += n + 1;
     }
     return 0;
 }
@@ -321,18 +324,20 @@ static int number_value(Parser *p, JsonValue *v, size_t start, size_t n)
     char *dot = strchr(p->numbuf, '.');
     if (dot)
         *dot = localeconv()->decimal_point[0];
-    v->number = strtod(p->numbuf, NULL);
-    if (isinf(v->number))
+    double x = strtod(p->numbuf, NULL);
+    if (!v->is_int)
+        v->number = x;
+    if (isinf(x))
         return perr(p, start, "number %.*s is out of the range of a double", (int)(n > 40 ? 40 : n),
                     p->text + start);
     return 0;
 }
 
-static int parse_number(Parser *p, JsonValue **out)
+static int parse_number(Parser *p, JsonValue *v)
 {
     size_t start = p->pos;
     char b[16];
-    JsonValue *v = new_value(p, JSON_NUMBER);
+    start_value(p, v, JSON_NUMBER);
     if (peek(p) == '-')
         p->pos++;
     size_t int_digits = skip_digits(p);
@@ -358,37 +363,40 @@ static int parse_number(Parser *p, JsonValue **out)
                         found(p, p->pos, b));
     }
     size_t n = p->pos - start;
-    if (!p->build) {
-        if (n > p->max_number_len)
-            p->max_number_len = n;
+    if (n > p->max_number_len)
+        p->max_number_len = n;
+    if (!v)
         return 0;
-    }
     v->is_int = integral && literal_int64(p->text + start, n, &v->integer);
-    *out = v;
+    v->negative_zero = v->is_int && v->integer == 0 && p->text[start] == '-';
     return number_value(p, v, start, n);
 }
 
 /* --- arrays and objects ---------------------------------------------------- */
 
-static void push_child(Parser *p, JsonValue *parent, JsonValue *child, size_t index)
+/* A container opens: PASS_BUILD reserves the run of its children (their
+ * count from PASS_SIZE) and returns its first slot; other passes NULL. */
+static JsonValue *open_container(Parser *p, JsonValue *v, size_t c)
 {
-    if (!p->build)
-        return;
-    child->parent = parent;
-    child->index = index;
-    p->stack[p->stack_top++] = child;
+    if (p->pass != PASS_BUILD)
+        return NULL;
+    JsonValue *first = p->values + p->values_used;
+    v->length = p->sizes[c];
+    v->first = (uint32_t)p->values_used;
+    for (uint32_t k = 0; k < v->length; k++) {
+        memset(&first[k], 0, sizeof first[k]);
+        first[k].self = (uint32_t)(p->values_used + k);
+        first[k].parent = v->self;
+        first[k].key = JSON_NONE;
+    }
+    p->values_used += v->length;
+    return first;
 }
 
-/* Move the last `count` pushed children into the parent's items. */
-static void pop_children(Parser *p, JsonValue *parent, size_t count)
+static void close_container(Parser *p, size_t c, size_t count)
 {
-    if (!p->build)
-        return;
-    parent->items = p->items + p->items_used;
-    parent->length = count;
-    memcpy(parent->items, p->stack + p->stack_top - count, count * sizeof *parent->items);
-    p->items_used += count;
-    p->stack_top -= count;
+    if (p->pass == PASS_SIZE)
+        p->sizes[c] = (uint32_t)count;
 }
 
 static int enter(Parser *p)
@@ -422,9 +430,11 @@ static int next_or_close(Parser *p, char closer, const char *what, bool *closed)
     return 0;
 }
 
-static int parse_array(Parser *p, JsonValue **out)
+static int parse_array(Parser *p, JsonValue *v)
 {
-    JsonValue *v = new_value(p, JSON_ARRAY);
+    start_value(p, v, JSON_ARRAY);
+    size_t c = p->containers++;
+    JsonValue *child = open_container(p, v, c);
     if (enter(p) != 0)
         return -1;
     size_t count = 0;
@@ -432,63 +442,109 @@ static int parse_array(Parser *p, JsonValue **out)
     if (closed)
         p->pos++;
     while (!closed) {
-        JsonValue *child = NULL;
-        if (parse_value(p, &child) != 0)
+        if (parse_value(p, child ? child + count : NULL) != 0)
             return -1;
-        push_child(p, v, child, count++);
+        count++;
         if (next_or_close(p, ']', "an array element", &closed) != 0)
             return -1;
     }
     p->depth--;
-    pop_children(p, v, count);
-    *out = v;
+    close_container(p, c, count);
     return 0;
 }
 
-static int member(Parser *p, JsonValue *obj, size_t index)
+/* A member name is stored in the pool after its length (4 bytes, unaligned):
+ * child->key is the offset of its first byte. */
+static int member(Parser *p, JsonValue *child)
 {
     char b[16];
     if (peek(p) != '"')
         return perr(p, p->pos, "expected a member name in double quotes, found %s",
                     found(p, p->pos, b));
-    const char *key = NULL;
-    size_t key_len = 0;
+    size_t prefix = p->pool_used;
+    uint32_t key = 0, key_len = 0;
+    if (p->pass == PASS_BUILD)
+        p->pool_used += sizeof key_len;
+    else if (p->pass == PASS_COUNT)
+        p->pool_bytes += sizeof key_len;
     if (parse_string(p, &key, &key_len) != 0)
         return -1;
+    if (child) {
+        memcpy(p->pool + prefix, &key_len, sizeof key_len);
+        child->key = key;
+    }
     skip_ws(p);
     if (peek(p) != ':')
         return perr(p, p->pos, "expected ':' after the member name, found %s",
                     found(p, p->pos, b));
     p->pos++;
     skip_ws(p);
-    JsonValue *child = NULL;
-    if (parse_value(p, &child) != 0)
-        return -1;
-    if (p->build) {
-        child->key = key;
-        child->key_length = key_len;
-    } else {
+    if (p->pass == PASS_COUNT)
         p->n_members++;
+    return parse_value(p, child);
+}
+
+/* ---- member names ---------------------------------------------------------- */
+
+static const JsonValue *values_of(const JsonValue *v) { return v - v->self; }
+
+/* The document a value belongs to: its header sits right before the values
+ * (json_parse allocates them as one block). */
+static const JsonDoc *doc_of(const JsonValue *v)
+{
+    return (const JsonDoc *)(const void *)((const char *)values_of(v) - sizeof(JsonDoc));
+}
+
+static const char *key_bytes(const char *pool, const JsonValue *v, size_t *len)
+{
+    uint32_t n;
+    memcpy(&n, pool + v->key - sizeof n, sizeof n);
+    *len = n;
+    return pool + v->key;
+}
+
+static int bytes_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+/* Member i before member j: by key, ties by position, so duplicates sit side
+ * by side, first first. */
+static bool member_less(const char *pool, const JsonValue *values, uint32_t i, uint32_t j)
+{
+    size_t ni, nj;
+    const char *ki = key_bytes(pool, &values[i], &ni), *kj = key_bytes(pool, &values[j], &nj);
+    int c = bytes_cmp(ki, ni, kj, nj);
+    return c ? c < 0 : i < j;
+}
+
+/* Heapsort of member indices (qsort has no context argument, and this must
+ * not allocate: the sorted runs are part of the tree). */
+static void sift_down(const char *pool, const JsonValue *values, uint32_t *a, size_t root,
+                      size_t n)
+{
+    for (size_t child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && member_less(pool, values, a[child], a[child + 1]))
+            child++;
+        if (!member_less(pool, values, a[root], a[child]))
+            return;
+        uint32_t t = a[root];
+        a[root] = a[child];
+        a[child] = t;
     }
-    push_child(p, obj, child, index);
-    return 0;
 }
 
-static int key_cmp(const JsonValue *a, const JsonValue *b)
+static void sort_members(const char *pool, const JsonValue *values, uint32_t *a, size_t n)
 {
-    size_t n = a->key_length < b->key_length ? a->key_length : b->key_length;
-    int c = memcmp(a->key, b->key, n);
-    if (c != 0)
-        return c;
-    return (a->key_length > b->key_length) - (a->key_length < b->key_length);
-}
-
-/* Sort by key, ties by position, so duplicates sit side by side, first first. */
-static int member_cmp(const void *pa, const void *pb)
-{
-    const JsonValue *a = *(JsonValue *const *)pa, *b = *(JsonValue *const *)pb;
-    int c = key_cmp(a, b);
-    return c ? c : (a->offset > b->offset) - (a->offset < b->offset);
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(pool, values, a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint32_t t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_down(pool, values, a, 0, end);
+    }
 }
 
 /* Quote a key for a message, shortened with "..." when long. */
@@ -499,29 +555,49 @@ static const char *short_quote(char *buf, size_t cap, const char *s, size_t len)
     return buf;
 }
 
+/* Line and column (1-based, columns in bytes) of byte `offset` of text. */
+static void line_col(const char *text, size_t offset, uint32_t *line, uint32_t *col)
+{
+    size_t l = 1, start = 0;
+    for (size_t i = 0; i < offset; i++)
+        if (text[i] == '\n') {
+            l++;
+            start = i + 1;
+        }
+    *line = (uint32_t)l;
+    *col = (uint32_t)(offset - start + 1);
+}
+
 static int index_members(Parser *p, JsonValue *obj)
 {
-    if (!p->build)
+    if (p->pass != PASS_BUILD)
         return 0;
-    obj->by_key = p->by_key + p->by_key_used;
-    p->by_key_used += obj->length;
-    memcpy(obj->by_key, obj->items, obj->length * sizeof *obj->items);
-    qsort(obj->by_key, obj->length, sizeof *obj->by_key, member_cmp);
+    uint32_t *run = p->sorted + p->sorted_used;
+    obj->sorted = (uint32_t)p->sorted_used;
+    p->sorted_used += obj->length;
+    for (uint32_t k = 0; k < obj->length; k++)
+        run[k] = obj->first + k;
+    sort_members(p->pool, p->values, run, obj->length);
     for (size_t i = 1; i < obj->length; i++) {
-        const JsonValue *first = obj->by_key[i - 1], *again = obj->by_key[i];
-        if (key_cmp(first, again) == 0) {
+        const JsonValue *first = &p->values[run[i - 1]], *again = &p->values[run[i]];
+        size_t n1, n2;
+        const char *k1 = key_bytes(p->pool, first, &n1), *k2 = key_bytes(p->pool, again, &n2);
+        if (bytes_cmp(k1, n1, k2, n2) == 0) {
             char q[96];
+            uint32_t line, col;
+            line_col(p->text, first->offset, &line, &col);
             return perr(p, again->offset, "duplicate key %s (first defined at line %u, col %u)",
-                        short_quote(q, sizeof q, again->key, again->key_length),
-                        (unsigned)first->line, (unsigned)first->col);
+                        short_quote(q, sizeof q, k2, n2), (unsigned)line, (unsigned)col);
         }
     }
     return 0;
 }
 
-static int parse_object(Parser *p, JsonValue **out)
+static int parse_object(Parser *p, JsonValue *v)
 {
-    JsonValue *v = new_value(p, JSON_OBJECT);
+    start_value(p, v, JSON_OBJECT);
+    size_t c = p->containers++;
+    JsonValue *child = open_container(p, v, c);
     if (enter(p) != 0)
         return -1;
     size_t count = 0;
@@ -529,58 +605,61 @@ static int parse_object(Parser *p, JsonValue **out)
     if (closed)
         p->pos++;
     while (!closed) {
-        if (member(p, v, count++) != 0 ||
-            next_or_close(p, '}', "an object member", &closed) != 0)
+        if (member(p, child ? child + count : NULL) != 0)
+            return -1;
+        count++;
+        if (next_or_close(p, '}', "an object member", &closed) != 0)
             return -1;
     }
     p->depth--;
-    pop_children(p, v, count);
-    *out = v;
-    return index_members(p, v);
+    close_container(p, c, count);
+    return v ? index_members(p, v) : 0;
 }
 
-static int parse_literal(Parser *p, JsonValue **out, JsonType type, bool b, const char *word)
+static int parse_literal(Parser *p, JsonValue *v, JsonType type, bool b, const char *word)
 {
-    JsonValue *v = new_value(p, type);
+    start_value(p, v, type);
     if (expect_word(p, word) != 0)
         return -1;
     if (v)
         v->boolean = b;
-    *out = v;
     return 0;
 }
 
-static int parse_value(Parser *p, JsonValue **out)
+/* v: the slot to fill (PASS_BUILD), else NULL. */
+static int parse_value(Parser *p, JsonValue *v)
 {
     char b[16];
     int c = peek(p);
     switch (c) {
-    case '{': return parse_object(p, out);
-    case '[': return parse_array(p, out);
-    case 't': return parse_literal(p, out, JSON_BOOL, true, "true");
-    case 'f': return parse_literal(p, out, JSON_BOOL, false, "false");
-    case 'n': return parse_literal(p, out, JSON_NULL, false, "null");
+    case '{': return parse_object(p, v);
+    case '[': return parse_array(p, v);
+    case 't': return parse_literal(p, v, JSON_BOOL, true, "true");
+    case 'f': return parse_literal(p, v, JSON_BOOL, false, "false");
+    case 'n': return parse_literal(p, v, JSON_NULL, false, "null");
     case '"': {
-        JsonValue *v = new_value(p, JSON_STRING);
-        *out = v;
-        return v ? parse_string(p, &v->string, &v->length) : parse_string(p, NULL, NULL);
+        start_value(p, v, JSON_STRING);
+        uint32_t unused_at, unused_len;
+        return parse_string(p, v ? &v->string : &unused_at, v ? &v->length : &unused_len);
     }
     default:
         if (c == '-' || (c >= '0' && c <= '9'))
-            return parse_number(p, out);
+            return parse_number(p, v);
         return perr(p, p->pos, "expected a JSON value (object, array, string, number, "
                     "true, false or null), found %s", found(p, p->pos, b));
     }
 }
 
 /* One whole pass over the text: a single value surrounded by whitespace. */
-static int parse_document(Parser *p, JsonValue **root)
+static int parse_document(Parser *p, Pass pass, JsonValue *root)
 {
     char b[16];
+    p->pass = pass;
     p->pos = 0;
     p->line = 1;
     p->line_start = 0;
     p->depth = 0;
+    p->containers = 0;
     if (p->len >= 3 && memcmp(p->text, "\xEF\xBB\xBF", 3) == 0)
         return perr(p, 0, "the text starts with a UTF-8 byte order mark; remove it");
     skip_ws(p);
@@ -593,37 +672,52 @@ static int parse_document(Parser *p, JsonValue **root)
     return 0;
 }
 
-/* Allocate the blocks pass 2 fills, sized by the counts of pass 1. */
-static void allocate_blocks(Parser *p, Arena *arena)
+_Static_assert(sizeof(JsonDoc) % _Alignof(JsonValue) == 0,
+               "the values follow the JsonDoc header in one block");
+
+/* The document header and its values in one block (doc_of relies on it),
+ * then the pool, the sorted member runs and a copy of the text (for the
+ * line and column of a value in messages), sized by PASS_COUNT. */
+static JsonDoc *allocate_doc(Parser *p, Arena *arena, const char *name)
 {
-    size_t nv = p->n_values;
-    p->values = arena_alloc(arena, nv * sizeof *p->values);
-    p->stack = arena_alloc(arena, nv * sizeof *p->stack);
-    p->items = arena_alloc(arena, nv * sizeof *p->items);
-    p->by_key = arena_alloc(arena, (p->n_members + 1) * sizeof *p->by_key);
-    p->strings = arena_alloc(arena, p->string_bytes + 1);
+    size_t name_len = strlen(name);
+    JsonDoc *doc = arena_alloc(arena, sizeof *doc + p->n_values * sizeof(JsonValue));
+    p->values = (JsonValue *)(void *)(doc + 1);
+    p->pool = arena_alloc(arena, p->pool_bytes + 1);
+    p->sorted = arena_alloc(arena, (p->n_members + 1) * sizeof *p->sorted);
     p->numbuf = arena_alloc(arena, p->max_number_len + 1);
-    p->build = true;
+    char *copy = arena_alloc(arena, p->len + name_len + 2);
+    memcpy(copy, p->text, p->len);
+    copy[p->len] = '\0';
+    memcpy(copy + p->len + 1, name, name_len + 1);
+    doc->name = copy + p->len + 1;
+    doc->text = copy;
+    doc->pool = p->pool;
+    doc->sorted = p->sorted;
+    doc->root = p->values;
+    memset(doc->root, 0, sizeof *doc->root);
+    doc->root->parent = doc->root->key = JSON_NONE;
+    p->values_used = 1;
+    return doc;
 }
 
 int json_parse(Arena *arena, const char *name, const char *text, size_t length,
                JsonDoc **out, BertcError *err)
 {
     size_t used_before = arena_used(arena);
-    size_t name_len = strlen(name);
-    JsonDoc *doc = arena_alloc(arena, sizeof *doc + name_len + 1);
-    char *name_copy = (char *)(doc + 1);
-    memcpy(name_copy, name, name_len + 1);
-    doc->name = name_copy;
-    doc->root = NULL;
-    Parser p = {.text = text, .len = length, .err = err, .doc = doc};
-    JsonValue *root = NULL;
-    if (parse_document(&p, &root) != 0)
+    Parser p = {.text = text, .len = length, .err = err, .name = name};
+    /* offsets, lengths and indices are 32-bit; a value takes >= 1 byte */
+    if (length > JSON_MAX_BYTES)
+        return bertc_errorf(err, "%s: %zu bytes of JSON; bertc reads at most %u", name,
+                            length, (unsigned)JSON_MAX_BYTES);
+    if (parse_document(&p, PASS_COUNT, NULL) != 0)
         return -1;
-    allocate_blocks(&p, arena);
-    if (parse_document(&p, &root) != 0)
+    p.sizes = arena_alloc(arena, (p.containers + 1) * sizeof *p.sizes);
+    if (parse_document(&p, PASS_SIZE, NULL) != 0)
         return -1;
-    doc->root = root;
+    JsonDoc *doc = allocate_doc(&p, arena, name);
+    if (parse_document(&p, PASS_BUILD, doc->root) != 0)
+        return -1;
     doc->bytes = arena_used(arena) - used_before;
     *out = doc;
     return 0;
@@ -644,13 +738,16 @@ const JsonValue *json_get(const JsonValue *obj, const char *key)
 {
     if (!obj || obj->type != JSON_OBJECT)
         return NULL;
-    JsonValue probe = {.key = key, .key_length = strlen(key)};
-    size_t lo = 0, hi = obj->length;
+    const JsonDoc *doc = doc_of(obj);
+    const JsonValue *values = values_of(obj);
+    const uint32_t *run = doc->sorted + obj->sorted;
+    size_t lo = 0, hi = obj->length, want = strlen(key);
     while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = key_cmp(obj->by_key[mid], &probe);
+        size_t mid = lo + (hi - lo) / 2, n;
+        const char *k = key_bytes(doc->pool, &values[run[mid]], &n);
+        int c = bytes_cmp(k, n, key, want);
         if (c == 0)
-            return obj->by_key[mid];
+            return &values[run[mid]];
         if (c < 0)
             lo = mid + 1;
         else
@@ -659,11 +756,50 @@ const JsonValue *json_get(const JsonValue *obj, const char *key)
     return NULL;
 }
 
-const JsonValue *json_at(const JsonValue *arr, size_t i)
+const JsonValue *json_at(const JsonValue *v, size_t i)
 {
-    if (!arr || arr->type != JSON_ARRAY || i >= arr->length)
+    if (!v || (v->type != JSON_ARRAY && v->type != JSON_OBJECT) || i >= v->length)
         return NULL;
-    return arr->items[i];
+    return &values_of(v)[v->first + i];
+}
+
+const char *json_string(const JsonValue *v)
+{
+    return v && v->type == JSON_STRING ? doc_of(v)->pool + v->string : NULL;
+}
+
+const char *json_key(const JsonValue *v, size_t *len)
+{
+    size_t n = 0;
+    const char *k = v && v->key != JSON_NONE ? key_bytes(doc_of(v)->pool, v, &n) : NULL;
+    if (len)
+        *len = n;
+    return k;
+}
+
+const JsonValue *json_parent(const JsonValue *v)
+{
+    return v->parent == JSON_NONE ? NULL : &values_of(v)[v->parent];
+}
+
+size_t json_index(const JsonValue *v)
+{
+    const JsonValue *parent = json_parent(v);
+    return parent ? v->self - parent->first : 0;
+}
+
+double json_number(const JsonValue *v)
+{
+    if (!v->is_int)
+        return v->number;
+    return v->negative_zero ? -0.0 : (double)v->integer;
+}
+
+const char *json_doc_name(const JsonValue *v) { return doc_of(v)->name; }
+
+void json_line_col(const JsonValue *v, uint32_t *line, uint32_t *col)
+{
+    line_col(doc_of(v)->text, v->offset, line, col);
 }
 
 /* A key is written bare when it is plain (letters, digits, _ - and not
@@ -685,13 +821,14 @@ static size_t path_segment(char *buf, size_t cap, size_t at, const JsonValue *v,
 {
     size_t room = at < cap ? cap - at : 0;
     char *dst = room ? buf + at : NULL;
-    if (!v->key)
-        return (size_t)snprintf(dst, room, "[%zu]", v->index);
-    if (plain_key(v->key, v->key_length))
-        return (size_t)snprintf(dst, room, "%s%.*s", first ? "" : ".", (int)v->key_length,
-                                v->key);
+    size_t key_len;
+    const char *key = json_key(v, &key_len);
+    if (!key)
+        return (size_t)snprintf(dst, room, "[%zu]", json_index(v));
+    if (plain_key(key, key_len))
+        return (size_t)snprintf(dst, room, "%s%.*s", first ? "" : ".", (int)key_len, key);
     size_t n = (size_t)snprintf(dst, room, "[");
-    n += json_quote(room > n ? dst + n : NULL, room > n ? room - n : 0, v->key, v->key_length);
+    n += json_quote(room > n ? dst + n : NULL, room > n ? room - n : 0, key, key_len);
     return n + (size_t)snprintf(room > n ? dst + n : NULL, room > n ? room - n : 0, "]");
 }
 
@@ -699,7 +836,7 @@ char *json_path(const JsonValue *v, char *buf, size_t cap)
 {
     const JsonValue *chain[JSON_MAX_DEPTH + 2];
     size_t n = 0;
-    for (const JsonValue *x = v; x && x->parent; x = x->parent)
+    for (const JsonValue *x = v; x && json_parent(x); x = json_parent(x))
         chain[n++] = x;
     if (cap == 0)
         return buf;
@@ -723,18 +860,20 @@ int json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return bertc_errorf(err, "%s: %s (line %u, col %u): %s", v->doc->name,
-                        json_path(v, path, sizeof path), (unsigned)v->line,
-                        (unsigned)v->col, what);
+    uint32_t line, col;
+    json_line_col(v, &line, &col);
+    return bertc_errorf(err, "%s: %s (line %u, col %u): %s", json_doc_name(v),
+                        json_path(v, path, sizeof path), (unsigned)line, (unsigned)col, what);
 }
 
 static int type_error(BertcError *err, const JsonValue *v, const char *expected)
 {
-    if (v->type == JSON_NUMBER && v->number == trunc(v->number))
+    double x = v->type == JSON_NUMBER ? json_number(v) : 0;
+    if (v->type == JSON_NUMBER && !v->is_int && x == trunc(x))
         return json_errorf(err, v, "expected %s, found the number %.17g written with a "
-                           "fraction or exponent", expected, v->number);
+                           "fraction or exponent", expected, x);
     if (v->type == JSON_NUMBER)
-        return json_errorf(err, v, "expected %s, found the number %.17g", expected, v->number);
+        return json_errorf(err, v, "expected %s, found the number %.17g", expected, x);
     return json_errorf(err, v, "expected %s, found %s", expected, json_type_name(v->type));
 }
 
@@ -753,7 +892,7 @@ int json_as_double(const JsonValue *v, double *out, BertcError *err)
 {
     if (v->type != JSON_NUMBER)
         return type_error(err, v, "a number");
-    *out = v->number;
+    *out = json_number(v);
     return 0;
 }
 
@@ -765,11 +904,12 @@ int json_as_string(const JsonValue *v, const char **out, BertcError *err)
 {
     if (v->type != JSON_STRING)
         return type_error(err, v, "a string");
-    size_t nul = strlen(v->string);
+    const char *text = json_string(v);
+    size_t nul = strlen(text);
     if (nul != v->length)
         return json_errorf(err, v, "the string holds a NUL character (\\u0000) at byte %zu; "
                            "remove it", nul);
-    *out = v->string;
+    *out = text;
     return 0;
 }
 
@@ -787,13 +927,15 @@ static const JsonValue *required(const JsonValue *obj, const char *key, BertcErr
     const JsonValue *v = json_get(obj, key);
     if (v)
         return v;
-    if (!obj->parent) {
-        bertc_errorf(err, "%s: missing key \"%s\"", obj->doc->name, key);
+    if (!json_parent(obj)) {
+        bertc_errorf(err, "%s: missing key \"%s\"", json_doc_name(obj), key);
     } else {
         char path[JSON_PATH_LEN];
+        uint32_t line, col;
+        json_line_col(obj, &line, &col);
         bertc_errorf(err, "%s: missing key \"%s.%s\" (in the object at line %u, col %u)",
-                     obj->doc->name, json_path(obj, path, sizeof path), key,
-                     (unsigned)obj->line, (unsigned)obj->col);
+                     json_doc_name(obj), json_path(obj, path, sizeof path), key,
+                     (unsigned)line, (unsigned)col);
     }
     return NULL;
 }

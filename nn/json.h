@@ -26,9 +26,19 @@
  * is an error (the parser recurses, one level per array or object).
  *
  * Memory: json_parse first validates the whole text without allocating,
- * counting values and string bytes, then takes exactly what the tree needs
- * from the arena in a handful of blocks: about 120 bytes per value plus the
- * decoded strings, so memory is bounded by a constant times the input size.
+ * counting values, containers, members and string bytes; a second pass
+ * records each container's size; then the tree is built into exactly-sized
+ * arena blocks, each container's children in one contiguous run (no pointer
+ * arrays, no growing). Per input byte, at most JSON_BYTES_PER_INPUT_BYTE of
+ * arena: the worst input is a flat array of one-digit numbers ("0,", two
+ * bytes a value) at 32 bytes a value = 16, plus 1 for the copy of the text,
+ * plus the pool of strings and names (at most 1 + 4/5: "\"\":0," is a 5-byte
+ * member with a 4-byte length), the sorted member runs (4/5) and the
+ * container sizes (4/3 for "[],"), which the densest inputs do not reach at
+ * the same time. So a 30 MB safetensors header of [0,0,...] takes about
+ * 510 MB, not gigabytes. Texts longer than JSON_MAX_BYTES (1 GiB) are
+ * refused: offsets into the text and into the string pool (up to 1.8 bytes a
+ * text byte) are 32-bit.
  * The tree does not point into the input text; the text may be freed after
  * json_parse returns.
  *
@@ -41,6 +51,7 @@
 #include "tensor/tensor.h"
 
 #define JSON_MAX_DEPTH 64
+#define JSON_BYTES_PER_INPUT_BYTE 18   /* the arena json_parse takes, at most, per text byte */
 
 typedef enum JsonType {
     JSON_NULL,
@@ -54,36 +65,44 @@ typedef enum JsonType {
 typedef struct JsonDoc JsonDoc;
 typedef struct JsonValue JsonValue;
 
+#define JSON_NONE UINT32_MAX       /* no parent (the root), no key (not a member) */
+#define JSON_MAX_BYTES (1u << 30)  /* longest text: offsets and indices are 32-bit */
+
+/* One value: 32 bytes. Read a value's type, length, boolean and integer
+ * here; its string, children, key, parent, number, line and column through
+ * the functions below. */
 struct JsonValue {
-    JsonType type;
+    uint8_t type;          /* a JsonType */
     bool boolean;          /* JSON_BOOL */
-    /* JSON_NUMBER: `number` always holds the value (correctly rounded by
-     * strtod). is_int is true when the literal has no fraction and no exponent
-     * and fits int64; then `integer` is exact. 1.0 and 1e3 are not integers
-     * (as in Python's json module and serde). */
+    /* JSON_NUMBER: is_int is true when the literal has no fraction and no
+     * exponent and fits int64; then `integer` is exact. 1.0 and 1e3 are not
+     * integers (as in Python's json module and serde). json_number gives the
+     * value as a double (correctly rounded by strtod) either way. */
     bool is_int;
-    int64_t integer;
-    double number;
-    const char *string;    /* JSON_STRING: decoded UTF-8, NUL-terminated; may
-                              contain "\u0000", so use `length` */
-    size_t length;         /* string bytes, or number of array elements or
-                              object members */
-    JsonValue **items;     /* JSON_ARRAY elements / JSON_OBJECT member values,
-                              in document order */
-    JsonValue **by_key;    /* JSON_OBJECT: members sorted by key (for lookup) */
-    const char *key;       /* member name when the parent is an object, else NULL */
-    size_t key_length;
-    size_t index;          /* position in the parent */
-    const JsonValue *parent;
-    const JsonDoc *doc;
-    size_t offset;         /* byte offset of the value's first byte */
-    uint32_t line, col;    /* 1-based; col counts bytes */
+    bool negative_zero;    /* the literal -0: an integer 0 whose double is -0.0 */
+    uint32_t length;       /* string bytes, array elements or object members */
+    uint32_t self;         /* index in the document's value array */
+    uint32_t parent;       /* index of the parent, JSON_NONE for the root */
+    uint32_t key;          /* member name (offset in the string pool), or JSON_NONE */
+    uint32_t offset;       /* byte offset of the value's first byte */
+    union {
+        int64_t integer;   /* JSON_NUMBER with is_int */
+        double number;     /* JSON_NUMBER without */
+        uint32_t string;   /* JSON_STRING: offset in the pool (json_string) */
+        struct {
+            uint32_t first;    /* containers: index of the first child */
+            uint32_t sorted;   /* objects: offset of the members sorted by key */
+        };
+    };
 };
 
 struct JsonDoc {
     const char *name;      /* for messages: a file name, "header of x.safetensors" */
-    JsonValue *root;
+    JsonValue *root;       /* the values follow this header in one block */
     size_t bytes;          /* arena bytes the tree took */
+    const char *text;      /* a copy of the text (line and column for messages) */
+    const char *pool;      /* strings and member names, NUL-terminated */
+    const uint32_t *sorted;
 };
 
 /* Parse text[0..length) (need not be NUL-terminated). On success *out points
@@ -95,10 +114,23 @@ int json_parse(Arena *arena, const char *name, const char *text, size_t length,
 const char *json_type_name(JsonType type);   /* "null", "a string", "an object", ... */
 
 /* Lookup. json_get returns NULL when obj is not an object or has no such key
- * (O(log n)); json_at returns NULL when arr is not an array or i is out of
- * range. */
+ * (O(log n)); json_at returns element i of an array or member i (in
+ * document order) of an object, NULL when out of range. */
 const JsonValue *json_get(const JsonValue *obj, const char *key);
-const JsonValue *json_at(const JsonValue *arr, size_t i);
+const JsonValue *json_at(const JsonValue *v, size_t i);
+
+/* A JSON_STRING's decoded UTF-8, NUL-terminated (it may contain "\u0000",
+ * so use v->length); NULL for other types. */
+const char *json_string(const JsonValue *v);
+/* The member name of v (NUL-terminated, *len its bytes), or NULL (*len = 0)
+ * when v is not an object member. len may be NULL. */
+const char *json_key(const JsonValue *v, size_t *len);
+const JsonValue *json_parent(const JsonValue *v);   /* NULL for the root */
+size_t json_index(const JsonValue *v);              /* position in the parent */
+double json_number(const JsonValue *v);             /* a JSON_NUMBER as a double */
+const char *json_doc_name(const JsonValue *v);
+/* 1-based line and column (in bytes) of the value's first byte. */
+void json_line_col(const JsonValue *v, uint32_t *line, uint32_t *col);
 
 /* The path of a value from the root, e.g. masking.special_token_ids[2]
  * (the root itself is "(root)"). Always NUL-terminated; returns buf. */

@@ -70,10 +70,23 @@ typedef struct Registry {
     int open[REGISTRY_MAX_DEPTH];  /* module indices of the open modules */
     int depth;
     int n_packed;                  /* Linear weights now pre-packed (registry_prepack) */
+    /* A dry run (registry_create_dry) registers names and shapes but
+     * allocates no tensor data: params and buffers have data == NULL. */
+    bool dry_run;
+    double dry_floats;             /* elements of every param and buffer, in double:
+                                      a product of config sizes cannot wrap */
+    int dry_largest;               /* index of the param or buffer with the most elements */
+    double dry_largest_floats;
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
 Registry *registry_create(Arena *arena, const char *root_repr);
+/* The same, for a dry run: a model built into it records every parameter's
+ * name and shape and counts their elements without allocating them, so a
+ * model's size is known from its own build code before it is allocated
+ * (model_size in zoo/). Build code must not touch the data of its params in
+ * a dry run (it is NULL). */
+Registry *registry_create_dry(Arena *arena, const char *root_repr);
 
 /* Enter a submodule named `attr` (dotted names gain "attr."). repr is the
  * module's printed type, e.g. "BertEmbeddings" or a full leaf repr when

@@ -61,6 +61,13 @@ Registry *registry_create(Arena *arena, const char *root_repr)
     return r;
 }
 
+Registry *registry_create_dry(Arena *arena, const char *root_repr)
+{
+    Registry *r = registry_create(arena, root_repr);
+    r->dry_run = true;
+    return r;
+}
+
 void nn_push(Registry *r, const char *attr, const char *repr, bool leaf)
 {
     if (r->depth + 1 >= REGISTRY_MAX_DEPTH)
@@ -108,11 +115,35 @@ static const char *full_name(Registry *r, const char *name, char *buf, size_t le
     return buf;
 }
 
+/* A dry run's Var: the shape without data, its element count in double. */
+static Var *dry_param(Registry *r, int index, int ndim, const int64_t *shape)
+{
+    Var *v = arena_calloc(r->arena, 1, sizeof *v);
+    double n = 1;
+    v->value.ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        v->value.shape[i] = shape[i];
+        n *= (double)shape[i];
+    }
+    v->value.numel = n < 9e18 ? (int64_t)n : -1;   /* -1: beyond int64 */
+    v->home = r->arena;
+    v->requires_grad = true;
+    v->persistent = true;
+    v->name = r->params[index].name;
+    r->dry_floats += n;
+    if (n > r->dry_largest_floats) {
+        r->dry_largest_floats = n;
+        r->dry_largest = index;
+    }
+    return v;
+}
+
 Var *nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init)
 {
     char buf[600];
     Param *p = add_param(r, full_name(r, name, buf, sizeof buf));
-    p->var = ag_param(r->arena, ndim, shape, p->name);
+    p->var = r->dry_run ? dry_param(r, r->n_params - 1, ndim, shape)
+                        : ag_param(r->arena, ndim, shape, p->name);
     p->init = init;
     r->modules[0].end_param = r->n_params;
     return p->var;

@@ -153,12 +153,14 @@ static int read_metadata(SafeTensors *st, const JsonValue *m, BertcError *err)
                            json_type_name(m->type));
     StMetadata *meta = arena_alloc(st->arena, (m->length + 1) * sizeof *meta);
     for (size_t i = 0; i < m->length; i++) {
-        const JsonValue *v = m->items[i];
-        if (v->type != JSON_STRING || strlen(v->string) != v->length ||
-            strlen(v->key) != v->key_length)
+        const JsonValue *v = json_at(m, i);
+        size_t key_len;
+        const char *key = json_key(v, &key_len);
+        if (v->type != JSON_STRING || strlen(json_string(v)) != v->length ||
+            strlen(key) != key_len)
             return json_errorf(err, v, "__metadata__ values must be strings without NUL "
                                "characters, found %s", json_type_name(v->type));
-        meta[i] = (StMetadata){v->key, v->string};
+        meta[i] = (StMetadata){key, json_string(v)};
     }
     st->metadata = meta;
     st->n_metadata = m->length;
@@ -199,12 +201,12 @@ static int read_shape(const SafeTensors *st, const JsonValue *entry, StTensorInf
         return json_errorf(err, shape, "shape must be an array of integers, found %s",
                            json_type_name(shape->type));
     if (shape->length > TENSOR_MAX_DIMS)
-        return json_errorf(err, shape, "shape has %zu dimensions; bertc supports up to %d",
-                           shape->length, TENSOR_MAX_DIMS);
+        return json_errorf(err, shape, "shape has %u dimensions; bertc supports up to %d",
+                           (unsigned)shape->length, TENSOR_MAX_DIMS);
     bool has_zero = false;
     for (size_t d = 0; d < shape->length; d++) {
         uint64_t dim = 0;
-        if (read_u64(shape->items[d], &dim, err) != 0)
+        if (read_u64(json_at(shape, d), &dim, err) != 0)
             return -1;
         t->shape[d] = (int64_t)dim;
         has_zero |= dim == 0;
@@ -236,8 +238,8 @@ static int read_offsets(const SafeTensors *st, const JsonValue *entry, StTensorI
     if (off->type != JSON_ARRAY || off->length != 2)
         return json_errorf(err, off, "data_offsets must be an array [begin, end] of two "
                            "integers");
-    if (read_u64(off->items[0], &t->begin, err) != 0 ||
-        read_u64(off->items[1], &t->end, err) != 0)
+    if (read_u64(json_at(off, 0), &t->begin, err) != 0 ||
+        read_u64(json_at(off, 1), &t->end, err) != 0)
         return -1;
     if (t->begin > t->end)
         return st_errorf(err, st, "tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64 "] "
@@ -272,10 +274,10 @@ static int check_fields(const JsonValue *entry, BertcError *err)
                            "\"shape\", \"data_offsets\"}, found %s",
                            json_type_name(entry->type));
     for (size_t i = 0; i < entry->length; i++) {
-        const JsonValue *f = entry->items[i];   /* its key compared whole, NULs and all */
+        const JsonValue *f = json_at(entry, i);   /* its key compared whole, NULs and all */
         if (json_get(entry, "dtype") != f && json_get(entry, "shape") != f &&
             json_get(entry, "data_offsets") != f)
-            return json_errorf(err, entry->items[i], "unknown field in a tensor entry "
+            return json_errorf(err, f, "unknown field in a tensor entry "
                                "(expected only dtype, shape, data_offsets)");
     }
     return 0;
@@ -284,10 +286,8 @@ static int check_fields(const JsonValue *entry, BertcError *err)
 static int read_entry(const SafeTensors *st, const JsonValue *entry, StTensorInfo *t,
                       BertcError *err)
 {
-    if (strlen(entry->key) != entry->key_length)
-        return json_errorf(err, entry, "tensor name contains a NUL character");
-    t->name = entry->key;
-    if (check_fields(entry, err) != 0 || read_dtype(entry, t, err) != 0 ||
+    t->name = json_key(entry, NULL);   /* check_entry_fields: no NUL inside */
+    if (read_dtype(entry, t, err) != 0 ||
         read_shape(st, entry, t, err) != 0 || read_offsets(st, entry, t, err) != 0)
         return -1;
     return check_size(st, t, err);
@@ -338,14 +338,43 @@ static int check_layout(const SafeTensors *st, const StTensorInfo **order, Bertc
     return 0;
 }
 
+/* Each entry an object of exactly dtype, shape and data_offsets. Checked for
+ * every entry before the tensor table is allocated, so the table (about 100
+ * bytes a tensor) is bounded by the header's size: a valid entry takes more
+ * than 40 bytes of text, where {"a":0,"b":0,...} would take 6. */
+static int check_entry_fields(const JsonValue *entry, BertcError *err)
+{
+    static const char *const fields[] = {"shape", "data_offsets"};
+    size_t name_len;
+    if (strlen(json_key(entry, &name_len)) != name_len)
+        return json_errorf(err, entry, "tensor name contains a NUL character");
+    if (check_fields(entry, err) != 0)
+        return -1;
+    const char *unused;
+    if (!json_get(entry, "dtype"))
+        return json_get_string(entry, "dtype", &unused, err);   /* "missing key ..." */
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!json_get(entry, fields[i]))
+            return json_errorf(err, entry, "tensor entry has no \"%s\"", fields[i]);
+    return 0;
+}
+
+static bool is_metadata(const JsonValue *v)
+{
+    size_t key_len;
+    return strcmp(json_key(v, &key_len), "__metadata__") == 0 && key_len == 12;
+}
+
 static int read_entries(SafeTensors *st, const JsonValue *root, BertcError *err)
 {
+    for (size_t i = 0; i < root->length; i++)
+        if (!is_metadata(json_at(root, i)) && check_entry_fields(json_at(root, i), err) != 0)
+            return -1;
     StTensorInfo *tensors = arena_calloc(st->arena, root->length + 1, sizeof *tensors);
     st->tensors = tensors;
     for (size_t i = 0; i < root->length; i++) {
-        const JsonValue *v = root->items[i];
-        int rc = strcmp(v->key, "__metadata__") == 0 && v->key_length == 12
-                     ? read_metadata(st, v, err)
+        const JsonValue *v = json_at(root, i);
+        int rc = is_metadata(v) ? read_metadata(st, v, err)
                      : read_entry(st, v, &tensors[st->n_tensors++], err);
         if (rc != 0)
             return -1;

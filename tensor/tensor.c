@@ -84,6 +84,22 @@ static void check_shape(int ndim, const int64_t *shape)
             bertc_fatal("tensor: negative dimension in shape %s",
                         shape_str(s, sizeof s, ndim, shape));
         }
+    /* the element count, and its bytes as float64 (the widest element), must
+     * fit int64: shape_numel multiplies without checking (a product that
+     * wraps would allocate a small buffer for a huge shape). A shape with a
+     * 0 anywhere is empty, whatever its other dimensions. */
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0)
+            return;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (n > INT64_MAX / 8 / shape[i]) {
+            char s[SHAPE_STR_LEN];
+            bertc_fatal("tensor: the element count of shape %s overflows int64",
+                        shape_str(s, sizeof s, ndim, shape));
+        }
+        n *= shape[i];
+    }
 }
 
 Tensor tensor_view(float *data, int ndim, const int64_t *shape)

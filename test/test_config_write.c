@@ -3,6 +3,7 @@
  * write -> read round trip field for field. */
 #include "test/test_util.h"
 #include "nn/config.h"
+#include "zoo/zoo.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
@@ -118,7 +119,8 @@ Test(config_write, too_small_a_buffer_is_an_error)
 }
 
 /* A config whose keys are each in range but whose model could never be
- * allocated is refused before anything is (the fuzzer's finding). */
+ * allocated is refused before anything is (the fuzzer's finding): by
+ * model_size, which model_build runs first, naming the keys. */
 Test(config_write, impossible_model_size_is_refused)
 {
     const char *text = "{\"architectures\": [\"BertModel\"], \"vocab_size\": 2000000000, "
@@ -127,15 +129,23 @@ Test(config_write, impossible_model_size_is_refused)
                        "\"max_position_embeddings\": 8}";
     BertConfig cfg;
     BertcError err;
-    cr_assert_neq(bert_config_parse(NULL, "huge.json", text, strlen(text), &cfg, &err), 0);
-    cr_assert(strstr(err.msg, "huge.json") && strstr(err.msg, "parameters") &&
+    double floats;
+    cr_assert_eq(bert_config_parse(NULL, "huge.json", text, strlen(text), &cfg, &err), 0,
+                 "%s", err.msg);
+    cr_assert_neq(model_size(&cfg, &floats, &err), 0);
+    cr_assert(strstr(err.msg, "config: ") && strstr(err.msg, "more than bertc's limit") &&
               strstr(err.msg, "vocab_size 2000000000"), "%s", err.msg);
+    model_config_error(&err, "huge.json");
+    cr_assert(strstr(err.msg, "huge.json: BertModel"), "%s", err.msg);
     BertConfig base = bert_config_default(ARCH_BERT_MODEL);
     char ok[4096];
     size_t n;
     cr_assert_eq(bert_config_format(&base, ok, sizeof ok, &n, &err), 0, "%s", err.msg);
-    cr_assert_eq(bert_config_parse(NULL, "base.json", ok, n, &cfg, &err), 0,
-                 "bert-base must stay allowed: %s", err.msg);
+    cr_assert_eq(bert_config_parse(NULL, "base.json", ok, n, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(model_size(&cfg, &floats, &err), 0, "bert-base must stay allowed: %s",
+                 err.msg);
+    cr_expect_eq(floats, 109482240.0, "bert-base-uncased has 109482240 parameters, not %.0f",
+                 floats);
 }
 
 /* Found by fuzzing: a float key beyond float32's range became inf and could

@@ -4,6 +4,7 @@
  * (exit status 1, one line on stderr, no signal); and opening any hostile
  * safetensors file is fast and takes memory bounded by the file's size, so
  * a 4 GB claim in a 1 KB file costs nothing. */
+#include "nn/json.h"
 #include "zoo/zoo.h"
 
 #include <criterion/criterion.h>
@@ -281,4 +282,81 @@ Test(hostile, safetensors_memory_and_time_bounded_by_file_size)
     }
     closedir(d);
     cr_expect_geq(files, 40, "only %d hostile safetensors files", files);
+}
+
+/* A safetensors file whose 30 MB header is (a) one long array [0,0,...],
+ * (b) a tensor entry with a 15-million-entry shape, (c) a million tiny
+ * members: each is refused, taking at most JSON_BYTES_PER_INPUT_BYTE (the
+ * parser's documented bound) + 1 (the header's own copy) bytes of arena per
+ * byte of file, not gigabytes. */
+Test(hostile, long_json_headers_take_memory_bounded_by_their_size)
+{
+    static const char *const want[] = {"expected a JSON object of tensor entries",
+                                       "shape has 15", "a tensor entry must be an object"};
+    size_t header = 30u << 20;
+    char *file = malloc(8 + header);
+    cr_assert_not_null(file);
+    for (int kind = 0; kind < 3; kind++) {
+        char *h = file + 8;
+        size_t n = 0;
+        static const char *const open[] = {"[", "{\"t\": {\"dtype\": \"F32\", \"data_offsets\": "
+                                                 "[0, 0], \"shape\": [", "{"};
+        n += (size_t)sprintf(h, "%s", open[kind]);
+        for (size_t k = 0; n + 24 < header; k++)
+            n += kind < 2 ? (size_t)sprintf(h + n, "0,") : (size_t)sprintf(h + n, "\"%zx\":0,", k);
+        n += (size_t)sprintf(h + n, kind == 0 ? "0]" : kind == 1 ? "0]}}" : "\"x\":0}");
+        uint64_t len = n;
+        for (int i = 0; i < 8; i++)
+            file[i] = (char)(len >> (8 * i));
+        Arena *a = arena_create("bounded", 4096);
+        SafeTensors *st;
+        BertcError err = {{0}};
+        double t0 = seconds();
+        cr_expect_neq(st_open_memory(a, "long.safetensors", file, 8 + n, &st, &err), 0);
+        double took = seconds() - t0;
+        cr_expect(strstr(err.msg, want[kind]), "kind %d: message \"%.200s\" lacks \"%s\"", kind,
+                  err.msg, want[kind]);
+        size_t used = arena_high_water(a);
+        cr_expect_leq(used, (JSON_BYTES_PER_INPUT_BYTE + 1) * (8 + n) + 65536,
+                      "kind %d: %zu MB of arena for a %zu MB header (%.1f a byte)", kind,
+                      used >> 20, n >> 20, (double)used / (double)n);
+        cr_expect_lt(took, 30.0, "kind %d took %.1f s", kind, took);
+        arena_destroy(a);
+    }
+    free(file);
+}
+
+/* Each architecture's own size keys through the command: `bertc summary`
+ * and `bertc init` refuse a model above the limit in one line naming the
+ * config file and the key, before allocating it (they would die in the
+ * arena otherwise). */
+Test(hostile, config_sizes_through_the_command)
+{
+    static const struct {
+        char keys[120];
+        char want[40];
+    } cases[] = {
+        {"\"architectures\": [\"Summarizer\"], \"ff_size\": 8, \"heads\": 4, \"inter_layers\": 1, "
+         "\"pe_max_len\": 2000000000", "pe_max_len 2000000000"},
+        {"\"architectures\": [\"QAConvModelV2\"], \"sep_token_id\": 1, "
+         "\"conv_filters\": 2000000000", "conv_filters 2000000000"},
+        {"\"architectures\": [\"BertForSequenceClassification\"], \"num_labels\": 2000000000",
+         "num_labels 2000000000"},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/config.json", out_dir);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "{%s, \"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
+                   "\"num_attention_heads\": 4, \"intermediate_size\": 37, "
+                   "\"max_position_embeddings\": 64}", cases[i].keys);
+        fclose(f);
+        cli_refuses(path, cases[i].want, (char *[]){"summary", "--config", path, NULL});
+        char out[128];
+        snprintf(out, sizeof out, "%s/out.safetensors", out_dir);
+        cli_refuses(path, cases[i].want,
+                    (char *[]){"init", "--config", path, "--output", out, NULL});
+        remove(path);
+    }
 }

@@ -144,19 +144,19 @@ static void expect_byte_offsets(const char *name, const Encoding *e, const char 
 static void run_case(const Tokenizer *t, const JsonValue *c)
 {
     const JsonValue *a = json_get(c, "a"), *b = json_get(c, "b");
-    const char *name = json_get(c, "name")->string;
+    const char *name = json_string(json_get(c, "name"));
     int64_t max_len = json_get(c, "max_len")->integer;
     bool pad = json_get(c, "pad")->boolean;
     Encoding e;
     BertcError err = {{0}};
-    int rc = tokenizer_encode(t, arena, a->string, a->length, b ? b->string : NULL,
+    int rc = tokenizer_encode(t, arena, json_string(a), a->length, json_string(b),
                               b ? b->length : 0, (int32_t)max_len, pad, &e, &err);
     cr_assert_eq(rc, 0, "%s: %s", name, err.msg);
     expect_ints(c, name, "ids", e.input_ids, e.S);
     expect_ints(c, name, "types", e.token_type_ids, e.S);
     expect_ints(c, name, "mask", e.attention_mask, e.S);
     expect_offsets(c, name, &e);
-    expect_byte_offsets(name, &e, a->string, b ? b->string : NULL);
+    expect_byte_offsets(name, &e, json_string(a), json_string(b));
 }
 
 Test(tokenizer, reference_cases_match_ids_types_mask_offsets)
@@ -331,8 +331,8 @@ Test(tokenizer, hf_golden_outputs_when_present)
     cr_assert(cases && cases->length >= 10);
     for (size_t k = 0; k < cases->length; k++) {
         const JsonValue *c = json_at(cases, k), *text = json_get(c, "text");
-        const char *name = json_get(c, "source")->string;
-        Encoding e = encode_ok(&t, text->string, NULL, 0, false);
+        const char *name = json_string(json_get(c, "source"));
+        Encoding e = encode_ok(&t, json_string(text), NULL, 0, false);
         expect_ints(c, name, "ids", e.input_ids, e.S);
         const JsonValue *offsets = json_get(c, "offsets");
         if (offsets && offsets->type == JSON_ARRAY)     /* null: not transcribed */
@@ -353,7 +353,7 @@ Test(tokenizer, llamacpp_bge_cases_when_present)
     for (size_t k = 0; k < cases->length; k++) {
         const JsonValue *c = json_at(cases, k), *text = json_get(c, "text");
         const JsonValue *want = json_get(c, "ids_no_specials");
-        Encoding e = encode_ok(&t, text->string, NULL, 0, false);
+        Encoding e = encode_ok(&t, json_string(text), NULL, 0, false);
         cr_assert_eq((size_t)e.S, want->length + 2, "case %zu: %d tokens, want %zu", k,
                      e.S - 2, want->length);
         for (size_t i = 0; i < want->length; i++)

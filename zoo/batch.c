@@ -107,9 +107,28 @@ static void expected_str(char *buf, size_t len, int ndim, const int64_t *shape)
         snprintf(buf + pos, len - pos, "]");
 }
 
+/* An empty input (B = 0 sequences, S = 0 tokens, N = 0 sentences, ...) has
+ * nothing to compute and every model's shapes assume at least one: it is an
+ * error before anything is allocated for it, for every input of every model. */
+static int check_not_empty(const Batch *b, const char *name, int got_ndim, const int64_t *got,
+                           BertcError *err)
+{
+    for (int i = 0; i < got_ndim; i++)
+        if (got[i] == 0) {
+            char have[SHAPE_STR_LEN];
+            return bertc_errorf(err, "%s: '%s' has shape %s, with a dimension of size 0; "
+                                "every input needs at least one row of each size (batch, "
+                                "sequence length, ...)", b->source, name,
+                                shape_str(have, sizeof have, got_ndim, got));
+        }
+    return 0;
+}
+
 static int check_shape(const Batch *b, const char *name, int ndim, const int64_t *shape,
                        int got_ndim, const int64_t *got, BertcError *err)
 {
+    if (check_not_empty(b, name, got_ndim, got, err) != 0)
+        return -1;
     bool ok = got_ndim == ndim;
     for (int i = 0; ok && i < ndim; i++)
         ok = shape[i] < 0 || shape[i] == got[i];

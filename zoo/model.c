@@ -1,6 +1,9 @@
 /* zoo/model.c — the table of architectures and the Model life cycle. */
 #include "zoo/zoo.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static const ModelArch *const architectures[ARCH_COUNT] = {
     [ARCH_BERT_MODEL] = &arch_bert_model,
     [ARCH_BERT_SEQCLS] = &arch_bert_seqcls,
@@ -16,6 +19,132 @@ const ModelArch *zoo_arch(BertArch id)
 {
     return (unsigned)id < ARCH_COUNT ? architectures[id] : NULL;
 }
+
+/* ---- the size of a model, before it is built ------------------------- */
+
+typedef struct SizeKey {
+    const char *key;
+    int value;
+} SizeKey;
+
+/* The integer config keys the architecture reads that size a tensor. */
+static int size_keys(const BertConfig *c, SizeKey *keys)
+{
+    int n = 0;
+    keys[n++] = (SizeKey){"vocab_size", c->vocab_size};
+    keys[n++] = (SizeKey){"hidden_size", c->hidden_size};
+    keys[n++] = (SizeKey){"intermediate_size", c->intermediate_size};
+    keys[n++] = (SizeKey){"max_position_embeddings", c->max_position_embeddings};
+    keys[n++] = (SizeKey){"type_vocab_size", c->type_vocab_size};
+    switch (c->arch) {
+    case ARCH_BERT_SEQCLS: keys[n++] = (SizeKey){"num_labels", c->num_labels}; break;
+    case ARCH_CGBERT:
+    case ARCH_QACGBERT:
+        keys[n++] = (SizeKey){"num_labels", c->num_labels};
+        keys[n++] = (SizeKey){"context_vocab_size", c->context_vocab_size};
+        break;
+    case ARCH_SUMMARIZER:
+        keys[n++] = (SizeKey){"ff_size", c->ff_size};
+        keys[n++] = (SizeKey){"pe_max_len", c->pe_max_len};
+        break;
+    case ARCH_QACONV:
+        keys[n++] = (SizeKey){"query_len", c->query_len};
+        keys[n++] = (SizeKey){"conv_filters", c->conv_filters};
+        keys[n++] = (SizeKey){"num_question_types", c->num_question_types};
+        break;
+    case ARCH_SPANBERT:
+        keys[n++] = (SizeKey){"sbo_dim_ffn", c->sbo_dim_ffn};
+        keys[n++] = (SizeKey){"sbo_max_span_length", c->sbo_max_span_length};
+        break;
+    default: break;
+    }
+    return n;
+}
+
+/* "hidden_size 768, pe_max_len 100000000": the keys whose value is a
+ * dimension of t, or a factor of one (query_layer is [H, query_len·H],
+ * span_pos_emb [3·sbo_max_span_length, H]). */
+static void keys_of(const BertConfig *c, const Tensor *t, char *buf, size_t cap)
+{
+    SizeKey keys[16];
+    int n = size_keys(c, keys);
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < n; k++) {
+        int64_t v = keys[k].value, H = c->hidden_size;
+        bool sizes = false;
+        for (int d = 0; d < t->ndim; d++) {
+            int64_t x = t->shape[d];
+            sizes |= x > 1 && (x == v || x == 3 * v || x == v * H);
+        }
+        if (sizes && at < cap)
+            at += (size_t)snprintf(buf + at, cap - at, "%s%s %d", at ? ", " : "", keys[k].key,
+                                   keys[k].value);
+    }
+}
+
+static int too_big(const BertConfig *cfg, const Registry *r, BertcError *err)
+{
+    const Param *p = &r->params[r->dry_largest];
+    char shape[SHAPE_STR_LEN], keys[256];
+    shape_str(shape, sizeof shape, p->var->value.ndim, p->var->value.shape);
+    keys_of(cfg, &p->var->value, keys, sizeof keys);
+    return bertc_errorf(err, "config: %s with num_hidden_layers %d asks for %.3g parameter "
+                        "and buffer elements (%.3g GiB of float32), more than bertc's limit "
+                        "of %.3g (64 GiB); the largest is '%s' %s, sized by %s: lower these "
+                        "keys", bert_arch_name(cfg->arch), cfg->num_hidden_layers,
+                        r->dry_floats, r->dry_floats * 4.0 / 1073741824.0, MODEL_MAX_FLOATS,
+                        p->name, shape, keys[0] ? keys : "the layer counts");
+}
+
+/* The dry run, under bertc_try (model_size destroys its arena either way). */
+typedef struct DryBuild {
+    const ModelArch *arch;
+    const BertConfig *cfg;
+    Arena *arena;
+    Registry *r;
+} DryBuild;
+
+static int dry_build(void *ctx, BertcError *err)
+{
+    DryBuild *d = ctx;
+    d->arena = arena_create("model_size", 1 << 16);
+    d->r = registry_create_dry(d->arena, d->arch->name);
+    return d->arch->build(d->r, d->cfg, err) ? 0 : -1;
+}
+
+int model_size(const BertConfig *cfg, double *floats, BertcError *err)
+{
+    const ModelArch *arch = zoo_arch(cfg->arch);
+    if (!arch || !arch->build)
+        return bertc_errorf(err, "architecture %s is not available in this build",
+                            bert_arch_name(cfg->arch));
+    if (bert_config_check(cfg, err) != 0)
+        return -1;
+    /* the dry run allocates names, Vars without data and the model's own
+     * structs: a few KB per layer, the layer counts being bounded */
+    DryBuild d = {arch, cfg, NULL, NULL};
+    int rc = bertc_try(dry_build, &d, err);
+    Registry *r = d.r;
+    if (rc == 0 && r->dry_floats > MODEL_MAX_FLOATS)
+        rc = too_big(cfg, r, err);
+    if (rc == 0)
+        *floats = r->dry_floats;
+    arena_destroy(d.arena);
+    return rc;
+}
+
+void model_config_error(BertcError *err, const char *config_path)
+{
+    static const char prefix[] = "config: ";
+    if (strncmp(err->msg, prefix, sizeof prefix - 1) != 0)
+        return;
+    char rest[BERTC_ERROR_LEN];
+    snprintf(rest, sizeof rest, "%s", err->msg + sizeof prefix - 1);
+    bertc_errorf(err, "%s: %s", config_path, rest);
+}
+
+/* ---- the life cycle ---------------------------------------------------- */
 
 /* Each entry point below runs its work through bertc_try (tensor/tensor.h):
  * a config or a batch too big for the machine's memory, or an op that meets
@@ -38,9 +167,9 @@ static int build(void *ctx, BertcError *err)
 int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
 {
     const ModelArch *arch = zoo_arch(cfg->arch);
-    if (!arch || !arch->build)
-        return bertc_errorf(err, "architecture %s is not available in this build",
-                            bert_arch_name(cfg->arch));
+    double floats;
+    if (model_size(cfg, &floats, err) != 0)
+        return -1;
     m->cfg = *cfg;
     m->arch = arch;
     m->reg = NULL;

@@ -123,8 +123,11 @@ static int run_all(void *ctx, BertcError *err)
     s->inputs = arena_create("inputs", 1 << 16);
     s->g = ag_graph_create(1 << 20, 0);
     Model m;
-    if (model_build(&m, s->params, &cfg, err) != 0 ||
-        run_model(s->args, &m, s->inputs, s->g, err) != 0)
+    if (model_build(&m, s->params, &cfg, err) != 0) {
+        model_config_error(err, s->args->config);
+        return -1;
+    }
+    if (run_model(s->args, &m, s->inputs, s->g, err) != 0)
         return -1;
     if (s->args->stats)
         print_stats(s->params, s->inputs, s->g);

@@ -106,7 +106,8 @@ static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg
     nn_push(r, "encoder", "TransformerInterEncoder", false);
     nn_push(r, "pos_emb", "PositionalEncoding", false);
     m->pe = nn_buffer(r, "pe", 3, pe_shape);
-    positional_encoding_fill(m->pe);
+    if (!r->dry_run)   /* a dry run (model_size) only counts it */
+        positional_encoding_fill(m->pe);
     nn_leaf(r, "dropout", dropout_repr);   /* the encoder adds pe itself, undropped */
     nn_pop(r);
     nn_push(r, "transformer_inter", "ModuleList", false);

@@ -148,7 +148,26 @@ typedef struct Model {
     void *impl;
 } Model;
 
+/* Checks the config (bert_config_check), then the model's size
+ * (model_size), then registers every parameter in `arena`. Errors about the
+ * config start with "config: " (model_config_error puts the file there). */
 int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
+
+/* The most elements the parameters and buffers of a model may have: 2^34
+ * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused
+ * before anything is allocated. */
+#define MODEL_MAX_FLOATS 17179869184.0
+
+/* The number of parameter and buffer elements the config's model would have,
+ * counted by the architecture's own build code in a dry-run registry
+ * (registry_create_dry), so it cannot drift from the real model; nothing of
+ * the model's size is allocated. Above MODEL_MAX_FLOATS: an error naming the
+ * largest tensor and the config keys that size it. */
+int model_size(const BertConfig *cfg, double *floats, BertcError *err);
+
+/* An error from model_build that starts with "config: " gets the config
+ * file's path in its place, so the one-line message names the file. */
+void model_config_error(BertcError *err, const char *config_path);
 /* Load weights by name (SPEC §5 rules). init_missing: keep parameters the
  * file lacks at their init, with one warning listing them. */
 int model_load(Model *m, const char *path, bool init_missing, BertcError *err);

@@ -25,6 +25,8 @@ fuzz_registry_load  model byte + that model's fixture weights (and a few
                   damaged ones; see fuzz_registry_load.c)
 fuzz_cli_flags    parser byte + NUL-separated arguments of bertc / bertc attention
 fuzz_attention    model byte + NUL-separated arguments of bertc attention
+fuzz_model        a tiny config of each architecture as fuzz_model.c decodes
+                  it, and edge sizes (0 layers, 1 position, S = 1, ...)
 """
 
 import glob
@@ -110,10 +112,45 @@ def checkpoint_seeds():
         t["shape"] = [0, 4]
         t["data_offsets"][1] = t["data_offsets"][0]
     variant("zero_size", zero_size)
+# fuzz_model.c: one byte per key, an index into its table of edge values
+# (0x80 leaves the key out). Index -> value of int_edges for the tiny model.
+INT_EDGE = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 8: 7, 12: 8, 16: 9, 30: 10, 64: 11,
+            1024: 12, 1025: 13, 2147483647: 15}
+TINY = {"vocab_size": 30, "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+        "intermediate_size": 16, "max_position_embeddings": 16, "type_vocab_size": 2,
+        "num_labels": 3, "pad_token_id": 0, "sep_token_id": 3, "mask_token_id": 4,
+        "cls_token_id": 2, "unk_token_id": 1, "context_vocab_size": 4, "ff_size": 16,
+        "heads": 2, "inter_layers": 2, "pe_max_len": 64, "query_len": 4, "conv_filters": 8,
+        "num_question_types": 6, "sbo_dim_ffn": 16, "sbo_max_span_length": 3}
+ARCHS = 8
+OMIT = 0x80
+EDGES = [{"num_hidden_layers": 0}, {"hidden_size": 0}, {"max_position_embeddings": 1},
+         {"vocab_size": 1}, {"inter_layers": 0}, {"query_len": 16}, {"pe_max_len": 1},
+         {"sbo_max_span_length": 1}, {"num_labels": 1}, {"type_vocab_size": 1},
+         {"num_attention_heads": 8}, {"hidden_size": 2147483647}, {"conv_filters": 1},
+         {"num_hidden_layers": 1025}]
+
+
+def model_seed(arch, s_minus_1, labels, tiny):
+    keys = list(TINY)
+    out = [arch, (0x80 if labels else 0) | (s_minus_1 << 1) | 1]
+    out += [INT_EDGE[tiny[k]] for k in keys]
+    out += [OMIT] * 8                 # float keys: defaults
+    out += [0, OMIT, OMIT, 0]         # gelu, problem_type, pooler_type, masking {"seed": 1}
+    return bytes(out)
 
 
 def main():
+    # regress-* seeds are added by hand, each from a finding: keep them
+    kept = {}
+    for path in glob.glob(os.path.join(OUT, "*", "regress-*")):
+        with open(path, "rb") as f:
+            kept[path] = f.read()
     shutil.rmtree(OUT, ignore_errors=True)
+    for path, blob in kept.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(blob)
     for f in ["good_all_dtypes", "good_hf_layout", "good_spaced"]:
         write("fuzz_safetensors", f, read("test/data/%s.safetensors" % f))
     for f in ["bert_seqcls_single", "bertsum_b"]:
@@ -144,6 +181,12 @@ def main():
     checkpoint_seeds()
     registry_load_seeds()
     cli_seeds()
+    for arch in range(ARCHS):
+        write("fuzz_model", "tiny%d" % arch, model_seed(arch, 7, True, TINY))
+        write("fuzz_model", "tiny%d_s1" % arch, model_seed(arch, 0, False, TINY))
+        write("fuzz_model", "tiny%d_train" % arch, model_seed(0x80 | arch, 7, True, TINY))
+        for i, edge in enumerate(EDGES):
+            write("fuzz_model", "edge%d_%d" % (arch, i), model_seed(arch, 7, True, dict(TINY, **edge)))
     print("wrote", OUT)
 
 
