@@ -264,7 +264,7 @@ static int cmd_train(int argc, char **argv)
     return 1;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
@@ -300,4 +300,32 @@ int main(int argc, char **argv)
     fprintf(stderr, "bertc: unknown command '%s' (run bertc alone for the list)\n",
             cli_shown(cmd, shown));
     return 2;
+}
+
+/* The command runs under bertc_try: the library's entry points catch what
+ * they meet on user input themselves; this catches anything else, so that
+ * bertc ends with one line and status 1, never an abort. */
+typedef struct Command {
+    int argc;
+    char **argv;
+    int status;
+} Command;
+
+static int run_guarded(void *ctx, BertcError *err)
+{
+    (void)err;
+    Command *c = ctx;
+    c->status = run_command(c->argc, c->argv);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    Command c = {argc, argv, 0};
+    BertcError err;
+    if (bertc_try(run_guarded, &c, &err) != 0) {
+        fprintf(stderr, "bertc: %s\n", err.msg);
+        return 1;
+    }
+    return c.status;
 }
