@@ -103,9 +103,12 @@ static void save(Trainer *t, const char *path, int64_t k)
     }
 }
 
-/* The child: resume, then write generations until killed (or 10000). */
-static _Noreturn void writer(Trainer *t, const char *path, int64_t from)
+/* The child: say it runs (one byte on `ready`), then write generations
+ * until killed (or 10000). */
+static _Noreturn void writer(Trainer *t, const char *path, int64_t from, int ready)
 {
+    if (write(ready, "r", 1) != 1)
+        _exit(4);
     for (int64_t k = from + 1; k <= from + 10000; k++)
         save(t, path, k);
     _exit(0);
@@ -150,10 +153,18 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
     int64_t last = 0;
     int mid_write = 0, advanced = 0;
     for (int kill_no = 0; kill_no < KILLS; kill_no++) {
+        int ready[2];
+        cr_assert_eq(pipe(ready), 0);
         pid_t pid = fork();
         cr_assert_geq(pid, 0, "fork failed");
         if (pid == 0)
-            writer(&t, path, last);
+            writer(&t, path, last, ready[1]);
+        /* the delay counts from the moment the writer runs: on a busy
+         * machine the child may wait a while to be scheduled at all */
+        char byte;
+        cr_assert_eq(read(ready[0], &byte, 1), 1, "kill %d: the writer did not start", kill_no);
+        close(ready[0]);
+        close(ready[1]);
         /* anywhere in the first few writes, so kills land in every phase */
         double delay = rng_uniform(&rng) * 4.0 * write_time;
         struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
