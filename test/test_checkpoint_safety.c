@@ -37,16 +37,11 @@ typedef struct Ckpt {
  * makes a dozen write() calls through its 64 KB buffer. */
 static void ckpt_init(Ckpt *t)
 {
-    BertConfig c = bert_config_default(ARCH_BERT_MODEL);
-    c.vocab_size = 2000;
-    c.hidden_size = 32;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = 16;
-    BertcError err;
+    BertConfig c = test_bert_config((TestBertSize){
+        .arch = ARCH_BERT_MODEL, .vocab_size = 2000, .hidden_size = 32, .num_hidden_layers = 1,
+        .num_attention_heads = 2, .intermediate_size = 64, .max_position_embeddings = 16});
     t->arena = arena_create("ckpt", 1 << 20);
-    cr_assert_eq(model_build(&t->m, t->arena, &c, &err), 0, "%s", err.msg);
+    test_model_from_config(&t->m, t->arena, &c);
     optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
     snprintf(t->dir, sizeof t->dir, "/tmp/bertc_ckpt_safety_%d", (int)getpid());
     mkdir(t->dir, 0755);
@@ -61,23 +56,8 @@ static void ckpt_close(Ckpt *t)
     arena_destroy(t->arena);
 }
 
-/* Generation k: weights k + i/1024, moments -k and k, step k, RNG 1000 + k. */
-static void fill(Ckpt *t, int64_t k)
-{
-    Registry *r = t->m.reg;
-    for (int i = 0; i < r->n_params; i++) {
-        const Tensor *v = &r->params[i].var->value;
-        for (int64_t j = 0; j < v->numel; j++) {
-            v->data[j] = (float)k + (float)i / 1024.0f;
-            if (t->o.state1[i])
-                t->o.state1[i][j] = -(float)k;
-            if (t->o.state2[i])
-                t->o.state2[i][j] = (float)k;
-        }
-    }
-    t->o.step = k;
-    t->rng.state = 1000 + (uint64_t)k;
-}
+/* Generation k (test_fill_generation). */
+static void fill(Ckpt *t, int64_t k) { test_fill_generation(t->m.reg, &t->o, &t->rng, k); }
 
 static int save(Ckpt *t, int64_t k, BertcError *err)
 {
@@ -88,23 +68,7 @@ static int save(Ckpt *t, int64_t k, BertcError *err)
 /* Loads path; asserts it is one whole generation and returns it. */
 static int64_t generation(Ckpt *t, const char *path)
 {
-    BertcError err = {{0}};
-    int64_t step = -1;
-    fill(t, 999);
-    cr_assert_eq(checkpoint_load(path, t->m.reg, &t->o, &t->rng, &step, NULL, &err), 0,
-                 "%s does not load: %s", path, err.msg);
-    cr_assert(t->o.step == step && t->rng.state == 1000 + (uint64_t)step,
-              "counters of two generations");
-    Registry *r = t->m.reg;
-    for (int i = 0; i < r->n_params; i++) {
-        const Tensor *v = &r->params[i].var->value;
-        for (int64_t j = 0; j < v->numel; j++)
-            cr_assert(v->data[j] == (float)step + (float)i / 1024.0f &&
-                          t->o.state1[i][j] == -(float)step && t->o.state2[i][j] == (float)step,
-                      "'%s'[%lld] is not of generation %lld", r->params[i].name, (long long)j,
-                      (long long)step);
-    }
-    return step;
+    return test_load_generation(path, t->m.reg, &t->o, &t->rng);
 }
 
 /* Files in t->dir other than the checkpoint (temporaries); the first name

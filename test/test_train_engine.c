@@ -91,29 +91,16 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     return 0;
 }
 
-static BertConfig toy_config(void)
-{
-    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
-    c.vocab_size = 30;
-    c.hidden_size = 32;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 4;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = S;
-    c.num_labels = 2;
-    c.problem_type = PROBLEM_SINGLE_LABEL;
-    c.hidden_dropout_prob = 0.1f;
-    c.attention_probs_dropout_prob = 0.1f;
-    return c;
-}
-
 static void build(Model *m, Arena *a)
 {
-    BertConfig c = toy_config();
-    BertcError err;
-    cr_assert_eq(model_build(m, a, &c, &err), 0, "%s", err.msg);
-    Rng r = rng_seed(1);
-    registry_init_weights(m->reg, &r, 0.02f);
+    BertConfig c = test_bert_config((TestBertSize){
+        .arch = ARCH_BERT_SEQCLS, .vocab_size = 30, .hidden_size = 32, .num_hidden_layers = 1,
+        .num_attention_heads = 4, .intermediate_size = 64, .max_position_embeddings = S,
+        .num_labels = 2});
+    c.hidden_dropout_prob = 0.1f;
+    c.attention_probs_dropout_prob = 0.1f;
+    test_model_from_config(m, a, &c);
+    test_model_init_weights(m, 1);
 }
 
 static TrainTask task(void)

@@ -48,25 +48,6 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     return 0;
 }
 
-static Model build(Arena *a)
-{
-    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
-    c.vocab_size = 16;
-    c.hidden_size = 8;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 16;
-    c.max_position_embeddings = S;
-    c.num_labels = 2;
-    c.problem_type = PROBLEM_SINGLE_LABEL;
-    Model m;
-    BertcError err;
-    cr_assert_eq(model_build(&m, a, &c, &err), 0, "%s", err.msg);
-    Rng r = rng_seed(3);
-    registry_init_weights(m.reg, &r, 0.02f);
-    return m;
-}
-
 static char path[128];
 
 static TrainOptions options(void)
@@ -89,7 +70,7 @@ static TrainTask task(void)
 static int train(Arena **a, Model *m, const TrainOptions *o, TrainResult *res, BertcError *err)
 {
     *a = arena_create("params", 1 << 16);
-    *m = build(*a);
+    *m = test_tiny_classifier(*a, S);
     TrainTask t = task();
     batches_made = 0;
     return train_run(m, &t, o, res, err);
@@ -152,7 +133,7 @@ Test(train_resume, the_model_config_and_the_data_size_are_recorded)
     o.resume = true;
     o.stop_after = 0;
     a = arena_create("params", 1 << 16);
-    m = build(a);
+    m = test_tiny_classifier(a, S);
     TrainTask t = task();
     t.n_train = N_TRAIN - 1;
     cr_expect_neq(train_run(&m, &t, &o, &res, &err), 0);
@@ -160,9 +141,9 @@ Test(train_resume, the_model_config_and_the_data_size_are_recorded)
     arena_destroy(a);
     /* the same run with another dropout: another config */
     a = arena_create("params", 1 << 16);
-    BertConfig c = build(a).cfg;
+    BertConfig c = test_tiny_classifier(a, S).cfg;
     c.hidden_dropout_prob = 0.2f;
-    cr_assert_eq(model_build(&m, a, &c, &err), 0, "%s", err.msg);
+    test_model_from_config(&m, a, &c);
     t.n_train = N_TRAIN;
     cr_expect_neq(train_run(&m, &t, &o, &res, &err), 0);
     cr_expect(strstr(err.msg, "resuming with config_crc32 "), "%s", err.msg);
@@ -177,7 +158,7 @@ Test(train_resume, a_checkpoint_without_the_record_is_refused)
     BertcError err = {{0}};
     TrainOptions o = options();
     a = arena_create("params", 1 << 16);
-    m = build(a);
+    m = test_tiny_classifier(a, S);
     Optimizer opt;
     optimizer_init(&opt, m.reg, optimizer_defaults(OPT_ADAMW, o.lr));
     Rng rng = rng_seed(1);

@@ -91,6 +91,34 @@ void test_forward_ok(Model *m, Graph *g, const Batch *batch, Outputs *out);
 void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, const char *b,
                         const char *c);
 
+/* The sizes of a small model built in code (every field must be given but
+ * num_labels): bert_config_default(arch) with them; num_labels > 0 makes a
+ * single-label classifier of that many classes. */
+typedef struct TestBertSize {
+    BertArch arch;
+    int vocab_size, hidden_size, num_hidden_layers, num_attention_heads, intermediate_size;
+    int max_position_embeddings, num_labels;
+} TestBertSize;
+BertConfig test_bert_config(TestBertSize size);
+
+/* model_build of cfg into *m, which must succeed (the failure names the error). */
+void test_model_from_config(Model *m, Arena *arena, const BertConfig *cfg);
+
+/* registry_init_weights (std 0.02) from rng_seed(seed). */
+void test_model_init_weights(Model *m, uint64_t seed);
+
+/* The two-class classifier the training suites train (V 16, H 8, one layer of
+ * 2 heads, S positions), its weights drawn from seed 3. */
+Model test_tiny_classifier(Arena *arena, int S);
+
+/* Checkpoint generation k (test_checkpoint_*.c): every weight k + i/1024 (i
+ * the parameter's index), first moments -k, second moments k, optimizer step
+ * k and RNG state 1000 + k. test_load_generation loads path into r, o and rng
+ * (first filled with generation -1, so nothing stale passes), asserts it
+ * holds exactly one generation and returns it. */
+void test_fill_generation(Registry *r, Optimizer *o, Rng *rng, int64_t k);
+int64_t test_load_generation(const char *path, Registry *r, Optimizer *o, Rng *rng);
+
 /* The fixtures: one directory of test/data/zoo/ each (config.json, weights,
  * inputs, expected outputs). test_zoo_cases lists them, sorted, for
  * ParameterizedTestParameters. */
