@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static char out_dir[256];
@@ -30,22 +29,13 @@ static void teardown(void)
 
 TestSuite(cli, .init = setup, .fini = teardown);
 
-/* Runs the shell command CMD, stdout+stderr into out_dir/log; returns the
- * exit code and leaves the log in *text (static buffer). */
+/* Runs the shell command CMD; returns the exit code and leaves its
+ * stdout+stderr in *text (static buffer). */
 static int run_logged(const char *cmd, const char **text)
 {
     static char log[16384];
-    char full[8192], path[300];
-    snprintf(path, sizeof path, "%s/log", out_dir);
-    snprintf(full, sizeof full, "%s > %s 2>&1", cmd, path);
-    int status = system(full);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
-    if (f)
-        fclose(f);
-    log[n] = '\0';
     *text = log;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log);
 }
 
 /* Runs `ENV bertc ARGS` (ENV: "" or variable assignments) from the

@@ -355,21 +355,6 @@ Test(train_flags, the_parsers)
               !bertc_parse_f64("\t1", &d) && !bertc_parse_f64("1\n", &d));
 }
 
-static int shell(const char *cmd, char *out, size_t len)
-{
-    char full[2048], log[128];
-    snprintf(log, sizeof log, "/tmp/bertc_resume_%d.log", (int)getpid());
-    snprintf(full, sizeof full, "%s > %s 2>&1", cmd, log);
-    int status = system(full);
-    FILE *f = fopen(log, "r");
-    size_t n = f ? fread(out, 1, len - 1, f) : 0;
-    if (f)
-        fclose(f);
-    out[n] = '\0';
-    remove(log);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 Test(train_flags, bertc_init_seed_is_strict)
 {
     const char *bad[] = {"-1", "+1", "18446744073709551616", "1x", "' 1'", "''"};
@@ -378,14 +363,15 @@ Test(train_flags, bertc_init_seed_is_strict)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s init --config test/data/zoo/bert_model/config.json "
                  "--output %s --seed %s", BERTC_CLI, weights, bad[i]);
-        cr_expect_eq(shell(cmd, out, sizeof out), 2, "--seed %s accepted: %s", bad[i], out);
+        cr_expect_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out), 2,
+                     "--seed %s accepted: %s", bad[i], out);
         cr_expect(strstr(out, "--seed needs a whole number from 0 to 18446744073709551615") &&
                   strchr(out, '\n') == out + strlen(out) - 1, "--seed %s: \"%s\"", bad[i], out);
         cr_expect_neq(access(weights, F_OK), 0, "--seed %s wrote weights", bad[i]);
     }
     snprintf(cmd, sizeof cmd, "%s init --config test/data/zoo/bert_model/config.json "
              "--output %s --seed 18446744073709551615", BERTC_CLI, weights);
-    cr_expect_eq(shell(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out), 0, "%s", out);
     remove(weights);
 }
 
@@ -393,11 +379,9 @@ Test(train_flags, bertc_init_seed_is_strict)
 
 static void run_topics(const char *out, const char *extra)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/topics --steps 24 --checkpoint-every 3 --out %s --quiet %s "
-             "> /dev/null 2>&1", BERTC_EXAMPLES_DIR, out, extra);
-    int status = system(cmd);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "topics %s failed", extra);
+    cr_assert_eq(test_topics_run((TestTopics){.out = out, .steps = 24, .checkpoint_every = 3,
+                                              .extra = extra}),
+                 0, "topics %s failed", extra);
 }
 
 /* Starts topics into dir b, sends sig (twice: the second lands while the
@@ -405,43 +389,21 @@ static void run_topics(const char *out, const char *extra)
  * exit status and the child's stderr in log. */
 static int stop_topics(const char *b, int sig, char *log, size_t len)
 {
-    char ckpt[300], logpath[300];
-    snprintf(ckpt, sizeof ckpt, "%s/checkpoint.safetensors", b);
+    char logpath[300];
     snprintf(logpath, sizeof logpath, "%s.log", b);
-    pid_t pid = fork();
-    if (pid == 0) {
-        char exe[300];
-        snprintf(exe, sizeof exe, "%s/topics", BERTC_EXAMPLES_DIR);
-        if (!freopen(logpath, "w", stderr) || !freopen("/dev/null", "w", stdout))
-            _exit(126);
-        execl(exe, exe, "--steps", "24", "--checkpoint-every", "3", "--out", b, "--quiet",
-              (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = test_topics_start(
+        (TestTopics){.out = b, .steps = 24, .checkpoint_every = 3, .log = logpath});
     struct timespec pause = {0, 2000000};   /* 2 ms */
-    while (access(ckpt, F_OK) != 0)
-        nanosleep(&pause, NULL);
     kill(pid, sig);
     nanosleep(&pause, NULL);
     kill(pid, sig);
     int status;
     waitpid(pid, &status, 0);
-    FILE *f = fopen(logpath, "r");
-    size_t n = f ? fread(log, 1, len - 1, f) : 0;
-    if (f)
-        fclose(f);
-    log[n] = '\0';
+    test_read_text(logpath, log, len);
     remove(logpath);
     cr_assert(WIFEXITED(status), "the example died of signal %d instead of saving",
               WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     return WEXITSTATUS(status);
-}
-
-static bool same_file(const char *x, const char *y)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cmp -s %s %s", x, y);
-    return system(cmd) == 0;
 }
 
 Test(train_signals, sigint_to_an_example_exits_130_and_resume_is_exact, .timeout = 300)
@@ -457,7 +419,7 @@ Test(train_signals, sigint_to_an_example_exits_130_and_resume_is_exact, .timeout
     cr_expect(strstr(log, "stopped by SIGINT after step") && strstr(log, "--resume"), "%s", log);
     cr_assert_neq(access(model_b, F_OK), 0, "the stopped run went on to save its model");
     run_topics(b, "--resume");
-    cr_assert(same_file(model_a, model_b), "the resumed run's weights differ from the "
+    cr_assert(test_same_file(model_a, model_b), "the resumed run's weights differ from the "
               "uninterrupted run's");
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", a, b);
@@ -489,7 +451,7 @@ Test(train_signals, an_unwritable_out_fails_before_the_data_is_read)
     fclose(f);
     snprintf(cmd, sizeof cmd, "%s/topics --steps 2 --out %s/sub --quiet", BERTC_EXAMPLES_DIR,
              file);
-    cr_expect_eq(shell(cmd, out, sizeof out), 1, "%s", out);
+    cr_expect_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out), 1, "%s", out);
     cr_expect(strstr(out, file) && !strstr(out, "bertc demo:"), "%s", out);
     remove(file);
 }

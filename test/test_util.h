@@ -5,6 +5,8 @@
 #include "autograd/autograd.h"
 #include "zoo/zoo.h"
 
+#include <sys/types.h>
+
 /* malloc/calloc/realloc calls made since the start of the process by code
  * linked into the test binary (test/support_malloc_count.c, --wrap). */
 size_t test_malloc_calls(void);
@@ -73,6 +75,40 @@ size_t test_list_dir(const char *dir, size_t max, TestName **names);
 /* Row-major coordinates of flat index i in shape (ndim dims), and back. */
 void test_unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord);
 int64_t test_flatten(int ndim, const int64_t *shape, const int64_t *coord);
+
+/* ---- programs run by the tests (test/support_util.c) -------------------- */
+
+/* What test_shell keeps of a command's output: its stderr (stdout goes to
+ * /dev/null), or both, as they come. */
+typedef enum TestCapture { TEST_STDERR, TEST_STDOUT_AND_STDERR } TestCapture;
+
+/* The start of the file at path (at most cap - 1 bytes, NUL-terminated; ""
+ * when it cannot be read) into out. */
+void test_read_text(const char *path, char *out, size_t cap);
+
+/* Runs the shell command line cmd with that output in a log file, read back
+ * into out (at most cap - 1 bytes, NUL-terminated); returns the exit code
+ * (-1: it did not exit). */
+int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap);
+
+/* The two files hold the same bytes (cmp -s). */
+bool test_same_file(const char *a, const char *b);
+
+/* A run of the topics example (BERTC_EXAMPLES_DIR) with --quiet. */
+typedef struct TestTopics {
+    const char *out;                /* --out */
+    int steps, checkpoint_every;    /* --steps, --checkpoint-every */
+    const char *extra;              /* test_topics_run: more flags ("--resume"), or NULL */
+    const char *log;                /* test_topics_start: its stderr goes here and its
+                                     * stdout to /dev/null (NULL: both are the test's) */
+} TestTopics;
+
+/* The whole run, its output dropped; returns its exit code (-1: it did not exit). */
+int test_topics_run(TestTopics run);
+
+/* Starts the run in a child and returns its pid once out/checkpoint.safetensors
+ * exists (the first periodic checkpoint), for the test to signal. */
+pid_t test_topics_start(TestTopics run);
 
 /* ---- zoo models (test/support_zoo.c) ---------------------------------- */
 
