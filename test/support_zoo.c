@@ -89,8 +89,26 @@ Model test_tiny_classifier(Arena *arena, int S)
 
 /* ---- checkpoint generations --------------------------------------------- */
 
-void test_fill_generation(Registry *r, Optimizer *o, Rng *rng, int64_t k)
+void test_train_state_init(TestTrainState *t, TestBertSize size)
 {
+    BertConfig c = test_bert_config(size);
+    t->arena = arena_create("ckpt", 1 << 20);
+    test_model_from_config(&t->m, t->arena, &c);
+    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
+}
+
+void test_expect_same_weights(const Registry *a, const Registry *b, const char *when)
+{
+    for (int i = 0; i < a->n_params; i++)
+        cr_assert_eq(memcmp(a->params[i].var->value.data, b->params[i].var->value.data,
+                            sizeof(float) * (size_t)a->params[i].var->value.numel), 0,
+                     "%s differs %s", a->params[i].name, when);
+}
+
+void test_fill_generation(TestTrainState *t, int64_t k)
+{
+    Registry *r = t->m.reg;
+    Optimizer *o = &t->o;
     for (int i = 0; i < r->n_params; i++) {
         const Tensor *v = &r->params[i].var->value;
         for (int64_t j = 0; j < v->numel; j++) {
@@ -102,19 +120,21 @@ void test_fill_generation(Registry *r, Optimizer *o, Rng *rng, int64_t k)
         }
     }
     o->step = k;
-    rng->state = 1000 + (uint64_t)k;
+    t->rng.state = 1000 + (uint64_t)k;
 }
 
-int64_t test_load_generation(const char *path, Registry *r, Optimizer *o, Rng *rng)
+int64_t test_load_generation(TestTrainState *t, const char *path)
 {
+    Registry *r = t->m.reg;
+    Optimizer *o = &t->o;
     BertcError err = {{0}};
     int64_t step = -1;
-    test_fill_generation(r, o, rng, -1);
-    cr_assert_eq(checkpoint_load(path, r, o, rng, &step, NULL, &err), 0, "%s does not load: %s",
-                 path, err.msg);
+    test_fill_generation(t, -1);
+    cr_assert_eq(checkpoint_load(path, r, o, &t->rng, &step, NULL, &err), 0,
+                 "%s does not load: %s", path, err.msg);
     cr_assert_eq(o->step, step, "optimizer step %lld but train step %lld", (long long)o->step,
                  (long long)step);
-    cr_assert_eq(rng->state, 1000 + (uint64_t)step, "RNG state of another generation");
+    cr_assert_eq(t->rng.state, 1000 + (uint64_t)step, "RNG state of another generation");
     for (int i = 0; i < r->n_params; i++) {
         const Tensor *v = &r->params[i].var->value;
         float want = (float)step + (float)i / 1024.0f;

@@ -27,29 +27,20 @@
 
 #define KILLS 60
 
-typedef struct Trainer {
-    Arena *arena;
-    Model m;
-    Optimizer o;
-    Rng rng;
-} Trainer;
-
 /* A 2-layer BERT with a 2000-token vocabulary: a checkpoint of ~1.7 MB. */
-static void trainer_init(Trainer *t)
+static void trainer_init(TestTrainState *t)
 {
-    BertConfig c = test_bert_config((TestBertSize){
-        .arch = ARCH_BERT_MODEL, .vocab_size = 2000, .hidden_size = 64, .num_hidden_layers = 2,
-        .num_attention_heads = 4, .intermediate_size = 128, .max_position_embeddings = 32});
-    t->arena = arena_create("ckpt", 1 << 20);
-    test_model_from_config(&t->m, t->arena, &c);
-    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
+    test_train_state_init(t, (TestBertSize){.arch = ARCH_BERT_MODEL, .vocab_size = 2000,
+                                            .hidden_size = 64, .num_hidden_layers = 2,
+                                            .num_attention_heads = 4, .intermediate_size = 128,
+                                            .max_position_embeddings = 32});
 }
 
 /* Writes generation k (test_fill_generation) to path; in a child, exit 3 on failure. */
-static void save(Trainer *t, const char *path, int64_t k)
+static void save(TestTrainState *t, const char *path, int64_t k)
 {
     BertcError err;
-    test_fill_generation(t->m.reg, &t->o, &t->rng, k);
+    test_fill_generation(t, k);
     if (checkpoint_save(path, t->m.reg, &t->o, &t->rng, k, NULL, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         _exit(3);
@@ -57,7 +48,7 @@ static void save(Trainer *t, const char *path, int64_t k)
 }
 
 /* The child: resume, then write generations until killed (or 10000). */
-static _Noreturn void writer(Trainer *t, const char *path, int64_t from)
+static _Noreturn void writer(TestTrainState *t, const char *path, int64_t from)
 {
     for (int64_t k = from + 1; k <= from + 10000; k++)
         save(t, path, k);
@@ -92,7 +83,7 @@ static int count_temps(const char *path, int pid)
 
 Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
 {
-    Trainer t;
+    TestTrainState t;
     trainer_init(&t);
     char path[128];
     snprintf(path, sizeof path, "/tmp/bertc_kill_%d.safetensors", (int)getpid());
@@ -117,7 +108,7 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
                   "kill %d: the writer ended by itself (status %d)", kill_no, status);
         mid_write += count_temps(path, (int)pid);
-        int64_t step = test_load_generation(path, t.m.reg, &t.o, &t.rng);
+        int64_t step = test_load_generation(&t, path);
         cr_assert_geq(step, last, "kill %d: the checkpoint went back from step %lld to %lld",
                       kill_no, (long long)last, (long long)step);
         advanced += step > last;
@@ -153,7 +144,7 @@ static void damaged_copy(const char *src, const char *dst, long n, long flip)
 
 Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
 {
-    Trainer t;
+    TestTrainState t;
     trainer_init(&t);
     char path[128], bad[160];
     snprintf(path, sizeof path, "/tmp/bertc_damaged_%d.safetensors", (int)getpid());

@@ -147,13 +147,27 @@ void test_model_init_weights(Model *m, uint64_t seed);
  * 2 heads, S positions), its weights drawn from seed 3. */
 Model test_tiny_classifier(Arena *arena, int S);
 
+/* Every parameter of a and b holds the same bytes; the failure names the
+ * first that differs and says `when` ("after resuming"). */
+void test_expect_same_weights(const Registry *a, const Registry *b, const char *when);
+
+/* What a checkpoint holds: a model of that size built in a 1 MiB arena,
+ * AdamW (lr 1e-3) over it and the RNG. */
+typedef struct TestTrainState {
+    Arena *arena;
+    Model m;
+    Optimizer o;
+    Rng rng;
+} TestTrainState;
+void test_train_state_init(TestTrainState *t, TestBertSize size);
+
 /* Checkpoint generation k (test_checkpoint_*.c): every weight k + i/1024 (i
  * the parameter's index), first moments -k, second moments k, optimizer step
- * k and RNG state 1000 + k. test_load_generation loads path into r, o and rng
- * (first filled with generation -1, so nothing stale passes), asserts it
- * holds exactly one generation and returns it. */
-void test_fill_generation(Registry *r, Optimizer *o, Rng *rng, int64_t k);
-int64_t test_load_generation(const char *path, Registry *r, Optimizer *o, Rng *rng);
+ * k and RNG state 1000 + k. test_load_generation loads path into t (first
+ * filled with generation -1, so nothing stale passes), asserts it holds
+ * exactly one generation and returns it. */
+void test_fill_generation(TestTrainState *t, int64_t k);
+int64_t test_load_generation(TestTrainState *t, const char *path);
 
 /* The fixtures: one directory of test/data/zoo/ each (config.json, weights,
  * inputs, expected outputs). test_zoo_cases lists them, sorted, for
