@@ -76,8 +76,9 @@ static int train(Arena **a, Model *m, const TrainOptions *o, TrainResult *res, B
     return train_run(m, &t, o, res, err);
 }
 
-/* Resuming o after a run with the changed setting `change` applied. */
-static void expect_refused(void (*change)(TrainOptions *), const char *says)
+/* A run stopped after step 4 with its checkpoint there; returns its options
+ * set to resume it. */
+static TrainOptions stopped_after_step_4(void)
 {
     Arena *a;
     Model m;
@@ -88,9 +89,20 @@ static void expect_refused(void (*change)(TrainOptions *), const char *says)
     o.checkpoint_every = 4;
     cr_assert_eq(train(&a, &m, &o, &res, &err), 0, "%s", err.msg);
     arena_destroy(a);
-    change(&o);
     o.resume = true;
     o.stop_after = 0;
+    return o;
+}
+
+/* Resuming a stopped run with the changed setting `change` applied. */
+static void expect_refused(void (*change)(TrainOptions *), const char *says)
+{
+    Arena *a;
+    Model m;
+    TrainResult res;
+    BertcError err = {{0}};
+    TrainOptions o = stopped_after_step_4();
+    change(&o);
     cr_expect_neq(train(&a, &m, &o, &res, &err), 0, "a resume that should say \"%s\" ran",
                   says);
     cr_expect(strstr(err.msg, path) && strstr(err.msg, says), "\"%s\" does not name the file "
@@ -121,18 +133,11 @@ Test(train_resume, a_different_setting_is_refused_naming_it)
 
 Test(train_resume, the_model_config_and_the_data_size_are_recorded)
 {
-    Arena *a;
     Model m;
     TrainResult res;
     BertcError err = {{0}};
-    TrainOptions o = options();
-    o.stop_after = 4;
-    o.checkpoint_every = 4;
-    cr_assert_eq(train(&a, &m, &o, &res, &err), 0, "%s", err.msg);
-    arena_destroy(a);
-    o.resume = true;
-    o.stop_after = 0;
-    a = arena_create("params", 1 << 16);
+    TrainOptions o = stopped_after_step_4();
+    Arena *a = arena_create("params", 1 << 16);
     m = test_tiny_classifier(a, S);
     TrainTask t = task();
     t.n_train = N_TRAIN - 1;
@@ -213,10 +218,7 @@ static void signal_stops_after_the_step(int sig)
     cr_assert_eq(train(&b, &mb, &o, &res, &err), 0, "%s", err.msg);
     cr_expect_eq(batches_made, 6, "the resumed run made %d batches, not the last 6",
                  batches_made);
-    for (int i = 0; i < ma.reg->n_params; i++)
-        cr_assert_eq(memcmp(ma.reg->params[i].var->value.data, mb.reg->params[i].var->value.data,
-                            sizeof(float) * (size_t)ma.reg->params[i].var->value.numel), 0,
-                     "%s differs after the stop and resume", ma.reg->params[i].name);
+    test_expect_same_weights(ma.reg, mb.reg, "after the stop and resume");
     arena_destroy(a);
     arena_destroy(b);
     remove(path);
