@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -154,4 +157,69 @@ size_t test_list_dir(const char *dir, size_t max, TestName **names)
     qsort(list, n, sizeof *list, compare_names);
     *names = list;
     return n;
+}
+
+/* ---- programs run by the tests ------------------------------------------ */
+
+void test_read_text(const char *path, char *out, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+    if (f)
+        fclose(f);
+    out[n] = '\0';
+}
+
+int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap)
+{
+    char full[8192], log[128];
+    snprintf(log, sizeof log, "/tmp/bertc_shell_%d.log", (int)getpid());
+    if (capture == TEST_STDOUT_AND_STDERR)
+        snprintf(full, sizeof full, "%s > %s 2>&1", cmd, log);
+    else
+        snprintf(full, sizeof full, "%s > /dev/null 2> %s", cmd, log);
+    int status = system(full);
+    test_read_text(log, out, cap);
+    remove(log);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool test_same_file(const char *a, const char *b)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
+    return system(cmd) == 0;
+}
+
+int test_topics_run(TestTopics run)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/topics --steps %d --checkpoint-every %d --out %s --quiet %s "
+             "> /dev/null 2>&1", BERTC_EXAMPLES_DIR, run.steps, run.checkpoint_every, run.out,
+             run.extra ? run.extra : "");
+    int status = system(cmd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+pid_t test_topics_start(TestTopics run)
+{
+    char ckpt[300];
+    snprintf(ckpt, sizeof ckpt, "%s/checkpoint.safetensors", run.out);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork failed");
+    if (pid == 0) {
+        char exe[300], steps[16], every[16];
+        snprintf(exe, sizeof exe, "%s/topics", BERTC_EXAMPLES_DIR);
+        snprintf(steps, sizeof steps, "%d", run.steps);
+        snprintf(every, sizeof every, "%d", run.checkpoint_every);
+        if (run.log && (!freopen(run.log, "w", stderr) || !freopen("/dev/null", "w", stdout)))
+            _exit(126);
+        execl(exe, exe, "--steps", steps, "--checkpoint-every", every, "--out", run.out,
+              "--quiet", (char *)NULL);
+        _exit(127);
+    }
+    struct timespec pause = {0, 2000000};   /* 2 ms */
+    while (access(ckpt, F_OK) != 0)
+        nanosleep(&pause, NULL);
+    return pid;
 }

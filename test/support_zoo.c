@@ -43,3 +43,107 @@ void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, c
 }
 
 size_t test_zoo_cases(TestName **cases) { return test_list_dir(TEST_ZOO_DIR, 64, cases); }
+
+/* ---- small models built in code ----------------------------------------- */
+
+BertConfig test_bert_config(TestBertSize size)
+{
+    BertConfig c = bert_config_default(size.arch);
+    c.vocab_size = size.vocab_size;
+    c.hidden_size = size.hidden_size;
+    c.num_hidden_layers = size.num_hidden_layers;
+    c.num_attention_heads = size.num_attention_heads;
+    c.intermediate_size = size.intermediate_size;
+    c.max_position_embeddings = size.max_position_embeddings;
+    if (size.num_labels > 0) {
+        c.num_labels = size.num_labels;
+        c.problem_type = PROBLEM_SINGLE_LABEL;
+    }
+    return c;
+}
+
+void test_model_from_config(Model *m, Arena *arena, const BertConfig *cfg)
+{
+    BertcError err;
+    cr_assert_eq(model_build(m, arena, cfg, &err), 0, "building the %s: %s",
+                 bert_arch_name(cfg->arch), err.msg);
+}
+
+void test_model_init_weights(Model *m, uint64_t seed)
+{
+    Rng r = rng_seed(seed);
+    registry_init_weights(m->reg, &r, 0.02f);
+}
+
+Model test_tiny_classifier(Arena *arena, int S)
+{
+    BertConfig c = test_bert_config((TestBertSize){
+        .arch = ARCH_BERT_SEQCLS, .vocab_size = 16, .hidden_size = 8, .num_hidden_layers = 1,
+        .num_attention_heads = 2, .intermediate_size = 16, .max_position_embeddings = S,
+        .num_labels = 2});
+    Model m;
+    test_model_from_config(&m, arena, &c);
+    test_model_init_weights(&m, 3);
+    return m;
+}
+
+/* ---- checkpoint generations --------------------------------------------- */
+
+void test_train_state_init(TestTrainState *t, TestBertSize size)
+{
+    BertConfig c = test_bert_config(size);
+    t->arena = arena_create("ckpt", 1 << 20);
+    test_model_from_config(&t->m, t->arena, &c);
+    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
+}
+
+void test_expect_same_weights(const Registry *a, const Registry *b, const char *when)
+{
+    for (int i = 0; i < a->n_params; i++)
+        cr_assert_eq(memcmp(a->params[i].var->value.data, b->params[i].var->value.data,
+                            sizeof(float) * (size_t)a->params[i].var->value.numel), 0,
+                     "%s differs %s", a->params[i].name, when);
+}
+
+void test_fill_generation(TestTrainState *t, int64_t k)
+{
+    Registry *r = t->m.reg;
+    Optimizer *o = &t->o;
+    for (int i = 0; i < r->n_params; i++) {
+        const Tensor *v = &r->params[i].var->value;
+        for (int64_t j = 0; j < v->numel; j++) {
+            v->data[j] = (float)k + (float)i / 1024.0f;
+            if (o->state1[i])
+                o->state1[i][j] = -(float)k;
+            if (o->state2[i])
+                o->state2[i][j] = (float)k;
+        }
+    }
+    o->step = k;
+    t->rng.state = 1000 + (uint64_t)k;
+}
+
+int64_t test_load_generation(TestTrainState *t, const char *path)
+{
+    Registry *r = t->m.reg;
+    Optimizer *o = &t->o;
+    BertcError err = {{0}};
+    int64_t step = -1;
+    test_fill_generation(t, -1);
+    cr_assert_eq(checkpoint_load(path, r, o, &t->rng, &step, NULL, &err), 0,
+                 "%s does not load: %s", path, err.msg);
+    cr_assert_eq(o->step, step, "optimizer step %lld but train step %lld", (long long)o->step,
+                 (long long)step);
+    cr_assert_eq(t->rng.state, 1000 + (uint64_t)step, "RNG state of another generation");
+    for (int i = 0; i < r->n_params; i++) {
+        const Tensor *v = &r->params[i].var->value;
+        float want = (float)step + (float)i / 1024.0f;
+        for (int64_t j = 0; j < v->numel; j++)
+            cr_assert(v->data[j] == want && o->state1[i][j] == -(float)step &&
+                          o->state2[i][j] == (float)step,
+                      "'%s'[%lld] = %g (moments %g, %g) in a checkpoint of step %lld",
+                      r->params[i].name, (long long)j, v->data[j], o->state1[i][j],
+                      o->state2[i][j], (long long)step);
+    }
+    return step;
+}

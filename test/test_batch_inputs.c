@@ -8,7 +8,6 @@
 #include <criterion/parameterized.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(inputs);
@@ -86,10 +85,9 @@ Test(inputs, spanbert_masking_inputs_are_checked, .timeout = 60)
 /* `bertc run` with a misspelled input: one line, exit 1, no output file. */
 Test(inputs, bertc_run_refuses_an_unread_input, .timeout = 60)
 {
-    char inputs[300], output[300], cmd[2000], log[300];
+    char inputs[300], output[300], cmd[2000], text[1024];
     snprintf(inputs, sizeof inputs, "/tmp/bertc_inputs_%d.safetensors", (int)getpid());
     snprintf(output, sizeof output, "/tmp/bertc_outputs_%d.safetensors", (int)getpid());
-    snprintf(log, sizeof log, "/tmp/bertc_inputs_%d.log", (int)getpid());
     Arena *a = arena_create("inputs", 1 << 16);
     Batch b;
     fixture_batch(TEST_ZOO_DIR "/bert_seqcls_single", a, &b, NULL);
@@ -105,16 +103,10 @@ Test(inputs, bertc_run_refuses_an_unread_input, .timeout = 60)
     BertcError err;
     cr_assert_eq(st_write_file(inputs, e, (size_t)n, NULL, 0, &err), 0, "%s", err.msg);
     snprintf(cmd, sizeof cmd, "%s run --config %s/bert_seqcls_single/config.json --weights "
-             "%s/bert_seqcls_single/weights.safetensors --inputs %s --output %s 2> %s",
-             BERTC_CLI, TEST_ZOO_DIR, TEST_ZOO_DIR, inputs, output, log);
-    int status = system(cmd);
-    FILE *f = fopen(log, "r");
-    char text[1024] = "";
-    size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    text[got] = '\0';
-    if (f)
-        fclose(f);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1, "exit status %d: %s", status, text);
+             "%s/bert_seqcls_single/weights.safetensors --inputs %s --output %s",
+             BERTC_CLI, TEST_ZOO_DIR, TEST_ZOO_DIR, inputs, output);
+    int rc = test_shell(cmd, TEST_STDERR, text, sizeof text);
+    cr_expect_eq(rc, 1, "exit status %d: %s", rc, text);
     char *nl = strchr(text, '\n');
     cr_expect(strstr(text, "reads no input 'attention_masks'") &&
                   strstr(text, "attention_mask,") && nl && !nl[1],
@@ -122,6 +114,5 @@ Test(inputs, bertc_run_refuses_an_unread_input, .timeout = 60)
     cr_expect_neq(access(output, F_OK), 0, "%s was written", output);
     remove(inputs);
     remove(output);
-    remove(log);
     arena_destroy(a);
 }

@@ -13,7 +13,7 @@
  * every one of them. A damaged checkpoint (truncated anywhere, or with a
  * flipped byte in its header or its data) is refused with a message naming
  * the file. */
-#include "zoo/zoo.h"
+#include "test/test_util.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -27,76 +27,20 @@
 
 #define KILLS 60
 
-typedef struct Trainer {
-    Arena *arena;
-    Model m;
-    Optimizer o;
-    Rng rng;
-} Trainer;
-
 /* A 2-layer BERT with a 2000-token vocabulary: a checkpoint of ~1.7 MB. */
-static void trainer_init(Trainer *t)
+static void trainer_init(TestTrainState *t)
 {
-    BertConfig c = bert_config_default(ARCH_BERT_MODEL);
-    c.vocab_size = 2000;
-    c.hidden_size = 64;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = 4;
-    c.intermediate_size = 128;
-    c.max_position_embeddings = 32;
-    BertcError err;
-    t->arena = arena_create("ckpt", 1 << 20);
-    cr_assert_eq(model_build(&t->m, t->arena, &c, &err), 0, "%s", err.msg);
-    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
+    test_train_state_init(t, (TestBertSize){.arch = ARCH_BERT_MODEL, .vocab_size = 2000,
+                                            .hidden_size = 64, .num_hidden_layers = 2,
+                                            .num_attention_heads = 4, .intermediate_size = 128,
+                                            .max_position_embeddings = 32});
 }
 
-/* Generation k: every weight k + i / 1024 (i the parameter index), every
- * moment -k, optimizer step k and RNG state 1000 + k. */
-static void fill_generation(Trainer *t, int64_t k)
-{
-    Registry *r = t->m.reg;
-    for (int i = 0; i < r->n_params; i++) {
-        const Tensor *v = &r->params[i].var->value;
-        for (int64_t j = 0; j < v->numel; j++) {
-            v->data[j] = (float)k + (float)i / 1024.0f;
-            if (t->o.state1[i])
-                t->o.state1[i][j] = -(float)k;
-            if (t->o.state2[i])
-                t->o.state2[i][j] = (float)k;
-        }
-    }
-    t->o.step = k;
-    t->rng.state = 1000 + (uint64_t)k;
-}
-
-/* Loads path and checks it holds exactly one generation; returns it. */
-static int64_t load_generation(Trainer *t, const char *path)
-{
-    BertcError err = {{0}};
-    int64_t step = -1;
-    cr_assert_eq(checkpoint_load(path, t->m.reg, &t->o, &t->rng, &step, NULL, &err), 0,
-                 "the checkpoint after a kill does not load: %s", err.msg);
-    cr_assert_eq(t->o.step, step, "optimizer step %lld but train step %lld",
-                 (long long)t->o.step, (long long)step);
-    cr_assert_eq(t->rng.state, 1000 + (uint64_t)step, "RNG state of another generation");
-    Registry *r = t->m.reg;
-    for (int i = 0; i < r->n_params; i++) {
-        const Tensor *v = &r->params[i].var->value;
-        float want = (float)step + (float)i / 1024.0f;
-        for (int64_t j = 0; j < v->numel; j++)
-            cr_assert(v->data[j] == want && t->o.state1[i][j] == -(float)step &&
-                          t->o.state2[i][j] == (float)step,
-                      "'%s'[%lld] = %g (moments %g, %g) in a checkpoint of step %lld",
-                      r->params[i].name, (long long)j, v->data[j], t->o.state1[i][j],
-                      t->o.state2[i][j], (long long)step);
-    }
-    return step;
-}
-
-static void save(Trainer *t, const char *path, int64_t k)
+/* Writes generation k (test_fill_generation) to path; in a child, exit 3 on failure. */
+static void save(TestTrainState *t, const char *path, int64_t k)
 {
     BertcError err;
-    fill_generation(t, k);
+    test_fill_generation(t, k);
     if (checkpoint_save(path, t->m.reg, &t->o, &t->rng, k, NULL, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         _exit(3);
@@ -105,7 +49,7 @@ static void save(Trainer *t, const char *path, int64_t k)
 
 /* The child: say it runs (one byte on `ready`), then write generations
  * until killed (or 10000). */
-static _Noreturn void writer(Trainer *t, const char *path, int64_t from, int ready)
+static _Noreturn void writer(TestTrainState *t, const char *path, int64_t from, int ready)
 {
     if (write(ready, "r", 1) != 1)
         _exit(4);
@@ -142,7 +86,7 @@ static int count_temps(const char *path, int pid)
 
 Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
 {
-    Trainer t;
+    TestTrainState t;
     trainer_init(&t);
     char path[128];
     snprintf(path, sizeof path, "/tmp/bertc_kill_%d.safetensors", (int)getpid());
@@ -175,7 +119,7 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
                   "kill %d: the writer ended by itself (status %d)", kill_no, status);
         mid_write += count_temps(path, (int)pid);
-        int64_t step = load_generation(&t, path);
+        int64_t step = test_load_generation(&t, path);
         cr_assert_geq(step, last, "kill %d: the checkpoint went back from step %lld to %lld",
                       kill_no, (long long)last, (long long)step);
         advanced += step > last;
@@ -211,7 +155,7 @@ static void damaged_copy(const char *src, const char *dst, long n, long flip)
 
 Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
 {
-    Trainer t;
+    TestTrainState t;
     trainer_init(&t);
     char path[128], bad[160];
     snprintf(path, sizeof path, "/tmp/bertc_damaged_%d.safetensors", (int)getpid());

@@ -26,10 +26,7 @@
 #include <unistd.h>
 
 typedef struct Ckpt {
-    Arena *arena;
-    Model m;
-    Optimizer o;
-    Rng rng;
+    TestTrainState s;
     char dir[128], path[192];
 } Ckpt;
 
@@ -37,17 +34,11 @@ typedef struct Ckpt {
  * makes a dozen write() calls through its 64 KB buffer. */
 static void ckpt_init(Ckpt *t)
 {
-    BertConfig c = bert_config_default(ARCH_BERT_MODEL);
-    c.vocab_size = 2000;
-    c.hidden_size = 32;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = 16;
-    BertcError err;
-    t->arena = arena_create("ckpt", 1 << 20);
-    cr_assert_eq(model_build(&t->m, t->arena, &c, &err), 0, "%s", err.msg);
-    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
+    test_train_state_init(&t->s, (TestBertSize){.arch = ARCH_BERT_MODEL, .vocab_size = 2000,
+                                                 .hidden_size = 32, .num_hidden_layers = 1,
+                                                 .num_attention_heads = 2,
+                                                 .intermediate_size = 64,
+                                                 .max_position_embeddings = 16});
     snprintf(t->dir, sizeof t->dir, "/tmp/bertc_ckpt_safety_%d", (int)getpid());
     mkdir(t->dir, 0755);
     snprintf(t->path, sizeof t->path, "%s/checkpoint.safetensors", t->dir);
@@ -58,53 +49,22 @@ static void ckpt_close(Ckpt *t)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", t->dir);
     cr_assert_eq(system(cmd), 0);
-    arena_destroy(t->arena);
+    arena_destroy(t->s.arena);
 }
 
-/* Generation k: weights k + i/1024, moments -k and k, step k, RNG 1000 + k. */
-static void fill(Ckpt *t, int64_t k)
-{
-    Registry *r = t->m.reg;
-    for (int i = 0; i < r->n_params; i++) {
-        const Tensor *v = &r->params[i].var->value;
-        for (int64_t j = 0; j < v->numel; j++) {
-            v->data[j] = (float)k + (float)i / 1024.0f;
-            if (t->o.state1[i])
-                t->o.state1[i][j] = -(float)k;
-            if (t->o.state2[i])
-                t->o.state2[i][j] = (float)k;
-        }
-    }
-    t->o.step = k;
-    t->rng.state = 1000 + (uint64_t)k;
-}
+/* Generation k (test_fill_generation). */
+static void fill(Ckpt *t, int64_t k) { test_fill_generation(&t->s, k); }
 
 static int save(Ckpt *t, int64_t k, BertcError *err)
 {
     fill(t, k);
-    return checkpoint_save(t->path, t->m.reg, &t->o, &t->rng, k, NULL, err);
+    return checkpoint_save(t->path, t->s.m.reg, &t->s.o, &t->s.rng, k, NULL, err);
 }
 
 /* Loads path; asserts it is one whole generation and returns it. */
 static int64_t generation(Ckpt *t, const char *path)
 {
-    BertcError err = {{0}};
-    int64_t step = -1;
-    fill(t, 999);
-    cr_assert_eq(checkpoint_load(path, t->m.reg, &t->o, &t->rng, &step, NULL, &err), 0,
-                 "%s does not load: %s", path, err.msg);
-    cr_assert(t->o.step == step && t->rng.state == 1000 + (uint64_t)step,
-              "counters of two generations");
-    Registry *r = t->m.reg;
-    for (int i = 0; i < r->n_params; i++) {
-        const Tensor *v = &r->params[i].var->value;
-        for (int64_t j = 0; j < v->numel; j++)
-            cr_assert(v->data[j] == (float)step + (float)i / 1024.0f &&
-                          t->o.state1[i][j] == -(float)step && t->o.state2[i][j] == (float)step,
-                      "'%s'[%lld] is not of generation %lld", r->params[i].name, (long long)j,
-                      (long long)step);
-    }
-    return step;
+    return test_load_generation(&t->s, path);
 }
 
 /* Files in t->dir other than the checkpoint (temporaries); the first name
@@ -217,7 +177,7 @@ static void expect_refused(Ckpt *t, float *where, float value, const char *names
     cr_assert_eq(save(t, 1, &err), 0, "%s", err.msg);
     fill(t, 2);
     *where = value;
-    cr_expect_neq(checkpoint_save(t->path, t->m.reg, &t->o, &t->rng, 2, NULL, &err), 0,
+    cr_expect_neq(checkpoint_save(t->path, t->s.m.reg, &t->s.o, &t->s.rng, 2, NULL, &err), 0,
                   "a checkpoint with %s = %g was written", names, value);
     cr_expect(strstr(err.msg, names) && strstr(err.msg, t->path),
               "\"%s\" names neither %s nor the file", err.msg, names);
@@ -230,13 +190,13 @@ Test(checkpoint_safety, non_finite_state_is_never_saved_over_a_good_checkpoint)
 {
     Ckpt t;
     ckpt_init(&t);
-    int w = registry_find(t.m.reg, "encoder.layer.0.attention.self.query.weight");
+    int w = registry_find(t.s.m.reg, "encoder.layer.0.attention.self.query.weight");
     cr_assert_geq(w, 0);
-    expect_refused(&t, &t.m.reg->params[w].var->value.data[33], NAN,
+    expect_refused(&t, &t.s.m.reg->params[w].var->value.data[33], NAN,
                    "'encoder.layer.0.attention.self.query.weight'[1, 1] is nan");
-    expect_refused(&t, &t.o.state1[w][0], INFINITY,
+    expect_refused(&t, &t.s.o.state1[w][0], INFINITY,
                    "'optimizer.exp_avg.encoder.layer.0.attention.self.query.weight'[0, 0] is inf");
-    expect_refused(&t, &t.o.state2[w][2], -0.5f,
+    expect_refused(&t, &t.s.o.state2[w][2], -0.5f,
                    "'optimizer.exp_avg_sq.encoder.layer.0.attention.self.query.weight'[0, 2] "
                    "is -0.5 (a second moment must be >= 0)");
     ckpt_close(&t);
@@ -426,7 +386,7 @@ static void expect_load_refused(Ckpt *t, const Mutation *mu, const CheckpointRun
     mutate(t->path, bad, mu);
     BertcError err = {{0}};
     int64_t step;
-    cr_expect_neq(checkpoint_load(bad, t->m.reg, &t->o, &t->rng, &step, run, &err), 0,
+    cr_expect_neq(checkpoint_load(bad, t->s.m.reg, &t->s.o, &t->s.rng, &step, run, &err), 0,
                   "a checkpoint that should say \"%s\" loaded", says);
     cr_expect(strstr(err.msg, bad) && strstr(err.msg, says), "\"%s\" does not name the file "
               "and say \"%s\"", err.msg, says);
@@ -441,11 +401,11 @@ Test(checkpoint_safety, bad_counters_and_values_are_refused_on_load)
     StMetadata fields[2] = {{"batch_size", "8"}, {"seed", "42"}};
     CheckpointRun run = {fields, 2, 10};
     fill(&t, 5);
-    cr_assert_eq(checkpoint_save(t.path, t.m.reg, &t.o, &t.rng, 5, &run, &err), 0, "%s",
+    cr_assert_eq(checkpoint_save(t.path, t.s.m.reg, &t.s.o, &t.s.rng, 5, &run, &err), 0, "%s",
                  err.msg);
     int64_t step;
-    cr_assert_eq(checkpoint_load(t.path, t.m.reg, &t.o, &t.rng, &step, &run, &err), 0, "%s",
-                 err.msg);
+    cr_assert_eq(checkpoint_load(t.path, t.s.m.reg, &t.s.o, &t.s.rng, &step, &run, &err), 0,
+                 "%s", err.msg);
     const char *q = "encoder.layer.0.attention.self.query.weight";
     char m1[128], v[128];
     snprintf(m1, sizeof m1, "optimizer.exp_avg.%s", q);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static char out_dir[256];
@@ -30,22 +29,13 @@ static void teardown(void)
 
 TestSuite(cli, .init = setup, .fini = teardown);
 
-/* Runs the shell command CMD, stdout+stderr into out_dir/log; returns the
- * exit code and leaves the log in *text (static buffer). */
+/* Runs the shell command CMD; returns the exit code and leaves its
+ * stdout+stderr in *text (static buffer). */
 static int run_logged(const char *cmd, const char **text)
 {
     static char log[16384];
-    char full[8192], path[300];
-    snprintf(path, sizeof path, "%s/log", out_dir);
-    snprintf(full, sizeof full, "%s > %s 2>&1", cmd, path);
-    int status = system(full);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
-    if (f)
-        fclose(f);
-    log[n] = '\0';
     *text = log;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log);
 }
 
 /* Runs `ENV bertc ARGS` (ENV: "" or variable assignments) from the
@@ -114,17 +104,26 @@ static void write_tiny_vocab(char *path, size_t len)
     fclose(f);
 }
 
-static void draw(const char *fixture, const char *extra)
+/* `bertc attention` on a fixture with the tiny vocabulary, drawing into svg:
+ * flags, then the texts. Returns the exit code, the output in *log. */
+static int attention(const char *fixture, const char *svg, const char *flags,
+                     const char *texts, const char **log)
 {
-    char vocab[300], args[2048], svg[400];
+    char vocab[300], args[2048];
     write_tiny_vocab(vocab, sizeof vocab);
-    snprintf(svg, sizeof svg, "%s/%s.svg", out_dir, fixture);
     snprintf(args, sizeof args,
              "attention --config test/data/zoo/%s/config.json --weights "
-             "test/data/zoo/%s/weights.safetensors --vocab %s --output %s %s "
-             "'the cat sat on the mat.' 'a dog ran.'", fixture, fixture, vocab, svg, extra);
+             "test/data/zoo/%s/weights.safetensors --vocab %s --output %s %s %s", fixture,
+             fixture, vocab, svg, flags, texts);
+    return bertc(args, log);
+}
+
+static void draw(const char *fixture, const char *extra)
+{
+    char svg[400];
+    snprintf(svg, sizeof svg, "%s/%s.svg", out_dir, fixture);
     const char *log;
-    int rc = bertc(args, &log);
+    int rc = attention(fixture, svg, extra, "'the cat sat on the mat.' 'a dog ran.'", &log);
     cr_assert_eq(rc, 0, "%s: %s", fixture, log);
     FILE *f = fopen(svg, "r");
     cr_assert(f, "%s: no %s", fixture, svg);
@@ -282,14 +281,10 @@ Test(cli, missing_data_names_the_path)
 static void attention_fails(const char *fixture, const char *flags, int want_rc,
                             const char *want)
 {
-    char vocab[300], args[2048];
-    write_tiny_vocab(vocab, sizeof vocab);
-    snprintf(args, sizeof args,
-             "attention --config test/data/zoo/%s/config.json --weights "
-             "test/data/zoo/%s/weights.safetensors --vocab %s --output %s/a.svg %s "
-             "'the cat sat on the mat.'", fixture, fixture, vocab, out_dir, flags);
+    char svg[300];
+    snprintf(svg, sizeof svg, "%s/a.svg", out_dir);
     const char *log;
-    int rc = bertc(args, &log);
+    int rc = attention(fixture, svg, flags, "'the cat sat on the mat.'", &log);
     cr_expect_eq(rc, want_rc, "%s %s: exit %d, want %d: %s", fixture, flags, rc, want_rc, log);
     const char *nl = strchr(log, '\n');
     cr_expect(strstr(log, want) && nl && !nl[1], "%s %s: want one line with \"%s\", got: %s",

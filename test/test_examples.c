@@ -10,7 +10,6 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_EXAMPLES 32
@@ -41,50 +40,27 @@ ParameterizedTest(TestName *ex, examples, smoke, .timeout = 300)
 /* A real kill: start the topics example, SIGKILL it once its first periodic
  * checkpoint exists (before it can finish), resume it, and compare the final
  * weights byte for byte with an uninterrupted run. */
-static int run_topics(const char *out, const char *extra)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/topics --steps 30 --checkpoint-every 5 --out %s --quiet %s "
-                              "> /dev/null 2>&1", BERTC_EXAMPLES_DIR, out, extra);
-    return system(cmd);
-}
-
-static bool same_file(const char *a, const char *b)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
-    return system(cmd) == 0;
-}
-
 Test(examples, killed_run_resumes_to_identical_weights, .timeout = 300)
 {
-    char a[256], b[256], ckpt[300], model_a[300], model_b[300];
+    char a[256], b[256], model_a[300], model_b[300];
     snprintf(a, sizeof a, "/tmp/bertc_kill_%d_a", (int)getpid());
     snprintf(b, sizeof b, "/tmp/bertc_kill_%d_b", (int)getpid());
-    snprintf(ckpt, sizeof ckpt, "%s/checkpoint.safetensors", b);
     snprintf(model_a, sizeof model_a, "%s/model.safetensors", a);
     snprintf(model_b, sizeof model_b, "%s/model.safetensors", b);
-    cr_assert_eq(run_topics(a, ""), 0, "the uninterrupted run failed");
+    cr_assert_eq(test_topics_run((TestTopics){.out = a, .steps = 30, .checkpoint_every = 5}), 0,
+                 "the uninterrupted run failed");
 
-    pid_t pid = fork();
-    if (pid == 0) {
-        char exe[300];
-        snprintf(exe, sizeof exe, "%s/topics", BERTC_EXAMPLES_DIR);
-        execl(exe, exe, "--steps", "30", "--checkpoint-every", "5", "--out", b, "--quiet",
-              (char *)NULL);
-        _exit(127);
-    }
-    struct timespec pause = {0, 2000000};   /* 2 ms */
-    while (access(ckpt, F_OK) != 0)
-        nanosleep(&pause, NULL);
+    pid_t pid = test_topics_start((TestTopics){.out = b, .steps = 30, .checkpoint_every = 5});
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);
     cr_assert(WIFSIGNALED(status), "the run finished before it could be killed");
     cr_assert_neq(access(model_b, F_OK), 0, "the killed run had already saved its model");
 
-    cr_assert_eq(run_topics(b, "--resume"), 0, "the resumed run failed");
-    cr_assert(same_file(model_a, model_b),
+    cr_assert_eq(test_topics_run((TestTopics){.out = b, .steps = 30, .checkpoint_every = 5,
+                                              .extra = "--resume"}),
+                 0, "the resumed run failed");
+    cr_assert(test_same_file(model_a, model_b),
               "the resumed run's weights differ from the uninterrupted run's");
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", a, b);
@@ -96,17 +72,9 @@ Test(examples, killed_run_resumes_to_identical_weights, .timeout = 300)
 static int run_env(const char *env, const char *program, const char *args, char *err,
                    size_t cap)
 {
-    char cmd[2048], log[600];
-    snprintf(log, sizeof log, "/tmp/bertc_env_%d.log", (int)getpid());
-    snprintf(cmd, sizeof cmd, "env %s %s %s > /dev/null 2> %s", env, program, args, log);
-    int status = system(cmd);
-    FILE *f = fopen(log, "r");
-    size_t n = f ? fread(err, 1, cap - 1, f) : 0;
-    if (f)
-        fclose(f);
-    err[n] = '\0';
-    remove(log);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "env %s %s %s", env, program, args);
+    return test_shell(cmd, TEST_STDERR, err, cap);
 }
 
 ParameterizedTestParameters(examples, env_checked_like_bertc)

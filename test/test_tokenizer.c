@@ -319,16 +319,24 @@ static const JsonValue *read_real(const char *name)
     return NULL;
 }
 
+/* The "cases" of the third-party file `name`, at least min of them; skips
+ * the test when the file is absent. */
+static const JsonValue *real_cases(const char *name, size_t min)
+{
+    const JsonValue *root = read_real(name);
+    if (!root)
+        cr_skip_test("../shared/real/%s is absent", name);
+    const JsonValue *cases = json_get(root, "cases");
+    cr_assert(cases && cases->length >= min, "%s: fewer than %zu cases", name, min);
+    return cases;
+}
+
 /* Hugging Face tokenizers' own golden outputs for bert-base-uncased (16 of
  * the edge:* samples of tokenizers 0.23.1): ids, and offsets where given. */
 Test(tokenizer, hf_golden_outputs_when_present)
 {
-    const JsonValue *root = read_real(GOLDEN_NAME);
-    if (!root)
-        cr_skip_test("../shared/real/%s is absent", GOLDEN_NAME);
+    const JsonValue *cases = real_cases(GOLDEN_NAME, 10);
     Tokenizer t = load_real();
-    const JsonValue *cases = json_get(root, "cases");
-    cr_assert(cases && cases->length >= 10);
     for (size_t k = 0; k < cases->length; k++) {
         const JsonValue *c = json_at(cases, k), *text = json_get(c, "text");
         const char *name = json_string(json_get(c, "source"));
@@ -344,12 +352,8 @@ Test(tokenizer, hf_golden_outputs_when_present)
  * uncased vocab), ids without [CLS] [SEP]. */
 Test(tokenizer, llamacpp_bge_cases_when_present)
 {
-    const JsonValue *root = read_real(LLAMA_NAME);
-    if (!root)
-        cr_skip_test("../shared/real/%s is absent", LLAMA_NAME);
+    const JsonValue *cases = real_cases(LLAMA_NAME, 40);
     Tokenizer t = load_real();
-    const JsonValue *cases = json_get(root, "cases");
-    cr_assert(cases && cases->length >= 40);
     for (size_t k = 0; k < cases->length; k++) {
         const JsonValue *c = json_at(cases, k), *text = json_get(c, "text");
         const JsonValue *want = json_get(c, "ids_no_specials");

@@ -91,29 +91,16 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     return 0;
 }
 
-static BertConfig toy_config(void)
-{
-    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
-    c.vocab_size = 30;
-    c.hidden_size = 32;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 4;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = S;
-    c.num_labels = 2;
-    c.problem_type = PROBLEM_SINGLE_LABEL;
-    c.hidden_dropout_prob = 0.1f;
-    c.attention_probs_dropout_prob = 0.1f;
-    return c;
-}
-
 static void build(Model *m, Arena *a)
 {
-    BertConfig c = toy_config();
-    BertcError err;
-    cr_assert_eq(model_build(m, a, &c, &err), 0, "%s", err.msg);
-    Rng r = rng_seed(1);
-    registry_init_weights(m->reg, &r, 0.02f);
+    BertConfig c = test_bert_config((TestBertSize){
+        .arch = ARCH_BERT_SEQCLS, .vocab_size = 30, .hidden_size = 32, .num_hidden_layers = 1,
+        .num_attention_heads = 4, .intermediate_size = 64, .max_position_embeddings = S,
+        .num_labels = 2});
+    c.hidden_dropout_prob = 0.1f;
+    c.attention_probs_dropout_prob = 0.1f;
+    test_model_from_config(m, a, &c);
+    test_model_init_weights(m, 1);
 }
 
 static TrainTask task(void)
@@ -133,41 +120,49 @@ static TrainOptions options(void)
     return o;
 }
 
-Test(train_engine, learns_the_toy_task)
+/* Every test starts from the toy set and a freshly initialised model. */
+static Arena *params;
+static Model model;
+
+static void setup(void)
 {
     make_toy();
-    Arena *a = arena_create("params", 1 << 16);
-    Model m;
-    build(&m, a);
+    params = arena_create("params", 1 << 16);
+    build(&model, params);
+}
+
+static void teardown(void) { arena_destroy(params); }
+
+TestSuite(train_engine, .init = setup, .fini = teardown);
+
+Test(train_engine, learns_the_toy_task)
+{
     TrainTask t = task();
     TrainOptions o = options();
     o.eval_every = 80;
     TrainResult res;
     BertcError err;
-    cr_assert_eq(train_run(&m, &t, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
     cr_assert_eq(res.n_points, 2, "%d curve points", res.n_points);
     cr_assert_gt(res.final_metric, 0.9, "accuracy %.3f after %lld steps (baseline 0.5)",
                  res.final_metric, (long long)o.steps);
     cr_assert_lt(res.final_eval_loss, 0.4, "eval loss %.3f", res.final_eval_loss);
-    arena_destroy(a);
 }
 
 Test(train_engine, killed_and_resumed_run_ends_bit_identical)
 {
-    make_toy();
     char path_a[128], path_b[128];
     snprintf(path_a, sizeof path_a, "/tmp/bertc_train_%d_a.safetensors", (int)getpid());
     snprintf(path_b, sizeof path_b, "/tmp/bertc_train_%d_b.safetensors", (int)getpid());
     TrainTask t = task();
     TrainResult res;
     BertcError err;
-    Arena *a = arena_create("a", 1 << 16), *b = arena_create("b", 1 << 16);
-    Model ma, mb, mc;
-    build(&ma, a);
+    Arena *b = arena_create("b", 1 << 16);
+    Model mb, mc;
     TrainOptions o = options();
     o.steps = 40;
     o.checkpoint = path_a;
-    cr_assert_eq(train_run(&ma, &t, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
 
     build(&mb, b);
     o.checkpoint = path_b;
@@ -181,15 +176,29 @@ Test(train_engine, killed_and_resumed_run_ends_bit_identical)
     o.stop_after = 0;
     o.resume = true;
     cr_assert_eq(train_run(&mc, &t, &o, &res, &err), 0, "%s", err.msg);
-    for (int i = 0; i < ma.reg->n_params; i++)
-        cr_assert_eq(memcmp(ma.reg->params[i].var->value.data, mc.reg->params[i].var->value.data,
-                            sizeof(float) * (size_t)ma.reg->params[i].var->value.numel), 0,
-                     "%s differs after resuming", ma.reg->params[i].name);
+    test_expect_same_weights(model.reg, mc.reg, "after resuming");
     remove(path_a);
     remove(path_b);
-    arena_destroy(a);
     arena_destroy(b);
     arena_destroy(c);
+}
+
+/* train_run of 2 steps of batch_size with `headroom` bytes more than bertc
+ * holds now: it fails with an error naming the step arena and saying `says`. */
+static void expect_out_of_memory(TrainTask *t, int64_t batch_size, size_t headroom,
+                                 const char *says)
+{
+    TrainOptions o = options();
+    o.steps = 2;
+    o.batch_size = batch_size;
+    TrainResult res;
+    BertcError err = {{0}};
+    arena_set_memory_limit(arena_memory_total() + headroom);
+    int rc = train_run(&model, t, &o, &res, &err);
+    arena_set_memory_limit(0);
+    cr_assert_eq(rc, -1, "batches of %lld past the memory limit trained", (long long)batch_size);
+    cr_assert(strstr(err.msg, "arena 'step'") && strstr(err.msg, says), "the message: %s",
+              err.msg);
 }
 
 /* A batch whose step needs more memory than bertc may use: train_run
@@ -197,25 +206,15 @@ Test(train_engine, killed_and_resumed_run_ends_bit_identical)
  * trains on afterwards with a batch that fits. */
 Test(train_engine, a_batch_too_big_for_memory_is_an_error)
 {
-    make_toy();
-    Arena *a = arena_create("params", 1 << 16);
-    Model m;
-    build(&m, a);
     TrainTask t = task();
+    /* 4096 x 12 tokens: the attention alone is 9 MB */
+    expect_out_of_memory(&t, 4096, 4 << 20, "smaller batch");
     TrainOptions o = options();
     o.steps = 2;
-    o.batch_size = 4096;   /* 4096 x 12 tokens: the attention alone is 9 MB */
+    o.batch_size = 8;
     TrainResult res;
     BertcError err = {{0}};
-    arena_set_memory_limit(arena_memory_total() + (4 << 20));
-    int rc = train_run(&m, &t, &o, &res, &err);
-    arena_set_memory_limit(0);
-    cr_assert_eq(rc, -1, "a step past the memory limit ran");
-    cr_assert(strstr(err.msg, "arena 'step'") && strstr(err.msg, "smaller batch"),
-              "the message: %s", err.msg);
-    o.batch_size = 8;
-    cr_assert_eq(train_run(&m, &t, &o, &res, &err), 0, "%s", err.msg);
-    arena_destroy(a);
+    cr_assert_eq(train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
 }
 
 /* A task whose examples are big (1 MiB of scratch each while batching):
@@ -230,22 +229,7 @@ static int make_big_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Ba
 
 Test(train_engine, examples_too_big_for_memory_are_an_error)
 {
-    make_toy();
-    Arena *a = arena_create("params", 1 << 16);
-    Model m;
-    build(&m, a);
     TrainTask t = task();
     t.make_batch = make_big_batch;
-    TrainOptions o = options();
-    o.steps = 2;
-    o.batch_size = 64;
-    TrainResult res;
-    BertcError err = {{0}};
-    arena_set_memory_limit(arena_memory_total() + (16 << 20));
-    int rc = train_run(&m, &t, &o, &res, &err);
-    arena_set_memory_limit(0);
-    cr_assert_eq(rc, -1, "a batch past the memory limit was made");
-    cr_assert(strstr(err.msg, "arena 'step'") && strstr(err.msg, "out of memory"),
-              "the message: %s", err.msg);
-    arena_destroy(a);
+    expect_out_of_memory(&t, 64, 16 << 20, "out of memory");
 }

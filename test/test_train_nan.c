@@ -2,6 +2,7 @@
  * finite never reaches the weights: with the default policy the run stops
  * with an error naming the first bad tensor, with TRAIN_NAN_SKIP the step is
  * dropped with a warning naming it and the run goes on. */
+#include "test/test_util.h"
 #include "zoo/train.h"
 
 #include <criterion/criterion.h>
@@ -28,25 +29,6 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     batch_put_ids(b, "labels", labels);
     *tokens = n * S;
     return 0;
-}
-
-static Model build(Arena *a)
-{
-    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
-    c.vocab_size = 16;
-    c.hidden_size = 8;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 16;
-    c.max_position_embeddings = S;
-    c.num_labels = 2;
-    c.problem_type = PROBLEM_SINGLE_LABEL;
-    Model m;
-    BertcError err;
-    cr_assert_eq(model_build(&m, a, &c, &err), 0, "%s", err.msg);
-    Rng r = rng_seed(3);
-    registry_init_weights(m.reg, &r, 0.02f);
-    return m;
 }
 
 static TrainOptions options(TrainNanPolicy policy)
@@ -124,7 +106,7 @@ static void poison_embedding_row(Model *m)
 Test(train_nan, nan_embedding_row_stops_the_run_naming_it)
 {
     Arena *a = arena_create("nan", 1 << 16);
-    Model m = build(a);
+    Model m = test_tiny_classifier(a, S);
     poison_embedding_row(&m);
     float *before = snapshot(m.reg, a);
     TrainOptions o = options(TRAIN_NAN_STOP);
@@ -142,7 +124,7 @@ Test(train_nan, nan_embedding_row_stops_the_run_naming_it)
 Test(train_nan, nan_embedding_row_skips_every_step)
 {
     Arena *a = arena_create("nan", 1 << 16);
-    Model m = build(a);
+    Model m = test_tiny_classifier(a, S);
     poison_embedding_row(&m);
     float *before = snapshot(m.reg, a);
     TrainOptions o = options(TRAIN_NAN_SKIP);
@@ -175,7 +157,7 @@ static void poison_classifier_grad(Model *m)
 Test(train_nan, nan_gradient_stops_the_run_naming_it)
 {
     Arena *a = arena_create("nan", 1 << 16);
-    Model m = build(a);
+    Model m = test_tiny_classifier(a, S);
     poison_classifier_grad(&m);
     float *before = snapshot(m.reg, a);
     TrainOptions o = options(TRAIN_NAN_STOP);
@@ -191,7 +173,7 @@ Test(train_nan, nan_gradient_stops_the_run_naming_it)
 Test(train_nan, nan_gradient_step_is_skipped_and_the_run_goes_on)
 {
     Arena *a = arena_create("nan", 1 << 16);
-    Model m = build(a);
+    Model m = test_tiny_classifier(a, S);
     poison_classifier_grad(&m);
     TrainOptions o = options(TRAIN_NAN_SKIP);
     TrainResult res;

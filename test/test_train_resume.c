@@ -48,25 +48,6 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     return 0;
 }
 
-static Model build(Arena *a)
-{
-    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
-    c.vocab_size = 16;
-    c.hidden_size = 8;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 16;
-    c.max_position_embeddings = S;
-    c.num_labels = 2;
-    c.problem_type = PROBLEM_SINGLE_LABEL;
-    Model m;
-    BertcError err;
-    cr_assert_eq(model_build(&m, a, &c, &err), 0, "%s", err.msg);
-    Rng r = rng_seed(3);
-    registry_init_weights(m.reg, &r, 0.02f);
-    return m;
-}
-
 static char path[128];
 
 static TrainOptions options(void)
@@ -89,14 +70,15 @@ static TrainTask task(void)
 static int train(Arena **a, Model *m, const TrainOptions *o, TrainResult *res, BertcError *err)
 {
     *a = arena_create("params", 1 << 16);
-    *m = build(*a);
+    *m = test_tiny_classifier(*a, S);
     TrainTask t = task();
     batches_made = 0;
     return train_run(m, &t, o, res, err);
 }
 
-/* Resuming o after a run with the changed setting `change` applied. */
-static void expect_refused(void (*change)(TrainOptions *), const char *says)
+/* A run stopped after step 4 with its checkpoint there; returns its options
+ * set to resume it. */
+static TrainOptions stopped_after_step_4(void)
 {
     Arena *a;
     Model m;
@@ -107,9 +89,20 @@ static void expect_refused(void (*change)(TrainOptions *), const char *says)
     o.checkpoint_every = 4;
     cr_assert_eq(train(&a, &m, &o, &res, &err), 0, "%s", err.msg);
     arena_destroy(a);
-    change(&o);
     o.resume = true;
     o.stop_after = 0;
+    return o;
+}
+
+/* Resuming a stopped run with the changed setting `change` applied. */
+static void expect_refused(void (*change)(TrainOptions *), const char *says)
+{
+    Arena *a;
+    Model m;
+    TrainResult res;
+    BertcError err = {{0}};
+    TrainOptions o = stopped_after_step_4();
+    change(&o);
     cr_expect_neq(train(&a, &m, &o, &res, &err), 0, "a resume that should say \"%s\" ran",
                   says);
     cr_expect(strstr(err.msg, path) && strstr(err.msg, says), "\"%s\" does not name the file "
@@ -140,19 +133,12 @@ Test(train_resume, a_different_setting_is_refused_naming_it)
 
 Test(train_resume, the_model_config_and_the_data_size_are_recorded)
 {
-    Arena *a;
     Model m;
     TrainResult res;
     BertcError err = {{0}};
-    TrainOptions o = options();
-    o.stop_after = 4;
-    o.checkpoint_every = 4;
-    cr_assert_eq(train(&a, &m, &o, &res, &err), 0, "%s", err.msg);
-    arena_destroy(a);
-    o.resume = true;
-    o.stop_after = 0;
-    a = arena_create("params", 1 << 16);
-    m = build(a);
+    TrainOptions o = stopped_after_step_4();
+    Arena *a = arena_create("params", 1 << 16);
+    m = test_tiny_classifier(a, S);
     TrainTask t = task();
     t.n_train = N_TRAIN - 1;
     cr_expect_neq(train_run(&m, &t, &o, &res, &err), 0);
@@ -160,9 +146,9 @@ Test(train_resume, the_model_config_and_the_data_size_are_recorded)
     arena_destroy(a);
     /* the same run with another dropout: another config */
     a = arena_create("params", 1 << 16);
-    BertConfig c = build(a).cfg;
+    BertConfig c = test_tiny_classifier(a, S).cfg;
     c.hidden_dropout_prob = 0.2f;
-    cr_assert_eq(model_build(&m, a, &c, &err), 0, "%s", err.msg);
+    test_model_from_config(&m, a, &c);
     t.n_train = N_TRAIN;
     cr_expect_neq(train_run(&m, &t, &o, &res, &err), 0);
     cr_expect(strstr(err.msg, "resuming with config_crc32 "), "%s", err.msg);
@@ -177,7 +163,7 @@ Test(train_resume, a_checkpoint_without_the_record_is_refused)
     BertcError err = {{0}};
     TrainOptions o = options();
     a = arena_create("params", 1 << 16);
-    m = build(a);
+    m = test_tiny_classifier(a, S);
     Optimizer opt;
     optimizer_init(&opt, m.reg, optimizer_defaults(OPT_ADAMW, o.lr));
     Rng rng = rng_seed(1);
@@ -232,10 +218,7 @@ static void signal_stops_after_the_step(int sig)
     cr_assert_eq(train(&b, &mb, &o, &res, &err), 0, "%s", err.msg);
     cr_expect_eq(batches_made, 6, "the resumed run made %d batches, not the last 6",
                  batches_made);
-    for (int i = 0; i < ma.reg->n_params; i++)
-        cr_assert_eq(memcmp(ma.reg->params[i].var->value.data, mb.reg->params[i].var->value.data,
-                            sizeof(float) * (size_t)ma.reg->params[i].var->value.numel), 0,
-                     "%s differs after the stop and resume", ma.reg->params[i].name);
+    test_expect_same_weights(ma.reg, mb.reg, "after the stop and resume");
     arena_destroy(a);
     arena_destroy(b);
     remove(path);
@@ -374,21 +357,6 @@ Test(train_flags, the_parsers)
               !bertc_parse_f64("\t1", &d) && !bertc_parse_f64("1\n", &d));
 }
 
-static int shell(const char *cmd, char *out, size_t len)
-{
-    char full[2048], log[128];
-    snprintf(log, sizeof log, "/tmp/bertc_resume_%d.log", (int)getpid());
-    snprintf(full, sizeof full, "%s > %s 2>&1", cmd, log);
-    int status = system(full);
-    FILE *f = fopen(log, "r");
-    size_t n = f ? fread(out, 1, len - 1, f) : 0;
-    if (f)
-        fclose(f);
-    out[n] = '\0';
-    remove(log);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 Test(train_flags, bertc_init_seed_is_strict)
 {
     const char *bad[] = {"-1", "+1", "18446744073709551616", "1x", "' 1'", "''"};
@@ -397,14 +365,15 @@ Test(train_flags, bertc_init_seed_is_strict)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s init --config test/data/zoo/bert_model/config.json "
                  "--output %s --seed %s", BERTC_CLI, weights, bad[i]);
-        cr_expect_eq(shell(cmd, out, sizeof out), 2, "--seed %s accepted: %s", bad[i], out);
+        cr_expect_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out), 2,
+                     "--seed %s accepted: %s", bad[i], out);
         cr_expect(strstr(out, "--seed needs a whole number from 0 to 18446744073709551615") &&
                   strchr(out, '\n') == out + strlen(out) - 1, "--seed %s: \"%s\"", bad[i], out);
         cr_expect_neq(access(weights, F_OK), 0, "--seed %s wrote weights", bad[i]);
     }
     snprintf(cmd, sizeof cmd, "%s init --config test/data/zoo/bert_model/config.json "
              "--output %s --seed 18446744073709551615", BERTC_CLI, weights);
-    cr_expect_eq(shell(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out), 0, "%s", out);
     remove(weights);
 }
 
@@ -412,11 +381,9 @@ Test(train_flags, bertc_init_seed_is_strict)
 
 static void run_topics(const char *out, const char *extra)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/topics --steps 24 --checkpoint-every 3 --out %s --quiet %s "
-             "> /dev/null 2>&1", BERTC_EXAMPLES_DIR, out, extra);
-    int status = system(cmd);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "topics %s failed", extra);
+    cr_assert_eq(test_topics_run((TestTopics){.out = out, .steps = 24, .checkpoint_every = 3,
+                                              .extra = extra}),
+                 0, "topics %s failed", extra);
 }
 
 /* Starts topics into dir b, sends sig (twice: the second lands while the
@@ -424,43 +391,21 @@ static void run_topics(const char *out, const char *extra)
  * exit status and the child's stderr in log. */
 static int stop_topics(const char *b, int sig, char *log, size_t len)
 {
-    char ckpt[300], logpath[300];
-    snprintf(ckpt, sizeof ckpt, "%s/checkpoint.safetensors", b);
+    char logpath[300];
     snprintf(logpath, sizeof logpath, "%s.log", b);
-    pid_t pid = fork();
-    if (pid == 0) {
-        char exe[300];
-        snprintf(exe, sizeof exe, "%s/topics", BERTC_EXAMPLES_DIR);
-        if (!freopen(logpath, "w", stderr) || !freopen("/dev/null", "w", stdout))
-            _exit(126);
-        execl(exe, exe, "--steps", "24", "--checkpoint-every", "3", "--out", b, "--quiet",
-              (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = test_topics_start(
+        (TestTopics){.out = b, .steps = 24, .checkpoint_every = 3, .log = logpath});
     struct timespec pause = {0, 2000000};   /* 2 ms */
-    while (access(ckpt, F_OK) != 0)
-        nanosleep(&pause, NULL);
     kill(pid, sig);
     nanosleep(&pause, NULL);
     kill(pid, sig);
     int status;
     waitpid(pid, &status, 0);
-    FILE *f = fopen(logpath, "r");
-    size_t n = f ? fread(log, 1, len - 1, f) : 0;
-    if (f)
-        fclose(f);
-    log[n] = '\0';
+    test_read_text(logpath, log, len);
     remove(logpath);
     cr_assert(WIFEXITED(status), "the example died of signal %d instead of saving",
               WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     return WEXITSTATUS(status);
-}
-
-static bool same_file(const char *x, const char *y)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cmp -s %s %s", x, y);
-    return system(cmd) == 0;
 }
 
 Test(train_signals, sigint_to_an_example_exits_130_and_resume_is_exact, .timeout = 300)
@@ -476,7 +421,7 @@ Test(train_signals, sigint_to_an_example_exits_130_and_resume_is_exact, .timeout
     cr_expect(strstr(log, "stopped by SIGINT after step") && strstr(log, "--resume"), "%s", log);
     cr_assert_neq(access(model_b, F_OK), 0, "the stopped run went on to save its model");
     run_topics(b, "--resume");
-    cr_assert(same_file(model_a, model_b), "the resumed run's weights differ from the "
+    cr_assert(test_same_file(model_a, model_b), "the resumed run's weights differ from the "
               "uninterrupted run's");
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", a, b);
@@ -508,7 +453,7 @@ Test(train_signals, an_unwritable_out_fails_before_the_data_is_read)
     fclose(f);
     snprintf(cmd, sizeof cmd, "%s/topics --steps 2 --out %s/sub --quiet", BERTC_EXAMPLES_DIR,
              file);
-    cr_expect_eq(shell(cmd, out, sizeof out), 1, "%s", out);
+    cr_expect_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out), 1, "%s", out);
     cr_expect(strstr(out, file) && !strstr(out, "bertc demo:"), "%s", out);
     remove(file);
 }

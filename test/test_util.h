@@ -5,6 +5,8 @@
 #include "autograd/autograd.h"
 #include "zoo/zoo.h"
 
+#include <sys/types.h>
+
 /* malloc/calloc/realloc calls made since the start of the process by code
  * linked into the test binary (test/support_malloc_count.c, --wrap). */
 size_t test_malloc_calls(void);
@@ -74,6 +76,40 @@ size_t test_list_dir(const char *dir, size_t max, TestName **names);
 void test_unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord);
 int64_t test_flatten(int ndim, const int64_t *shape, const int64_t *coord);
 
+/* ---- programs run by the tests (test/support_util.c) -------------------- */
+
+/* What test_shell keeps of a command's output: its stderr (stdout goes to
+ * /dev/null), or both, as they come. */
+typedef enum TestCapture { TEST_STDERR, TEST_STDOUT_AND_STDERR } TestCapture;
+
+/* The start of the file at path (at most cap - 1 bytes, NUL-terminated; ""
+ * when it cannot be read) into out. */
+void test_read_text(const char *path, char *out, size_t cap);
+
+/* Runs the shell command line cmd with that output in a log file, read back
+ * into out (at most cap - 1 bytes, NUL-terminated); returns the exit code
+ * (-1: it did not exit). */
+int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap);
+
+/* The two files hold the same bytes (cmp -s). */
+bool test_same_file(const char *a, const char *b);
+
+/* A run of the topics example (BERTC_EXAMPLES_DIR) with --quiet. */
+typedef struct TestTopics {
+    const char *out;                /* --out */
+    int steps, checkpoint_every;    /* --steps, --checkpoint-every */
+    const char *extra;              /* test_topics_run: more flags ("--resume"), or NULL */
+    const char *log;                /* test_topics_start: its stderr goes here and its
+                                     * stdout to /dev/null (NULL: both are the test's) */
+} TestTopics;
+
+/* The whole run, its output dropped; returns its exit code (-1: it did not exit). */
+int test_topics_run(TestTopics run);
+
+/* Starts the run in a child and returns its pid once out/checkpoint.safetensors
+ * exists (the first periodic checkpoint), for the test to signal. */
+pid_t test_topics_start(TestTopics run);
+
 /* ---- zoo models (test/support_zoo.c) ---------------------------------- */
 
 /* Reads config_path into *cfg (if cfg is not NULL) and builds *m in arena;
@@ -90,6 +126,48 @@ void test_forward_ok(Model *m, Graph *g, const Batch *batch, Outputs *out);
  * if not NULL, c; a failure prints the substrings and the actual message. */
 void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, const char *b,
                         const char *c);
+
+/* The sizes of a small model built in code (every field must be given but
+ * num_labels): bert_config_default(arch) with them; num_labels > 0 makes a
+ * single-label classifier of that many classes. */
+typedef struct TestBertSize {
+    BertArch arch;
+    int vocab_size, hidden_size, num_hidden_layers, num_attention_heads, intermediate_size;
+    int max_position_embeddings, num_labels;
+} TestBertSize;
+BertConfig test_bert_config(TestBertSize size);
+
+/* model_build of cfg into *m, which must succeed (the failure names the error). */
+void test_model_from_config(Model *m, Arena *arena, const BertConfig *cfg);
+
+/* registry_init_weights (std 0.02) from rng_seed(seed). */
+void test_model_init_weights(Model *m, uint64_t seed);
+
+/* The two-class classifier the training suites train (V 16, H 8, one layer of
+ * 2 heads, S positions), its weights drawn from seed 3. */
+Model test_tiny_classifier(Arena *arena, int S);
+
+/* Every parameter of a and b holds the same bytes; the failure names the
+ * first that differs and says `when` ("after resuming"). */
+void test_expect_same_weights(const Registry *a, const Registry *b, const char *when);
+
+/* What a checkpoint holds: a model of that size built in a 1 MiB arena,
+ * AdamW (lr 1e-3) over it and the RNG. */
+typedef struct TestTrainState {
+    Arena *arena;
+    Model m;
+    Optimizer o;
+    Rng rng;
+} TestTrainState;
+void test_train_state_init(TestTrainState *t, TestBertSize size);
+
+/* Checkpoint generation k (test_checkpoint_*.c): every weight k + i/1024 (i
+ * the parameter's index), first moments -k, second moments k, optimizer step
+ * k and RNG state 1000 + k. test_load_generation loads path into t (first
+ * filled with generation -1, so nothing stale passes), asserts it holds
+ * exactly one generation and returns it. */
+void test_fill_generation(TestTrainState *t, int64_t k);
+int64_t test_load_generation(TestTrainState *t, const char *path);
 
 /* The fixtures: one directory of test/data/zoo/ each (config.json, weights,
  * inputs, expected outputs). test_zoo_cases lists them, sorted, for

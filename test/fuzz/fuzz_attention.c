@@ -8,10 +8,7 @@
  * drawn into /dev/null. Any arguments must draw or give one error line; a
  * map of the wrong shape must never be read past its end. */
 #include "cli/cli.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "test/fuzz/fuzz_util.h"
 
 #define ARGS_MAX 32
 
@@ -33,31 +30,16 @@ static Arena *vocab, *scratch;
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void die(const BertcError *err)
-{
-    fprintf(stderr, "%s (run from the repository root)\n", err->msg);
-    exit(1);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
-    BertcError err;
-    for (size_t i = 0; i < N_MODELS; i++) {
-        char config[256], weights[256];
-        snprintf(config, sizeof config, "test/data/zoo/%s/config.json", fixtures[i]);
-        snprintf(weights, sizeof weights, "test/data/zoo/%s/weights.safetensors", fixtures[i]);
-        BertConfig cfg;
-        if (bert_config_read(config, &cfg, &err) != 0 ||
-            model_build(&models[i], arena_create(fixtures[i], 1 << 20), &cfg, &err) != 0 ||
-            model_load(&models[i], weights, false, &err) != 0)
-            die(&err);
-    }
+    fuzz_load_fixtures(models, fixtures, N_MODELS);
     vocab = arena_create("vocab", 1 << 16);
+    BertcError err;
     if (tokenizer_parse(&tok, vocab, "vocab.txt", vocab_text, strlen(vocab_text), &err) != 0)
-        die(&err);
+        fuzz_setup_failed(&err);
     scratch = arena_create("attention", 1 << 20);
     return 0;
 }
@@ -66,14 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    char *text = malloc(size);
-    memcpy(text, data + 1, size - 1);
-    text[size - 1] = '\0';
+    char *text;
     char *argv[ARGS_MAX + 8] = {"attention", "--config", "c.json", "--weights",
                                 "w.safetensors", "--vocab", "vocab.txt"};
-    int argc = 7;
-    for (size_t i = 0; i < size - 1 && argc < ARGS_MAX; i += strlen(text + i) + 1)
-        argv[argc++] = text + i;
+    int argc = fuzz_split_args(data + 1, size - 1, &text, argv, 7, ARGS_MAX);
     AttentionArgs a;
     BertcError err = {{0}};
     int rc = attention_parse(argc, argv, &a, &err);
@@ -81,10 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         a.output = "/dev/null";
         rc = attention_draw(&a, &models[(data[0] & 127) % N_MODELS], &tok, scratch, &err);
     }
-    if (rc != 0 && (!err.msg[0] || strchr(err.msg, '\n'))) {
-        fprintf(stderr, "an error must be one non-empty line: \"%s\"\n", err.msg);
-        abort();
-    }
+    if (rc != 0)
+        fuzz_expect_one_line(&err);
     arena_reset(scratch);
     free(text);
     return 0;

@@ -6,22 +6,11 @@
  * arguments it was given (numbers in range) or one error line: never a
  * crash, a read past argv, or a multi-line message. */
 #include "cli/cli.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "test/fuzz/fuzz_util.h"
 
 #define ARGS_MAX 64
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check_error(const BertcError *err)
-{
-    if (!err->msg[0] || strchr(err->msg, '\n')) {
-        fprintf(stderr, "an error must be one non-empty line: \"%s\"\n", err->msg);
-        abort();
-    }
-}
 
 /* v is NULL or one of argv[0..argc). */
 static void check_from_argv(const char *v, char **argv, int argc)
@@ -40,7 +29,7 @@ static void bertc_flags(int argc, char **argv)
     CliFlags f;
     BertcError err = {{0}};
     if (cli_parse_flags(argc, argv, &f, &err) != 0) {
-        check_error(&err);
+        fuzz_expect_one_line(&err);
         return;
     }
     const char *values[] = {f.config, f.weights, f.inputs, f.output, f.seed, f.threads,
@@ -63,7 +52,7 @@ static void attention_flags(int argc, char **argv)
     AttentionArgs a;
     BertcError err = {{0}};
     if (attention_parse(argc, argv, &a, &err) != 0) {
-        check_error(&err);
+        fuzz_expect_one_line(&err);
         return;
     }
     const char *values[] = {a.config, a.weights, a.vocab, a.text_a, a.text_b};
@@ -77,15 +66,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    /* argv strings: the bytes after byte 0, NUL-terminated, split at NULs */
-    char *text = malloc(size);
-    memcpy(text, data + 1, size - 1);
-    text[size - 1] = '\0';
-    char *argv[ARGS_MAX + 1];
-    int argc = 0;
-    argv[argc++] = data[0] & 1 ? "attention" : "run";
-    for (size_t i = 0; i < size - 1 && argc < ARGS_MAX; i += strlen(text + i) + 1)
-        argv[argc++] = text + i;
+    /* argv strings: the bytes after byte 0, split at NULs */
+    char *text;
+    char *argv[ARGS_MAX + 1] = {data[0] & 1 ? "attention" : "run"};
+    int argc = fuzz_split_args(data + 1, size - 1, &text, argv, 1, ARGS_MAX);
     argv[argc] = NULL;
     if (data[0] & 1)
         attention_flags(argc, argv);

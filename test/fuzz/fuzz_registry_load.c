@@ -8,11 +8,7 @@
  * or values must be errors naming the weights file, never a crash; whatever
  * finite weights load, the forward must run. Each input starts from the
  * fixture's own weights (restored from a copy), so a run is reproducible. */
-#include "zoo/zoo.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "test/fuzz/fuzz_util.h"
 
 static const char *const fixtures[] = {
     "bert_model", "bert_seqcls_single", "bert_mlm_b", "cgbert_gate", "qacgbert_first",
@@ -34,28 +30,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void quiet(const char *msg, void *user) { (void)msg, (void)user; }
 
-static void die(const BertcError *err)
-{
-    fprintf(stderr, "%s (run from the repository root)\n", err->msg);
-    exit(1);
-}
-
 static void load(Fixture *f, const char *name)
 {
-    char config[256], weights[256], inputs[256];
-    snprintf(config, sizeof config, "test/data/zoo/%s/config.json", name);
-    snprintf(weights, sizeof weights, "test/data/zoo/%s/weights.safetensors", name);
+    char inputs[256];
     snprintf(inputs, sizeof inputs, "test/data/zoo/%s/inputs.safetensors", name);
-    BertConfig cfg;
-    BertcError err;
     Arena *a = arena_create(name, 1 << 20);
+    fuzz_load_fixture(&f->m, a, name);
+    BertcError err;
     SafeTensors *st;
-    if (bert_config_read(config, &cfg, &err) != 0 || model_build(&f->m, a, &cfg, &err) != 0 ||
-        model_load(&f->m, weights, false, &err) != 0 || st_open_file(a, inputs, &st, &err) != 0)
-        die(&err);
+    if (st_open_file(a, inputs, &st, &err) != 0)
+        fuzz_setup_failed(&err);
     batch_init(&f->inputs, "inputs.safetensors");
     if (batch_from_safetensors(&f->inputs, st, a, &err) != 0)
-        die(&err);
+        fuzz_setup_failed(&err);
     const Registry *r = f->m.reg;
     f->weights = arena_alloc(a, sizeof *f->weights * (size_t)r->n_params);
     for (int i = 0; i < r->n_params; i++) {

@@ -6,11 +6,7 @@
  * takes them: st_open_memory -> batch_from_safetensors -> model_forward
  * (eval mode, no-grad unless backward). Wrong names, dtypes, shapes or
  * values must be errors naming the input file, never a crash. */
-#include "zoo/zoo.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "test/fuzz/fuzz_util.h"
 
 static const char *const fixtures[] = {
     "bert_model", "bert_seqcls_single", "bert_seqcls_regression", "bert_seqcls_multi",
@@ -25,28 +21,12 @@ static Arena *inputs;
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void load(Model *m, const char *fixture)
-{
-    char config[256], weights[256];
-    snprintf(config, sizeof config, "test/data/zoo/%s/config.json", fixture);
-    snprintf(weights, sizeof weights, "test/data/zoo/%s/weights.safetensors", fixture);
-    BertConfig cfg;
-    BertcError err;
-    if (bert_config_read(config, &cfg, &err) != 0 ||
-        model_build(m, arena_create(fixture, 1 << 20), &cfg, &err) != 0 ||
-        model_load(m, weights, false, &err) != 0) {
-        fprintf(stderr, "%s (run from the repository root)\n", err.msg);
-        exit(1);
-    }
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
-    for (size_t i = 0; i < N_MODELS; i++)
-        load(&models[i], fixtures[i]);
+    fuzz_load_fixtures(models, fixtures, N_MODELS);
     graph = ag_graph_create(1 << 20, 0);
     ag_set_training(graph, false);
     inputs = arena_create("inputs", 1 << 16);
