@@ -1,0 +1,79 @@
+/* test/test_model_surface.c — hostile inputs and weights for the zoo's
+ * models, each a fixture of test/data/zoo/ with one thing changed: every
+ * one is an error naming the tensor, never a NaN loss, a read past a tensor
+ * or an abort. */
+#include "test/test_util.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static Arena *arena;
+static Graph *graph;
+static Model model;
+static BertConfig cfg;
+static Batch batch;
+
+static void setup(void)
+{
+    arena = arena_create("surface", 1 << 16);
+    graph = ag_graph_create(1 << 20, 0);
+    ag_set_training(graph, false);
+    ag_set_no_grad(graph, true);
+}
+
+static void teardown(void)
+{
+    ag_graph_destroy(graph);
+    arena_destroy(arena);
+}
+
+TestSuite(model_surface, .init = setup, .fini = teardown);
+
+/* The model and inputs of fixture `name` (weights loaded when `weights`). */
+static void open_case(const char *name, bool weights)
+{
+    char *path = arena_alloc(arena, 600);   /* the batch's source outlives this call */
+    snprintf(path, 600, "%s/%s/config.json", TEST_ZOO_DIR, name);
+    test_model_build(&model, arena, path, &cfg);
+    if (weights) {
+        char w[600];
+        snprintf(w, sizeof w, "%s/%s/weights.safetensors", TEST_ZOO_DIR, name);
+        test_model_load(&model, w);
+    }
+    snprintf(path, 600, "%s/%s/inputs.safetensors", TEST_ZOO_DIR, name);
+    SafeTensors *st;
+    BertcError err;
+    cr_assert_eq(st_open_file(arena, path, &st, &err), 0, "%s", err.msg);
+    batch_init(&batch, path);
+    cr_assert_eq(batch_from_safetensors(&batch, st, arena, &err), 0, "%s", err.msg);
+}
+
+static BatchItem *item(const char *name)
+{
+    BatchItem *it = (BatchItem *)batch_find(&batch, name);
+    cr_assert(it, "the fixture has no input '%s'", name);
+    return it;
+}
+
+/* Float labels: a NaN or infinite target (regression, multi-label) or a
+ * multi-label target outside [0, 1] made a NaN or meaningless loss. */
+Test(model_surface, float_labels_must_be_finite)
+{
+    open_case("bert_seqcls_regression", false);
+    item("labels")->f32.data[1] = INFINITY;
+    test_forward_fails(&model, graph, &batch, "'labels'[1] = inf", "not a finite number", NULL);
+}
+
+Test(model_surface, multi_label_targets_are_probabilities)
+{
+    open_case("bert_seqcls_multi", false);
+    item("labels")->f32.data[0] = NAN;
+    test_forward_fails(&model, graph, &batch, "'labels'[0, 0] = nan", "not a finite", NULL);
+    item("labels")->f32.data[0] = 2.0f;
+    test_forward_fails(&model, graph, &batch, "'labels'[0, 0] = 2", "outside [0, 1]", NULL);
+    item("labels")->f32.data[0] = 0.25f;   /* a soft label is fine */
+    Outputs out;
+    test_forward_ok(&model, graph, &batch, &out);
+}
