@@ -77,3 +77,43 @@ Test(model_surface, multi_label_targets_are_probabilities)
     Outputs out;
     test_forward_ok(&model, graph, &batch, &out);
 }
+
+/* fixture `name`'s weights with `extra` added (or in place of the tensor of
+ * its name), written to `out`. */
+static void weights_plus(const char *name, StEntry extra, const char *out)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s/weights.safetensors", TEST_ZOO_DIR, name);
+    SafeTensors *st;
+    BertcError err;
+    cr_assert_eq(st_open_file(arena, path, &st, &err), 0, "%s", err.msg);
+    StEntry *entries = arena_alloc(arena, sizeof *entries * (st->n_tensors + 1));
+    Tensor *values = arena_alloc(arena, sizeof *values * st->n_tensors);
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_tensors; i++) {
+        if (strcmp(st->tensors[i].name, extra.name) == 0)
+            continue;
+        cr_assert_eq(st_load_tensor(st, st->tensors[i].name, arena, &values[i], &err), 0,
+                     "%s", err.msg);
+        entries[n++] = st_entry_tensor(st->tensors[i].name, &values[i]);
+    }
+    entries[n++] = extra;
+    cr_assert_eq(st_write_file(out, entries, n, NULL, 0, &err), 0, "%s", err.msg);
+    st_close(st);
+}
+
+/* A tied alias (cls.predictions.decoder.weight) beside its owner, with a
+ * shape other than the owner's, was skipped as if it were absent. */
+Test(model_surface, tied_alias_of_another_shape_is_an_error)
+{
+    open_case("bert_mlm", false);
+    int64_t shape[2] = {3, 3};
+    Tensor alias = tensor_new(arena, 2, shape);
+    const char *path = "build/test/surface_alias.safetensors";
+    weights_plus("bert_mlm", st_entry_tensor("cls.predictions.decoder.weight", &alias), path);
+    BertcError err;
+    cr_assert_neq(model_load(&model, path, false, &err), 0, "the [3, 3] alias was accepted");
+    cr_assert(strstr(err.msg, "'cls.predictions.decoder.weight' has shape [3, 3]") &&
+              strstr(err.msg, "[120, 32]"), "%s", err.msg);
+    remove(path);
+}
