@@ -117,3 +117,20 @@ Test(model_surface, tied_alias_of_another_shape_is_an_error)
               strstr(err.msg, "[120, 32]"), "%s", err.msg);
     remove(path);
 }
+
+/* problem_type regression with num_labels 3 passed the config and failed
+ * only in the forward, as "config: ..." without the file's name. */
+Test(model_surface, regression_with_several_labels_names_the_config)
+{
+    const char *text = "{\"architectures\": [\"BertForSequenceClassification\"], "
+                       "\"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
+                       "\"num_attention_heads\": 4, \"intermediate_size\": 37, "
+                       "\"max_position_embeddings\": 64, "
+                       "\"num_labels\": 3, \"problem_type\": \"regression\"}";
+    BertConfig c;
+    BertcError err;
+    cr_assert_neq(bert_config_parse(NULL, "c.json", text, strlen(text), &c, &err), 0,
+                  "regression with num_labels 3 was accepted");
+    cr_assert(strstr(err.msg, "c.json: problem_type") && strstr(err.msg, "num_labels 3"), "%s",
+              err.msg);
+}
