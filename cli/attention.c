@@ -213,6 +213,12 @@ int cmd_attention(int argc, char **argv)
         return 2;
     }
     BertConfig cfg;
+    static const char *const flags[] = {"--config", "--weights", "--vocab"};
+    const char *paths[] = {a.config, a.weights, a.vocab};
+    if (cli_output_not_an_input("--output", a.output, 3, flags, paths, &err) != 0) {
+        fprintf(stderr, "bertc: %s\n", err.msg);
+        return 1;
+    }
     Arena *arena = arena_create("attention", 1 << 20);
     Tokenizer tok;
     Model m;

@@ -348,3 +348,34 @@ Test(cli, errors_echo_arguments_on_one_line)
     nl = strchr(log, '\n');
     cr_expect(strstr(log, "unknown command 'frob\\nnicate'") && nl && !nl[1], "%s", log);
 }
+
+/* `bertc run --output W` with W the --weights file replaced the model's
+ * weights with its outputs (exit 0); init over its own config and attention
+ * over its weights alike. Each is refused, naming both flags, and the file
+ * is left as it was (the test works on copies). */
+Test(cli, output_over_an_input_is_refused)
+{
+    char w[300], c[300], args[2000], cmd[1000];
+    const char *log;
+    snprintf(w, sizeof w, "%s/w.safetensors", out_dir);
+    snprintf(c, sizeof c, "%s/config.json", out_dir);
+    snprintf(cmd, sizeof cmd, "cp test/data/zoo/bert_model/weights.safetensors %s && "
+             "cp test/data/zoo/bert_model/config.json %s", w, c);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "run --config %s --weights %s --inputs "
+             "test/data/zoo/bert_model/inputs.safetensors --output %s/../%s/w.safetensors", c, w,
+             out_dir, strrchr(out_dir, '/') + 1);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "--output") && strstr(log, "is the file given to --weights") &&
+              !strchr(strchr(log, '\n') + 1, '\n'), "%s", log);
+    snprintf(args, sizeof args, "init --config %s --output %s", c, c);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "is the file given to --config"), "%s", log);
+    snprintf(args, sizeof args, "attention --config %s --weights %s --vocab %s --output %s "
+             "hello", c, w, w, w);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "is the file given to --weights"), "%s", log);
+    snprintf(cmd, sizeof cmd, "cmp -s test/data/zoo/bert_model/weights.safetensors %s && "
+             "cmp -s test/data/zoo/bert_model/config.json %s", w, c);
+    cr_assert_eq(system(cmd), 0, "a file given as an input was changed");
+}
