@@ -107,7 +107,13 @@ static void make_batch(const BertConfig *cfg, const AttentionArgs *a, const Enco
 {
     ITensor ids = row(e->input_ids, e->S), mask = row(e->attention_mask, e->S);
     ITensor types = row(e->token_type_ids, e->S);
-    batch_init(b, "sentence");
+    /* the batch's name starts its errors: a token id beyond the model's
+     * vocab_size means --vocab and the model do not belong together */
+    char shown[CLI_SHOWN];
+    size_t len = CLI_SHOWN + 64;
+    char *source = arena_alloc(arena, len);
+    snprintf(source, len, "the text as tokenized with %s", cli_shown(a->vocab, shown));
+    batch_init(b, source);
     bool bertsum = cfg->arch == ARCH_SUMMARIZER;
     batch_put_ids(b, bertsum ? "src" : "input_ids", ids);
     batch_put_ids(b, bertsum ? "mask" : "attention_mask", mask);

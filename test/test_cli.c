@@ -379,3 +379,26 @@ Test(cli, output_over_an_input_is_refused)
              "cmp -s test/data/zoo/bert_model/config.json %s", w, c);
     cr_assert_eq(system(cmd), 0, "a file given as an input was changed");
 }
+
+/* A vocabulary larger than the model's vocab_size gave "sentence: 'input_ids'
+ * ... >= vocab_size", naming neither file: the error now names the vocab. */
+Test(cli, attention_names_the_vocab_when_ids_exceed_the_model)
+{
+    char vocab[300], args[2048];
+    snprintf(vocab, sizeof vocab, "%s/big_vocab.txt", out_dir);
+    FILE *f = fopen(vocab, "w");
+    cr_assert(f);
+    fprintf(f, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
+    for (int i = 0; i < 200; i++)
+        fprintf(f, "w%d\n", i);
+    fprintf(f, "hello\n");
+    fclose(f);
+    snprintf(args, sizeof args, "attention --config test/data/zoo/bert_model/config.json "
+             "--weights test/data/zoo/bert_model/weights.safetensors --vocab %s --output "
+             "%s/a.svg hello", vocab, out_dir);
+    const char *log;
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    const char *nl = strchr(log, '\n');
+    cr_assert(strstr(log, vocab) && strstr(log, "= 205 is >= vocab_size 120") && nl && !nl[1],
+              "not one line naming the vocab: %s", log);
+}
