@@ -190,10 +190,17 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
         return -1;
     int32_t max_len = cfg->max_position_embeddings < 128 ? cfg->max_position_embeddings : 128;
     bool pad = cfg->arch == ARCH_QACONV;   /* QAConv reads query_len tokens at least */
+    int32_t len = pad ? cfg->query_len : max_len, specials = a->text_b ? 3 : 2;
+    char shown[CLI_SHOWN];
+    if (len < specials)   /* [CLS] TEXT [SEP] (TEXT_PAIR [SEP]) */
+        return bertc_errorf(err, "%s: %s %d leaves no room for the %d special tokens of %s; "
+                            "bertc attention needs a model of at least %d positions",
+                            cli_shown(a->config, shown),
+                            pad ? "query_len" : "max_position_embeddings", len, specials,
+                            a->text_b ? "TEXT and TEXT_PAIR" : "TEXT", specials);
     Encoding e;
     if (tokenizer_encode(tok, arena, a->text_a, strlen(a->text_a), a->text_b,
-                         a->text_b ? strlen(a->text_b) : 0, pad ? cfg->query_len : max_len, pad,
-                         &e, err) != 0)
+                         a->text_b ? strlen(a->text_b) : 0, len, pad, &e, err) != 0)
         return -1;
     Graph *g = ag_graph_create(1 << 20, 0);
     ag_set_training(g, false);

@@ -402,3 +402,26 @@ Test(cli, attention_names_the_vocab_when_ids_exceed_the_model)
     cr_assert(strstr(log, vocab) && strstr(log, "= 205 is >= vocab_size 120") && nl && !nl[1],
               "not one line naming the vocab: %s", log);
 }
+
+/* A model of 1 position gave the tokenizer's "max_len 1 leaves no room for
+ * the 2 special tokens", naming neither the config nor its key. */
+Test(cli, attention_on_a_model_too_short_names_the_config)
+{
+    char config[300], weights[300], vocab[300], args[2048], cmd[1200];
+    snprintf(config, sizeof config, "%s/short.json", out_dir);
+    snprintf(weights, sizeof weights, "%s/short.safetensors", out_dir);
+    snprintf(cmd, sizeof cmd, "sed 's/\"max_position_embeddings\": 40/"
+             "\"max_position_embeddings\": 1/' test/data/zoo/bert_model/config.json > %s",
+             config);
+    cr_assert_eq(system(cmd), 0);
+    const char *log;
+    snprintf(args, sizeof args, "init --config %s --output %s", config, weights);
+    cr_assert_eq(bertc(args, &log), 0, "%s", log);
+    write_tiny_vocab(vocab, sizeof vocab);
+    snprintf(args, sizeof args, "attention --config %s --weights %s --vocab %s --output %s/a.svg "
+             "'the cat'", config, weights, vocab, out_dir);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    const char *nl = strchr(log, '\n');
+    cr_assert(strstr(log, config) && strstr(log, "max_position_embeddings 1") && nl && !nl[1],
+              "not one line naming the config and key: %s", log);
+}
