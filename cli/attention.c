@@ -107,7 +107,13 @@ static void make_batch(const BertConfig *cfg, const AttentionArgs *a, const Enco
 {
     ITensor ids = row(e->input_ids, e->S), mask = row(e->attention_mask, e->S);
     ITensor types = row(e->token_type_ids, e->S);
-    batch_init(b, "sentence");
+    /* the batch's name starts its errors: a token id beyond the model's
+     * vocab_size means --vocab and the model do not belong together */
+    char shown[CLI_SHOWN];
+    size_t len = CLI_SHOWN + 64;
+    char *source = arena_alloc(arena, len);
+    snprintf(source, len, "the text as tokenized with %s", cli_shown(a->vocab, shown));
+    batch_init(b, source);
     bool bertsum = cfg->arch == ARCH_SUMMARIZER;
     batch_put_ids(b, bertsum ? "src" : "input_ids", ids);
     batch_put_ids(b, bertsum ? "mask" : "attention_mask", mask);
@@ -184,10 +190,17 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
         return -1;
     int32_t max_len = cfg->max_position_embeddings < 128 ? cfg->max_position_embeddings : 128;
     bool pad = cfg->arch == ARCH_QACONV;   /* QAConv reads query_len tokens at least */
+    int32_t len = pad ? cfg->query_len : max_len, specials = a->text_b ? 3 : 2;
+    char shown[CLI_SHOWN];
+    if (len < specials)   /* [CLS] TEXT [SEP] (TEXT_PAIR [SEP]) */
+        return bertc_errorf(err, "%s: %s %d leaves no room for the %d special tokens of %s; "
+                            "bertc attention needs a model of at least %d positions",
+                            cli_shown(a->config, shown),
+                            pad ? "query_len" : "max_position_embeddings", len, specials,
+                            a->text_b ? "TEXT and TEXT_PAIR" : "TEXT", specials);
     Encoding e;
     if (tokenizer_encode(tok, arena, a->text_a, strlen(a->text_a), a->text_b,
-                         a->text_b ? strlen(a->text_b) : 0, pad ? cfg->query_len : max_len, pad,
-                         &e, err) != 0)
+                         a->text_b ? strlen(a->text_b) : 0, len, pad, &e, err) != 0)
         return -1;
     Graph *g = ag_graph_create(1 << 20, 0);
     ag_set_training(g, false);
@@ -213,6 +226,12 @@ int cmd_attention(int argc, char **argv)
         return 2;
     }
     BertConfig cfg;
+    static const char *const flags[] = {"--config", "--weights", "--vocab"};
+    const char *paths[] = {a.config, a.weights, a.vocab};
+    if (cli_output_not_an_input("--output", a.output, 3, flags, paths, &err) != 0) {
+        fprintf(stderr, "bertc: %s\n", err.msg);
+        return 1;
+    }
     Arena *arena = arena_create("attention", 1 << 20);
     Tokenizer tok;
     Model m;

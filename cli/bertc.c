@@ -59,8 +59,12 @@ static int cmd_run(const CliFlags *f)
         require(f->inputs, "--inputs", "run") || require(f->output, "--output", "run") ||
         set_threads(f->threads))
         return 2;
+    static const char *const flags[] = {"--config", "--weights", "--inputs"};
+    const char *paths[] = {f->config, f->weights, f->inputs};
     RunArgs args = {f->config, f->weights, f->inputs, f->output, f->grad, f->stats};
     BertcError err;
+    if (cli_output_not_an_input("--output", f->output, 3, flags, paths, &err) != 0)
+        return fail(&err);
     return zoo_run(&args, &err) == 0 ? 0 : fail(&err);
 }
 
@@ -76,7 +80,9 @@ static int cmd_init(const CliFlags *f)
     }
     BertConfig cfg;
     BertcError err;
-    if (bert_config_read(f->config, &cfg, &err) != 0)
+    static const char *const flags[] = {"--config"};
+    if (cli_output_not_an_input("--output", f->output, 1, flags, &f->config, &err) != 0 ||
+        bert_config_read(f->config, &cfg, &err) != 0)
         return fail(&err);
     Arena *arena = arena_create("params", 1 << 20);
     Model m;

@@ -34,6 +34,13 @@ int cli_parse_threads(const char *value, int *n, BertcError *err);
 #define CLI_MAX_LEN (1L << 20)
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);
 
+/* An output path that names the same file as one of the command's inputs
+ * (`flags[i]` given as `paths[i]`, NULL when not given; a link or another
+ * spelling of the path counts) is an error naming both flags: the command
+ * would replace the file it reads (its weights, its config) with its output. */
+int cli_output_not_an_input(const char *output_flag, const char *output, int n,
+                            const char *const *flags, const char *const *paths, BertcError *err);
+
 /* ---- cli/attention.c: bertc attention ----------------------------------- */
 
 typedef struct AttentionArgs {

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 const char *cli_shown(const char *arg, char buf[CLI_SHOWN])
@@ -116,5 +117,25 @@ int cli_parse_max_len(const char *value, int32_t *n, BertcError *err)
         return bertc_errorf(err, "--max-len needs a count from 1 to %ld, got '%s'",
                             CLI_MAX_LEN, cli_shown(value, shown));
     *n = (int32_t)v;
+    return 0;
+}
+
+/* Same device and inode: the same file, whatever the spelling of its path. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int cli_output_not_an_input(const char *output_flag, const char *output, int n,
+                            const char *const *flags, const char *const *paths, BertcError *err)
+{
+    char shown[CLI_SHOWN];
+    for (int i = 0; output && i < n; i++)
+        if (paths[i] && (strcmp(paths[i], output) == 0 || same_file(paths[i], output)))
+            return bertc_errorf(err, "%s '%s' is the file given to %s: writing it would replace "
+                                "what the command reads; give another %s path", output_flag,
+                                cli_shown(output, shown), flags[i], output_flag);
     return 0;
 }

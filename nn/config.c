@@ -322,6 +322,12 @@ static int read_num_labels(const JsonValue *root, BertConfig *cfg, BertcError *e
                            (unsigned)id2label->length);
     if (has_map && id2label->length == 0)
         return json_errorf(err, id2label, "id2label is empty; a classifier needs labels");
+    /* bert_seqcls's MSE compares one score per sequence with labels (B) */
+    if (cfg->arch == ARCH_BERT_SEQCLS && cfg->problem_type == PROBLEM_REGRESSION &&
+        cfg->num_labels != 1)
+        return json_errorf(err, json_get(root, "problem_type"), "regression needs num_labels "
+                           "1 (one score per sequence), found num_labels %d; set num_labels "
+                           "to 1 or choose another problem_type", cfg->num_labels);
     return 0;
 }
 

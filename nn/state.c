@@ -42,16 +42,26 @@ static const StTensorInfo *find_entry(const Registry *r, int i, const SafeTensor
     return t;
 }
 
+/* The file entry t must have the shape of parameter p (for a tied alias or
+ * an alternative spelling, of the parameter it names). */
+static int check_shape(const Param *p, const SafeTensors *st, const StTensorInfo *t,
+                       BertcError *err)
+{
+    const Tensor *v = &p->var->value;
+    if (shape_equal(v->ndim, v->shape, t->ndim, t->shape))
+        return 0;
+    char want[SHAPE_STR_LEN], got[SHAPE_STR_LEN];
+    return bertc_errorf(err, "%s: '%s' has shape %s in the file but the model needs %s",
+                        st->name, t->name, shape_str(got, sizeof got, t->ndim, t->shape),
+                        shape_str(want, sizeof want, v->ndim, v->shape));
+}
+
 static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo *t,
                       BertcError *err)
 {
     const Tensor *v = &p->var->value;
-    if (!shape_equal(v->ndim, v->shape, t->ndim, t->shape)) {
-        char want[SHAPE_STR_LEN], got[SHAPE_STR_LEN];
-        return bertc_errorf(err, "%s: '%s' has shape %s in the file but the model needs %s",
-                            st->name, t->name, shape_str(got, sizeof got, t->ndim, t->shape),
-                            shape_str(want, sizeof want, v->ndim, v->shape));
-    }
+    if (check_shape(p, st, t, err) != 0)
+        return -1;
     if (st_read_f32(st, t, v->data, (size_t)v->numel, err) != 0)
         return -1;
     /* A NaN or an infinity in a weight can only make the outputs NaN, and
@@ -66,16 +76,18 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
     return 0;
 }
 
-/* Is this file key something the model knows (a param, alias or rename)? */
-static bool key_is_used(const Registry *r, const char *key, const LoadOptions *opts)
+/* The parameter a file key names (itself, a tied alias or an alternative
+ * spelling of it, opts->rename), or -1 if the model does not know the key. */
+static int key_param(const Registry *r, const char *key, const LoadOptions *opts)
 {
-    if (registry_find(r, key) >= 0)
-        return true;
+    int i = registry_find(r, key);
+    if (i >= 0)
+        return i;
     char alt[512];
-    for (int i = 0; opts && opts->rename && i < r->n_params; i++)
+    for (i = 0; opts && opts->rename && i < r->n_params; i++)
         if (opts->rename(r->params[i].name, alt, sizeof alt) && strcmp(alt, key) == 0)
-            return true;
-    return false;
+            return i;
+    return -1;
 }
 
 int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err)
@@ -109,11 +121,20 @@ int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, B
                    n_missing, missing);
     char unused[BERTC_ERROR_LEN - 128] = "";
     int n_unused = 0;
-    for (size_t k = 0; k < st->n_tensors; k++)
-        if (!key_is_used(r, st->tensors[k].name, opts)) {
-            list_append(unused, sizeof unused, st->tensors[k].name);
+    /* A key the model knows but did not read (a tied alias beside its owner,
+     * the other spelling of a renamed key) is not silently skipped: it must
+     * at least have its parameter's shape, as PyTorch's load_state_dict
+     * checks every key. */
+    for (size_t k = 0; k < st->n_tensors; k++) {
+        const StTensorInfo *t = &st->tensors[k];
+        int i = key_param(r, t->name, opts);
+        if (i >= 0 && check_shape(&r->params[i], st, t, err) != 0)
+            return -1;
+        if (i < 0) {
+            list_append(unused, sizeof unused, t->name);
             n_unused++;
         }
+    }
     if (n_unused && !(opts && opts->quiet_unused))
         bertc_warn("%s: %d unused keys: %s", st->name, n_unused, unused);
     return 0;

@@ -343,3 +343,80 @@ Test(cli, errors_echo_arguments_on_one_line)
     nl = strchr(log, '\n');
     cr_expect(strstr(log, "unknown command 'frob\\nnicate'") && nl && !nl[1], "%s", log);
 }
+
+/* `bertc run --output W` with W the --weights file replaced the model's
+ * weights with its outputs (exit 0); init over its own config and attention
+ * over its weights alike. Each is refused, naming both flags, and the file
+ * is left as it was (the test works on copies). */
+Test(cli, output_over_an_input_is_refused)
+{
+    char w[300], c[300], args[2000], cmd[1000];
+    const char *log;
+    snprintf(w, sizeof w, "%s/w.safetensors", out_dir);
+    snprintf(c, sizeof c, "%s/config.json", out_dir);
+    snprintf(cmd, sizeof cmd, "cp test/data/zoo/bert_model/weights.safetensors %s && "
+             "cp test/data/zoo/bert_model/config.json %s", w, c);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "run --config %s --weights %s --inputs "
+             "test/data/zoo/bert_model/inputs.safetensors --output %s/../%s/w.safetensors", c, w,
+             out_dir, strrchr(out_dir, '/') + 1);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "--output") && strstr(log, "is the file given to --weights") &&
+              !strchr(strchr(log, '\n') + 1, '\n'), "%s", log);
+    snprintf(args, sizeof args, "init --config %s --output %s", c, c);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "is the file given to --config"), "%s", log);
+    snprintf(args, sizeof args, "attention --config %s --weights %s --vocab %s --output %s "
+             "hello", c, w, w, w);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_assert(strstr(log, "is the file given to --weights"), "%s", log);
+    snprintf(cmd, sizeof cmd, "cmp -s test/data/zoo/bert_model/weights.safetensors %s && "
+             "cmp -s test/data/zoo/bert_model/config.json %s", w, c);
+    cr_assert_eq(system(cmd), 0, "a file given as an input was changed");
+}
+
+/* A vocabulary larger than the model's vocab_size gave "sentence: 'input_ids'
+ * ... >= vocab_size", naming neither file: the error now names the vocab. */
+Test(cli, attention_names_the_vocab_when_ids_exceed_the_model)
+{
+    char vocab[300], args[2048];
+    snprintf(vocab, sizeof vocab, "%s/big_vocab.txt", out_dir);
+    FILE *f = fopen(vocab, "w");
+    cr_assert(f);
+    fprintf(f, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
+    for (int i = 0; i < 200; i++)
+        fprintf(f, "w%d\n", i);
+    fprintf(f, "hello\n");
+    fclose(f);
+    snprintf(args, sizeof args, "attention --config test/data/zoo/bert_model/config.json "
+             "--weights test/data/zoo/bert_model/weights.safetensors --vocab %s --output "
+             "%s/a.svg hello", vocab, out_dir);
+    const char *log;
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    const char *nl = strchr(log, '\n');
+    cr_assert(strstr(log, vocab) && strstr(log, "= 205 is >= vocab_size 120") && nl && !nl[1],
+              "not one line naming the vocab: %s", log);
+}
+
+/* A model of 1 position gave the tokenizer's "max_len 1 leaves no room for
+ * the 2 special tokens", naming neither the config nor its key. */
+Test(cli, attention_on_a_model_too_short_names_the_config)
+{
+    char config[300], weights[300], vocab[300], args[2048], cmd[1200];
+    snprintf(config, sizeof config, "%s/short.json", out_dir);
+    snprintf(weights, sizeof weights, "%s/short.safetensors", out_dir);
+    snprintf(cmd, sizeof cmd, "sed 's/\"max_position_embeddings\": 40/"
+             "\"max_position_embeddings\": 1/' test/data/zoo/bert_model/config.json > %s",
+             config);
+    cr_assert_eq(system(cmd), 0);
+    const char *log;
+    snprintf(args, sizeof args, "init --config %s --output %s", config, weights);
+    cr_assert_eq(bertc(args, &log), 0, "%s", log);
+    write_tiny_vocab(vocab, sizeof vocab);
+    snprintf(args, sizeof args, "attention --config %s --weights %s --vocab %s --output %s/a.svg "
+             "'the cat'", config, weights, vocab, out_dir);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    const char *nl = strchr(log, '\n');
+    cr_assert(strstr(log, config) && strstr(log, "max_position_embeddings 1") && nl && !nl[1],
+              "not one line naming the config and key: %s", log);
+}

@@ -2,6 +2,7 @@
  * input checks every model shares. */
 #include "zoo/zoo.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -197,6 +198,24 @@ int batch_check_binary(const Batch *b, const char *name, const ITensor *t, Bertc
         index_str(at, sizeof at, t->ndim, t->shape, i);
         return bertc_errorf(err, "%s: '%s'%s = %d is neither 0 nor 1", b->source, name, at,
                             (int)t->data[i]);
+    }
+    return 0;
+}
+
+int batch_check_real(const Batch *b, const char *name, const Tensor *t, double lo, double hi,
+                     BertcError *err)
+{
+    for (int64_t i = 0; i < t->numel; i++) {
+        float v = t->data[i];
+        if (isfinite(v) && v >= lo && v <= hi)
+            continue;
+        char at[SHAPE_STR_LEN];
+        index_str(at, sizeof at, t->ndim, t->shape, i);
+        if (!isfinite(v))
+            return bertc_errorf(err, "%s: '%s'%s = %g is not a finite number", b->source, name,
+                                at, v);
+        return bertc_errorf(err, "%s: '%s'%s = %g is outside [%g, %g]", b->source, name, at, v,
+                            lo, hi);
     }
     return 0;
 }

@@ -2,6 +2,7 @@
  * BertForMaskedLM with the LM head shared by SpanBERT. */
 #include "zoo/zoo.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,13 +130,16 @@ static int seqcls_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *lo
         if (C != 1)
             return bertc_errorf(err, "config: regression needs num_labels 1, got %lld",
                                 (long long)C);
-        if (float_labels(in, 1, shape, g, &y, err) != 0)
+        if (float_labels(in, 1, shape, g, &y, err) != 0 ||
+            batch_check_real(in, "labels", &y, -HUGE_VAL, HUGE_VAL, err) != 0)
             return -1;
         *loss = ag_mse(g, ag_reshape(g, logits, 1, shape), &y);
     } else if (problem == PROBLEM_MULTI_LABEL) {
         int64_t shape[2] = {B, C};
         Tensor y;
-        if (float_labels(in, 2, shape, g, &y, err) != 0)
+        /* targets are probabilities (SPEC 6.2: 0/1; soft labels in between) */
+        if (float_labels(in, 2, shape, g, &y, err) != 0 ||
+            batch_check_real(in, "labels", &y, 0.0, 1.0, err) != 0)
             return -1;
         *loss = ag_bce_with_logits(g, logits, &y);
     } else {

@@ -81,6 +81,12 @@ int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_
 /* Every value 0 or 1 (masks, 0/1 labels): else an error naming the tensor,
  * the position and the value ("'mask_cls'[1, 2] = 2 is neither 0 nor 1"). */
 int batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err);
+/* Every value finite and in [lo, hi] (float labels: a NaN or infinite target
+ * would only make the loss and every gradient NaN): else an error naming the
+ * tensor, the position and the value ("'labels'[1, 2] = nan is not a finite
+ * number"). */
+int batch_check_real(const Batch *b, const char *name, const Tensor *t, double lo, double hi,
+                     BertcError *err);
 /* Every input of b was looked up (b->lookups): else an error naming the first
  * one nobody read and listing the names `model` reads. */
 int batch_check_all_read(const Batch *b, const char *model, BertcError *err);
