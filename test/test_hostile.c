@@ -236,18 +236,13 @@ Test(hostile, inputs_files)
     }
 }
 
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Every hostile safetensors file, opened from memory into an arena of ours:
- * at most 16 bytes of bookkeeping per byte of file (plus 64 KB) and 50 ms,
- * whatever sizes its header claims (header_4gb, huge_tensor: 4 GB claimed in
- * a 1 KB file; header_2pow63; tensor_1gb). */
-Test(hostile, safetensors_memory_and_time_bounded_by_file_size)
+ * at most 16 bytes of bookkeeping per byte of file (plus 64 KB), whatever
+ * sizes its header claims (header_4gb, huge_tensor: 4 GB claimed in a 1 KB
+ * file; header_2pow63; tensor_1gb). Work that followed a claimed size would
+ * show as a timeout; no wall-clock figure is asserted (a test under valgrind
+ * or on a loaded machine is slow, and speed is the benches' job). */
+Test(hostile, safetensors_memory_bounded_by_file_size, .timeout = 60)
 {
     DIR *d = opendir(BAD);
     cr_assert_not_null(d);
@@ -268,14 +263,11 @@ Test(hostile, safetensors_memory_and_time_bounded_by_file_size)
         Arena *a = arena_create("bounded", 4096);
         SafeTensors *st;
         BertcError err;
-        double t0 = seconds();
         if (st_open_memory(a, path, bytes, size, &st, &err) == 0)
             st_close(st);
-        double took = seconds() - t0;
         size_t used = arena_high_water(a);
         cr_expect_leq(used, 16 * size + 65536, "%s (%zu bytes) took %zu bytes to open", path,
                       size, used);
-        cr_expect_lt(took, 0.05, "%s (%zu bytes) took %.3f s to open", path, size, took);
         arena_destroy(a);
         free(bytes);
         files++;
@@ -289,7 +281,7 @@ Test(hostile, safetensors_memory_and_time_bounded_by_file_size)
  * members: each is refused, taking at most JSON_BYTES_PER_INPUT_BYTE (the
  * parser's documented bound) + 1 (the header's own copy) bytes of arena per
  * byte of file, not gigabytes. */
-Test(hostile, long_json_headers_take_memory_bounded_by_their_size)
+Test(hostile, long_json_headers_take_memory_bounded_by_their_size, .timeout = 120)
 {
     static const char *const want[] = {"expected a JSON object of tensor entries",
                                        "shape has 15", "a tensor entry must be an object"};
@@ -311,16 +303,13 @@ Test(hostile, long_json_headers_take_memory_bounded_by_their_size)
         Arena *a = arena_create("bounded", 4096);
         SafeTensors *st;
         BertcError err = {{0}};
-        double t0 = seconds();
         cr_expect_neq(st_open_memory(a, "long.safetensors", file, 8 + n, &st, &err), 0);
-        double took = seconds() - t0;
         cr_expect(strstr(err.msg, want[kind]), "kind %d: message \"%.200s\" lacks \"%s\"", kind,
                   err.msg, want[kind]);
         size_t used = arena_high_water(a);
         cr_expect_leq(used, (JSON_BYTES_PER_INPUT_BYTE + 1) * (8 + n) + 65536,
                       "kind %d: %zu MB of arena for a %zu MB header (%.1f a byte)", kind,
                       used >> 20, n >> 20, (double)used / (double)n);
-        cr_expect_lt(took, 30.0, "kind %d took %.1f s", kind, took);
         arena_destroy(a);
     }
     free(file);
