@@ -281,7 +281,7 @@ Test(hostile, safetensors_memory_bounded_by_file_size, .timeout = 60)
  * members: each is refused, taking at most JSON_BYTES_PER_INPUT_BYTE (the
  * parser's documented bound) + 1 (the header's own copy) bytes of arena per
  * byte of file, not gigabytes. */
-Test(hostile, long_json_headers_take_memory_bounded_by_their_size, .timeout = 120)
+Test(hostile, long_json_headers_take_memory_bounded_by_their_size, .timeout = 900)
 {
     static const char *const want[] = {"expected a JSON object of tensor entries",
                                        "shape has 15", "a tensor entry must be an object"};
