@@ -259,3 +259,26 @@ Test(memory, a_text_too_long_for_memory_is_an_error_from_tokenizer_encode)
               "the message: %s", err.msg);
     arena_destroy(a);
 }
+
+/* The outputs table has no fixed size (it held 512, and a deep model's
+ * hidden states, attention maps and gates went past it). */
+Test(memory, the_outputs_table_grows)
+{
+    Graph *g = ag_graph_create(1 << 16, 0);
+    Outputs out;
+    outputs_init(&out);
+    int64_t one = 1;
+    for (int i = 0; i < 2000; i++) {
+        Var *v = ag_tensor(g, 1, &one, false);
+        v->value.data[0] = (float)i;
+        outputs_put(&out, g, v, "layers.%d.x", i);
+    }
+    cr_assert_eq(out.n, 2000);
+    for (int i = 0; i < 2000; i += 499) {
+        char name[32];
+        snprintf(name, sizeof name, "layers.%d.x", i);
+        Var *v = outputs_get(&out, name);
+        cr_assert(v && v->value.data[0] == (float)i, "%s lost after the table grew", name);
+    }
+    ag_graph_destroy(g);
+}
