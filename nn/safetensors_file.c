@@ -4,7 +4,14 @@
  * st_open_source and st_write_buffer. */
 #include "nn/safetensors.h"
 
+/* A POSIX system has directory listings, lstat and clock_gettime; a
+ * bare-metal newlib build with files (NO_THREADS=1 on a Cortex-M, files by
+ * semihosting) has none of them: there the writer does not sweep stale
+ * temporaries, and it checks the target with stat. */
+#if defined(__unix__) || defined(__APPLE__)
+#define BERTC_POSIX_FS
 #include <dirent.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -128,13 +135,23 @@ static mode_t new_file_mode(void)
     return 0666 & ~mask;
 }
 
+/* lstat where there are symbolic links. */
+static int link_stat(const char *path, struct stat *sb)
+{
+#if defined(BERTC_POSIX_FS)
+    return lstat(path, sb);
+#else
+    return stat(path, sb);
+#endif
+}
+
 /* Refuse a target that is not a regular file (or absent); *mode receives the
  * existing file's permissions, or those of a new file when there is none. */
 static int check_target(const char *path, mode_t *mode, BertcError *err)
 {
     struct stat sb;
     *mode = new_file_mode();
-    if (lstat(path, &sb) != 0)
+    if (link_stat(path, &sb) != 0)
         return errno == ENOENT ? 0
                                : bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
     /* a link is not followed (the rename would replace the link, not its
@@ -153,8 +170,10 @@ static int check_target(const char *path, mode_t *mode, BertcError *err)
 static uint64_t random_bits(void)
 {
     static uint64_t counter;
-    struct timespec ts = {0, 0};
+    struct timespec ts = {time(NULL), 0};
+#if defined(BERTC_POSIX_FS)
     clock_gettime(CLOCK_REALTIME, &ts);
+#endif
     uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40;
     x ^= rng_mix(++counter * RNG_GAMMA);
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -191,6 +210,7 @@ static int create_temp(const char *path, char *tmp, size_t len, BertcError *err)
     return bertc_errorf(err, "%s: cannot find a free temporary name beside it", path);
 }
 
+#if defined(BERTC_POSIX_FS)
 /* Is `name` (in the target's directory) a temporary of target `base`, and
  * whose? "<base>.tmp.<pid>" (older bertc) or "<base>.tmp.<pid>.<letters>". */
 static bool temp_of(const char *name, const char *base, long *pid)
@@ -236,6 +256,13 @@ static void remove_stale_temps(const char *dir, const char *base)
     }
     closedir(d);
 }
+#else
+/* No directory listing here: nothing to sweep. */
+static void remove_stale_temps(const char *dir, const char *base)
+{
+    (void)dir, (void)base;
+}
+#endif
 
 /* A sink writing through one 64 KB buffer to a file descriptor. */
 typedef struct FdSink {

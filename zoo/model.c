@@ -97,7 +97,9 @@ static int too_big(const BertConfig *cfg, const Registry *r, BertcError *err)
                         p->name, shape, keys[0] ? keys : "the layer counts");
 }
 
-/* The dry run, under bertc_try (model_size destroys its arena either way). */
+/* The dry run, under bertc_try, in `arena` from `mark` on: size_in
+ * releases what it allocated, so model_build can use the caller's arena
+ * (a fixed one on bare metal, where there is no heap for another). */
 typedef struct DryBuild {
     const ModelArch *arch;
     const BertConfig *cfg;
@@ -108,12 +110,12 @@ typedef struct DryBuild {
 static int dry_build(void *ctx, BertcError *err)
 {
     DryBuild *d = ctx;
-    d->arena = arena_create("model_size", 1 << 16);
     d->r = registry_create_dry(d->arena, d->arch->name);
     return d->arch->build(d->r, d->cfg, err) ? 0 : -1;
 }
 
-int model_size(const BertConfig *cfg, double *floats, BertcError *err)
+/* model_size with the dry run in `arena`; it leaves the arena as it was. */
+static int size_in(const BertConfig *cfg, Arena *arena, double *floats, BertcError *err)
 {
     const ModelArch *arch = zoo_arch(cfg->arch);
     if (!arch || !arch->build)
@@ -123,14 +125,35 @@ int model_size(const BertConfig *cfg, double *floats, BertcError *err)
         return -1;
     /* the dry run allocates names, Vars without data and the model's own
      * structs: a few KB per layer, the layer counts being bounded */
-    DryBuild d = {arch, cfg, NULL, NULL};
+    ArenaMark mark = arena_mark(arena);
+    DryBuild d = {arch, cfg, arena, NULL};
     int rc = bertc_try(dry_build, &d, err);
-    Registry *r = d.r;
-    if (rc == 0 && r->dry_floats > MODEL_MAX_FLOATS)
-        rc = too_big(cfg, r, err);
+    if (rc == 0 && d.r->dry_floats > MODEL_MAX_FLOATS)
+        rc = too_big(cfg, d.r, err);
     if (rc == 0)
-        *floats = r->dry_floats;
-    arena_destroy(d.arena);
+        *floats = d.r->dry_floats;
+    arena_release(arena, mark);
+    return rc;
+}
+
+typedef struct SizeCall {
+    const BertConfig *cfg;
+    Arena *arena;
+    double *floats;
+} SizeCall;
+
+static int size_in_own_arena(void *ctx, BertcError *err)
+{
+    SizeCall *c = ctx;
+    c->arena = arena_create("model_size", 1 << 16);
+    return size_in(c->cfg, c->arena, c->floats, err);
+}
+
+int model_size(const BertConfig *cfg, double *floats, BertcError *err)
+{
+    SizeCall c = {cfg, NULL, floats};
+    int rc = bertc_try(size_in_own_arena, &c, err);
+    arena_destroy(c.arena);
     return rc;
 }
 
@@ -168,7 +191,7 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
 {
     const ModelArch *arch = zoo_arch(cfg->arch);
     double floats;
-    if (model_size(cfg, &floats, err) != 0)
+    if (size_in(cfg, arena, &floats, err) != 0)
         return -1;
     m->cfg = *cfg;
     m->arch = arch;

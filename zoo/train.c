@@ -257,7 +257,7 @@ static int resume(Run *r, int64_t *start, BertcError *err)
     if (!r->opt->resume || !r->opt->checkpoint)
         return 0;
     struct stat sb;
-    if (lstat(r->opt->checkpoint, &sb) != 0 && errno == ENOENT) {   /* a first run */
+    if (stat(r->opt->checkpoint, &sb) != 0 && errno == ENOENT) {   /* a first run */
         if (!r->opt->quiet)
             fprintf(stderr, "--resume: no checkpoint at %s yet; starting from step 0\n",
                     r->opt->checkpoint);
@@ -474,7 +474,9 @@ static void catch_signals(SavedSignals *saved)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
+#if defined(SA_RESTART)   /* not in a bare-metal newlib */
     sa.sa_flags = SA_RESTART;
+#endif
     sigemptyset(&sa.sa_mask);
     saved->installed = sigaction(SIGINT, &sa, &saved->intr) == 0 &&
                        sigaction(SIGTERM, &sa, &saved->term) == 0;

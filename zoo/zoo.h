@@ -168,7 +168,10 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
  * counted by the architecture's own build code in a dry-run registry
  * (registry_create_dry), so it cannot drift from the real model; nothing of
  * the model's size is allocated. Above MODEL_MAX_FLOATS: an error naming the
- * largest tensor and the config keys that size it. */
+ * largest tensor and the config keys that size it. The dry run takes a few
+ * KB per layer from an arena of its own (the heap); model_build counts in
+ * the caller's arena instead and gives that memory back, so it also works
+ * on a fixed arena with no heap. */
 int model_size(const BertConfig *cfg, double *floats, BertcError *err);
 
 /* An error from model_build that starts with "config: " gets the config
