@@ -176,10 +176,12 @@ static void own_dir(const char *argv0, char *dir, size_t len)
         snprintf(dir, len, ".");
 }
 
+/* Ends the line already begun on stderr with the examples there are, so the
+ * message stays one line. */
 static void list_examples(const char *dir)
 {
     DIR *d = opendir(dir);
-    fprintf(stderr, "examples:");
+    fprintf(stderr, "; examples:");
     for (struct dirent *e; d && (e = readdir(d));)
         if (e->d_name[0] != '.')
             fprintf(stderr, " %s", e->d_name);
@@ -248,14 +250,14 @@ static int cmd_train(int argc, char **argv)
     own_dir(argv[0], dir, sizeof dir);
     train_layout(dir, examples, sizeof examples, data_root, sizeof data_root);
     if (argc < 3) {
-        fprintf(stderr, "usage: bertc train NAME [--steps N] [--out DIR] [--resume] ...\n");
+        fprintf(stderr, "usage: bertc train NAME [--steps N] [--out DIR] [--resume] ...");
         list_examples(examples);
         return 2;
     }
     snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
     if (strchr(argv[2], '/') || access(path, X_OK) != 0) {
         char shown[CLI_SHOWN];
-        fprintf(stderr, "bertc train: no example '%s' in %s\n", cli_shown(argv[2], shown),
+        fprintf(stderr, "bertc train: no example '%s' in %s", cli_shown(argv[2], shown),
                 examples);
         list_examples(examples);
         return 2;

@@ -62,10 +62,13 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 /* Bytes held by the chunks of every growable arena, and the most they may
  * hold. Linux hands out address space it does not have (overcommit): a
  * 20 GB chunk on a 16 GB machine "succeeds" and the process is killed later,
- * when the pages are touched. So growing past the machine's RAM is refused
- * up front, while the caller can still say which batch was too big. */
+ * when the pages are touched. So growing past the memory there is to have
+ * is refused up front, while the caller can still say which batch was too
+ * big. The machine's RAM alone is not that bound: other processes hold part
+ * of it, and a batch that fits the RAM but not what is free is killed by the
+ * OOM killer all the same. */
 static atomic_size_t arena_total;
-static size_t memory_limit;   /* 0: not yet set (the machine's RAM) */
+static size_t memory_limit;   /* 0: not yet set (see default_limit) */
 
 static size_t physical_memory(void)
 {
@@ -77,12 +80,52 @@ static size_t physical_memory(void)
     return SIZE_MAX;
 }
 
-void arena_set_memory_limit(size_t bytes) { memory_limit = bytes ? bytes : physical_memory(); }
+/* The memory the system can still give (Linux: MemAvailable + SwapFree of
+ * /proc/meminfo, in kB), or SIZE_MAX where that is not known. */
+static size_t available_memory(void)
+{
+    size_t total = SIZE_MAX;
+#if !defined(BERTC_FREESTANDING)
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return total;
+    char line[128];
+    unsigned long long kb, sum = 0;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemAvailable: %llu", &kb) == 1 || sscanf(line, "SwapFree: %llu", &kb) == 1) {
+            sum += kb;
+            found++;
+        }
+    }
+    fclose(f);
+    if (found == 2 && sum < SIZE_MAX / 1024)
+        total = (size_t)sum * 1024;
+#endif
+    return total;
+}
+
+/* The default limit: the machine's RAM, and at most what the arenas hold now
+ * plus 7/8 of the memory still available (the rest is left to what bertc
+ * allocates outside its arenas, and to the other processes). */
+static size_t default_limit(void)
+{
+    size_t limit = physical_memory(), avail = available_memory();
+    size_t held = atomic_load(&arena_total);
+    if (avail != SIZE_MAX) {
+        avail -= avail / 8;
+        if (avail <= SIZE_MAX - held && held + avail < limit)
+            limit = held + avail;
+    }
+    return limit;
+}
+
+void arena_set_memory_limit(size_t bytes) { memory_limit = bytes ? bytes : default_limit(); }
 
 size_t arena_memory_limit(void)
 {
     if (!memory_limit)
-        memory_limit = physical_memory();
+        memory_limit = default_limit();
     return memory_limit;
 }
 
@@ -116,7 +159,7 @@ static void reserve(const char *arena, size_t bytes)
         return;
     atomic_fetch_sub(&arena_total, bytes);
     bertc_fatal("arena '%s': out of memory: %s more would bring bertc to %s, past the %s "
-                "limit (this machine's RAM); use a smaller batch or shorter sequences", arena,
+                "limit (the memory this machine had free); use a smaller batch or shorter sequences", arena,
                 size_text((double)bytes).text, size_text((double)before + (double)bytes).text,
                 size_text((double)limit).text);
 }

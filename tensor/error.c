@@ -27,6 +27,44 @@ static void default_warn_hook(const char *msg, void *user)
 }
 #endif
 
+/* Rewrite msg (cap bytes) so that it is one line: a control character that
+ * came in with user data (a path or flag value holding a newline, a key with
+ * a \r) is written as \n, \r or \xNN. Messages are one line ("bertc: ..."),
+ * and a line break from the input must not split one. A tab stays. */
+static void one_line(char *msg, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    char in[BERTC_ERROR_LEN];
+    size_t len = 0;
+    bool clean = true;
+    for (; msg[len] && len + 1 < sizeof in; len++) {
+        in[len] = msg[len];
+        clean = clean && ((unsigned char)msg[len] >= 0x20 || msg[len] == '\t') &&
+                msg[len] != 0x7f;
+    }
+    if (clean)
+        return;
+    in[len] = '\0';
+    size_t n = 0;
+    for (const unsigned char *s = (const unsigned char *)in; *s; s++) {
+        bool plain = (*s >= 0x20 && *s != 0x7f) || *s == '\t';
+        if (n + (plain ? 1 : 4) >= cap)
+            break;
+        if (plain) {
+            msg[n++] = (char)*s;
+        } else if (*s == '\n' || *s == '\r') {
+            msg[n++] = '\\';
+            msg[n++] = *s == '\n' ? 'n' : 'r';
+        } else {
+            msg[n++] = '\\';
+            msg[n++] = 'x';
+            msg[n++] = hex[*s >> 4];
+            msg[n++] = hex[*s & 15];
+        }
+    }
+    msg[n] = '\0';
+}
+
 int bertc_errorf(BertcError *err, const char *fmt, ...)
 {
     if (err) {
@@ -34,6 +72,7 @@ int bertc_errorf(BertcError *err, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        one_line(err->msg, sizeof err->msg);
     }
     return -1;
 }
@@ -84,6 +123,7 @@ _Noreturn void bertc_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    one_line(msg, sizeof msg);
     if (catcher) {
         if (catcher->err)
             snprintf(catcher->err->msg, sizeof catcher->err->msg, "%s", msg);
@@ -111,5 +151,6 @@ void bertc_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    one_line(msg, sizeof msg);
     warn_hook(msg, warn_user);
 }

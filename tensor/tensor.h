@@ -186,8 +186,10 @@ void arena_reset(Arena *a);
 size_t arena_used(const Arena *a);
 size_t arena_high_water(const Arena *a);
 
-/* All growable arenas together may hold at most this many bytes (default:
- * the machine's RAM; 0 restores the default). Growing past it, or a malloc
+/* All growable arenas together may hold at most this many bytes (default,
+ * set at the first use: the machine's RAM, and at most 7/8 of the memory
+ * then available to take, MemAvailable + SwapFree on Linux; 0 sets the
+ * default again). Growing past it, or a malloc
  * the system refuses, is a bertc_fatal naming the arena and the sizes, which
  * bertc_try turns into an error: a batch too big for the machine is refused
  * before it is touched, not killed by the OS half-way (Linux overcommits). */

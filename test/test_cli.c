@@ -420,3 +420,30 @@ Test(cli, attention_on_a_model_too_short_names_the_config)
     cr_assert(strstr(log, config) && strstr(log, "max_position_embeddings 1") && nl && !nl[1],
               "not one line naming the config and key: %s", log);
 }
+
+/* True when log is exactly one line (one '\n', at its end). */
+static bool one_line(const char *log)
+{
+    const char *nl = strchr(log, '\n');
+    return nl && !nl[1];
+}
+
+/* A newline that reaches a message through a path, an environment variable
+ * or an example's flag (not only through bertc's own flags) is escaped at
+ * the one place every message is made (bertc_errorf), so the error stays one
+ * line; `bertc train` with an unknown example lists the examples on the same
+ * line. */
+Test(cli, user_text_in_any_message_stays_on_one_line)
+{
+    const char *log;
+    cr_expect_eq(bertc("summary --config '/nonexistent/a\nb.json'", &log), 1);
+    cr_expect(one_line(log) && strstr(log, "a\\nb.json"), "%s", log);
+    cr_expect_eq(bertc_env("BERTC_ISA='avx2\n'", "summary --config c", &log), 2);
+    cr_expect(one_line(log) && strstr(log, "BERTC_ISA=avx2\\n"), "%s", log);
+    cr_expect_eq(bertc("train topics --steps '1\n2' --quiet", &log), 1);
+    cr_expect(one_line(log) && strstr(log, "got '1\\n2'"), "%s", log);
+    cr_expect_eq(bertc("train no-such-example", &log), 2);
+    cr_expect(one_line(log) && strstr(log, "; examples:") && strstr(log, "topics"), "%s", log);
+    cr_expect_eq(bertc("train", &log), 2);
+    cr_expect(one_line(log) && strstr(log, "usage: bertc train NAME"), "%s", log);
+}
