@@ -34,6 +34,9 @@
 #define HELD_OUT_MAX 64   /* the largest evaluation batch */
 #define EXAMPLE_DATA_FILES 4   /* data files an example may name */
 #define EXAMPLE_PATH_MAX 1024
+/* The longest file name an example writes into --out, with room to spare
+ * ("checkpoint.safetensors", "quasi_attention.svg", "pretrain.safetensors"). */
+#define EXAMPLE_OUT_NAME_MAX 32
 
 /* The path to read the data file `rel` ("data/topics.tsv") from:
  * "$BERTC_DATA_DIR/rel" when BERTC_DATA_DIR is set, else rel. Each name is
@@ -61,6 +64,10 @@ static inline const char *example_data_path(const char *rel)
 static inline int example_need_data(const char *rel, BertcError *err)
 {
     const char *path = example_data_path(rel);
+    const char *root = getenv("BERTC_DATA_DIR");
+    if (root && *root && strlen(root) + 1 + strlen(rel) >= EXAMPLE_PATH_MAX)
+        return bertc_errorf(err, "BERTC_DATA_DIR is %zu characters long; with %s it must "
+                            "fit %d bytes", strlen(root), rel, EXAMPLE_PATH_MAX);
     BertcError why;
     FILE *f = bertc_open_read(path, NULL, &why);
     if (f) {
@@ -69,7 +76,6 @@ static inline int example_need_data(const char *rel, BertcError *err)
     }
     if (access(path, F_OK) == 0)   /* there, but not a readable file: say why */
         return bertc_errorf(err, "%s", why.msg);
-    const char *root = getenv("BERTC_DATA_DIR");
     if (root && *root)
         return bertc_errorf(err, "%s: cannot open; BERTC_DATA_DIR=%s must be the directory "
                             "holding data/ (the bertc repository root, or PREFIX/share/bertc)",
@@ -87,13 +93,23 @@ static inline int example_need_data(const char *rel, BertcError *err)
 
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
- * `checkpoint` (cap bytes). OUT is created and checked writable here,
+ * `checkpoint` (cap bytes, the size of every OUT/NAME buffer of the example:
+ * an OUT too long for them is refused). OUT is created and checked writable here,
  * before any data is read or any step is trained. */
 static inline int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
                                 char *checkpoint, size_t cap, BertcError *err)
 {
-    if (train_parse_flags(argc, argv, opt, out, err) != 0 ||
-        train_check_out_dir(*out, err) != 0)
+    if (train_parse_flags(argc, argv, opt, out, err) != 0)
+        return -1;
+    /* The examples write OUT/NAME into buffers of cap bytes: an OUT that
+     * leaves no room for the longest NAME would be cut short, and the files
+     * would land under other names (".../checkpoint.saf"). */
+    size_t len = strlen(*out);
+    if (len + 1 + EXAMPLE_OUT_NAME_MAX >= cap)
+        return bertc_errorf(err, "--out '%.40s...' is %zu characters long; it may have at "
+                            "most %zu (the files written into it must fit a %zu-byte path)",
+                            *out, len, cap - 2 - EXAMPLE_OUT_NAME_MAX, cap);
+    if (train_check_out_dir(*out, err) != 0)
         return -1;
     snprintf(checkpoint, cap, "%s/checkpoint.safetensors", *out);
     if (!opt->checkpoint)

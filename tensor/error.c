@@ -27,6 +27,16 @@ static void default_warn_hook(const char *msg, void *user)
 }
 #endif
 
+/* A message is one line whatever the input it quotes: a file name, a flag
+ * value or a JSON key holding a newline (or any control character) must not
+ * split it, so each such character becomes '?'. */
+static void one_line(char *msg)
+{
+    for (unsigned char *c = (unsigned char *)msg; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            *c = '?';
+}
+
 int bertc_errorf(BertcError *err, const char *fmt, ...)
 {
     if (err) {
@@ -34,6 +44,7 @@ int bertc_errorf(BertcError *err, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        one_line(err->msg);
     }
     return -1;
 }
@@ -84,6 +95,7 @@ _Noreturn void bertc_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    one_line(msg);
     if (catcher) {
         if (catcher->err)
             snprintf(catcher->err->msg, sizeof catcher->err->msg, "%s", msg);
@@ -111,5 +123,6 @@ void bertc_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    one_line(msg);
     warn_hook(msg, warn_user);
 }
