@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <stdio.h>
@@ -323,6 +324,9 @@ int main(int argc, char **argv)
 {
     Command c = {argc, argv, 0};
     BertcError err;
+    /* a file-size limit (ulimit -f) reached while writing is a failed write
+     * (EFBIG, one line), not SIGXFSZ's kill */
+    signal(SIGXFSZ, SIG_IGN);
     if (bertc_try(run_guarded, &c, &err) != 0) {
         fprintf(stderr, "bertc: %s\n", err.msg);
         return 1;

@@ -25,6 +25,7 @@
 #include "zoo/train.h"
 
 #include <assert.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,9 @@ static inline int example_main(const char *name, int argc, char **argv,
                                int (*run)(int, char **, BertcError *))
 {
     BertcError err;
+    /* a file-size limit (ulimit -f) reached while saving must be a failed
+     * write (EFBIG: one line, the old checkpoint kept), not SIGXFSZ's kill */
+    signal(SIGXFSZ, SIG_IGN);
     if (bertc_check_env(&err) != 0) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return 2;

@@ -8,6 +8,8 @@
  *   - an error message quoting a value with a newline is still one line;
  *   - an --out too long for the examples' path buffers is refused (the files
  *     used to be written under truncated names, "checkpoint.saf", exit 0);
+ *   - a file-size limit (ulimit -f) makes the save fail with one line, the
+ *     old checkpoint kept (SIGXFSZ used to kill the program mid-write);
  *   - a directory where the old write probe's fixed name was does not make a
  *     writable --out look unwritable. */
 #include "test/test_util.h"
@@ -207,6 +209,44 @@ Test(train_hostile, a_directory_named_like_the_write_probe_does_not_block_out)
     cr_assert_eq(mkdir(probe, 0755), 0);
     BertcError err;
     cr_expect_eq(train_check_out_dir(dir, &err), 0, "%s", err.msg);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* ulimit -f below the checkpoint's size: the save fails with EFBIG and says
+ * so in one line (exit 1); SIGXFSZ used to kill the example mid-write. The
+ * file that was there stays. */
+Test(train_hostile, a_file_size_limit_is_a_failed_save_not_a_kill, .timeout = 120)
+{
+    char dir[128], ckpt[192], args[400], out[4096], cmd[300];
+    snprintf(dir, sizeof dir, "/tmp/bertc_hostile_fsize_%d", (int)getpid());
+    snprintf(ckpt, sizeof ckpt, "%s/checkpoint.safetensors", dir);
+    mkdir(dir, 0755);
+    FILE *f = fopen(ckpt, "w");
+    cr_assert(f);
+    fputs("the previous checkpoint", f);
+    fclose(f);
+    snprintf(args, sizeof args, "--out %s", dir);
+    char log[128];
+    snprintf(log, sizeof log, "/tmp/bertc_hostile_fsize_%d.log", (int)getpid());
+    char full[1024];
+    snprintf(full, sizeof full, "ulimit -f 2000; %s/topics --quiet --steps 1 %s > /dev/null 2> %s",
+             BERTC_EXAMPLES_DIR, args, log);
+    int status = system(full);
+    f = fopen(log, "r");
+    size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+    if (f)
+        fclose(f);
+    out[n] = '\0';
+    remove(log);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: %s", status, out);
+    cr_expect(strstr(out, ckpt) && strstr(out, "File too large") &&
+              strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
+    char kept[64] = "";
+    f = fopen(ckpt, "r");
+    cr_assert(f && fgets(kept, sizeof kept, f));
+    fclose(f);
+    cr_expect_str_eq(kept, "the previous checkpoint");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
