@@ -226,7 +226,7 @@ static inline int64_t example_argmax(const float *x, int64_t n)
 }
 
 /* A whole file, NUL-terminated (free it); NULL with err set if it cannot be
- * read (not a regular file, a read error, out of memory). */
+ * read (not a regular file, a read error, out of memory) or holds a NUL. */
 static inline char *example_read_file(const char *path, size_t *len, BertcError *err)
 {
     uint64_t n = 0;
@@ -242,11 +242,42 @@ static inline char *example_read_file(const char *path, size_t *len, BertcError 
         buf = NULL;
     }
     fclose(f);
+    /* the examples split the text with string functions: a NUL byte would
+     * silently end the file there */
+    const char *nul = buf ? memchr(buf, '\0', (size_t)n) : NULL;
+    if (nul) {
+        bertc_errorf(err, "%s: NUL byte at byte %zu; a text data file has none", path,
+                     (size_t)(nul - buf));
+        free(buf);
+        return NULL;
+    }
     if (buf) {
         buf[n] = '\0';
         *len = (size_t)n;
     }
     return buf;
+}
+
+/* err (set by a failed tokenizer_encode of line `line` of `path`) with the
+ * place in front, so the message names the file. */
+static inline int example_line_error(const char *path, int64_t line, BertcError *err)
+{
+    BertcError inner = *err;
+    return bertc_errorf(err, "%s:%lld: %s", path, (long long)line, inner.msg);
+}
+
+/* A data set of n rows of which 4/5 train and the rest are held out needs
+ * at least 2, and fits in max: else an error naming the file. */
+static inline int example_check_rows(const char *path, int64_t n, int64_t max, bool more,
+                                     BertcError *err)
+{
+    if (more)
+        return bertc_errorf(err, "%s: more than %lld examples; the example takes at most "
+                            "%lld (cut the file)", path, (long long)max, (long long)max);
+    if (n < 2)
+        return bertc_errorf(err, "%s: %lld examples; at least 2 are needed (4/5 to train, "
+                            "the rest held out)", path, (long long)n);
+    return 0;
 }
 
 #endif

@@ -10,6 +10,8 @@
  *     used to be written under truncated names, "checkpoint.saf", exit 0);
  *   - a file-size limit (ulimit -f) makes the save fail with one line, the
  *     old checkpoint kept (SIGXFSZ used to kill the program mid-write);
+ *   - a hostile data file (a NUL byte, too few or too many rows, invalid
+ *     UTF-8) is one line naming the file (and line), never silently cut;
  *   - a directory where the old write probe's fixed name was does not make a
  *     writable --out look unwritable. */
 #include "test/test_util.h"
@@ -249,4 +251,68 @@ Test(train_hostile, a_file_size_limit_is_a_failed_save_not_a_kill, .timeout = 12
     cr_expect_str_eq(kept, "the previous checkpoint");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* topics with BERTC_DATA_DIR at a directory whose data/topics.tsv holds
+ * `content` (len bytes) and whose vocabulary is the real one; the exit status,
+ * stderr in out. */
+static int topics_on_data(const char *content, size_t len, char *out, size_t cap)
+{
+    char root[128], cmd[1024], log[160], cwd[512];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(root, sizeof root, "/tmp/bertc_hostile_data_%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/data && ln -sf %s/data/bert-base-uncased-vocab.txt "
+             "%s/data/", root, cwd, root);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/data/topics.tsv", root);
+    FILE *f = fopen(cmd, "wb");
+    cr_assert(f && fwrite(content, 1, len, f) == len);
+    fclose(f);
+    snprintf(log, sizeof log, "%s.log", root);
+    snprintf(cmd, sizeof cmd, "BERTC_DATA_DIR=%s %s/topics --quiet --steps 1 --out %s/out "
+             "> /dev/null 2> %s", root, BERTC_EXAMPLES_DIR, root, log);
+    int status = system(cmd);
+    f = fopen(log, "r");
+    size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+    if (f)
+        fclose(f);
+    out[n] = '\0';
+    remove(log);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    cr_assert_eq(system(cmd), 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Hostile data files: a NUL byte used to end the file silently, a file of
+ * one example or of none was "the task has 0 training examples" without the
+ * file's name, an invalid UTF-8 text "text: invalid UTF-8 at byte 0" without
+ * file or line, and rows past the 4096 the demo holds were dropped. */
+Test(train_hostile, a_hostile_data_file_is_one_line_naming_it, .timeout = 120)
+{
+    static const char nul[] = "computers\tone\0two\nfood\tthree\nlaw\tfour\n";
+    static const char one[] = "computers\ta single example\n";
+    static const char utf[] = "food\tfine\ncomputers\tnot \xff utf-8\n";
+    struct {
+        const char *text;
+        size_t len;
+        const char *says;
+    } cases[] = {
+        {nul, sizeof nul - 1, "topics.tsv: NUL byte at byte 13"},
+        {one, sizeof one - 1, "topics.tsv: 1 examples; at least 2"},
+        {"", 0, "topics.tsv: 0 examples; at least 2"},
+        {utf, sizeof utf - 1, "topics.tsv:2: "},
+    };
+    char out[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_expect_eq(topics_on_data(cases[i].text, cases[i].len, out, sizeof out), 1, "%s", out);
+        cr_expect(strstr(out, cases[i].says) && strchr(out, '\n') == out + strlen(out) - 1,
+                  "case %zu: \"%s\" does not say \"%s\" in one line", i, out, cases[i].says);
+    }
+    size_t cap = 5000 * 16, len = 0;
+    char *many = malloc(cap);
+    for (int k = 0; k < 4097; k++)
+        len += (size_t)snprintf(many + len, cap - len, "law\tcase %d\n", k);
+    cr_expect_eq(topics_on_data(many, len, out, sizeof out), 1, "%s", out);
+    cr_expect(strstr(out, "topics.tsv: more than 4096 examples"), "%s", out);
+    free(many);
 }
