@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdio.h>
@@ -171,16 +172,28 @@ static void own_dir(const char *argv0, char *dir, size_t len)
         snprintf(dir, len, ".");
 }
 
+/* " (examples: a b c)" ending the one-line message about a bad NAME, then
+ * the newline. */
 static void list_examples(const char *dir)
 {
     DIR *d = opendir(dir);
-    fprintf(stderr, "examples:");
+    fprintf(stderr, " (examples:");
     for (struct dirent *e; d && (e = readdir(d));)
         if (e->d_name[0] != '.')
             fprintf(stderr, " %s", e->d_name);
-    fprintf(stderr, "\n");
+    fprintf(stderr, ")\n");
     if (d)
         closedir(d);
+}
+
+/* An example is a plain name (no '/', not "." or a hidden file) of a
+ * regular executable file in the examples directory: "", "." and ".."
+ * would otherwise name the directory itself. */
+static bool is_example(const char *name, const char *path)
+{
+    struct stat sb;
+    return name[0] && name[0] != '.' && !strchr(name, '/') && stat(path, &sb) == 0 &&
+           S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
 /* dir with its last component dropped ("/a/b" -> "/a"); false at the top. */
@@ -243,14 +256,14 @@ static int cmd_train(int argc, char **argv)
     own_dir(argv[0], dir, sizeof dir);
     train_layout(dir, examples, sizeof examples, data_root, sizeof data_root);
     if (argc < 3) {
-        fprintf(stderr, "usage: bertc train NAME [--steps N] [--out DIR] [--resume] ...\n");
+        fprintf(stderr, "usage: bertc train NAME [--steps N] [--out DIR] [--resume] ...");
         list_examples(examples);
         return 2;
     }
-    snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
-    if (strchr(argv[2], '/') || access(path, X_OK) != 0) {
+    int n = snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
+    if (n < 0 || (size_t)n >= sizeof path || !is_example(argv[2], path)) {
         char shown[CLI_SHOWN];
-        fprintf(stderr, "bertc train: no example '%s' in %s\n", cli_shown(argv[2], shown),
+        fprintf(stderr, "bertc train: no example '%s' in %s", cli_shown(argv[2], shown),
                 examples);
         list_examples(examples);
         return 2;

@@ -316,3 +316,27 @@ Test(train_hostile, a_hostile_data_file_is_one_line_naming_it, .timeout = 120)
     cr_expect(strstr(out, "topics.tsv: more than 4096 examples"), "%s", out);
     free(many);
 }
+
+/* `bertc train NAME` with a NAME that is no example: one line (the list of
+ * examples used to be a second line) and exit 2; "", "." and ".." named the
+ * examples directory itself and ended in "cannot run". */
+Test(train_hostile, bertc_train_with_a_bad_name_is_one_line)
+{
+    const char *names[] = {"", "''", ".", "..", "no-such", "../bertc", "topics/"};
+    char cmd[512], out[4096], log[128];
+    snprintf(log, sizeof log, "/tmp/bertc_hostile_train_%d.log", (int)getpid());
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s train %s > %s 2>&1", BERTC_CLI, names[i], log);
+        int status = system(cmd);
+        FILE *f = fopen(log, "r");
+        size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+        if (f)
+            fclose(f);
+        out[n] = '\0';
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 2, "train %s: %s", names[i], out);
+        cr_expect((strstr(out, "no example") || strstr(out, "usage: bertc train")) &&
+                  strstr(out, "(examples: ") && strchr(out, '\n') == out + strlen(out) - 1,
+                  "train %s: \"%s\"", names[i], out);
+    }
+    remove(log);
+}
