@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HELD_OUT_MAX 64   /* the largest evaluation batch */
@@ -92,6 +93,33 @@ static inline int example_need_data(const char *rel, BertcError *err)
  * checks them (exit 2), then run(argc, argv, err); an error is one line
  * "NAME: message" and exit 1. */
 
+/* --checkpoint naming a file that an example writes into OUT besides the
+ * checkpoint (the model, a picture, another phase's checkpoint) is refused:
+ * the two writes would replace each other and the checkpoint be lost. The
+ * directories are compared by device and inode, so "OUT/../OUT/x" is seen. */
+static inline int example_check_checkpoint(const char *path, const char *out, BertcError *err)
+{
+    static const char *const written[] = {"model.safetensors", "config.json", "loss.svg",
+                                          "attention.svg", "quasi_attention.svg",
+                                          "pretrain.safetensors", "scratch.safetensors"};
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char dir[EXAMPLE_PATH_MAX];
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (n >= sizeof dir)
+        return 0;   /* st_check_writable refuses it */
+    memcpy(dir, slash ? (n ? path : "/") : ".", n ? n : 1);
+    dir[n ? n : 1] = '\0';
+    struct stat a, b;
+    if (stat(dir, &a) != 0 || stat(out, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+        return 0;
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++)
+        if (!strcmp(base, written[i]))
+            return bertc_errorf(err, "--checkpoint %s is the %s the example writes into --out "
+                                "%s; the two would replace each other: give the checkpoint "
+                                "another name", path, written[i], out);
+    return 0;
+}
+
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
  * `checkpoint` (cap bytes, the size of every OUT/NAME buffer of the example:
@@ -110,7 +138,8 @@ static inline int example_flags(int argc, char **argv, TrainOptions *opt, const 
         return bertc_errorf(err, "--out '%.40s...' is %zu characters long; it may have at "
                             "most %zu (the files written into it must fit a %zu-byte path)",
                             *out, len, cap - 2 - EXAMPLE_OUT_NAME_MAX, cap);
-    if (train_check_out_dir(*out, err) != 0)
+    if (train_check_out_dir(*out, err) != 0 ||
+        (opt->checkpoint && example_check_checkpoint(opt->checkpoint, *out, err) != 0))
         return -1;
     snprintf(checkpoint, cap, "%s/checkpoint.safetensors", *out);
     if (!opt->checkpoint)

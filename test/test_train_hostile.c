@@ -12,6 +12,8 @@
  *     old checkpoint kept (SIGXFSZ used to kill the program mid-write);
  *   - a hostile data file (a NUL byte, too few or too many rows, invalid
  *     UTF-8) is one line naming the file (and line), never silently cut;
+ *   - --checkpoint naming a file the example writes into --out (the model,
+ *     a picture) is refused: the two writes used to replace each other;
  *   - a directory where the old write probe's fixed name was does not make a
  *     writable --out look unwritable. */
 #include "test/test_util.h"
@@ -339,4 +341,24 @@ Test(train_hostile, bertc_train_with_a_bad_name_is_one_line)
                   "train %s: \"%s\"", names[i], out);
     }
     remove(log);
+}
+
+/* --checkpoint naming a file the example also writes into --out: the final
+ * model.safetensors (or a picture) used to replace the checkpoint, so that
+ * --resume then found "not a bertc checkpoint". */
+Test(train_hostile, a_checkpoint_named_like_an_output_file_is_refused, .timeout = 120)
+{
+    char dir[128], args[800], out[4096], cmd[256];
+    snprintf(dir, sizeof dir, "/tmp/bertc_hostile_same_%d", (int)getpid());
+    const char *names[] = {"model.safetensors", "loss.svg", "../%s/config.json"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char name[200];
+        snprintf(name, sizeof name, names[i], strrchr(dir, '/') + 1);
+        snprintf(args, sizeof args, "--out %s --checkpoint %s/%s", dir, dir, name);
+        cr_expect_eq(run_example(args, out, sizeof out), 1, "%s: %s", args, out);
+        cr_expect(strstr(out, "the example writes into --out") &&
+                  strchr(out, '\n') == out + strlen(out) - 1, "%s: \"%s\"", args, out);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }
