@@ -168,6 +168,41 @@ static inline int example_run_call(void *ctx, BertcError *err)
     return r->run(r->argc, r->argv, err);
 }
 
+/* SIGINT or SIGTERM outside train_run (loading the data, between two
+ * phases, writing the pictures): nothing is due to be saved (train_run saved
+ * at its end), so end at once, with one line and the status a shell expects
+ * of a program stopped by that signal (130, 143), not by dying of it. During
+ * train_run its own handlers take over (finish the step, save) and put this
+ * one back afterwards. Only async-signal-safe calls here. */
+static const char *example_name = "example";
+
+static inline void example_stop_now(int sig)
+{
+    const char *what = sig == SIGINT ? ": stopped by SIGINT" : ": stopped by SIGTERM";
+    const char *rest = " outside training (any checkpoint written stays)\n";
+    ssize_t ignored = write(STDERR_FILENO, example_name, strlen(example_name));
+    ignored = write(STDERR_FILENO, what, strlen(what));
+    ignored = write(STDERR_FILENO, rest, strlen(rest));
+    (void)ignored;
+    _exit(128 + sig);
+}
+
+/* Install example_stop_now for SIGINT and SIGTERM, except for a signal the
+ * program was started with ignored (a background job, nohup): that stays
+ * ignored. */
+static inline void example_catch_signals(void)
+{
+    int sigs[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old, sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = example_stop_now;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 /* The whole main of an example: BERTC_ISA/BERTC_THREADS checked as bertc
  * checks them (exit 2), then run() under bertc_try, so that even a failure
  * the library meets outside its own entry points is one line, not an abort
@@ -179,6 +214,8 @@ static inline int example_main(const char *name, int argc, char **argv,
     /* a file-size limit (ulimit -f) reached while saving must be a failed
      * write (EFBIG: one line, the old checkpoint kept), not SIGXFSZ's kill */
     signal(SIGXFSZ, SIG_IGN);
+    example_name = name;
+    example_catch_signals();
     if (bertc_check_env(&err) != 0) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return 2;

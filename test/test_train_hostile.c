@@ -14,12 +14,16 @@
  *     UTF-8) is one line naming the file (and line), never silently cut;
  *   - --checkpoint naming a file the example writes into --out (the model,
  *     a picture) is refused: the two writes used to replace each other;
+ *   - SIGINT / SIGTERM while an example loads its data exits 130 / 143 with
+ *     one line (it used to die of the signal);
  *   - a directory where the old write probe's fixed name was does not make a
  *     writable --out look unwritable. */
 #include "test/test_util.h"
 #include "zoo/train.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,4 +365,52 @@ Test(train_hostile, a_checkpoint_named_like_an_output_file_is_refused, .timeout 
     }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* SIGINT or SIGTERM while an example loads its data (before train_run): it
+ * used to die of the signal; now it exits 130 / 143 with one line. */
+static void signal_while_loading(int sig, int want)
+{
+    char log[128], dir[128];
+    snprintf(log, sizeof log, "/tmp/bertc_hostile_sig_%d.log", (int)getpid());
+    snprintf(dir, sizeof dir, "/tmp/bertc_hostile_sig_%d", (int)getpid());
+    pid_t pid = fork();
+    if (pid == 0) {
+        char exe[300];
+        snprintf(exe, sizeof exe, "%s/topics", BERTC_EXAMPLES_DIR);
+        if (!freopen(log, "w", stderr) || !freopen("/dev/null", "w", stdout))
+            _exit(126);
+        execl(exe, exe, "--steps", "2", "--out", dir, "--quiet", (char *)NULL);
+        _exit(127);
+    }
+    struct timespec pause = {0, 150000000};   /* 150 ms: past main, before step 1 */
+    nanosleep(&pause, NULL);
+    kill(pid, sig);
+    int status;
+    waitpid(pid, &status, 0);
+    char out[4096];
+    FILE *f = fopen(log, "r");
+    size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+    if (f)
+        fclose(f);
+    out[n] = '\0';
+    remove(log);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == want, "status %d (%s %d): %s",
+              status, WIFSIGNALED(status) ? "killed by signal" : "exit",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), out);
+    cr_expect(strstr(out, "stopped by SIG") && strchr(out, '\n') == out + strlen(out) - 1,
+              "%s", out);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(train_hostile, sigint_while_loading_data_exits_130, .timeout = 120)
+{
+    signal_while_loading(SIGINT, 130);
+}
+
+Test(train_hostile, sigterm_while_loading_data_exits_143, .timeout = 120)
+{
+    signal_while_loading(SIGTERM, 143);
 }
