@@ -18,12 +18,13 @@
  * counters present as one I64 each, 0 <= train.step <= max_step and
  * 0 <= optimizer.step <= train.step (a skipped step advances the run but not
  * the optimizer); every weight and moment finite, every v >= 0 (its square
- * root divides the update); the data section's CRC-32 present (every
- * checkpoint bertc writes has one, so a file without it was made or edited
- * by another tool and its bit flips would go unseen); and no tensor but
+ * root divides the update); and no tensor but
  * those above, each F32 as written (a tensor the model does not know, or a
  * moment stored as I32, is another model's checkpoint or an edited one, not
- * something to resume silently). */
+ * something to resume silently). A checkpoint read from a file must also
+ * carry the data section's CRC-32 (checkpoint_require_crc): every one bertc
+ * writes has it, so a file without it was made or edited by another tool and
+ * a flipped bit in it would go unseen. */
 #include "nn/state.h"
 
 #include <inttypes.h>
@@ -156,16 +157,21 @@ static bool known_entry(const char *name, const Registry *r, const Optimizer *o)
     return i >= 0 && r->params[i].alias_of < 0;
 }
 
-/* Every entry one this model and optimizer write, F32 (the counters are
- * checked by read_counter), and the checksum there to be verified. */
-static int check_entries(const SafeTensors *st, const Registry *r, const Optimizer *o,
-                         BertcError *err)
+int checkpoint_require_crc(const SafeTensors *st, BertcError *err)
 {
     if (!st_metadata_get(st, ST_CRC32_KEY))
         return bertc_errorf(err, "%s: the checkpoint has no '%s' checksum in its "
                             "__metadata__ (bertc writes one into every checkpoint), so damage "
                             "cannot be detected; remove it to start afresh", st->name,
                             ST_CRC32_KEY);
+    return 0;
+}
+
+/* Every entry one this model and optimizer write, F32 (the counters are
+ * checked by read_counter). */
+static int check_entries(const SafeTensors *st, const Registry *r, const Optimizer *o,
+                         BertcError *err)
+{
     for (size_t k = 0; k < st->n_tensors; k++) {
         const StTensorInfo *t = &st->tensors[k];
         if (!strcmp(t->name, "optimizer.step") || !strcmp(t->name, "rng.state") ||

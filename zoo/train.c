@@ -266,8 +266,10 @@ static int resume(Run *r, int64_t *start, BertcError *err)
     SafeTensors *st;
     if (st_open_file(NULL, r->opt->checkpoint, &st, err) != 0)
         return -1;
-    int rc = train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng, start,
-                                   err);
+    int rc = checkpoint_require_crc(st, err) != 0
+                 ? -1
+                 : train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng,
+                                         start, err);
     st_close(st);
     if (rc != 0)
         return -1;
