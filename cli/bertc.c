@@ -4,6 +4,8 @@
 #include "cli/cli.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdio.h>
@@ -176,18 +178,28 @@ static void own_dir(const char *argv0, char *dir, size_t len)
         snprintf(dir, len, ".");
 }
 
-/* Ends the line already begun on stderr with the examples there are, so the
- * message stays one line. */
+/* " (examples: a b c)" ending the one-line message about a bad NAME, then
+ * the newline. */
 static void list_examples(const char *dir)
 {
     DIR *d = opendir(dir);
-    fprintf(stderr, "; examples:");
+    fprintf(stderr, " (examples:");
     for (struct dirent *e; d && (e = readdir(d));)
         if (e->d_name[0] != '.')
             fprintf(stderr, " %s", e->d_name);
-    fprintf(stderr, "\n");
+    fprintf(stderr, ")\n");
     if (d)
         closedir(d);
+}
+
+/* An example is a plain name (no '/', not "." or a hidden file) of a
+ * regular executable file in the examples directory: "", "." and ".."
+ * would otherwise name the directory itself. */
+static bool is_example(const char *name, const char *path)
+{
+    struct stat sb;
+    return name[0] && name[0] != '.' && !strchr(name, '/') && stat(path, &sb) == 0 &&
+           S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
 /* dir with its last component dropped ("/a/b" -> "/a"); false at the top. */
@@ -254,8 +266,8 @@ static int cmd_train(int argc, char **argv)
         list_examples(examples);
         return 2;
     }
-    snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
-    if (strchr(argv[2], '/') || access(path, X_OK) != 0) {
+    int n = snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
+    if (n < 0 || (size_t)n >= sizeof path || !is_example(argv[2], path)) {
         char shown[CLI_SHOWN];
         fprintf(stderr, "bertc train: no example '%s' in %s", cli_shown(argv[2], shown),
                 examples);
@@ -331,6 +343,9 @@ int main(int argc, char **argv)
 {
     Command c = {argc, argv, 0};
     BertcError err;
+    /* a file-size limit (ulimit -f) reached while writing is a failed write
+     * (EFBIG, one line), not SIGXFSZ's kill */
+    signal(SIGXFSZ, SIG_IGN);
     if (bertc_try(run_guarded, &c, &err) != 0) {
         fprintf(stderr, "bertc: %s\n", err.msg);
         return 1;

@@ -25,15 +25,20 @@
 #include "zoo/train.h"
 
 #include <assert.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HELD_OUT_MAX 64   /* the largest evaluation batch */
 #define EXAMPLE_DATA_FILES 4   /* data files an example may name */
 #define EXAMPLE_PATH_MAX 1024
+/* The longest file name an example writes into --out, with room to spare
+ * ("checkpoint.safetensors", "quasi_attention.svg", "pretrain.safetensors"). */
+#define EXAMPLE_OUT_NAME_MAX 32
 
 /* The path to read the data file `rel` ("data/topics.tsv") from:
  * "$BERTC_DATA_DIR/rel" when BERTC_DATA_DIR is set, else rel. Each name is
@@ -61,6 +66,10 @@ static inline const char *example_data_path(const char *rel)
 static inline int example_need_data(const char *rel, BertcError *err)
 {
     const char *path = example_data_path(rel);
+    const char *root = getenv("BERTC_DATA_DIR");
+    if (root && *root && strlen(root) + 1 + strlen(rel) >= EXAMPLE_PATH_MAX)
+        return bertc_errorf(err, "BERTC_DATA_DIR is %zu characters long; with %s it must "
+                            "fit %d bytes", strlen(root), rel, EXAMPLE_PATH_MAX);
     BertcError why;
     FILE *f = bertc_open_read(path, NULL, &why);
     if (f) {
@@ -69,7 +78,6 @@ static inline int example_need_data(const char *rel, BertcError *err)
     }
     if (access(path, F_OK) == 0)   /* there, but not a readable file: say why */
         return bertc_errorf(err, "%s", why.msg);
-    const char *root = getenv("BERTC_DATA_DIR");
     if (root && *root)
         return bertc_errorf(err, "%s: cannot open; BERTC_DATA_DIR=%s must be the directory "
                             "holding data/ (the bertc repository root, or PREFIX/share/bertc)",
@@ -85,15 +93,53 @@ static inline int example_need_data(const char *rel, BertcError *err)
  * checks them (exit 2), then run(argc, argv, err); an error is one line
  * "NAME: message" and exit 1. */
 
+/* --checkpoint naming a file that an example writes into OUT besides the
+ * checkpoint (the model, a picture, another phase's checkpoint) is refused:
+ * the two writes would replace each other and the checkpoint be lost. The
+ * directories are compared by device and inode, so "OUT/../OUT/x" is seen. */
+static inline int example_check_checkpoint(const char *path, const char *out, BertcError *err)
+{
+    static const char *const written[] = {"model.safetensors", "config.json", "loss.svg",
+                                          "attention.svg", "quasi_attention.svg",
+                                          "pretrain.safetensors", "scratch.safetensors"};
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char dir[EXAMPLE_PATH_MAX];
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (n >= sizeof dir)
+        return 0;   /* st_check_writable refuses it */
+    memcpy(dir, slash ? (n ? path : "/") : ".", n ? n : 1);
+    dir[n ? n : 1] = '\0';
+    struct stat a, b;
+    if (stat(dir, &a) != 0 || stat(out, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+        return 0;
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++)
+        if (!strcmp(base, written[i]))
+            return bertc_errorf(err, "--checkpoint %s is the %s the example writes into --out "
+                                "%s; the two would replace each other: give the checkpoint "
+                                "another name", path, written[i], out);
+    return 0;
+}
+
 /* The standard training flags (zoo/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
- * `checkpoint` (cap bytes). OUT is created and checked writable here,
+ * `checkpoint` (cap bytes, the size of every OUT/NAME buffer of the example:
+ * an OUT too long for them is refused). OUT is created and checked writable here,
  * before any data is read or any step is trained. */
 static inline int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
                                 char *checkpoint, size_t cap, BertcError *err)
 {
-    if (train_parse_flags(argc, argv, opt, out, err) != 0 ||
-        train_check_out_dir(*out, err) != 0)
+    if (train_parse_flags(argc, argv, opt, out, err) != 0)
+        return -1;
+    /* The examples write OUT/NAME into buffers of cap bytes: an OUT that
+     * leaves no room for the longest NAME would be cut short, and the files
+     * would land under other names (".../checkpoint.saf"). */
+    size_t len = strlen(*out);
+    if (len + 1 + EXAMPLE_OUT_NAME_MAX >= cap)
+        return bertc_errorf(err, "--out '%.40s...' is %zu characters long; it may have at "
+                            "most %zu (the files written into it must fit a %zu-byte path)",
+                            *out, len, cap - 2 - EXAMPLE_OUT_NAME_MAX, cap);
+    if (train_check_out_dir(*out, err) != 0 ||
+        (opt->checkpoint && example_check_checkpoint(opt->checkpoint, *out, err) != 0))
         return -1;
     snprintf(checkpoint, cap, "%s/checkpoint.safetensors", *out);
     if (!opt->checkpoint)
@@ -122,6 +168,41 @@ static inline int example_run_call(void *ctx, BertcError *err)
     return r->run(r->argc, r->argv, err);
 }
 
+/* SIGINT or SIGTERM outside train_run (loading the data, between two
+ * phases, writing the pictures): nothing is due to be saved (train_run saved
+ * at its end), so end at once, with one line and the status a shell expects
+ * of a program stopped by that signal (130, 143), not by dying of it. During
+ * train_run its own handlers take over (finish the step, save) and put this
+ * one back afterwards. Only async-signal-safe calls here. */
+static const char *example_name = "example";
+
+static inline void example_stop_now(int sig)
+{
+    const char *what = sig == SIGINT ? ": stopped by SIGINT" : ": stopped by SIGTERM";
+    const char *rest = " outside training (any checkpoint written stays)\n";
+    ssize_t ignored = write(STDERR_FILENO, example_name, strlen(example_name));
+    ignored = write(STDERR_FILENO, what, strlen(what));
+    ignored = write(STDERR_FILENO, rest, strlen(rest));
+    (void)ignored;
+    _exit(128 + sig);
+}
+
+/* Install example_stop_now for SIGINT and SIGTERM, except for a signal the
+ * program was started with ignored (a background job, nohup): that stays
+ * ignored. */
+static inline void example_catch_signals(void)
+{
+    int sigs[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old, sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = example_stop_now;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 /* The whole main of an example: BERTC_ISA/BERTC_THREADS checked as bertc
  * checks them (exit 2), then run() under bertc_try, so that even a failure
  * the library meets outside its own entry points is one line, not an abort
@@ -130,6 +211,11 @@ static inline int example_main(const char *name, int argc, char **argv,
                                int (*run)(int, char **, BertcError *))
 {
     BertcError err;
+    /* a file-size limit (ulimit -f) reached while saving must be a failed
+     * write (EFBIG: one line, the old checkpoint kept), not SIGXFSZ's kill */
+    signal(SIGXFSZ, SIG_IGN);
+    example_name = name;
+    example_catch_signals();
     if (bertc_check_env(&err) != 0) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return 2;
@@ -206,7 +292,7 @@ static inline int64_t example_argmax(const float *x, int64_t n)
 }
 
 /* A whole file, NUL-terminated (free it); NULL with err set if it cannot be
- * read (not a regular file, a read error, out of memory). */
+ * read (not a regular file, a read error, out of memory) or holds a NUL. */
 static inline char *example_read_file(const char *path, size_t *len, BertcError *err)
 {
     uint64_t n = 0;
@@ -222,11 +308,42 @@ static inline char *example_read_file(const char *path, size_t *len, BertcError 
         buf = NULL;
     }
     fclose(f);
+    /* the examples split the text with string functions: a NUL byte would
+     * silently end the file there */
+    const char *nul = buf ? memchr(buf, '\0', (size_t)n) : NULL;
+    if (nul) {
+        bertc_errorf(err, "%s: NUL byte at byte %zu; a text data file has none", path,
+                     (size_t)(nul - buf));
+        free(buf);
+        return NULL;
+    }
     if (buf) {
         buf[n] = '\0';
         *len = (size_t)n;
     }
     return buf;
+}
+
+/* err (set by a failed tokenizer_encode of line `line` of `path`) with the
+ * place in front, so the message names the file. */
+static inline int example_line_error(const char *path, int64_t line, BertcError *err)
+{
+    BertcError inner = *err;
+    return bertc_errorf(err, "%s:%lld: %s", path, (long long)line, inner.msg);
+}
+
+/* A data set of n rows of which 4/5 train and the rest are held out needs
+ * at least 2, and fits in max: else an error naming the file. */
+static inline int example_check_rows(const char *path, int64_t n, int64_t max, bool more,
+                                     BertcError *err)
+{
+    if (more)
+        return bertc_errorf(err, "%s: more than %lld examples; the example takes at most "
+                            "%lld (cut the file)", path, (long long)max, (long long)max);
+    if (n < 2)
+        return bertc_errorf(err, "%s: %lld examples; at least 2 are needed (4/5 to train, "
+                            "the rest held out)", path, (long long)n);
+    return 0;
 }
 
 #endif

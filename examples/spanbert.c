@@ -68,7 +68,8 @@ static void rows_alloc(Rows *r, Arena *a, bool labelled)
 }
 
 /* A text file split into lines in place: lines[0..*n-1] point into the
- * returned buffer (free it), each '\n' replaced by '\0'. */
+ * returned buffer (free it), each '\n' replaced by '\0'. A file of more than
+ * max lines is an error (a fixed table: refuse, never drop lines silently). */
 static char *read_lines(const char *path, char **lines, int64_t max, int64_t *n,
                         BertcError *err)
 {
@@ -77,12 +78,21 @@ static char *read_lines(const char *path, char **lines, int64_t max, int64_t *n,
     if (!buf)
         return NULL;
     *n = 0;
-    for (char *line = buf, *end; *line && *n < max; line = end + 1) {
+    char *line = buf;
+    for (char *end; *line && *n < max; line = end + 1) {
         end = strchr(line, '\n');
         lines[(*n)++] = line;
-        if (!end)
+        if (!end) {
+            line += strlen(line);
             break;
+        }
         *end = '\0';
+    }
+    if (*line) {
+        bertc_errorf(err, "%s: more than %lld lines; the example takes at most %lld (cut the "
+                     "file)", path, (long long)max, (long long)max);
+        free(buf);
+        return NULL;
     }
     return buf;
 }
@@ -119,7 +129,9 @@ static int load_topics(const Tokenizer *tok, Arena *a, Rows *d, BertcError *err)
         arena_reset(scratch);
         rc = tokenizer_encode(tok, scratch, tab + 1, strlen(tab + 1), NULL, 0, MAX_LEN, true,
                               &enc, err);
-        if (rc == 0) {
+        if (rc != 0)
+            example_line_error(example_data_path(TOPICS), i + 1, err);
+        else {
             memcpy(d->ids + d->n * MAX_LEN, enc.input_ids, sizeof(int32_t) * MAX_LEN);
             d->len[d->n] = enc.n_a + 2;
             d->label[d->n++] = label;
@@ -127,6 +139,8 @@ static int load_topics(const Tokenizer *tok, Arena *a, Rows *d, BertcError *err)
     }
     arena_destroy(scratch);
     free(buf);
+    if (rc == 0)
+        rc = example_check_rows(example_data_path(TOPICS), d->n, MAX_TEXTS, false, err);
     d->n_train = d->n * 4 / 5;
     return rc;
 }
@@ -179,6 +193,8 @@ static int load_corpus(const Tokenizer *tok, Arena *a, Rows *r, BertcError *err)
         if (first_held_out)
             r->n_train = r->n;
         rc = pack_text(tok, scratch, lines[i], first_held_out, r, err);
+        if (rc != 0)
+            example_line_error(example_data_path(CORPUS), i + 1, err);
     }
     arena_destroy(scratch);
     free(buf);

@@ -58,27 +58,33 @@ static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *er
     d->n = 0;
     Arena *scratch = arena_create("tokenize", 1 << 16);
     int rc = 0;
-    for (char *line = text; *line && d->n < MAX_EXAMPLES && rc == 0;) {
+    char *line = text;
+    for (; *line && d->n < MAX_EXAMPLES && rc == 0;) {
         char *end = strchr(line, '\n'), *tab = strchr(line, '\t');
         if (!end)
             end = line + strlen(line);
         int label = tab && tab < end ? topic_index(line, (size_t)(tab - line)) : -1;
         if (label < 0) {
-            rc = bertc_errorf(err, "%s: a line without a known topic label", path);
+            rc = bertc_errorf(err, "%s:%lld: a line without a known topic label", path,
+                              (long long)d->n + 1);
             break;
         }
         Encoding enc;
         arena_reset(scratch);
         rc = tokenizer_encode(tok, scratch, tab + 1, (size_t)(end - tab - 1), NULL, 0, MAX_LEN,
                               true, &enc, err);
-        if (rc == 0) {
-            memcpy(d->ids + d->n * MAX_LEN, enc.input_ids, sizeof(int32_t) * MAX_LEN);
-            memcpy(d->mask + d->n * MAX_LEN, enc.attention_mask, sizeof(int32_t) * MAX_LEN);
-            d->label[d->n++] = label;
+        if (rc != 0) {
+            example_line_error(path, d->n + 1, err);
+            break;
         }
+        memcpy(d->ids + d->n * MAX_LEN, enc.input_ids, sizeof(int32_t) * MAX_LEN);
+        memcpy(d->mask + d->n * MAX_LEN, enc.attention_mask, sizeof(int32_t) * MAX_LEN);
+        d->label[d->n++] = label;
         line = *end ? end + 1 : end;
     }
     arena_destroy(scratch);
+    if (rc == 0)
+        rc = example_check_rows(path, d->n, MAX_EXAMPLES, *line != '\0', err);
     free(text);
     d->n_train = d->n * 4 / 5;   /* the file is shuffled: the last 20 % is held out */
     return rc;

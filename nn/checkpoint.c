@@ -18,7 +18,13 @@
  * counters present as one I64 each, 0 <= train.step <= max_step and
  * 0 <= optimizer.step <= train.step (a skipped step advances the run but not
  * the optimizer); every weight and moment finite, every v >= 0 (its square
- * root divides the update). */
+ * root divides the update); and no tensor but
+ * those above, each F32 as written (a tensor the model does not know, or a
+ * moment stored as I32, is another model's checkpoint or an edited one, not
+ * something to resume silently). A checkpoint read from a file must also
+ * carry the data section's CRC-32 (checkpoint_require_crc): every one bertc
+ * writes has it, so a file without it was made or edited by another tool and
+ * a flipped bit in it would go unseen. */
 #include "nn/state.h"
 
 #include <inttypes.h>
@@ -134,6 +140,55 @@ static int read_counter(const SafeTensors *st, const char *name, int64_t *out, B
     return 0;
 }
 
+/* The parameter a checkpoint entry belongs to: name itself, or name after
+ * one of the optimizer's prefixes when the optimizer keeps that state. */
+static bool known_entry(const char *name, const Registry *r, const Optimizer *o)
+{
+    const char *prefix[2] = {checkpoint_state1_prefix(o->cfg.kind), CHECKPOINT_STATE2_PREFIX};
+    for (int k = 0; k < 2; k++) {
+        size_t n = strlen(prefix[k]);
+        if (strncmp(name, prefix[k], n) != 0)
+            continue;
+        int i = registry_find(r, name + n);
+        float *const *state = k == 0 ? o->state1 : o->state2;
+        return i >= 0 && r->params[i].alias_of < 0 && state[i];
+    }
+    int i = registry_find(r, name);
+    return i >= 0 && r->params[i].alias_of < 0;
+}
+
+int checkpoint_require_crc(const SafeTensors *st, BertcError *err)
+{
+    if (!st_metadata_get(st, ST_CRC32_KEY))
+        return bertc_errorf(err, "%s: the checkpoint has no '%s' checksum in its "
+                            "__metadata__ (bertc writes one into every checkpoint), so damage "
+                            "cannot be detected; remove it to start afresh", st->name,
+                            ST_CRC32_KEY);
+    return 0;
+}
+
+/* Every entry one this model and optimizer write, F32 (the counters are
+ * checked by read_counter). */
+static int check_entries(const SafeTensors *st, const Registry *r, const Optimizer *o,
+                         BertcError *err)
+{
+    for (size_t k = 0; k < st->n_tensors; k++) {
+        const StTensorInfo *t = &st->tensors[k];
+        if (!strcmp(t->name, "optimizer.step") || !strcmp(t->name, "rng.state") ||
+            !strcmp(t->name, "train.step"))
+            continue;
+        if (!known_entry(t->name, r, o))
+            return bertc_errorf(err, "%s: unexpected tensor '%s': a checkpoint of this model "
+                                "holds only its parameters, their %s optimizer state and the "
+                                "counters (another model's checkpoint?)", st->name, t->name,
+                                checkpoint_optimizer_name(o->cfg.kind));
+        if (t->dtype != ST_F32)
+            return bertc_errorf(err, "%s: tensor '%s' is %s; a checkpoint stores F32", st->name,
+                                t->name, st_dtype_name(t->dtype));
+    }
+    return 0;
+}
+
 static int load_state(const SafeTensors *st, const char *prefix, const Param *p, float *dst,
                       bool nonneg, BertcError *err)
 {
@@ -163,6 +218,7 @@ int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rn
     registry_require_unpacked(r, "checkpoint_load");
     int64_t counters[3];
     if (check_kind(st, o, err) != 0 || check_fields(st, run, err) != 0 ||
+        check_entries(st, r, o, err) != 0 ||
         read_counter(st, "optimizer.step", &counters[0], err) != 0 ||
         read_counter(st, "rng.state", &counters[1], err) != 0 ||
         read_counter(st, "train.step", &counters[2], err) != 0 ||

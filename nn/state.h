@@ -53,6 +53,10 @@ int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, con
  * registry and optimizer may hold part of the file: do not train on. */
 int checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
                     const CheckpointRun *run, BertcError *err);
+/* A checkpoint file must carry its data CRC-32 (ST_CRC32_KEY): an error
+ * naming the file when it does not. checkpoint_load and --resume call it;
+ * checkpoint_load_st does not (a port's memory source, the fuzzer). */
+int checkpoint_require_crc(const SafeTensors *st, BertcError *err);
 /* The same from an open file (nn/checkpoint.c; what a port without a file
  * system, and the fuzzer, call). */
 int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rng,

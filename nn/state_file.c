@@ -178,7 +178,9 @@ int checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64
     SafeTensors *st;
     if (st_open_file(NULL, path, &st, err) != 0)
         return -1;
-    int rc = checkpoint_load_st(st, r, o, rng, step, run, err);
+    int rc = checkpoint_require_crc(st, err) != 0
+                 ? -1
+                 : checkpoint_load_st(st, r, o, rng, step, run, err);
     st_close(st);
     return rc;
 }

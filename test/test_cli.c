@@ -443,7 +443,7 @@ Test(cli, user_text_in_any_message_stays_on_one_line)
     cr_expect_eq(bertc("train topics --steps '1\n2' --quiet", &log), 1);
     cr_expect(one_line(log) && strstr(log, "got '1\\n2'"), "%s", log);
     cr_expect_eq(bertc("train no-such-example", &log), 2);
-    cr_expect(one_line(log) && strstr(log, "; examples:") && strstr(log, "topics"), "%s", log);
+    cr_expect(one_line(log) && strstr(log, "(examples:") && strstr(log, "topics"), "%s", log);
     cr_expect_eq(bertc("train", &log), 2);
     cr_expect(one_line(log) && strstr(log, "usage: bertc train NAME"), "%s", log);
 }

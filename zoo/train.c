@@ -266,8 +266,10 @@ static int resume(Run *r, int64_t *start, BertcError *err)
     SafeTensors *st;
     if (st_open_file(NULL, r->opt->checkpoint, &st, err) != 0)
         return -1;
-    int rc = train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng, start,
-                                   err);
+    int rc = checkpoint_require_crc(st, err) != 0
+                 ? -1
+                 : train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng,
+                                         start, err);
     st_close(st);
     if (rc != 0)
         return -1;
@@ -442,12 +444,18 @@ int train_check_out_dir(const char *dir, BertcError *err)
     char probe[1100];
     if (train_make_dirs(dir, err) != 0)
         return -1;
-    int n = snprintf(probe, sizeof probe, "%s/.bertc-write-check", dir);
+    /* a fresh name (mkstemp: O_CREAT | O_EXCL, mode 0600), so that whatever
+     * already sits in dir under some fixed name (a directory, a FIFO, a link)
+     * cannot make a writable directory look unwritable */
+    int n = snprintf(probe, sizeof probe, "%s/.bertc-write-check.XXXXXX", dir);
     if (n < 0 || (size_t)n >= sizeof probe)
         return bertc_errorf(err, "output directory '%s': path too long", dir);
-    BertcError inner;
-    if (st_check_writable(probe, &inner) != 0)
-        return bertc_errorf(err, "output directory '%s' is not writable (%s)", dir, inner.msg);
+    int fd = mkstemp(probe);
+    if (fd < 0)
+        return bertc_errorf(err, "output directory '%s' is not writable (cannot create a "
+                            "file in it: %s)", dir, strerror(errno));
+    close(fd);
+    unlink(probe);
     return 0;
 }
 
