@@ -416,8 +416,8 @@ static int parse_crc32(const SafeTensors *st, const char *text, uint32_t *out, B
     }
     if (!ok)
         return st_errorf(err, st, "__metadata__ \"" ST_CRC32_KEY "\" is \"%.40s\", not 8 "
-                         "hex digits; it should hold the CRC-32 of the data section (remove "
-                         "the key to load the file unchecked)", text);
+                         "hex digits; it should hold the CRC-32 of the data section: the "
+                         "file is damaged; write it again or restore a copy", text);
     *out = v;
     return 0;
 }
