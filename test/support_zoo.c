@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void test_model_build(Model *m, Arena *arena, const char *config_path, BertConfig *cfg)
@@ -146,4 +147,15 @@ int64_t test_load_generation(TestTrainState *t, const char *path)
                       o->state2[i][j], (long long)step);
     }
     return step;
+}
+
+void *test_tensor_bytes(const SafeTensors *st, const StTensorInfo *ti)
+{
+    size_t bytes = (size_t)(ti->end - ti->begin);
+    void *buf = malloc(bytes + 8);
+    BertcError err;
+    cr_assert_not_null(buf);
+    cr_assert_eq(st->source.read(st->source.ctx, st->data_start + ti->begin, buf, bytes, &err),
+                 0, "%s: %s", ti->name, err.msg);
+    return buf;
 }

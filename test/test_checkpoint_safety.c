@@ -339,10 +339,7 @@ static void mutate(const char *good, const char *bad, const Mutation *mu)
         bool hit = mu->tensor && !strcmp(ti->name, mu->tensor);
         if (hit && mu->drop)
             continue;
-        size_t bytes = (size_t)(ti->end - ti->begin);
-        bufs[n] = malloc(bytes + 8);
-        cr_assert_eq(st->source.read(st->source.ctx, st->data_start + ti->begin, bufs[n],
-                                     bytes, &err), 0);
+        bufs[n] = test_tensor_bytes(st, ti);
         e[n] = (StEntry){.name = ti->name, .dtype = ti->dtype, .ndim = ti->ndim,
                          .shape = ti->shape};
         if (ti->dtype == ST_I64) {

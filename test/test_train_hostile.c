@@ -31,33 +31,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A one-layer BertModel with AdamW and its RNG (TestTrainState), a good
+ * checkpoint of it and the path of a damaged copy. */
 typedef struct Small {
-    Arena *arena;
-    Model m;
-    Optimizer o;
-    Rng rng;
+    TestTrainState state;
     char dir[128], good[192], bad[192];
 } Small;
 
 static void small_init(Small *t)
 {
-    BertConfig c = bert_config_default(ARCH_BERT_MODEL);
-    c.vocab_size = 50;
-    c.hidden_size = 8;
-    c.num_hidden_layers = 1;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 16;
-    c.max_position_embeddings = 8;
+    test_train_state_init(&t->state, (TestBertSize){.arch = ARCH_BERT_MODEL, .vocab_size = 50,
+                                                    .hidden_size = 8, .num_hidden_layers = 1,
+                                                    .num_attention_heads = 2,
+                                                    .intermediate_size = 16,
+                                                    .max_position_embeddings = 8});
+    t->state.rng = rng_seed(1);
     BertcError err;
-    t->arena = arena_create("hostile", 1 << 16);
-    cr_assert_eq(model_build(&t->m, t->arena, &c, &err), 0, "%s", err.msg);
-    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
-    t->rng = rng_seed(1);
     snprintf(t->dir, sizeof t->dir, "/tmp/bertc_hostile_%d", (int)getpid());
     mkdir(t->dir, 0755);
     snprintf(t->good, sizeof t->good, "%s/good.safetensors", t->dir);
     snprintf(t->bad, sizeof t->bad, "%s/bad.safetensors", t->dir);
-    cr_assert_eq(checkpoint_save(t->good, t->m.reg, &t->o, &t->rng, 0, NULL, &err), 0, "%s",
+    cr_assert_eq(checkpoint_save(t->good, t->state.m.reg, &t->state.o, &t->state.rng, 0, NULL,
+                                 &err), 0, "%s",
                  err.msg);
 }
 
@@ -66,7 +61,7 @@ static void small_close(Small *t)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", t->dir);
     cr_assert_eq(system(cmd), 0);
-    arena_destroy(t->arena);
+    arena_destroy(t->state.arena);
 }
 
 /* The good checkpoint rewritten to t->bad: tensor `retype` (if any) stored
@@ -82,10 +77,7 @@ static void rewrite(Small *t, const char *retype, const char *extra, bool checks
     size_t n = 0;
     for (size_t i = 0; i < st->n_tensors; i++, n++) {
         const StTensorInfo *ti = &st->tensors[i];
-        size_t bytes = (size_t)(ti->end - ti->begin);
-        bufs[n] = malloc(bytes + 8);
-        cr_assert_eq(st->source.read(st->source.ctx, st->data_start + ti->begin, bufs[n],
-                                     bytes, &err), 0);
+        bufs[n] = test_tensor_bytes(st, ti);
         e[n] = (StEntry){.name = ti->name, .dtype = ti->dtype, .ndim = ti->ndim,
                          .shape = ti->shape};
         if (ti->dtype == ST_I64)
@@ -125,7 +117,7 @@ static void expect_refused(Small *t, const char *says)
 {
     BertcError err = {{0}};
     int64_t step;
-    cr_expect_neq(checkpoint_load(t->bad, t->m.reg, &t->o, &t->rng, &step, NULL, &err), 0,
+    cr_expect_neq(checkpoint_load(t->bad, t->state.m.reg, &t->state.o, &t->state.rng, &step, NULL, &err), 0,
                   "a checkpoint that should say \"%s\" loaded", says);
     cr_expect(strstr(err.msg, t->bad) && strstr(err.msg, says) && !strchr(err.msg, '\n'),
               "\"%s\" is not one line naming the file and saying \"%s\"", err.msg, says);
@@ -138,8 +130,8 @@ Test(train_hostile, a_checkpoint_entry_this_model_never_writes_is_refused)
     BertcError err;
     int64_t step;
     rewrite(&t, NULL, NULL, true);
-    cr_assert_eq(checkpoint_load(t.bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
-                 "the unchanged copy does not load: %s", err.msg);
+    cr_assert_eq(checkpoint_load(t.bad, t.state.m.reg, &t.state.o, &t.state.rng, &step, NULL,
+                                 &err), 0, "the unchanged copy does not load: %s", err.msg);
     rewrite(&t, NULL, "pooler.extra.weight", true);
     expect_refused(&t, "unexpected tensor 'pooler.extra.weight'");
     rewrite(&t, NULL, "optimizer.exp_avg.no.such.param", true);

@@ -169,6 +169,10 @@ void test_train_state_init(TestTrainState *t, TestBertSize size);
 void test_fill_generation(TestTrainState *t, int64_t k);
 int64_t test_load_generation(TestTrainState *t, const char *path);
 
+/* The raw little-endian bytes of tensor ti of st, read through its source,
+ * in a malloc'd buffer (8 spare bytes) the caller frees; asserts the read. */
+void *test_tensor_bytes(const SafeTensors *st, const StTensorInfo *ti);
+
 /* The fixtures: one directory of test/data/zoo/ each (config.json, weights,
  * inputs, expected outputs). test_zoo_cases lists them, sorted, for
  * ParameterizedTestParameters. */
