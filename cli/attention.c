@@ -24,9 +24,9 @@
  * range is checked in check_args). */
 static int whole_number(const char *flag, const char *text, int *out, BertcError *err)
 {
-    long v;
+    int64_t v;
     char shown[CLI_SHOWN];
-    if (!cli_whole_number(text, 0, INT32_MAX, &v))
+    if (!bertc_parse_i64(text, 0, INT32_MAX, &v))
         return bertc_errorf(err, "%s needs a whole number from 0 to %d, got '%s'", flag,
                             INT32_MAX, cli_shown(text, shown));
     *out = (int)v;

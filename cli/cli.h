@@ -26,8 +26,6 @@ int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err);
  * Returns buf (CLI_SHOWN bytes). */
 #define CLI_SHOWN 80
 const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
-/* s in plain decimal digits (no space, sign or trailing text), in [lo, hi]. */
-bool cli_whole_number(const char *s, long lo, long hi, long *out);
 /* --threads N: 1..THREADS_MAX. */
 int cli_parse_threads(const char *value, int *n, BertcError *err);
 /* tokenize --max-len N: 1..CLI_MAX_LEN tokens. */

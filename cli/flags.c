@@ -90,16 +90,6 @@ int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err)
     return 0;
 }
 
-bool cli_whole_number(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (s[0] < '0' || s[0] > '9' || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 int cli_parse_threads(const char *value, int *n, BertcError *err)
 {
     char shown[CLI_SHOWN];
@@ -111,9 +101,9 @@ int cli_parse_threads(const char *value, int *n, BertcError *err)
 
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err)
 {
-    long v;
+    int64_t v;
     char shown[CLI_SHOWN];
-    if (!cli_whole_number(value, 1, CLI_MAX_LEN, &v))
+    if (!bertc_parse_i64(value, 1, CLI_MAX_LEN, &v))
         return bertc_errorf(err, "--max-len needs a count from 1 to %ld, got '%s'",
                             CLI_MAX_LEN, cli_shown(value, shown));
     *n = (int32_t)v;

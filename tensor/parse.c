@@ -3,7 +3,7 @@
  * decimal, and in range. strtoll and friends are too lenient for that on
  * their own: they skip leading spaces, accept a '+' (and strtoull a '-',
  * which it wraps around), stop quietly at trailing garbage ("10x") and clamp
- * on overflow. Hosted builds only (strtod). */
+ * on overflow. */
 #include "tensor/tensor.h"
 
 #include <errno.h>

@@ -217,7 +217,7 @@ void *bertc_sys_alloc(size_t bytes);
 void bertc_sys_free(void *p);
 size_t bertc_sys_alloc_count(void);
 
-/* Numbers from user text (tensor/parse.c, hosted builds): true when the whole
+/* Numbers from user text (tensor/parse.c): true when the whole
  * of s is one decimal number in range, stored in *out; false (and *out
  * untouched) for an empty string, a leading space or '+', trailing
  * characters ("10x", "1.5" for an integer), overflow or, for

@@ -15,13 +15,13 @@
 
 #include <stdlib.h>
 
-/* "8" -> 8; false for anything but plain digits making 1 to THREADS_MAX
- * (an empty string, a space or sign, trailing text, 0, too large a count). */
+/* "8" -> 8; false for anything but a whole number from 1 to THREADS_MAX
+ * (bertc_parse_i64: an empty string, a space or sign, trailing text, 0, too
+ * large a count). */
 bool threads_parse_count(const char *text, int *n)
 {
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (text[0] < '0' || text[0] > '9' || *end || v < 1 || v > THREADS_MAX)
+    int64_t v;
+    if (!bertc_parse_i64(text, 1, THREADS_MAX, &v))
         return false;
     *n = (int)v;
     return true;
