@@ -32,6 +32,9 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *const checkpoint_counter_names[3] = {"optimizer.step", "rng.state",
+                                                 "train.step"};
+
 const char *checkpoint_state1_prefix(OptimizerKind kind)
 {
     return kind == OPT_SGD ? "optimizer.momentum_buffer." : "optimizer.exp_avg.";
@@ -174,8 +177,9 @@ static int check_entries(const SafeTensors *st, const Registry *r, const Optimiz
 {
     for (size_t k = 0; k < st->n_tensors; k++) {
         const StTensorInfo *t = &st->tensors[k];
-        if (!strcmp(t->name, "optimizer.step") || !strcmp(t->name, "rng.state") ||
-            !strcmp(t->name, "train.step"))
+        if (!strcmp(t->name, checkpoint_counter_names[0]) ||
+            !strcmp(t->name, checkpoint_counter_names[1]) ||
+            !strcmp(t->name, checkpoint_counter_names[2]))
             continue;
         if (!known_entry(t->name, r, o))
             return bertc_errorf(err, "%s: unexpected tensor '%s': a checkpoint of this model "
@@ -219,9 +223,9 @@ int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rn
     int64_t counters[3];
     if (check_kind(st, o, err) != 0 || check_fields(st, run, err) != 0 ||
         check_entries(st, r, o, err) != 0 ||
-        read_counter(st, "optimizer.step", &counters[0], err) != 0 ||
-        read_counter(st, "rng.state", &counters[1], err) != 0 ||
-        read_counter(st, "train.step", &counters[2], err) != 0 ||
+        read_counter(st, checkpoint_counter_names[0], &counters[0], err) != 0 ||
+        read_counter(st, checkpoint_counter_names[1], &counters[1], err) != 0 ||
+        read_counter(st, checkpoint_counter_names[2], &counters[2], err) != 0 ||
         checkpoint_check_counters(st->name, counters[2], counters[0], run ? run->max_step : -1,
                                   err) != 0)
         return -1;

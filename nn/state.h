@@ -68,6 +68,9 @@ int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rn
  * the message), and the first non-finite weight or moment or negative
  * second moment, described into buf ("'name'[i, j] is nan"). */
 #define CHECKPOINT_STATE2_PREFIX "optimizer.exp_avg_sq."
+/* The three I64 [1] counters, in this order: "optimizer.step", "rng.state",
+ * "train.step". */
+extern const char *const checkpoint_counter_names[3];
 const char *checkpoint_state1_prefix(OptimizerKind kind);
 const char *checkpoint_optimizer_name(OptimizerKind kind);
 int checkpoint_check_counters(const char *file, int64_t step, int64_t opt_step,

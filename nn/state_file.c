@@ -106,7 +106,6 @@ static void add_checkpoint(EntryList *l, const Registry *r, const Optimizer *o,
                            const int64_t *counters)
 {
     static const int64_t one[1] = {1};
-    static const char *const counter_names[3] = {"optimizer.step", "rng.state", "train.step"};
     add_params(l, r, false);
     for (int i = 0; i < r->n_params; i++) {
         const Tensor *shape_of = &r->params[i].var->value;
@@ -119,7 +118,7 @@ static void add_checkpoint(EntryList *l, const Registry *r, const Optimizer *o,
                                                   r->params[i].name), shape_of, o->state2[i]);
     }
     for (int k = 0; k < 3; k++) {
-        StEntry e = {.name = counter_names[k], .dtype = ST_I64, .ndim = 1, .shape = one,
+        StEntry e = {.name = checkpoint_counter_names[k], .dtype = ST_I64, .ndim = 1, .shape = one,
                      .i64 = &counters[k]};
         entry_list_add(l, e);
     }

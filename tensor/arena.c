@@ -93,7 +93,8 @@ static size_t available_memory(void)
     unsigned long long kb, sum = 0;
     int found = 0;
     while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "MemAvailable: %llu", &kb) == 1 || sscanf(line, "SwapFree: %llu", &kb) == 1) {
+        if (sscanf(line, "MemAvailable: %llu", &kb) == 1 ||
+            sscanf(line, "SwapFree: %llu", &kb) == 1) {
             sum += kb;
             found++;
         }
@@ -159,7 +160,8 @@ static void reserve(const char *arena, size_t bytes)
         return;
     atomic_fetch_sub(&arena_total, bytes);
     bertc_fatal("arena '%s': out of memory: %s more would bring bertc to %s, past the %s "
-                "limit (the memory this machine had free); use a smaller batch or shorter sequences", arena,
+                "limit (the memory this machine had free); use a smaller batch or shorter "
+                "sequences", arena,
                 size_text((double)bytes).text, size_text((double)before + (double)bytes).text,
                 size_text((double)limit).text);
 }

@@ -61,7 +61,8 @@ typedef struct BertcError {
 /* Fill err (may be NULL) with a printf-style message. Always returns -1 so a
  * caller can write `return bertc_errorf(err, "...")`. The message is one
  * line: a control character in it (a newline in a quoted file name or flag
- * value) becomes '?'; so do bertc_fatal's and bertc_warn's. */
+ * value) is written \n, \r or \xNN (a tab stays); so are bertc_fatal's and
+ * bertc_warn's. */
 int bertc_errorf(BertcError *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -49,8 +49,9 @@ static double now_seconds(void)
 /* The checkpoint's record of the run (make_fields). */
 #define RUN_FIELDS 11
 #define RUN_FIELD_LEN 32
-#define RUN_FIELD_KEYS {"seed", "batch_size", "steps", "lr", "warmup", "weight_decay", \
-                        "clip_norm", "n_train", "config_crc32", "isa", "bertc_version"}
+static const char *const run_field_keys[RUN_FIELDS] = {
+    "seed", "batch_size", "steps", "lr", "warmup", "weight_decay",
+    "clip_norm", "n_train", "config_crc32", "isa", "bertc_version"};
 typedef struct RunFields {
     char text[RUN_FIELDS][RUN_FIELD_LEN];
     StMetadata meta[RUN_FIELDS];
@@ -373,7 +374,7 @@ static void format_double(char *buf, size_t len, double v)
     }
 }
 
-/* The run's fields, in the order of RUN_FIELD_KEYS. Everything that decides
+/* The run's fields, in the order of run_field_keys. Everything that decides
  * which examples and which updates step k sees: the seed (shuffling and
  * dropout), batch size, the schedule, the total steps (the decay's length),
  * the number of training examples, the model's config (CRC-32 of its
@@ -382,7 +383,6 @@ static void format_double(char *buf, size_t len, double v)
 static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
                        const TrainOptions *o, BertcError *err)
 {
-    static const char *const keys[RUN_FIELDS] = RUN_FIELD_KEYS;
     size_t len = 0;
     bert_config_format(&m->cfg, NULL, 0, &len, NULL);
     char *text = bertc_sys_alloc(len + 1);
@@ -405,7 +405,7 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
     snprintf(f->text[9], RUN_FIELD_LEN, "%s", cpu_isa_name(cpu_isa()));
     snprintf(f->text[10], RUN_FIELD_LEN, "%s", BERTC_VERSION);
     for (int i = 0; i < RUN_FIELDS; i++)
-        f->meta[i] = (StMetadata){keys[i], f->text[i]};
+        f->meta[i] = (StMetadata){run_field_keys[i], f->text[i]};
     return 0;
 }
 
