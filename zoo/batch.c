@@ -70,14 +70,19 @@ int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcE
     return 0;
 }
 
+static bool was_looked_up(const BatchLookups *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->names[i], name) == 0)
+            return true;
+    return false;
+}
+
 /* Records `name` once in the batch's lookup log, if it keeps one. */
 static void note_lookup(BatchLookups *l, const char *name)
 {
-    if (!l)
+    if (!l || was_looked_up(l, name))
         return;
-    for (int i = 0; i < l->n; i++)
-        if (strcmp(l->names[i], name) == 0)
-            return;
     if (l->n == BATCH_LOOKUPS_MAX)
         l->overflow = true;
     else
@@ -218,14 +223,6 @@ int batch_check_real(const Batch *b, const char *name, const Tensor *t, double l
                             lo, hi);
     }
     return 0;
-}
-
-static bool was_looked_up(const BatchLookups *l, const char *name)
-{
-    for (int i = 0; i < l->n; i++)
-        if (strcmp(l->names[i], name) == 0)
-            return true;
-    return false;
 }
 
 int batch_check_all_read(const Batch *b, const char *model, BertcError *err)
