@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     printf("forward %s B=%lld S=%lld threads=%d median_ms %.2f min_ms %.2f params_mib %.1f "
            "step_high_water_mib %.1f peak_rss_mib %.1f cores_used %.2f prepacked %d "
            "prepack_ms %.1f\n",
-           bert_arch_name(m.cfg.arch), (long long)B, (long long)S, threads_count(), med, ms[0],
+           m.cfg.architecture, (long long)B, (long long)S, threads_count(), med, ms[0],
            arena_high_water(params) / 1048576.0, arena_high_water(g->step) / 1048576.0,
            bench_peak_rss_mib(), cores, packed, t_pack);
     ag_graph_destroy(g);

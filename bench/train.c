@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         }
         Var *l = model_step_loss(g, &out);
         if (!l) {
-            fprintf(stderr, "train: %s gives no loss for this batch\n", bert_arch_name(m.cfg.arch));
+            fprintf(stderr, "train: %s gives no loss for this batch\n", m.cfg.architecture);
             return 1;
         }
         loss = l->value.data[0];
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     printf("train %s B=%lld S=%lld threads=%d median_ms %.2f tokens_per_s %.0f loss %.4f "
            "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f mallocs_after_warmup "
            "%zu cores_used %.2f\n",
-           bert_arch_name(m.cfg.arch), (long long)B, (long long)S, threads_count(), med,
+           m.cfg.architecture, (long long)B, (long long)S, threads_count(), med,
            (double)(B * S) / (med * 1e-3), loss, arena_high_water(params) / 1048576.0,
            arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs, cores);
     ag_graph_destroy(g);

@@ -5,11 +5,11 @@
  *                   [--layer L] [--map NAME] [--context N] [--output A.svg]
  *                   TEXT [TEXT_PAIR]
  *
- * --map picks the per-layer output to draw: attention_probs (default), or for
- * QACGBERT quasi_attention_prob / new_attention_probs. --context is CGBERT's
- * context id. The extra inputs some models need (BertSum's sentence
- * positions, SpanBERT's mask_labels, QAConv's minimum length) are filled in
- * for a single sentence. */
+ * --map picks the per-layer output to draw: attention_probs (default), or any
+ * other (B, nh, S, S) output the architecture declares (QACGBERT's
+ * quasi_attention_prob, new_attention_probs). --context is the context id
+ * of a model that reads one (CGBERT, QACGBERT). The architecture builds its
+ * inputs from the text itself (model_batch_from_text). */
 #include "cli/cli.h"
 #include "zoo/svg.h"
 
@@ -85,100 +85,89 @@ int attention_parse(int argc, char **argv, AttentionArgs *a, BertcError *err)
     return 0;
 }
 
-/* A (1, S) tensor view of an encoding row. */
-static ITensor row(int32_t *data, int64_t S)
+/* Whether the architecture reads an input of this name. */
+static bool reads_input(const ModelArch *arch, const char *name)
 {
-    int64_t shape[2] = {1, S};
-    return itensor_view(data, 2, shape);
+    for (int i = 0; model_input(arch, i); i++)
+        if (strcmp(model_input(arch, i)->name, name) == 0)
+            return true;
+    return false;
 }
 
-static ITensor filled(Arena *a, int64_t S, int32_t value)
-{
-    int64_t shape[2] = {1, S};
-    ITensor t = itensor_new(a, 2, shape);
-    for (int64_t i = 0; i < S; i++)
-        t.data[i] = value;
-    return t;
-}
-
-/* The inputs of one sentence, with the extras each architecture requires. */
-static void make_batch(const BertConfig *cfg, const AttentionArgs *a, const Encoding *e,
-                       Arena *arena, Batch *b)
-{
-    ITensor ids = row(e->input_ids, e->S), mask = row(e->attention_mask, e->S);
-    ITensor types = row(e->token_type_ids, e->S);
-    /* the batch's name starts its errors: a token id beyond the model's
-     * vocab_size means --vocab and the model do not belong together */
-    char shown[CLI_SHOWN];
-    size_t len = CLI_SHOWN + 64;
-    char *source = arena_alloc(arena, len);
-    snprintf(source, len, "the text as tokenized with %s", cli_shown(a->vocab, shown));
-    batch_init(b, source);
-    bool bertsum = cfg->arch == ARCH_SUMMARIZER;
-    batch_put_ids(b, bertsum ? "src" : "input_ids", ids);
-    batch_put_ids(b, bertsum ? "mask" : "attention_mask", mask);
-    batch_put_ids(b, bertsum ? "segs" : "token_type_ids", types);
-    if (cfg->arch == ARCH_CGBERT || cfg->arch == ARCH_QACGBERT)
-        batch_put_ids(b, "context_ids", filled(arena, 1, a->context < 0 ? 0 : a->context));
-    if (bertsum) {   /* one sentence, whose [CLS] is token 0 */
-        batch_put_ids(b, "clss", filled(arena, 1, 0));
-        batch_put_ids(b, "mask_cls", filled(arena, 1, 1));
-    }
-    if (cfg->arch == ARCH_SPANBERT)
-        batch_put_ids(b, "mask_labels", filled(arena, e->S, 0));
-}
-
-/* --layer and --context against the model: a layer it has, a context id its
- * context embedding has, and --context only where there is one. */
+/* --layer and --context against the model: a layer it has, and --context
+ * only for a model that reads a context id (its range is batch_from_text's
+ * to check). */
 static int check_args(const AttentionArgs *a, const Model *m, BertcError *err)
 {
     const BertConfig *cfg = &m->cfg;
-    bool context = cfg->arch == ARCH_CGBERT || cfg->arch == ARCH_QACGBERT;
     if (a->layer >= cfg->num_hidden_layers)
         return bertc_errorf(err, "--layer %d: %s has layers 0..%d", a->layer, m->arch->name,
                             cfg->num_hidden_layers - 1);
-    if (a->context >= 0 && !context)
-        return bertc_errorf(err, "--context %d: %s takes no context id (only CGBERT and "
-                            "QACGBERT do)", a->context, m->arch->name);
-    if (context && a->context >= cfg->context_vocab_size)
-        return bertc_errorf(err, "--context %d: %s has context ids 0..%d (context_vocab_size)",
-                            a->context, m->arch->name, cfg->context_vocab_size - 1);
+    if (a->context >= 0 && !reads_input(m->arch, "context_ids"))
+        return bertc_errorf(err, "--context %d: %s takes no context id (it reads no "
+                            "context_ids)", a->context, m->arch->name);
     return 0;
+}
+
+/* "attention_probs, quasi_attention_prob": the per-layer outputs the
+ * architecture declares with the shape of an attention map. */
+static void map_names(const ModelArch *arch, char *buf, size_t cap)
+{
+    static const char per_layer[] = "layers.{l}.";
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; model_output(arch, i) && at < cap; i++) {
+        const OutputSpec *o = model_output(arch, i);
+        if (strcmp(o->shape, "(B, nh, S, S)") == 0 &&
+            strncmp(o->name, per_layer, sizeof per_layer - 1) == 0)
+            at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? ", " : "",
+                                   o->name + sizeof per_layer - 1);
+    }
 }
 
 /* The picture is one (nh, S, S) block per sentence: anything else (a gate
  * such as CGBERT's lambda_q, (B, nh, S, 1)) would be read past its end. */
-static int check_map(const char *name, const Tensor *t, int64_t S, BertcError *err)
+static int check_map(const Model *m, const char *name, const Tensor *t, int64_t S,
+                     BertcError *err)
 {
     if (t->ndim == 4 && t->shape[0] == 1 && t->shape[1] >= 1 && t->shape[2] == S &&
         t->shape[3] == S)
         return 0;
-    char have[SHAPE_STR_LEN];
+    char have[SHAPE_STR_LEN], maps[256];
+    map_names(m->arch, maps, sizeof maps);
     return bertc_errorf(err, "'%s' has shape %s; bertc attention draws (B, nh, S, S) maps of "
-                        "the S = %lld tokens (attention_probs; for QACGBERT also "
-                        "quasi_attention_prob, new_attention_probs)", name,
-                        shape_str(have, sizeof have, t->ndim, t->shape), (long long)S);
+                        "the S = %lld tokens (%s has %s)", name,
+                        shape_str(have, sizeof have, t->ndim, t->shape), (long long)S,
+                        m->arch->name, maps);
+}
+
+/* The tokens of the one example: its first input (input_ids, BertSum's src). */
+static const ITensor *token_ids(const Model *m, const Batch *b)
+{
+    const BatchItem *it = batch_find(b, model_input(m->arch, 0)->name);
+    return &it->ids;
 }
 
 static int draw_map(const AttentionArgs *a, const Model *m, const Tokenizer *tok,
-                    const Encoding *e, const Outputs *out, int layer, Arena *arena,
+                    const ITensor *ids, const Outputs *out, int layer, Arena *arena,
                     BertcError *err)
 {
-    char name[128], shown[CLI_SHOWN + 32], map_shown[CLI_SHOWN], title[256];
+    char name[128], shown[CLI_SHOWN + 32], map_shown[CLI_SHOWN], title[256], maps[256];
+    int64_t S = ids->shape[1];
     snprintf(name, sizeof name, "layers.%d.%.100s", layer, a->map);
     snprintf(shown, sizeof shown, "layers.%d.%s", layer, cli_shown(a->map, map_shown));
     Var *map = outputs_get(out, name);
+    map_names(m->arch, maps, sizeof maps);
     if (!map)
-        return bertc_errorf(err, "%s has no output '%s' (layers 0..%d; maps attention_probs "
-                            "and, for QACGBERT, quasi_attention_prob)", m->arch->name, shown,
-                            m->cfg.num_hidden_layers - 1);
-    if (check_map(shown, &map->value, e->S, err) != 0)
+        return bertc_errorf(err, "%s has no output '%s' (layers 0..%d; maps %s)", m->arch->name,
+                            shown, m->cfg.num_hidden_layers - 1, maps);
+    if (check_map(m, shown, &map->value, S, err) != 0)
         return -1;
-    const char **labels = arena_alloc(arena, sizeof *labels * (size_t)e->S);
-    for (int32_t t = 0; t < e->S; t++)
-        labels[t] = tokenizer_token(tok, e->input_ids[t]);
+    const char **labels = arena_alloc(arena, sizeof *labels * (size_t)S);
+    for (int64_t t = 0; t < S; t++)
+        labels[t] = tokenizer_token(tok, ids->data[t]);
     snprintf(title, sizeof title, "%s, layer %d: %.100s", m->arch->name, layer, a->map);
-    return svg_attention(a->output, map->value.data, map->value.shape[1], e->S, labels, title,
+    return svg_attention(a->output, map->value.data, map->value.shape[1], S, labels, title,
                          err);
 }
 
@@ -189,30 +178,39 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
     if (check_args(a, m, err) != 0)
         return -1;
     int32_t max_len = cfg->max_position_embeddings < 128 ? cfg->max_position_embeddings : 128;
-    bool pad = cfg->arch == ARCH_QACONV;   /* QAConv reads query_len tokens at least */
-    int32_t len = pad ? cfg->query_len : max_len, specials = a->text_b ? 3 : 2;
+    int specials = a->text_b ? 3 : 2;
     char shown[CLI_SHOWN];
-    if (len < specials)   /* [CLS] TEXT [SEP] (TEXT_PAIR [SEP]) */
-        return bertc_errorf(err, "%s: %s %d leaves no room for the %d special tokens of %s; "
-                            "bertc attention needs a model of at least %d positions",
-                            cli_shown(a->config, shown),
-                            pad ? "query_len" : "max_position_embeddings", len, specials,
+    if (max_len < specials)   /* [CLS] TEXT [SEP] (TEXT_PAIR [SEP]) */
+        return bertc_errorf(err, "%s: max_position_embeddings %d leaves no room for the %d "
+                            "special tokens of %s; bertc attention needs a model of at least "
+                            "%d positions", cli_shown(a->config, shown), max_len, specials,
                             a->text_b ? "TEXT and TEXT_PAIR" : "TEXT", specials);
-    Encoding e;
-    if (tokenizer_encode(tok, arena, a->text_a, strlen(a->text_a), a->text_b,
-                         a->text_b ? strlen(a->text_b) : 0, len, pad, &e, err) != 0)
-        return -1;
+    TextExample ex = {.text = a->text_a, .text_pair = a->text_b, .context_id = a->context};
+    if (ex.context_id < 0 && reads_input(m->arch, "context_ids"))
+        ex.context_id = 0;
     Graph *g = ag_graph_create(1 << 20, 0);
     ag_set_training(g, false);
     ag_set_no_grad(g, true);
+    /* the batch's name starts its errors: a token id beyond the model's
+     * vocab_size means --vocab and the model do not belong together */
+    size_t len = CLI_SHOWN + 64;
+    char *source = arena_alloc(arena, len);
+    snprintf(source, len, "the text as tokenized with %s", cli_shown(a->vocab, shown));
     Batch b;
     Outputs out;
-    make_batch(cfg, a, &e, arena, &b);
+    batch_init(&b, source);
     outputs_init(&out);
     int layer = a->layer < 0 ? cfg->num_hidden_layers - 1 : a->layer;
-    int rc = model_forward(m, g, &b, &out, err);
+    int rc = model_batch_from_text(m, tok, &ex, 1, max_len, g, &b, err);
+    if (rc != 0 && a->context >= 0) {   /* the flag the value came from */
+        char msg[BERTC_ERROR_LEN];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        bertc_errorf(err, "--context %d: %s", a->context, msg);
+    }
     if (rc == 0)
-        rc = draw_map(a, m, tok, &e, &out, layer, arena, err);
+        rc = model_forward(m, g, &b, &out, err);
+    if (rc == 0)
+        rc = draw_map(a, m, tok, token_ids(m, &b), &out, layer, arena, err);
     ag_graph_destroy(g);
     return rc;
 }

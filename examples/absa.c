@@ -606,20 +606,29 @@ static void report(const Absa *d, const TrainResult *res)
 /* The model and the pictures                                                */
 /* ------------------------------------------------------------------------ */
 
-static BertConfig absa_config(BertArch arch, const Tokenizer *tok)
+static int absa_config(const char *arch, const Tokenizer *tok, BertConfig *out, BertcError *err)
 {
-    BertConfig c = bert_config_default(arch);
+    BertConfig c;
+    if (model_config_default(&c, arch, err) != 0)
+        return -1;
     c.vocab_size = tok->V;          /* the whole bert-base-uncased vocabulary */
     c.hidden_size = 128;
     c.num_hidden_layers = 2;
     c.num_attention_heads = 4;
     c.intermediate_size = 256;
     c.max_position_embeddings = MAX_LEN;
-    c.context_vocab_size = N_CONTEXTS;
     c.num_labels = N_CLASSES;
     c.problem_type = PROBLEM_SINGLE_LABEL;
-    return c;
+    if (model_config_set(&c, "context_vocab_size", N_CONTEXTS, err) != 0)
+        return -1;
+    *out = c;
+    return 0;
 }
+
+static const char CGBERT[] = "CGBertForSequenceClassification";
+static const char QACGBERT[] = "QACGBertForSequenceClassification";
+
+static bool is_qacgbert(const char *arch) { return strcmp(arch, QACGBERT) == 0; }
 
 /* One sentence in one context through the model (eval mode): the class
  * probabilities; `out` keeps every output for the pictures. */
@@ -686,7 +695,8 @@ static int draw_quasi(const char *dir, const Model *m, const Tokenizer *tok,
 static int show_sentence(Model *m, const Tokenizer *tok, const char *dir, BertcError *err)
 {
     const char *text = "Although LOCATION1 is not expensive, LOCATION2 feels unsafe at night.";
-    const char *name = m->cfg.arch == ARCH_QACGBERT ? "QACGBERT" : "CGBERT";
+    bool quasi = is_qacgbert(m->arch->name);
+    const char *name = quasi ? "QACGBERT" : "CGBERT";
     int shown = N_ASPECTS * 1 + SAFETY;
     Graph *g = ag_graph_create(1 << 20, 0);
     float probs[N_CLASSES];
@@ -710,7 +720,7 @@ static int show_sentence(Model *m, const Tokenizer *tok, const char *dir, BertcE
         rc = draw(dir, "attention.svg", m, tok, &enc, &out, "attention_probs", title, err);
     snprintf(title, sizeof title, "QACGBERT quasi-attention, last layer, LOCATION2 / safety: "
              "maps 0-3 = what heads 0-3 add, maps 4-7 = what they subtract");
-    if (rc == 0 && m->cfg.arch == ARCH_QACGBERT)
+    if (rc == 0 && quasi)
         rc = draw_quasi(dir, m, tok, &enc, &out, g, title, err);
     ag_graph_destroy(g);
     return rc;
@@ -722,16 +732,16 @@ static int show_sentence(Model *m, const Tokenizer *tok, const char *dir, BertcE
 
 /* --model cgbert|qacgbert is this example's own flag: it is taken out of
  * argv before the standard flags are parsed. */
-static int take_model_flag(int *argc, char **argv, BertArch *arch, BertcError *err)
+static int take_model_flag(int *argc, char **argv, const char **arch, BertcError *err)
 {
-    *arch = ARCH_CGBERT;
+    *arch = CGBERT;
     for (int i = 1; i < *argc; i++) {
         if (strcmp(argv[i], "--model") != 0)
             continue;
         const char *v = i + 1 < *argc ? argv[i + 1] : "";
         if (strcmp(v, "cgbert") != 0 && strcmp(v, "qacgbert") != 0)
             return bertc_errorf(err, "--model '%s': expected cgbert or qacgbert", v);
-        *arch = strcmp(v, "cgbert") == 0 ? ARCH_CGBERT : ARCH_QACGBERT;
+        *arch = strcmp(v, "cgbert") == 0 ? CGBERT : QACGBERT;
         memmove(argv + i, argv + i + 2, sizeof(char *) * (size_t)(*argc - i - 1));
         *argc -= 2;
         i--;
@@ -752,7 +762,7 @@ static TrainOptions absa_options(void)
 
 /* Everything after the flags; what it allocates comes from `arena` and
  * `data`, which run() frees on every path. */
-static int train_and_report(BertArch arch, TrainOptions opt, const char *out, Arena *arena,
+static int train_and_report(const char *arch, TrainOptions opt, const char *out, Arena *arena,
                             Absa *data, BertcError *err)
 {
     char picture[512];
@@ -763,9 +773,9 @@ static int train_and_report(BertArch arch, TrainOptions opt, const char *out, Ar
         return -1;
     printf("bertc absa: %d generated sentences x %d contexts (%d train, %d held out)\n",
            N_SENTENCES, N_CONTEXTS, N_TRAIN * N_CONTEXTS, (N_SENTENCES - N_TRAIN) * N_CONTEXTS);
-    BertConfig cfg = absa_config(arch, &tok);
+    BertConfig cfg;
     Model m;
-    if (example_model(&m, arena, &cfg, err) != 0)
+    if (absa_config(arch, &tok, &cfg, err) != 0 || example_model(&m, arena, &cfg, err) != 0)
         return -1;
     printf("model: %s, %d layers, H=%d, %lld parameters\n", m.arch->name,
            cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(m.reg));
@@ -782,18 +792,18 @@ static int train_and_report(BertArch arch, TrainOptions opt, const char *out, Ar
         rc = show_sentence(&m, &tok, out, err);
     if (rc == 0)
         printf("wrote %s/loss.svg, %s/attention.svg%s and %s\n", out, out,
-               arch == ARCH_QACGBERT ? ", quasi_attention.svg" : "", opt.checkpoint);
+               is_qacgbert(arch) ? ", quasi_attention.svg" : "", opt.checkpoint);
     return rc;
 }
 
 static int run(int argc, char **argv, BertcError *err)
 {
-    BertArch arch;
+    const char *arch;
     TrainOptions opt = absa_options();
     char checkpoint[512];
     if (take_model_flag(&argc, argv, &arch, err) != 0)
         return -1;
-    const char *out = arch == ARCH_CGBERT ? "build/absa/cgbert" : "build/absa/qacgbert";
+    const char *out = is_qacgbert(arch) ? "build/absa/qacgbert" : "build/absa/cgbert";
     if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
     Absa *data = calloc(1, sizeof *data);

@@ -573,20 +573,24 @@ static void print_story(const Corpus *c, int64_t i)
 
 /* ---- the run ------------------------------------------------------------ */
 
-static BertConfig summarizer_config(const Tokenizer *tok)
+static int summarizer_config(const Tokenizer *tok, BertConfig *out, BertcError *err)
 {
-    BertConfig c = bert_config_default(ARCH_SUMMARIZER);
+    BertConfig c;
+    if (model_config_default(&c, "Summarizer", err) != 0)
+        return -1;
     c.vocab_size = tok->V;   /* the full vocabulary, so any English text can be read */
     c.hidden_size = 64;
     c.num_hidden_layers = 2;
     c.num_attention_heads = 4;
     c.intermediate_size = 256;
     c.max_position_embeddings = MAX_LEN;
-    c.ff_size = 128;
-    c.heads = 4;
-    c.inter_layers = 2;
-    c.pe_max_len = 32;       /* sentence positions: MAX_SENTS would do */
-    return c;
+    if (model_config_set(&c, "ff_size", 128, err) != 0 ||
+        model_config_set(&c, "heads", 4, err) != 0 ||
+        model_config_set(&c, "inter_layers", 2, err) != 0 ||
+        model_config_set(&c, "pe_max_len", 32, err) != 0)   /* sentence positions: MAX_SENTS would do */
+        return -1;
+    *out = c;
+    return 0;
 }
 
 static TrainOptions summarizer_options(void)
@@ -612,12 +616,12 @@ static int train_and_report(TrainOptions opt, const char *out, Arena *arena, Ber
         return -1;
     printf("bertsum: pick the 3 summary sentences of generated news stories "
            "(%d train, %d held out)\n", N_TRAIN, N_EVAL);
-    BertConfig cfg = summarizer_config(&tok);
+    BertConfig cfg;
     Model m;
-    if (example_model(&m, arena, &cfg, err) != 0)
+    if (summarizer_config(&tok, &cfg, err) != 0 || example_model(&m, arena, &cfg, err) != 0)
         return -1;
     printf("model: Summarizer, BERT %d layers, H=%d, %d inter-sentence layers, %lld "
-           "parameters\n", cfg.num_hidden_layers, cfg.hidden_size, cfg.inter_layers,
+           "parameters\n", cfg.num_hidden_layers, cfg.hidden_size, (int)model_config_get(&cfg, "inter_layers"),
            (long long)registry_count(m.reg));
 
     corpus.batch_size = opt.batch_size;

@@ -575,20 +575,24 @@ static void baselines(const QAData *d, double *exact, double *f1, double *type_a
 
 /* ---- the run ------------------------------------------------------------ */
 
-static BertConfig qaconv_config(const Tokenizer *tok)
+static int qaconv_config(const Tokenizer *tok, BertConfig *out, BertcError *err)
 {
-    BertConfig c = bert_config_default(ARCH_QACONV);
+    BertConfig c;
+    if (model_config_default(&c, "QAConvModelV2", err) != 0)
+        return -1;
     c.vocab_size = tok->V;
     c.hidden_size = 128;
     c.num_hidden_layers = 2;
     c.num_attention_heads = 4;
     c.intermediate_size = 256;
     c.max_position_embeddings = SEQ;
-    c.query_len = QUERY_LEN;
-    c.conv_filters = 128;
-    c.num_question_types = N_QTYPES;
     c.sep_token_id = tok->sep_id;
-    return c;
+    if (model_config_set(&c, "query_len", QUERY_LEN, err) != 0 ||
+        model_config_set(&c, "conv_filters", 128, err) != 0 ||
+        model_config_set(&c, "num_question_types", N_QTYPES, err) != 0)
+        return -1;
+    *out = c;
+    return 0;
 }
 
 static TrainOptions qaconv_options(void)
@@ -653,12 +657,13 @@ static int generate_and_train(TrainOptions opt, const char *out, Arena *arena,
     printf("bertc qaconv: %lld questions about %d generated conversations (%lld train, %lld "
            "held out)\n  e.g. %s\n", (long long)data.n, N_CONV, (long long)data.n_train,
            (long long)(data.n - data.n_train), data.ex[0].conversation);
-    BertConfig cfg = qaconv_config(&tok);
+    BertConfig cfg;
     Model m;
-    if (example_model(&m, arena, &cfg, err) != 0)
+    if (qaconv_config(&tok, &cfg, err) != 0 || example_model(&m, arena, &cfg, err) != 0)
         return -1;
     printf("model: QAConvModelV2, %d layers, H=%d, query_len %d, %d filters, %lld parameters\n",
-           cfg.num_hidden_layers, cfg.hidden_size, cfg.query_len, cfg.conv_filters,
+           cfg.num_hidden_layers, cfg.hidden_size, (int)model_config_get(&cfg, "query_len"),
+           (int)model_config_get(&cfg, "conv_filters"),
            (long long)registry_count(m.reg));
     return train(&data, &m, &opt, out, err);
 }

@@ -292,7 +292,7 @@ static int pretrain_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Ba
     int64_t bs[2] = {n, MAX_LEN};
     ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
     ITensor labels = itensor_new(g->step, 2, bs), mask_labels = itensor_new(g->step, 2, bs);
-    Rng rng = rng_seed(batch_seed(p->cfg->masking.seed, idx, n));
+    Rng rng = rng_seed(batch_seed(spanbert_keys(p->cfg).masking.seed, idx, n));
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
         int64_t e = idx[j], l = p->rows.len[e], at = j * MAX_LEN;
@@ -470,7 +470,7 @@ static double majority_baseline(const Rows *d)
 
 /* The encoder both models share (the weight copy needs equal shapes), the
  * size of examples/topics.c's classifier. */
-static BertConfig encoder_config(BertArch arch, const Tokenizer *tok)
+static BertConfig encoder_config(const char *arch, const Tokenizer *tok)
 {
     BertConfig c = bert_config_default(arch);
     c.vocab_size = tok->V;
@@ -484,23 +484,29 @@ static BertConfig encoder_config(BertArch arch, const Tokenizer *tok)
 
 /* HF's dropout 0.1; the SBO head as wide as the encoder's FFN; the masking
  * defaults of the paper (15 % budget, span lengths Geo(0.2) capped at 10). */
-static BertConfig spanbert_config(const Tokenizer *tok, uint64_t seed)
+static int spanbert_config(const Tokenizer *tok, uint64_t seed, BertConfig *out,
+                           BertcError *err)
 {
-    BertConfig c = encoder_config(ARCH_SPANBERT, tok);
+    BertConfig c = encoder_config("SpanBertForPreTraining", tok);
     c.cls_token_id = tok->cls_id;
     c.sep_token_id = tok->sep_id;
     c.mask_token_id = tok->mask_id;
     c.unk_token_id = tok->unk_id;
-    c.sbo_dim_ffn = c.intermediate_size;
-    c.masking.present = true;
-    c.masking.seed = seed;
-    return c;
+    SpanBertKeys k = {.sbo_dim_ffn = c.intermediate_size, .sbo_max_span_length = 10,
+                      .sbo_layer_norm_eps = 1e-5f,
+                      .masking = {.present = true, .seed = seed, .masking_budget = 0.15,
+                                  .span_probability = 0.2, .max_span_length_cap = 10}};
+    memcpy(c.model.bytes, &k, sizeof k);
+    if (bert_config_check(&c, err) != 0)
+        return -1;
+    *out = c;
+    return 0;
 }
 
 /* examples/topics.c's classifier, dropout 0.3 included. */
 static BertConfig classifier_config(const Tokenizer *tok)
 {
-    BertConfig c = encoder_config(ARCH_BERT_SEQCLS, tok);
+    BertConfig c = encoder_config("BertForSequenceClassification", tok);
     c.hidden_dropout_prob = 0.3f;
     c.attention_probs_dropout_prob = 0.3f;
     c.num_labels = N_CLASSES;
@@ -629,11 +635,12 @@ static int pretrain_and_compare(const TrainOptions *pre, const TrainOptions *fin
     Pretrain p = {0};
     if (load_data(arena, &tok, &p, &topic_rows, err) != 0)
         return -1;
-    BertConfig cfg = spanbert_config(&tok, pre->seed);
-    p.cfg = &cfg;
+    BertConfig cfg;
     Model spanbert;
-    if (example_model(&spanbert, arena, &cfg, err) != 0)
+    if (spanbert_config(&tok, pre->seed, &cfg, err) != 0 ||
+        example_model(&spanbert, arena, &cfg, err) != 0)
         return -1;
+    p.cfg = &cfg;
     printf("model: SpanBertForPreTraining, %d layers, H=%d, %lld parameters\n",
            cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(spanbert.reg));
     TrainResult with, without;

@@ -136,7 +136,7 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
 
 static BertConfig demo_config(const Tokenizer *tok)
 {
-    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
+    BertConfig c = bert_config_default("BertForSequenceClassification");
     c.vocab_size = tok->V;
     c.hidden_size = 128;
     c.num_hidden_layers = 2;

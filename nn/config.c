@@ -1,9 +1,8 @@
-/* nn/config.c — config.json -> BertConfig. Each architecture's keys are one
- * table (key, field, kind, required, allowed range); the defaults live in
- * bert_config_default only. */
+/* nn/config.c — the common keys of config.json, and the key tables the
+ * architectures' own keys are read, checked and written with. One table is
+ * the one list of a set of keys: reading, checking values set in code and
+ * writing all walk it, so what is written is what is read. */
 #include "nn/config.h"
-
-#include "nn/json.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -12,621 +11,468 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const arch_names[ARCH_COUNT] = {
-    [ARCH_BERT_MODEL] = "BertModel",
-    [ARCH_BERT_SEQCLS] = "BertForSequenceClassification",
-    [ARCH_BERT_MLM] = "BertForMaskedLM",
-    [ARCH_CGBERT] = "CGBertForSequenceClassification",
-    [ARCH_QACGBERT] = "QACGBertForSequenceClassification",
-    [ARCH_SUMMARIZER] = "Summarizer",
-    [ARCH_QACONV] = "QAConvModelV2",
-    [ARCH_SPANBERT] = "SpanBertForPreTraining",
-};
-
-const char *bert_arch_name(BertArch arch) { return arch_names[arch]; }
-
 const char *bert_act_name(BertAct act)
 {
     static const char *const names[] = {"gelu", "gelu_new", "relu"};
     return names[act];
 }
 
-BertConfig bert_config_default(BertArch arch)
+BertConfig bert_config_default(const char *architecture)
 {
-    return (BertConfig){
-        .arch = arch,
+    BertConfig c = {
         /* bert-base-uncased and transformers' BertConfig defaults */
         .vocab_size = 30522, .hidden_size = 768, .num_hidden_layers = 12,
         .num_attention_heads = 12, .intermediate_size = 3072, .hidden_act = ACT_GELU,
         .hidden_dropout_prob = 0.1f, .attention_probs_dropout_prob = 0.1f,
         .max_position_embeddings = 512, .type_vocab_size = 2, .initializer_range = 0.02f,
-        .layer_norm_eps = 1e-12f, .pad_token_id = 0, .num_labels = 2,
-        .problem_type = PROBLEM_UNSET,
-        /* SPEC §5 model defaults */
-        .context_vocab_size = 8, .pooler_type = POOLER_ATTENTION_GATE,
-        .inter_layer_norm_eps = 1e-6f, .pe_max_len = 5000,
-        .query_len = 50, .conv_filters = 1024, .num_question_types = 6,
-        .attention_temperature = 10.0f, .query_loss_divisor = 5.0f,
+        .layer_norm_eps = 1e-12f, .classifier_dropout = -1.0f, .pad_token_id = 0,
         .sep_token_id = -1, .mask_token_id = -1, .cls_token_id = -1, .unk_token_id = -1,
-        .sbo_dim_ffn = 3072, .sbo_max_span_length = 10, .sbo_layer_norm_eps = 1e-5f,
-        .masking = {.masking_budget = 0.15, .span_probability = 0.2,
-                    .max_span_length_cap = 10},
+        .num_labels = 2, .problem_type = PROBLEM_UNSET, .add_pooling_layer = true,
     };
+    snprintf(c.architecture, sizeof c.architecture, "%s", architecture ? architecture : "");
+    return c;
+}
+
+const char *bert_config_label(const BertConfig *cfg, int i)
+{
+    if (i < 0 || i >= cfg->n_label_names)
+        return NULL;
+    const char *s = cfg->label_names;
+    for (int k = 0; k < i; k++)
+        s += strlen(s) + 1;
+    return s;
+}
+
+int bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err)
+{
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(names[i]) + 1;
+        if (at + len > sizeof cfg->label_names)
+            return bertc_errorf(err, "config: id2label: %d label names do not fit in %d bytes",
+                                n, CONFIG_LABEL_BYTES);
+        memcpy(cfg->label_names + at, names[i], len);
+        at += len;
+    }
+    cfg->n_label_names = n;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Field tables                                                              */
+/* One key                                                                   */
 /* ------------------------------------------------------------------------ */
 
-typedef enum Kind { K_INT, K_FLOAT, K_DOUBLE, K_U64 } Kind;
+void *config_key_ptr(void *base, const ConfigKey *k) { return (char *)base + k->offset; }
 
-typedef enum Range {
-    R_POSITIVE,      /* ints >= 1, floats > 0 */
-    R_NONNEG,        /* >= 0 */
-    R_PROB,          /* 0 <= p <= 1 */
-    R_PROB_POSITIVE, /* 0 < p <= 1 */
-    R_TOKEN_ID,      /* 0 <= id < vocab_size */
-    R_LAYERS,        /* 1 <= n <= CONFIG_MAX_LAYERS */
-    R_LAYERS_OR_0    /* 0 <= n <= CONFIG_MAX_LAYERS */
-} Range;
-
-typedef struct Field {
-    const char *key;
-    size_t offset;   /* into the struct being filled */
-    Kind kind;
-    bool required;
-    Range range;
-} Field;
-
-#define REQ true
-#define OPT false
-#define AT(member) offsetof(BertConfig, member)
-
-static const Field bert_fields[] = {
-    {"vocab_size", AT(vocab_size), K_INT, REQ, R_POSITIVE},
-    {"hidden_size", AT(hidden_size), K_INT, REQ, R_POSITIVE},
-    {"num_hidden_layers", AT(num_hidden_layers), K_INT, REQ, R_LAYERS},
-    {"num_attention_heads", AT(num_attention_heads), K_INT, REQ, R_POSITIVE},
-    {"intermediate_size", AT(intermediate_size), K_INT, REQ, R_POSITIVE},
-    {"hidden_dropout_prob", AT(hidden_dropout_prob), K_FLOAT, OPT, R_PROB},
-    {"attention_probs_dropout_prob", AT(attention_probs_dropout_prob), K_FLOAT, OPT, R_PROB},
-    {"max_position_embeddings", AT(max_position_embeddings), K_INT, REQ, R_POSITIVE},
-    {"type_vocab_size", AT(type_vocab_size), K_INT, OPT, R_POSITIVE},
-    {"initializer_range", AT(initializer_range), K_FLOAT, OPT, R_NONNEG},
-    {"layer_norm_eps", AT(layer_norm_eps), K_FLOAT, OPT, R_NONNEG},
-    {"pad_token_id", AT(pad_token_id), K_INT, OPT, R_TOKEN_ID},
-    {"sep_token_id", AT(sep_token_id), K_INT, OPT, R_TOKEN_ID},
-    {"mask_token_id", AT(mask_token_id), K_INT, OPT, R_TOKEN_ID},
-    {"cls_token_id", AT(cls_token_id), K_INT, OPT, R_TOKEN_ID},
-    {"unk_token_id", AT(unk_token_id), K_INT, OPT, R_TOKEN_ID},
-};
-
-static const Field cgbert_fields[] = {
-    {"context_vocab_size", AT(context_vocab_size), K_INT, OPT, R_POSITIVE},
-};
-
-static const Field summarizer_fields[] = {
-    {"ff_size", AT(ff_size), K_INT, REQ, R_POSITIVE},
-    {"heads", AT(heads), K_INT, REQ, R_POSITIVE},
-    {"inter_layers", AT(inter_layers), K_INT, REQ, R_LAYERS_OR_0},
-    {"inter_layer_norm_eps", AT(inter_layer_norm_eps), K_FLOAT, OPT, R_NONNEG},
-    {"pe_max_len", AT(pe_max_len), K_INT, OPT, R_POSITIVE},
-};
-
-static const Field qaconv_fields[] = {
-    {"sep_token_id", AT(sep_token_id), K_INT, REQ, R_TOKEN_ID},
-    {"query_len", AT(query_len), K_INT, OPT, R_POSITIVE},
-    {"conv_filters", AT(conv_filters), K_INT, OPT, R_POSITIVE},
-    {"num_question_types", AT(num_question_types), K_INT, OPT, R_POSITIVE},
-    {"attention_temperature", AT(attention_temperature), K_FLOAT, OPT, R_POSITIVE},
-    {"query_loss_divisor", AT(query_loss_divisor), K_FLOAT, OPT, R_POSITIVE},
-};
-
-static const Field spanbert_fields[] = {
-    {"mask_token_id", AT(mask_token_id), K_INT, REQ, R_TOKEN_ID},
-    {"cls_token_id", AT(cls_token_id), K_INT, REQ, R_TOKEN_ID},
-    {"sep_token_id", AT(sep_token_id), K_INT, REQ, R_TOKEN_ID},
-    {"unk_token_id", AT(unk_token_id), K_INT, REQ, R_TOKEN_ID},
-    {"sbo_dim_ffn", AT(sbo_dim_ffn), K_INT, OPT, R_POSITIVE},
-    {"sbo_layer_norm_eps", AT(sbo_layer_norm_eps), K_FLOAT, OPT, R_NONNEG},
-    {"sbo_max_span_length", AT(sbo_max_span_length), K_INT, OPT, R_POSITIVE},
-};
-
-#define MASK_AT(member) offsetof(SpanMaskingConfig, member)
-static const Field masking_fields[] = {
-    {"seed", MASK_AT(seed), K_U64, REQ, R_NONNEG},
-    {"masking_budget", MASK_AT(masking_budget), K_DOUBLE, OPT, R_PROB},
-    {"span_probability", MASK_AT(span_probability), K_DOUBLE, OPT, R_PROB_POSITIVE},
-    {"max_span_length_cap", MASK_AT(max_span_length_cap), K_INT, OPT, R_POSITIVE},
-};
-
-#define COUNT(table) (sizeof table / sizeof table[0])
-
-/* ------------------------------------------------------------------------ */
-/* Reading one field                                                         */
-/* ------------------------------------------------------------------------ */
+const void *config_key_cptr(const void *base, const ConfigKey *k)
+{
+    return (const char *)base + k->offset;
+}
 
 /* The integers [*lo, *hi] a range allows. */
-static void int_bounds(Range range, int vocab, int64_t *lo, int64_t *hi)
+static void int_bounds(ConfigRange range, int vocab, int64_t *lo, int64_t *hi)
 {
-    *lo = range == R_POSITIVE || range == R_LAYERS ? 1 : 0;
-    *hi = range == R_TOKEN_ID                            ? (int64_t)vocab - 1
-        : range == R_LAYERS || range == R_LAYERS_OR_0 ? CONFIG_MAX_LAYERS
-                                                        : INT32_MAX;
+    *lo = range == RANGE_POSITIVE || range == RANGE_LAYERS ? 1 : 0;
+    *hi = range == RANGE_TOKEN_ID                                ? (int64_t)vocab - 1
+        : range == RANGE_LAYERS || range == RANGE_LAYERS_OR_0 ? CONFIG_MAX_LAYERS
+                                                                : INT32_MAX;
 }
 
-static bool real_ok(double x, Range range)
+static bool real_ok(double x, ConfigRange range)
 {
-    return range == R_POSITIVE ? x > 0
-         : range == R_NONNEG   ? x >= 0
-         : range == R_PROB     ? x >= 0 && x <= 1
-         : /* R_PROB_POSITIVE */ x > 0 && x <= 1;
+    return range == RANGE_POSITIVE ? x > 0
+         : range == RANGE_NONNEG   ? x >= 0
+         : range == RANGE_PROB     ? x >= 0 && x <= 1
+         : /* RANGE_PROB_POSITIVE */ x > 0 && x <= 1;
 }
 
 static const char *const real_want[] = {"> 0", ">= 0", "in [0, 1]", "in (0, 1]"};
 
-static int check_int(const JsonValue *v, int64_t x, Range range, int vocab, BertcError *err)
+/* The key's name inside its object: "seed" for "masking.seed". */
+static const char *leaf(const ConfigKey *k)
+{
+    const char *dot = strchr(k->key, '.');
+    return dot ? dot + 1 : k->key;
+}
+
+static int check_int(const JsonValue *v, int64_t x, ConfigRange range, int vocab,
+                     BertcError *err)
 {
     int64_t lo, hi;
     int_bounds(range, vocab, &lo, &hi);
     if (x >= lo && x <= hi)
         return 0;
-    if (range == R_TOKEN_ID)
-        return json_errorf(err, v, "token id %" PRId64 " is outside [0, vocab_size %d)", x,
+    if (range == RANGE_TOKEN_ID)
+        return json_errorf(err, v, "token id %lld is outside [0, vocab_size %d)", (long long)x,
                            vocab);
-    return json_errorf(err, v, "must be an integer in [%" PRId64 ", %" PRId64 "], found %"
-                       PRId64, lo, hi, x);
+    return json_errorf(err, v, "must be an integer in [%lld, %lld], found %lld", (long long)lo,
+                       (long long)hi, (long long)x);
 }
 
-static int check_real(const JsonValue *v, double x, Range range, BertcError *err)
+static int read_real(const JsonValue *v, const ConfigKey *k, void *dst, BertcError *err)
 {
-    if (real_ok(x, range))
-        return 0;
-    return json_errorf(err, v, "must be %s, found %.17g", real_want[range], x);
+    double x;
+    if (json_as_double(v, &x, err) != 0)
+        return -1;
+    /* a float key is checked as the float it becomes: 1e306 would be inf,
+     * and 1e-50 would be 0, which a "> 0" key must not be */
+    if (k->kind == CONFIG_FLOAT && !isfinite((float)x))
+        return json_errorf(err, v, "%.17g is outside the float32 range", x);
+    double kept = k->kind == CONFIG_FLOAT ? (double)(float)x : x;
+    if (!real_ok(kept, k->range))
+        return json_errorf(err, v, "must be %s, found %.17g", real_want[k->range], x);
+    if (k->kind == CONFIG_FLOAT) {
+        float f = (float)x;
+        memcpy(dst, &f, sizeof f);
+    } else {
+        memcpy(dst, &x, sizeof x);
+    }
+    return 0;
 }
 
-/* Reads obj[f->key] into the struct at base; absent (or null) optional keys
- * keep the value already there (the default). */
-static int read_field(const JsonValue *obj, const Field *f, void *base, int vocab,
+static int read_choice(const JsonValue *v, const ConfigKey *k, void *dst, BertcError *err)
+{
+    const char *s;
+    if (json_as_string(v, &s, err) != 0)
+        return -1;
+    char listing[256];
+    size_t at = 0;
+    listing[0] = '\0';
+    for (int i = 0; k->choices[i]; i++) {
+        if (strcmp(s, k->choices[i]) == 0) {
+            memcpy(dst, &i, sizeof i);
+            return 0;
+        }
+        bool last = !k->choices[i + 1];
+        at += (size_t)snprintf(listing + at, at < sizeof listing ? sizeof listing - at : 0,
+                               "%s%s", i == 0 ? "" : last ? " or " : ", ", k->choices[i]);
+        if (at >= sizeof listing)
+            at = sizeof listing - 1;
+    }
+    return json_errorf(err, v, "unknown %s \"%.40s\" (expected %s)", leaf(k), s, listing);
+}
+
+static int read_token_ids(const JsonValue *v, void *dst, int vocab, BertcError *err)
+{
+    if (v->type != JSON_ARRAY || v->length > CONFIG_MAX_TOKEN_IDS)
+        return json_errorf(err, v, "must be an array of at most %d token ids",
+                           CONFIG_MAX_TOKEN_IDS);
+    ConfigTokenIds ids = {.n = (int)v->length};
+    for (size_t i = 0; i < v->length; i++) {
+        int64_t id;
+        if (json_as_int(json_at(v, i), &id, err) != 0 ||
+            check_int(json_at(v, i), id, RANGE_TOKEN_ID, vocab, err) != 0)
+            return -1;
+        ids.ids[i] = (int32_t)id;
+    }
+    memcpy(dst, &ids, sizeof ids);
+    return 0;
+}
+
+/* v (not null) into the key's spot. */
+static int read_value(const JsonValue *v, const ConfigKey *k, void *dst, int vocab,
                       BertcError *err)
 {
-    const JsonValue *v = json_get(obj, f->key);
+    int64_t x;
+    switch (k->kind) {
+    case CONFIG_FLOAT:
+    case CONFIG_DOUBLE: return read_real(v, k, dst, err);
+    case CONFIG_CHOICE: return read_choice(v, k, dst, err);
+    case CONFIG_TOKEN_IDS: return read_token_ids(v, dst, vocab, err);
+    case CONFIG_OBJECT: return 0;
+    case CONFIG_U64:
+        if (json_as_int(v, &x, err) != 0)
+            return -1;
+        if (x < 0)
+            return json_errorf(err, v, "must be a non-negative integer, found %lld",
+                               (long long)x);
+        uint64_t u = (uint64_t)x;
+        memcpy(dst, &u, sizeof u);
+        return 0;
+    case CONFIG_INT: break;
+    }
+    if (json_as_int(v, &x, err) != 0 || check_int(v, x, k->range, vocab, err) != 0)
+        return -1;
+    int i = (int)x;
+    memcpy(dst, &i, sizeof i);
+    return 0;
+}
+
+/* The object that holds key k ("masking" for "masking.seed"), or NULL when
+ * that object is absent (or null). */
+static const JsonValue *parent_of(const JsonValue *root, const ConfigKey *k)
+{
+    const char *dot = strchr(k->key, '.');
+    if (!dot)
+        return root;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(dot - k->key), k->key);
+    const JsonValue *obj = json_get(root, name);
+    return obj && obj->type == JSON_OBJECT ? obj : NULL;
+}
+
+static int read_key(const JsonValue *root, const ConfigKey *k, void *base, int vocab,
+                    BertcError *err)
+{
+    const JsonValue *obj = parent_of(root, k);
+    if (!obj)
+        return 0;
+    const JsonValue *v = json_get(obj, leaf(k));
+    if (k->kind == CONFIG_OBJECT) {
+        if (v && v->type != JSON_NULL && v->type != JSON_OBJECT)
+            return json_errorf(err, v, "must be an object {\"...\": ..., ...}, found %s",
+                               json_type_name(v->type));
+        bool present = v && v->type == JSON_OBJECT;
+        memcpy(config_key_ptr(base, k), &present, sizeof present);
+        return 0;
+    }
     if (!v || v->type == JSON_NULL) {
-        if (!f->required)
+        if (!k->required)
             return 0;
         int64_t unused;
-        return json_get_int(obj, f->key, &unused, err); /* "missing key ..." */
+        return json_get_int(obj, leaf(k), &unused, err); /* "missing key ..." */
     }
-    char *dst = (char *)base + f->offset;
-    if (f->kind == K_FLOAT || f->kind == K_DOUBLE) {
-        double x;
-        if (json_as_double(v, &x, err) != 0)
-            return -1;
-        /* a float field is checked as the float it becomes: 1e306 would be
-         * inf, and 1e-50 would be 0, which a "> 0" key must not be */
-        if (f->kind == K_FLOAT && !isfinite((float)x))
-            return json_errorf(err, v, "%.17g is outside the float32 range", x);
-        if (check_real(v, f->kind == K_FLOAT ? (double)(float)x : x, f->range, err) != 0)
-            return -1;
-        if (f->kind == K_FLOAT)
-            *(float *)dst = (float)x;
-        else
-            *(double *)dst = x;
-        return 0;
-    }
-    int64_t x;
-    if (json_as_int(v, &x, err) != 0)
-        return -1;
-    if (f->kind == K_U64) {
-        if (x < 0)
-            return json_errorf(err, v, "must be a non-negative integer, found %" PRId64, x);
-        *(uint64_t *)dst = (uint64_t)x;
-        return 0;
-    }
-    if (check_int(v, x, f->range, vocab, err) != 0)
-        return -1;
-    *(int *)dst = (int)x;
-    return 0;
+    return read_value(v, k, config_key_ptr(base, k), vocab, err);
 }
 
-static int read_fields(const JsonValue *obj, const Field *fields, size_t n, void *base,
-                       int vocab, BertcError *err)
+int config_read_keys(const JsonValue *root, const ConfigKey *keys, int n, void *base,
+                     const BertConfig *cfg, BertcError *err)
 {
-    for (size_t i = 0; i < n; i++)
-        if (read_field(obj, &fields[i], base, vocab, err) != 0)
+    for (int i = 0; i < n; i++)
+        if (read_key(root, &keys[i], base, cfg->vocab_size, err) != 0)
             return -1;
     return 0;
 }
 
-/* An optional string key that must be one of names[0..n); *out = its index. */
-static int read_choice(const JsonValue *obj, const char *key, const char *const *names,
-                       const int *values, size_t n, const char *listing, int *out,
-                       BertcError *err)
+/* A common int key by name, for default_from. */
+static int common_int(const BertConfig *cfg, const char *key)
 {
-    const char *s = NULL;
-    if (json_opt_string(obj, key, NULL, &s, err) != 0)
-        return -1;
-    if (!s)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = values[i];
-            return 0;
+    if (strcmp(key, "intermediate_size") == 0)
+        return cfg->intermediate_size;
+    if (strcmp(key, "hidden_size") == 0)
+        return cfg->hidden_size;
+    if (strcmp(key, "num_hidden_layers") == 0)
+        return cfg->num_hidden_layers;
+    return 0;
+}
+
+void config_default_keys(const ConfigKey *keys, int n, void *base, const BertConfig *cfg)
+{
+    for (int i = 0; i < n; i++) {
+        const ConfigKey *k = &keys[i];
+        double v = k->default_from ? common_int(cfg, k->default_from) : k->default_value;
+        void *dst = config_key_ptr(base, k);
+        switch (k->kind) {
+        case CONFIG_TOKEN_IDS: memset(dst, 0, sizeof(ConfigTokenIds)); break;
+        case CONFIG_OBJECT: memset(dst, 0, sizeof(bool)); break;
+        default: {
+            BertcError unused;
+            config_set_key(k, base, v, NULL, &unused);
         }
-    return json_errorf(err, json_get(obj, key), "unknown %s \"%.40s\" (expected %s)", key, s,
-                       listing);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Keys with special rules                                                   */
-/* ------------------------------------------------------------------------ */
-
-static int read_arch(const JsonValue *root, BertConfig *cfg, BertcError *err)
-{
-    const JsonValue *a = json_get(root, "architectures");
-    const char *name;
-    if (!a)
-        return json_get_string(root, "architectures", &name, err); /* "missing key ..." */
-    if (a->type != JSON_ARRAY || a->length == 0)
-        return json_errorf(err, a, "must be a non-empty array like [\"BertModel\"]");
-    if (json_as_string(json_at(a, 0), &name, err) != 0)
-        return -1;
-    for (int i = 0; i < ARCH_COUNT; i++)
-        if (strcmp(name, arch_names[i]) == 0) {
-            cfg->arch = (BertArch)i;
-            return 0;
         }
-    return json_errorf(err, json_at(a, 0), "unknown architecture \"%.60s\" (expected BertModel, "
-                       "BertForSequenceClassification, BertForMaskedLM, "
-                       "CGBertForSequenceClassification, QACGBertForSequenceClassification, "
-                       "Summarizer, QAConvModelV2 or SpanBertForPreTraining)", name);
-}
-
-static int read_strings(const JsonValue *root, BertConfig *cfg, BertcError *err)
-{
-    static const char *const acts[] = {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"};
-    static const int act_values[] = {ACT_GELU, ACT_GELU_TANH, ACT_GELU_TANH, ACT_RELU};
-    static const char *const problems[] = {"regression", "single_label_classification",
-                                           "multi_label_classification"};
-    static const int problem_values[] = {PROBLEM_REGRESSION, PROBLEM_SINGLE_LABEL,
-                                         PROBLEM_MULTI_LABEL};
-    int act = (int)cfg->hidden_act, problem = (int)cfg->problem_type;
-    if (read_choice(root, "hidden_act", acts, act_values, 4,
-                    "gelu, gelu_new, gelu_pytorch_tanh or relu", &act, err) != 0 ||
-        read_choice(root, "problem_type", problems, problem_values, 3,
-                    "regression, single_label_classification or multi_label_classification",
-                    &problem, err) != 0)
-        return -1;
-    cfg->hidden_act = (BertAct)act;
-    cfg->problem_type = (ProblemType)problem;
-    return 0;
-}
-
-/* num_labels, else len(id2label), else 2; both present must agree. */
-static int read_num_labels(const JsonValue *root, BertConfig *cfg, BertcError *err)
-{
-    const JsonValue *id2label = json_get(root, "id2label");
-    if (id2label && id2label->type != JSON_NULL && id2label->type != JSON_OBJECT)
-        return json_errorf(err, id2label, "must be an object {\"0\": \"label\", ...}, found %s",
-                           json_type_name(id2label->type));
-    const Field f = {"num_labels", AT(num_labels), K_INT, OPT, R_POSITIVE};
-    bool has_map = id2label && id2label->type == JSON_OBJECT;
-    bool has_num = json_get(root, "num_labels") && json_get(root, "num_labels")->type != JSON_NULL;
-    if (has_map)
-        cfg->num_labels = (int)id2label->length;
-    if (read_field(root, &f, cfg, cfg->vocab_size, err) != 0)
-        return -1;
-    if (has_map && has_num && (size_t)cfg->num_labels != id2label->length)
-        return json_errorf(err, json_get(root, "num_labels"), "num_labels %d disagrees with "
-                           "id2label, which has %u entries", cfg->num_labels,
-                           (unsigned)id2label->length);
-    if (has_map && id2label->length == 0)
-        return json_errorf(err, id2label, "id2label is empty; a classifier needs labels");
-    /* bert_seqcls's MSE compares one score per sequence with labels (B) */
-    if (cfg->arch == ARCH_BERT_SEQCLS && cfg->problem_type == PROBLEM_REGRESSION &&
-        cfg->num_labels != 1)
-        return json_errorf(err, json_get(root, "problem_type"), "regression needs num_labels "
-                           "1 (one score per sequence), found num_labels %d; set num_labels "
-                           "to 1 or choose another problem_type", cfg->num_labels);
-    return 0;
-}
-
-static int read_masking(const JsonValue *root, BertConfig *cfg, BertcError *err)
-{
-    const JsonValue *m = json_get(root, "masking");
-    if (!m || m->type == JSON_NULL)
-        return 0;
-    if (m->type != JSON_OBJECT)
-        return json_errorf(err, m, "must be an object {\"seed\": ..., ...}, found %s",
-                           json_type_name(m->type));
-    SpanMaskingConfig *mc = &cfg->masking;
-    mc->present = true;
-    if (read_fields(m, masking_fields, COUNT(masking_fields), mc, cfg->vocab_size, err) != 0)
-        return -1;
-    const JsonValue *ids = json_get(m, "special_token_ids");
-    if (!ids || ids->type == JSON_NULL)
-        return 0;
-    if (ids->type != JSON_ARRAY || ids->length > CONFIG_MAX_SPECIAL_IDS)
-        return json_errorf(err, ids, "must be an array of at most %d token ids",
-                           CONFIG_MAX_SPECIAL_IDS);
-    for (size_t i = 0; i < ids->length; i++) {
-        int64_t id;
-        if (json_as_int(json_at(ids, i), &id, err) != 0 ||
-            check_int(json_at(ids, i), id, R_TOKEN_ID, cfg->vocab_size, err) != 0)
-            return -1;
-        mc->special_token_ids[i] = (int32_t)id;
-    }
-    mc->n_special_token_ids = (int)ids->length;
-    return 0;
-}
-
-static int divides(const JsonValue *root, const char *size_key, int size, const char *heads_key,
-                   int heads, BertcError *err)
-{
-    if (size % heads == 0)
-        return 0;
-    return json_errorf(err, json_get(root, heads_key), "%s %d is not a multiple of %s %d "
-                       "(each head gets %s / %s dims)", size_key, size, heads_key, heads,
-                       size_key, heads_key);
-}
-
-static int read_model_keys(const JsonValue *root, BertConfig *cfg, BertcError *err)
-{
-    static const char *const poolers[] = {"attention_gate", "first_token"};
-    static const int pooler_values[] = {POOLER_ATTENTION_GATE, POOLER_FIRST_TOKEN};
-    int V = cfg->vocab_size, pooler = (int)cfg->pooler_type;
-    switch (cfg->arch) {
-    case ARCH_CGBERT:
-    case ARCH_QACGBERT:
-        if (read_fields(root, cgbert_fields, COUNT(cgbert_fields), cfg, V, err) != 0 ||
-            read_choice(root, "pooler_type", poolers, pooler_values, 2,
-                        "attention_gate or first_token", &pooler, err) != 0)
-            return -1;
-        cfg->pooler_type = (PoolerType)pooler;
-        return 0;
-    case ARCH_SUMMARIZER:
-        if (read_fields(root, summarizer_fields, COUNT(summarizer_fields), cfg, V, err) != 0)
-            return -1;
-        return divides(root, "hidden_size", cfg->hidden_size, "heads", cfg->heads, err);
-    case ARCH_QACONV:
-        if (read_fields(root, qaconv_fields, COUNT(qaconv_fields), cfg, V, err) != 0)
-            return -1;
-        if (cfg->query_len > cfg->max_position_embeddings)
-            return json_errorf(err, json_get(root, "query_len") ? json_get(root, "query_len")
-                                                                 : root,
-                               "query_len %d is longer than max_position_embeddings %d, so no "
-                               "input can hold the question", cfg->query_len,
-                               cfg->max_position_embeddings);
-        return 0;
-    case ARCH_SPANBERT:
-        cfg->sbo_dim_ffn = cfg->intermediate_size;
-        if (read_fields(root, spanbert_fields, COUNT(spanbert_fields), cfg, V, err) != 0)
-            return -1;
-        return read_masking(root, cfg, err);
-    default:
-        return 0;
     }
 }
 
 /* ------------------------------------------------------------------------ */
-/* The same rules on a BertConfig made in code                               */
+/* Values set in code                                                        */
 /* ------------------------------------------------------------------------ */
 
-static int check_value(const Field *f, const void *base, int vocab, const char *prefix,
-                       BertcError *err)
+double config_key_value(const ConfigKey *k, const void *base)
 {
-    const char *p = (const char *)base + f->offset;
-    if (f->kind == K_U64)
-        return 0;
-    if (f->kind == K_INT) {
-        int x = *(const int *)p;
-        int64_t lo, hi;
-        int_bounds(f->range, vocab, &lo, &hi);
-        if ((x >= lo && x <= hi) || (f->range == R_TOKEN_ID && !f->required && x == -1))
+    const void *p = config_key_cptr(base, k);
+    int i;
+    float f;
+    double d;
+    uint64_t u;
+    bool b;
+    switch (k->kind) {
+    case CONFIG_FLOAT: memcpy(&f, p, sizeof f); return f;
+    case CONFIG_DOUBLE: memcpy(&d, p, sizeof d); return d;
+    case CONFIG_U64: memcpy(&u, p, sizeof u); return (double)u;
+    case CONFIG_OBJECT: memcpy(&b, p, sizeof b); return b;
+    case CONFIG_TOKEN_IDS: memcpy(&i, p, sizeof i); return i;   /* the count */
+    case CONFIG_INT:
+    case CONFIG_CHOICE: break;
+    }
+    memcpy(&i, p, sizeof i);
+    return i;
+}
+
+const ConfigKey *config_find_key(const ConfigKey *keys, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(keys[i].key, key) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+/* The value x of key k in range (vocab: for token ids; < 0 when not known). */
+static int check_number(const ConfigKey *k, double x, int vocab, BertcError *err)
+{
+    if (k->kind == CONFIG_FLOAT || k->kind == CONFIG_DOUBLE) {
+        if (isfinite(x) && real_ok(x, k->range))
             return 0;
-        return bertc_errorf(err, "config: %s%s = %d is outside [%" PRId64 ", %" PRId64 "]",
-                            prefix, f->key, x, lo, hi);
+        return bertc_errorf(err, "config: %s = %g must be finite and %s", k->key, x,
+                            real_want[k->range]);
     }
-    double x = f->kind == K_FLOAT ? (double)*(const float *)p : *(const double *)p;
-    if (isfinite(x) && real_ok(x, f->range))
+    if (k->kind == CONFIG_OBJECT || k->kind == CONFIG_TOKEN_IDS)
         return 0;
-    return bertc_errorf(err, "config: %s%s = %g must be finite and %s", prefix, f->key, x,
-                        real_want[f->range]);
+    if (k->kind == CONFIG_U64)
+        return x >= 0 && x < 18446744073709551616.0 ? 0
+             : bertc_errorf(err, "config: %s = %g is not a 64-bit seed", k->key, x);
+    if (k->kind == CONFIG_CHOICE) {
+        int n = 0;
+        while (k->choices[n])
+            n++;
+        return x >= 0 && x < n && x == floor(x)
+                   ? 0 : bertc_errorf(err, "config: %s = %g is not one of its %d choices",
+                                      k->key, x, n);
+    }
+    int64_t lo, hi;
+    int_bounds(k->range, vocab, &lo, &hi);
+    if (k->range == RANGE_TOKEN_ID && vocab < 0)
+        hi = INT32_MAX;
+    if ((x >= (double)lo && x <= (double)hi && x == floor(x)) ||
+        (k->range == RANGE_TOKEN_ID && !k->required && x == -1))
+        return 0;
+    return bertc_errorf(err, "config: %s = %g is outside [%lld, %lld]", k->key, x,
+                        (long long)lo, (long long)hi);
 }
 
-static int check_values(const Field *fields, size_t n, const void *base, int vocab,
-                        const char *prefix, BertcError *err)
+int config_set_key(const ConfigKey *k, void *base, double value, const BertConfig *cfg,
+                   BertcError *err)
 {
-    for (size_t i = 0; i < n; i++)
-        if (check_value(&fields[i], base, vocab, prefix, err) != 0)
-            return -1;
+    if (cfg && check_number(k, value, cfg->vocab_size, err) != 0)
+        return -1;
+    void *dst = config_key_ptr(base, k);
+    int i = (int)value;
+    float f = (float)value;
+    uint64_t u = (uint64_t)value;
+    bool b = value != 0;
+    switch (k->kind) {
+    case CONFIG_FLOAT: memcpy(dst, &f, sizeof f); break;
+    case CONFIG_DOUBLE: memcpy(dst, &value, sizeof value); break;
+    case CONFIG_U64: memcpy(dst, &u, sizeof u); break;
+    case CONFIG_OBJECT: memcpy(dst, &b, sizeof b); break;
+    case CONFIG_TOKEN_IDS:
+        return bertc_errorf(err, "config: %s is a list of token ids, not a number", k->key);
+    case CONFIG_INT:
+    case CONFIG_CHOICE: memcpy(dst, &i, sizeof i); break;
+    }
     return 0;
 }
 
-static int check_model_values(const BertConfig *c, BertcError *err)
+/* Whether the object holding k is present ("masking" for "masking.seed"). */
+static bool object_present(const ConfigKey *keys, int n, const void *base, const ConfigKey *k)
 {
-    int V = c->vocab_size;
-    const SpanMaskingConfig *m = &c->masking;
-    switch (c->arch) {
-    case ARCH_CGBERT:
-    case ARCH_QACGBERT:
-        return check_values(cgbert_fields, COUNT(cgbert_fields), c, V, "", err);
-    case ARCH_SUMMARIZER:
-        if (check_values(summarizer_fields, COUNT(summarizer_fields), c, V, "", err) != 0)
-            return -1;
-        if (c->hidden_size % c->heads != 0)
-            return bertc_errorf(err, "config: hidden_size %d is not a multiple of heads %d",
-                                c->hidden_size, c->heads);
-        return 0;
-    case ARCH_QACONV:
-        if (check_values(qaconv_fields, COUNT(qaconv_fields), c, V, "", err) != 0)
-            return -1;
-        if (c->query_len > c->max_position_embeddings)
-            return bertc_errorf(err, "config: query_len %d is longer than "
-                                "max_position_embeddings %d, so no input can hold the question",
-                                c->query_len, c->max_position_embeddings);
-        return 0;
-    case ARCH_SPANBERT:
-        if (check_values(spanbert_fields, COUNT(spanbert_fields), c, V, "", err) != 0 ||
-            (m->present && check_values(masking_fields, COUNT(masking_fields), m, V,
-                                        "masking.", err) != 0))
-            return -1;
-        if (m->n_special_token_ids < 0 || m->n_special_token_ids > CONFIG_MAX_SPECIAL_IDS)
-            return bertc_errorf(err, "config: masking.special_token_ids has %d entries (at "
-                                "most %d)", m->n_special_token_ids, CONFIG_MAX_SPECIAL_IDS);
-        for (int i = 0; i < m->n_special_token_ids; i++)
-            if (m->special_token_ids[i] < 0 || m->special_token_ids[i] >= V)
-                return bertc_errorf(err, "config: masking.special_token_ids[%d] = %d is "
-                                    "outside [0, vocab_size %d)", i,
-                                    (int)m->special_token_ids[i], V);
-        return 0;
-    default:
-        return 0;
-    }
+    const char *dot = strchr(k->key, '.');
+    if (!dot)
+        return true;
+    for (int i = 0; i < n; i++)
+        if (keys[i].kind == CONFIG_OBJECT && strlen(keys[i].key) == (size_t)(dot - k->key) &&
+            strncmp(keys[i].key, k->key, (size_t)(dot - k->key)) == 0)
+            return config_key_value(&keys[i], base) != 0;
+    return true;
 }
 
-int bert_config_check(const BertConfig *c, BertcError *err)
+static int check_token_ids(const ConfigKey *k, const void *base, int vocab, BertcError *err)
 {
-    if ((unsigned)c->arch >= ARCH_COUNT || (unsigned)c->hidden_act > ACT_RELU ||
-        (unsigned)c->problem_type > PROBLEM_MULTI_LABEL ||
-        (unsigned)c->pooler_type > POOLER_FIRST_TOKEN)
-        return bertc_errorf(err, "config: architecture %d, hidden_act %d, problem_type %d or "
-                            "pooler_type %d is not one of the known values", (int)c->arch,
-                            (int)c->hidden_act, (int)c->problem_type, (int)c->pooler_type);
-    const Field num_labels = {"num_labels", AT(num_labels), K_INT, REQ, R_POSITIVE};
-    if (check_value(&bert_fields[0], c, 0, "", err) != 0 ||
-        check_values(bert_fields, COUNT(bert_fields), c, c->vocab_size, "", err) != 0 ||
-        check_value(&num_labels, c, 0, "", err) != 0)
-        return -1;
-    if (c->hidden_size % c->num_attention_heads != 0)
-        return bertc_errorf(err, "config: hidden_size %d is not a multiple of "
-                            "num_attention_heads %d", c->hidden_size, c->num_attention_heads);
-    return check_model_values(c, err);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Entry points                                                              */
-/* ------------------------------------------------------------------------ */
-
-static int read_config(const JsonValue *root, BertConfig *out, BertcError *err)
-{
-    if (root->type != JSON_OBJECT)
-        return json_errorf(err, root, "config.json must hold a JSON object, found %s",
-                           json_type_name(root->type));
-    BertConfig cfg = bert_config_default(ARCH_BERT_MODEL);
-    const Field *vocab_size = &bert_fields[0]; /* token ids are checked against it */
-    if (read_arch(root, &cfg, err) != 0 || read_field(root, vocab_size, &cfg, 0, err) != 0 ||
-        read_fields(root, bert_fields, COUNT(bert_fields), &cfg, cfg.vocab_size, err) != 0 ||
-        divides(root, "hidden_size", cfg.hidden_size, "num_attention_heads",
-                cfg.num_attention_heads, err) != 0 ||
-        read_strings(root, &cfg, err) != 0 || read_num_labels(root, &cfg, err) != 0 ||
-        read_model_keys(root, &cfg, err) != 0)
-        return -1;
-    *out = cfg;
+    ConfigTokenIds ids;
+    memcpy(&ids, config_key_cptr(base, k), sizeof ids);
+    if (ids.n < 0 || ids.n > CONFIG_MAX_TOKEN_IDS)
+        return bertc_errorf(err, "config: %s has %d entries (at most %d)", k->key, ids.n,
+                            CONFIG_MAX_TOKEN_IDS);
+    for (int i = 0; i < ids.n; i++)
+        if (ids.ids[i] < 0 || ids.ids[i] >= vocab)
+            return bertc_errorf(err, "config: %s[%d] = %d is outside [0, vocab_size %d)",
+                                k->key, i, (int)ids.ids[i], vocab);
     return 0;
 }
 
-int bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
-                      BertConfig *cfg, BertcError *err)
+int config_check_keys(const ConfigKey *keys, int n, const void *base, const BertConfig *cfg,
+                      BertcError *err)
 {
-    Arena *a = scratch ? scratch : arena_create("config", length * 4 + 4096);
-    JsonDoc *doc;
-    int rc = json_parse(a, name, text, length, &doc, err);
-    if (rc == 0)
-        rc = read_config(doc->root, cfg, err);
-    if (!scratch)
-        arena_destroy(a);
-    return rc;
+    for (int i = 0; i < n; i++) {
+        const ConfigKey *k = &keys[i];
+        if (!object_present(keys, n, base, k))
+            continue;
+        int rc = k->kind == CONFIG_TOKEN_IDS
+                     ? check_token_ids(k, base, cfg->vocab_size, err)
+                     : check_number(k, config_key_value(k, base), cfg->vocab_size, err);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Writing: the same field tables, so what is written is what is read        */
+/* Writing                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Appends to a fixed buffer; remembers overflow instead of failing midway. */
-typedef struct Out {
-    char *buf;
-    size_t cap, len;
-} Out;
-
-static void put(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(Out *o, const char *fmt, ...)
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(o->len < o->cap ? o->buf + o->len : NULL,
-                      o->len < o->cap ? o->cap - o->len : 0, fmt, ap);
+    int n = vsnprintf(*len < cap ? buf + *len : NULL, *len < cap ? cap - *len : 0, fmt, ap);
     va_end(ap);
-    o->len += n > 0 ? (size_t)n : 0;
+    *len += n > 0 ? (size_t)n : 0;
 }
 
-/* One "key": value line per field; token ids of -1 (absent) are left out.
- * Floats are printed with 9 significant digits so they read back exactly. */
-static void put_fields(Out *o, const Field *fields, size_t n, const void *base)
+/* "value" of one key (not an object); floats with 9 significant digits so
+ * they read back exactly. */
+static void put_value(const ConfigKey *k, const void *base, char *buf, size_t cap, size_t *len)
 {
-    for (size_t i = 0; i < n; i++) {
-        const char *p = (const char *)base + fields[i].offset;
-        switch (fields[i].kind) {
-        case K_INT:
-            if (fields[i].range == R_TOKEN_ID && *(const int *)p < 0)
+    double x = config_key_value(k, base);
+    ConfigTokenIds ids;
+    switch (k->kind) {
+    case CONFIG_FLOAT: put(buf, cap, len, "%.9g", x); break;
+    case CONFIG_DOUBLE: put(buf, cap, len, "%.17g", x); break;
+    case CONFIG_U64: {
+        uint64_t u;
+        memcpy(&u, config_key_cptr(base, k), sizeof u);
+        put(buf, cap, len, "%llu", (unsigned long long)u);
+        break;
+    }
+    case CONFIG_CHOICE: put(buf, cap, len, "\"%s\"", k->choices[(int)x]); break;
+    case CONFIG_TOKEN_IDS:
+        memcpy(&ids, config_key_cptr(base, k), sizeof ids);
+        put(buf, cap, len, "[");
+        for (int i = 0; i < ids.n; i++)
+            put(buf, cap, len, i ? ", %d" : "%d", (int)ids.ids[i]);
+        put(buf, cap, len, "]");
+        break;
+    case CONFIG_INT:
+    case CONFIG_OBJECT: put(buf, cap, len, "%d", (int)x); break;
+    }
+}
+
+void config_format_keys(const ConfigKey *keys, int n, const void *base, char *buf, size_t cap,
+                        size_t *len)
+{
+    for (int i = 0; i < n; i++) {
+        const ConfigKey *k = &keys[i];
+        if (k->kind == CONFIG_OBJECT) {
+            if (config_key_value(k, base) == 0)
                 continue;
-            put(o, ",\n  \"%s\": %d", fields[i].key, *(const int *)p);
-            break;
-        case K_FLOAT: put(o, ",\n  \"%s\": %.9g", fields[i].key, (double)*(const float *)p); break;
-        case K_DOUBLE: put(o, ",\n  \"%s\": %.17g", fields[i].key, *(const double *)p); break;
-        case K_U64: put(o, ",\n  \"%s\": %" PRIu64, fields[i].key, *(const uint64_t *)p); break;
+            put(buf, cap, len, ",\n  \"%s\": {", k->key);
+            size_t klen = strlen(k->key);
+            int members = 0;
+            for (int j = i + 1; j < n; j++) {
+                if (strncmp(keys[j].key, k->key, klen) != 0 || keys[j].key[klen] != '.')
+                    continue;
+                put(buf, cap, len, "%s\"%s\": ", members++ ? ", " : "", leaf(&keys[j]));
+                put_value(&keys[j], base, buf, cap, len);
+            }
+            put(buf, cap, len, "}");
+            continue;
         }
+        if (strchr(k->key, '.'))
+            continue;   /* written inside its object */
+        if (k->range == RANGE_TOKEN_ID && k->kind == CONFIG_INT && config_key_value(k, base) < 0)
+            continue;   /* an absent token id */
+        put(buf, cap, len, ",\n  \"%s\": ", k->key);
+        put_value(k, base, buf, cap, len);
     }
-}
-
-static void put_masking(Out *o, const SpanMaskingConfig *m)
-{
-    put(o, ",\n  \"masking\": {\"seed\": %" PRIu64 ", \"masking_budget\": %.17g, "
-           "\"span_probability\": %.17g, \"max_span_length_cap\": %d, \"special_token_ids\": [",
-        m->seed, m->masking_budget, m->span_probability, m->max_span_length_cap);
-    for (int i = 0; i < m->n_special_token_ids; i++)
-        put(o, i ? ", %d" : "%d", (int)m->special_token_ids[i]);
-    put(o, "]}");
-}
-
-static void put_model_keys(Out *o, const BertConfig *c)
-{
-    switch (c->arch) {
-    case ARCH_CGBERT:
-    case ARCH_QACGBERT:
-        put_fields(o, cgbert_fields, COUNT(cgbert_fields), c);
-        put(o, ",\n  \"pooler_type\": \"%s\"",
-            c->pooler_type == POOLER_FIRST_TOKEN ? "first_token" : "attention_gate");
-        break;
-    case ARCH_SUMMARIZER: put_fields(o, summarizer_fields, COUNT(summarizer_fields), c); break;
-    case ARCH_QACONV: put_fields(o, qaconv_fields + 1, COUNT(qaconv_fields) - 1, c); break;
-    case ARCH_SPANBERT:
-        put_fields(o, spanbert_fields + 4, COUNT(spanbert_fields) - 4, c);
-        if (c->masking.present)
-            put_masking(o, &c->masking);
-        break;
-    default: break;
-    }
-}
-
-int bert_config_format(const BertConfig *c, char *buf, size_t cap, size_t *len, BertcError *err)
-{
-    static const char *const problems[] = {NULL, "regression", "single_label_classification",
-                                           "multi_label_classification"};
-    Out o = {buf, cap, 0};
-    put(&o, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"bert\",\n"
-            "  \"hidden_act\": \"%s\",\n  \"num_labels\": %d",
-        bert_arch_name(c->arch), bert_act_name(c->hidden_act), c->num_labels);
-    if (c->problem_type != PROBLEM_UNSET)
-        put(&o, ",\n  \"problem_type\": \"%s\"", problems[c->problem_type]);
-    /* token ids are written once, by the shared table (QAConv and SpanBERT
-     * repeat some of them in their own tables for the "required" rule) */
-    put_fields(&o, bert_fields, COUNT(bert_fields), c);
-    put_model_keys(&o, c);
-    put(&o, "\n}\n");
-    *len = o.len;
-    if (o.len >= cap)
-        return bertc_errorf(err, "config.json: %zu bytes do not fit in a buffer of %zu", o.len,
-                            cap);
-    return 0;
 }

@@ -1,62 +1,41 @@
 /*
- * nn/config.h — Hugging Face config.json -> BertConfig (SPEC §5).
+ * nn/config.h — the common keys of a Hugging Face config.json (BertConfig,
+ * SPEC §5) and the key tables every architecture's own keys are read with.
+ *
+ * This layer knows no architecture: it reads the keys of transformers'
+ * BertConfig and PretrainedConfig that every BERT model shares, keeps the
+ * name in "architectures"[0], and leaves the model's own keys (CGBERT's
+ * context_vocab_size, QAConv's query_len, ...) to the architecture, which
+ * declares them as a ConfigKey table (zoo/zoo.h, ModelArch.keys) stored in
+ * cfg->model. zoo/ puts the two together:
  *
  *     BertConfig cfg;
  *     BertcError err;
- *     if (bert_config_read("model/config.json", &cfg, &err) != 0) {
+ *     if (bert_config_read("model/config.json", &cfg, &err) != 0) {   // zoo/zoo.h
  *         fprintf(stderr, "%s\n", err.msg);  // model/config.json: missing key "hidden_size"
  *         return 1;
  *     }
- *     printf("%s: H=%d, L=%d, nh=%d\n", bert_arch_name(cfg.arch), cfg.hidden_size,
+ *     printf("%s: H=%d, L=%d, nh=%d\n", cfg.architecture, cfg.hidden_size,
  *            cfg.num_hidden_layers, cfg.num_attention_heads);
  *
  * Required keys: architectures (its first entry selects the model),
  * vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
- * intermediate_size, max_position_embeddings. The other BertConfig keys take
- * Hugging Face's defaults (bert_config_default). num_labels comes from
- * "num_labels", else from the number of entries of "id2label", else 2; if
- * both are present they must agree. A null value means "use the default",
- * as HF does for problem_type and the token ids.
- *
- * Model keys are read only for their architecture (defaults in brackets):
- *   CGBert/QACGBert...  context_vocab_size [8], pooler_type [attention_gate]
- *   Summarizer          ff_size, heads, inter_layers (required),
- *                       inter_layer_norm_eps [1e-6], pe_max_len [5000]
- *   QAConvModelV2       sep_token_id (required), query_len [50], conv_filters [1024],
- *                       num_question_types [6], attention_temperature [10],
- *                       query_loss_divisor [5]
- *   SpanBertForPreTraining  mask_token_id, cls_token_id, sep_token_id,
- *                       unk_token_id (required), sbo_dim_ffn [intermediate_size],
- *                       sbo_layer_norm_eps [1e-5], sbo_max_span_length [10], and an
- *                       optional "masking" object: seed (required in it),
- *                       masking_budget [0.15], span_probability [0.2],
- *                       max_span_length_cap [10], special_token_ids [[]]
- * Unknown keys are ignored. A missing required key, a wrong type or a value
- * out of range is an error naming the key (e.g. "masking.seed"). Sizes are
- * integers in [1, 2^31 - 1] (inter_layers may be 0); the layer counts
- * num_hidden_layers and inter_layers are at most CONFIG_MAX_LAYERS; token ids
- * are below vocab_size; num_attention_heads (Summarizer: heads) divides
- * hidden_size; QAConv's query_len is at most max_position_embeddings. The
- * total (every parameter and buffer of the architecture, e.g. QAConv's
- * [H, query_len·H] query_layer or BertSum's [1, pe_max_len, H] pe) is
- * checked when the model is built (model_size in zoo/zoo.h).
+ * intermediate_size, max_position_embeddings. The others take Hugging
+ * Face's defaults (bert_config_default). num_labels comes from "num_labels",
+ * else from the number of entries of "id2label", else 2; if both are present
+ * they must agree, and label2id, when present, must be id2label's inverse.
+ * A null value means "use the default", as HF does for problem_type,
+ * classifier_dropout and the token ids. Unknown keys are ignored. A missing
+ * required key, a wrong type or a value out of range is an error naming the
+ * key (e.g. "masking.seed"). Sizes are integers in [1, 2^31 - 1];
+ * num_hidden_layers is at most CONFIG_MAX_LAYERS; token ids are below
+ * vocab_size; num_attention_heads divides hidden_size.
  */
 #ifndef BERTC_NN_CONFIG_H
 #define BERTC_NN_CONFIG_H
 
+#include "nn/json.h"
 #include "tensor/tensor.h"
-
-typedef enum BertArch {
-    ARCH_BERT_MODEL,            /* BertModel */
-    ARCH_BERT_SEQCLS,           /* BertForSequenceClassification */
-    ARCH_BERT_MLM,              /* BertForMaskedLM */
-    ARCH_CGBERT,                /* CGBertForSequenceClassification */
-    ARCH_QACGBERT,              /* QACGBertForSequenceClassification */
-    ARCH_SUMMARIZER,            /* Summarizer (BertSumExt) */
-    ARCH_QACONV,                /* QAConvModelV2 */
-    ARCH_SPANBERT,              /* SpanBertForPreTraining */
-    ARCH_COUNT
-} BertArch;
 
 typedef enum BertAct {
     ACT_GELU,                   /* "gelu": erf form */
@@ -71,84 +50,145 @@ typedef enum ProblemType {
     PROBLEM_MULTI_LABEL         /* "multi_label_classification" */
 } ProblemType;
 
-typedef enum PoolerType {
-    POOLER_ATTENTION_GATE,      /* the CGBERT seed's pooler */
-    POOLER_FIRST_TOKEN          /* the original repository's: token 0 */
-} PoolerType;
-
-#define CONFIG_MAX_SPECIAL_IDS 16
-/* The most layers a config may ask for (num_hidden_layers, inter_layers):
- * far above any BERT (bert-large has 24). It keeps registration cheap before
- * the model's size is checked (registry_find is linear per name, so a build
- * is quadratic in the number of parameters), and every model's outputs
- * within the Outputs table (CGBERT puts 7 a layer: 64 x 7 + 4 < 512). */
+/* The most layers a config may ask for (num_hidden_layers and any layer
+ * count of an architecture): far above any BERT (bert-large has 24). It
+ * keeps registration cheap before the model's size is checked (a build is
+ * quadratic in the number of parameters). */
 #define CONFIG_MAX_LAYERS 64
-
-/* SpanBERT span masking (SPEC §6.7.2). */
-typedef struct SpanMaskingConfig {
-    bool present;               /* the config has a "masking" object */
-    uint64_t seed;
-    double masking_budget;      /* double: floor(budget * l) must match Python */
-    double span_probability;
-    int max_span_length_cap;
-    int n_special_token_ids;
-    int32_t special_token_ids[CONFIG_MAX_SPECIAL_IDS];
-} SpanMaskingConfig;
+/* architectures[0] is at most this long (with its NUL). */
+#define CONFIG_ARCH_NAME_MAX 64
+/* Room for an architecture's own keys in BertConfig.model. */
+#define CONFIG_MODEL_BYTES 256
+/* id2label's names, each with its NUL, fit in this many bytes. */
+#define CONFIG_LABEL_BYTES 4096
 
 typedef struct BertConfig {
-    BertArch arch;
+    char architecture[CONFIG_ARCH_NAME_MAX];   /* "architectures"[0] */
     /* HF BertConfig */
     int vocab_size, hidden_size, num_hidden_layers, num_attention_heads, intermediate_size;
     BertAct hidden_act;
     float hidden_dropout_prob, attention_probs_dropout_prob;
     int max_position_embeddings, type_vocab_size;
     float initializer_range, layer_norm_eps;
-    int pad_token_id;
+    float classifier_dropout;   /* < 0: null, the heads use hidden_dropout_prob */
+    /* HF PretrainedConfig: token ids, -1 when absent (pad defaults to 0) */
+    int pad_token_id, sep_token_id, mask_token_id, cls_token_id, unk_token_id;
     int num_labels;
     ProblemType problem_type;
-    /* CGBERT / QACGBERT */
-    int context_vocab_size;
-    PoolerType pooler_type;
-    /* Summarizer */
-    int ff_size, heads, inter_layers, pe_max_len;
-    float inter_layer_norm_eps;
-    /* QAConvModelV2 */
-    int query_len, conv_filters, num_question_types;
-    float attention_temperature, query_loss_divisor;
-    /* token ids: -1 when absent and not required by the architecture */
-    int sep_token_id, mask_token_id, cls_token_id, unk_token_id;
-    /* SpanBertForPreTraining */
-    int sbo_dim_ffn, sbo_max_span_length;
-    float sbo_layer_norm_eps;
-    SpanMaskingConfig masking;
+    /* id2label: num_labels names, each NUL-terminated, one after the other
+     * (n_label_names 0: the config has none, HF's names are LABEL_0, ...) */
+    int n_label_names;
+    char label_names[CONFIG_LABEL_BYTES];
+    /* HF's add_pooling_layer=False, as BertModel and the token, QA and MLM
+     * heads are saved without pooler.* (bertc's key; written when false) */
+    bool add_pooling_layer;
+    /* The architecture's own keys: the struct its ConfigKey table describes
+     * (read and written with memcpy, see config_key_ptr). */
+    union {
+        unsigned char bytes[CONFIG_MODEL_BYTES];
+        double align_double;
+        uint64_t align_u64;
+    } model;
 } BertConfig;
 
-/* bert-base-uncased sizes, HF defaults and the model defaults above. */
-BertConfig bert_config_default(BertArch arch);
+/* HF's defaults (bert-base-uncased sizes) for the common keys, with the
+ * architecture's name; the model's own keys all zero (zoo/'s
+ * model_config_default sets them). */
+BertConfig bert_config_default(const char *architecture);
 
-/* Parse config.json text (`name` is used in messages). The JSON tree lives in
- * `scratch` (NULL: a temporary arena of its own); the BertConfig holds no
- * pointers into it. */
-int bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
-                      BertConfig *cfg, BertcError *err);
-int bert_config_read(const char *path, BertConfig *cfg, BertcError *err);
+/* id2label[i], or NULL when the config names no labels. */
+const char *bert_config_label(const BertConfig *cfg, int i);
+/* Sets id2label from n names (n must equal num_labels when used by a
+ * classifier); an error when they do not fit CONFIG_LABEL_BYTES. */
+int bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err);
 
-/* The same rules on a BertConfig made or changed in code: every key of its
- * architecture in range, heads dividing hidden_size, query_len within
- * max_position_embeddings. Errors start with "config: " and name the key.
- * (The model's total size is checked by model_size in zoo/, which calls
- * this first.) */
-int bert_config_check(const BertConfig *cfg, BertcError *err);
-
-/* BertConfig -> config.json text (NUL-terminated) in buf[0..cap); *len gets
- * its length. Every key that bert_config_parse reads is written, so the
- * round trip is exact. */
-int bert_config_format(const BertConfig *cfg, char *buf, size_t cap, size_t *len,
-                       BertcError *err);
-/* bert_config_format to a file (nn/config_file.c). */
-int bert_config_write(const char *path, const BertConfig *cfg, BertcError *err);
-
-const char *bert_arch_name(BertArch arch);        /* "BertModel", ... */
 const char *bert_act_name(BertAct act);           /* "gelu", "gelu_new", "relu" */
+
+/* ------------------------------------------------------------------------ */
+/* Key tables                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ConfigKind {
+    CONFIG_INT,                 /* int */
+    CONFIG_FLOAT,               /* float */
+    CONFIG_DOUBLE,              /* double (span masking: floor(budget * l) as Python) */
+    CONFIG_U64,                 /* uint64_t (seeds) */
+    CONFIG_CHOICE,              /* int: the index of the string in .choices */
+    CONFIG_TOKEN_IDS,           /* ConfigTokenIds: an array of token ids */
+    CONFIG_OBJECT               /* bool: the object "key" is present; its keys
+                                 * are the entries "key.name" that follow */
+} ConfigKind;
+
+typedef enum ConfigRange {
+    RANGE_POSITIVE,             /* ints >= 1, floats > 0 */
+    RANGE_NONNEG,               /* >= 0 */
+    RANGE_PROB,                 /* 0 <= p <= 1 */
+    RANGE_PROB_POSITIVE,        /* 0 < p <= 1 */
+    RANGE_TOKEN_ID,             /* 0 <= id < vocab_size */
+    RANGE_LAYERS,               /* 1 <= n <= CONFIG_MAX_LAYERS */
+    RANGE_LAYERS_OR_0           /* 0 <= n <= CONFIG_MAX_LAYERS */
+} ConfigRange;
+
+#define CONFIG_MAX_TOKEN_IDS 16
+typedef struct ConfigTokenIds {
+    int n;
+    int32_t ids[CONFIG_MAX_TOKEN_IDS];
+} ConfigTokenIds;
+
+/* One key of config.json: where it is stored (an offset into the
+ * architecture's struct), its kind, whether it must be given, its range and
+ * its default. A key "masking.seed" lives in the object "masking", which
+ * has an entry of its own (CONFIG_OBJECT) before its keys; a required key
+ * of an object is required only when the object is there. */
+typedef struct ConfigKey {
+    const char *key;
+    size_t offset;
+    ConfigKind kind;
+    bool required;
+    ConfigRange range;
+    double default_value;         /* CONFIG_CHOICE: the index */
+    const char *default_from;     /* or: the value of this common key ("intermediate_size") */
+    const char *const *choices;   /* CONFIG_CHOICE: the names, NULL-terminated */
+    const char *doc;              /* one line, for `bertc show` and the docs */
+} ConfigKey;
+
+/* A pointer to the key's value inside base (an unaligned spot of bytes: read
+ * and write it with memcpy). */
+void *config_key_ptr(void *base, const ConfigKey *k);
+const void *config_key_cptr(const void *base, const ConfigKey *k);
+
+/* The defaults of n keys into base (default_from keys from cfg). */
+void config_default_keys(const ConfigKey *keys, int n, void *base, const BertConfig *cfg);
+/* Reads the keys from a config.json object into base; absent (or null)
+ * optional keys keep what is there. Token ids are checked against
+ * cfg->vocab_size. */
+int config_read_keys(const JsonValue *root, const ConfigKey *keys, int n, void *base,
+                     const BertConfig *cfg, BertcError *err);
+/* The same ranges on values set in code: "config: <key> = ... is outside ...". */
+int config_check_keys(const ConfigKey *keys, int n, const void *base, const BertConfig *cfg,
+                      BertcError *err);
+/* Appends ",\n  \"key\": value" for every key (objects nested, absent
+ * objects left out) to buf[*len..cap) (*len grows past cap on overflow). */
+void config_format_keys(const ConfigKey *keys, int n, const void *base, char *buf, size_t cap,
+                        size_t *len);
+/* The key named `key` (NULL if none), and its value as a number. */
+const ConfigKey *config_find_key(const ConfigKey *keys, int n, const char *key);
+double config_key_value(const ConfigKey *k, const void *base);
+/* Sets a number-valued key, range-checked: an error names it. */
+int config_set_key(const ConfigKey *k, void *base, double value, const BertConfig *cfg,
+                   BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* The common keys                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Reads architectures[0] and every common key from a parsed config.json. */
+int bert_config_read_common(const JsonValue *root, BertConfig *cfg, BertcError *err);
+/* The common rules on a BertConfig made or changed in code. Errors start
+ * with "config: " and name the key. */
+int bert_config_check_common(const BertConfig *cfg, BertcError *err);
+/* The common keys as config.json lines: "{\n  \"architectures\": ..." with
+ * no closing brace, appended to buf[*len..cap) as config_format_keys. */
+void bert_config_format_common(const BertConfig *cfg, char *buf, size_t cap, size_t *len);
 
 #endif /* BERTC_NN_CONFIG_H */

@@ -49,7 +49,9 @@ size_t test_zoo_cases(TestName **cases) { return test_list_dir(TEST_ZOO_DIR, 64,
 
 BertConfig test_bert_config(TestBertSize size)
 {
-    BertConfig c = bert_config_default(size.arch);
+    BertConfig c;
+    BertcError err;
+    cr_assert_eq(model_config_default(&c, size.arch, &err), 0, "%s", err.msg);
     c.vocab_size = size.vocab_size;
     c.hidden_size = size.hidden_size;
     c.num_hidden_layers = size.num_hidden_layers;
@@ -67,7 +69,7 @@ void test_model_from_config(Model *m, Arena *arena, const BertConfig *cfg)
 {
     BertcError err;
     cr_assert_eq(model_build(m, arena, cfg, &err), 0, "building the %s: %s",
-                 bert_arch_name(cfg->arch), err.msg);
+                 cfg->architecture, err.msg);
 }
 
 void test_model_init_weights(Model *m, uint64_t seed)
@@ -79,7 +81,7 @@ void test_model_init_weights(Model *m, uint64_t seed)
 Model test_tiny_classifier(Arena *arena, int S)
 {
     BertConfig c = test_bert_config((TestBertSize){
-        .arch = ARCH_BERT_SEQCLS, .vocab_size = 16, .hidden_size = 8, .num_hidden_layers = 1,
+        .arch = "BertForSequenceClassification", .vocab_size = 16, .hidden_size = 8, .num_hidden_layers = 1,
         .num_attention_heads = 2, .intermediate_size = 16, .max_position_embeddings = S,
         .num_labels = 2});
     Model m;
@@ -158,4 +160,26 @@ void *test_tensor_bytes(const SafeTensors *st, const StTensorInfo *ti)
     cr_assert_eq(st->source.read(st->source.ctx, st->data_start + ti->begin, buf, bytes, &err),
                  0, "%s: %s", ti->name, err.msg);
     return buf;
+}
+
+void test_config_set(BertConfig *cfg, const char *key, double value)
+{
+    BertcError err;
+    cr_assert_eq(model_config_set(cfg, key, value, &err), 0, "%s", err.msg);
+}
+
+void test_config_special_ids(BertConfig *cfg, int n, const int32_t *ids)
+{
+    SpanBertKeys k = spanbert_keys(cfg);
+    k.masking.special_token_ids.n = n;
+    memcpy(k.masking.special_token_ids.ids, ids, sizeof(int32_t) * (size_t)n);
+    memcpy(cfg->model.bytes, &k, sizeof k);
+}
+
+BertConfig test_config_default(const char *architecture)
+{
+    BertConfig c;
+    BertcError err;
+    cr_assert_eq(model_config_default(&c, architecture, &err), 0, "%s", err.msg);
+    return c;
 }

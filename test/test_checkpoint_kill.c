@@ -30,7 +30,7 @@
 /* A 2-layer BERT with a 2000-token vocabulary: a checkpoint of ~1.7 MB. */
 static void trainer_init(TestTrainState *t)
 {
-    test_train_state_init(t, (TestBertSize){.arch = ARCH_BERT_MODEL, .vocab_size = 2000,
+    test_train_state_init(t, (TestBertSize){.arch = "BertModel", .vocab_size = 2000,
                                             .hidden_size = 64, .num_hidden_layers = 2,
                                             .num_attention_heads = 4, .intermediate_size = 128,
                                             .max_position_embeddings = 32});

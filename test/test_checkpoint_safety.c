@@ -34,7 +34,7 @@ typedef struct Ckpt {
  * makes a dozen write() calls through its 64 KB buffer. */
 static void ckpt_init(Ckpt *t)
 {
-    test_train_state_init(&t->s, (TestBertSize){.arch = ARCH_BERT_MODEL, .vocab_size = 2000,
+    test_train_state_init(&t->s, (TestBertSize){.arch = "BertModel", .vocab_size = 2000,
                                                  .hidden_size = 32, .num_hidden_layers = 1,
                                                  .num_attention_heads = 2,
                                                  .intermediate_size = 64,

@@ -308,7 +308,7 @@ Test(cli, attention_numbers_are_strict)
     attention_fails("bert_seqcls_single", "--layer 2", 1,
                     "--layer 2: BertForSequenceClassification has layers 0..1");
     attention_fails("cgbert_gate", "--context 8", 1,
-                    "--context 8: CGBertForSequenceClassification has context ids 0..7");
+                    "--context 8: CGBertForSequenceClassification needs a context id in [0, 8)");
     attention_fails("bert_seqcls_single", "--context 0", 1,
                     "--context 0: BertForSequenceClassification takes no context id");
 }

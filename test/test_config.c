@@ -3,8 +3,10 @@
  * rule, each naming its key. */
 #include <criterion/criterion.h>
 
-#include "nn/config.h"
+#include "test/test_util.h"
+#include "zoo/zoo.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,8 +61,8 @@ static void text_fails(const char *text, const char *want)
 Test(config, bert_base_uncased)
 {
     BertConfig c = read_ok(CONFIG_DIR "bert_base_uncased.json");
-    cr_expect_eq(c.arch, ARCH_BERT_MLM);
-    cr_expect_str_eq(bert_arch_name(c.arch), "BertForMaskedLM");
+    cr_expect_str_eq(c.architecture, "BertForMaskedLM");
+    cr_expect_str_eq(c.architecture, "BertForMaskedLM");
     cr_expect_eq(c.vocab_size, 30522);
     cr_expect_eq(c.hidden_size, 768);
     cr_expect_eq(c.num_hidden_layers, 12);
@@ -82,7 +84,7 @@ Test(config, bert_base_uncased)
 Test(config, hf_defaults_fill_missing_optional_keys)
 {
     BertConfig c = read_ok(CONFIG_DIR "seqcls_minimal.json");
-    cr_expect_eq(c.arch, ARCH_BERT_SEQCLS);
+    cr_expect_str_eq(c.architecture, "BertForSequenceClassification");
     cr_expect_eq(c.hidden_act, ACT_GELU);
     cr_expect_eq(c.layer_norm_eps, 1e-12f);
     cr_expect_eq(c.type_vocab_size, 2);
@@ -97,71 +99,81 @@ Test(config, hf_defaults_fill_missing_optional_keys)
 Test(config, cgbert_and_qacgbert)
 {
     BertConfig c = read_ok(CONFIG_DIR "cgbert.json");
-    cr_expect_eq(c.arch, ARCH_CGBERT);
-    cr_expect_eq(c.pooler_type, POOLER_FIRST_TOKEN);
-    cr_expect_eq(c.context_vocab_size, 8, "default");
+    cr_expect_str_eq(c.architecture, "CGBertForSequenceClassification");
+    cr_expect_eq(model_config_get(&c, "pooler_type"), 1 /* first_token */);
+    cr_expect_eq(model_config_get(&c, "context_vocab_size"), 8, "default");
     cr_expect_eq(c.num_labels, 3);
     cr_expect_eq(c.problem_type, PROBLEM_UNSET, "null problem_type");
     cr_expect_eq(c.hidden_dropout_prob, 0.0f);
     BertConfig q = read_ok(CONFIG_DIR "qacgbert.json");
-    cr_expect_eq(q.arch, ARCH_QACGBERT);
-    cr_expect_eq(q.pooler_type, POOLER_ATTENTION_GATE, "default");
-    cr_expect_eq(q.context_vocab_size, 5);
+    cr_expect_str_eq(q.architecture, "QACGBertForSequenceClassification");
+    cr_expect_eq(model_config_get(&q, "pooler_type"), 0 /* attention_gate */, "default");
+    cr_expect_eq(model_config_get(&q, "context_vocab_size"), 5);
 }
 
 Test(config, summarizer)
 {
     BertConfig c = read_ok(CONFIG_DIR "summarizer.json");
-    cr_expect_eq(c.arch, ARCH_SUMMARIZER);
-    cr_expect_eq(c.ff_size, 64);
-    cr_expect_eq(c.heads, 4);
-    cr_expect_eq(c.inter_layers, 2);
-    cr_expect_eq(c.pe_max_len, 5000);
-    cr_expect_eq(c.inter_layer_norm_eps, 1e-6f, "default");
+    cr_expect_str_eq(c.architecture, "Summarizer");
+    cr_expect_eq(model_config_get(&c, "ff_size"), 64);
+    cr_expect_eq(model_config_get(&c, "heads"), 4);
+    cr_expect_eq(model_config_get(&c, "inter_layers"), 2);
+    cr_expect_eq(model_config_get(&c, "pe_max_len"), 5000);
+    cr_expect_eq(model_config_get(&c, "inter_layer_norm_eps"), 1e-6f, "default");
 }
 
 Test(config, qaconv)
 {
     BertConfig c = read_ok(CONFIG_DIR "qaconv.json");
-    cr_expect_eq(c.arch, ARCH_QACONV);
+    cr_expect_str_eq(c.architecture, "QAConvModelV2");
     cr_expect_eq(c.sep_token_id, 102);
-    cr_expect_eq(c.query_len, 8);
-    cr_expect_eq(c.conv_filters, 16);
-    cr_expect_eq(c.num_question_types, 6, "default");
-    cr_expect_eq(c.attention_temperature, 10.0f, "an integer is a valid float");
-    cr_expect_eq(c.query_loss_divisor, 5.0f);
+    cr_expect_eq(model_config_get(&c, "query_len"), 8);
+    cr_expect_eq(model_config_get(&c, "conv_filters"), 16);
+    cr_expect_eq(model_config_get(&c, "num_question_types"), 6, "default");
+    cr_expect_eq(model_config_get(&c, "attention_temperature"), 10.0f, "an integer is a valid float");
+    cr_expect_eq(model_config_get(&c, "query_loss_divisor"), 5.0f);
 }
 
 Test(config, spanbert_with_masking)
 {
     BertConfig c = read_ok(CONFIG_DIR "spanbert.json");
-    cr_expect_eq(c.arch, ARCH_SPANBERT);
+    cr_expect_str_eq(c.architecture, "SpanBertForPreTraining");
     cr_expect_eq(c.hidden_act, ACT_GELU_TANH);
     cr_expect_eq(c.mask_token_id, 103);
     cr_expect_eq(c.cls_token_id, 101);
     cr_expect_eq(c.sep_token_id, 102);
     cr_expect_eq(c.unk_token_id, 100);
-    cr_expect_eq(c.sbo_dim_ffn, 64, "defaults to intermediate_size");
-    cr_expect_eq(c.sbo_layer_norm_eps, 1e-5f);
-    cr_expect_eq(c.sbo_max_span_length, 30);
-    cr_expect(c.masking.present);
-    cr_expect_eq(c.masking.seed, 1234);
-    cr_expect_eq(c.masking.masking_budget, 0.25);
-    cr_expect_eq(c.masking.span_probability, 0.2, "default");
-    cr_expect_eq(c.masking.max_span_length_cap, 10, "default");
-    cr_assert_eq(c.masking.n_special_token_ids, 5);
-    cr_expect_eq(c.masking.special_token_ids[4], 103);
+    cr_expect_eq(model_config_get(&c, "sbo_dim_ffn"), 64, "defaults to intermediate_size");
+    cr_expect_eq(model_config_get(&c, "sbo_layer_norm_eps"), 1e-5f);
+    cr_expect_eq(model_config_get(&c, "sbo_max_span_length"), 30);
+    cr_expect(model_config_get(&c, "masking"));
+    cr_expect_eq(model_config_get(&c, "masking.seed"), 1234);
+    cr_expect_eq(model_config_get(&c, "masking.masking_budget"), 0.25);
+    cr_expect_eq(model_config_get(&c, "masking.span_probability"), 0.2, "default");
+    cr_expect_eq(model_config_get(&c, "masking.max_span_length_cap"), 10, "default");
+    ConfigTokenIds special = spanbert_keys(&c).masking.special_token_ids;
+    cr_assert_eq(special.n, 5);
+    cr_expect_eq(special.ids[4], 103);
 }
 
 Test(config, defaults_function)
 {
-    BertConfig d = bert_config_default(ARCH_BERT_SEQCLS);
-    cr_expect_eq(d.arch, ARCH_BERT_SEQCLS);
+    BertConfig d = test_config_default("BertForSequenceClassification");
+    cr_expect_str_eq(d.architecture, "BertForSequenceClassification");
     cr_expect_eq(d.vocab_size, 30522);
     cr_expect_eq(d.num_labels, 2);
-    cr_expect_eq(d.query_len, 50);
-    cr_expect_eq(d.conv_filters, 1024);
-    cr_expect_eq(d.masking.masking_budget, 0.15);
+    cr_expect(isnan(model_config_get(&d, "query_len")), "BERT has no query_len");
+    BertConfig q = test_config_default("QAConvModelV2");
+    cr_expect_eq(model_config_get(&q, "query_len"), 50);
+    cr_expect_eq(model_config_get(&q, "conv_filters"), 1024);
+    BertConfig s = test_config_default("SpanBertForPreTraining");
+    cr_expect_eq(model_config_get(&s, "masking.masking_budget"), 0.15);
+    cr_expect_eq(model_config_get(&s, "sbo_dim_ffn"), 3072, "intermediate_size");
+    BertcError err;
+    cr_expect_neq(model_config_set(&q, "ff_size", 3, &err), 0);
+    cr_expect(strstr(err.msg, "QAConvModelV2 has no key \"ff_size\""), "%s", err.msg);
+    cr_expect_neq(model_config_default(&q, "GPT2LMHeadModel", &err), 0);
+    cr_expect(strstr(err.msg, "unknown architecture \"GPT2LMHeadModel\""), "%s", err.msg);
     cr_expect_str_eq(bert_act_name(ACT_GELU_TANH), "gelu_new");
 }
 
@@ -172,7 +184,7 @@ Test(config, unknown_keys_ignored_and_model_keys_scoped)
     /* Keys of other architectures are not read for a BertModel. */
     cr_assert_eq(parse_with(", \"ff_size\": \"x\", \"pooler_type\": 7, \"foo\": {\"bar\": [1]}",
                             &c, &err), 0, "%s", err.msg);
-    cr_expect_eq(c.arch, ARCH_BERT_MODEL);
+    cr_expect_str_eq(c.architecture, "BertModel");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -319,11 +331,10 @@ Test(config, layer_counts_and_query_len_are_bounded)
     arch_fails("Summarizer", ", \"ff_size\": 64, \"heads\": 4, \"inter_layers\": 100000",
                "inter_layers (line 1, col 222): must be an integer in [0, 64], found 100000");
     arch_fails("QAConvModelV2", ", \"sep_token_id\": 1, \"query_len\": 65",
-               "query_len (line 1, col 214): query_len 65 is longer than "
-               "max_position_embeddings 64");
+               "c.json: query_len 65 is longer than max_position_embeddings 64");
     text_fails("{\"architectures\": [\"QAConvModelV2\"], \"vocab_size\": 100,"
                " \"hidden_size\": 8, \"num_hidden_layers\": 1, \"num_attention_heads\": 4,"
                " \"intermediate_size\": 37, \"max_position_embeddings\": 40,"
                " \"sep_token_id\": 1}",
-               "(root) (line 1, col 1): query_len 50 is longer than max_position_embeddings 40");
+               "c.json: query_len 50 is longer than max_position_embeddings 40");
 }

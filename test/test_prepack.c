@@ -20,7 +20,7 @@ static Model model;
 static void setup(void)
 {
     arena = arena_create("params", 1 << 16);
-    BertConfig cfg = bert_config_default(ARCH_BERT_MODEL);
+    BertConfig cfg = test_config_default("BertModel");
     cfg.vocab_size = 200;
     cfg.hidden_size = 96;
     cfg.num_attention_heads = 2;

@@ -94,7 +94,7 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
 static void build(Model *m, Arena *a)
 {
     BertConfig c = test_bert_config((TestBertSize){
-        .arch = ARCH_BERT_SEQCLS, .vocab_size = 30, .hidden_size = 32, .num_hidden_layers = 1,
+        .arch = "BertForSequenceClassification", .vocab_size = 30, .hidden_size = 32, .num_hidden_layers = 1,
         .num_attention_heads = 4, .intermediate_size = 64, .max_position_embeddings = S,
         .num_labels = 2});
     c.hidden_dropout_prob = 0.1f;

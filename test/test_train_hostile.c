@@ -40,7 +40,7 @@ typedef struct Small {
 
 static void small_init(Small *t)
 {
-    test_train_state_init(&t->state, (TestBertSize){.arch = ARCH_BERT_MODEL, .vocab_size = 50,
+    test_train_state_init(&t->state, (TestBertSize){.arch = "BertModel", .vocab_size = 50,
                                                     .hidden_size = 8, .num_hidden_layers = 1,
                                                     .num_attention_heads = 2,
                                                     .intermediate_size = 16,

@@ -131,11 +131,18 @@ void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, c
  * num_labels): bert_config_default(arch) with them; num_labels > 0 makes a
  * single-label classifier of that many classes. */
 typedef struct TestBertSize {
-    BertArch arch;
+    const char *arch;
     int vocab_size, hidden_size, num_hidden_layers, num_attention_heads, intermediate_size;
     int max_position_embeddings, num_labels;
 } TestBertSize;
 BertConfig test_bert_config(TestBertSize size);
+
+/* model_config_default(architecture), which must succeed. */
+BertConfig test_config_default(const char *architecture);
+/* model_config_set(cfg, key, value), which must succeed. */
+void test_config_set(BertConfig *cfg, const char *key, double value);
+/* SpanBERT's masking.special_token_ids := ids[0..n). */
+void test_config_special_ids(BertConfig *cfg, int n, const int32_t *ids);
 
 /* model_build of cfg into *m, which must succeed (the failure names the error). */
 void test_model_from_config(Model *m, Arena *arena, const BertConfig *cfg);

@@ -144,7 +144,7 @@ Test(zoo_bert, base_model_loads_a_checkpoint_with_heads)
     BertConfig cfg;
     BertcError err;
     cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
-    cfg.arch = ARCH_BERT_MODEL;
+    snprintf(cfg.architecture, sizeof cfg.architecture, "BertModel");
     Model base;
     cr_assert_eq(model_build(&base, arena, &cfg, &err), 0, "%s", err.msg);
     n_warnings = 0;

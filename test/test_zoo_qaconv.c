@@ -209,7 +209,7 @@ Test(zoo_qaconv, positions_outside_sequence_are_clamped)
 Test(zoo_qaconv, query_len_longer_than_positions_is_a_config_error)
 {
     BertConfig bad = cfg;
-    bad.query_len = 41;
+    test_config_set(&bad, "query_len", 41);
     Model m;
     BertcError err;
     cr_assert_neq(model_build(&m, arena, &bad, &err), 0);

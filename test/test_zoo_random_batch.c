@@ -94,12 +94,11 @@ ParameterizedTest(TestName *zc, zoo_random_batch, forward_and_loss)
  * small vocabulary, in [1000, V) for a BERT-base-sized one. */
 Test(zoo_random_batch, ids_skip_the_special_tokens)
 {
-    BertConfig cfg = bert_config_default(ARCH_BERT_MLM);
+    BertConfig cfg = test_config_default("SpanBertForPreTraining");
     cr_assert_eq(random_first_token(&cfg), 1000, "vocab_size %d", cfg.vocab_size);
     cfg.vocab_size = 120;
     cr_assert_eq(random_first_token(&cfg), 1, "pad_token_id 0 only");
     cfg.sep_token_id = 2;
-    cfg.masking.n_special_token_ids = 1;
-    cfg.masking.special_token_ids[0] = 5;
+    test_config_special_ids(&cfg, 1, (const int32_t[]){5});
     cr_assert_eq(random_first_token(&cfg), 6, "specials 0, 2 and 5");
 }

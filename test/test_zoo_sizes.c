@@ -183,23 +183,22 @@ Test(zoo_sizes, configs_made_in_code_are_checked)
                  {4, "config: masking.special_token_ids[0] = 99999"},
                  {5, "config: hidden_size 768 is not a multiple of num_attention_heads 5"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        BertConfig cfg = bert_config_default(ARCH_BERT_MODEL);
+        BertConfig cfg = test_config_default("BertModel");
         switch (cases[i].field) {
         case 0: cfg.hidden_size = 0; break;
         case 1: cfg.num_hidden_layers = 5000; break;
         case 2: cfg.layer_norm_eps = NAN; break;
         case 3:
-            cfg = bert_config_default(ARCH_QACONV);
+            cfg = test_config_default("QAConvModelV2");
             cfg.sep_token_id = 102;
             cfg.max_position_embeddings = 64;
-            cfg.query_len = 100;
+            test_config_set(&cfg, "query_len", 100);
             break;
         case 4:
-            cfg = bert_config_default(ARCH_SPANBERT);
+            cfg = test_config_default("SpanBertForPreTraining");
             cfg.mask_token_id = cfg.cls_token_id = cfg.sep_token_id = cfg.unk_token_id = 1;
-            cfg.masking.present = true;
-            cfg.masking.n_special_token_ids = 1;
-            cfg.masking.special_token_ids[0] = 99999;
+            test_config_set(&cfg, "masking", true);
+            test_config_special_ids(&cfg, 1, (const int32_t[]){99999});
             break;
         default: cfg.num_attention_heads = 5; break;
         }

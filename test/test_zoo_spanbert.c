@@ -17,22 +17,22 @@ enum { W = TOKEN_WORD_START, C = TOKEN_CONTINUATION, X = TOKEN_EXCLUDED, P = TOK
 /* A tiny SpanBERT config: V 50, H 8, one layer, S <= 16, span_pos_emb 6 rows. */
 static BertConfig tiny_config(void)
 {
-    BertConfig c = bert_config_default(ARCH_SPANBERT);
+    BertConfig c = test_config_default("SpanBertForPreTraining");
     c.vocab_size = 50;
     c.hidden_size = 8;
     c.num_hidden_layers = 1;
     c.num_attention_heads = 2;
     c.intermediate_size = 16;
     c.max_position_embeddings = 16;
-    c.sbo_dim_ffn = 12;
-    c.sbo_max_span_length = 2;
+    test_config_set(&c, "sbo_dim_ffn", 12);
+    test_config_set(&c, "sbo_max_span_length", 2);
     c.pad_token_id = PAD;
     c.unk_token_id = UNK;
     c.cls_token_id = CLS;
     c.sep_token_id = SEP;
     c.mask_token_id = MASK;
-    c.masking.present = true;
-    c.masking.seed = 1;
+    test_config_set(&c, "masking", true);
+    test_config_set(&c, "masking.seed", 1);
     return c;
 }
 
@@ -63,7 +63,7 @@ static void expect_mask(const int32_t *got, const int32_t *want, int64_t l, cons
 Test(zoo_spanbert, hand_checked_single_tokens)
 {
     BertConfig cfg = tiny_config();
-    cfg.masking.span_probability = 1.0;
+    test_config_set(&cfg, "masking.span_probability", 1.0);
     int32_t tokens[20], kinds[20], raw[20], want[20] = {0};
     for (int t = 0; t < 20; t++) {
         tokens[t] = 10 + t;
@@ -112,7 +112,7 @@ Test(zoo_spanbert, hand_checked_whole_word)
 Test(zoo_spanbert, hand_checked_batch_cleaning)
 {
     BertConfig cfg = tiny_config();
-    cfg.masking.span_probability = 1.0;
+    test_config_set(&cfg, "masking.span_probability", 1.0);
     int32_t ids[2][20], kinds[2][20], lengths[2] = {20, 7};
     for (int b = 0; b < 2; b++)
         for (int t = 0; t < 20; t++) {
@@ -189,7 +189,7 @@ Test(zoo_spanbert, spans_start_at_word_starts_and_cover_the_word)
 {
     enum { L = 64 };
     BertConfig cfg = tiny_config();
-    cfg.masking.masking_budget = 0.3;
+    test_config_set(&cfg, "masking.masking_budget", 0.3);
     int32_t tokens[L], kinds[L], raw[L];
     Rng gen = rng_seed(99);
     int runs = 0;
@@ -241,8 +241,8 @@ Test(zoo_spanbert, no_candidate_is_an_error)
 Test(zoo_spanbert, stuck_row_stops_after_the_draw_limit)
 {
     BertConfig cfg = tiny_config();
-    cfg.masking.masking_budget = 0.3;
-    cfg.masking.span_probability = 1.0;
+    test_config_set(&cfg, "masking.masking_budget", 0.3);
+    test_config_set(&cfg, "masking.span_probability", 1.0);
     int32_t tokens[9] = {CLS, MASK, 20, 21, SEP, 22, 23, 24, SEP};
     int32_t kinds[9] = {C, W, C, W, W, W, C, C, C}, raw[9];
     Rng rng = rng_seed(1);
@@ -378,7 +378,7 @@ Test(zoo_spanbert, valid_inputs_give_every_output)
 Test(zoo_spanbert, span_pos_emb_rows_follow_the_config)
 {
     BertConfig cfg = tiny_config();
-    cfg.sbo_max_span_length = 4;
+    test_config_set(&cfg, "sbo_max_span_length", 4);
     Arena *params = arena_create("params", 1 << 16);
     Model m;
     BertcError err;
@@ -479,7 +479,7 @@ Test(zoo_spanbert, spans_at_the_borders_or_too_long)
     x.mask_labels[0][7] = 1;
     in = batch_of(&x, NULL);
     fails_with(&cfg, &in, "'mask_labels'[0, 7] = 1", "spans need e <= S-2 = 6");
-    cfg.sbo_max_span_length = 1;    /* 3 rows */
+    test_config_set(&cfg, "sbo_max_span_length", 1);    /* 3 rows */
     x = valid_inputs();
     for (int t = 1; t <= 4; t++)
         x.mask_labels[0][t] = 1;
@@ -516,7 +516,7 @@ Test(zoo_spanbert, token_kinds_outside_the_four)
 Test(zoo_spanbert, masking_inputs_need_the_config_block)
 {
     BertConfig cfg = tiny_config();
-    cfg.masking.present = false;
+    test_config_set(&cfg, "masking", false);
     Inputs x = valid_inputs();
     Batch in = batch_of(&x, NULL);
     fails_with(&cfg, &in, "masking.* inputs", "\"masking\" object");

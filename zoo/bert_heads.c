@@ -23,6 +23,23 @@ static bool drop_bert_prefix(const char *name, char *alt, size_t len)
     return (size_t)snprintf(alt, len, "%s", name + 5) < len;
 }
 
+/* ---- the inputs and outputs every head shares ------------------------- */
+
+const InputSpec bert_inputs[BERT_N_INPUTS] = {
+    {.name = "input_ids", .type = INPUT_IDS, .shape = "(B, S)", .values = "[0, vocab_size)",
+     .required = true},
+    {.name = "attention_mask", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "1 token, 0 padding (absent: all 1)"},
+    {.name = "token_type_ids", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "[0, type_vocab_size) (absent: all 0)"},
+};
+
+const OutputSpec bert_outputs[BERT_N_OUTPUTS] = {
+    {"last_hidden_state", "(B, S, H)"},
+    {"hidden_states.{i}", "(B, S, H)"},
+    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
+};
+
 /* ---- BertModel -------------------------------------------------------- */
 
 static void *bert_model_build(Registry *r, const BertConfig *cfg, BertcError *err)
@@ -58,8 +75,26 @@ static int bert_model_random_batch(const BertConfig *cfg, Graph *g, int64_t B, i
     return 0;
 }
 
-const ModelArch arch_bert_model = {ARCH_BERT_MODEL, "BertModel", bert_model_build,
-                                   bert_model_run, add_bert_prefix, bert_model_random_batch};
+static const OutputSpec bert_model_outputs[] = {
+    {"pooler_output", "(B, H)"},
+};
+
+const ModelArch arch_bert_model = {
+    .name = "BertModel",
+    .summary = "the BERT encoder (Devlin et al. 2019): hidden states, pooler output",
+    .shared_inputs = bert_inputs,
+    .n_shared_inputs = BERT_N_INPUTS,
+    .shared_outputs = bert_outputs,
+    .n_shared_outputs = BERT_N_OUTPUTS,
+    .outputs = bert_model_outputs,
+    .n_outputs = 1,
+    .loss = "none",
+    .build = bert_model_build,
+    .forward = bert_model_run,
+    .rename = add_bert_prefix,
+    .random_batch = bert_model_random_batch,
+    .batch_from_text = bert_batch_from_text,
+};
 
 /* ---- BertForSequenceClassification ------------------------------------ */
 
@@ -215,9 +250,50 @@ static int seqcls_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64
     return 0;
 }
 
-const ModelArch arch_bert_seqcls = {ARCH_BERT_SEQCLS, "BertForSequenceClassification",
-                                    seqcls_build, seqcls_run, drop_bert_prefix,
-                                    seqcls_random_batch};
+/* BertForSequenceClassification's MSE compares one score per sequence
+ * with labels (B). */
+static int seqcls_check_config(const BertConfig *cfg, BertcError *err)
+{
+    if (cfg->problem_type == PROBLEM_REGRESSION && cfg->num_labels != 1)
+        return bertc_errorf(err, "config: problem_type regression needs num_labels 1 (one "
+                            "score per sequence), found num_labels %d; set num_labels to 1 or "
+                            "choose another problem_type", cfg->num_labels);
+    return 0;
+}
+
+static const InputSpec seqcls_inputs[] = {
+    {.name = "labels", .type = INPUT_IDS_OR_FLOAT, .shape = "(B) or (B, num_labels)",
+     .values = "class ids in [0, num_labels) (single-label), a float (regression), 0..1 "
+               "per label (multi-label)", .label = true},
+};
+
+static const OutputSpec seqcls_outputs[] = {
+    {"logits", "(B, num_labels)"},
+    {"pooler_output", "(B, H)"},
+    {"loss", "()"},
+};
+
+const ModelArch arch_bert_seqcls = {
+    .name = "BertForSequenceClassification",
+    .summary = "BERT with a classifier on the pooled [CLS]: classes, regression or "
+               "multi-label",
+    .check_config = seqcls_check_config,
+    .shared_inputs = bert_inputs,
+    .n_shared_inputs = BERT_N_INPUTS,
+    .inputs = seqcls_inputs,
+    .n_inputs = 1,
+    .shared_outputs = bert_outputs,
+    .n_shared_outputs = BERT_N_OUTPUTS,
+    .outputs = seqcls_outputs,
+    .n_outputs = 3,
+    .loss = "by problem_type: CE (single-label), MSE (regression), BCE with logits "
+            "(multi-label)",
+    .build = seqcls_build,
+    .forward = seqcls_run,
+    .rename = drop_bert_prefix,
+    .random_batch = seqcls_random_batch,
+    .batch_from_text = bert_batch_from_text,
+};
 
 /* ---- the LM head and BertForMaskedLM ---------------------------------- */
 
@@ -375,5 +451,31 @@ static int mlm_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t 
     return 0;
 }
 
-const ModelArch arch_bert_mlm = {ARCH_BERT_MLM, "BertForMaskedLM", mlm_build, mlm_run,
-                                 drop_bert_prefix, mlm_random_batch};
+static const InputSpec mlm_inputs[] = {
+    {.name = "labels", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "the token id to predict, -100 elsewhere", .label = true},
+};
+
+static const OutputSpec mlm_outputs[] = {
+    {"logits", "(B, S, V)"},
+    {"loss", "()"},
+};
+
+const ModelArch arch_bert_mlm = {
+    .name = "BertForMaskedLM",
+    .summary = "BERT with the masked-language-model head (tied to the word embeddings)",
+    .shared_inputs = bert_inputs,
+    .n_shared_inputs = BERT_N_INPUTS,
+    .inputs = mlm_inputs,
+    .n_inputs = 1,
+    .shared_outputs = bert_outputs,
+    .n_shared_outputs = BERT_N_OUTPUTS,
+    .outputs = mlm_outputs,
+    .n_outputs = 2,
+    .loss = "CE of logits against labels over the positions whose label is not -100",
+    .build = mlm_build,
+    .forward = mlm_run,
+    .rename = drop_bert_prefix,
+    .random_batch = mlm_random_batch,
+    .batch_from_text = bert_batch_from_text,
+};

@@ -13,7 +13,35 @@
 #include "zoo/cgbert_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
+
+/* ---- config keys, inputs and outputs shared with QACGBERT --------------- */
+
+static const char *const pooler_types[] = {"attention_gate", "first_token", NULL};
+
+const ConfigKey cg_keys[CG_N_KEYS] = {
+    {.key = "context_vocab_size", .offset = offsetof(CgKeys, context_vocab_size),
+     .kind = CONFIG_INT, .range = RANGE_POSITIVE, .default_value = 8,
+     .doc = "rows of the context (aspect/target) embedding"},
+    {.key = "pooler_type", .offset = offsetof(CgKeys, pooler_type), .kind = CONFIG_CHOICE,
+     .default_value = POOLER_ATTENTION_GATE, .choices = pooler_types,
+     .doc = "attention_gate (the seed's) or first_token (the original repository's)"},
+};
+
+CgKeys cg_keys_of(const BertConfig *cfg)
+{
+    CgKeys k;
+    model_keys(cfg, &k, sizeof k);
+    return k;
+}
+
+const InputSpec cg_inputs[CG_N_INPUTS] = {
+    {.name = "context_ids", .type = INPUT_IDS, .shape = "(B, 1)",
+     .values = "[0, context_vocab_size)", .required = true},
+    {.name = "labels", .type = INPUT_IDS, .shape = "(B)", .values = "[0, num_labels)",
+     .label = true},
+};
 
 /* ---- helpers shared with QACGBERT ------------------------------------ */
 
@@ -198,23 +226,17 @@ static void pooler_init(CgModel *m, Registry *r, const BertConfig *cfg)
 
 void *cg_build(Registry *r, const BertConfig *cfg, const CgAttentionOps *ops, BertcError *err)
 {
-    if (cfg->num_labels < 1 || cfg->context_vocab_size < 1 ||
-        cfg->hidden_size % cfg->num_attention_heads != 0) {
-        bertc_errorf(err, "config: %s needs num_labels >= 1 (got %d), context_vocab_size >= 1 "
-                     "(got %d) and hidden_size %d a multiple of num_attention_heads %d",
-                     bert_arch_name(cfg->arch), cfg->num_labels, cfg->context_vocab_size,
-                     cfg->hidden_size, cfg->num_attention_heads);
-        return NULL;
-    }
+    (void)err;   /* bert_config_check has checked every key */
+    CgKeys keys = cg_keys_of(cfg);
     CgModel *m = arena_calloc(r->arena, 1, sizeof *m);
     m->ops = ops;
-    m->pooler_type = cfg->pooler_type;
+    m->pooler_type = (PoolerType)keys.pooler_type;
     m->act = cfg->hidden_act;
     nn_push(r, "bert", "ContextBertModel", false);
     embeddings_init(m, r, cfg);
     encoder_init(m, r, cfg);
     pooler_init(m, r, cfg);
-    embedding_init(&m->context, r, "context_embeddings", cfg->context_vocab_size,
+    embedding_init(&m->context, r, "context_embeddings", keys.context_vocab_size,
                    cfg->hidden_size, -1);
     nn_pop(r);
     dropout_init(&m->dropout, r, "dropout", cfg->hidden_dropout_prob);
@@ -239,7 +261,8 @@ static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, CgInput
         return -1;
     int64_t b1[2] = {x->bert.B, 1}, b[1] = {x->bert.B};
     if (batch_ids(in, "context_ids", 2, b1, &x->context_ids, err) != 0 ||
-        batch_check_range(in, "context_ids", &x->context_ids, 0, cfg->context_vocab_size,
+        batch_check_range(in, "context_ids", &x->context_ids, 0,
+                          cg_keys_of(cfg).context_vocab_size,
                           "context_vocab_size", err) != 0)
         return -1;
     x->has_labels = batch_find(in, "labels") != NULL;
@@ -259,10 +282,30 @@ int cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool 
     ITensor unused;
     random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
                        &unused);
-    ITensor context_ids = random_classes(g, B, cfg->context_vocab_size, rng);
+    ITensor context_ids = random_classes(g, B, cg_keys_of(cfg).context_vocab_size, rng);
     batch_put_ids(out, "context_ids", itensor_view(context_ids.data, 2, b1));
     if (labels)
         batch_put_ids(out, "labels", random_classes(g, B, cfg->num_labels, rng));
+    return 0;
+}
+
+/* BERT's inputs and each example's context id (the aspect or target). */
+int cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+                       int32_t max_len, Graph *g, Batch *out, BertcError *err)
+{
+    int context_vocab_size = cg_keys_of(&m->cfg).context_vocab_size;
+    int64_t n1[2] = {n, 1};
+    ITensor context_ids = itensor_new(g->step, 2, n1);
+    for (int i = 0; i < n; i++) {
+        if (ex[i].context_id < 0 || ex[i].context_id >= context_vocab_size)
+            return bertc_errorf(err, "%s needs a context id in [0, %d) (context_vocab_size), "
+                                "got %d (example %d)", m->arch->name, context_vocab_size,
+                                ex[i].context_id, i);
+        context_ids.data[i] = ex[i].context_id;
+    }
+    if (bert_batch_from_text(m, tok, ex, n, max_len, g, out, err) != 0)
+        return -1;
+    batch_put_ids(out, "context_ids", context_ids);
     return 0;
 }
 
@@ -422,5 +465,31 @@ static void *cgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
     return cg_build(r, cfg, &cgbert_attention, err);
 }
 
-const ModelArch arch_cgbert = {ARCH_CGBERT, "CGBertForSequenceClassification", cgbert_build,
-                               cg_forward, cg_rename, cg_random_batch};
+static const OutputSpec cgbert_outputs[] = {
+    {"logits", "(B, num_labels)"},
+    {"pooled_output", "(B, H)"},
+    {"hidden_states.{i}", "(B, S, H)"},
+    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
+    {"layers.{l}.lambda_q", "(B, nh, S, 1)"},
+    {"layers.{l}.lambda_k", "(B, nh, S, 1)"},
+    {"loss", "()"},
+};
+
+const ModelArch arch_cgbert = {
+    .name = "CGBertForSequenceClassification",
+    .summary = "Context-Guided BERT for targeted aspect-based sentiment (Wu & Ong 2021)",
+    .keys = cg_keys,
+    .n_keys = CG_N_KEYS,
+    .shared_inputs = bert_inputs,
+    .n_shared_inputs = BERT_N_INPUTS,
+    .inputs = cg_inputs,
+    .n_inputs = CG_N_INPUTS,
+    .outputs = cgbert_outputs,
+    .n_outputs = sizeof cgbert_outputs / sizeof cgbert_outputs[0],
+    .loss = "cross-entropy of logits against labels",
+    .build = cgbert_build,
+    .forward = cg_forward,
+    .rename = cg_rename,
+    .random_batch = cg_random_batch,
+    .batch_from_text = cg_batch_from_text,
+};

@@ -17,6 +17,26 @@
 
 #include "zoo/zoo.h"
 
+/* The pooler: the seed's attention gate, or the original repository's first
+ * token (config "pooler_type"). */
+typedef enum PoolerType {
+    POOLER_ATTENTION_GATE,
+    POOLER_FIRST_TOKEN
+} PoolerType;
+
+/* The config keys both models add to BERT's (cg_keys, cfg->model). */
+typedef struct CgKeys {
+    int context_vocab_size;            /* context_embeddings rows [8] */
+    int pooler_type;                   /* PoolerType [attention_gate] */
+} CgKeys;
+
+#define CG_N_KEYS 2
+extern const ConfigKey cg_keys[CG_N_KEYS];
+/* Their inputs after BERT's (context_ids, labels), the same for both. */
+#define CG_N_INPUTS 2
+extern const InputSpec cg_inputs[CG_N_INPUTS];
+CgKeys cg_keys_of(const BertConfig *cfg);
+
 /* ContextBERTSelfAttention. CGBERT: Wcq/Wck (d, d), lambda_* without bias;
  * QACGBERT: Wcq/Wck (H, H), lambda_* with a bias. */
 typedef struct CgSelfAttention {
@@ -54,6 +74,10 @@ int cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Out
  * labels, labels (B) below num_labels. */
 int cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
                     Batch *out, BertcError *err);
+/* BERT's inputs from the text, and context_ids (n, 1) from each example's
+ * context_id (an error when it is outside [0, context_vocab_size)). */
+int cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+                       int32_t max_len, Graph *g, Batch *out, BertcError *err);
 /* Original-repository spelling of a parameter (Wq -> query, Wcq -> context_for_q, ...). */
 bool cg_rename(const char *name, char *alt, size_t len);
 

@@ -1,24 +1,8 @@
-/* zoo/model.c — the table of architectures and the Model life cycle. */
+/* zoo/model.c — the Model life cycle: its size, build, forward and backward. */
 #include "zoo/zoo.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static const ModelArch *const architectures[ARCH_COUNT] = {
-    [ARCH_BERT_MODEL] = &arch_bert_model,
-    [ARCH_BERT_SEQCLS] = &arch_bert_seqcls,
-    [ARCH_BERT_MLM] = &arch_bert_mlm,
-    [ARCH_CGBERT] = &arch_cgbert,
-    [ARCH_QACGBERT] = &arch_qacgbert,
-    [ARCH_SUMMARIZER] = &arch_summarizer,
-    [ARCH_QACONV] = &arch_qaconv,
-    [ARCH_SPANBERT] = &arch_spanbert,
-};
-
-const ModelArch *zoo_arch(BertArch id)
-{
-    return (unsigned)id < ARCH_COUNT ? architectures[id] : NULL;
-}
 
 /* ---- the size of a model, before it is built ------------------------- */
 
@@ -27,8 +11,9 @@ typedef struct SizeKey {
     int value;
 } SizeKey;
 
-/* The integer config keys the architecture reads that size a tensor. */
-static int size_keys(const BertConfig *c, SizeKey *keys)
+/* The integer config keys that may size a tensor: the common sizes and the
+ * architecture's own integer keys. */
+static int size_keys(const BertConfig *c, SizeKey *keys, int cap)
 {
     int n = 0;
     keys[n++] = (SizeKey){"vocab_size", c->vocab_size};
@@ -36,28 +21,12 @@ static int size_keys(const BertConfig *c, SizeKey *keys)
     keys[n++] = (SizeKey){"intermediate_size", c->intermediate_size};
     keys[n++] = (SizeKey){"max_position_embeddings", c->max_position_embeddings};
     keys[n++] = (SizeKey){"type_vocab_size", c->type_vocab_size};
-    switch (c->arch) {
-    case ARCH_BERT_SEQCLS: keys[n++] = (SizeKey){"num_labels", c->num_labels}; break;
-    case ARCH_CGBERT:
-    case ARCH_QACGBERT:
-        keys[n++] = (SizeKey){"num_labels", c->num_labels};
-        keys[n++] = (SizeKey){"context_vocab_size", c->context_vocab_size};
-        break;
-    case ARCH_SUMMARIZER:
-        keys[n++] = (SizeKey){"ff_size", c->ff_size};
-        keys[n++] = (SizeKey){"pe_max_len", c->pe_max_len};
-        break;
-    case ARCH_QACONV:
-        keys[n++] = (SizeKey){"query_len", c->query_len};
-        keys[n++] = (SizeKey){"conv_filters", c->conv_filters};
-        keys[n++] = (SizeKey){"num_question_types", c->num_question_types};
-        break;
-    case ARCH_SPANBERT:
-        keys[n++] = (SizeKey){"sbo_dim_ffn", c->sbo_dim_ffn};
-        keys[n++] = (SizeKey){"sbo_max_span_length", c->sbo_max_span_length};
-        break;
-    default: break;
-    }
+    keys[n++] = (SizeKey){"num_labels", c->num_labels};
+    const ModelArch *arch = zoo_arch(c->architecture);
+    for (int i = 0; arch && i < arch->n_keys && n < cap; i++)
+        if (arch->keys[i].kind == CONFIG_INT && arch->keys[i].range != RANGE_TOKEN_ID)
+            keys[n++] = (SizeKey){arch->keys[i].key,
+                                  (int)config_key_value(&arch->keys[i], c->model.bytes)};
     return n;
 }
 
@@ -66,8 +35,8 @@ static int size_keys(const BertConfig *c, SizeKey *keys)
  * span_pos_emb [3·sbo_max_span_length, H]). */
 static void keys_of(const BertConfig *c, const Tensor *t, char *buf, size_t cap)
 {
-    SizeKey keys[16];
-    int n = size_keys(c, keys);
+    SizeKey keys[32];
+    int n = size_keys(c, keys, 32);
     size_t at = 0;
     buf[0] = '\0';
     for (int k = 0; k < n; k++) {
@@ -92,7 +61,7 @@ static int too_big(const BertConfig *cfg, const Registry *r, BertcError *err)
     return bertc_errorf(err, "config: %s with num_hidden_layers %d asks for %.3g parameter "
                         "and buffer elements (%.3g GiB of float32), more than bertc's limit "
                         "of %.3g (64 GiB); the largest is '%s' %s, sized by %s: lower these "
-                        "keys", bert_arch_name(cfg->arch), cfg->num_hidden_layers,
+                        "keys", cfg->architecture, cfg->num_hidden_layers,
                         r->dry_floats, r->dry_floats * 4.0 / 1073741824.0, MODEL_MAX_FLOATS,
                         p->name, shape, keys[0] ? keys : "the layer counts");
 }
@@ -117,12 +86,9 @@ static int dry_build(void *ctx, BertcError *err)
 /* model_size with the dry run in `arena`; it leaves the arena as it was. */
 static int size_in(const BertConfig *cfg, Arena *arena, double *floats, BertcError *err)
 {
-    const ModelArch *arch = zoo_arch(cfg->arch);
-    if (!arch || !arch->build)
-        return bertc_errorf(err, "architecture %s is not available in this build",
-                            bert_arch_name(cfg->arch));
     if (bert_config_check(cfg, err) != 0)
         return -1;
+    const ModelArch *arch = zoo_arch(cfg->architecture);
     /* the dry run allocates names, Vars without data and the model's own
      * structs: a few KB per layer, the layer counts being bounded */
     ArenaMark mark = arena_mark(arena);
@@ -189,7 +155,7 @@ static int build(void *ctx, BertcError *err)
 
 int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
 {
-    const ModelArch *arch = zoo_arch(cfg->arch);
+    const ModelArch *arch = zoo_arch(cfg->architecture);
     double floats;
     if (size_in(cfg, arena, &floats, err) != 0)
         return -1;

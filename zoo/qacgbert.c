@@ -67,5 +67,34 @@ static void *qacgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
     return cg_build(r, cfg, &qacgbert_attention, err);
 }
 
-const ModelArch arch_qacgbert = {ARCH_QACGBERT, "QACGBertForSequenceClassification",
-                                 qacgbert_build, cg_forward, cg_rename, cg_random_batch};
+static const OutputSpec qacgbert_outputs[] = {
+    {"logits", "(B, num_labels)"},
+    {"pooled_output", "(B, H)"},
+    {"hidden_states.{i}", "(B, S, H)"},
+    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
+    {"layers.{l}.lambda_q", "(B, nh, S, 1)"},
+    {"layers.{l}.lambda_k", "(B, nh, S, 1)"},
+    {"layers.{l}.lambda_context", "(B, nh, S, 1)"},
+    {"layers.{l}.new_attention_probs", "(B, nh, S, S)"},
+    {"layers.{l}.quasi_attention_prob", "(B, nh, S, S)"},
+    {"loss", "()"},
+};
+
+const ModelArch arch_qacgbert = {
+    .name = "QACGBertForSequenceClassification",
+    .summary = "CGBERT with context-guided quasi-attention (Wu & Ong 2021)",
+    .keys = cg_keys,
+    .n_keys = CG_N_KEYS,
+    .shared_inputs = bert_inputs,
+    .n_shared_inputs = BERT_N_INPUTS,
+    .inputs = cg_inputs,
+    .n_inputs = CG_N_INPUTS,
+    .outputs = qacgbert_outputs,
+    .n_outputs = sizeof qacgbert_outputs / sizeof qacgbert_outputs[0],
+    .loss = "cross-entropy of logits against labels",
+    .build = qacgbert_build,
+    .forward = cg_forward,
+    .rename = cg_rename,
+    .random_batch = cg_random_batch,
+    .batch_from_text = cg_batch_from_text,
+};

@@ -19,6 +19,57 @@
 #include "zoo/zoo.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ---- config keys --------------------------------------------------------- */
+
+typedef struct QAConvKeys {
+    int query_len;                 /* Q: the question's tokens, a prefix of every input */
+    int conv_filters;              /* F */
+    int num_question_types;        /* C */
+    float attention_temperature;   /* T */
+    float query_loss_divisor;      /* loss = qa_loss + query_loss / this */
+} QAConvKeys;
+
+static const ConfigKey qaconv_keys_table[] = {
+    {.key = "query_len", .offset = offsetof(QAConvKeys, query_len), .kind = CONFIG_INT,
+     .range = RANGE_POSITIVE, .default_value = 50, .doc = "question tokens Q (a prefix of "
+     "every input, padded)"},
+    {.key = "conv_filters", .offset = offsetof(QAConvKeys, conv_filters), .kind = CONFIG_INT,
+     .range = RANGE_POSITIVE, .default_value = 1024, .doc = "filters F of each Conv1d"},
+    {.key = "num_question_types", .offset = offsetof(QAConvKeys, num_question_types),
+     .kind = CONFIG_INT, .range = RANGE_POSITIVE, .default_value = 6,
+     .doc = "question types C of the multi-task branch"},
+    {.key = "attention_temperature", .offset = offsetof(QAConvKeys, attention_temperature),
+     .kind = CONFIG_FLOAT, .range = RANGE_POSITIVE, .default_value = 10,
+     .doc = "temperature T of the query attention"},
+    {.key = "query_loss_divisor", .offset = offsetof(QAConvKeys, query_loss_divisor),
+     .kind = CONFIG_FLOAT, .range = RANGE_POSITIVE, .default_value = 5,
+     .doc = "the question-type loss is divided by it"},
+};
+
+static QAConvKeys qaconv_keys(const BertConfig *cfg)
+{
+    QAConvKeys k;
+    model_keys(cfg, &k, sizeof k);
+    return k;
+}
+
+/* The question's Q tokens must fit an input, and the [SEP] that ends it
+ * must be named. */
+static int check_qaconv_keys(const BertConfig *cfg, BertcError *err)
+{
+    QAConvKeys k = qaconv_keys(cfg);
+    if (cfg->sep_token_id < 0)
+        return bertc_errorf(err, "config: QAConvModelV2 needs sep_token_id (the [SEP] that "
+                            "ends the question): missing key \"sep_token_id\"");
+    if (k.query_len > cfg->max_position_embeddings)
+        return bertc_errorf(err, "config: query_len %d is longer than max_position_embeddings "
+                            "%d, so no input can hold the question", k.query_len,
+                            cfg->max_position_embeddings);
+    return 0;
+}
 
 /* The seed's two dropout rates, written into its code rather than its config. */
 /* nn.Dropout(0.1) on the question tokens. The seed builds it inside forward(),
@@ -40,20 +91,16 @@ typedef struct QAConv {
 /* Registered in the seed's __init__ order, so the tree prints as its repr. */
 static void *qaconv_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
-    int64_t H = cfg->hidden_size, Q = cfg->query_len, F = cfg->conv_filters;
-    if (cfg->query_len > cfg->max_position_embeddings) {
-        bertc_errorf(err, "config: query_len %d is longer than max_position_embeddings %d, "
-                     "so no input can hold the question", cfg->query_len,
-                     cfg->max_position_embeddings);
-        return NULL;
-    }
+    (void)err;   /* bert_config_check has checked every key */
+    QAConvKeys k = qaconv_keys(cfg);
+    int64_t H = cfg->hidden_size, Q = k.query_len, F = k.conv_filters;
     QAConv *m = arena_calloc(r->arena, 1, sizeof *m);
     nn_push(r, "backbone", "BertModel", false);
     bert_model_init(&m->backbone, r, cfg, BERT_HF, true);
     nn_pop(r);
     linear_init(&m->query_layer, r, "query_layer", Q * H, H, true);
     linear_init(&m->query_calssify_layer, r, "query_calssify_layer", H,
-                cfg->num_question_types, true);
+                k.num_question_types, true);
     linear_init(&m->key_layer, r, "key_layer", H, H, true);
     linear_init(&m->value_layer, r, "value_layer", H, H, true);
     conv1d_init(&m->conv1d_layer1, r, "conv1d_layer1", H, F, 1);
@@ -99,10 +146,10 @@ static int qaconv_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, 
     if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", x,
                          err) != 0)
         return -1;
-    if (x->S < cfg->query_len)
+    if (x->S < qaconv_keys(cfg).query_len)
         return bertc_errorf(err, "%s: 'input_ids' has sequence length %lld, shorter than "
                             "query_len %d (the question is read from the first query_len "
-                            "tokens)", in->source, (long long)x->S, cfg->query_len);
+                            "tokens)", in->source, (long long)x->S, qaconv_keys(cfg).query_len);
     if (batch_find(in, "token_type_ids")) {
         *tt = x->token_type_ids;
         return 0;
@@ -129,7 +176,7 @@ static int qaconv_read_labels(const BertConfig *cfg, const Batch *in, int64_t B,
         batch_ids(in, "question_type", 1, &B, &y->question_type, err) != 0)
         return -1;
     return batch_check_range(in, "question_type", &y->question_type, 0,
-                             cfg->num_question_types, "num_question_types", err);
+                             qaconv_keys(cfg).num_question_types, "num_question_types", err);
 }
 
 /* ---- forward ----------------------------------------------------------- */
@@ -219,7 +266,7 @@ static void qaconv_loss(const BertConfig *cfg, Graph *g, const QAConvLabels *y, 
      * (query_loss_divisor). Kept on purpose: it is what the model was trained
      * with (SPEC §6.8); it flattens that branch's gradient. */
     Var *query_loss = ag_scale(g, ag_cross_entropy(g, query_logits, &y->question_type, -100),
-                               1.0f / cfg->query_loss_divisor);
+                               1.0f / qaconv_keys(cfg).query_loss_divisor);
     outputs_put(out, g, qa_loss, "qa_loss");
     outputs_put(out, g, query_loss, "query_loss");
     outputs_put(out, g, ag_add(g, qa_loss, query_loss), "loss");
@@ -237,11 +284,12 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
         return -1;
     BertOutput backbone = bert_model_forward(g, &m->backbone, &x);
     Var *seq = backbone.last_hidden_state;                                   /* (B, S, H) */
-    Var *qv = query_vector(g, m, cfg->query_len, seq, &tt);                  /* (B, 1, H) */
+    QAConvKeys k = qaconv_keys(cfg);
+    Var *qv = query_vector(g, m, k.query_len, seq, &tt);                 /* (B, 1, H) */
     int64_t bh[2] = {x.B, cfg->hidden_size};
     Var *query_logits = ag_softmax(g, linear_forward(g, &m->query_calssify_layer,
                                                      ag_reshape(g, qv, 2, bh)));   /* (B, C) */
-    Var *rate = attention_rate(g, m, cfg->attention_temperature, seq, &tt, qv);
+    Var *rate = attention_rate(g, m, k.attention_temperature, seq, &tt, qv);
     Var *v = ag_mul(g, linear_forward(g, &m->value_layer, seq), rate);        /* (B, S, H) */
     Var *z = span_logits(g, m, v);
     Var *start = logit_column(g, z, 0), *end = logit_column(g, z, 1);
@@ -266,7 +314,7 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
 static int qaconv_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S,
                                bool labels, Rng *rng, Batch *out, BertcError *err)
 {
-    int64_t Q = cfg->query_len, bs[2] = {B, S};
+    int64_t Q = qaconv_keys(cfg).query_len, bs[2] = {B, S};
     if (S <= Q)
         return bertc_errorf(err, "random batch: QAConvModelV2 needs S > query_len %lld (the "
                             "question) to hold a context, got S = %lld", (long long)Q,
@@ -286,9 +334,96 @@ static int qaconv_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64
     }
     batch_put_ids(out, "start_positions", start);
     batch_put_ids(out, "end_positions", end);
-    batch_put_ids(out, "question_type", random_classes(g, B, cfg->num_question_types, rng));
+    batch_put_ids(out, "question_type", random_classes(g, B, qaconv_keys(cfg).num_question_types, rng));
     return 0;
 }
 
-const ModelArch arch_qaconv = {ARCH_QACONV, "QAConvModelV2", qaconv_build, qaconv_run, NULL,
-                               qaconv_random_batch};
+/* The question cut, at a token boundary, to what "[CLS] question [SEP]"
+ * holds in Q tokens (SQuAD's max_query_length truncation), copied to g->step. */
+static int cut_question(const Tokenizer *tok, const char *question, int32_t Q, Graph *g,
+                        const char **cut, BertcError *err)
+{
+    Encoding e;
+    if (tokenizer_encode(tok, g->step, question, strlen(question), NULL, 0, Q, false, &e,
+                         err) != 0)
+        return -1;
+    size_t bytes = e.n_a > 0 ? (size_t)e.byte_end[e.n_a] : 0;   /* token 0 is [CLS] */
+    char *text = arena_alloc(g->step, bytes + 1);
+    memcpy(text, question, bytes);
+    text[bytes] = '\0';
+    *cut = text;
+    return 0;
+}
+
+/* "[CLS] question [SEP] context [SEP]" (text, text_pair), padded to at
+ * least query_len: the question with its [CLS] and [SEP] must fit in the
+ * first query_len tokens, so a longer one is cut. */
+static int qaconv_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex,
+                                  int n, int32_t max_len, Graph *g, Batch *out, BertcError *err)
+{
+    int32_t Q = qaconv_keys(&m->cfg).query_len;
+    if (Q < 3)
+        return bertc_errorf(err, "query_len %d holds no question between [CLS] and [SEP]", Q);
+    TextExample *cut = arena_alloc(g->step, sizeof *cut * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) {
+        cut[i] = ex[i];
+        if (cut_question(tok, ex[i].text ? ex[i].text : "", Q, g, &cut[i].text, err) != 0)
+            return -1;
+    }
+    if (max_len > 0 && max_len < Q)
+        max_len = Q;   /* every input holds the query_len tokens at least */
+    TextBatch tb;
+    if (text_batch_encode(&m->cfg, tok, cut, n, max_len, Q, g, &tb, err) != 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (tb.enc[i].n_a + 2 > Q)
+            return bertc_errorf(err, "example %d: the question is %d tokens with [CLS] and "
+                                "[SEP], more than query_len %d", i, tb.enc[i].n_a + 2, Q);
+    text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
+    return 0;
+}
+
+static const InputSpec qaconv_inputs[] = {
+    {.name = "input_ids", .type = INPUT_IDS, .shape = "(B, S)", .values = "[0, vocab_size); "
+     "the question in the first query_len tokens", .required = true},
+    {.name = "attention_mask", .type = INPUT_IDS, .shape = "(B, S)", .values = "0 or 1"},
+    {.name = "token_type_ids", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "0 question, 1 context; absent: from the first sep_token_id"},
+    {.name = "start_positions", .type = INPUT_IDS, .shape = "(B)", .values = "[0, S)",
+     .label = true},
+    {.name = "end_positions", .type = INPUT_IDS, .shape = "(B)", .values = "[0, S)",
+     .label = true},
+    {.name = "question_type", .type = INPUT_IDS, .shape = "(B)",
+     .values = "[0, num_question_types)", .label = true},
+};
+
+static const OutputSpec qaconv_outputs[] = {
+    {"start_logits", "(B, S)"},
+    {"end_logits", "(B, S)"},
+    {"query_logits", "(B, num_question_types)"},
+    {"attention_rate", "(B, S, 1)"},
+    {"last_hidden_state", "(B, S, H)"},
+    {"used_token_type_ids", "(B, S)"},
+    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
+    {"qa_loss", "()"},
+    {"query_loss", "()"},
+    {"loss", "()"},
+};
+
+const ModelArch arch_qaconv = {
+    .name = "QAConvModelV2",
+    .summary = "QAConv: span QA over conversations with query attention and Conv1d "
+               "(Wu et al. 2022)",
+    .keys = qaconv_keys_table,
+    .n_keys = sizeof qaconv_keys_table / sizeof qaconv_keys_table[0],
+    .check_config = check_qaconv_keys,
+    .inputs = qaconv_inputs,
+    .n_inputs = sizeof qaconv_inputs / sizeof qaconv_inputs[0],
+    .outputs = qaconv_outputs,
+    .n_outputs = sizeof qaconv_outputs / sizeof qaconv_outputs[0],
+    .loss = "mean CE of start and end positions + CE(query_logits) / query_loss_divisor",
+    .build = qaconv_build,
+    .forward = qaconv_run,
+    .random_batch = qaconv_random_batch,
+    .batch_from_text = qaconv_batch_from_text,
+};

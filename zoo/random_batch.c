@@ -21,8 +21,9 @@ int32_t random_first_token(const BertConfig *cfg)
                                 cfg->mask_token_id};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         last = specials[i] > last ? specials[i] : last;
-    for (int i = 0; i < cfg->masking.n_special_token_ids; i++)
-        last = cfg->masking.special_token_ids[i] > last ? cfg->masking.special_token_ids[i] : last;
+    ConfigTokenIds more = model_config_token_ids(cfg, "masking.special_token_ids");
+    for (int i = 0; i < more.n; i++)
+        last = more.ids[i] > last ? more.ids[i] : last;
     return last + 1 < cfg->vocab_size ? last + 1 : 0;
 }
 

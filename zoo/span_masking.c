@@ -62,7 +62,8 @@ static int64_t draw_span_length(const SpanMaskingConfig *mc, Rng *rng)
 int span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
                   Rng *rng, Arena *scratch, int32_t *raw_mask, BertcError *err)
 {
-    const SpanMaskingConfig *mc = &cfg->masking;
+    SpanBertKeys keys = spanbert_keys(cfg);
+    const SpanMaskingConfig *mc = &keys.masking;
     Candidates cand = find_candidates(cfg, tokens, kinds, l, scratch);
     bool *covered = arena_calloc(scratch, (size_t)(l ? l : 1), sizeof(bool));
     /* floor in double, as Python's int(masking_budget * l) */
@@ -100,12 +101,13 @@ int span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *k
 /* SpanCollator.get_mask_tokens: never predict a special token or padding. */
 static bool is_special(const BertConfig *cfg, int32_t id)
 {
-    const SpanMaskingConfig *mc = &cfg->masking;
+    SpanBertKeys keys = spanbert_keys(cfg);
+    const SpanMaskingConfig *mc = &keys.masking;
     if (id == cfg->pad_token_id || id == cfg->unk_token_id || id == cfg->mask_token_id ||
         is_cls_or_sep(cfg, id))
         return true;
-    for (int i = 0; i < mc->n_special_token_ids; i++)
-        if (id == mc->special_token_ids[i])
+    for (int i = 0; i < mc->special_token_ids.n; i++)
+        if (id == mc->special_token_ids.ids[i])
             return true;
     return false;
 }
@@ -148,7 +150,7 @@ int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
                  const ITensor *token_kinds, const ITensor *lengths, Arena *arena,
                  SpanMasking *out, BertcError *err)
 {
-    Rng rng = rng_seed(cfg->masking.seed);
+    Rng rng = rng_seed(spanbert_keys(cfg).masking.seed);
     return span_masking_rng(cfg, original_input_ids, token_kinds, lengths, &rng, arena, out,
                             err);
 }

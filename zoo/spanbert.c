@@ -23,8 +23,60 @@
  * never makes them: [CLS] opens and [SEP] closes every row. */
 #include "zoo/zoo.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- config keys: the SBO head and the span masking ---------------------- */
+
+#define SB_AT(member) offsetof(SpanBertKeys, member)
+#define MASK_AT(member) (offsetof(SpanBertKeys, masking) + offsetof(SpanMaskingConfig, member))
+
+static const ConfigKey spanbert_keys_table[] = {
+    {.key = "sbo_dim_ffn", .offset = SB_AT(sbo_dim_ffn), .kind = CONFIG_INT,
+     .range = RANGE_POSITIVE, .default_from = "intermediate_size",
+     .doc = "hidden size of the SBO head's MLP"},
+    {.key = "sbo_layer_norm_eps", .offset = SB_AT(sbo_layer_norm_eps), .kind = CONFIG_FLOAT,
+     .range = RANGE_NONNEG, .default_value = 1e-5, .doc = "epsilon of the SBO head's LayerNorms"},
+    {.key = "sbo_max_span_length", .offset = SB_AT(sbo_max_span_length), .kind = CONFIG_INT,
+     .range = RANGE_POSITIVE, .default_value = 10,
+     .doc = "span_pos_emb has 3 x this many rows: the longest span"},
+    {.key = "masking", .offset = MASK_AT(present), .kind = CONFIG_OBJECT,
+     .doc = "span masking of raw token ids (optional)"},
+    {.key = "masking.seed", .offset = MASK_AT(seed), .kind = CONFIG_U64, .required = true,
+     .range = RANGE_NONNEG, .doc = "the masking's random stream"},
+    {.key = "masking.masking_budget", .offset = MASK_AT(masking_budget), .kind = CONFIG_DOUBLE,
+     .range = RANGE_PROB, .default_value = 0.15, .doc = "share of a row's tokens to mask"},
+    {.key = "masking.span_probability", .offset = MASK_AT(span_probability),
+     .kind = CONFIG_DOUBLE, .range = RANGE_PROB_POSITIVE, .default_value = 0.2,
+     .doc = "p of the geometric span length"},
+    {.key = "masking.max_span_length_cap", .offset = MASK_AT(max_span_length_cap),
+     .kind = CONFIG_INT, .range = RANGE_POSITIVE, .default_value = 10,
+     .doc = "the longest span drawn"},
+    {.key = "masking.special_token_ids", .offset = MASK_AT(special_token_ids),
+     .kind = CONFIG_TOKEN_IDS, .doc = "more ids never masked"},
+};
+
+SpanBertKeys spanbert_keys(const BertConfig *cfg)
+{
+    SpanBertKeys k;
+    model_keys(cfg, &k, sizeof k);
+    return k;
+}
+
+/* The masking needs the [MASK], [CLS], [SEP] and [UNK] ids. */
+static int check_spanbert_keys(const BertConfig *cfg, BertcError *err)
+{
+    const struct { int id; const char *key; } need[] = {
+        {cfg->mask_token_id, "mask_token_id"}, {cfg->cls_token_id, "cls_token_id"},
+        {cfg->sep_token_id, "sep_token_id"}, {cfg->unk_token_id, "unk_token_id"},
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (need[i].id < 0)
+            return bertc_errorf(err, "config: SpanBertForPreTraining needs the special token "
+                                "ids: missing key \"%s\"", need[i].key);
+    return 0;
+}
 
 typedef struct SBOHead {
     Linear projector;              /* sbo_head.projector: (3H, H), no bias */
@@ -48,12 +100,12 @@ typedef struct SpanBert {
  * then given `bias`, so it prints as bias=True. */
 static void sbo_head_init(SBOHead *h, Registry *r, const BertConfig *cfg)
 {
-    int64_t H = cfg->hidden_size, I = cfg->sbo_dim_ffn, V = cfg->vocab_size;
-    float eps = cfg->sbo_layer_norm_eps;
+    int64_t H = cfg->hidden_size, I = spanbert_keys(cfg).sbo_dim_ffn, V = cfg->vocab_size;
+    float eps = spanbert_keys(cfg).sbo_layer_norm_eps;
     nn_push(r, "sbo_head", "SBOHead", false);
     h->bias = nn_param(r, "bias", 1, &V, INIT_ZEROS);
     linear_init(&h->projector, r, "projector", H, 3 * H, false);
-    embedding_init(&h->span_pos_emb, r, "span_pos_emb", 3 * (int64_t)cfg->sbo_max_span_length,
+    embedding_init(&h->span_pos_emb, r, "span_pos_emb", 3 * (int64_t)spanbert_keys(cfg).sbo_max_span_length,
                    H, -1);
     nn_push(r, "head", "Sequential", false);
     linear_init(&h->head0, r, "0", 3 * H, I, true);
@@ -250,7 +302,7 @@ static int run_masking(const BertConfig *cfg, Graph *g, const Batch *in, Outputs
 {
     int64_t any2[2] = {-1, -1};
     ITensor ids, kinds, lengths;
-    if (!cfg->masking.present)
+    if (!spanbert_keys(cfg).masking.present)
         return bertc_errorf(err, "%s: the masking.* inputs need a \"masking\" object (with its "
                             "\"seed\") in config.json", in->source);
     if (batch_ids(in, "masking.original_input_ids", 2, any2, &ids, err) != 0 ||
@@ -289,7 +341,7 @@ static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInp
     int64_t bs[2] = {x->B, x->S};
     if (batch_ids(in, "mask_labels", 2, bs, &mask_labels, err) != 0 ||
         batch_check_binary(in, "mask_labels", &mask_labels, err) != 0 ||
-        find_spans(in, &mask_labels, 3 * (int64_t)cfg->sbo_max_span_length, g->step, sp,
+        find_spans(in, &mask_labels, 3 * (int64_t)spanbert_keys(cfg).sbo_max_span_length, g->step, sp,
                    err) != 0)
         return -1;
     labels->data = NULL;
@@ -342,7 +394,7 @@ static void unmask(SpanMasking *m, const ITensor *original, int64_t i)
  * loss is defined. */
 static void fit_spans(const BertConfig *cfg, const ITensor *original, SpanMasking *m)
 {
-    int64_t S = original->shape[1], max_len = 3 * (int64_t)cfg->sbo_max_span_length;
+    int64_t S = original->shape[1], max_len = 3 * (int64_t)spanbert_keys(cfg).sbo_max_span_length;
     int64_t run = 0, masked = 0;
     for (int64_t i = 0; i < original->numel; i++) {
         run = i % S && m->mask_labels.data[i] ? run + 1 : 0;
@@ -392,5 +444,61 @@ static int spanbert_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int
     return 0;
 }
 
-const ModelArch arch_spanbert = {ARCH_SPANBERT, "SpanBertForPreTraining", spanbert_build,
-                                 spanbert_run, NULL, spanbert_random_batch};
+/* BERT's inputs and no masked span (mask_labels all 0): the encoder and
+ * the MLM head on the text as it is. */
+static int spanbert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex,
+                                    int n, int32_t max_len, Graph *g, Batch *out,
+                                    BertcError *err)
+{
+    TextBatch tb;
+    if (text_batch_encode(&m->cfg, tok, ex, n, max_len, 0, g, &tb, err) != 0)
+        return -1;
+    text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
+    batch_put_ids(out, "mask_labels", itensor_new(g->step, 2, tb.input_ids.shape));
+    return 0;
+}
+
+static const InputSpec spanbert_inputs[] = {
+    {.name = "mask_labels", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "1 on masked spans, else 0", .required = true},
+    {.name = "labels", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "the original id where masked, else -100", .label = true},
+    {.name = "masking.original_input_ids", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "[0, vocab_size): with the masking.* inputs, the model masks them itself"},
+    {.name = "masking.token_kinds", .type = INPUT_IDS, .shape = "(B, S)",
+     .values = "0 word start, 1 continuation, 2 excluded, -1 padding"},
+    {.name = "masking.lengths", .type = INPUT_IDS, .shape = "(B)", .values = "[1, S]"},
+};
+
+static const OutputSpec spanbert_outputs[] = {
+    {"mlm_logits", "(B, S, V)"},
+    {"sbo_logits", "(n_masked, V)"},
+    {"masking.raw_mask_labels", "(B, S)"},
+    {"masking.mask_labels", "(B, S)"},
+    {"masking.input_ids", "(B, S)"},
+    {"masking.labels", "(B, S)"},
+    {"mlm_loss", "()"},
+    {"sbo_loss", "()"},
+    {"loss", "()"},
+};
+
+const ModelArch arch_spanbert = {
+    .name = "SpanBertForPreTraining",
+    .summary = "SpanBERT: masked spans and the Span Boundary Objective (Joshi et al. 2020)",
+    .keys = spanbert_keys_table,
+    .n_keys = sizeof spanbert_keys_table / sizeof spanbert_keys_table[0],
+    .check_config = check_spanbert_keys,
+    .shared_inputs = bert_inputs,
+    .n_shared_inputs = BERT_N_INPUTS,
+    .inputs = spanbert_inputs,
+    .n_inputs = sizeof spanbert_inputs / sizeof spanbert_inputs[0],
+    .shared_outputs = bert_outputs,
+    .n_shared_outputs = BERT_N_OUTPUTS,
+    .outputs = spanbert_outputs,
+    .n_outputs = sizeof spanbert_outputs / sizeof spanbert_outputs[0],
+    .loss = "CE of mlm_logits + CE of sbo_logits, over the masked positions",
+    .build = spanbert_build,
+    .forward = spanbert_run,
+    .random_batch = spanbert_random_batch,
+    .batch_from_text = spanbert_batch_from_text,
+};

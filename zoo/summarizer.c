@@ -30,6 +30,50 @@
 #include "zoo/zoo.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ---- config keys: the inter-sentence Transformer's sizes ---------------- */
+
+typedef struct SumKeys {
+    int ff_size;                   /* d_ff of its feed-forward */
+    int heads;                     /* its attention heads */
+    int inter_layers;              /* its layers (0: BERT alone, then the classifier) */
+    int pe_max_len;                /* rows of the positional encoding: most sentences */
+    float inter_layer_norm_eps;    /* every LayerNorm above BERT */
+} SumKeys;
+
+static const ConfigKey sum_keys_table[] = {
+    {.key = "ff_size", .offset = offsetof(SumKeys, ff_size), .kind = CONFIG_INT,
+     .required = true, .range = RANGE_POSITIVE, .doc = "feed-forward size of the "
+     "inter-sentence Transformer"},
+    {.key = "heads", .offset = offsetof(SumKeys, heads), .kind = CONFIG_INT, .required = true,
+     .range = RANGE_POSITIVE, .doc = "attention heads of the inter-sentence Transformer"},
+    {.key = "inter_layers", .offset = offsetof(SumKeys, inter_layers), .kind = CONFIG_INT,
+     .required = true, .range = RANGE_LAYERS_OR_0, .doc = "inter-sentence Transformer layers"},
+    {.key = "inter_layer_norm_eps", .offset = offsetof(SumKeys, inter_layer_norm_eps),
+     .kind = CONFIG_FLOAT, .range = RANGE_NONNEG, .default_value = 1e-6,
+     .doc = "epsilon of every LayerNorm above BERT"},
+    {.key = "pe_max_len", .offset = offsetof(SumKeys, pe_max_len), .kind = CONFIG_INT,
+     .range = RANGE_POSITIVE, .default_value = 5000, .doc = "most sentences a document may have"},
+};
+
+static SumKeys sum_keys(const BertConfig *cfg)
+{
+    SumKeys k;
+    model_keys(cfg, &k, sizeof k);
+    return k;
+}
+
+/* heads divides hidden_size: each head gets hidden_size / heads dims. */
+static int check_sum_keys(const BertConfig *cfg, BertcError *err)
+{
+    SumKeys k = sum_keys(cfg);
+    if (cfg->hidden_size % k.heads != 0)
+        return bertc_errorf(err, "config: hidden_size %d is not a multiple of heads %d",
+                            cfg->hidden_size, k.heads);
+    return 0;
+}
 
 /* ---- the model: parameters under the names of the original state_dict --- */
 
@@ -76,9 +120,9 @@ static void feed_forward_init(FeedForward *f, Registry *r, const BertConfig *cfg
 {
     int64_t H = cfg->hidden_size;
     nn_push(r, "feed_forward", "PositionwiseFeedForward", false);
-    linear_init(&f->w_1, r, "w_1", H, cfg->ff_size, true);
-    linear_init(&f->w_2, r, "w_2", cfg->ff_size, H, true);
-    layernorm_init(&f->layer_norm, r, "layer_norm", H, cfg->inter_layer_norm_eps);
+    linear_init(&f->w_1, r, "w_1", H, sum_keys(cfg).ff_size, true);
+    linear_init(&f->w_2, r, "w_2", sum_keys(cfg).ff_size, H, true);
+    layernorm_init(&f->layer_norm, r, "layer_norm", H, sum_keys(cfg).inter_layer_norm_eps);
     dropout_init(&f->dropout_1, r, "dropout_1", p);
     dropout_init(&f->dropout_2, r, "dropout_2", p);
     nn_pop(r);
@@ -88,9 +132,9 @@ static void inter_layer_init(InterLayer *l, Registry *r, const BertConfig *cfg, 
                              float p)
 {
     nn_push(r, nn_format(r, "%d", index), "TransformerEncoderLayer", false);
-    onmt_attention_init(&l->self_attn, r, "self_attn", cfg->hidden_size, cfg->heads, p);
+    onmt_attention_init(&l->self_attn, r, "self_attn", cfg->hidden_size, sum_keys(cfg).heads, p);
     feed_forward_init(&l->feed_forward, r, cfg, p);
-    layernorm_init(&l->layer_norm, r, "layer_norm", cfg->hidden_size, cfg->inter_layer_norm_eps);
+    layernorm_init(&l->layer_norm, r, "layer_norm", cfg->hidden_size, sum_keys(cfg).inter_layer_norm_eps);
     dropout_init(&l->dropout, r, "dropout", p);
     nn_pop(r);
 }
@@ -100,7 +144,7 @@ static void inter_layer_init(InterLayer *l, Registry *r, const BertConfig *cfg, 
  * both) stands in. It only matters in training. */
 static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg)
 {
-    int64_t H = cfg->hidden_size, pe_shape[3] = {1, cfg->pe_max_len, H};
+    int64_t H = cfg->hidden_size, pe_shape[3] = {1, sum_keys(cfg).pe_max_len, H};
     float p = cfg->hidden_dropout_prob;
     const char *dropout_repr = nn_format(r, "Dropout(p=%g, inplace=False)", (double)p);
     nn_push(r, "encoder", "TransformerInterEncoder", false);
@@ -111,13 +155,13 @@ static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg
     nn_leaf(r, "dropout", dropout_repr);   /* the encoder adds pe itself, undropped */
     nn_pop(r);
     nn_push(r, "transformer_inter", "ModuleList", false);
-    m->n_inter = cfg->inter_layers;
+    m->n_inter = sum_keys(cfg).inter_layers;
     m->inter = arena_calloc(r->arena, (size_t)(m->n_inter ? m->n_inter : 1), sizeof(InterLayer));
     for (int l = 0; l < m->n_inter; l++)
         inter_layer_init(&m->inter[l], r, cfg, l, p);
     nn_pop(r);
     nn_leaf(r, "dropout", dropout_repr);   /* unused by TransformerInterEncoder.forward */
-    layernorm_init(&m->layer_norm, r, "layer_norm", H, cfg->inter_layer_norm_eps);
+    layernorm_init(&m->layer_norm, r, "layer_norm", H, sum_keys(cfg).inter_layer_norm_eps);
     linear_init(&m->wo, r, "wo", H, 1, true);
     nn_leaf(r, "sigmoid", "Sigmoid()");
     nn_pop(r);
@@ -168,10 +212,10 @@ static int read_sentences(const BertConfig *cfg, const Batch *in, const BertInpu
     if (s->N < 1)
         return bertc_errorf(err, "%s: 'clss' has no sentences (N = 0); a document needs at "
                             "least one", in->source);
-    if (s->N > cfg->pe_max_len)
+    if (s->N > sum_keys(cfg).pe_max_len)
         return bertc_errorf(err, "%s: 'clss' has N = %lld sentences, more than pe_max_len %d "
                             "(the rows of encoder.pos_emb.pe)", in->source, (long long)s->N,
-                            cfg->pe_max_len);
+                            sum_keys(cfg).pe_max_len);
     if (batch_check_range(in, "clss", &s->clss, 0, x->S, "the sequence length S", err) != 0)
         return -1;
     int64_t bn[2] = {x->B, s->N};
@@ -311,7 +355,7 @@ static int summarizer_random_batch(const BertConfig *cfg, Graph *g, int64_t B, i
 {
     (void)err;
     int64_t N = (S + RANDOM_SENTENCE_TOKENS - 1) / RANDOM_SENTENCE_TOKENS;
-    N = N < cfg->pe_max_len ? N : cfg->pe_max_len;
+    N = N < sum_keys(cfg).pe_max_len ? N : sum_keys(cfg).pe_max_len;
     int64_t bs[2] = {B, S}, bn[2] = {B, N};
     ITensor unused, segs = itensor_new(g->step, 2, bs);
     ITensor clss = itensor_new(g->step, 2, bn), mask_cls = itensor_new(g->step, 2, bn);
@@ -335,5 +379,132 @@ static int summarizer_random_batch(const BertConfig *cfg, Graph *g, int64_t B, i
     return 0;
 }
 
-const ModelArch arch_summarizer = {ARCH_SUMMARIZER, "Summarizer", summarizer_build,
-                                   summarizer_run, NULL, summarizer_random_batch};
+/* ---- a document from its sentences ---------------------------------------- */
+
+/* The sentences of one example: its list, or its text as one sentence. */
+static int example_sentences(const TextExample *ex, const char *const **sents)
+{
+    static const char *const empty = "";
+    if (ex->sentences && ex->n_sentences > 0) {
+        *sents = ex->sentences;
+        return ex->n_sentences;
+    }
+    *sents = ex->text ? &ex->text : &empty;
+    return 1;
+}
+
+/* BertSum's input: "[CLS] s_0 [SEP] [CLS] s_1 [SEP] ..." with interval
+ * segments (sentence n has type n % 2) and clss at each [CLS]; sentences
+ * past max_len tokens are left out (the first is truncated to fit). */
+typedef struct Document {
+    int32_t *ids;                  /* S of them */
+    int32_t *segs;
+    int32_t *clss;                 /* n_sents of them */
+    int32_t S, n_sents;
+} Document;
+
+static int encode_document(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex,
+                           int32_t limit, Graph *g, Document *d, BertcError *err)
+{
+    const char *const *sents;
+    int n = example_sentences(ex, &sents), pe_max_len = sum_keys(cfg).pe_max_len;
+    d->ids = arena_alloc(g->step, sizeof(int32_t) * (size_t)limit);
+    d->segs = arena_alloc(g->step, sizeof(int32_t) * (size_t)limit);
+    d->clss = arena_alloc(g->step, sizeof(int32_t) * (size_t)n);
+    d->S = d->n_sents = 0;
+    for (int k = 0; k < n && d->n_sents < pe_max_len; k++) {
+        Encoding e;
+        if (tokenizer_encode(tok, g->step, sents[k], strlen(sents[k]), NULL, 0,
+                             k == 0 ? limit : 0, false, &e, err) != 0)
+            return -1;
+        if (d->S + e.S > limit)
+            break;
+        d->clss[d->n_sents] = d->S;
+        for (int32_t t = 0; t < e.S; t++) {
+            d->ids[d->S + t] = e.input_ids[t];
+            d->segs[d->S + t] = d->n_sents % 2;
+        }
+        d->S += e.S;
+        d->n_sents++;
+    }
+    return 0;
+}
+
+static int summarizer_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex,
+                                      int n, int32_t max_len, Graph *g, Batch *out,
+                                      BertcError *err)
+{
+    int32_t limit = m->cfg.max_position_embeddings;
+    limit = max_len > 0 && max_len < limit ? max_len : limit;
+    if (n < 1 || limit < 2)
+        return bertc_errorf(err, "no document to encode (%d examples, %d tokens each)", n,
+                            limit);
+    Document *docs = arena_alloc(g->step, sizeof(Document) * (size_t)n);
+    int64_t S = 1, N = 1;
+    for (int i = 0; i < n; i++) {
+        if (encode_document(&m->cfg, tok, &ex[i], limit, g, &docs[i], err) != 0)
+            return -1;
+        S = docs[i].S > S ? docs[i].S : S;
+        N = docs[i].n_sents > N ? docs[i].n_sents : N;
+    }
+    int64_t bs[2] = {n, S}, bn[2] = {n, N};
+    ITensor src = itensor_new(g->step, 2, bs), segs = itensor_new(g->step, 2, bs);
+    ITensor mask = itensor_new(g->step, 2, bs);
+    ITensor clss = itensor_new(g->step, 2, bn), mask_cls = itensor_new(g->step, 2, bn);
+    for (int i = 0; i < n; i++) {
+        for (int64_t t = 0; t < S; t++) {
+            bool real = t < docs[i].S;
+            src.data[i * S + t] = real ? docs[i].ids[t] : tok->pad_id;
+            segs.data[i * S + t] = real ? docs[i].segs[t] : 0;
+            mask.data[i * S + t] = real;
+        }
+        for (int64_t k = 0; k < docs[i].n_sents; k++) {
+            clss.data[i * N + k] = docs[i].clss[k];
+            mask_cls.data[i * N + k] = 1;
+        }
+    }
+    batch_put_ids(out, "src", src);
+    batch_put_ids(out, "segs", segs);
+    batch_put_ids(out, "mask", mask);
+    batch_put_ids(out, "clss", clss);
+    batch_put_ids(out, "mask_cls", mask_cls);
+    return 0;
+}
+
+static const InputSpec summarizer_inputs[] = {
+    {.name = "src", .type = INPUT_IDS, .shape = "(B, S)", .values = "[0, vocab_size)",
+     .required = true},
+    {.name = "mask", .type = INPUT_IDS, .shape = "(B, S)", .values = "0 or 1", .required = true},
+    {.name = "segs", .type = INPUT_IDS, .shape = "(B, S)", .values = "[0, type_vocab_size)",
+     .required = true},
+    {.name = "clss", .type = INPUT_IDS, .shape = "(B, N)", .values = "[0, S)", .required = true},
+    {.name = "mask_cls", .type = INPUT_IDS, .shape = "(B, N)", .values = "0 or 1",
+     .required = true},
+    {.name = "labels", .type = INPUT_IDS, .shape = "(B, N)", .values = "0 or 1", .label = true},
+};
+
+static const OutputSpec summarizer_outputs[] = {
+    {"sent_scores", "(B, N)"},
+    {"top_vec", "(B, S, H)"},
+    {"sents_vec", "(B, N, H)"},
+    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
+    {"loss", "()"},
+};
+
+const ModelArch arch_summarizer = {
+    .name = "Summarizer",
+    .summary = "BertSumExt: extractive summarization with an inter-sentence Transformer "
+               "(Liu 2019)",
+    .keys = sum_keys_table,
+    .n_keys = sizeof sum_keys_table / sizeof sum_keys_table[0],
+    .check_config = check_sum_keys,
+    .inputs = summarizer_inputs,
+    .n_inputs = sizeof summarizer_inputs / sizeof summarizer_inputs[0],
+    .outputs = summarizer_outputs,
+    .n_outputs = sizeof summarizer_outputs / sizeof summarizer_outputs[0],
+    .loss = "sum over real sentences of BCE(sent_scores, labels)",
+    .build = summarizer_build,
+    .forward = summarizer_run,
+    .random_batch = summarizer_random_batch,
+    .batch_from_text = summarizer_batch_from_text,
+};

@@ -124,14 +124,74 @@ Var *outputs_get(const Outputs *o, const char *name);     /* NULL if absent */
 /* Architectures and models                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* What one input of an architecture is: its name in the batch, its type,
+ * its shape and values (as the SPEC writes them), and whether it must be
+ * given. Labels are read only for the loss. `bertc show` and the docs print
+ * these; test/test_zoo_schema.c checks them against what the forward reads. */
+typedef enum InputType {
+    INPUT_IDS,            /* integers (ids, masks, positions, class labels) */
+    INPUT_FLOAT,          /* floats (regression or multi-label targets) */
+    INPUT_IDS_OR_FLOAT    /* either, by the config (BertForSequenceClassification labels) */
+} InputType;
+
+typedef struct InputSpec {
+    const char *name;     /* "input_ids" */
+    InputType type;
+    const char *shape;    /* "(B, S)" */
+    const char *values;   /* "[0, vocab_size)", "0 or 1", "-100 or [0, num_labels)" */
+    bool required;        /* false: optional (a default is used) or a label */
+    bool label;           /* read for the loss only */
+} InputSpec;
+
+/* One output (a name with "{l}" stands for one per layer, l = 0 .. L-1;
+ * "{i}" for hidden states 0 .. L) and its shape. Outputs shaped
+ * "(B, nh, S, S)" are attention maps `bertc attention` can draw. */
+typedef struct OutputSpec {
+    const char *name;     /* "layers.{l}.attention_probs" */
+    const char *shape;    /* "(B, nh, S, S)" */
+} OutputSpec;
+
+/* Raw text for an architecture's batch_from_text: one example each. */
+typedef struct TextExample {
+    const char *text;                 /* the sentence, or the document's first sentence */
+    const char *text_pair;            /* NULL, or the second text (a pair, a context) */
+    const char *const *sentences;     /* BertSum: the document's sentences (n_sentences) */
+    int n_sentences;
+    int context_id;                   /* CGBERT/QACGBERT: the aspect/target id; -1 none */
+} TextExample;
+
+struct Tokenizer;
+struct Model;
+
 typedef struct ModelArch {
-    BertArch id;
     const char *name;     /* architectures[0], also the printed root module */
+    const char *summary;  /* one line: what it is and where it comes from */
+    /* Its own config.json keys, stored in cfg->model (nn/config.h): the
+     * model reads them with model_keys. The common BertConfig keys are
+     * nn/'s. n_keys entries; size_t model_bytes the struct they fill. */
+    const ConfigKey *keys;
+    int n_keys;
+    /* Rules between keys the table cannot say (a head count dividing
+     * hidden_size, a length within max_position_embeddings); errors start
+     * with "config: ". NULL: none. */
+    int (*check_config)(const BertConfig *cfg, BertcError *err);
+    /* Its inputs and outputs, and its loss in words: a family's shared
+     * ones first (e.g. bert_inputs, bert_outputs: the encoder's), then the
+     * model's own. model_input/model_output walk both. */
+    const InputSpec *shared_inputs;
+    int n_shared_inputs;
+    const InputSpec *inputs;
+    int n_inputs;
+    const OutputSpec *shared_outputs;
+    int n_shared_outputs;
+    const OutputSpec *outputs;
+    int n_outputs;
+    const char *loss;
     /* Register every parameter (SPEC §6 names) and return the model's own
-     * struct, allocated in r->arena. Checks config values the model needs. */
+     * struct, allocated in r->arena. */
     void *(*build)(Registry *r, const BertConfig *cfg, BertcError *err);
     /* Validate the inputs against the config, run the forward, and put every
-     * SPEC §6 output (and "loss" when the labels are given). */
+     * output (and "loss" when the labels are given). */
     int (*forward)(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
                    BertcError *err);
     /* Optional: another spelling of a parameter name in weight files. */
@@ -140,12 +200,54 @@ typedef struct ModelArch {
      * every input the forward reads and, with labels, what its loss needs. */
     int (*random_batch)(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels,
                         Rng *rng, Batch *out, BertcError *err);
+    /* Optional: the batch of n examples of raw text, tokenized with tok to
+     * at most max_len tokens each, in g->step (model_batch_from_text). */
+    int (*batch_from_text)(const struct Model *m, const struct Tokenizer *tok,
+                           const TextExample *ex, int n, int32_t max_len, Graph *g, Batch *out,
+                           BertcError *err);
 } ModelArch;
 
-/* The architectures, one file each family (zoo/bert.c, zoo/cgbert.c, ...). */
-extern const ModelArch arch_bert_model, arch_bert_seqcls, arch_bert_mlm, arch_cgbert,
-    arch_qacgbert, arch_summarizer, arch_qaconv, arch_spanbert;
-const ModelArch *zoo_arch(BertArch id);
+/* The architectures (zoo/architectures.c: one line each), by name; NULL if
+ * none has it. */
+const ModelArch *zoo_arch(const char *name);
+/* The i-th architecture of the table, NULL past the end (for listings). */
+const ModelArch *zoo_arch_at(int i);
+/* Input i (the shared ones first), NULL past the end; output likewise. */
+const InputSpec *model_input(const ModelArch *arch, int i);
+const OutputSpec *model_output(const ModelArch *arch, int i);
+
+/* ------------------------------------------------------------------------ */
+/* config.json: the common keys (nn/config.h) and the architecture's own     */
+/* ------------------------------------------------------------------------ */
+
+/* HF's defaults for the common keys and the architecture's defaults for
+ * its own; an error for an unknown architecture (listing the known ones). */
+int model_config_default(BertConfig *cfg, const char *architecture, BertcError *err);
+/* config.json text -> BertConfig: the common keys, then the architecture's
+ * (`name` is used in messages; the JSON tree lives in `scratch`, NULL: an
+ * arena of its own). */
+int bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
+                      BertConfig *cfg, BertcError *err);
+int bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/config_file.c */
+/* Every rule of bert_config_parse on a BertConfig made or changed in code.
+ * Errors start with "config: " and name the key. */
+int bert_config_check(const BertConfig *cfg, BertcError *err);
+/* BertConfig -> config.json text in buf[0..cap), NUL-terminated, *len its
+ * length: every key bert_config_parse reads, so the round trip is exact. */
+int bert_config_format(const BertConfig *cfg, char *buf, size_t cap, size_t *len,
+                       BertcError *err);
+int bert_config_write(const char *path, const BertConfig *cfg, BertcError *err);
+/* One of the architecture's own keys by name ("query_len", "masking.seed"),
+ * as a number: set (range-checked; an error names the key and the
+ * architecture's keys) and get (NaN if it has no such key). */
+int model_config_set(BertConfig *cfg, const char *key, double value, BertcError *err);
+double model_config_get(const BertConfig *cfg, const char *key);
+/* The architecture's own keys, copied out of cfg->model into the struct
+ * its table describes (bytes of it). */
+void model_keys(const BertConfig *cfg, void *keys, size_t bytes);
+/* A CONFIG_TOKEN_IDS key of the architecture; none (n = 0) if it has no
+ * such key. */
+ConfigTokenIds model_config_token_ids(const BertConfig *cfg, const char *key);
 
 typedef struct Model {
     BertConfig cfg;
@@ -297,6 +399,14 @@ BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in
 /* Adds "hidden_states.{0..L}", "last_hidden_state", "pooler_output" and
  * the attention maps of bert_put_attention. */
 void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
+/* The inputs every BERT head reads (input_ids, attention_mask,
+ * token_type_ids) and the outputs bert_put_outputs puts (last_hidden_state,
+ * hidden_states.{i}, layers.{l}.attention_probs; pooler_output is each
+ * model's own): a ModelArch's shared_inputs and shared_outputs. */
+#define BERT_N_INPUTS 3
+#define BERT_N_OUTPUTS 3
+extern const InputSpec bert_inputs[BERT_N_INPUTS];
+extern const OutputSpec bert_outputs[BERT_N_OUTPUTS];
 /* Adds "layers.{l}.attention_probs" (B, nh, S, S) for every layer: what
  * `bertc attention` draws. */
 void bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
@@ -324,6 +434,26 @@ Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b);
 /* ------------------------------------------------------------------------ */
 /* SpanBERT span masking (zoo/span_masking.c), SPEC §6.7.2                   */
 /* ------------------------------------------------------------------------ */
+
+/* The config's "masking" object (SPEC §6.7.2). */
+typedef struct SpanMaskingConfig {
+    bool present;               /* the config has a "masking" object */
+    uint64_t seed;
+    double masking_budget;      /* double: floor(budget * l) must match Python */
+    double span_probability;
+    int max_span_length_cap;
+    ConfigTokenIds special_token_ids;
+} SpanMaskingConfig;
+
+/* SpanBertForPreTraining's own config keys (zoo/spanbert.c). */
+typedef struct SpanBertKeys {
+    int sbo_dim_ffn;            /* the SBO head's hidden size [intermediate_size] */
+    int sbo_max_span_length;    /* span_pos_emb has 3 x this many rows */
+    float sbo_layer_norm_eps;
+    SpanMaskingConfig masking;
+} SpanBertKeys;
+
+SpanBertKeys spanbert_keys(const BertConfig *cfg);
 
 /* masking.token_kinds: what each token may be in the candidate list. */
 typedef enum TokenKind {
@@ -501,5 +631,37 @@ typedef struct Encoding {
 int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* Raw text -> a model's batch (zoo/text_batch.c)                            */
+/* ------------------------------------------------------------------------ */
+
+/* The batch of n examples of raw text for m's architecture
+ * (ModelArch.batch_from_text), in g->step: each example tokenized to at most
+ * max_len tokens (0: max_position_embeddings), truncated LongestFirst, and
+ * padded to the longest. An error for an architecture without one, and for
+ * text its inputs cannot hold (a question longer than QAConv's query_len,
+ * no context id for CGBERT). The batch's source (in its errors) is set by
+ * the caller (batch_init) before. */
+int model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+                          int32_t max_len, Graph *g, Batch *out, BertcError *err);
+
+/* The pieces architectures build theirs from: n encodings stacked (n, S),
+ * S the longest and at least min_len, [PAD] after each. */
+typedef struct TextBatch {
+    Encoding *enc;                    /* n of them */
+    ITensor input_ids, attention_mask, token_type_ids;   /* (n, S) */
+} TextBatch;
+
+int text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
+                      int32_t max_len, int32_t min_len, Graph *g, TextBatch *tb,
+                      BertcError *err);
+/* Puts the three (n, S) tensors under the given names. */
+void text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
+                    Batch *out);
+/* The BERT heads' batch_from_text: [CLS] text [SEP] (text_pair [SEP]) as
+ * input_ids, attention_mask, token_type_ids. */
+int bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+                         int32_t max_len, Graph *g, Batch *out, BertcError *err);
 
 #endif /* BERTC_ZOO_H */

@@ -58,7 +58,7 @@ static void die(const char *what, const BertcError *err)
 
 static void build(void)
 {
-    BertConfig c = bert_config_default(ARCH_BERT_SEQCLS);
+    BertConfig c = bert_config_default("BertForSequenceClassification");
     c.vocab_size = 10;
     c.hidden_size = 4;
     c.num_hidden_layers = 1;

@@ -2,7 +2,7 @@
  * (bert_config_parse, which runs the JSON parser of nn/json.c). A config
  * that parses must format (bert_config_format) to a text that parses back
  * to the same config: formatting the second parse gives the same bytes. */
-#include "nn/config.h"
+#include "zoo/zoo.h"
 
 #include <stdio.h>
 #include <stdlib.h>

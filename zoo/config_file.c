@@ -1,6 +1,6 @@
-/* nn/config_file.c — reading config.json from a path (bare-metal builds leave
+/* zoo/config_file.c — reading config.json from a path (bare-metal builds leave
  * this file out and call bert_config_parse on text they hold). */
-#include "nn/config.h"
+#include "zoo/zoo.h"
 
 #include <errno.h>
 #include <stdio.h>

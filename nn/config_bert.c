@@ -1,0 +1,325 @@
+/* nn/config_bert.c — the keys every BERT config.json shares: transformers'
+ * BertConfig and the PretrainedConfig keys BERT models use (token ids,
+ * num_labels, id2label/label2id, problem_type), read, checked and written. */
+#include "nn/config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#define AT(member) offsetof(BertConfig, member)
+
+/* vocab_size first: the token ids after it are checked against it. */
+static const ConfigKey bert_keys[] = {
+    {.key = "vocab_size", .offset = AT(vocab_size), .kind = CONFIG_INT, .required = true,
+     .range = RANGE_POSITIVE},
+    {.key = "hidden_size", .offset = AT(hidden_size), .kind = CONFIG_INT, .required = true,
+     .range = RANGE_POSITIVE},
+    {.key = "num_hidden_layers", .offset = AT(num_hidden_layers), .kind = CONFIG_INT,
+     .required = true, .range = RANGE_LAYERS},
+    {.key = "num_attention_heads", .offset = AT(num_attention_heads), .kind = CONFIG_INT,
+     .required = true, .range = RANGE_POSITIVE},
+    {.key = "intermediate_size", .offset = AT(intermediate_size), .kind = CONFIG_INT,
+     .required = true, .range = RANGE_POSITIVE},
+    {.key = "hidden_dropout_prob", .offset = AT(hidden_dropout_prob), .kind = CONFIG_FLOAT,
+     .range = RANGE_PROB},
+    {.key = "attention_probs_dropout_prob", .offset = AT(attention_probs_dropout_prob),
+     .kind = CONFIG_FLOAT, .range = RANGE_PROB},
+    {.key = "max_position_embeddings", .offset = AT(max_position_embeddings),
+     .kind = CONFIG_INT, .required = true, .range = RANGE_POSITIVE},
+    {.key = "type_vocab_size", .offset = AT(type_vocab_size), .kind = CONFIG_INT,
+     .range = RANGE_POSITIVE},
+    {.key = "initializer_range", .offset = AT(initializer_range), .kind = CONFIG_FLOAT,
+     .range = RANGE_NONNEG},
+    {.key = "layer_norm_eps", .offset = AT(layer_norm_eps), .kind = CONFIG_FLOAT,
+     .range = RANGE_NONNEG},
+    {.key = "pad_token_id", .offset = AT(pad_token_id), .kind = CONFIG_INT,
+     .range = RANGE_TOKEN_ID},
+    {.key = "sep_token_id", .offset = AT(sep_token_id), .kind = CONFIG_INT,
+     .range = RANGE_TOKEN_ID},
+    {.key = "mask_token_id", .offset = AT(mask_token_id), .kind = CONFIG_INT,
+     .range = RANGE_TOKEN_ID},
+    {.key = "cls_token_id", .offset = AT(cls_token_id), .kind = CONFIG_INT,
+     .range = RANGE_TOKEN_ID},
+    {.key = "unk_token_id", .offset = AT(unk_token_id), .kind = CONFIG_INT,
+     .range = RANGE_TOKEN_ID},
+};
+
+#define N_BERT_KEYS ((int)(sizeof bert_keys / sizeof bert_keys[0]))
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int read_arch(const JsonValue *root, BertConfig *cfg, BertcError *err)
+{
+    const JsonValue *a = json_get(root, "architectures");
+    const char *name;
+    if (!a)
+        return json_get_string(root, "architectures", &name, err); /* "missing key ..." */
+    if (a->type != JSON_ARRAY || a->length == 0)
+        return json_errorf(err, a, "must be a non-empty array like [\"BertModel\"]");
+    if (json_as_string(json_at(a, 0), &name, err) != 0)
+        return -1;
+    if (strlen(name) >= sizeof cfg->architecture)
+        return json_errorf(err, json_at(a, 0), "unknown architecture \"%.60s...\" (%zu bytes)",
+                           name, strlen(name));
+    snprintf(cfg->architecture, sizeof cfg->architecture, "%s", name);
+    return 0;
+}
+
+/* An optional string key that must be one of names[0..n); *out = values[i]. */
+static int read_named(const JsonValue *obj, const char *key, const char *const *names,
+                      const int *values, size_t n, const char *listing, int *out,
+                      BertcError *err)
+{
+    const char *s = NULL;
+    if (json_opt_string(obj, key, NULL, &s, err) != 0)
+        return -1;
+    if (!s)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = values[i];
+            return 0;
+        }
+    return json_errorf(err, json_get(obj, key), "unknown %s \"%.40s\" (expected %s)", key, s,
+                       listing);
+}
+
+static int read_strings(const JsonValue *root, BertConfig *cfg, BertcError *err)
+{
+    static const char *const acts[] = {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"};
+    static const int act_values[] = {ACT_GELU, ACT_GELU_TANH, ACT_GELU_TANH, ACT_RELU};
+    static const char *const problems[] = {"regression", "single_label_classification",
+                                           "multi_label_classification"};
+    static const int problem_values[] = {PROBLEM_REGRESSION, PROBLEM_SINGLE_LABEL,
+                                         PROBLEM_MULTI_LABEL};
+    int act = (int)cfg->hidden_act, problem = (int)cfg->problem_type;
+    if (read_named(root, "hidden_act", acts, act_values, 4,
+                   "gelu, gelu_new, gelu_pytorch_tanh or relu", &act, err) != 0 ||
+        read_named(root, "problem_type", problems, problem_values, 3,
+                   "regression, single_label_classification or multi_label_classification",
+                   &problem, err) != 0)
+        return -1;
+    cfg->hidden_act = (BertAct)act;
+    cfg->problem_type = (ProblemType)problem;
+    return 0;
+}
+
+/* id2label {"0": "NEG", "1": "POS"}: every index 0..n-1 once, names strings. */
+static int read_id2label(const JsonValue *map, BertConfig *cfg, BertcError *err)
+{
+    int n = (int)map->length;
+    const char *names[1024];
+    if (n > 1024)
+        return json_errorf(err, map, "has %d labels; bertc reads at most 1024", n);
+    for (int i = 0; i < n; i++)
+        names[i] = NULL;
+    for (int i = 0; i < n; i++) {
+        const JsonValue *v = json_at(map, (size_t)i);
+        size_t klen;
+        const char *key = json_key(v, &klen);
+        int64_t id;
+        char digits[24];
+        snprintf(digits, sizeof digits, "%.*s", (int)(klen < 23 ? klen : 23), key);
+        if (!bertc_parse_i64(digits, 0, n - 1, &id) || klen >= 23 || names[id])
+            return json_errorf(err, v, "id2label keys must be the label ids 0..%d, each once; "
+                               "found \"%.30s\"", n - 1, digits);
+        if (json_as_string(v, &names[id], err) != 0)
+            return -1;
+    }
+    if (bert_config_set_labels(cfg, names, n, err) != 0)
+        return json_errorf(err, map, "%d label names longer than %d bytes in all", n,
+                           CONFIG_LABEL_BYTES);
+    return 0;
+}
+
+/* label2id, when given, must be id2label's inverse (HF writes both). */
+static int check_label2id(const JsonValue *root, const BertConfig *cfg, BertcError *err)
+{
+    const JsonValue *map = json_get(root, "label2id");
+    if (!map || map->type == JSON_NULL)
+        return 0;
+    if (map->type != JSON_OBJECT)
+        return json_errorf(err, map, "must be an object {\"label\": 0, ...}, found %s",
+                           json_type_name(map->type));
+    if (cfg->n_label_names == 0 || (int)map->length != cfg->n_label_names)
+        return json_errorf(err, map, "has %u entries; it must be the inverse of id2label "
+                           "(%d labels)", (unsigned)map->length, cfg->n_label_names);
+    for (size_t i = 0; i < map->length; i++) {
+        const JsonValue *v = json_at(map, i);
+        size_t klen;
+        const char *name = json_key(v, &klen);
+        int64_t id;
+        if (json_as_int(v, &id, err) != 0)
+            return -1;
+        const char *want = bert_config_label(cfg, (int)(id >= 0 && id < INT32_MAX ? id : -1));
+        if (!want || strlen(want) != klen || memcmp(want, name, klen) != 0)
+            return json_errorf(err, v, "label2id[\"%.*s\"] = %lld is not what id2label says "
+                               "(%s)", (int)(klen < 40 ? klen : 40), name, (long long)id,
+                               want ? want : "no such id");
+    }
+    return 0;
+}
+
+/* num_labels, else len(id2label), else 2; both present must agree. */
+static int read_num_labels(const JsonValue *root, BertConfig *cfg, BertcError *err)
+{
+    const JsonValue *id2label = json_get(root, "id2label");
+    if (id2label && id2label->type != JSON_NULL && id2label->type != JSON_OBJECT)
+        return json_errorf(err, id2label, "must be an object {\"0\": \"label\", ...}, found %s",
+                           json_type_name(id2label->type));
+    const ConfigKey k = {.key = "num_labels", .offset = AT(num_labels), .kind = CONFIG_INT,
+                         .range = RANGE_POSITIVE};
+    bool has_map = id2label && id2label->type == JSON_OBJECT;
+    const JsonValue *num = json_get(root, "num_labels");
+    bool has_num = num && num->type != JSON_NULL;
+    if (has_map && id2label->length == 0)
+        return json_errorf(err, id2label, "id2label is empty; a classifier needs labels");
+    if (has_map)
+        cfg->num_labels = (int)id2label->length;
+    if (config_read_keys(root, &k, 1, cfg, cfg, err) != 0)
+        return -1;
+    if (has_map && has_num && (size_t)cfg->num_labels != id2label->length)
+        return json_errorf(err, num, "num_labels %d disagrees with id2label, which has %u "
+                           "entries", cfg->num_labels, (unsigned)id2label->length);
+    if (has_map && read_id2label(id2label, cfg, err) != 0)
+        return -1;
+    return check_label2id(root, cfg, err);
+}
+
+static int read_optional_real(const JsonValue *root, const char *key, float *out,
+                              BertcError *err)
+{
+    const JsonValue *v = json_get(root, key);
+    if (!v || v->type == JSON_NULL)
+        return 0;
+    double x;
+    if (json_as_double(v, &x, err) != 0)
+        return -1;
+    if (!(x >= 0 && x <= 1))
+        return json_errorf(err, v, "must be in [0, 1] or null, found %.17g", x);
+    *out = (float)x;
+    return 0;
+}
+
+int bert_config_read_common(const JsonValue *root, BertConfig *out, BertcError *err)
+{
+    if (root->type != JSON_OBJECT)
+        return json_errorf(err, root, "config.json must hold a JSON object, found %s",
+                           json_type_name(root->type));
+    BertConfig cfg = bert_config_default(NULL);
+    cfg.vocab_size = 0;
+    if (read_arch(root, &cfg, err) != 0 ||
+        config_read_keys(root, bert_keys, 1, &cfg, &cfg, err) != 0 ||
+        config_read_keys(root, bert_keys, N_BERT_KEYS, &cfg, &cfg, err) != 0)
+        return -1;
+    if (cfg.hidden_size % cfg.num_attention_heads != 0)
+        return json_errorf(err, json_get(root, "num_attention_heads"), "hidden_size %d is not "
+                           "a multiple of num_attention_heads %d (each head gets hidden_size / "
+                           "num_attention_heads dims)", cfg.hidden_size,
+                           cfg.num_attention_heads);
+    bool pooler = true;
+    if (read_strings(root, &cfg, err) != 0 || read_num_labels(root, &cfg, err) != 0 ||
+        read_optional_real(root, "classifier_dropout", &cfg.classifier_dropout, err) != 0 ||
+        json_opt_bool(root, "add_pooling_layer", true, &pooler, err) != 0)
+        return -1;
+    cfg.add_pooling_layer = pooler;
+    *out = cfg;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Checking a config made in code                                            */
+/* ------------------------------------------------------------------------ */
+
+int bert_config_check_common(const BertConfig *c, BertcError *err)
+{
+    if ((unsigned)c->hidden_act > ACT_RELU || (unsigned)c->problem_type > PROBLEM_MULTI_LABEL)
+        return bertc_errorf(err, "config: hidden_act %d or problem_type %d is not one of the "
+                            "known values", (int)c->hidden_act, (int)c->problem_type);
+    const ConfigKey num_labels = {.key = "num_labels", .offset = AT(num_labels),
+                                  .kind = CONFIG_INT, .required = true, .range = RANGE_POSITIVE};
+    if (config_check_keys(bert_keys, 1, c, c, err) != 0 ||
+        config_check_keys(bert_keys, N_BERT_KEYS, c, c, err) != 0 ||
+        config_check_keys(&num_labels, 1, c, c, err) != 0)
+        return -1;
+    if (c->hidden_size % c->num_attention_heads != 0)
+        return bertc_errorf(err, "config: hidden_size %d is not a multiple of "
+                            "num_attention_heads %d", c->hidden_size, c->num_attention_heads);
+    if (c->classifier_dropout > 1 || isnan(c->classifier_dropout))
+        return bertc_errorf(err, "config: classifier_dropout = %g must be in [0, 1] (or "
+                            "negative for null)", (double)c->classifier_dropout);
+    if (c->n_label_names != 0 && c->n_label_names != c->num_labels)
+        return bertc_errorf(err, "config: id2label has %d names for num_labels %d",
+                            c->n_label_names, c->num_labels);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void append(char *buf, size_t cap, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len < cap)
+        memcpy(buf + *len, s, *len + n < cap ? n + 1 : cap - *len);
+    *len += n;
+}
+
+/* A JSON string (quoted, escaped) appended. */
+static void append_quoted(char *buf, size_t cap, size_t *len, const char *s)
+{
+    size_t n = json_quote(NULL, 0, s, strlen(s));
+    if (*len < cap)
+        json_quote(buf + *len, cap - *len, s, strlen(s));
+    *len += n;
+}
+
+static void format_labels(const BertConfig *c, char *buf, size_t cap, size_t *len)
+{
+    char line[64];
+    append(buf, cap, len, ",\n  \"id2label\": {");
+    for (int i = 0; i < c->n_label_names; i++) {
+        snprintf(line, sizeof line, "%s\"%d\": ", i ? ", " : "", i);
+        append(buf, cap, len, line);
+        append_quoted(buf, cap, len, bert_config_label(c, i));
+    }
+    append(buf, cap, len, "},\n  \"label2id\": {");
+    for (int i = 0; i < c->n_label_names; i++) {
+        append(buf, cap, len, i ? ", " : "");
+        append_quoted(buf, cap, len, bert_config_label(c, i));
+        snprintf(line, sizeof line, ": %d", i);
+        append(buf, cap, len, line);
+    }
+    append(buf, cap, len, "}");
+}
+
+void bert_config_format_common(const BertConfig *c, char *buf, size_t cap, size_t *len)
+{
+    static const char *const problems[] = {NULL, "regression", "single_label_classification",
+                                           "multi_label_classification"};
+    char line[256];
+    append(buf, cap, len, "{\n  \"architectures\": [");
+    append_quoted(buf, cap, len, c->architecture);
+    snprintf(line, sizeof line, "],\n  \"model_type\": \"bert\",\n  \"hidden_act\": \"%s\",\n"
+             "  \"num_labels\": %d", bert_act_name(c->hidden_act), c->num_labels);
+    append(buf, cap, len, line);
+    if (c->problem_type != PROBLEM_UNSET) {
+        snprintf(line, sizeof line, ",\n  \"problem_type\": \"%s\"", problems[c->problem_type]);
+        append(buf, cap, len, line);
+    }
+    if (c->classifier_dropout >= 0) {
+        snprintf(line, sizeof line, ",\n  \"classifier_dropout\": %.9g",
+                 (double)c->classifier_dropout);
+        append(buf, cap, len, line);
+    }
+    if (!c->add_pooling_layer)
+        append(buf, cap, len, ",\n  \"add_pooling_layer\": false");
+    if (c->n_label_names > 0)
+        format_labels(c, buf, cap, len);
+    config_format_keys(bert_keys, N_BERT_KEYS, c, buf, cap, len);
+}

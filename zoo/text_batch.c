@@ -1,0 +1,90 @@
+/* zoo/text_batch.c — raw text to a model's batch: the tokenizer's encodings
+ * of n examples stacked into (n, S) tensors, S the longest, padded as Hugging
+ * Face's tokenizer(..., padding=True) does. Each architecture's
+ * batch_from_text starts here and adds what it reads besides. */
+#include "zoo/zoo.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The longest the tokenizer may make an example: max_len, else (0) the
+ * model's max_position_embeddings. */
+static int32_t length_limit(const BertConfig *cfg, int32_t max_len)
+{
+    int32_t limit = cfg->max_position_embeddings;
+    return max_len > 0 && max_len < limit ? max_len : limit;
+}
+
+int text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
+                      int32_t max_len, int32_t min_len, Graph *g, TextBatch *tb, BertcError *err)
+{
+    if (n < 1)
+        return bertc_errorf(err, "no text to encode: a batch needs at least one example");
+    int32_t limit = length_limit(cfg, max_len);
+    tb->enc = arena_alloc(g->step, sizeof(Encoding) * (size_t)n);
+    int64_t S = min_len;
+    for (int i = 0; i < n; i++) {
+        const char *a = ex[i].text ? ex[i].text : "", *b = ex[i].text_pair;
+        if (tokenizer_encode(tok, g->step, a, strlen(a), b, b ? strlen(b) : 0, limit, false,
+                             &tb->enc[i], err) != 0)
+            return -1;
+        S = tb->enc[i].S > S ? tb->enc[i].S : S;
+    }
+    int64_t shape[2] = {n, S};
+    tb->input_ids = itensor_new(g->step, 2, shape);         /* zeros: [PAD] is id 0 ... */
+    tb->attention_mask = itensor_new(g->step, 2, shape);
+    tb->token_type_ids = itensor_new(g->step, 2, shape);
+    for (int i = 0; i < n; i++) {
+        const Encoding *e = &tb->enc[i];
+        for (int64_t t = 0; t < S; t++)   /* ... unless the vocab says otherwise */
+            tb->input_ids.data[i * S + t] = t < e->S ? e->input_ids[t] : tok->pad_id;
+        memcpy(tb->attention_mask.data + i * S, e->attention_mask, sizeof(int32_t) * (size_t)e->S);
+        memcpy(tb->token_type_ids.data + i * S, e->token_type_ids, sizeof(int32_t) * (size_t)e->S);
+    }
+    return 0;
+}
+
+void text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
+                    Batch *out)
+{
+    batch_put_ids(out, ids, tb->input_ids);
+    batch_put_ids(out, mask, tb->attention_mask);
+    batch_put_ids(out, types, tb->token_type_ids);
+}
+
+int bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+                         int32_t max_len, Graph *g, Batch *out, BertcError *err)
+{
+    TextBatch tb;
+    if (text_batch_encode(&m->cfg, tok, ex, n, max_len, 0, g, &tb, err) != 0)
+        return -1;
+    text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
+    return 0;
+}
+
+typedef struct FromTextCall {
+    const Model *m;
+    const Tokenizer *tok;
+    const TextExample *ex;
+    int n;
+    int32_t max_len;
+    Graph *g;
+    Batch *out;
+} FromTextCall;
+
+static int from_text(void *ctx, BertcError *err)
+{
+    FromTextCall *c = ctx;
+    return c->m->arch->batch_from_text(c->m, c->tok, c->ex, c->n, c->max_len, c->g, c->out,
+                                       err);
+}
+
+int model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+                          int32_t max_len, Graph *g, Batch *out, BertcError *err)
+{
+    if (!m->arch->batch_from_text)
+        return bertc_errorf(err, "%s cannot be given raw text (it has no batch_from_text); "
+                            "give it an inputs .safetensors", m->arch->name);
+    FromTextCall c = {m, tok, ex, n, max_len, g, out};
+    return bertc_try(from_text, &c, err);
+}
