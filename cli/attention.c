@@ -233,13 +233,7 @@ int cmd_attention(int argc, char **argv)
     Arena *arena = arena_create("attention", 1 << 20);
     Tokenizer tok;
     Model m;
-    int rc = bert_config_read(a.config, &cfg, &err);
-    if (rc == 0 && model_build(&m, arena, &cfg, &err) != 0) {
-        model_config_error(&err, a.config);
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = model_load(&m, a.weights, false, &err);
+    int rc = model_open(&m, arena, a.config, a.weights, &err);
     if (rc == 0)
         rc = tokenizer_load(&tok, arena, a.vocab, &err);
     if (rc == 0)

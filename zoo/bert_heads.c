@@ -46,7 +46,7 @@ static void *bert_model_build(Registry *r, const BertConfig *cfg, BertcError *er
 {
     (void)err;
     BertModel *m = arena_calloc(r->arena, 1, sizeof *m);
-    bert_model_init(m, r, cfg, BERT_HF, true);
+    bert_model_init(m, r, cfg, BERT_HF, cfg->add_pooling_layer);
     return m;
 }
 

@@ -2,8 +2,48 @@
  * leave this file out and call registry_load on st_open_memory's SafeTensors). */
 #include "zoo/zoo.h"
 
+#include <string.h>
+
 int model_load(Model *m, const char *path, bool init_missing, BertcError *err)
 {
     LoadOptions opts = {.init_missing = init_missing, .rename = m->arch->rename};
     return registry_load_file(m->reg, path, &opts, err);
+}
+
+/* Whether the weights file holds a pooler ("pooler.dense.weight" under any
+ * prefix: "bert.", "backbone.", none). */
+static int has_pooler(const char *path, bool *has, BertcError *err)
+{
+    static const char suffix[] = "pooler.dense.weight";
+    SafeTensors *st;
+    if (st_open_file(NULL, path, &st, err) != 0)
+        return -1;
+    *has = false;
+    for (size_t i = 0; i < st->n_tensors; i++) {
+        size_t n = strlen(st->tensors[i].name);
+        if (n >= sizeof suffix - 1 &&
+            strcmp(st->tensors[i].name + n - (sizeof suffix - 1), suffix) == 0)
+            *has = true;
+    }
+    st_close(st);
+    return 0;
+}
+
+int model_open(Model *m, Arena *arena, const char *config_path, const char *weights_path,
+               BertcError *err)
+{
+    BertConfig cfg;
+    if (bert_config_read(config_path, &cfg, err) != 0)
+        return -1;
+    if (weights_path && cfg.add_pooling_layer) {
+        bool pooler;
+        if (has_pooler(weights_path, &pooler, err) != 0)
+            return -1;
+        cfg.add_pooling_layer = pooler;
+    }
+    if (model_build(m, arena, &cfg, err) != 0) {
+        model_config_error(err, config_path);
+        return -1;
+    }
+    return weights_path ? model_load(m, weights_path, false, err) : 0;
 }

@@ -74,8 +74,7 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
 {
     Batch in;
     Outputs out;
-    if (model_load(m, args->weights, false, err) != 0 ||
-        read_inputs(args->inputs, inputs_arena, &in, err) != 0)
+    if (read_inputs(args->inputs, inputs_arena, &in, err) != 0)
         return -1;
     ag_set_training(g, false);
     ag_set_no_grad(g, !args->grad);
@@ -116,17 +115,12 @@ typedef struct RunState {
 static int run_all(void *ctx, BertcError *err)
 {
     RunState *s = ctx;
-    BertConfig cfg;
-    if (bert_config_read(s->args->config, &cfg, err) != 0)
-        return -1;
     s->params = arena_create("params", 1 << 20);
     s->inputs = arena_create("inputs", 1 << 16);
     s->g = ag_graph_create(1 << 20, 0);
     Model m;
-    if (model_build(&m, s->params, &cfg, err) != 0) {
-        model_config_error(err, s->args->config);
+    if (model_open(&m, s->params, s->args->config, s->args->weights, err) != 0)
         return -1;
-    }
     if (run_model(s->args, &m, s->inputs, s->g, err) != 0)
         return -1;
     if (s->args->stats)

@@ -282,6 +282,13 @@ void model_config_error(BertcError *err, const char *config_path);
 /* Load weights by name (SPEC §5 rules). init_missing: keep parameters the
  * file lacks at their init, with one warning listing them. */
 int model_load(Model *m, const char *path, bool init_missing, BertcError *err);
+/* config.json + weights (NULL: none, the model stays at its init) -> a
+ * built, loaded model (zoo/model_file.c), as HF's from_pretrained: a
+ * weights file without a pooler (pooler.dense.* under any prefix: saved
+ * with add_pooling_layer=False) builds the model without one. Errors name
+ * the file. */
+int model_open(Model *m, Arena *arena, const char *config_path, const char *weights_path,
+               BertcError *err);
 /* Runs the model on the named inputs. An input the model does not read is an
  * error naming it and the inputs the model reads, caught after the forward
  * (the model's own lookups say what it reads) and before any output is used. */
