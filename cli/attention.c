@@ -223,7 +223,6 @@ int cmd_attention(int argc, char **argv)
         fprintf(stderr, "bertc attention: %s\n", err.msg);
         return 2;
     }
-    BertConfig cfg;
     static const char *const flags[] = {"--config", "--weights", "--vocab"};
     const char *paths[] = {a.config, a.weights, a.vocab};
     if (cli_output_not_an_input("--output", a.output, 3, flags, paths, &err) != 0) {
