@@ -47,26 +47,22 @@ Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b)
     return ag_add_layernorm(g, a, b, ln->weight, ln->bias, ln->eps);
 }
 
-const BertSpelling bert_spelling_hf = {
-    .flavor = BERT_HF,
+static const BertClasses hf_classes = {
     .embeddings = "BertEmbeddings", .encoder = "BertEncoder", .layer = "BertLayer",
     .attention = "BertAttention", .self_attention = "BertSelfAttention",
     .self_output = "BertSelfOutput", .intermediate = "BertIntermediate",
     .output = "BertOutput", .pooler = "BertPooler",
-    .ln_weight = "weight", .ln_bias = "bias",
-    .word_padding = WORD_PAD_CONFIG,
-    .act_leaf = true,
 };
 
+const BertSpelling bert_spelling_hf = {
+    .flavor = BERT_HF, .classes = &hf_classes, .ln_weight = "weight", .ln_bias = "bias",
+    .word_padding = WORD_PAD_CONFIG, .act_leaf = true,
+};
+
+/* pytorch_pretrained_bert 0.6.2 prints HF's classes. */
 const BertSpelling bert_spelling_ppb = {
-    .flavor = BERT_PPB,
-    .embeddings = "BertEmbeddings", .encoder = "BertEncoder", .layer = "BertLayer",
-    .attention = "BertAttention", .self_attention = "BertSelfAttention",
-    .self_output = "BertSelfOutput", .intermediate = "BertIntermediate",
-    .output = "BertOutput", .pooler = "BertPooler",
-    .ln_weight = "weight", .ln_bias = "bias",
-    .word_padding = WORD_PAD_ZERO,
-    .act_leaf = true,
+    .flavor = BERT_PPB, .classes = &hf_classes, .ln_weight = "weight", .ln_bias = "bias",
+    .word_padding = WORD_PAD_ZERO, .act_leaf = true,
 };
 
 /* ---- registration ------------------------------------------------------ */
@@ -91,7 +87,7 @@ static void norm_init(LayerNorm *ln, Registry *r, const BertSpelling *s, const B
 static void self_attention_init(BertLayer *l, Registry *r, const BertModel *m,
                                 const BertConfig *cfg)
 {
-    nn_push(r, "self", m->spelling->self_attention, false);
+    nn_push(r, "self", m->spelling->classes->self_attention, false);
     if (m->attention)
         l->hooked_self = m->attention->init(r, cfg);
     else
@@ -106,21 +102,21 @@ static void layer_init(BertLayer *l, Registry *r, const BertModel *m, const Bert
     const BertSpelling *s = m->spelling;
     int64_t H = cfg->hidden_size, I = cfg->intermediate_size;
     float p = cfg->hidden_dropout_prob;
-    nn_push(r, nn_format(r, "%d", index), s->layer, false);
-    nn_push(r, "attention", s->attention, false);
+    nn_push(r, nn_format(r, "%d", index), s->classes->layer, false);
+    nn_push(r, "attention", s->classes->attention, false);
     self_attention_init(l, r, m, cfg);
-    nn_push(r, "output", s->self_output, false);
+    nn_push(r, "output", s->classes->self_output, false);
     linear_init(&l->attn_out, r, "dense", H, H, true);
     norm_init(&l->attn_ln, r, s, cfg);
     dropout_init(&l->attn_drop, r, "dropout", p);
     nn_pop(r);
     nn_pop(r);
-    nn_push(r, "intermediate", s->intermediate, false);
+    nn_push(r, "intermediate", s->classes->intermediate, false);
     linear_init(&l->inter, r, "dense", H, I, true);
     if (s->act_leaf)
         nn_leaf(r, "intermediate_act_fn", act_repr(cfg->hidden_act));
     nn_pop(r);
-    nn_push(r, "output", s->output, false);
+    nn_push(r, "output", s->classes->output, false);
     linear_init(&l->out, r, "dense", I, H, true);
     norm_init(&l->out_ln, r, s, cfg);
     dropout_init(&l->out_drop, r, "dropout", p);
@@ -134,7 +130,7 @@ static void embeddings_init(BertModel *m, Registry *r, const BertConfig *cfg)
     int64_t H = cfg->hidden_size;
     int padding = s->word_padding == WORD_PAD_CONFIG ? cfg->pad_token_id
                   : s->word_padding == WORD_PAD_ZERO ? 0 : -1;
-    nn_push(r, "embeddings", s->embeddings, false);
+    nn_push(r, "embeddings", s->classes->embeddings, false);
     embedding_init(&m->word, r, "word_embeddings", cfg->vocab_size, H, padding);
     embedding_init(&m->position, r, "position_embeddings", cfg->max_position_embeddings, H, -1);
     embedding_init(&m->token_type, r, "token_type_embeddings", cfg->type_vocab_size, H, -1);
@@ -145,7 +141,7 @@ static void embeddings_init(BertModel *m, Registry *r, const BertConfig *cfg)
 
 static void encoder_init(BertModel *m, Registry *r, const BertConfig *cfg)
 {
-    nn_push(r, "encoder", m->spelling->encoder, false);
+    nn_push(r, "encoder", m->spelling->classes->encoder, false);
     nn_push(r, "layer", "ModuleList", false);
     m->layers = arena_calloc(r->arena, (size_t)m->n_layers, sizeof(BertLayer));
     for (int l = 0; l < m->n_layers; l++)
@@ -158,7 +154,7 @@ static void encoder_init(BertModel *m, Registry *r, const BertConfig *cfg)
 
 static void pooler_init(BertModel *m, Registry *r, const BertConfig *cfg)
 {
-    nn_push(r, "pooler", m->spelling->pooler, false);
+    nn_push(r, "pooler", m->spelling->classes->pooler, false);
     if (m->hooks && m->hooks->pooler_init)
         m->hooks->pooler_init(m->owner, r, cfg);
     linear_init(&m->pooler, r, "dense", cfg->hidden_size, cfg->hidden_size, true);

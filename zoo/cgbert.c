@@ -119,12 +119,16 @@ static const char *const original_attention_names[][2] = {
 
 /* The original's modeling.py: TF-style BERTLayerNorm (gamma, beta), no
  * padding_idx, and pytorch_pretrained_bert's sum order and −10000 mask. */
-static const BertSpelling cg_spelling = {
-    .flavor = BERT_PPB,
+static const BertClasses cg_classes = {
     .embeddings = "BERTEmbeddings", .encoder = "ContextBERTEncoder",
     .layer = "ContextBERTLayer", .attention = "ContextBERTAttention",
     .self_attention = "ContextBERTSelfAttention", .self_output = "BERTSelfOutput",
     .intermediate = "BERTIntermediate", .output = "BERTOutput", .pooler = "ContextBERTPooler",
+};
+
+static const BertSpelling cg_spelling = {
+    .flavor = BERT_PPB,
+    .classes = &cg_classes,
     .layernorm = "BERTLayerNorm()", .ln_weight = "gamma", .ln_bias = "beta",
     .word_padding = WORD_PAD_NONE,
     .act_leaf = false,

@@ -248,10 +248,15 @@ typedef enum BertWordPadding {
 /* How one family of BERT code spells the encoder: the module classes its
  * tree prints, its LayerNorm, and the numerics that differ (the flavor).
  * The parameter names and shapes are otherwise the same in every family. */
-typedef struct BertSpelling {
-    BertFlavor flavor;
+/* The module classes a family's tree prints. */
+typedef struct BertClasses {
     const char *embeddings, *encoder, *layer, *attention, *self_attention, *self_output,
         *intermediate, *output, *pooler;
+} BertClasses;
+
+typedef struct BertSpelling {
+    BertFlavor flavor;
+    const BertClasses *classes;
     const char *layernorm;            /* a leaf repr ("BERTLayerNorm()"), or NULL for
                                          nn's "LayerNorm((H,), eps=..., ...)" */
     const char *ln_weight, *ln_bias;  /* "weight", "bias" or "gamma", "beta" */
