@@ -1,5 +1,5 @@
-/* zoo/cgbert.c — CGBertForSequenceClassification (SPEC §6.3) and the model
- * skeleton it shares with QACGBERT (zoo/cgbert_internal.h). Wu & Ong 2021,
+/* zoo/cgbert.c — CGBertForSequenceClassification (SPEC §6.3) and what it
+ * shares with QACGBERT (zoo/cgbert_internal.h). Wu & Ong 2021,
  * "Context-Guided BERT for Targeted Aspect-Based Sentiment Analysis",
  * section "Context-Guided Softmax-attention":
  *
@@ -18,10 +18,8 @@
 #include "zoo/cgbert_internal.h"
 
 #include <math.h>
-#include <string.h>
 
 /* ---- helpers shared with QACGBERT ------------------------------------ */
-
 
 Var *cg_one_minus(Graph *g, Var *x)
 {

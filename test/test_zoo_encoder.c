@@ -1,9 +1,18 @@
-/* test/test_zoo_spelling.c — weight files that spell parameters otherwise
+/* test/test_zoo_encoder.c — the BERT encoder shared by every model
+ * (zoo/bert.c) as the models use it.
+ *
+ * zoo_spelling: weight files that spell parameters otherwise
  * (LoadOptions.renames, model_load_options): HF's legacy LayerNorm
  * gamma/beta load for every BERT (as from_pretrained renames them), CGBERT's
  * BERTLayerNorm loads HF's weight/bias, renames combine (the "bert." prefix
  * dropped and gamma for weight), an unknown name is still not taken for a
- * parameter, and a file holding two spellings of one parameter is refused. */
+ * parameter, and a file holding two spellings of one parameter is refused.
+ *
+ * zoo_encoder_hooks: CGBERT and QACGBERT through the hooks. In no_grad mode
+ * the encoder releases each layer's temporaries (CGBERT's deep context D
+ * among them) after copying the layer's output and every map of the
+ * attention hook down, so the outputs must be those of the recorded
+ * forward, to the bit, in the same order. */
 #include "test/test_util.h"
 #include "zoo/zoo.h"
 
@@ -27,6 +36,7 @@ static void setup(void)
 static void teardown(void) { test_close(arena, graph); }
 
 TestSuite(zoo_spelling, .init = setup, .fini = teardown);
+TestSuite(zoo_encoder_hooks, .init = setup, .fini = teardown);
 
 /* A file key rewritten: the new name (in the arena), or the key itself. */
 typedef const char *(*KeyRewrite)(Arena *a, const char *key);
@@ -128,25 +138,32 @@ static Var *logits_of(Model *m, const char *case_dir)
     return logits;
 }
 
-static void expect_same_params(const Model *a, const Model *b, const char *when)
+/* Loads the case's fixture into *want and its weights with every key
+ * rewritten into *got: they must load and be the same. Returns how many keys
+ * the rewrite changed. */
+static size_t expect_loads_as_fixture(const char *case_dir, KeyRewrite rewrite, Model *want,
+                                      Model *got)
 {
-    cr_assert_eq(a->reg->n_params, b->reg->n_params);
-    test_expect_same_weights(a->reg, b->reg, when);
+    BertcError err;
+    size_t renamed;
+    char weights[256], config[256];
+    snprintf(weights, sizeof weights, "%sweights.safetensors", case_dir);
+    snprintf(config, sizeof config, "%sconfig.json", case_dir);
+    test_model_build(want, arena, config, NULL);
+    test_model_load(want, weights);
+    const char *path = rewritten_file(weights, rewrite, NULL, NULL, &renamed);
+    cr_assert_eq(load_rewritten(got, config, path, &err), 0, "%s with renamed keys: %s",
+                 case_dir, err.msg);
+    cr_assert_eq(want->reg->n_params, got->reg->n_params);
+    test_expect_same_weights(want->reg, got->reg, "after loading the renamed keys");
+    return renamed;
 }
 
 Test(zoo_spelling, seqcls_checkpoint_with_gamma_beta_gives_identical_logits)
 {
-    BertcError err;
-    size_t renamed;
     Model want, got;
-    test_model_build(&want, arena, SEQCLS_CASE "config.json", NULL);
-    test_model_load(&want, SEQCLS_CASE "weights.safetensors");
-    const char *path = rewritten_file(SEQCLS_CASE "weights.safetensors", to_gamma_beta, NULL,
-                                      NULL, &renamed);
+    size_t renamed = expect_loads_as_fixture(SEQCLS_CASE, to_gamma_beta, &want, &got);
     cr_assert_gt(renamed, 4, "the fixture has only %zu LayerNorm keys", renamed);
-    cr_assert_eq(load_rewritten(&got, SEQCLS_CASE "config.json", path, &err), 0,
-                 "gamma/beta names refused: %s", err.msg);
-    expect_same_params(&want, &got, "after loading gamma/beta");
     Var *a = logits_of(&want, SEQCLS_CASE), *b = logits_of(&got, SEQCLS_CASE);
     cr_assert_eq(memcmp(a->value.data, b->value.data, sizeof(float) * (size_t)a->value.numel),
                  0, "logits differ after loading gamma/beta names");
@@ -156,34 +173,17 @@ Test(zoo_spelling, seqcls_checkpoint_with_gamma_beta_gives_identical_logits)
  * BertModel's file) and gamma/beta. */
 Test(zoo_spelling, renames_combine_prefix_and_gamma)
 {
-    BertcError err;
-    size_t renamed;
     Model want, got;
-    test_model_build(&want, arena, SEQCLS_CASE "config.json", NULL);
-    test_model_load(&want, SEQCLS_CASE "weights.safetensors");
-    const char *path = rewritten_file(SEQCLS_CASE "weights.safetensors", to_bare_gamma_beta,
-                                      NULL, NULL, &renamed);
-    test_model_build(&got, arena, SEQCLS_CASE "config.json", NULL);
-    int rc = model_load(&got, path, false, &err);
-    remove(path);
-    cr_assert_eq(rc, 0, "bare gamma/beta names refused: %s", err.msg);
-    expect_same_params(&want, &got, "after loading bare gamma/beta names");
+    size_t renamed = expect_loads_as_fixture(SEQCLS_CASE, to_bare_gamma_beta, &want, &got);
+    cr_assert_gt(renamed, 4, "renamed %zu keys", renamed);
 }
 
 Test(zoo_spelling, cgbert_loads_layernorm_weight_bias)
 {
-    BertcError err;
-    size_t renamed;
     Model want, got;
-    test_model_build(&want, arena, CG_CASE "config.json", NULL);
-    test_model_load(&want, CG_CASE "weights.safetensors");
-    const char *path = rewritten_file(CG_CASE "weights.safetensors", to_weight_bias, NULL, NULL,
-                                      &renamed);
+    size_t renamed = expect_loads_as_fixture(CG_CASE, to_weight_bias, &want, &got);
     /* embeddings + L = 2 layers x 2 LayerNorms, each {gamma, beta} */
     cr_assert_eq(renamed, 2 * (1 + 2 * 2), "renamed %zu keys", renamed);
-    cr_assert_eq(load_rewritten(&got, CG_CASE "config.json", path, &err), 0,
-                 "weight/bias names refused: %s", err.msg);
-    expect_same_params(&want, &got, "after loading weight/bias");
 }
 
 /* A name that is no spelling of the parameter is not taken for it: the
@@ -263,4 +263,55 @@ Test(zoo_spelling, layernorm_rename_both_ways)
     cr_expect(!bert_layernorm_rename("a.LayerNorm.weights", alt, sizeof alt));
     cr_expect(!bert_layernorm_rename("a.dense.weight", alt, sizeof alt));
     cr_expect(!bert_layernorm_rename("a.LayerNorm.weight", alt, 8), "a too short buffer");
+}
+
+/* ---- the hooks ----------------------------------------------------------- */
+
+static void expect_no_grad_outputs_exact(const char *case_dir, int n_outputs)
+{
+    char path[256];
+    BertcError err;
+    Model m;
+    snprintf(path, sizeof path, "%sconfig.json", case_dir);
+    test_model_build(&m, arena, path, NULL);
+    snprintf(path, sizeof path, "%sweights.safetensors", case_dir);
+    test_model_load(&m, path);
+    snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
+    SafeTensors *st;
+    cr_assert_eq(st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    Batch in;
+    batch_init(&in, "inputs");
+    cr_assert_eq(batch_from_safetensors(&in, st, arena, &err), 0, "%s", err.msg);
+    Graph *fast_graph = ag_graph_create(1 << 16, 1);
+    ag_set_training(fast_graph, false);
+    ag_set_no_grad(fast_graph, true);
+    Outputs keep, fast;
+    test_forward_ok(&m, graph, &in, &keep);
+    test_forward_ok(&m, fast_graph, &in, &fast);
+    cr_assert_eq(keep.n, n_outputs, "%s: %d outputs", case_dir, keep.n);
+    cr_assert_eq(fast.n, keep.n, "%s: %d outputs in no_grad, %d with grad", case_dir, fast.n,
+                 keep.n);
+    for (int i = 0; i < keep.n; i++) {
+        const Var *a = keep.items[i].var, *b = fast.items[i].var;
+        cr_assert_str_eq(fast.items[i].name, keep.items[i].name, "output %d", i);
+        cr_assert_eq(a->value.numel, b->value.numel, "%s: sizes differ", keep.items[i].name);
+        for (int64_t k = 0; k < a->value.numel; k++)
+            cr_assert(a->value.data[k] == b->value.data[k],
+                      "%s%s[%lld]: %.8g with grad, %.8g in no_grad", case_dir,
+                      keep.items[i].name, (long long)k, (double)a->value.data[k],
+                      (double)b->value.data[k]);
+    }
+    ag_graph_destroy(fast_graph);
+    st_close(st);
+}
+
+/* hidden_states.0..2, L = 2 layers x maps, pooled_output, logits, loss */
+Test(zoo_encoder_hooks, cgbert_no_grad_release_keeps_every_map)
+{
+    expect_no_grad_outputs_exact("test/data/zoo/cgbert_gate/", 3 + 2 * 3 + 3);
+}
+
+Test(zoo_encoder_hooks, qacgbert_no_grad_release_keeps_every_map)
+{
+    expect_no_grad_outputs_exact("test/data/zoo/qacgbert_gate/", 3 + 2 * 6 + 3);
 }
