@@ -26,20 +26,64 @@ static void list_append(char *buf, size_t len, const char *name)
     snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
 }
 
-/* The file entry for parameter i: its own name, an alternative spelling
- * (opts->rename), or for a tied owner the alias's name. */
-static const StTensorInfo *find_entry(const Registry *r, int i, const SafeTensors *st,
-                                      const LoadOptions *opts)
+/* The renames a load applies, the NULL entries of LoadOptions.renames left
+ * out. Spelling `combo` of a name applies renames k whose bit k is set, in
+ * order; combo 0 is the name itself. */
+typedef struct Spellings {
+    NameRename fn[LOAD_RENAMES_MAX];
+    int n;
+} Spellings;
+
+#define NAME_LEN 512
+
+static Spellings spellings_of(const LoadOptions *opts)
+{
+    Spellings sp = {.n = 0};
+    for (int k = 0; opts && k < LOAD_RENAMES_MAX; k++)
+        if (opts->renames[k])
+            sp.fn[sp.n++] = opts->renames[k];
+    return sp;
+}
+
+/* false when one of the renames of combo does not apply to the name. */
+static bool spell(const Spellings *sp, unsigned combo, const char *name, char *out, size_t len)
+{
+    char tmp[NAME_LEN];
+    if ((size_t)snprintf(out, len, "%s", name) >= len)
+        return false;
+    for (int k = 0; k < sp->n; k++) {
+        if (!(combo >> k & 1u))
+            continue;
+        if (!sp->fn[k](out, tmp, sizeof tmp) || (size_t)snprintf(out, len, "%s", tmp) >= len)
+            return false;
+    }
+    return true;
+}
+
+/* The file entry for parameter i: its own name or one other spelling
+ * (another parameter's own name is not one), or for a tied owner the
+ * alias's name. Two spellings in the file are an error; NULL *out: none. */
+static int find_entry(const Registry *r, int i, const SafeTensors *st, const Spellings *sp,
+                      const StTensorInfo **out, BertcError *err)
 {
     const Param *p = &r->params[i];
-    const StTensorInfo *t = st_find(st, p->name);
-    char alt[512];
-    if (!t && opts && opts->rename && opts->rename(p->name, alt, sizeof alt))
-        t = st_find(st, alt);
+    const StTensorInfo *t = NULL;
+    char alt[NAME_LEN];
+    for (unsigned combo = 0; combo < 1u << sp->n; combo++) {
+        const StTensorInfo *f = spell(sp, combo, p->name, alt, sizeof alt) ? st_find(st, alt)
+                                                                            : NULL;
+        if (!f || f == t || (combo && registry_find(r, alt) >= 0))
+            continue;
+        if (t)
+            return bertc_errorf(err, "%s: '%s' and '%s' are two spellings of parameter '%s': "
+                                "the file must hold one", st->name, t->name, f->name, p->name);
+        t = f;
+    }
     for (int j = 0; !t && j < r->n_params; j++)
         if (r->params[j].alias_of == i)
             t = st_find(st, r->params[j].name);
-    return t;
+    *out = t;
+    return 0;
 }
 
 /* The file entry t must have the shape of parameter p (for a tied alias or
@@ -76,30 +120,34 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
     return 0;
 }
 
-/* The parameter a file key names (itself, a tied alias or an alternative
- * spelling of it, opts->rename), or -1 if the model does not know the key. */
-static int key_param(const Registry *r, const char *key, const LoadOptions *opts)
+/* The parameter a file key names (itself, a tied alias or another spelling
+ * of it), or -1 if the model does not know the key. */
+static int key_param(const Registry *r, const char *key, const Spellings *sp)
 {
     int i = registry_find(r, key);
     if (i >= 0)
         return i;
-    char alt[512];
-    for (i = 0; opts && opts->rename && i < r->n_params; i++)
-        if (opts->rename(r->params[i].name, alt, sizeof alt) && strcmp(alt, key) == 0)
-            return i;
+    char alt[NAME_LEN];
+    for (i = 0; i < r->n_params; i++)
+        for (unsigned combo = 1; combo < 1u << sp->n; combo++)
+            if (spell(sp, combo, r->params[i].name, alt, sizeof alt) && strcmp(alt, key) == 0)
+                return i;
     return -1;
 }
 
 int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err)
 {
     registry_require_unpacked(r, "registry_load");
+    Spellings sp = spellings_of(opts);
     char missing[BERTC_ERROR_LEN - 128] = "";
     int n_missing = 0;
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
         if (p->alias_of >= 0)
             continue;
-        const StTensorInfo *t = find_entry(r, i, st, opts);
+        const StTensorInfo *t = NULL;
+        if (find_entry(r, i, st, &sp, &t, err) != 0)
+            return -1;
         if (!t) {
             if (p->buffer)   /* computed by its module, e.g. positional encodings */
                 continue;
@@ -121,13 +169,12 @@ int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, B
                    n_missing, missing);
     char unused[BERTC_ERROR_LEN - 128] = "";
     int n_unused = 0;
-    /* A key the model knows but did not read (a tied alias beside its owner,
-     * the other spelling of a renamed key) is not silently skipped: it must
-     * at least have its parameter's shape, as PyTorch's load_state_dict
-     * checks every key. */
+    /* A key the model knows but did not read (a tied alias beside its owner)
+     * is not silently skipped: it must at least have its parameter's shape,
+     * as PyTorch's load_state_dict checks every key. */
     for (size_t k = 0; k < st->n_tensors; k++) {
         const StTensorInfo *t = &st->tensors[k];
-        int i = key_param(r, t->name, opts);
+        int i = key_param(r, t->name, &sp);
         if (i >= 0 && check_shape(&r->params[i], st, t, err) != 0)
             return -1;
         if (i < 0) {

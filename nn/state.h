@@ -6,13 +6,22 @@
 #include "nn/nn.h"
 #include "nn/safetensors.h"
 
+/* Another spelling of a parameter name in files: write it into alt and
+ * return true, or return false when `name` has none. */
+typedef bool (*NameRename)(const char *name, char *alt, size_t len);
+
+#define LOAD_RENAMES_MAX 4
+
 typedef struct LoadOptions {
     /* Keep parameters missing from the file at their init (one warning lists
      * them), as HF does for a fresh classification head. Default: error. */
     bool init_missing;
-    /* Optional other spelling of a parameter name in files (e.g. CGBERT's
-     * original-repo names): write it into alt and return true. */
-    bool (*rename)(const char *name, char *alt, size_t len);
+    /* Other spellings (NULL entries are skipped): a parameter is looked for
+     * under its own name and under every name that a combination of these
+     * writes, applied in this order (e.g. the "bert." prefix dropped and
+     * LayerNorm "gamma" for "weight"). A file holding two spellings of one
+     * parameter is refused: which one would load is a guess. */
+    NameRename renames[LOAD_RENAMES_MAX];
     /* Do not warn about keys the model does not use (checkpoints carry
      * optimizer state beside the weights). */
     bool quiet_unused;

@@ -1,5 +1,5 @@
-/* zoo/bert.c — the BERT encoder of SPEC §6.1, shared by every model but
- * CGBERT/QACGBERT. Devlin et al. 2019; code layout of HF's modeling_bert.py:
+/* zoo/bert.c — the BERT encoder of SPEC §6.1, shared by every model.
+ * Devlin et al. 2019; code layout of HF's modeling_bert.py:
  *
  *   E     = LayerNorm(word[ids] + token_type[tt] + position[t])        embeddings
  *   X_0   = E
@@ -9,9 +9,14 @@
  *
  * The two flavors differ only in the order of the embedding sum (float
  * addition is not associative, and parity is checked to 1e-4) and in the
- * mask value. */
+ * mask value. A BertSpelling says how a family of code names the modules
+ * (HF, pytorch_pretrained_bert, CGBERT's original); CGBERT and QACGBERT
+ * (zoo/cgbert.c) replace the self-attention (BertAttentionHook) and add
+ * the deep-context input and their pooler (BertHooks). */
 #include "zoo/zoo.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *act_repr(BertAct act)
@@ -42,71 +47,153 @@ Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b)
     return ag_add_layernorm(g, a, b, ln->weight, ln->bias, ln->eps);
 }
 
-static void layer_init(BertLayer *l, Registry *r, const BertConfig *cfg, int index)
+static const BertClasses hf_classes = {
+    .embeddings = "BertEmbeddings", .encoder = "BertEncoder", .layer = "BertLayer",
+    .attention = "BertAttention", .self_attention = "BertSelfAttention",
+    .self_output = "BertSelfOutput", .intermediate = "BertIntermediate",
+    .output = "BertOutput", .pooler = "BertPooler",
+};
+
+const BertSpelling bert_spelling_hf = {
+    .flavor = BERT_HF, .classes = &hf_classes, .ln_weight = "weight", .ln_bias = "bias",
+    .word_padding = WORD_PAD_CONFIG, .act_leaf = true,
+};
+
+/* pytorch_pretrained_bert 0.6.2 prints HF's classes. */
+const BertSpelling bert_spelling_ppb = {
+    .flavor = BERT_PPB, .classes = &hf_classes, .ln_weight = "weight", .ln_bias = "bias",
+    .word_padding = WORD_PAD_ZERO, .act_leaf = true,
+};
+
+/* ---- registration ------------------------------------------------------ */
+
+/* "LayerNorm" with the spelling's parameter names and printed repr. */
+static void norm_init(LayerNorm *ln, Registry *r, const BertSpelling *s, const BertConfig *cfg)
 {
-    int64_t H = cfg->hidden_size, I = cfg->intermediate_size;
-    float eps = cfg->layer_norm_eps, p = cfg->hidden_dropout_prob;
-    nn_push(r, nn_format(r, "%d", index), "BertLayer", false);
-    nn_push(r, "attention", "BertAttention", false);
-    nn_push(r, "self", "BertSelfAttention", false);
-    bert_self_attention_init(&l->self, r, H, cfg->num_attention_heads,
-                             cfg->attention_probs_dropout_prob);
+    int64_t H = cfg->hidden_size;
+    if (!s->layernorm) {
+        layernorm_init_named(ln, r, "LayerNorm", H, cfg->layer_norm_eps, s->ln_weight,
+                             s->ln_bias);
+        return;
+    }
+    ln->dim = H;
+    ln->eps = cfg->layer_norm_eps;
+    nn_push(r, "LayerNorm", s->layernorm, true);
+    ln->weight = nn_param(r, s->ln_weight, 1, &H, INIT_ONES);
+    ln->bias = nn_param(r, s->ln_bias, 1, &H, INIT_ZEROS);
     nn_pop(r);
-    nn_push(r, "output", "BertSelfOutput", false);
+}
+
+static void self_attention_init(BertLayer *l, Registry *r, const BertModel *m,
+                                const BertConfig *cfg)
+{
+    nn_push(r, "self", m->spelling->classes->self_attention, false);
+    if (m->attention)
+        l->hooked_self = m->attention->init(r, cfg);
+    else
+        bert_self_attention_init(&l->self, r, cfg->hidden_size, cfg->num_attention_heads,
+                                 cfg->attention_probs_dropout_prob);
+    nn_pop(r);
+}
+
+static void layer_init(BertLayer *l, Registry *r, const BertModel *m, const BertConfig *cfg,
+                       int index)
+{
+    const BertSpelling *s = m->spelling;
+    int64_t H = cfg->hidden_size, I = cfg->intermediate_size;
+    float p = cfg->hidden_dropout_prob;
+    nn_push(r, nn_format(r, "%d", index), s->classes->layer, false);
+    nn_push(r, "attention", s->classes->attention, false);
+    self_attention_init(l, r, m, cfg);
+    nn_push(r, "output", s->classes->self_output, false);
     linear_init(&l->attn_out, r, "dense", H, H, true);
-    layernorm_init(&l->attn_ln, r, "LayerNorm", H, eps);
+    norm_init(&l->attn_ln, r, s, cfg);
     dropout_init(&l->attn_drop, r, "dropout", p);
     nn_pop(r);
     nn_pop(r);
-    nn_push(r, "intermediate", "BertIntermediate", false);
+    nn_push(r, "intermediate", s->classes->intermediate, false);
     linear_init(&l->inter, r, "dense", H, I, true);
-    nn_leaf(r, "intermediate_act_fn", act_repr(cfg->hidden_act));
+    if (s->act_leaf)
+        nn_leaf(r, "intermediate_act_fn", act_repr(cfg->hidden_act));
     nn_pop(r);
-    nn_push(r, "output", "BertOutput", false);
+    nn_push(r, "output", s->classes->output, false);
     linear_init(&l->out, r, "dense", I, H, true);
-    layernorm_init(&l->out_ln, r, "LayerNorm", H, eps);
+    norm_init(&l->out_ln, r, s, cfg);
     dropout_init(&l->out_drop, r, "dropout", p);
     nn_pop(r);
     nn_pop(r);
 }
 
-void bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
-                     bool has_pooler)
+static void embeddings_init(BertModel *m, Registry *r, const BertConfig *cfg)
 {
+    const BertSpelling *s = m->spelling;
     int64_t H = cfg->hidden_size;
-    m->flavor = flavor;
-    m->act = cfg->hidden_act;
-    m->heads = cfg->num_attention_heads;
-    m->n_layers = cfg->num_hidden_layers;
-    m->has_pooler = has_pooler;
-    nn_push(r, "embeddings", "BertEmbeddings", false);
-    int padding = flavor == BERT_PPB ? 0 : cfg->pad_token_id;
+    int padding = s->word_padding == WORD_PAD_CONFIG ? cfg->pad_token_id
+                  : s->word_padding == WORD_PAD_ZERO ? 0 : -1;
+    nn_push(r, "embeddings", s->classes->embeddings, false);
     embedding_init(&m->word, r, "word_embeddings", cfg->vocab_size, H, padding);
     embedding_init(&m->position, r, "position_embeddings", cfg->max_position_embeddings, H, -1);
     embedding_init(&m->token_type, r, "token_type_embeddings", cfg->type_vocab_size, H, -1);
-    layernorm_init(&m->emb_ln, r, "LayerNorm", H, cfg->layer_norm_eps);
+    norm_init(&m->emb_ln, r, s, cfg);
     dropout_init(&m->emb_drop, r, "dropout", cfg->hidden_dropout_prob);
     nn_pop(r);
-    nn_push(r, "encoder", "BertEncoder", false);
+}
+
+static void encoder_init(BertModel *m, Registry *r, const BertConfig *cfg)
+{
+    nn_push(r, "encoder", m->spelling->classes->encoder, false);
     nn_push(r, "layer", "ModuleList", false);
     m->layers = arena_calloc(r->arena, (size_t)m->n_layers, sizeof(BertLayer));
     for (int l = 0; l < m->n_layers; l++)
-        layer_init(&m->layers[l], r, cfg, l);
+        layer_init(&m->layers[l], r, m, cfg, l);
     nn_pop(r);
+    if (m->hooks && m->hooks->encoder_init)
+        m->hooks->encoder_init(m->owner, r, cfg);
     nn_pop(r);
-    if (has_pooler) {
-        nn_push(r, "pooler", "BertPooler", false);
-        linear_init(&m->pooler, r, "dense", H, H, true);
-        nn_leaf(r, "activation", "Tanh()");
-        nn_pop(r);
-    }
 }
+
+static void pooler_init(BertModel *m, Registry *r, const BertConfig *cfg)
+{
+    nn_push(r, "pooler", m->spelling->classes->pooler, false);
+    if (m->hooks && m->hooks->pooler_init)
+        m->hooks->pooler_init(m->owner, r, cfg);
+    linear_init(&m->pooler, r, "dense", cfg->hidden_size, cfg->hidden_size, true);
+    nn_leaf(r, "activation", "Tanh()");
+    nn_pop(r);
+}
+
+void bert_encoder_init(BertModel *m, Registry *r, const BertConfig *cfg,
+                       const BertEncoderSpec *spec)
+{
+    m->spelling = spec->spelling;
+    m->attention = spec->attention;
+    m->hooks = spec->hooks;
+    m->owner = spec->owner;
+    m->act = cfg->hidden_act;
+    m->heads = cfg->num_attention_heads;
+    m->n_layers = cfg->num_hidden_layers;
+    m->has_pooler = spec->has_pooler;
+    embeddings_init(m, r, cfg);
+    encoder_init(m, r, cfg);
+    if (m->has_pooler)
+        pooler_init(m, r, cfg);
+}
+
+void bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
+                     bool has_pooler)
+{
+    const BertSpelling *s = flavor == BERT_PPB ? &bert_spelling_ppb : &bert_spelling_hf;
+    bert_encoder_init(m, r, cfg, &(BertEncoderSpec){.spelling = s, .has_pooler = has_pooler});
+}
+
+/* ---- forward ----------------------------------------------------------- */
 
 int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const char *ids_name,
                      const char *mask_name, const char *types_name, BertInputs *out,
                      BertcError *err)
 {
     int64_t any2[2] = {-1, -1};
+    out->hook_input = NULL;
     if (batch_ids(in, ids_name, 2, any2, &out->input_ids, err) != 0)
         return -1;
     out->B = out->input_ids.shape[0];
@@ -140,7 +227,7 @@ int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const cha
 }
 
 /* The additive mask M (B, 1, 1, S): 0 for real tokens and, for padding,
- * finfo(float32).min (HF) or -10000 (pytorch_pretrained_bert). */
+ * finfo(float32).min (HF) or -10000 (pytorch_pretrained_bert, CGBERT). */
 static Var *additive_mask(Graph *g, BertFlavor flavor, const ITensor *mask)
 {
     int64_t shape[4] = {mask->shape[0], 1, 1, mask->shape[1]};
@@ -160,73 +247,138 @@ static Var *embeddings_forward(Graph *g, const BertModel *m, const BertInputs *i
     Var *word = embedding_forward(g, &m->word, &in->input_ids);           /* (B, S, H) */
     Var *type = embedding_forward(g, &m->token_type, &in->token_type_ids);
     Var *pos = embedding_forward(g, &m->position, &positions);            /* (S, H) */
-    Var *sum = m->flavor == BERT_HF ? ag_add(g, ag_add(g, word, type), pos)
-                                    : ag_add(g, ag_add(g, word, pos), type);
+    Var *sum = m->spelling->flavor == BERT_HF ? ag_add(g, ag_add(g, word, type), pos)
+                                              : ag_add(g, ag_add(g, word, pos), type);
     return dropout_forward(g, &m->emb_drop, layernorm_forward(g, &m->emb_ln, sum));
+}
+
+static const BertMap bert_maps[1] = {{.name = "attention_probs"}};
+
+static const BertMap *layer_maps(const BertModel *m, int *n)
+{
+    *n = m->attention ? m->attention->n_maps : 1;
+    return m->attention ? m->attention->maps : bert_maps;
+}
+
+/* SelfAttention(X_l, M): BERT's, or the hook's with the layer's extra input
+ * (CGBERT: D from hooks->before_attention). maps receives the layer's maps. */
+static Var *self_attention_forward(Graph *g, const BertModel *m, int l, Var *x, Var *mask,
+                                   const BertInputs *in, Var **maps)
+{
+    const BertLayer *layer = &m->layers[l];
+    if (!m->attention)
+        return bert_self_attention_forward(g, &layer->self, x, mask, &maps[0]);
+    Var *extra = m->hooks && m->hooks->before_attention
+                     ? m->hooks->before_attention(g, m->owner, l, x, in->hook_input)
+                     : NULL;
+    return m->attention->forward(g, layer->hooked_self, x, extra, mask, maps);
 }
 
 /* One encoder layer, the equations at the top of this file. Each residual sum
  * and its LayerNorm are one fused op (bert_add_norm): one pass over the rows
  * instead of two, with the values of ag_layernorm(ag_add(...)). */
-static Var *layer_forward(Graph *g, const BertModel *m, const BertLayer *l, Var *x, Var *mask,
-                          Var **probs)
+static Var *layer_forward(Graph *g, const BertModel *m, int l, Var *x, Var *mask,
+                          const BertInputs *in, Var **maps)
 {
-    Var *context = bert_self_attention_forward(g, &l->self, x, mask, probs);
-    Var *attn = dropout_forward(g, &l->attn_drop, linear_forward(g, &l->attn_out, context));
-    Var *y = bert_add_norm(g, &l->attn_ln, attn, x);                 /* LN(attn + X_l) */
-    Var *f = bert_activation(g, m->act, linear_forward(g, &l->inter, y));        /* (B, S, I) */
-    Var *o = dropout_forward(g, &l->out_drop, linear_forward(g, &l->out, f));
-    return bert_add_norm(g, &l->out_ln, o, y);                       /* LN(o + Y) */
+    const BertLayer *layer = &m->layers[l];
+    Var *context = self_attention_forward(g, m, l, x, mask, in, maps);
+    Var *attn = dropout_forward(g, &layer->attn_drop, linear_forward(g, &layer->attn_out, context));
+    Var *y = bert_add_norm(g, &layer->attn_ln, attn, x);             /* LN(attn + X_l) */
+    Var *f = bert_activation(g, m->act, linear_forward(g, &layer->inter, y));    /* (B, S, I) */
+    Var *o = dropout_forward(g, &layer->out_drop, linear_forward(g, &layer->out, f));
+    return bert_add_norm(g, &layer->out_ln, o, y);                   /* LN(o + Y) */
+}
+
+/* A map of layer output y's batch: (B, nh, S, S), or (B, nh, S, 1) per row. */
+static Var *empty_map(Graph *g, const BertModel *m, const BertMap *map, const Var *x)
+{
+    int64_t B = x->value.shape[0], S = x->value.shape[1];
+    int64_t shape[4] = {B, m->heads, S, map->per_row ? 1 : S};
+    return ag_constant(g, tensor_empty(g->step, 4, shape));
+}
+
+static void copy_down(Var *to, const Var *from, const char *name)
+{
+    if (from->value.numel != to->value.numel)
+        bertc_fatal("encoder: the attention hook's map '%s' has %lld elements, not %lld", name,
+                    (long long)from->value.numel, (long long)to->value.numel);
+    memcpy(to->value.data, from->value.data, sizeof(float) * (size_t)from->value.numel);
 }
 
 /* Inference (no_grad) keeps only what the outputs need of a layer: its
- * output and its attention map are allocated first, the layer runs above an
- * arena mark, the two are copied down and the layer's temporaries (Q, K, V,
- * scores, the (B, S, I) intermediate, ...) are released. The step arena then
- * holds one layer's temporaries at a time instead of L layers'. */
-static Var *layer_forward_inference(Graph *g, const BertModel *m, const BertLayer *l, Var *x,
-                                    Var *mask, Var **probs)
+ * output and its maps are allocated first, the layer runs above an arena
+ * mark, they are copied down and the layer's temporaries (Q, K, V, scores,
+ * the (B, S, I) intermediate, CGBERT's D, ...) are released. The step arena
+ * then holds one layer's temporaries at a time instead of L layers'. */
+static Var *layer_forward_inference(Graph *g, const BertModel *m, int l, Var *x, Var *mask,
+                                    const BertInputs *in, Var **maps)
 {
-    int64_t B = x->value.shape[0], S = x->value.shape[1];
-    int64_t pshape[4] = {B, m->heads, S, S};
+    int n_maps;
+    const BertMap *info = layer_maps(m, &n_maps);
     Var *out = ag_constant(g, tensor_empty(g->step, 3, x->value.shape));
-    *probs = ag_constant(g, tensor_empty(g->step, 4, pshape));
+    Var **kept = arena_alloc(g->step, sizeof(Var *) * (size_t)n_maps);
+    for (int i = 0; i < n_maps; i++)
+        kept[i] = empty_map(g, m, &info[i], x);
     ArenaMark mark = arena_mark(g->step);
-    Var *p, *y = layer_forward(g, m, l, x, mask, &p);
-    memcpy(out->value.data, y->value.data, sizeof(float) * (size_t)y->value.numel);
-    memcpy((*probs)->value.data, p->value.data, sizeof(float) * (size_t)p->value.numel);
+    Var *y = layer_forward(g, m, l, x, mask, in, maps);
+    copy_down(out, y, "output");
+    for (int i = 0; i < n_maps; i++) {
+        copy_down(kept[i], maps[i], info[i].name);
+        maps[i] = kept[i];
+    }
     arena_release(g->step, mark);
     return out;
+}
+
+Var *bert_first_token(Graph *g, Var *x)
+{
+    int64_t bh[2] = {x->value.shape[0], x->value.shape[2]};
+    return ag_reshape(g, ag_slice(g, x, 1, 0, 1), 2, bh);                /* X[:, 0] */
+}
+
+/* pool = tanh(Dense(h)), h = X_L[:, 0] or the pool hook's. */
+static Var *pooler_forward(Graph *g, const BertModel *m, Var *x, const ITensor *mask)
+{
+    Var *h = m->hooks && m->hooks->pool ? m->hooks->pool(g, m->owner, x, mask)
+                                        : bert_first_token(g, x);
+    return ag_tanh(g, linear_forward(g, &m->pooler, h));
 }
 
 BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in)
 {
     BertOutput r;
-    r.hidden_states = arena_alloc(g->step, sizeof(Var *) * (size_t)(m->n_layers + 1));
-    r.attention_probs = arena_alloc(g->step, sizeof(Var *) * (size_t)(m->n_layers ? m->n_layers : 1));
-    Var *mask = additive_mask(g, m->flavor, &in->attention_mask);
+    int n_maps;
+    layer_maps(m, &n_maps);
+    size_t L = (size_t)m->n_layers;
+    r.hidden_states = arena_alloc(g->step, sizeof(Var *) * (L + 1));
+    r.maps = arena_alloc(g->step, sizeof(Var *) * (L ? L * (size_t)n_maps : 1));
+    Var *mask = additive_mask(g, m->spelling->flavor, &in->attention_mask);
     Var *x = embeddings_forward(g, m, in);
     r.hidden_states[0] = x;
     for (int l = 0; l < m->n_layers; l++) {
-        x = g->no_grad ? layer_forward_inference(g, m, &m->layers[l], x, mask,
-                                                 &r.attention_probs[l])
-                       : layer_forward(g, m, &m->layers[l], x, mask, &r.attention_probs[l]);
+        Var **maps = r.maps + (size_t)l * (size_t)n_maps;
+        x = g->no_grad ? layer_forward_inference(g, m, l, x, mask, in, maps)
+                       : layer_forward(g, m, l, x, mask, in, maps);
         r.hidden_states[l + 1] = x;
     }
     r.last_hidden_state = x;
-    r.pooler_output = NULL;
-    if (m->has_pooler) {
-        int64_t bh[2] = {in->B, x->value.shape[2]};
-        Var *first = ag_reshape(g, ag_slice(g, x, 1, 0, 1), 2, bh);          /* X_L[:, 0] */
-        r.pooler_output = ag_tanh(g, linear_forward(g, &m->pooler, first));
-    }
+    r.pooler_output = m->has_pooler ? pooler_forward(g, m, x, &in->attention_mask) : NULL;
     return r;
+}
+
+void bert_put_layer_maps(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r, int l)
+{
+    int n_maps;
+    const BertMap *info = layer_maps(m, &n_maps);
+    for (int i = 0; i < n_maps; i++)
+        outputs_put(o, g, r->maps[(size_t)l * (size_t)n_maps + (size_t)i], "layers.%d.%s", l,
+                    info[i].name);
 }
 
 void bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
 {
     for (int l = 0; l < m->n_layers; l++)
-        outputs_put(o, g, r->attention_probs[l], "layers.%d.attention_probs", l);
+        bert_put_layer_maps(o, g, m, r, l);
 }
 
 void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
@@ -237,4 +389,53 @@ void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput
     for (int l = 0; l <= m->n_layers; l++)
         outputs_put(o, g, r->hidden_states[l], "hidden_states.%d", l);
     bert_put_attention(o, g, m, r);
+}
+
+/* ---- other spellings in weight files ------------------------------------ */
+
+/* name with its segment [at, end) replaced by `with`. */
+static bool replace_segment(const char *name, const char *at, const char *end, const char *with,
+                            char *alt, size_t len)
+{
+    int n = snprintf(alt, len, "%.*s%s%s", (int)(at - name), name, with, end);
+    return n > 0 && (size_t)n < len;
+}
+
+bool bert_spelling_rename(const BertSpelling *s, const char *name, char *alt, size_t len)
+{
+    const char *self = strstr(name, ".attention.self.");
+    if (!self)
+        return false;
+    const char *module = self + strlen(".attention.self.");
+    const char *dot = strchr(module, '.');
+    if (!dot)
+        return false;
+    for (int i = 0; i < s->n_attention_names; i++) {
+        const char *ours = s->attention_names[i][0];
+        if (strlen(ours) == (size_t)(dot - module) && strncmp(module, ours, strlen(ours)) == 0)
+            return replace_segment(name, module, dot, s->attention_names[i][1], alt, len);
+    }
+    return false;
+}
+
+bool bert_layernorm_rename(const char *name, char *alt, size_t len)
+{
+    /* {HF's name, the TF-era and CGBERT BERTLayerNorm name}, both ways */
+    static const char *const names[][2] = {{"weight", "gamma"}, {"bias", "beta"}};
+    const char *leaf = strrchr(name, '.');
+    size_t ln = strlen("LayerNorm");
+    if (!leaf || (size_t)(leaf - name) < ln || strncmp(leaf - ln, "LayerNorm", ln) != 0 ||
+        (leaf - ln != name && leaf[-(ptrdiff_t)ln - 1] != '.'))
+        return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (int side = 0; side < 2; side++)
+            if (strcmp(leaf + 1, names[i][side]) == 0)
+                return replace_segment(name, leaf + 1, "", names[i][!side], alt, len);
+    return false;
+}
+
+LoadOptions model_load_options(const Model *m, bool init_missing)
+{
+    return (LoadOptions){.init_missing = init_missing,
+                         .renames = {m->arch->rename, bert_layernorm_rename}};
 }

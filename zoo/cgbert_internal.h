@@ -1,17 +1,18 @@
 /* zoo/cgbert_internal.h — the pieces CGBERT (zoo/cgbert.c) and QACGBERT
  * (zoo/qacgbert.c) share: Wu & Ong 2021, "Context-Guided BERT for Targeted
- * Aspect-Based Sentiment Analysis" (AAAI 2021). Everything but the
- * self-attention is the same in both models (SPEC §6.3, §6.4):
+ * Aspect-Based Sentiment Analysis" (AAAI 2021). Both are the BERT encoder of
+ * zoo/bert.c with (SPEC §6.3, §6.4):
  *
- *   embeddings  E   = LN((word + position) + token_type)   gamma/beta, no padding_idx
+ *   spelling    the original repository's module classes, LayerNorm gamma/beta,
+ *               no padding_idx, E = LN((word + position) + token_type), −10000 mask
  *   context     C0  = context_embeddings[context_ids] repeated over S       (B, S, H)
  *   per layer   D   = Linear([C0; X_l]; context_layer.l) + C0     deep context
  *               X_l+1 = BERT layer with a context-aware self-attention(X_l, D)
  *   pooler      attention_gate (seed) or first_token (original repository)
  *   classifier  logits = Linear(tanh(Linear(pool))),  loss = CE
  *
- * A model supplies its self-attention as a CgAttentionOps; the skeleton in
- * zoo/cgbert.c does the rest. */
+ * A model supplies its self-attention as a BertAttentionHook; zoo/cgbert.c
+ * does the rest. */
 #ifndef BERTC_ZOO_CGBERT_INTERNAL_H
 #define BERTC_ZOO_CGBERT_INTERNAL_H
 
@@ -47,27 +48,22 @@ typedef struct CgSelfAttention {
     int64_t heads;
 } CgSelfAttention;
 
-/* What one self-attention returns; the probability tensors are named outputs
- * "layers.{l}.<field>" (NULL: the model has no such output). */
-typedef struct CgAttention {
-    Var *context;                      /* (B, S, H), merged heads */
-    Var *attention_probs;              /* (B, nh, S, S) */
-    Var *lambda_q, *lambda_k;          /* (B, nh, S, 1) */
-    Var *lambda_context;               /* QACGBERT: (B, nh, S, 1) */
-    Var *new_attention_probs;          /* QACGBERT: (B, nh, S, S) */
-    Var *quasi_attention_prob;         /* QACGBERT: (B, nh, S, S) */
-} CgAttention;
-
-typedef struct CgAttentionOps {
-    /* Registers the attention's parameters under the current prefix
-     * (".attention.self."). */
-    void (*init)(CgSelfAttention *m, Registry *r, const BertConfig *cfg);
-    /* x (B, S, H), D (B, S, H) the layer's context, mask (B, 1, 1, S) additive. */
-    CgAttention (*forward)(Graph *g, const CgSelfAttention *m, Var *x, Var *D, Var *mask);
-} CgAttentionOps;
+/* The per-layer maps, "layers.{l}.<name>" (cg_maps): CGBERT puts the first
+ * CG_CGBERT_MAPS, QACGBERT all CG_MAPS. */
+enum {
+    CG_ATTENTION_PROBS,                /* (B, nh, S, S) */
+    CG_LAMBDA_Q, CG_LAMBDA_K,          /* (B, nh, S, 1) */
+    CG_CGBERT_MAPS,
+    CG_LAMBDA_CONTEXT = CG_CGBERT_MAPS,    /* QACGBERT: (B, nh, S, 1) */
+    CG_NEW_ATTENTION_PROBS,            /* QACGBERT: (B, nh, S, S) */
+    CG_QUASI_ATTENTION_PROB,           /* QACGBERT: (B, nh, S, S) */
+    CG_MAPS
+};
+extern const BertMap cg_maps[CG_MAPS];
 
 /* Both architectures' build/forward/rename, parameterised by the attention. */
-void *cg_build(Registry *r, const BertConfig *cfg, const CgAttentionOps *ops, BertcError *err);
+void *cg_build(Registry *r, const BertConfig *cfg, const BertAttentionHook *attention,
+               BertcError *err);
 int cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
                BertcError *err);
 /* BERT's inputs, context_ids (B, 1) below context_vocab_size and, with

@@ -6,7 +6,7 @@
 
 int model_load(Model *m, const char *path, bool init_missing, BertcError *err)
 {
-    LoadOptions opts = {.init_missing = init_missing, .rename = m->arch->rename};
+    LoadOptions opts = model_load_options(m, init_missing);
     return registry_load_file(m->reg, path, &opts, err);
 }
 

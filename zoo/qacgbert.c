@@ -11,11 +11,13 @@
  * As the original code: α = β = γ = 1, the −10000 mask added before the
  * quasi sigmoid (so padded keys get A_quasi = 0), λ per head and query row,
  * the gates with biases. Rows of Â need not sum to 1 and may be negative.
- * Embeddings, deep context, layers, pooler and loss: zoo/cgbert.c. */
+ * Embeddings, deep context, layers, pooler and loss: zoo/cgbert.c and the
+ * BERT encoder of zoo/bert.c. */
 #include "zoo/cgbert_internal.h"
 
-static void qacgbert_attention_init(CgSelfAttention *m, Registry *r, const BertConfig *cfg)
+static void *qacgbert_attention_init(Registry *r, const BertConfig *cfg)
 {
+    CgSelfAttention *m = arena_calloc(r->arena, 1, sizeof *m);
     int64_t H = cfg->hidden_size, d = H / cfg->num_attention_heads;
     m->heads = cfg->num_attention_heads;
     linear_init(&m->Wq, r, "Wq", H, H, true);
@@ -30,6 +32,7 @@ static void qacgbert_attention_init(CgSelfAttention *m, Registry *r, const BertC
     dropout_init(&m->dropout, r, "dropout", cfg->attention_probs_dropout_prob);
     nn_leaf(r, "lambda_act", "Sigmoid()");
     nn_leaf(r, "quasi_act", "Sigmoid()");
+    return m;
 }
 
 /* λ = σ(Linear(c; V^C) + Linear(x; V)): (B, nh, S, 1). */
@@ -38,29 +41,39 @@ static Var *gate(Graph *g, const Linear *v_context, const Linear *v_x, Var *c, V
     return ag_sigmoid(g, ag_add(g, linear_forward(g, v_context, c), linear_forward(g, v_x, x)));
 }
 
-static CgAttention qacgbert_attention_forward(Graph *g, const CgSelfAttention *m, Var *x,
-                                              Var *D, Var *mask)
+/* x (B, S, H), D (B, S, H) the layer's deep context, mask (B, 1, 1, S). */
+static Var *qacgbert_attention_forward(Graph *g, const void *self, Var *x, Var *D, Var *mask,
+                                       Var **maps)
 {
-    CgAttention a = {0};
+    const CgSelfAttention *m = self;
     Var *Q = nn_split_heads(g, linear_forward(g, &m->Wq, x), m->heads);   /* (B, nh, S, d) */
     Var *K = nn_split_heads(g, linear_forward(g, &m->Wk, x), m->heads);
     Var *V = nn_split_heads(g, linear_forward(g, &m->Wv, x), m->heads);
-    a.attention_probs = ag_softmax(g, cg_scores(g, Q, K, mask));          /* (B, nh, S, S) */
+    Var *A = ag_softmax(g, cg_scores(g, Q, K, mask));                     /* (B, nh, S, S) */
     Var *Cq = nn_split_heads(g, linear_forward(g, &m->Wcq, D), m->heads);
     Var *Ck = nn_split_heads(g, linear_forward(g, &m->Wck, D), m->heads);
     Var *quasi = ag_sigmoid(g, cg_scores(g, Cq, Ck, mask));                /* A_quasi */
-    a.lambda_q = gate(g, &m->lambda_Qc, &m->lambda_Q, Cq, Q);
-    a.lambda_k = gate(g, &m->lambda_Kc, &m->lambda_K, Ck, K);             /* key row i */
-    a.lambda_context = cg_one_minus(g, ag_add(g, a.lambda_q, a.lambda_k)); /* λ_A */
-    a.quasi_attention_prob = ag_mul(g, a.lambda_context, quasi);
-    a.new_attention_probs = ag_add(g, a.attention_probs, a.quasi_attention_prob);   /* Â */
-    Var *probs = dropout_forward(g, &m->dropout, a.new_attention_probs);
-    a.context = nn_merge_heads(g, ag_matmul(g, probs, V, false, false));  /* (B, S, H) */
-    return a;
+    Var *lambda_q = gate(g, &m->lambda_Qc, &m->lambda_Q, Cq, Q);
+    Var *lambda_k = gate(g, &m->lambda_Kc, &m->lambda_K, Ck, K);          /* key row i */
+    Var *lambda_A = cg_one_minus(g, ag_add(g, lambda_q, lambda_k));       /* λ_A */
+    Var *quasi_A = ag_mul(g, lambda_A, quasi);
+    Var *A_hat = ag_add(g, A, quasi_A);                                   /* Â */
+    maps[CG_ATTENTION_PROBS] = A;
+    maps[CG_LAMBDA_Q] = lambda_q;
+    maps[CG_LAMBDA_K] = lambda_k;
+    maps[CG_LAMBDA_CONTEXT] = lambda_A;
+    maps[CG_NEW_ATTENTION_PROBS] = A_hat;
+    maps[CG_QUASI_ATTENTION_PROB] = quasi_A;
+    Var *probs = dropout_forward(g, &m->dropout, A_hat);
+    return nn_merge_heads(g, ag_matmul(g, probs, V, false, false));      /* (B, S, H) */
 }
 
-static const CgAttentionOps qacgbert_attention = {qacgbert_attention_init,
-                                                  qacgbert_attention_forward};
+static const BertAttentionHook qacgbert_attention = {
+    .init = qacgbert_attention_init,
+    .forward = qacgbert_attention_forward,
+    .maps = cg_maps,
+    .n_maps = CG_MAPS,
+};
 
 static void *qacgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {

@@ -347,8 +347,78 @@ typedef enum BertFlavor {
     BERT_PPB              /* §6.1.2 pytorch_pretrained_bert: (word + position) + token_type, -10000 */
 } BertFlavor;
 
+/* word_embeddings' padding_idx (its row is zero at init and gets no gradient). */
+typedef enum BertWordPadding {
+    WORD_PAD_CONFIG,      /* HF: config pad_token_id */
+    WORD_PAD_ZERO,        /* pytorch_pretrained_bert: 0 */
+    WORD_PAD_NONE         /* CGBERT's BERTEmbeddings: none */
+} BertWordPadding;
+
+/* How one family of BERT code spells the encoder: the module classes its
+ * tree prints, its LayerNorm, and the numerics that differ (the flavor).
+ * The parameter names and shapes are otherwise the same in every family. */
+/* The module classes a family's tree prints. */
+typedef struct BertClasses {
+    const char *embeddings, *encoder, *layer, *attention, *self_attention, *self_output,
+        *intermediate, *output, *pooler;
+} BertClasses;
+
+typedef struct BertSpelling {
+    BertFlavor flavor;
+    const BertClasses *classes;
+    const char *layernorm;            /* a leaf repr ("BERTLayerNorm()"), or NULL for
+                                         nn's "LayerNorm((H,), eps=..., ...)" */
+    const char *ln_weight, *ln_bias;  /* "weight", "bias" or "gamma", "beta" */
+    BertWordPadding word_padding;
+    bool act_leaf;                    /* intermediate prints (intermediate_act_fn) */
+    /* Self-attention parameters a file may spell otherwise, {ours, theirs}
+     * (bert_spelling_rename): CGBERT's Wq -> query, ... */
+    const char *const (*attention_names)[2];
+    int n_attention_names;
+} BertSpelling;
+
+/* HF's modeling_bert, and pytorch_pretrained_bert 0.6.2 (BertSum). */
+extern const BertSpelling bert_spelling_hf, bert_spelling_ppb;
+
+/* One per-layer output of a self-attention, "layers.{l}.<name>":
+ * (B, nh, S, S), or (B, nh, S, 1) for a per_row gate. */
+typedef struct BertMap {
+    const char *name;
+    bool per_row;
+} BertMap;
+
+/* A self-attention that replaces BERT's in every layer (CGBERT, QACGBERT). */
+typedef struct BertAttentionHook {
+    /* Registers one layer's parameters under "...attention.self." and
+     * returns its state (in r->arena). */
+    void *(*init)(Registry *r, const BertConfig *cfg);
+    /* x (B, S, H); extra the layer's input from BertHooks.before_attention
+     * (CGBERT: the deep context D (B, S, H)); mask (B, 1, 1, S) additive.
+     * Returns the context (B, S, H) and puts map i of `maps` in maps_out[i]. */
+    Var *(*forward)(Graph *g, const void *self, Var *x, Var *extra, Var *mask, Var **maps_out);
+    const BertMap *maps;              /* maps[0] is "attention_probs" */
+    int n_maps;
+} BertAttentionHook;
+
+/* What a model adds around the encoder; each hook gets back the `owner`
+ * given to bert_encoder_init (the model that holds the BertModel). */
+typedef struct BertHooks {
+    /* Registers, inside "encoder." after the layers, what before_attention
+     * uses (CGBERT: context_layer.{l}). */
+    void (*encoder_init)(void *owner, Registry *r, const BertConfig *cfg);
+    /* Layer l's extra input to the attention hook from X_l (B, S, H) and
+     * the forward's BertInputs.hook_input (CGBERT: D from C0). */
+    Var *(*before_attention)(Graph *g, const void *owner, int l, Var *x, Var *hook_input);
+    /* Registers, inside "pooler." before its dense, what pool uses. */
+    void (*pooler_init)(void *owner, Registry *r, const BertConfig *cfg);
+    /* The pooler's input (B, H) from X_L (B, S, H) and the 0/1 attention
+     * mask (B, S); without this hook, X_L[:, 0] (bert_first_token). */
+    Var *(*pool)(Graph *g, const void *owner, Var *x, const ITensor *mask);
+} BertHooks;
+
 typedef struct BertLayer {
     BertSelfAttention self;           /* attention.self.{query,key,value} */
+    void *hooked_self;                /* or the attention hook's state */
     Linear attn_out;                  /* attention.output.dense */
     LayerNorm attn_ln;                /* attention.output.LayerNorm */
     Dropout attn_drop;
@@ -359,7 +429,10 @@ typedef struct BertLayer {
 } BertLayer;
 
 typedef struct BertModel {
-    BertFlavor flavor;
+    const BertSpelling *spelling;
+    const BertAttentionHook *attention;   /* NULL: BERT's self-attention */
+    const BertHooks *hooks;           /* NULL: none */
+    void *owner;                      /* passed to the hooks */
     Embedding word, position, token_type;
     LayerNorm emb_ln;
     Dropout emb_drop;
@@ -371,9 +444,22 @@ typedef struct BertModel {
     int64_t heads;
 } BertModel;
 
+/* What bert_encoder_init builds: the spelling, and for a model that changes
+ * the encoder its attention and hooks (NULL: BERT's). */
+typedef struct BertEncoderSpec {
+    const BertSpelling *spelling;
+    const BertAttentionHook *attention;
+    const BertHooks *hooks;
+    void *owner;
+    bool has_pooler;
+} BertEncoderSpec;
+
 /* Registers "embeddings.*", "encoder.layer.{l}.*" and (has_pooler)
  * "pooler.dense.*" under the current prefix of r (push "bert" first for
- * "bert.embeddings..."); the module tree prints as HF's BertModel. */
+ * "bert.embeddings..."); the module tree prints as the spelling's family. */
+void bert_encoder_init(BertModel *m, Registry *r, const BertConfig *cfg,
+                       const BertEncoderSpec *spec);
+/* The plain encoder of a flavor (HF's or pytorch_pretrained_bert's). */
 void bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
                      bool has_pooler);
 
@@ -383,6 +469,7 @@ typedef struct BertInputs {
     ITensor attention_mask;           /* (B, S): 1 keep, 0 pad */
     ITensor token_type_ids;           /* (B, S): zeros when absent */
     int64_t B, S;
+    Var *hook_input;                  /* for BertHooks.before_attention (CGBERT: C0), or NULL */
 } BertInputs;
 
 /* Reads input_ids, attention_mask (all ones if absent) and token_type_ids
@@ -397,12 +484,15 @@ typedef struct BertOutput {
     Var *last_hidden_state;           /* (B, S, H) */
     Var *pooler_output;               /* (B, H) or NULL */
     Var **hidden_states;              /* L + 1 of them, (B, S, H) */
-    Var **attention_probs;            /* L of them, (B, nh, S, S) */
+    Var **maps;                       /* layer l's map i at [l * n_maps + i] (BertMap) */
 } BertOutput;
 
 /* Runs the embeddings, the encoder and the pooler; hidden states and
- * attention probabilities are kept for the outputs. */
+ * attention maps are kept for the outputs. In no_grad mode each layer's
+ * temporaries are released once its output and maps are copied out. */
 BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in);
+/* X (B, S, H) -> X[:, 0] (B, H). */
+Var *bert_first_token(Graph *g, Var *x);
 /* Adds "hidden_states.{0..L}", "last_hidden_state", "pooler_output" and
  * the attention maps of bert_put_attention. */
 void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
@@ -414,9 +504,22 @@ void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput
 #define BERT_N_OUTPUTS 3
 extern const InputSpec bert_inputs[BERT_N_INPUTS];
 extern const OutputSpec bert_outputs[BERT_N_OUTPUTS];
-/* Adds "layers.{l}.attention_probs" (B, nh, S, S) for every layer: what
- * `bertc attention` draws. */
+/* Adds "layers.{l}.attention_probs" (B, nh, S, S) (and a hook's other maps)
+ * for every layer: what `bertc attention` draws. */
 void bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
+/* The same for layer l only. */
+void bert_put_layer_maps(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r, int l);
+
+/* Another spelling of a parameter in files, for LoadOptions.renames:
+ * bert_spelling_rename, the spelling's attention_names ({ours, theirs}, in
+ * "...attention.self.<ours>.*"); bert_layernorm_rename, as HF's
+ * from_pretrained, "LayerNorm.gamma"/"beta" for "weight"/"bias" and back
+ * (TF-era and original-repository checkpoints). */
+bool bert_spelling_rename(const BertSpelling *s, const char *name, char *alt, size_t len);
+bool bert_layernorm_rename(const char *name, char *alt, size_t len);
+/* The options model_load uses for m: its architecture's rename and the
+ * legacy LayerNorm names (every zoo model is a BERT). */
+LoadOptions model_load_options(const Model *m, bool init_missing);
 
 /* HF BertLMPredictionHead (zoo/bert_heads.c), used by BertForMaskedLM and
  * SpanBERT: t = LN(act(Dense(X))), logits = t E^T + bias with E the word

@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_message(&err);
         return 0;
     }
-    LoadOptions opts = {.init_missing = data[0] & 128, .rename = f->m.arch->rename};
+    LoadOptions opts = model_load_options(&f->m, data[0] & 128);
     int rc = registry_load(f->m.reg, st, &opts, &err);
     st_close(st);
     if (rc != 0) {

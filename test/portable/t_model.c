@@ -53,7 +53,7 @@ void test_model(void)
                   "config: %s", err.msg))
         return;
     size_t model_bytes = arena_used(a);
-    LoadOptions opts = {.rename = m.arch->rename};
+    LoadOptions opts = model_load_options(&m, false);
     if (!pt_check(st_open_memory(a, "weights", tiny_weights, tiny_weights_len, &weights, &err) ==
                           0 &&
                       registry_load(m.reg, weights, &opts, &err) == 0,

@@ -1,0 +1,317 @@
+/* test/test_zoo_encoder.c — the BERT encoder shared by every model
+ * (zoo/bert.c) as the models use it.
+ *
+ * zoo_spelling: weight files that spell parameters otherwise
+ * (LoadOptions.renames, model_load_options): HF's legacy LayerNorm
+ * gamma/beta load for every BERT (as from_pretrained renames them), CGBERT's
+ * BERTLayerNorm loads HF's weight/bias, renames combine (the "bert." prefix
+ * dropped and gamma for weight), an unknown name is still not taken for a
+ * parameter, and a file holding two spellings of one parameter is refused.
+ *
+ * zoo_encoder_hooks: CGBERT and QACGBERT through the hooks. In no_grad mode
+ * the encoder releases each layer's temporaries (CGBERT's deep context D
+ * among them) after copying the layer's output and every map of the
+ * attention hook down, so the outputs must be those of the recorded
+ * forward, to the bit, in the same order. */
+#include "test/test_util.h"
+#include "zoo/zoo.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SEQCLS_CASE "test/data/zoo/bert_seqcls_single/"
+#define CG_CASE "test/data/zoo/cgbert_gate/"
+
+static Arena *arena;
+static Graph *graph;
+
+static void setup(void)
+{
+    test_open(&arena, &graph);
+    ag_set_training(graph, false);
+}
+
+static void teardown(void) { test_close(arena, graph); }
+
+TestSuite(zoo_spelling, .init = setup, .fini = teardown);
+TestSuite(zoo_encoder_hooks, .init = setup, .fini = teardown);
+
+/* A file key rewritten: the new name (in the arena), or the key itself. */
+typedef const char *(*KeyRewrite)(Arena *a, const char *key);
+
+/* key with its suffix `from` written `to` (NULL if it does not end so). */
+static const char *with_suffix(Arena *a, const char *key, const char *from, const char *to)
+{
+    size_t n = strlen(key), f = strlen(from);
+    if (n < f || strcmp(key + n - f, from) != 0)
+        return NULL;
+    size_t len = n - f + strlen(to) + 1;
+    char *out = arena_alloc(a, len);
+    snprintf(out, len, "%.*s%s", (int)(n - f), key, to);
+    return out;
+}
+
+static const char *to_gamma_beta(Arena *a, const char *key)
+{
+    const char *g = with_suffix(a, key, "LayerNorm.weight", "LayerNorm.gamma");
+    const char *b = with_suffix(a, key, "LayerNorm.bias", "LayerNorm.beta");
+    return g ? g : b ? b : key;
+}
+
+static const char *to_weight_bias(Arena *a, const char *key)
+{
+    const char *w = with_suffix(a, key, "LayerNorm.gamma", "LayerNorm.weight");
+    const char *b = with_suffix(a, key, "LayerNorm.beta", "LayerNorm.bias");
+    return w ? w : b ? b : key;
+}
+
+/* gamma/beta and the "bert." prefix dropped: a bare BertModel's file. */
+static const char *to_bare_gamma_beta(Arena *a, const char *key)
+{
+    const char *name = to_gamma_beta(a, key);
+    return strncmp(name, "bert.", 5) == 0 ? name + 5 : name;
+}
+
+/* Writes src's tensors to a temporary file under rewrite's names (every key
+ * when rewrite is NULL), plus, when extra_as is given, a second copy of the
+ * tensor extra_from under the name extra_as. Returns the path and, in
+ * *renamed, how many keys the rewrite changed. */
+static const char *rewritten_file(const char *src, KeyRewrite rewrite, const char *extra_from,
+                                  const char *extra_as, size_t *renamed)
+{
+    BertcError err;
+    SafeTensors *st;
+    cr_assert_eq(st_open_file(NULL, src, &st, &err), 0, "%s", err.msg);
+    size_t n = st->n_tensors;
+    StEntry *e = arena_alloc(arena, sizeof(StEntry) * (n + 1));
+    Tensor *t = arena_alloc(arena, sizeof(Tensor) * (n + 1));
+    *renamed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *key = st->tensors[i].name;
+        cr_assert_eq(st_load_tensor(st, key, arena, &t[i], &err), 0, "%s", err.msg);
+        const char *name = rewrite ? rewrite(arena, key) : key;
+        *renamed += strcmp(name, key) != 0;
+        size_t len = strlen(name) + 1;
+        char *copy = arena_alloc(arena, len);
+        memcpy(copy, name, len);
+        e[i] = st_entry_tensor(copy, &t[i]);
+    }
+    if (extra_as) {
+        cr_assert_eq(st_load_tensor(st, extra_from, arena, &t[n], &err), 0, "%s", err.msg);
+        e[n] = st_entry_tensor(extra_as, &t[n]);
+        n++;
+    }
+    st_close(st);
+    static char path[128];
+    snprintf(path, sizeof path, "/tmp/bertc_spelling_%d.safetensors", (int)getpid());
+    cr_assert_eq(st_write_file(path, e, n, NULL, 0, &err), 0, "%s", err.msg);
+    return path;
+}
+
+/* model_load of `path` into a fresh model of the case's config; the file is
+ * removed. Returns model_load's code, the message in err. */
+static int load_rewritten(Model *m, const char *config, const char *path, BertcError *err)
+{
+    test_model_build(m, arena, config, NULL);
+    int rc = model_load(m, path, false, err);
+    remove(path);
+    return rc;
+}
+
+static Var *logits_of(Model *m, const char *case_dir)
+{
+    BertcError err;
+    char path[256];
+    snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
+    SafeTensors *st;
+    cr_assert_eq(st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    Batch in;
+    batch_init(&in, "inputs");
+    cr_assert_eq(batch_from_safetensors(&in, st, graph->step, &err), 0, "%s", err.msg);
+    Outputs out;
+    test_forward_ok(m, graph, &in, &out);
+    st_close(st);
+    Var *logits = outputs_get(&out, "logits");
+    cr_assert(logits, "no logits");
+    return logits;
+}
+
+/* Loads the case's fixture into *want and its weights with every key
+ * rewritten into *got: they must load and be the same. Returns how many keys
+ * the rewrite changed. */
+static size_t expect_loads_as_fixture(const char *case_dir, KeyRewrite rewrite, Model *want,
+                                      Model *got)
+{
+    BertcError err;
+    size_t renamed;
+    char weights[256], config[256];
+    snprintf(weights, sizeof weights, "%sweights.safetensors", case_dir);
+    snprintf(config, sizeof config, "%sconfig.json", case_dir);
+    test_model_build(want, arena, config, NULL);
+    test_model_load(want, weights);
+    const char *path = rewritten_file(weights, rewrite, NULL, NULL, &renamed);
+    cr_assert_eq(load_rewritten(got, config, path, &err), 0, "%s with renamed keys: %s",
+                 case_dir, err.msg);
+    cr_assert_eq(want->reg->n_params, got->reg->n_params);
+    test_expect_same_weights(want->reg, got->reg, "after loading the renamed keys");
+    return renamed;
+}
+
+Test(zoo_spelling, seqcls_checkpoint_with_gamma_beta_gives_identical_logits)
+{
+    Model want, got;
+    size_t renamed = expect_loads_as_fixture(SEQCLS_CASE, to_gamma_beta, &want, &got);
+    cr_assert_gt(renamed, 4, "the fixture has only %zu LayerNorm keys", renamed);
+    Var *a = logits_of(&want, SEQCLS_CASE), *b = logits_of(&got, SEQCLS_CASE);
+    cr_assert_eq(memcmp(a->value.data, b->value.data, sizeof(float) * (size_t)a->value.numel),
+                 0, "logits differ after loading gamma/beta names");
+}
+
+/* Two renames combined: the "bert." prefix dropped (as in a bare
+ * BertModel's file) and gamma/beta. */
+Test(zoo_spelling, renames_combine_prefix_and_gamma)
+{
+    Model want, got;
+    size_t renamed = expect_loads_as_fixture(SEQCLS_CASE, to_bare_gamma_beta, &want, &got);
+    cr_assert_gt(renamed, 4, "renamed %zu keys", renamed);
+}
+
+Test(zoo_spelling, cgbert_loads_layernorm_weight_bias)
+{
+    Model want, got;
+    size_t renamed = expect_loads_as_fixture(CG_CASE, to_weight_bias, &want, &got);
+    /* embeddings + L = 2 layers x 2 LayerNorms, each {gamma, beta} */
+    cr_assert_eq(renamed, 2 * (1 + 2 * 2), "renamed %zu keys", renamed);
+}
+
+/* A name that is no spelling of the parameter is not taken for it: the
+ * parameter is missing, as before. */
+static const char *to_alpha(Arena *a, const char *key)
+{
+    const char *name = with_suffix(a, key, "bert.embeddings.LayerNorm.weight",
+                                   "bert.embeddings.LayerNorm.alpha");
+    return name ? name : key;
+}
+
+static const char *classifier_gamma(Arena *a, const char *key)
+{
+    const char *name = with_suffix(a, key, "classifier.weight", "classifier.gamma");
+    return name ? name : key;
+}
+
+Test(zoo_spelling, unknown_names_are_still_refused)
+{
+    BertcError err;
+    size_t renamed;
+    Model m;
+    const char *path = rewritten_file(SEQCLS_CASE "weights.safetensors", to_alpha, NULL, NULL,
+                                      &renamed);
+    cr_assert_eq(renamed, 1);
+    cr_assert_neq(load_rewritten(&m, SEQCLS_CASE "config.json", path, &err), 0,
+                  "LayerNorm.alpha was taken for LayerNorm.weight");
+    cr_expect(strstr(err.msg, "missing parameter 'bert.embeddings.LayerNorm.weight'"), "%s",
+              err.msg);
+    /* gamma is a LayerNorm's other name only */
+    path = rewritten_file(SEQCLS_CASE "weights.safetensors", classifier_gamma, NULL, NULL,
+                          &renamed);
+    cr_assert_eq(renamed, 1);
+    cr_assert_neq(load_rewritten(&m, SEQCLS_CASE "config.json", path, &err), 0,
+                  "classifier.gamma was taken for classifier.weight");
+    cr_expect(strstr(err.msg, "missing parameter 'classifier.weight'"), "%s", err.msg);
+}
+
+/* Both spellings of one parameter: which would load is a guess, so the file
+ * is refused naming both keys. */
+static void expect_ambiguous(const char *case_dir, const char *key, const char *other)
+{
+    BertcError err;
+    size_t renamed;
+    Model m;
+    char weights[256], config[256];
+    snprintf(weights, sizeof weights, "%sweights.safetensors", case_dir);
+    snprintf(config, sizeof config, "%sconfig.json", case_dir);
+    const char *path = rewritten_file(weights, NULL, key, other, &renamed);
+    cr_assert_neq(load_rewritten(&m, config, path, &err), 0, "'%s' and '%s' both loaded", key,
+                  other);
+    cr_expect(strstr(err.msg, key) && strstr(err.msg, other) &&
+                  strstr(err.msg, "two spellings"),
+              "message does not name both: %s", err.msg);
+}
+
+Test(zoo_spelling, both_spellings_of_one_parameter_are_refused)
+{
+    expect_ambiguous(SEQCLS_CASE, "bert.encoder.layer.0.output.LayerNorm.weight",
+                     "bert.encoder.layer.0.output.LayerNorm.gamma");
+    expect_ambiguous(SEQCLS_CASE, "bert.pooler.dense.weight", "pooler.dense.weight");
+    expect_ambiguous(CG_CASE, "bert.embeddings.LayerNorm.gamma",
+                     "bert.embeddings.LayerNorm.weight");
+    expect_ambiguous(CG_CASE, "bert.encoder.layer.1.attention.self.Wq.weight",
+                     "bert.encoder.layer.1.attention.self.query.weight");
+}
+
+/* The rename functions themselves: both ways, only a LayerNorm's leaf. */
+Test(zoo_spelling, layernorm_rename_both_ways)
+{
+    char alt[128];
+    cr_assert(bert_layernorm_rename("a.LayerNorm.weight", alt, sizeof alt));
+    cr_expect_str_eq(alt, "a.LayerNorm.gamma");
+    cr_assert(bert_layernorm_rename("a.LayerNorm.beta", alt, sizeof alt));
+    cr_expect_str_eq(alt, "a.LayerNorm.bias");
+    cr_expect(!bert_layernorm_rename("a.xLayerNorm.weight", alt, sizeof alt));
+    cr_expect(!bert_layernorm_rename("a.LayerNorm.weights", alt, sizeof alt));
+    cr_expect(!bert_layernorm_rename("a.dense.weight", alt, sizeof alt));
+    cr_expect(!bert_layernorm_rename("a.LayerNorm.weight", alt, 8), "a too short buffer");
+}
+
+/* ---- the hooks ----------------------------------------------------------- */
+
+static void expect_no_grad_outputs_exact(const char *case_dir, int n_outputs)
+{
+    char path[256];
+    BertcError err;
+    Model m;
+    snprintf(path, sizeof path, "%sconfig.json", case_dir);
+    test_model_build(&m, arena, path, NULL);
+    snprintf(path, sizeof path, "%sweights.safetensors", case_dir);
+    test_model_load(&m, path);
+    snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
+    SafeTensors *st;
+    cr_assert_eq(st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    Batch in;
+    batch_init(&in, "inputs");
+    cr_assert_eq(batch_from_safetensors(&in, st, arena, &err), 0, "%s", err.msg);
+    Graph *fast_graph = ag_graph_create(1 << 16, 1);
+    ag_set_training(fast_graph, false);
+    ag_set_no_grad(fast_graph, true);
+    Outputs keep, fast;
+    test_forward_ok(&m, graph, &in, &keep);
+    test_forward_ok(&m, fast_graph, &in, &fast);
+    cr_assert_eq(keep.n, n_outputs, "%s: %d outputs", case_dir, keep.n);
+    cr_assert_eq(fast.n, keep.n, "%s: %d outputs in no_grad, %d with grad", case_dir, fast.n,
+                 keep.n);
+    for (int i = 0; i < keep.n; i++) {
+        const Var *a = keep.items[i].var, *b = fast.items[i].var;
+        cr_assert_str_eq(fast.items[i].name, keep.items[i].name, "output %d", i);
+        cr_assert_eq(a->value.numel, b->value.numel, "%s: sizes differ", keep.items[i].name);
+        for (int64_t k = 0; k < a->value.numel; k++)
+            cr_assert(a->value.data[k] == b->value.data[k],
+                      "%s%s[%lld]: %.8g with grad, %.8g in no_grad", case_dir,
+                      keep.items[i].name, (long long)k, (double)a->value.data[k],
+                      (double)b->value.data[k]);
+    }
+    ag_graph_destroy(fast_graph);
+    st_close(st);
+}
+
+/* hidden_states.0..2, L = 2 layers x maps, pooled_output, logits, loss */
+Test(zoo_encoder_hooks, cgbert_no_grad_release_keeps_every_map)
+{
+    expect_no_grad_outputs_exact("test/data/zoo/cgbert_gate/", 3 + 2 * 3 + 3);
+}
+
+Test(zoo_encoder_hooks, qacgbert_no_grad_release_keeps_every_map)
+{
+    expect_no_grad_outputs_exact("test/data/zoo/qacgbert_gate/", 3 + 2 * 6 + 3);
+}
