@@ -35,7 +35,7 @@
  * inference weight — is packed once, panel by panel with the same packers,
  * into one buffer in block order; the loops above then take each B
  * micro-panel from it instead of packing it. */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 #include "tensor/gemm_kernel.h"
 
 #include <string.h>
