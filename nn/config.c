@@ -4,6 +4,7 @@
 #include "nn/config.h"
 
 #include "nn/json.h"
+#include "tensor/format_internal.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -29,15 +29,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* <stdio.h> before <inttypes.h>: newlib (arm-none-eabi) defines the PRI*64
+ * macros only when <stdio.h> came first. */
+#include <stdio.h>
 #include <inttypes.h>
-/* newlib (arm-none-eabi) defines the PRI*64 macros only when <stdio.h> was
- * included first; its int64_t is long long. */
-#if !defined(PRId64)
-#define PRId64 "lld"
-#endif
-#if !defined(PRIu64)
-#define PRIu64 "llu"
-#endif
 
 /* The library's version; checkpoints record it (zoo/train.h). */
 #define BERTC_VERSION "0.1.0"
@@ -105,7 +100,8 @@ void bertc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* bertc's own snprintf (tensor/format.c): d i u x X o c s p % f e g, flags
  * - + space 0, width, precision, '*', lengths hh h l ll z j t; C99's return
  * value. A FREESTANDING build compiles every snprintf/vsnprintf of the
- * library to these, so the core needs no stdio (newlib's printf can malloc).
+ * library to these (the private tensor/format_internal.h), so the core needs
+ * no stdio functions (newlib's printf can malloc).
  * Floats: up to 17 significant digits, then zeros; the same digits as glibc
  * whenever the power of ten that scales them is exact (|10^k| <= 10^22), so
  * %g, %e and %.9g of any float and %.17g of doubles in [1e-6, 1e38]; outside,
@@ -114,18 +110,12 @@ int bertc_snprintf(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
-#if defined(BERTC_FREESTANDING)
-#include <stdio.h> /* first, so its own declarations keep their names */
-#define snprintf bertc_snprintf
-#define vsnprintf bertc_vsnprintf
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* Opening files (tensor/open_file.c; hosted builds only)                    */
 /* ------------------------------------------------------------------------ */
 
 #if !defined(BERTC_FREESTANDING)
-#include <stdio.h>
 /* Every path a user gives is opened through these, so nothing that is not a
  * regular file (a FIFO, a directory, a device such as /dev/zero or /dev/stdin,
  * a socket) can block a reader or feed it garbage: the open does not wait,

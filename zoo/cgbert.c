@@ -11,6 +11,7 @@
  * every head), V_Q = lambda_Q, V_Q^C = lambda_Qc (likewise K). Numerics:
  * LayerNorm ε 1e-12 (BERTLayerNorm), erf GELU, an additive −10000 mask. */
 #include "zoo/cgbert_internal.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /* zoo/model.c — the table of architectures and the Model life cycle. */
 #include "zoo/zoo.h"
+#include "tensor/format_internal.h"
 
 #include <stdio.h>
 #include <string.h>
