@@ -473,7 +473,7 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
 /* Pre-packed B: a matrix used as op(B) by many GEMMs (a weight, in inference)
  * is packed once into the exact order the micro-kernel reads, so later GEMMs
  * skip packing it. The layout is the GEMM's own B micro-panels
- * (tensor/gemm_kernel.h), rank-KC block after rank-KC block:
+ * (tensor/gemm_kernel_internal.h), rank-KC block after rank-KC block:
  *     block pc (rows pc..pc+kc of op(B)), panel P (columns P*NR..P*NR+NR):
  *     data[pc * Npad + P * kc * NR + k * NR + j] = op(B)[pc + k][P * NR + j]
  * with Npad = N rounded up to NR (the padding columns are 0). gemm_prepacked
@@ -483,7 +483,7 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
  * a packed B keeps its own). */
 typedef struct GemmPackedB {
     int64_t K, N;          /* op(B) is (K, N) */
-    const void *kernel;    /* the micro-kernel (tensor/gemm_kernel.h) it is laid out for */
+    const void *kernel;    /* the micro-kernel it is laid out for (private) */
     float *data;           /* gemm_packed_b_floats(K, N) floats, 64-byte aligned */
 } GemmPackedB;
 /* Floats the packed op(B) (K, N) takes with the current ISA: K * Npad. Equal
