@@ -250,14 +250,18 @@ valgrind: check-criterion check-valgrind
 # as they include one another), libbertc.a in PREFIX/lib, the CLI in
 # PREFIX/bin and bertc.pc for pkg-config, so a program builds with
 #   cc prog.c $$(pkg-config --cflags --libs bertc)
-# The private headers (*_internal.h, gemm_kernel.h) stay behind. For
+# The private headers (*_internal.h, nn/crc32_tables.h) stay behind. For
 # `bertc train NAME` the example programs go to PREFIX/libexec/bertc/examples
 # and data/ (with its README and licences) to PREFIX/share/bertc/data, where
 # the installed bertc finds them (cli/bertc.c, train_layout).
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tensor.h)
+# The headers a program includes: bertc.h includes every other one, and each
+# compiles on its own with -std=c11 -pedantic (test/test_public_headers.c).
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
                   nn/json.h nn/safetensors.h nn/state.h zoo/zoo.h zoo/train.h zoo/svg.h
+$(BUILD)/obj/test/test_public_headers.o: ALL_CFLAGS += -DBERTC_CC='"$(CC)"' \
+    -DBERTC_PUBLIC_HEADERS='"$(PUBLIC_HEADERS)"'
 PKG_LIBS := -lbertc $(LDLIBS)
 
 DATA_FILES := $(wildcard data/*)

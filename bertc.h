@@ -33,10 +33,13 @@
  *         return 0;
  *     }
  *
- * Layers, bottom up (each has one public header):
+ * Layers, bottom up (these are the public headers; make install copies
+ * exactly them, and the *_internal.h files stay private to the library):
  *   tensor/tensor.h      arenas, shapes, RNG, kernels, GEMM
  *   autograd/autograd.h  the tape and every differentiable op
- *   nn/nn.h              modules, parameter registry, optimizers, safetensors, config.json
+ *   nn/nn.h              modules, parameter registry, optimizers; with
+ *     nn/config.h, nn/json.h, nn/safetensors.h, nn/state.h:
+ *                        config.json, JSON, safetensors files, training state
  *   zoo/zoo.h            the BERT variants, the tokenizer, the run path
  *   zoo/train.h, zoo/svg.h  the training engine and the pictures (hosted builds)
  */
@@ -46,6 +49,12 @@
 #include "tensor/tensor.h"
 #include "autograd/autograd.h"
 #include "nn/nn.h"
+#include "nn/config.h"
+#include "nn/json.h"
+#include "nn/safetensors.h"
+#include "nn/state.h"
 #include "zoo/zoo.h"
+#include "zoo/train.h"
+#include "zoo/svg.h"
 
 #endif

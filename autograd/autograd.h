@@ -143,16 +143,92 @@ typedef enum OpId {
     OP_COUNT
 } OpId;
 
-#define NODE_MAX_ATTRS 8
+/* What an op's forward keeps for its backward, one struct per op (or family
+ * of ops), in the Node's attr union under the op's name: matmul's backward
+ * reads node->attr.matmul.trans_b. Saved arrays live in the step arena. */
+typedef struct ScaleAttrs { float s; } ScaleAttrs;   /* scale: out = s a */
+typedef struct UnaryAttrs { float p; } UnaryAttrs;   /* pow's exponent (out = a^p) */
+typedef struct MatmulAttrs { bool trans_a, trans_b; } MatmulAttrs;
+typedef struct AttentionScoresAttrs {
+    int64_t nh;           /* heads */
+    float alpha;          /* the scale of q k^T */
+} AttentionScoresAttrs;
+typedef struct PermuteAttrs { int perm[TENSOR_MAX_DIMS]; } PermuteAttrs;
+typedef struct ConcatAttrs { int dim; } ConcatAttrs;
+typedef struct SliceAttrs {
+    int dim;
+    int64_t start;        /* out = a[..., start:start + out's size, ...] along dim */
+} SliceAttrs;
+typedef struct EmbeddingAttrs {
+    const int32_t *ids;   /* (n_ids) the looked-up rows */
+    int64_t n_ids;
+    int64_t padding_idx;  /* its row gets no gradient; < 0: none */
+} EmbeddingAttrs;
+typedef struct IndexAttrs {   /* index_select and gather */
+    const int32_t *idx;
+    int dim;
+} IndexAttrs;
+typedef struct MaskedFillAttrs {
+    const int32_t *mask;                     /* the mask as given, int32 */
+    int64_t mask_strides[TENSOR_MAX_DIMS];   /* broadcast to out: 0 on broadcast dims */
+} MaskedFillAttrs;
+typedef struct ReduceAttrs {  /* sum and mean over one dim: a is (outer, n, inner) */
+    int64_t outer, n, inner;
+    float scale;          /* 1 (sum) or 1/n (mean) */
+} ReduceAttrs;
+typedef struct LayerNormAttrs {
+    const float *mean, *rstd;   /* (rows) each */
+} LayerNormAttrs;
+typedef struct AddLayerNormAttrs {
+    const float *s;             /* s = a + b, the LayerNorm input */
+    const float *mean, *rstd;   /* (rows) each */
+} AddLayerNormAttrs;
+typedef struct DropoutAttrs {
+    const uint8_t *keep;  /* which elements were kept */
+    float scale;          /* 1 / (1 - p) */
+} DropoutAttrs;
+typedef struct Conv1dAttrs { const float *cols; } Conv1dAttrs;   /* the unfolded input */
+typedef struct CrossEntropyAttrs {
+    const int32_t *target;
+    int64_t ignore_index;
+    int64_t counted;      /* targets not equal to ignore_index: the mean's divisor */
+} CrossEntropyAttrs;
+typedef struct BceAttrs {
+    const float *target;
+    float scale;          /* 1 (sum) or 1/n (mean) */
+} BceAttrs;
+typedef struct TargetAttrs { const float *target; } TargetAttrs;   /* bce_with_logits, mse */
+struct LceGrads;
+typedef struct LinearCrossEntropyAttrs {
+    const struct LceGrads *grads;   /* for an upstream gradient of 1 (ops_linear_ce.c) */
+} LinearCrossEntropyAttrs;
 
 struct Node {
     OpId op;
     Var *out;
     Var **in;             /* n_in inputs (step-arena array) */
     int n_in;
-    int64_t iattr[NODE_MAX_ATTRS];   /* op-specific integers (dims, flags) */
-    float fattr[NODE_MAX_ATTRS];     /* op-specific floats (eps, p, scale) */
-    const void *saved[2];            /* op-specific saved arrays (indices, stats) */
+    union {               /* the member of node->op, set by its forward */
+        ScaleAttrs scale;
+        UnaryAttrs unary;
+        MatmulAttrs matmul;
+        AttentionScoresAttrs attention_scores;
+        PermuteAttrs permute;
+        ConcatAttrs concat;
+        SliceAttrs slice;
+        EmbeddingAttrs embedding;
+        IndexAttrs index;
+        MaskedFillAttrs masked_fill;
+        ReduceAttrs reduce;
+        LayerNormAttrs layernorm;
+        AddLayerNormAttrs add_layernorm;
+        DropoutAttrs dropout;
+        Conv1dAttrs conv1d;
+        CrossEntropyAttrs cross_entropy;
+        BceAttrs bce;
+        TargetAttrs target;
+        LinearCrossEntropyAttrs linear_ce;
+    } attr;
     Node *prev;
 };
 

@@ -6,6 +6,7 @@
  * element, not just for their sum. f is accumulated in double outside the
  * graph, so the only float rounding in a difference quotient is the op's own. */
 #include "autograd/autograd.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -118,18 +118,16 @@ Var *ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var 
     run_heads(hd, SCORES, alpha, q->value.data, k->value.data, mask ? mask->value.data : NULL,
               out->value.data, 0.0f);
     Node *node = ag_record(g, OP_ATTENTION_SCORES, out, in, 2);
-    if (node) {
-        node->iattr[0] = nh;
-        node->fattr[0] = alpha;
-    }
+    if (node)
+        node->attr.attention_scores = (AttentionScoresAttrs){.nh = nh, .alpha = alpha};
     return out;
 }
 
 void attention_scores_backward(Graph *g, Node *node)
 {
     Var *q = node->in[0], *k = node->in[1];
-    HeadDims hd = head_dims("attention_scores", q, node->iattr[0]);
-    float alpha = node->fattr[0], beta;
+    HeadDims hd = head_dims("attention_scores", q, node->attr.attention_scores.nh);
+    float alpha = node->attr.attention_scores.alpha, beta;
     if (q->requires_grad) {
         float *dq = head_grad(g, q, &beta);
         run_heads(hd, DQ, alpha, node->out->grad, k->value.data, NULL, dq, beta);

@@ -159,7 +159,7 @@ Var *ag_scale(Graph *g, Var *a, float s)
         out->value.data[i] = s * a->value.data[i];
     Node *node = ag_record(g, OP_SCALE, out, &a, 1);
     if (node)
-        node->fattr[0] = s;
+        node->attr.scale.s = s;
     return out;
 }
 
@@ -169,7 +169,7 @@ void scale_backward(Graph *g, Node *node)
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *da = ag_grad_full(g, a, &accumulate), s = node->fattr[0];
+    float *da = ag_grad_full(g, a, &accumulate), s = node->attr.scale.s;
     const float *dy = node->out->grad;
     for (int64_t i = 0; i < a->value.numel; i++)
         da[i] = (accumulate ? da[i] : 0.0f) + s * dy[i];

@@ -81,10 +81,8 @@ Var *ag_add_layernorm(Graph *g, Var *a, Var *b, Var *gamma, Var *beta, float eps
     else   /* rows are independent: the same bits on any number of threads */
         parallel_for(rows, add_layernorm_rows, &j);
     Node *node = ag_record(g, OP_ADD_LAYERNORM, out, in, 4);
-    if (node) {
-        node->saved[0] = j.s;
-        node->saved[1] = j.mean;   /* mean (rows) then rstd (rows) */
-    }
+    if (node)
+        node->attr.add_layernorm = (AddLayerNormAttrs){.s = j.s, .mean = j.mean, .rstd = j.rstd};
     return out;
 }
 
@@ -98,7 +96,8 @@ void add_layernorm_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0], *b = node->in[1], *gamma = node->in[2], *beta = node->in[3];
     int64_t H = last_dim(a), rows = a->value.numel / (H ? H : 1);
-    const float *s = node->saved[0], *mean = node->saved[1], *rstd = mean + (rows ? rows : 1);
+    const AddLayerNormAttrs *at = &node->attr.add_layernorm;
+    const float *s = at->s, *mean = at->mean, *rstd = at->rstd;
     const float *dy = node->out->grad, *gm = gamma ? gamma->value.data : NULL;
     bool acc_a = true, acc_b = true;   /* false: a fresh buffer, written */
     float *da = a->requires_grad ? ag_grad_full(g, a, &acc_a) : NULL;

@@ -38,9 +38,9 @@ Var *ag_embedding(Graph *g, Var *table, const ITensor *ids, int padding_idx)
     }
     Node *node = ag_record(g, OP_EMBEDDING, out, &table, 1);
     if (node) {
-        node->saved[0] = copy_indices(g, ids);
-        node->iattr[0] = ids->numel;
-        node->iattr[1] = padding_idx;
+        node->attr.embedding = (EmbeddingAttrs){.ids = copy_indices(g, ids),
+                                                .n_ids = ids->numel,
+                                                .padding_idx = padding_idx};
     }
     return out;
 }
@@ -52,8 +52,9 @@ void embedding_backward(Graph *g, Node *node)
     Var *table = node->in[0];
     if (!table->requires_grad)
         return;
-    const int32_t *ids = node->saved[0];
-    int64_t n = node->iattr[0], padding_idx = node->iattr[1], H = table->value.shape[1];
+    const int32_t *ids = node->attr.embedding.ids;
+    int64_t n = node->attr.embedding.n_ids, padding_idx = node->attr.embedding.padding_idx,
+            H = table->value.shape[1];
     float *dt = ag_grad(g, table);
     for (int64_t i = 0; i < n; i++)
         if (ids[i] != padding_idx)
@@ -84,8 +85,7 @@ Var *ag_index_select(Graph *g, Var *a, int dim, const ITensor *idx)
                    sizeof(float) * (size_t)inner);
     Node *node = ag_record(g, OP_INDEX_SELECT, out, &a, 1);
     if (node) {
-        node->saved[0] = copy_indices(g, idx);
-        node->iattr[0] = dim;
+        node->attr.index = (IndexAttrs){.idx = copy_indices(g, idx), .dim = dim};
     }
     return out;
 }
@@ -95,8 +95,8 @@ void index_select_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    int dim = (int)node->iattr[0], nd = a->value.ndim;
-    const int32_t *idx = node->saved[0];
+    int dim = node->attr.index.dim, nd = a->value.ndim;
+    const int32_t *idx = node->attr.index.idx;
     int64_t outer = shape_numel(dim, a->value.shape);
     int64_t inner = shape_numel(nd - dim - 1, a->value.shape + dim + 1);
     int64_t n_src = a->value.shape[dim], n_idx = node->out->value.shape[dim];
@@ -144,8 +144,7 @@ Var *ag_gather(Graph *g, Var *a, int dim, const ITensor *idx)
     }
     Node *node = ag_record(g, OP_GATHER, out, &a, 1);
     if (node) {
-        node->saved[0] = copy_indices(g, idx);
-        node->iattr[0] = dim;
+        node->attr.index = (IndexAttrs){.idx = copy_indices(g, idx), .dim = dim};
     }
     return out;
 }
@@ -155,11 +154,11 @@ void gather_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    const int32_t *idx = node->saved[0];
+    const int32_t *idx = node->attr.index.idx;
     const Tensor *out = &node->out->value;
     float *da = ag_grad(g, a);
     for (int64_t i = 0; i < out->numel; i++)
-        da[gather_offset(&a->value, out->shape, (int)node->iattr[0], i, idx[i])] +=
+        da[gather_offset(&a->value, out->shape, node->attr.index.dim, i, idx[i])] +=
             node->out->grad[i];
 }
 
@@ -194,8 +193,8 @@ Var *ag_masked_fill(Graph *g, Var *a, const ITensor *mask, float value)
         out->value.data[i] = m[mask_offset(&a->value, mstride, i)] ? value : a->value.data[i];
     Node *node = ag_record(g, OP_MASKED_FILL, out, &a, 1);
     if (node) {
-        node->saved[0] = m;
-        memcpy(node->iattr, mstride, sizeof(int64_t) * (size_t)ndim);
+        node->attr.masked_fill.mask = m;
+        memcpy(node->attr.masked_fill.mask_strides, mstride, sizeof(int64_t) * (size_t)ndim);
     }
     return out;
 }
@@ -206,9 +205,9 @@ void masked_fill_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    const int32_t *m = node->saved[0];
+    const int32_t *m = node->attr.masked_fill.mask;
     float *da = ag_grad(g, a);
     for (int64_t i = 0; i < a->value.numel; i++)
-        if (!m[mask_offset(&a->value, node->iattr, i)])
+        if (!m[mask_offset(&a->value, node->attr.masked_fill.mask_strides, i)])
             da[i] += node->out->grad[i];
 }

@@ -22,10 +22,8 @@ Var *ag_dropout(Graph *g, Var *a, float p)
                    rng_uniform_threshold((double)p), scale);
     g->rng.state += (uint64_t)n * RNG_GAMMA;
     Node *node = ag_record(g, OP_DROPOUT, out, &a, 1);
-    if (node) {
-        node->saved[0] = keep;
-        node->fattr[0] = scale;
-    }
+    if (node)
+        node->attr.dropout = (DropoutAttrs){.keep = keep, .scale = scale};
     return out;
 }
 
@@ -34,8 +32,8 @@ void dropout_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    const uint8_t *keep = node->saved[0];
-    float scale = node->fattr[0], *da = ag_grad(g, a);
+    const uint8_t *keep = node->attr.dropout.keep;
+    float scale = node->attr.dropout.scale, *da = ag_grad(g, a);
     kernel_dropout_backward(keep, node->out->grad, scale, da, a->value.numel);
 }
 
@@ -111,7 +109,7 @@ Var *ag_conv1d(Graph *g, Var *x, Var *w, Var *bias)
     }
     Node *node = ag_record(g, OP_CONV1D, out, in, bias ? 3 : 2);
     if (node)
-        node->saved[0] = cols;
+        node->attr.conv1d.cols = cols;
     return out;
 }
 
@@ -122,7 +120,7 @@ void conv1d_backward(Graph *g, Node *node)
     Var *x = node->in[0], *w = node->in[1], *bias = node->n_in > 2 ? node->in[2] : NULL;
     ConvDims d = conv_dims(x, w);
     int64_t ck = d.Cin * d.k;
-    const float *cols = node->saved[0];
+    const float *cols = node->attr.conv1d.cols;
     float *dcols = x->requires_grad
                        ? arena_alloc(g->step, sizeof(float) * (size_t)(ck * d.Lout))
                        : NULL;

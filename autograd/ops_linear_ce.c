@@ -201,7 +201,7 @@ Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor 
     out->value.data[0] = (float)(total / (double)n);   /* no counted row: 0/0 = NaN, as CE */
     Node *node = ag_record(g, OP_LINEAR_CROSS_ENTROPY, out, in, bias ? 3 : 2);
     if (node)
-        node->saved[0] = k;
+        node->attr.linear_ce.grads = k;
     return out;
 }
 
@@ -212,7 +212,7 @@ Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor 
 void linear_cross_entropy_backward(Graph *g, Node *node)
 {
     Var *x = node->in[0], *w = node->in[1], *bias = node->n_in > 2 ? node->in[2] : NULL;
-    const LceGrads *k = node->saved[0];
+    const LceGrads *k = node->attr.linear_ce.grads;
     int64_t H = x->value.shape[1], V = w->value.shape[0], Ha = bias ? H + 1 : H;
     float dy = node->out->grad[0];
     float *gx = x->requires_grad ? ag_grad(g, x) : NULL;

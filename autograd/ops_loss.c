@@ -69,9 +69,8 @@ Var *ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_i
     if (node) {
         int32_t *t = arena_alloc(g->step, sizeof(int32_t) * (size_t)(N ? N : 1));
         memcpy(t, target->data, sizeof(int32_t) * (size_t)N);
-        node->saved[0] = t;
-        node->iattr[0] = ignore_index;
-        node->iattr[1] = counted;
+        node->attr.cross_entropy = (CrossEntropyAttrs){.target = t, .ignore_index = ignore_index,
+                                                       .counted = counted};
     }
     return out;
 }
@@ -84,11 +83,12 @@ void cross_entropy_backward(Graph *g, Node *node)
     Var *logits = node->in[0];
     if (!logits->requires_grad)
         return;
-    const int32_t *target = node->saved[0];
+    const CrossEntropyAttrs *at = &node->attr.cross_entropy;
+    const int32_t *target = at->target;
     int64_t N = logits->value.shape[0], C = logits->value.shape[1];
-    float scale = node->out->grad[0] / (float)node->iattr[1], *dz = ag_grad(g, logits);
+    float scale = node->out->grad[0] / (float)at->counted, *dz = ag_grad(g, logits);
     for (int64_t i = 0; i < N; i++) {
-        if (target[i] == node->iattr[0])
+        if (target[i] == at->ignore_index)
             continue;
         const float *z = logits->value.data + i * C;
         double lse = row_logsumexp(z, C);
@@ -113,10 +113,9 @@ Var *ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum)
     Var *out = scalar_result(g, p);
     out->value.data[0] = (float)(reduction_sum ? total : total / (double)n);
     Node *node = ag_record(g, OP_BCE, out, &p, 1);
-    if (node) {
-        node->saved[0] = copy_target(g, target);
-        node->fattr[0] = reduction_sum ? 1.0f : 1.0f / (float)n;
-    }
+    if (node)
+        node->attr.bce = (BceAttrs){.target = copy_target(g, target),
+                                    .scale = reduction_sum ? 1.0f : 1.0f / (float)n};
     return out;
 }
 
@@ -127,8 +126,8 @@ void bce_backward(Graph *g, Node *node)
     Var *p = node->in[0];
     if (!p->requires_grad)
         return;
-    const float *y = node->saved[0];
-    float scale = node->out->grad[0] * node->fattr[0], *dp = ag_grad(g, p);
+    const float *y = node->attr.bce.target;
+    float scale = node->out->grad[0] * node->attr.bce.scale, *dp = ag_grad(g, p);
     for (int64_t i = 0; i < p->value.numel; i++) {
         float x = p->value.data[i];
         float denom = fmaxf(x * (1.0f - x), 1e-12f);
@@ -150,7 +149,7 @@ Var *ag_bce_with_logits(Graph *g, Var *z, const Tensor *target)
     out->value.data[0] = (float)(total / (double)z->value.numel);
     Node *node = ag_record(g, OP_BCE_WITH_LOGITS, out, &z, 1);
     if (node)
-        node->saved[0] = copy_target(g, target);
+        node->attr.target.target = copy_target(g, target);
     return out;
 }
 
@@ -160,7 +159,7 @@ void bce_with_logits_backward(Graph *g, Node *node)
     Var *z = node->in[0];
     if (!z->requires_grad)
         return;
-    const float *y = node->saved[0];
+    const float *y = node->attr.target.target;
     float scale = node->out->grad[0] / (float)z->value.numel, *dz = ag_grad(g, z);
     for (int64_t i = 0; i < z->value.numel; i++) {
         double s = 1.0 / (1.0 + exp(-(double)z->value.data[i]));
@@ -181,7 +180,7 @@ Var *ag_mse(Graph *g, Var *a, const Tensor *target)
     out->value.data[0] = (float)(total / (double)a->value.numel);
     Node *node = ag_record(g, OP_MSE, out, &a, 1);
     if (node)
-        node->saved[0] = copy_target(g, target);
+        node->attr.target.target = copy_target(g, target);
     return out;
 }
 
@@ -191,7 +190,7 @@ void mse_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    const float *t = node->saved[0];
+    const float *t = node->attr.target.target;
     float scale = 2.0f * node->out->grad[0] / (float)a->value.numel, *da = ag_grad(g, a);
     for (int64_t i = 0; i < a->value.numel; i++)
         da[i] += scale * (a->value.data[i] - t[i]);

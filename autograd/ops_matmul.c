@@ -56,17 +56,15 @@ Var *ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b)
                      d.M * d.K, b->value.data, ldb, d.b_shared ? 0 : d.K * d.N, 0.0f,
                      out->value.data, d.N, d.M * d.N);
     Node *node = ag_record(g, OP_MATMUL, out, in, 2);
-    if (node) {
-        node->iattr[0] = trans_a;
-        node->iattr[1] = trans_b;
-    }
+    if (node)
+        node->attr.matmul = (MatmulAttrs){.trans_a = trans_a, .trans_b = trans_b};
     return out;
 }
 
 void matmul_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0], *b = node->in[1];
-    bool trans_a = node->iattr[0], trans_b = node->iattr[1];
+    bool trans_a = node->attr.matmul.trans_a, trans_b = node->attr.matmul.trans_b;
     MatmulDims d = matmul_dims(a, b, trans_a, trans_b);
     int64_t lda = trans_a ? d.M : d.K, ldb = trans_b ? d.K : d.N;
     int64_t sa = d.M * d.K, sb = d.b_shared ? 0 : d.K * d.N, sc = d.M * d.N;

@@ -43,12 +43,9 @@ static Var *reduce(Graph *g, OpId op, Var *a, int dim, bool keepdim)
             out->value.data[o * inner + i] = (float)(acc * scale);
         }
     Node *node = ag_record(g, op, out, &a, 1);
-    if (node) {
-        node->iattr[0] = outer;
-        node->iattr[1] = n;
-        node->iattr[2] = inner;
-        node->fattr[0] = (float)scale;
-    }
+    if (node)
+        node->attr.reduce = (ReduceAttrs){.outer = outer, .n = n, .inner = inner,
+                                          .scale = (float)scale};
     return out;
 }
 
@@ -59,9 +56,10 @@ static void reduce_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    int64_t outer = node->iattr[0], n = node->iattr[1], inner = node->iattr[2];
+    const ReduceAttrs *at = &node->attr.reduce;
+    int64_t outer = at->outer, n = at->n, inner = at->inner;
     bool accumulate;
-    float scale = node->fattr[0], *da = ag_grad_full(g, a, &accumulate);
+    float scale = at->scale, *da = ag_grad_full(g, a, &accumulate);
     const float *dy = node->out->grad;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < n; k++)
@@ -136,10 +134,8 @@ Var *ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps)
                           gamma ? gamma->value.data : NULL, beta ? beta->value.data : NULL,
                           rows, H, eps);
     Node *node = ag_record(g, OP_LAYERNORM, out, in, 3);
-    if (node) {
-        node->saved[0] = mean;
-        node->saved[1] = rstd;
-    }
+    if (node)
+        node->attr.layernorm = (LayerNormAttrs){.mean = mean, .rstd = rstd};
     return out;
 }
 
@@ -154,6 +150,6 @@ void layernorm_backward(Graph *g, Node *node)
     bool dx_accumulate = true;
     float *dx = x->requires_grad ? ag_grad_full(g, x, &dx_accumulate) : NULL;
     kernel_layernorm_rows_backward(dx, dgamma, dbeta, node->out->grad, x->value.data,
-                                   node->saved[0], node->saved[1],
+                                   node->attr.layernorm.mean, node->attr.layernorm.rstd,
                                    gamma ? gamma->value.data : NULL, rows, H, dx_accumulate);
 }

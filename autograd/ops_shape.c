@@ -93,7 +93,7 @@ Var *ag_permute(Graph *g, Var *a, const int *perm)
     permute_walk(&a->value, perm, out->value.data, a->value.data, false, false);
     Node *node = ag_record(g, OP_PERMUTE, out, &a, 1);
     for (int d = 0; node && d < nd; d++)
-        node->iattr[d] = perm[d];
+        node->attr.permute.perm[d] = perm[d];
     return out;
 }
 
@@ -102,9 +102,7 @@ void permute_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    int perm[TENSOR_MAX_DIMS];
-    for (int d = 0; d < a->value.ndim; d++)
-        perm[d] = (int)node->iattr[d];
+    const int *perm = node->attr.permute.perm;
     bool accumulate;
     float *da = ag_grad_full(g, a, &accumulate);
     permute_walk(&a->value, perm, node->out->grad, da, true, accumulate);
@@ -160,7 +158,7 @@ Var *ag_concat(Graph *g, Var **xs, int n, int dim)
     }
     Node *node = ag_record(g, OP_CONCAT, out, xs, n);
     if (node)
-        node->iattr[0] = dim;
+        node->attr.concat.dim = dim;
     return out;
 }
 
@@ -169,7 +167,7 @@ Var *ag_concat(Graph *g, Var **xs, int n, int dim)
  * piece added to the first. */
 void concat_backward(Graph *g, Node *node)
 {
-    int dim = (int)node->iattr[0];
+    int dim = node->attr.concat.dim;
     int64_t outer, inner;
     split_around(&node->out->value, dim, &outer, &inner);
     int64_t out_row = node->out->value.shape[dim] * inner, offset = 0;
@@ -211,10 +209,8 @@ Var *ag_slice(Graph *g, Var *a, int dim, int64_t start, int64_t end)
         memcpy(out->value.data + o * piece, a->value.data + o * in_row + start * inner,
                sizeof(float) * (size_t)piece);
     Node *node = ag_record(g, OP_SLICE, out, &a, 1);
-    if (node) {
-        node->iattr[0] = dim;
-        node->iattr[1] = start;
-    }
+    if (node)
+        node->attr.slice = (SliceAttrs){.dim = dim, .start = start};
     return out;
 }
 
@@ -223,8 +219,8 @@ void slice_backward(Graph *g, Node *node)
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
-    int dim = (int)node->iattr[0];
-    int64_t start = node->iattr[1], outer, inner;
+    int dim = node->attr.slice.dim;
+    int64_t start = node->attr.slice.start, outer, inner;
     split_around(&a->value, dim, &outer, &inner);
     int64_t in_row = a->value.shape[dim] * inner;
     int64_t piece = node->out->value.shape[dim] * inner;

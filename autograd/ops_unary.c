@@ -48,7 +48,7 @@ static Var *unary(Graph *g, UnaryKind kind, Var *a, float p)
         out->value.data[i] = unary_forward(kind, a->value.data[i], p);
     Node *node = ag_record(g, unary_op_ids[kind], out, &a, 1);
     if (node)
-        node->fattr[0] = p;
+        node->attr.unary.p = p;
     return out;
 }
 
@@ -58,7 +58,7 @@ static void unary_backward(Graph *g, Node *node, UnaryKind kind)
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *dx = ag_grad_full(g, a, &accumulate), p = node->fattr[0];
+    float *dx = ag_grad_full(g, a, &accumulate), p = node->attr.unary.p;
     const float *x = a->value.data, *y = node->out->value.data, *dy = node->out->grad;
     for (int64_t i = 0; i < a->value.numel; i++)
         dx[i] = (accumulate ? dx[i] : 0.0f) + dy[i] * unary_derivative(kind, x[i], y[i], p);

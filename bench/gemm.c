@@ -17,7 +17,7 @@
  * with alternating runs they would steal a core from bertc's next run. Unless
  * the user set it, OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles) makes them sleep at
  * once, as bertc's do after a short spin, so neither run pays for the other. */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <dlfcn.h>
 #include <math.h>

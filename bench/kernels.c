@@ -2,7 +2,7 @@
  * runs, and the speedup over the scalar reference measured in the same run.
  * Sizes are BERT-base's: GELU on (128, 3072), LayerNorm on (128, 768),
  * softmax on attention scores (12 * 128, 128). */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -26,6 +26,7 @@
  * writes has it, so a file without it was made or edited by another tool and
  * a flipped bit in it would go unseen. */
 #include "nn/state.h"
+#include "tensor/format_internal.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -4,6 +4,8 @@
  * writing all walk it, so what is written is what is read. */
 #include "nn/config.h"
 
+#include "tensor/format_internal.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>

@@ -2,6 +2,7 @@
  * BertConfig and the PretrainedConfig keys BERT models use (token ids,
  * num_labels, id2label/label2id, problem_type), read, checked and written. */
 #include "nn/config.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <stddef.h>

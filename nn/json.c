@@ -1,6 +1,7 @@
 /* nn/json.c — strict RFC 8259 parser (two passes: validate and count, then
  * build into exactly-sized arena blocks), accessors and a string quoter. */
 #include "nn/json.h"
+#include "tensor/format_internal.h"
 
 #include <locale.h>
 #include <math.h>

@@ -1,6 +1,7 @@
 /* nn/registry.c — the parameter registry: dotted names from a prefix stack,
  * init and counting (the printed module tree: nn/registry_file.c). */
 #include "nn/nn.h"
+#include "tensor/format_internal.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 #include "nn/safetensors.h"
 
 #include "nn/json.h"
+#include "tensor/format_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -7,6 +7,7 @@
  * the key and both shapes; keys the model does not use produce one warning
  * listing them; tied aliases and buffers in the file are accepted. */
 #include "nn/state.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  * later step that does the same work fits in that chunk, so the steady-state
  * loop performs zero system allocations. */
 #include "tensor/tensor.h"
+#include "tensor/format_internal.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

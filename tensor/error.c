@@ -1,6 +1,7 @@
 /* tensor/error.c — the one error hook of SPEC §3, and error messages for
  * functions that read user data. */
 #include "tensor/tensor.h"
+#include "tensor/format_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -13,7 +13,7 @@
  *           for ir in MC step MR:      micro-kernel: C[ir:+MR, jr:+NR] (+)= A.B
  *
  * Packing copies each operand into the exact order the micro-kernel reads it
- * (tensor/gemm_kernel.h), so the kernel's loads are contiguous and aligned
+ * (tensor/gemm_kernel_internal.h), so the kernel's loads are contiguous and aligned
  * whatever the transposes and leading dimensions, and zero padding turns an
  * edge panel into a full one: only the final store of an edge tile is partial.
  * The first rank-KC update applies beta; later ones add (beta = 1).
@@ -35,8 +35,8 @@
  * inference weight — is packed once, panel by panel with the same packers,
  * into one buffer in block order; the loops above then take each B
  * micro-panel from it instead of packing it. */
-#include "tensor/tensor.h"
-#include "tensor/gemm_kernel.h"
+#include "tensor/kernels_internal.h"
+#include "tensor/gemm_kernel_internal.h"
 
 #include <string.h>
 #if !defined(BERTC_NO_THREADS)

@@ -9,7 +9,7 @@
  *
  * Only the functions carry the target attribute: the file compiles in the
  * portable default build and runs only when cpu_isa() says AVX-512. */
-#include "tensor/gemm_kernel.h"
+#include "tensor/gemm_kernel_internal.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

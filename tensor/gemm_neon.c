@@ -7,7 +7,7 @@
  * full and written back through a small tile on the stack.
  *
  * NEON is part of AArch64, so this path is chosen at compile time. */
-#include "tensor/gemm_kernel.h"
+#include "tensor/gemm_kernel_internal.h"
 
 #if defined(__aarch64__)
 #include <arm_neon.h>

@@ -4,7 +4,7 @@
  * when `accumulate` is false (then dx is not read). exp, erf and tanh
  * are bertc's own (tensor/vmath.c), so these give the same bits on every
  * target; sums are accumulated in double. */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <math.h>
 

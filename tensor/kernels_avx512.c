@@ -5,8 +5,7 @@
  * n = 3072 means 192 terms per lane; test/test_kernels_simd.c bounds the
  * difference to the scalar reference (which sums in double). */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define BERTC_VMATH_SIMD
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <math.h>
 

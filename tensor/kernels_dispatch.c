@@ -8,7 +8,7 @@
  * threads. LayerNorm's backward sums dgamma/dbeta over the rows and stays on
  * one thread. Dropout splits into blocks the same way; each block computes
  * where it stands in the random stream (see DropoutJob). */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #define PARALLEL_MIN 32768    /* elements below which a kernel runs on the caller */
 #define GELU_BLOCK 1024       /* elements per GELU work unit (a multiple of every SIMD width) */

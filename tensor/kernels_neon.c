@@ -5,8 +5,7 @@
  * n = 3072 means 768 terms per lane; test/test_kernels_simd.c bounds the
  * difference to the scalar reference (which sums in double). */
 #if defined(__aarch64__) && defined(__ARM_NEON)
-#define BERTC_VMATH_SIMD
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <math.h>
 

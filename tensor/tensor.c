@@ -1,5 +1,6 @@
 /* tensor/tensor.c — shapes, broadcasting and tensor construction. */
 #include "tensor/tensor.h"
+#include "tensor/format_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -29,15 +29,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* <stdio.h> before <inttypes.h>: newlib (arm-none-eabi) defines the PRI*64
+ * macros only when <stdio.h> came first. */
+#include <stdio.h>
 #include <inttypes.h>
-/* newlib (arm-none-eabi) defines the PRI*64 macros only when <stdio.h> was
- * included first; its int64_t is long long. */
-#if !defined(PRId64)
-#define PRId64 "lld"
-#endif
-#if !defined(PRIu64)
-#define PRIu64 "llu"
-#endif
 
 /* The library's version; checkpoints record it (zoo/train.h). */
 #define BERTC_VERSION "0.1.0"
@@ -105,7 +100,8 @@ void bertc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* bertc's own snprintf (tensor/format.c): d i u x X o c s p % f e g, flags
  * - + space 0, width, precision, '*', lengths hh h l ll z j t; C99's return
  * value. A FREESTANDING build compiles every snprintf/vsnprintf of the
- * library to these, so the core needs no stdio (newlib's printf can malloc).
+ * library to these (the private tensor/format_internal.h), so the core needs
+ * no stdio functions (newlib's printf can malloc).
  * Floats: up to 17 significant digits, then zeros; the same digits as glibc
  * whenever the power of ten that scales them is exact (|10^k| <= 10^22), so
  * %g, %e and %.9g of any float and %.17g of doubles in [1e-6, 1e38]; outside,
@@ -114,18 +110,12 @@ int bertc_snprintf(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
-#if defined(BERTC_FREESTANDING)
-#include <stdio.h> /* first, so its own declarations keep their names */
-#define snprintf bertc_snprintf
-#define vsnprintf bertc_vsnprintf
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* Opening files (tensor/open_file.c; hosted builds only)                    */
 /* ------------------------------------------------------------------------ */
 
 #if !defined(BERTC_FREESTANDING)
-#include <stdio.h>
 /* Every path a user gives is opened through these, so nothing that is not a
  * regular file (a FIFO, a directory, a device such as /dev/zero or /dev/stdin,
  * a socket) can block a reader or feed it garbage: the open does not wait,
@@ -362,37 +352,16 @@ void bertc_expf_n(float *y, const float *x, int64_t n);
 void bertc_tanhf_n(float *y, const float *x, int64_t n);
 void bertc_erff_n(float *y, const float *x, int64_t n);
 
-/* The register-level versions, for SIMD kernels only: define BERTC_VMATH_SIMD
- * before including this header to see them (it pulls in <immintrin.h> or
- * <arm_neon.h>). Each x86 function carries its target attribute, so the rest
- * of the build stays portable and cpu_isa() decides at run time. */
-#if defined(BERTC_VMATH_SIMD) && defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define BERTC_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma")))
-#define BERTC_TARGET_AVX2 __attribute__((target("avx2,fma")))
-BERTC_TARGET_AVX512 __m512 bertc_expf_avx512(__m512 x);
-BERTC_TARGET_AVX512 __m512 bertc_tanhf_avx512(__m512 x);
-BERTC_TARGET_AVX512 __m512 bertc_erff_avx512(__m512 x);
-BERTC_TARGET_AVX2 __m256 bertc_expf_avx2(__m256 x);
-BERTC_TARGET_AVX2 __m256 bertc_tanhf_avx2(__m256 x);
-BERTC_TARGET_AVX2 __m256 bertc_erff_avx2(__m256 x);
-#endif
-#if defined(BERTC_VMATH_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
-#include <arm_neon.h>
-float32x4_t bertc_expf_neon(float32x4_t x);
-float32x4_t bertc_tanhf_neon(float32x4_t x);
-float32x4_t bertc_erff_neon(float32x4_t x);
-#endif
-
 /* ------------------------------------------------------------------------ */
 /* Row kernels (tensor/kernels*.c)                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Each kernel_* below runs on the active cpu_isa() path. The scalar reference
- * kernel_*_scalar (tensor/kernels.c) is the fallback on every target and the
- * oracle the SIMD paths (tensor/kernels_avx512.c, kernels_avx2.c,
- * kernels_neon.c) are tested against (test/test_kernels_simd.c). All paths
- * use bertc_expf/erff/tanhf, never libm's, so results agree across targets.
+/* Each kernel_* below runs on the active cpu_isa() path. A scalar reference
+ * (tensor/kernels.c, declared in the library's private
+ * tensor/kernels_internal.h) is the fallback on every target and the oracle
+ * the SIMD paths (tensor/kernels_avx512.c, kernels_avx2.c, kernels_neon.c)
+ * are tested against (test/test_kernels_simd.c). All paths use
+ * bertc_expf/erff/tanhf, never libm's, so results agree across targets.
  *
  * The backward kernels add into dx when `accumulate` is true; when it is
  * false they write dx, never reading it (it may hold garbage), with the
@@ -455,86 +424,11 @@ void kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64
 void kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
                              int64_t n);
 
-/* The GELU constants, shared by every path. */
-#define GELU_SQRT1_2 0.70710678118654752440f      /* 1/sqrt(2) */
-#define GELU_SQRT2_PI 0.79788456080286535588f     /* sqrt(2/pi) */
-#define GELU_INV_SQRT_2PI 0.39894228040143267794f /* 1/sqrt(2 pi) */
-#define GELU_TANH_A 0.044715f
-
-/* The scalar references: same signatures and semantics as above. Softmax
- * sums and LayerNorm mean/variance are accumulated in double here. */
-void kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
-void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                         int64_t rows, int64_t n, bool accumulate);
-void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
-void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
-                                             int64_t rows, int64_t n, bool accumulate);
-float kernel_add_max_scalar(float *y, const float *b, int64_t n);
-double kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n);
-void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
-                                  const float *gamma, const float *beta,
-                                  int64_t rows, int64_t n, float eps);
-void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
-                                           const float *dy, const float *x,
-                                           const float *mean, const float *rstd,
-                                           const float *gamma, int64_t rows, int64_t n,
-                                           bool dx_accumulate);
-void kernel_gelu_scalar(float *y, const float *x, int64_t n);
-void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
-                                 bool accumulate);
-void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n);
-void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy,
-                                      int64_t n, bool accumulate);
-void kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
-                           uint64_t state, uint64_t threshold, float scale);
-void kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
-                                    float *da, int64_t n);
-
-/* One path's row kernels as a table (tensor/kernels_dispatch.c picks one).
- * row_kernels_avx512/avx2 exist on x86-64 builds, row_kernels_neon on
- * AArch64 builds. */
-typedef struct RowKernels {
-    void (*softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
-    void (*softmax_rows_backward)(float *dx, const float *y, const float *dy,
-                                  int64_t rows, int64_t n, bool accumulate);
-    void (*log_softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
-    void (*log_softmax_rows_backward)(float *dx, const float *y, const float *dy,
-                                      int64_t rows, int64_t n, bool accumulate);
-    float (*add_max)(float *y, const float *b, int64_t n);
-    double (*exp_sum)(float *y, const float *x, float shift, int64_t n);
-    void (*layernorm_rows)(float *y, float *mean, float *rstd, const float *x,
-                           const float *gamma, const float *beta, int64_t rows,
-                           int64_t n, float eps);
-    void (*layernorm_rows_backward)(float *dx, float *dgamma, float *dbeta,
-                                    const float *dy, const float *x, const float *mean,
-                                    const float *rstd, const float *gamma, int64_t rows,
-                                    int64_t n, bool dx_accumulate);
-    void (*gelu)(float *y, const float *x, int64_t n);
-    void (*gelu_backward)(float *dx, const float *x, const float *dy, int64_t n,
-                          bool accumulate);
-    void (*gelu_tanh)(float *y, const float *x, int64_t n);
-    void (*gelu_tanh_backward)(float *dx, const float *x, const float *dy, int64_t n,
-                               bool accumulate);
-    void (*dropout)(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
-                    uint64_t threshold, float scale);
-    void (*dropout_backward)(const uint8_t *keep, const float *dy, float scale, float *da,
-                             int64_t n);
-    void (*add_inplace)(float *y, const float *x, int64_t n);
-    void (*axpy)(float *y, float a, const float *x, int64_t n);
-} RowKernels;
-
-extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2,
-    row_kernels_neon;
-/* The table for a path; the scalar one for a path this build lacks. */
-const RowKernels *row_kernels(CpuIsa isa);
-
 /* y[i] += x[i] and y[i] += a * x[i] for n floats, on the active cpu_isa()
  * path. Every path does the same IEEE operations (a multiply, then an add:
  * no FMA), so all match the scalar references bit for bit. */
 void kernel_add_inplace(float *y, const float *x, int64_t n);
 void kernel_axpy(float *y, float a, const float *x, int64_t n);
-void kernel_add_inplace_scalar(float *y, const float *x, int64_t n);
-void kernel_axpy_scalar(float *y, float a, const float *x, int64_t n);
 
 /* One Adam/AdamW update of n parameters p with gradient g (NULL: zeros) and
  * moments m, v, in torch.optim's single-tensor order (nn/optim.c derives the
@@ -550,12 +444,6 @@ typedef struct AdamStep {
     bool decoupled;
 } AdamStep;
 void kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s);
-void kernel_adam_scalar(float *p, const float *g, float *m, float *v, int64_t n,
-                        const AdamStep *s);
-#if defined(__x86_64__) && defined(__GNUC__)
-void kernel_adam_avx512(float *p, const float *g, float *m, float *v, int64_t n,
-                        const AdamStep *s);
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* GEMM: C = alpha * op(A) * op(B) + beta * C, row-major (tensor/gemm.c)     */
@@ -569,11 +457,6 @@ void kernel_adam_avx512(float *p, const float *g, float *m, float *v, int64_t n,
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
           const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
           float *C, int64_t ldc);
-/* The naive triple loop, accumulating in double: the oracle for every faster
- * GEMM. Slow on purpose; use only in tests. */
-void gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
-                    float alpha, const float *A, int64_t lda, const float *B,
-                    int64_t ldb, float beta, float *C, int64_t ldc);
 /* GEMM's pack buffers (at most MC x KC floats of op(A) and KC x NC of op(B),
  * grown to the largest GEMM so far) come from the heap. After
  * gemm_set_pack_arena(a) they come from `a`, which must outlive every later
@@ -590,7 +473,7 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
 /* Pre-packed B: a matrix used as op(B) by many GEMMs (a weight, in inference)
  * is packed once into the exact order the micro-kernel reads, so later GEMMs
  * skip packing it. The layout is the GEMM's own B micro-panels
- * (tensor/gemm_kernel.h), rank-KC block after rank-KC block:
+ * (tensor/gemm_kernel_internal.h), rank-KC block after rank-KC block:
  *     block pc (rows pc..pc+kc of op(B)), panel P (columns P*NR..P*NR+NR):
  *     data[pc * Npad + P * kc * NR + k * NR + j] = op(B)[pc + k][P * NR + j]
  * with Npad = N rounded up to NR (the padding columns are 0). gemm_prepacked
@@ -600,7 +483,7 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
  * a packed B keeps its own). */
 typedef struct GemmPackedB {
     int64_t K, N;          /* op(B) is (K, N) */
-    const void *kernel;    /* the micro-kernel (tensor/gemm_kernel.h) it is laid out for */
+    const void *kernel;    /* the micro-kernel it is laid out for (private) */
     float *data;           /* gemm_packed_b_floats(K, N) floats, 64-byte aligned */
 } GemmPackedB;
 /* Floats the packed op(B) (K, N) takes with the current ISA: K * Npad. Equal

@@ -31,8 +31,7 @@
  * Outside these ranges the results are exact: expf is 0 or +inf, tanhf and
  * erff are +-1 (the true values round there in float).
  */
-#define BERTC_VMATH_SIMD
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <string.h>
 

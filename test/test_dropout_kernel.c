@@ -7,6 +7,7 @@
  * n = 0..67 (every SIMD tail) and larger n past the threading threshold, for
  * p at 0, 1 and in between, and for states that wrap around 2^64. */
 #include "test/test_util.h"
+#include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -14,7 +14,7 @@
  *            gamma_K plus the alpha/beta roundings), plus u |ref| for rounding
  *            the double reference. The bound uses sum |a||b| computed by
  *            gemm_reference on |A| and |B|, so it tracks each entry. */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -6,7 +6,7 @@
  * and beta, several rank-KC blocks (K > KC), several NC blocks (N > NC),
  * edge panels (N not a multiple of NR), and 1 or 2 threads. Unpacking gives
  * back the matrix that was packed. */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -3,6 +3,7 @@
  * for Adam with L2 weight decay, with a gradient and with none (NULL: zeros),
  * on sizes with a ragged tail. */
 #include "test/test_util.h"
+#include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

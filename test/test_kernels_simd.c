@@ -3,7 +3,7 @@
  * stated tolerance, on sizes 1..67 (every tail length) and BERT sizes
  * (n = 768, 3072; rows up to 128). Backward kernels must accumulate, and
  * with accumulate = false write dx exactly as accumulating into zeros would. */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

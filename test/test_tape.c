@@ -1,6 +1,7 @@
 /* test/test_tape.c — the tape itself: tied weights sum their gradients,
  * gradients accumulate until zero_grad, no_grad records nothing. */
 #include "test/test_util.h"
+#include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * max error in ulps vs. double-precision libm on a dense sample of each range
  * (asserting the bounds documented in tensor/vmath.c), special values, and
  * SIMD == scalar twin within one ulp. */
-#include "tensor/tensor.h"
+#include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
 #include <float.h>

@@ -22,6 +22,9 @@ else   # no pkg-config here: expand bertc.pc's Cflags and Libs the way it would
     FLAGS=$(sed -n 's/^\(Cflags\|Libs\): //p' "$PC" |
             sed -e "s|\${includedir}|$includedir|g" -e "s|\${libdir}|$libdir|g" | tr '\n' ' ')
 fi
+# Only the public headers: nothing private (*_internal.h) was installed.
+private=$(find "$OUT/prefix/include" -name '*_internal.h')
+[ -z "$private" ] || { echo "install-check: FAILED: private headers installed: $private"; exit 1; }
 echo "install-check: cc prog.c $FLAGS"
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror -o "$OUT/prog" "$OUT/prog.c" $FLAGS

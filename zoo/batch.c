@@ -1,6 +1,7 @@
 /* zoo/batch.c — named inputs (Batch) and named outputs (Outputs), with the
  * input checks every model shares. */
 #include "zoo/zoo.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -14,6 +14,7 @@
  * (zoo/cgbert.c) replace the self-attention (BertAttentionHook) and add
  * the deep-context input and their pooler (BertHooks). */
 #include "zoo/zoo.h"
+#include "tensor/format_internal.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* zoo/bert_heads.c — HF BertModel, BertForSequenceClassification (§6.2) and
  * BertForMaskedLM with the LM head shared by SpanBERT. */
 #include "zoo/zoo.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -16,6 +16,7 @@
  * context D = Linear([C0; X_l]) + C0 before each layer's attention, the
  * context embedding, the attention-gate pooler and the classifier. */
 #include "zoo/cgbert_internal.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -2,6 +2,7 @@
  * (nn/config.h) and the keys the architecture declares (ModelArch.keys),
  * stored in cfg->model. */
 #include "zoo/zoo.h"
+#include "tensor/format_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* zoo/model.c — the Model life cycle: its size, build, forward and backward. */
 #include "zoo/zoo.h"
+#include "tensor/format_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,6 +2,7 @@
  * target has (scalar everywhere, NEON on aarch64, AVX2/AVX-512 on x86-64),
  * against the naive references, on odd sizes. */
 #include "test/portable/portable.h"
+#include "tensor/kernels_internal.h"
 
 #include <math.h>
 

@@ -1,4 +1,4 @@
-/* tensor/gemm_kernel.h — private to tensor/gemm*.c: what one ISA brings to the
+/* tensor/gemm_kernel_internal.h — private to tensor/gemm*.c: what one ISA brings to the
  * packed GEMM (tensor/gemm.c): a micro-kernel, its register tile MR x NR, the
  * cache blocking MC/KC/NC, and a packing routine for the transposed reads.
  *
@@ -8,8 +8,8 @@
  *   a B micro-panel is NR columns of op(B) over kc steps, k-major:
  *       b[k * NR + j] = op(B)[k][j]      (kc * NR floats, cols past n are 0)
  */
-#ifndef BERTC_GEMM_KERNEL_H
-#define BERTC_GEMM_KERNEL_H
+#ifndef BERTC_GEMM_KERNEL_INTERNAL_H
+#define BERTC_GEMM_KERNEL_INTERNAL_H
 
 #include <stdint.h>
 
@@ -58,4 +58,4 @@ void gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
 extern const GemmKernel gemm_kernel_neon;   /* tensor/gemm_neon.c */
 #endif
 
-#endif /* BERTC_GEMM_KERNEL_H */
+#endif /* BERTC_GEMM_KERNEL_INTERNAL_H */
