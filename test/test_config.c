@@ -338,3 +338,55 @@ Test(config, layer_counts_and_query_len_are_bounded)
                " \"sep_token_id\": 1}",
                "c.json: query_len 50 is longer than max_position_embeddings 40");
 }
+
+/* HF's id2label and label2id: the names by id, read and checked. */
+Test(config, id2label_names_and_label2id)
+{
+    BertConfig c;
+    BertcError err;
+    cr_assert_eq(parse_with(", \"id2label\": {\"1\": \"POS\", \"0\": \"NEG\"}, "
+                            "\"label2id\": {\"NEG\": 0, \"POS\": 1}", &c, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(c.num_labels, 2);
+    cr_expect_str_eq(bert_config_label(&c, 0), "NEG");
+    cr_expect_str_eq(bert_config_label(&c, 1), "POS");
+    cr_expect_eq(bert_config_label(&c, 2), NULL);
+    fails_with(", \"id2label\": {\"0\": \"NEG\", \"2\": \"POS\"}", "id2label keys must be the "
+               "label ids 0..1", "\"2\"");
+    fails_with(", \"id2label\": {\"0\": \"NEG\", \"0\": \"POS\"}", "duplicate key \"0\"", NULL);
+    fails_with(", \"id2label\": {\"0\": \"NEG\", \"1\": 7}", "id2label", NULL);
+    fails_with(", \"id2label\": {\"0\": \"NEG\", \"1\": \"POS\"}, "
+               "\"label2id\": {\"NEG\": 1, \"POS\": 0}", "label2id[\"NEG\"] = 1", "POS");
+    fails_with(", \"id2label\": {\"0\": \"NEG\", \"1\": \"POS\"}, \"label2id\": {\"NEG\": 0}",
+               "inverse of id2label", NULL);
+    fails_with(", \"label2id\": [1]", "label2id", "must be an object");
+}
+
+/* classifier_dropout: null means hidden_dropout_prob (stored as < 0);
+ * otherwise a probability. problem_type likewise null or one of three. */
+Test(config, classifier_dropout_and_problem_type)
+{
+    BertConfig c;
+    BertcError err;
+    cr_assert_eq(parse_with(", \"classifier_dropout\": null", &c, &err), 0, "%s", err.msg);
+    cr_expect_lt(c.classifier_dropout, 0.0f);
+    cr_assert_eq(parse_with(", \"classifier_dropout\": 0.25", &c, &err), 0, "%s", err.msg);
+    cr_expect_eq(c.classifier_dropout, 0.25f);
+    fails_with(", \"classifier_dropout\": 1.5", "classifier_dropout", "[0, 1]");
+    fails_with(", \"classifier_dropout\": \"x\"", "classifier_dropout", NULL);
+    cr_assert_eq(parse_with(", \"problem_type\": null", &c, &err), 0, "%s", err.msg);
+    cr_expect_eq(c.problem_type, PROBLEM_UNSET);
+    fails_with(", \"problem_type\": \"ranking\"", "unknown problem_type \"ranking\"", NULL);
+}
+
+/* add_pooling_layer (bertc's key for HF's constructor argument): a bool. */
+Test(config, add_pooling_layer)
+{
+    BertConfig c;
+    BertcError err;
+    cr_assert_eq(parse_with("", &c, &err), 0, "%s", err.msg);
+    cr_expect(c.add_pooling_layer, "default true");
+    cr_assert_eq(parse_with(", \"add_pooling_layer\": false", &c, &err), 0, "%s", err.msg);
+    cr_expect(!c.add_pooling_layer);
+    fails_with(", \"add_pooling_layer\": 0", "add_pooling_layer", NULL);
+}

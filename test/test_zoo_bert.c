@@ -4,7 +4,9 @@
 #include "zoo/zoo.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CASE "test/data/zoo/bert_seqcls_single/"
 
@@ -158,4 +160,57 @@ Test(zoo_bert, base_model_loads_a_checkpoint_with_heads)
     int j = registry_find(model.reg, "bert.embeddings.word_embeddings.weight");
     cr_assert_eq(memcmp(base.reg->params[i].var->value.data, model.reg->params[j].var->value.data,
                         sizeof(float) * 120 * 32), 0, "the word embeddings differ");
+}
+
+/* The weights of `fixture` without its pooler.* tensors, at path. */
+static void write_without_pooler(const char *fixture, const char *path)
+{
+    char from[256];
+    BertcError err;
+    SafeTensors *st;
+    snprintf(from, sizeof from, "test/data/zoo/%s/weights.safetensors", fixture);
+    cr_assert_eq(st_open_file(arena, from, &st, &err), 0, "%s", err.msg);
+    StEntry *kept = arena_alloc(arena, sizeof(StEntry) * st->n_tensors);
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_tensors; i++) {
+        const char *name = st->tensors[i].name;
+        if (strstr(name, "pooler."))
+            continue;
+        Tensor *t = arena_alloc(arena, sizeof *t);
+        cr_assert_eq(st_load_tensor(st, name, arena, t, &err), 0, "%s", err.msg);
+        kept[n++] = st_entry_tensor(name, t);
+    }
+    cr_assert_lt(n, st->n_tensors, "%s has no pooler to leave out", fixture);
+    cr_assert_eq(st_write_file(path, kept, n, NULL, 0, &err), 0, "%s", err.msg);
+}
+
+/* HF saves BertModel with add_pooling_layer=False without pooler.*: such a
+ * file opens as a BertModel without its pooler (no pooler_output), and the
+ * same hidden states; a classifier, which needs the pooler, names it. */
+Test(zoo_bert, weights_without_a_pooler)
+{
+    char path[128];
+    BertcError err;
+    snprintf(path, sizeof path, "/tmp/bertc_no_pooler_%d.safetensors", (int)getpid());
+    write_without_pooler("bert_model", path);
+    Model m;
+    cr_assert_eq(model_open(&m, arena, "test/data/zoo/bert_model/config.json", path, &err), 0,
+                 "%s", err.msg);
+    cr_expect(!m.cfg.add_pooling_layer);
+    Outputs out;
+    outputs_init(&out);
+    Batch in;
+    batch_init(&in, "batch");
+    int64_t bs[2] = {1, 4};
+    int32_t tokens[4] = {2, 7, 9, 3};
+    batch_put_ids(&in, "input_ids", itensor_view(tokens, 2, bs));
+    test_forward_ok(&m, graph, &in, &out);
+    cr_expect_eq(outputs_get(&out, "pooler_output"), NULL);
+    cr_expect(outputs_get(&out, "last_hidden_state"));
+
+    write_without_pooler("bert_seqcls_single", path);
+    cr_assert_neq(model_open(&m, arena, "test/data/zoo/bert_seqcls_single/config.json", path,
+                             &err), 0);
+    cr_expect(strstr(err.msg, "bert.pooler.dense.weight"), "%s", err.msg);
+    unlink(path);
 }
