@@ -363,7 +363,7 @@ static int qaconv_batch_from_text(const Model *m, const Tokenizer *tok, const Te
 {
     int32_t Q = qaconv_keys(&m->cfg).query_len;
     if (Q < 3)
-        return bertc_errorf(err, "query_len %d holds no question between [CLS] and [SEP]", Q);
+        return bertc_errorf(err, "query_len %d holds no question between [CLS] and [SEP]", (int)Q);
     TextExample *cut = arena_alloc(g->step, sizeof *cut * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) {
         cut[i] = ex[i];
@@ -378,7 +378,7 @@ static int qaconv_batch_from_text(const Model *m, const Tokenizer *tok, const Te
     for (int i = 0; i < n; i++)
         if (tb.enc[i].n_a + 2 > Q)
             return bertc_errorf(err, "example %d: the question is %d tokens with [CLS] and "
-                                "[SEP], more than query_len %d", i, tb.enc[i].n_a + 2, Q);
+                                "[SEP], more than query_len %d", i, (int)tb.enc[i].n_a + 2, (int)Q);
     text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
     return 0;
 }

@@ -438,7 +438,7 @@ static int summarizer_batch_from_text(const Model *m, const Tokenizer *tok, cons
     limit = max_len > 0 && max_len < limit ? max_len : limit;
     if (n < 1 || limit < 2)
         return bertc_errorf(err, "no document to encode (%d examples, %d tokens each)", n,
-                            limit);
+                            (int)limit);
     Document *docs = arena_alloc(g->step, sizeof(Document) * (size_t)n);
     int64_t S = 1, N = 1;
     for (int i = 0; i < n; i++) {
