@@ -65,7 +65,7 @@ TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 # (test/support_io_fault.c).
 TEST_LDFLAGS += -Wl,--wrap=open,--wrap=write,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename
 
-.PHONY: all lib test check-criterion sanitize bench demo clean cross-test freestanding-check check-clang fuzz fuzzers \
+.PHONY: all lib test check-criterion check-symbols sanitize bench demo clean cross-test freestanding-check check-clang fuzz fuzzers \
         check-valgrind valgrind install install-check
 
 all: $(LIB) $(CLI) $(EXAMPLES)
@@ -122,8 +122,19 @@ $(TEST_BIN): $(TEST_OBJ) $(CLI_PARTS) $(LIB) $(EXAMPLES) $(CLI)
 # Tests find their fixtures relative to the repository root. `set -f` keeps
 # the shell from globbing TEST_ARGS='--filter zoo/*' against the zoo/ folder.
 test: check-criterion
-	$(MAKE) --no-print-directory $(TEST_BIN)
+	$(MAKE) --no-print-directory $(TEST_BIN) check-symbols
 	set -f; ./$(TEST_BIN) $(TEST_ARGS)
+
+# Every external symbol of libbertc.a starts with bertc_, so none collides
+# with a firmware's or an application's own (a `gemm`, a `checkpoint_save`):
+# nm lists the symbols the archive defines; any other name fails the build.
+NM ?= nm
+check-symbols: $(LIB)
+	@bad=$$($(NM) -g --defined-only $(LIB) | awk 'NF == 3 && $$3 !~ /^bertc_/ { print $$3 }' | sort -u); \
+	if [ -n "$$bad" ]; then \
+	  echo "check-symbols: $(LIB) exports names without the bertc_ prefix:"; echo "$$bad" | head -20; exit 1; \
+	fi; \
+	echo "check-symbols: all $$($(NM) -g --defined-only $(LIB) | awk 'NF == 3' | wc -l) external symbols of $(LIB) start with bertc_"
 
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its
 # own build tree; any report fails the run.

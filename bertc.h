@@ -7,29 +7,29 @@
  *
  *     int main(void)
  *     {
- *         Arena *params = arena_create("params", 1 << 16);
- *         Graph *g = ag_graph_create(1 << 16, 42);      // step arena + RNG seed
+ *         Arena *params = bertc_arena_create("params", 1 << 16);
+ *         Graph *g = bertc_ag_graph_create(1 << 16, 42);      // step arena + RNG seed
  *         int64_t ws[2] = {1, 1}, bs[1] = {1}, xs[2] = {8, 1};
- *         Var *w = ag_param(params, 2, ws, "w");         // (out=1, in=1)
- *         Var *b = ag_param(params, 1, bs, "b");         // (1)
- *         Tensor x = tensor_new(params, 2, xs), y = tensor_new(params, 2, xs);
+ *         Var *w = bertc_ag_param(params, 2, ws, "w");         // (out=1, in=1)
+ *         Var *b = bertc_ag_param(params, 1, bs, "b");         // (1)
+ *         Tensor x = bertc_tensor_new(params, 2, xs), y = bertc_tensor_new(params, 2, xs);
  *         for (int i = 0; i < 8; i++) {
  *             x.data[i] = (float)i / 8;
  *             y.data[i] = 3 * x.data[i] - 1;
  *         }
  *         for (int step = 0; step < 500; step++) {
- *             Var *pred = ag_linear(g, ag_constant(g, x), w, b);   // (8, 1)
- *             Var *loss = ag_mse(g, pred, &y);
- *             ag_backward(g, loss);
+ *             Var *pred = bertc_ag_linear(g, bertc_ag_constant(g, x), w, b);   // (8, 1)
+ *             Var *loss = bertc_ag_mse(g, pred, &y);
+ *             bertc_ag_backward(g, loss);
  *             w->value.data[0] -= 0.5f * w->grad[0];
  *             b->value.data[0] -= 0.5f * b->grad[0];
- *             ag_zero_grad(w);
- *             ag_zero_grad(b);
- *             ag_graph_reset(g);                         // frees the step's memory
+ *             bertc_ag_zero_grad(w);
+ *             bertc_ag_zero_grad(b);
+ *             bertc_ag_graph_reset(g);                         // frees the step's memory
  *         }
  *         printf("w = %.3f, b = %.3f\n", w->value.data[0], b->value.data[0]);
- *         ag_graph_destroy(g);
- *         arena_destroy(params);
+ *         bertc_ag_graph_destroy(g);
+ *         bertc_arena_destroy(params);
  *         return 0;
  *     }
  *

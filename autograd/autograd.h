@@ -4,41 +4,41 @@
  * A Var is a tensor value plus (when it needs one) a gradient buffer of the
  * same shape. Every op whose inputs need a gradient appends one Node to the
  * Graph's tape: which op, its inputs, its output, and the few attributes its
- * backward needs. ag_backward(g, loss) walks the tape from the newest node to
+ * backward needs. bertc_ag_backward(g, loss) walks the tape from the newest node to
  * the oldest and calls each op's backward, which ADDS into its inputs'
  * gradients (+=), so a Var used twice (a tied weight) receives the sum of its
  * uses, exactly like PyTorch. A node runs only after every consumer of its
  * output has added into that output's gradient. The first backward to reach a
- * step Var may WRITE its gradient instead of adding to zeros (ag_grad_full),
- * or hand it its own upstream buffer (ag_grad_share, reshape and add): the
+ * step Var may WRITE its gradient instead of adding to zeros (bertc_ag_grad_full),
+ * or hand it its own upstream buffer (bertc_ag_grad_share, reshape and add): the
  * same values without a zeroing or copying pass. So after backward a step
  * Var's ->grad may be shared with its input; only parameters' gradients are
  * meant to be read then.
  *
  * Memory: a Graph owns a step arena. Activations, nodes and the gradients of
- * non-leaf Vars live there and vanish at ag_graph_reset(). Parameters (made
- * with ag_param) live in a persistent arena with a persistent gradient that
- * accumulates across backward passes until ag_zero_grad(). A parameter's
+ * non-leaf Vars live there and vanish at bertc_ag_graph_reset(). Parameters (made
+ * with bertc_ag_param) live in a persistent arena with a persistent gradient that
+ * accumulates across backward passes until bertc_ag_zero_grad(). A parameter's
  * gradient is allocated (in its persistent arena) by the first backward that
  * reaches it, so inference never pays for gradients: until then ->grad is
  * NULL, which every reader treats as zeros.
  *
  * A complete training step, on the tape:
  *
- *     Arena *params = arena_create("params", 1 << 20);
- *     Graph *g = ag_graph_create(1 << 20, 42);
+ *     Arena *params = bertc_arena_create("params", 1 << 20);
+ *     Graph *g = bertc_ag_graph_create(1 << 20, 42);
  *     int64_t wshape[2] = {3, 4};
- *     Var *w = ag_param(params, 2, wshape, "w");            // (out=3, in=4)
+ *     Var *w = bertc_ag_param(params, 2, wshape, "w");            // (out=3, in=4)
  *     for (int step = 0; step < 100; step++) {
  *         int64_t xshape[2] = {8, 4};
- *         Var *x = ag_tensor(g, 2, xshape, false);           // fill x->value.data
- *         Var *logits = ag_linear(g, x, w, NULL);            // (8, 3)
- *         Var *loss = ag_cross_entropy(g, logits, &labels, -100);
- *         ag_zero_grad(w);
- *         ag_backward(g, loss);
+ *         Var *x = bertc_ag_tensor(g, 2, xshape, false);           // fill x->value.data
+ *         Var *logits = bertc_ag_linear(g, x, w, NULL);            // (8, 3)
+ *         Var *loss = bertc_ag_cross_entropy(g, logits, &labels, -100);
+ *         bertc_ag_zero_grad(w);
+ *         bertc_ag_backward(g, loss);
  *         for (int64_t i = 0; i < w->value.numel; i++)      // plain SGD
  *             w->value.data[i] -= 0.1f * w->grad[i];
- *         ag_graph_reset(g);                                 // frees the step
+ *         bertc_ag_graph_reset(g);                                 // frees the step
  *     }
  */
 #ifndef BERTC_AUTOGRAD_H
@@ -59,8 +59,8 @@ typedef struct Var {
                              allocated by the first backward that reaches it */
     const char *name;     /* optional; used in messages */
     const GemmPackedB *packed; /* non-NULL: a linear weight (out, in) pre-packed for
-                             inference (nn's registry_prepack); value.data then
-                             holds the GEMM's layout, which only ag_linear reads */
+                             inference (nn's bertc_registry_prepack); value.data then
+                             holds the GEMM's layout, which only bertc_ag_linear reads */
 } Var;
 
 typedef struct Node Node;
@@ -74,46 +74,46 @@ typedef struct Graph {
     Rng rng;              /* dropout draws come from here */
 } Graph;
 
-Graph *ag_graph_create(size_t step_bytes, uint64_t seed);
+Graph *bertc_ag_graph_create(size_t step_bytes, uint64_t seed);
 /* A graph in caller memory over a caller's arena (bare metal: a fixed one);
- * no allocation. ag_graph_destroy is not for these. */
-void ag_graph_init(Graph *g, Arena *step, uint64_t seed);
-void ag_graph_destroy(Graph *g);
+ * no allocation. bertc_ag_graph_destroy is not for these. */
+void bertc_ag_graph_init(Graph *g, Arena *step, uint64_t seed);
+void bertc_ag_graph_destroy(Graph *g);
 /* Forget the tape and free every step allocation (keeps parameters). */
-void ag_graph_reset(Graph *g);
+void bertc_ag_graph_reset(Graph *g);
 /* no_grad mode: ops still compute but record nothing; returns the old mode. */
-bool ag_set_no_grad(Graph *g, bool no_grad);
-void ag_set_training(Graph *g, bool training);
+bool bertc_ag_set_no_grad(Graph *g, bool no_grad);
+void bertc_ag_set_training(Graph *g, bool training);
 
 /* A parameter: value (zero-filled) in the persistent arena; its gradient is
  * allocated there too, zero-filled, on the first backward that reaches it. */
-Var *ag_param(Arena *persistent, int ndim, const int64_t *shape, const char *name);
+Var *bertc_ag_param(Arena *persistent, int ndim, const int64_t *shape, const char *name);
 /* A step-arena Var with a zero-filled value, to be filled by the caller. */
-Var *ag_tensor(Graph *g, int ndim, const int64_t *shape, bool requires_grad);
+Var *bertc_ag_tensor(Graph *g, int ndim, const int64_t *shape, bool requires_grad);
 /* Wrap existing data (not copied) as a constant step Var. */
-Var *ag_constant(Graph *g, Tensor value);
+Var *bertc_ag_constant(Graph *g, Tensor value);
 
 /* loss must hold a single element; its gradient is seeded with 1. */
-void ag_backward(Graph *g, Var *loss);
+void bertc_ag_backward(Graph *g, Var *loss);
 /* General seed: out's gradient is seeded with `seed` (out->value.numel floats). */
-void ag_backward_seeded(Graph *g, Var *out, const float *seed);
-void ag_zero_grad(Var *v);
+void bertc_ag_backward_seeded(Graph *g, Var *out, const float *seed);
+void bertc_ag_zero_grad(Var *v);
 /* A parameter's gradient buffer, allocated zero-filled in its persistent
  * arena if no backward has reached it yet (e.g. to seed or inspect it). */
-float *ag_param_grad(Var *param);
+float *bertc_ag_param_grad(Var *param);
 /* The gradient buffer of v, allocated zero-filled if absent: in the
- * parameter's persistent arena (ag_param_grad), else in the step arena. */
-float *ag_grad(Graph *g, Var *v);
+ * parameter's persistent arena (bertc_ag_param_grad), else in the step arena. */
+float *bertc_ag_grad(Graph *g, Var *v);
 /* Only for a backward that stores EVERY element of v's gradient (linear's dx,
  * an elementwise op, layernorm's dx, permute...). Returns the buffer and sets
  * *accumulate: true when v is a parameter or already has a gradient (add into
- * it, as with ag_grad); false when the buffer is a fresh step allocation, NOT
+ * it, as with bertc_ag_grad); false when the buffer is a fresh step allocation, NOT
  * zeroed: store every element, read none. Writing
  *     g[i] = (accumulate ? g[i] : 0.0f) + d
  * (or a GEMM with beta = accumulate ? 1 : 0) gives the values that adding d
  * into a zeroed buffer gives. A backward that reaches only some elements
- * (slice, embedding, gather, masked_fill, a broadcast operand) uses ag_grad. */
-float *ag_grad_full(Graph *g, Var *v, bool *accumulate);
+ * (slice, embedding, gather, masked_fill, a broadcast operand) uses bertc_ag_grad. */
+float *bertc_ag_grad_full(Graph *g, Var *v, bool *accumulate);
 /* For a backward whose gradient for v is the upstream gradient `grad` itself,
  * element for element (reshape; add). If v is not a parameter and has no
  * gradient yet, v's gradient becomes that very buffer (no copy) and it returns
@@ -122,7 +122,7 @@ float *ag_grad_full(Graph *g, Var *v, bool *accumulate);
  * on only v's own consumers write to it. Share it with one input only.
  * (A -0.0 in grad stays -0.0 where 0 + -0.0 gives +0.0; parameter gradients,
  * which start from zeros, come out bit for bit the same either way.) */
-bool ag_grad_share(Var *v, float *grad);
+bool bertc_ag_grad_share(Var *v, float *grad);
 
 /* ------------------------------------------------------------------------ */
 /* The tape and the op table (for op implementers; users rarely need it)     */
@@ -240,15 +240,15 @@ typedef struct OpDef {
 } OpDef;
 
 /* The op table (autograd/op_table.c), indexed by OpId. */
-extern const OpDef ag_op_table[OP_COUNT];
+extern const OpDef bertc_ag_op_table[OP_COUNT];
 
 /* For op implementers: make the output Var of an op. requires_grad is the OR of
  * the inputs' and false in no_grad mode. */
-Var *ag_result(Graph *g, int ndim, const int64_t *shape, Var **inputs, int n_in);
+Var *bertc_ag_result(Graph *g, int ndim, const int64_t *shape, Var **inputs, int n_in);
 /* Record a node for `out` if it requires grad; returns it (or NULL). */
-Node *ag_record(Graph *g, OpId op, Var *out, Var **inputs, int n_in);
+Node *bertc_ag_record(Graph *g, OpId op, Var *out, Var **inputs, int n_in);
 /* bertc_fatal with "op: message" and the shapes of a and b. */
-_Noreturn void ag_shape_error(const char *op, const char *what, const Var *a, const Var *b);
+_Noreturn void bertc_ag_shape_error(const char *op, const char *what, const Var *a, const Var *b);
 
 /* ------------------------------------------------------------------------ */
 /* Ops (SPEC §3). Shapes in PyTorch order. Each op's backward sits next to   */
@@ -256,30 +256,30 @@ _Noreturn void ag_shape_error(const char *op, const char *what, const Var *a, co
 /* ------------------------------------------------------------------------ */
 
 /* Elementwise with broadcasting (ops_elementwise.c) */
-Var *ag_add(Graph *g, Var *a, Var *b);
-Var *ag_sub(Graph *g, Var *a, Var *b);
-Var *ag_mul(Graph *g, Var *a, Var *b);
-Var *ag_div(Graph *g, Var *a, Var *b);
-Var *ag_scale(Graph *g, Var *a, float s);                 /* s * a */
+Var *bertc_ag_add(Graph *g, Var *a, Var *b);
+Var *bertc_ag_sub(Graph *g, Var *a, Var *b);
+Var *bertc_ag_mul(Graph *g, Var *a, Var *b);
+Var *bertc_ag_div(Graph *g, Var *a, Var *b);
+Var *bertc_ag_scale(Graph *g, Var *a, float s);                 /* s * a */
 
 /* Unary (ops_unary.c) */
-Var *ag_gelu(Graph *g, Var *a);        /* erf form */
-Var *ag_gelu_tanh(Graph *g, Var *a);   /* tanh approximation */
-Var *ag_relu(Graph *g, Var *a);
-Var *ag_tanh(Graph *g, Var *a);
-Var *ag_sigmoid(Graph *g, Var *a);
-Var *ag_exp(Graph *g, Var *a);
-Var *ag_log(Graph *g, Var *a);
-Var *ag_sqrt(Graph *g, Var *a);
-Var *ag_pow(Graph *g, Var *a, float p);  /* a^p */
+Var *bertc_ag_gelu(Graph *g, Var *a);        /* erf form */
+Var *bertc_ag_gelu_tanh(Graph *g, Var *a);   /* tanh approximation */
+Var *bertc_ag_relu(Graph *g, Var *a);
+Var *bertc_ag_tanh(Graph *g, Var *a);
+Var *bertc_ag_sigmoid(Graph *g, Var *a);
+Var *bertc_ag_exp(Graph *g, Var *a);
+Var *bertc_ag_log(Graph *g, Var *a);
+Var *bertc_ag_sqrt(Graph *g, Var *a);
+Var *bertc_ag_pow(Graph *g, Var *a, float p);  /* a^p */
 
 /* Matrix products (ops_matmul.c)
  * matmul: a (..., M, K), b (..., K, N) -> (..., M, N), with op(a) = a^T when
  * trans_a (a is (..., K, M)), likewise b. Batch dims must be equal, or b is
  * 2-D and shared by every batch entry. */
-Var *ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b);
+Var *bertc_ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b);
 /* linear: x (..., in), w (out, in), bias (out) or NULL -> (..., out) = x w^T + b */
-Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias);
+Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias);
 
 /* Multi-head attention products on heads read in place (ops_attention.c).
  * q, k, v (B, S, H) hold nh heads of d = H / nh columns each.
@@ -287,69 +287,69 @@ Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias);
  * additive (B, 1, 1, S) mask (no gradient) or NULL.
  * attention_context: p (B, nh, S, S), v -> (B, S, H), head h of row (b, s) =
  * p[b, h, s] v_bh: the merged context, no permute. */
-Var *ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask);
-Var *ag_attention_context(Graph *g, Var *p, Var *v);
+Var *bertc_ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask);
+Var *bertc_ag_attention_context(Graph *g, Var *p, Var *v);
 
 /* Shape (ops_shape.c). reshape shares storage; permute copies. */
-Var *ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape); /* one dim may be -1 */
-Var *ag_permute(Graph *g, Var *a, const int *perm);
-Var *ag_transpose(Graph *g, Var *a, int dim0, int dim1);
-Var *ag_concat(Graph *g, Var **xs, int n, int dim);
-Var *ag_slice(Graph *g, Var *a, int dim, int64_t start, int64_t end); /* [start, end) */
+Var *bertc_ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape); /* one dim may be -1 */
+Var *bertc_ag_permute(Graph *g, Var *a, const int *perm);
+Var *bertc_ag_transpose(Graph *g, Var *a, int dim0, int dim1);
+Var *bertc_ag_concat(Graph *g, Var **xs, int n, int dim);
+Var *bertc_ag_slice(Graph *g, Var *a, int dim, int64_t start, int64_t end); /* [start, end) */
 /* split a along dim into n pieces of the given sizes (which sum to the dim). */
-void ag_split(Graph *g, Var *a, int dim, int n, const int64_t *sizes, Var **out);
+void bertc_ag_split(Graph *g, Var *a, int dim, int n, const int64_t *sizes, Var **out);
 
 /* Indexing (ops_index.c) */
 /* table (V, H), ids any shape -> (ids..., H). Rows equal to padding_idx get no
  * gradient (padding_idx < 0: none). An id outside [0, V) is a fatal error. */
-Var *ag_embedding(Graph *g, Var *table, const ITensor *ids, int padding_idx);
+Var *bertc_ag_embedding(Graph *g, Var *table, const ITensor *ids, int padding_idx);
 /* torch.index_select: picks idx (1-D) along dim. */
-Var *ag_index_select(Graph *g, Var *a, int dim, const ITensor *idx);
+Var *bertc_ag_index_select(Graph *g, Var *a, int dim, const ITensor *idx);
 /* torch.gather: out[i][j][k] = a[i][idx[i][j][k]][k] for dim 1 (and so on);
  * idx has a's number of dims, its shape is the output shape. */
-Var *ag_gather(Graph *g, Var *a, int dim, const ITensor *idx);
+Var *bertc_ag_gather(Graph *g, Var *a, int dim, const ITensor *idx);
 /* out = a where mask == 0, value where mask != 0; mask broadcasts to a. */
-Var *ag_masked_fill(Graph *g, Var *a, const ITensor *mask, float value);
+Var *bertc_ag_masked_fill(Graph *g, Var *a, const ITensor *mask, float value);
 
 /* Reductions and row ops (ops_reduce.c). dim = AG_ALL_DIMS reduces to a scalar
  * (shape [] with numel 1). */
 #define AG_ALL_DIMS (-100)
-Var *ag_sum(Graph *g, Var *a, int dim, bool keepdim);
-Var *ag_mean(Graph *g, Var *a, int dim, bool keepdim);
-Var *ag_softmax(Graph *g, Var *a);       /* over the last dim */
-Var *ag_log_softmax(Graph *g, Var *a);   /* over the last dim */
+Var *bertc_ag_sum(Graph *g, Var *a, int dim, bool keepdim);
+Var *bertc_ag_mean(Graph *g, Var *a, int dim, bool keepdim);
+Var *bertc_ag_softmax(Graph *g, Var *a);       /* over the last dim */
+Var *bertc_ag_log_softmax(Graph *g, Var *a);   /* over the last dim */
 /* LayerNorm over the last dim; gamma, beta (H) may be NULL. */
-Var *ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps);
+Var *bertc_ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps);
 
 /* Layers (ops_layers.c) */
 /* Inverted dropout: in training, zero each element with probability p (drawn
  * from g->rng) and scale the survivors by 1/(1-p); identity in eval. */
-Var *ag_dropout(Graph *g, Var *a, float p);
+Var *bertc_ag_dropout(Graph *g, Var *a, float p);
 /* x (B, Cin, L), w (Cout, Cin, k), bias (Cout) or NULL -> (B, Cout, L);
  * stride 1, zero padding (k-1)/2 on both sides (k odd). */
-Var *ag_conv1d(Graph *g, Var *x, Var *w, Var *bias);
+Var *bertc_ag_conv1d(Graph *g, Var *x, Var *w, Var *bias);
 
 /* Losses (ops_loss.c). Each returns a scalar Var. Accumulation in double. */
 /* logits (N, C), target (N): mean over rows whose target != ignore_index. */
-Var *ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_index);
+Var *bertc_ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_index);
 /* p, target same shape; mean of -(y ln p + (1-y) ln(1-p)) with logs clamped at
  * -100, as torch.nn.BCELoss. reduction_sum: sum instead of mean. */
-Var *ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum);
+Var *bertc_ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum);
 /* z, target same shape: mean of max(z,0) - z y + log(1 + exp(-|z|)). */
-Var *ag_bce_with_logits(Graph *g, Var *z, const Tensor *target);
+Var *bertc_ag_bce_with_logits(Graph *g, Var *z, const Tensor *target);
 /* a, target same shape: mean of (a - target)^2. */
-Var *ag_mse(Graph *g, Var *a, const Tensor *target);
+Var *bertc_ag_mse(Graph *g, Var *a, const Tensor *target);
 /* x (N, H), w (V, H), bias (V) or NULL, target (N): the value of
- * ag_cross_entropy(ag_linear(x, w, bias), target, ignore_index) without
+ * bertc_ag_cross_entropy(bertc_ag_linear(x, w, bias), target, ignore_index) without
  * storing the (N, V) logits (ops_linear_ce.c): the MLM decoder's loss. */
-Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
+Var *bertc_ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
                              int ignore_index);
 
 /* Fused ops (ops_fused.c).
  * add_layernorm: a, b (..., H) of one shape, gamma, beta (H) or NULL ->
- * ag_layernorm(ag_add(a, b), gamma, beta, eps) in one pass over the rows; a
+ * bertc_ag_layernorm(bertc_ag_add(a, b), gamma, beta, eps) in one pass over the rows; a
  * and b get the same gradient. The residual Add & Norm of a BERT layer. */
-Var *ag_add_layernorm(Graph *g, Var *a, Var *b, Var *gamma, Var *beta, float eps);
+Var *bertc_ag_add_layernorm(Graph *g, Var *a, Var *b, Var *gamma, Var *beta, float eps);
 
 /* ------------------------------------------------------------------------ */
 /* Gradient checking (gradcheck.c)                                           */
@@ -373,9 +373,9 @@ typedef struct GradcheckResult {
  * Passes when |analytic - numeric| <= atol + rtol * |numeric| everywhere.
  * The graph RNG is re-seeded before every evaluation so dropout masks repeat.
  * The graph is reset between evaluations, so inputs (and anything `user`
- * points to) must live outside it: make them with ag_param. An input whose
+ * points to) must live outside it: make them with bertc_ag_param. An input whose
  * requires_grad is false is passed through unchecked. */
-GradcheckResult ag_gradcheck(Graph *g, GradcheckFn fn, Var **inputs, int n_inputs,
+GradcheckResult bertc_ag_gradcheck(Graph *g, GradcheckFn fn, Var **inputs, int n_inputs,
                              void *user, float eps, double atol, double rtol);
 
 #endif /* BERTC_AUTOGRAD_H */

@@ -18,11 +18,11 @@
 static double evaluate(Graph *g, GradcheckFn fn, Var **inputs, void *user,
                        const float *w, int64_t n_out)
 {
-    ag_graph_reset(g);
-    g->rng = rng_seed(GRADCHECK_SEED);
-    bool old = ag_set_no_grad(g, true);
+    bertc_ag_graph_reset(g);
+    g->rng = bertc_rng_seed(GRADCHECK_SEED);
+    bool old = bertc_ag_set_no_grad(g, true);
     Var *out = fn(g, inputs, user);
-    ag_set_no_grad(g, old);
+    bertc_ag_set_no_grad(g, old);
     if (out->value.numel != n_out)
         bertc_fatal("gradcheck: the function's output size changed (%lld then %lld)",
                     (long long)n_out, (long long)out->value.numel);
@@ -46,29 +46,29 @@ static void record_failure(GradcheckResult *r, int input, int64_t index, double 
              input, name ? name : "unnamed", (long long)index, analytic, numeric);
 }
 
-GradcheckResult ag_gradcheck(Graph *g, GradcheckFn fn, Var **inputs, int n_inputs,
+GradcheckResult bertc_ag_gradcheck(Graph *g, GradcheckFn fn, Var **inputs, int n_inputs,
                              void *user, float eps, double atol, double rtol)
 {
     GradcheckResult r = {.ok = true, .input = -1, .index = -1};
     for (int k = 0; k < n_inputs; k++)
         if (!inputs[k]->persistent)
-            bertc_fatal("gradcheck: input %d is not persistent; make inputs with ag_param", k);
+            bertc_fatal("gradcheck: input %d is not persistent; make inputs with bertc_ag_param", k);
 
     /* Analytic gradients: one backward with the random seed w. */
-    ag_graph_reset(g);
-    g->rng = rng_seed(GRADCHECK_SEED);
+    bertc_ag_graph_reset(g);
+    g->rng = bertc_rng_seed(GRADCHECK_SEED);
     for (int k = 0; k < n_inputs; k++)
-        ag_zero_grad(inputs[k]);
+        bertc_ag_zero_grad(inputs[k]);
     Var *out = fn(g, inputs, user);
     int64_t n_out = out->value.numel;
     /* w must survive the graph resets below, so it is not in the step arena. */
     float *w = bertc_sys_alloc(sizeof(float) * (size_t)n_out);
     if (!w)
         bertc_fatal("gradcheck: out of memory");
-    Rng wr = rng_seed(12345);
+    Rng wr = bertc_rng_seed(12345);
     for (int64_t i = 0; i < n_out; i++)
-        w[i] = (float)(2.0 * rng_uniform(&wr) - 1.0);
-    ag_backward_seeded(g, out, w);
+        w[i] = (float)(2.0 * bertc_rng_uniform(&wr) - 1.0);
+    bertc_ag_backward_seeded(g, out, w);
 
     for (int k = 0; k < n_inputs; k++) {
         Var *x = inputs[k];
@@ -93,6 +93,6 @@ GradcheckResult ag_gradcheck(Graph *g, GradcheckFn fn, Var **inputs, int n_input
         }
     }
     bertc_sys_free(w);
-    ag_graph_reset(g);
+    bertc_ag_graph_reset(g);
     return r;
 }

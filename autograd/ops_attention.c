@@ -14,8 +14,8 @@
  *   scores:  dq_bh += alpha G_bh k_bh;   dk_bh += alpha G_bh^T q_bh
  *   context: dp_bh += G_bh v_bh^T;       dv_bh += p_bh^T G_bh
  * The blocks of a gradient cover all of it, so each GEMM writes (beta = 0)
- * instead of adding when that gradient is new (ag_grad_full).
- * The (b, h) blocks are independent: parallel_for hands them to the threads
+ * instead of adding when that gradient is new (bertc_ag_grad_full).
+ * The (b, h) blocks are independent: bertc_parallel_for hands them to the threads
  * (each block's GEMM is too small to split further). */
 #include "autograd/ops_internal.h"
 
@@ -27,7 +27,7 @@ static HeadDims head_dims(const char *op, Var *x, int64_t nh)
 {
     const Tensor *t = &x->value;
     if (t->ndim != 3 || nh < 1 || t->shape[2] % nh != 0)
-        ag_shape_error(op, "needs (B, S, H) with H a multiple of the head count", x, NULL);
+        bertc_ag_shape_error(op, "needs (B, S, H) with H a multiple of the head count", x, NULL);
     HeadDims h = {t->shape[0], t->shape[1], t->shape[2], nh, t->shape[2] / nh};
     return h;
 }
@@ -53,30 +53,30 @@ static void head_block(const HeadJob *j, int64_t bh)
     int64_t head = b * S * H + bh % h->nh * d, block = bh * S * S;
     switch (j->kind) {
     case SCORES:
-        gemm(false, true, S, S, d, j->alpha, j->a + head, H, j->b + head, H, 0.0f,
+        bertc_gemm(false, true, S, S, d, j->alpha, j->a + head, H, j->b + head, H, 0.0f,
              j->out + block, S);
         if (j->mask)
             for (int64_t i = 0; i < S; i++)
-                kernel_add_inplace(j->out + block + i * S, j->mask + b * S, S);
+                bertc_kernel_add_inplace(j->out + block + i * S, j->mask + b * S, S);
         break;
     case DQ:      /* a = G (scores grad), b = k */
-        gemm(false, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, j->beta,
+        bertc_gemm(false, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, j->beta,
              j->out + head, H);
         break;
     case DK:      /* a = G, b = q */
-        gemm(true, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, j->beta,
+        bertc_gemm(true, false, S, d, S, j->alpha, j->a + block, S, j->b + head, H, j->beta,
              j->out + head, H);
         break;
     case CONTEXT: /* a = p, b = v */
-        gemm(false, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, 0.0f,
+        bertc_gemm(false, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, 0.0f,
              j->out + head, H);
         break;
     case DP:      /* a = G (context grad), b = v */
-        gemm(false, true, S, S, d, 1.0f, j->a + head, H, j->b + head, H, j->beta,
+        bertc_gemm(false, true, S, S, d, 1.0f, j->a + head, H, j->b + head, H, j->beta,
              j->out + block, S);
         break;
     case DV:      /* a = p, b = G */
-        gemm(true, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, j->beta,
+        bertc_gemm(true, false, S, d, S, 1.0f, j->a + block, S, j->b + head, H, j->beta,
              j->out + head, H);
         break;
     }
@@ -92,7 +92,7 @@ static void run_heads(HeadDims hd, int kind, float alpha, const float *a, const 
                       const float *mask, float *out, float beta)
 {
     HeadJob j = {hd, alpha, a, b, mask, out, beta, kind};
-    parallel_for(hd.B * hd.nh, head_range, &j);
+    bertc_parallel_for(hd.B * hd.nh, head_range, &j);
 }
 
 /* The gradient buffer of x for run_heads, and the beta that adds into it or
@@ -100,30 +100,30 @@ static void run_heads(HeadDims hd, int kind, float alpha, const float *a, const 
 static float *head_grad(Graph *g, Var *x, float *beta)
 {
     bool accumulate;
-    float *grad = ag_grad_full(g, x, &accumulate);
+    float *grad = bertc_ag_grad_full(g, x, &accumulate);
     *beta = accumulate ? 1.0f : 0.0f;
     return grad;
 }
 
-Var *ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask)
+Var *bertc_ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask)
 {
     HeadDims hd = head_dims("attention_scores", q, nh);
-    if (!tensor_same_shape(&q->value, &k->value))
-        ag_shape_error("attention_scores", "q and k differ", q, k);
+    if (!bertc_tensor_same_shape(&q->value, &k->value))
+        bertc_ag_shape_error("attention_scores", "q and k differ", q, k);
     if (mask && mask->value.numel != hd.B * hd.S)
-        ag_shape_error("attention_scores", "the mask must be (B, 1, 1, S)", mask, q);
+        bertc_ag_shape_error("attention_scores", "the mask must be (B, 1, 1, S)", mask, q);
     int64_t shape[4] = {hd.B, nh, hd.S, hd.S};
     Var *in[2] = {q, k};
-    Var *out = ag_result(g, 4, shape, in, 2);
+    Var *out = bertc_ag_result(g, 4, shape, in, 2);
     run_heads(hd, SCORES, alpha, q->value.data, k->value.data, mask ? mask->value.data : NULL,
               out->value.data, 0.0f);
-    Node *node = ag_record(g, OP_ATTENTION_SCORES, out, in, 2);
+    Node *node = bertc_ag_record(g, OP_ATTENTION_SCORES, out, in, 2);
     if (node)
         node->attr.attention_scores = (AttentionScoresAttrs){.nh = nh, .alpha = alpha};
     return out;
 }
 
-void attention_scores_backward(Graph *g, Node *node)
+void bertc_attention_scores_backward(Graph *g, Node *node)
 {
     Var *q = node->in[0], *k = node->in[1];
     HeadDims hd = head_dims("attention_scores", q, node->attr.attention_scores.nh);
@@ -138,22 +138,22 @@ void attention_scores_backward(Graph *g, Node *node)
     }
 }
 
-Var *ag_attention_context(Graph *g, Var *p, Var *v)
+Var *bertc_ag_attention_context(Graph *g, Var *p, Var *v)
 {
     const Tensor *P = &p->value;
     if (P->ndim != 4 || P->shape[2] != P->shape[3])
-        ag_shape_error("attention_context", "p must be (B, nh, S, S)", p, v);
+        bertc_ag_shape_error("attention_context", "p must be (B, nh, S, S)", p, v);
     HeadDims hd = head_dims("attention_context", v, P->shape[1]);
     if (P->shape[0] != hd.B || P->shape[2] != hd.S)
-        ag_shape_error("attention_context", "p (B, nh, S, S) and v (B, S, H) differ", p, v);
+        bertc_ag_shape_error("attention_context", "p (B, nh, S, S) and v (B, S, H) differ", p, v);
     Var *in[2] = {p, v};
-    Var *out = ag_result(g, 3, v->value.shape, in, 2);
+    Var *out = bertc_ag_result(g, 3, v->value.shape, in, 2);
     run_heads(hd, CONTEXT, 1.0f, P->data, v->value.data, NULL, out->value.data, 0.0f);
-    ag_record(g, OP_ATTENTION_CONTEXT, out, in, 2);
+    bertc_ag_record(g, OP_ATTENTION_CONTEXT, out, in, 2);
     return out;
 }
 
-void attention_context_backward(Graph *g, Node *node)
+void bertc_attention_context_backward(Graph *g, Node *node)
 {
     Var *p = node->in[0], *v = node->in[1];
     HeadDims hd = head_dims("attention_context", v, p->value.shape[1]);

@@ -26,8 +26,8 @@ static Broadcast broadcast_plan(const Tensor *a, const Tensor *b, const Tensor *
     bc.ndim = out->ndim;
     for (int i = 0; i < out->ndim; i++)
         bc.shape[i] = out->shape[i];
-    shape_broadcast_strides(a->ndim, a->shape, out->ndim, bc.a_stride);
-    shape_broadcast_strides(b->ndim, b->shape, out->ndim, bc.b_stride);
+    bertc_shape_broadcast_strides(a->ndim, a->shape, out->ndim, bc.a_stride);
+    bertc_shape_broadcast_strides(b->ndim, b->shape, out->ndim, bc.b_stride);
     bc.n = out->ndim ? out->shape[out->ndim - 1] : 1;
     bc.rows = bc.n ? out->numel / bc.n : 0;
     return bc;
@@ -56,11 +56,11 @@ static Var *binary(Graph *g, BinaryKind kind, Var *a, Var *b)
 {
     int ndim;
     int64_t shape[TENSOR_MAX_DIMS];
-    if (!shape_broadcast(a->value.ndim, a->value.shape, b->value.ndim, b->value.shape,
+    if (!bertc_shape_broadcast(a->value.ndim, a->value.shape, b->value.ndim, b->value.shape,
                          &ndim, shape))
-        ag_shape_error(binary_names[kind], "shapes do not broadcast", a, b);
+        bertc_ag_shape_error(binary_names[kind], "shapes do not broadcast", a, b);
     Var *in[2] = {a, b};
-    Var *out = ag_result(g, ndim, shape, in, 2);
+    Var *out = bertc_ag_result(g, ndim, shape, in, 2);
     Broadcast bc = broadcast_plan(&a->value, &b->value, &out->value);
     int64_t sa = inner_stride(bc.a_stride, ndim), sb = inner_stride(bc.b_stride, ndim);
     const float *x = a->value.data, *y = b->value.data;
@@ -78,31 +78,31 @@ static Var *binary(Graph *g, BinaryKind kind, Var *a, Var *b)
             }
         }
     }
-    ag_record(g, binary_op_ids[kind], out, in, 2);
+    bertc_ag_record(g, binary_op_ids[kind], out, in, 2);
     return out;
 }
 
 /* The gradient buffer of an input x of a binary op with output `out`. An input
  * of out's size is read once per output element, so its gradient is stored
- * whole (ag_grad_full); a broadcast one sums over the broadcast dims and must
- * start from zeros (ag_grad), so it always accumulates. */
+ * whole (bertc_ag_grad_full); a broadcast one sums over the broadcast dims and must
+ * start from zeros (bertc_ag_grad), so it always accumulates. */
 static float *binary_grad(Graph *g, Var *x, const Var *out, bool *accumulate)
 {
     if (!x->requires_grad)
         return NULL;
     if (x->value.numel == out->value.numel)
-        return ag_grad_full(g, x, accumulate);
+        return bertc_ag_grad_full(g, x, accumulate);
     *accumulate = true;
-    return ag_grad(g, x);
+    return bertc_ag_grad(g, x);
 }
 
 /* a + b and a - b hand dy to a unchanged: an a of out's size without a
- * gradient yet takes dy itself as its gradient (ag_grad_share), no copy.
+ * gradient yet takes dy itself as its gradient (bertc_ag_grad_share), no copy.
  * Not when a is also b, whose share must then be added to it. */
 static bool binary_share_a(BinaryKind kind, Var *a, const Var *b, Var *out)
 {
     return (kind == BIN_ADD || kind == BIN_SUB) && a != b && a->requires_grad &&
-           a->value.numel == out->value.numel && ag_grad_share(a, out->grad);
+           a->value.numel == out->value.numel && bertc_ag_grad_share(a, out->grad);
 }
 
 /* d(a+b) = (dy, dy); d(a-b) = (dy, -dy); d(ab) = (dy b, dy a);
@@ -141,35 +141,35 @@ static void binary_backward(Graph *g, Node *node, BinaryKind kind)
     }
 }
 
-Var *ag_add(Graph *g, Var *a, Var *b) { return binary(g, BIN_ADD, a, b); }
-Var *ag_sub(Graph *g, Var *a, Var *b) { return binary(g, BIN_SUB, a, b); }
-Var *ag_mul(Graph *g, Var *a, Var *b) { return binary(g, BIN_MUL, a, b); }
-Var *ag_div(Graph *g, Var *a, Var *b) { return binary(g, BIN_DIV, a, b); }
+Var *bertc_ag_add(Graph *g, Var *a, Var *b) { return binary(g, BIN_ADD, a, b); }
+Var *bertc_ag_sub(Graph *g, Var *a, Var *b) { return binary(g, BIN_SUB, a, b); }
+Var *bertc_ag_mul(Graph *g, Var *a, Var *b) { return binary(g, BIN_MUL, a, b); }
+Var *bertc_ag_div(Graph *g, Var *a, Var *b) { return binary(g, BIN_DIV, a, b); }
 
-void add_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_ADD); }
-void sub_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_SUB); }
-void mul_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_MUL); }
-void div_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_DIV); }
+void bertc_add_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_ADD); }
+void bertc_sub_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_SUB); }
+void bertc_mul_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_MUL); }
+void bertc_div_backward(Graph *g, Node *node) { binary_backward(g, node, BIN_DIV); }
 
 /* y = s * a;  da += s * dy */
-Var *ag_scale(Graph *g, Var *a, float s)
+Var *bertc_ag_scale(Graph *g, Var *a, float s)
 {
-    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    Var *out = bertc_ag_result(g, a->value.ndim, a->value.shape, &a, 1);
     for (int64_t i = 0; i < a->value.numel; i++)
         out->value.data[i] = s * a->value.data[i];
-    Node *node = ag_record(g, OP_SCALE, out, &a, 1);
+    Node *node = bertc_ag_record(g, OP_SCALE, out, &a, 1);
     if (node)
         node->attr.scale.s = s;
     return out;
 }
 
-void scale_backward(Graph *g, Node *node)
+void bertc_scale_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *da = ag_grad_full(g, a, &accumulate), s = node->attr.scale.s;
+    float *da = bertc_ag_grad_full(g, a, &accumulate), s = node->attr.scale.s;
     const float *dy = node->out->grad;
     for (int64_t i = 0; i < a->value.numel; i++)
         da[i] = (accumulate ? da[i] : 0.0f) + s * dy[i];

@@ -2,7 +2,7 @@
  *
  *   loss = CE(x w^T + bias, target)       x (N, H), w (V, H), bias (V), target (N)
  *
- * the same value as ag_cross_entropy(ag_linear(x, w, bias), target) without
+ * the same value as bertc_ag_cross_entropy(bertc_ag_linear(x, w, bias), target) without
  * ever holding the (N, V) logits: for a 30522-word vocabulary they and their
  * gradient are most of a small model's training memory. Rows are taken a
  * chunk at a time, and only rows whose target is not ignore_index (they alone
@@ -60,7 +60,7 @@ typedef struct Lce {
 } Lce;
 
 /* One row of z: the bias added in the max pass, then e = exp(z - max) and
- * S = sum e in one pass. bertc_expf (inside kernel_exp_sum) gives the same
+ * S = sum e in one pass. bertc_expf (inside bertc_kernel_exp_sum) gives the same
  * bits on every target; S is summed in double, as a float sum of 30522
  * terms would lose digits of log(S), i.e. of the loss. */
 static void lce_rows(void *ctx, int64_t begin, int64_t end)
@@ -68,8 +68,8 @@ static void lce_rows(void *ctx, int64_t begin, int64_t end)
     const Lce *c = ctx;
     for (int64_t r = begin; r < end; r++) {
         float *z = c->z + r * c->V;
-        float max = kernel_add_max(z, c->bias, c->V), zt = z[c->t[r]];
-        double sum = kernel_exp_sum(z, z, max, c->V);
+        float max = bertc_kernel_add_max(z, c->bias, c->V), zt = z[c->t[r]];
+        double sum = bertc_kernel_exp_sum(z, z, max, c->V);
         c->loss[r] = (double)max + log(sum) - (double)zt;
         c->s[r] = (float)(1.0 / sum) * c->inv_n;
     }
@@ -79,7 +79,7 @@ static void lce_rows(void *ctx, int64_t begin, int64_t end)
 static void chunk_dx(const Lce *c, int64_t m, float *dx)
 {
     int64_t H = c->H;
-    gemm(false, false, m, H, c->V, 1.0f, c->z, c->V, c->w, H, 0.0f, dx, H);
+    bertc_gemm(false, false, m, H, c->V, 1.0f, c->z, c->V, c->w, H, 0.0f, dx, H);
     for (int64_t r = 0; r < m; r++) {
         float *d = dx + r * H;
         const float *wt = c->w + (int64_t)c->t[r] * H;
@@ -97,23 +97,23 @@ static void chunk_dwb(const Lce *c, int64_t m, float beta, float *dwb)
     for (int64_t r = 0; r < m; r++)
         for (int64_t h = 0; h < Ha; h++)
             c->xs[r * Ha + h] = c->s[r] * c->xa[r * Ha + h];
-    gemm(true, false, c->V, Ha, m, 1.0f, c->z, c->V, c->xs, Ha, beta, dwb, Ha);
+    bertc_gemm(true, false, c->V, Ha, m, 1.0f, c->z, c->V, c->xs, Ha, beta, dwb, Ha);
     for (int64_t r = 0; r < m; r++)
-        kernel_axpy(dwb + (int64_t)c->t[r] * Ha, -c->inv_n, c->xa + r * Ha, Ha);
+        bertc_kernel_axpy(dwb + (int64_t)c->t[r] * Ha, -c->inv_n, c->xa + r * Ha, Ha);
 }
 
 static void check_shapes(Var *x, Var *w, Var *bias, const ITensor *target)
 {
     const Tensor *X = &x->value, *W = &w->value;
     if (X->ndim != 2 || W->ndim != 2 || X->shape[1] != W->shape[1])
-        ag_shape_error("linear_cross_entropy", "x (N, H) needs w (V, H)", x, w);
+        bertc_ag_shape_error("linear_cross_entropy", "x (N, H) needs w (V, H)", x, w);
     if (bias && (bias->value.ndim != 1 || bias->value.shape[0] != W->shape[0]))
-        ag_shape_error("linear_cross_entropy", "bias must be (V)", bias, w);
+        bertc_ag_shape_error("linear_cross_entropy", "bias must be (V)", bias, w);
     if (target->ndim != 1 || target->shape[0] != X->shape[0]) {
         char s[SHAPE_STR_LEN], t[SHAPE_STR_LEN];
         bertc_fatal("linear_cross_entropy: x %s needs target (N), got %s",
-                    shape_str(s, sizeof s, X->ndim, X->shape),
-                    shape_str(t, sizeof t, target->ndim, target->shape));
+                    bertc_shape_str(s, sizeof s, X->ndim, X->shape),
+                    bertc_shape_str(t, sizeof t, target->ndim, target->shape));
     }
 }
 
@@ -137,12 +137,12 @@ static int64_t counted_rows(int32_t *rows, const ITensor *target, int ignore_ind
 /* The chunk scratch for chunks of R rows. */
 static void alloc_scratch(Lce *c, Arena *a, int64_t R)
 {
-    c->xa = arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
-    c->xs = arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
-    c->z = arena_alloc(a, sizeof(float) * (size_t)(R * c->V));
-    c->t = arena_alloc(a, sizeof(int32_t) * (size_t)R);
-    c->loss = arena_alloc(a, sizeof(double) * (size_t)R);
-    c->s = arena_alloc(a, sizeof(float) * (size_t)R);
+    c->xa = bertc_arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
+    c->xs = bertc_arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
+    c->z = bertc_arena_alloc(a, sizeof(float) * (size_t)(R * c->V));
+    c->t = bertc_arena_alloc(a, sizeof(int32_t) * (size_t)R);
+    c->loss = bertc_arena_alloc(a, sizeof(double) * (size_t)R);
+    c->s = bertc_arena_alloc(a, sizeof(float) * (size_t)R);
 }
 
 /* The chunk of the m counted rows from the r0-th on: gathers [x_c | 1] and
@@ -159,8 +159,8 @@ static double lce_chunk(Lce *c, const LceGrads *k, const Var *x, const ITensor *
             c->xa[r * Ha + H] = 1.0f;
         c->t[r] = target->data[rows[r]];
     }
-    gemm(false, true, m, c->V, H, 1.0f, c->xa, Ha, c->w, H, 0.0f, c->z, c->V);
-    parallel_for(m, lce_rows, c);
+    bertc_gemm(false, true, m, c->V, H, 1.0f, c->xa, Ha, c->w, H, 0.0f, c->z, c->V);
+    bertc_parallel_for(m, lce_rows, c);
     double total = 0.0;
     for (int64_t r = 0; r < m; r++)
         total += c->loss[r];
@@ -171,35 +171,35 @@ static double lce_chunk(Lce *c, const LceGrads *k, const Var *x, const ITensor *
     return total;
 }
 
-Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
+Var *bertc_ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor *target,
                              int ignore_index)
 {
     check_shapes(x, w, bias, target);
     int64_t N = x->value.shape[0], H = x->value.shape[1], V = w->value.shape[0];
-    int32_t *rows = arena_alloc(g->step, sizeof(int32_t) * (size_t)(N ? N : 1));
+    int32_t *rows = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)(N ? N : 1));
     int64_t n = counted_rows(rows, target, ignore_index, V);
     Var *in[3] = {x, w, bias};
-    Var *out = ag_result(g, 0, NULL, in, bias ? 3 : 2);
+    Var *out = bertc_ag_result(g, 0, NULL, in, bias ? 3 : 2);
     bool grad = out->requires_grad && n > 0;
     Lce c = {.w = w->value.data, .bias = bias ? bias->value.data : NULL, .H = H, .V = V,
              .Ha = bias ? H + 1 : H, .inv_n = 1.0f / (float)n};
     /* Kept for the backward, each written in full by the chunks (no zeroing):
      * dx (n, H) and [dw | dbias] (V, Ha). Everything after the mark is scratch. */
-    LceGrads *k = arena_alloc(g->step, sizeof *k);
+    LceGrads *k = bertc_arena_alloc(g->step, sizeof *k);
     bool gwb = grad && (w->requires_grad || (bias && bias->requires_grad));
     bool gx = grad && x->requires_grad;
     *k = (LceGrads){.rows = rows, .n = n,
-                    .dx = gx ? arena_alloc(g->step, sizeof(float) * (size_t)(n * H)) : NULL,
-                    .dwb = gwb ? arena_alloc(g->step, sizeof(float) * (size_t)(V * c.Ha)) : NULL};
-    ArenaMark mark = arena_mark(g->step);
+                    .dx = gx ? bertc_arena_alloc(g->step, sizeof(float) * (size_t)(n * H)) : NULL,
+                    .dwb = gwb ? bertc_arena_alloc(g->step, sizeof(float) * (size_t)(V * c.Ha)) : NULL};
+    ArenaMark mark = bertc_arena_mark(g->step);
     int64_t chunks = (n + LCE_CHUNK - 1) / LCE_CHUNK, R = chunks ? (n + chunks - 1) / chunks : 1;
     alloc_scratch(&c, g->step, R);
     double total = 0.0;
     for (int64_t r0 = 0; r0 < n; r0 += R)
         total += lce_chunk(&c, k, x, target, r0, n - r0 < R ? n - r0 : R);
-    arena_release(g->step, mark);
+    bertc_arena_release(g->step, mark);
     out->value.data[0] = (float)(total / (double)n);   /* no counted row: 0/0 = NaN, as CE */
-    Node *node = ag_record(g, OP_LINEAR_CROSS_ENTROPY, out, in, bias ? 3 : 2);
+    Node *node = bertc_ag_record(g, OP_LINEAR_CROSS_ENTROPY, out, in, bias ? 3 : 2);
     if (node)
         node->attr.linear_ce.grads = k;
     return out;
@@ -209,20 +209,20 @@ Var *ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const ITensor 
  * scale them by dy and accumulate; dx into the counted rows of x's gradient,
  * [dw | dbias] row by row into w's and bias's. With no counted row there is
  * nothing to add. */
-void linear_cross_entropy_backward(Graph *g, Node *node)
+void bertc_linear_cross_entropy_backward(Graph *g, Node *node)
 {
     Var *x = node->in[0], *w = node->in[1], *bias = node->n_in > 2 ? node->in[2] : NULL;
     const LceGrads *k = node->attr.linear_ce.grads;
     int64_t H = x->value.shape[1], V = w->value.shape[0], Ha = bias ? H + 1 : H;
     float dy = node->out->grad[0];
-    float *gx = x->requires_grad ? ag_grad(g, x) : NULL;
-    float *gw = w->requires_grad ? ag_grad(g, w) : NULL;
-    float *gb = bias && bias->requires_grad ? ag_grad(g, bias) : NULL;
+    float *gx = x->requires_grad ? bertc_ag_grad(g, x) : NULL;
+    float *gw = w->requires_grad ? bertc_ag_grad(g, w) : NULL;
+    float *gb = bias && bias->requires_grad ? bertc_ag_grad(g, bias) : NULL;
     for (int64_t i = 0; gx && i < k->n; i++)
-        kernel_axpy(gx + (int64_t)k->rows[i] * H, dy, k->dx + i * H, H);
+        bertc_kernel_axpy(gx + (int64_t)k->rows[i] * H, dy, k->dx + i * H, H);
     for (int64_t v = 0; k->dwb && v < V; v++) {
         if (gw)
-            kernel_axpy(gw + v * H, dy, k->dwb + v * Ha, H);
+            bertc_kernel_axpy(gw + v * H, dy, k->dwb + v * Ha, H);
         if (gb)
             gb[v] += dy * k->dwb[v * Ha + H];
     }

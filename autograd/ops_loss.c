@@ -8,23 +8,23 @@
 
 static Var *scalar_result(Graph *g, Var *input)
 {
-    return ag_result(g, 0, NULL, &input, 1);
+    return bertc_ag_result(g, 0, NULL, &input, 1);
 }
 
 static const float *copy_target(Graph *g, const Tensor *t)
 {
-    float *copy = arena_alloc(g->step, sizeof(float) * (size_t)(t->numel ? t->numel : 1));
+    float *copy = bertc_arena_alloc(g->step, sizeof(float) * (size_t)(t->numel ? t->numel : 1));
     memcpy(copy, t->data, sizeof(float) * (size_t)t->numel);
     return copy;
 }
 
 static void check_target_shape(const char *op, Var *a, const Tensor *t)
 {
-    if (!shape_equal(a->value.ndim, a->value.shape, t->ndim, t->shape)) {
+    if (!bertc_shape_equal(a->value.ndim, a->value.shape, t->ndim, t->shape)) {
         char s[SHAPE_STR_LEN], u[SHAPE_STR_LEN];
         bertc_fatal("%s: input shape %s and target shape %s differ", op,
-                    shape_str(s, sizeof s, a->value.ndim, a->value.shape),
-                    shape_str(u, sizeof u, t->ndim, t->shape));
+                    bertc_shape_str(s, sizeof s, a->value.ndim, a->value.shape),
+                    bertc_shape_str(u, sizeof u, t->ndim, t->shape));
     }
 }
 
@@ -42,14 +42,14 @@ static double row_logsumexp(const float *z, int64_t C)
 
 /* CE = -(1/n) sum_{rows with target != ignore} log softmax(z)[target],
  * n = number of such rows. No row counted gives 0/0 = NaN, as PyTorch. */
-Var *ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_index)
+Var *bertc_ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_index)
 {
     const Tensor *Z = &logits->value;
     if (Z->ndim != 2 || target->ndim != 1 || target->shape[0] != Z->shape[0]) {
         char s[SHAPE_STR_LEN], t[SHAPE_STR_LEN];
         bertc_fatal("cross_entropy: logits %s need (N, C) and target %s (N)",
-                    shape_str(s, sizeof s, Z->ndim, Z->shape),
-                    shape_str(t, sizeof t, target->ndim, target->shape));
+                    bertc_shape_str(s, sizeof s, Z->ndim, Z->shape),
+                    bertc_shape_str(t, sizeof t, target->ndim, target->shape));
     }
     int64_t N = Z->shape[0], C = Z->shape[1], counted = 0;
     double total = 0.0;
@@ -65,9 +65,9 @@ Var *ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_i
     }
     Var *out = scalar_result(g, logits);
     out->value.data[0] = (float)(total / (double)counted);
-    Node *node = ag_record(g, OP_CROSS_ENTROPY, out, &logits, 1);
+    Node *node = bertc_ag_record(g, OP_CROSS_ENTROPY, out, &logits, 1);
     if (node) {
-        int32_t *t = arena_alloc(g->step, sizeof(int32_t) * (size_t)(N ? N : 1));
+        int32_t *t = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)(N ? N : 1));
         memcpy(t, target->data, sizeof(int32_t) * (size_t)N);
         node->attr.cross_entropy = (CrossEntropyAttrs){.target = t, .ignore_index = ignore_index,
                                                        .counted = counted};
@@ -78,7 +78,7 @@ Var *ag_cross_entropy(Graph *g, Var *logits, const ITensor *target, int ignore_i
 /* dz_ij = dy (softmax(z_i)_j - [j == t_i]) / n for counted rows, 0 otherwise.
  * The softmax is recomputed here rather than stored: for a vocabulary-sized C
  * that saves a (N, C) buffer. */
-void cross_entropy_backward(Graph *g, Node *node)
+void bertc_cross_entropy_backward(Graph *g, Node *node)
 {
     Var *logits = node->in[0];
     if (!logits->requires_grad)
@@ -86,7 +86,7 @@ void cross_entropy_backward(Graph *g, Node *node)
     const CrossEntropyAttrs *at = &node->attr.cross_entropy;
     const int32_t *target = at->target;
     int64_t N = logits->value.shape[0], C = logits->value.shape[1];
-    float scale = node->out->grad[0] / (float)at->counted, *dz = ag_grad(g, logits);
+    float scale = node->out->grad[0] / (float)at->counted, *dz = bertc_ag_grad(g, logits);
     for (int64_t i = 0; i < N; i++) {
         if (target[i] == at->ignore_index)
             continue;
@@ -100,7 +100,7 @@ void cross_entropy_backward(Graph *g, Node *node)
 
 /* BCE(p, y) = -(y max(ln p, -100) + (1-y) max(ln(1-p), -100)): PyTorch clamps
  * the logs at -100 so p = 0 or 1 gives a finite loss. */
-Var *ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum)
+Var *bertc_ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum)
 {
     check_target_shape("bce", p, target);
     double total = 0.0;
@@ -112,7 +112,7 @@ Var *ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum)
     int64_t n = p->value.numel;
     Var *out = scalar_result(g, p);
     out->value.data[0] = (float)(reduction_sum ? total : total / (double)n);
-    Node *node = ag_record(g, OP_BCE, out, &p, 1);
+    Node *node = bertc_ag_record(g, OP_BCE, out, &p, 1);
     if (node)
         node->attr.bce = (BceAttrs){.target = copy_target(g, target),
                                     .scale = reduction_sum ? 1.0f : 1.0f / (float)n};
@@ -121,13 +121,13 @@ Var *ag_bce(Graph *g, Var *p, const Tensor *target, bool reduction_sum)
 
 /* PyTorch's BCE backward: (p - y) / max(p (1 - p), 1e-12), times the
  * reduction scale. The clamp keeps p = 0 or 1 finite. */
-void bce_backward(Graph *g, Node *node)
+void bertc_bce_backward(Graph *g, Node *node)
 {
     Var *p = node->in[0];
     if (!p->requires_grad)
         return;
     const float *y = node->attr.bce.target;
-    float scale = node->out->grad[0] * node->attr.bce.scale, *dp = ag_grad(g, p);
+    float scale = node->out->grad[0] * node->attr.bce.scale, *dp = bertc_ag_grad(g, p);
     for (int64_t i = 0; i < p->value.numel; i++) {
         float x = p->value.data[i];
         float denom = fmaxf(x * (1.0f - x), 1e-12f);
@@ -137,7 +137,7 @@ void bce_backward(Graph *g, Node *node)
 
 /* mean of max(z,0) - z y + log(1 + exp(-|z|)): the stable form of
  * BCE(sigmoid(z), y), never overflowing exp. */
-Var *ag_bce_with_logits(Graph *g, Var *z, const Tensor *target)
+Var *bertc_ag_bce_with_logits(Graph *g, Var *z, const Tensor *target)
 {
     check_target_shape("bce_with_logits", z, target);
     double total = 0.0;
@@ -147,20 +147,20 @@ Var *ag_bce_with_logits(Graph *g, Var *z, const Tensor *target)
     }
     Var *out = scalar_result(g, z);
     out->value.data[0] = (float)(total / (double)z->value.numel);
-    Node *node = ag_record(g, OP_BCE_WITH_LOGITS, out, &z, 1);
+    Node *node = bertc_ag_record(g, OP_BCE_WITH_LOGITS, out, &z, 1);
     if (node)
         node->attr.target.target = copy_target(g, target);
     return out;
 }
 
 /* d/dz = (sigmoid(z) - y) / n */
-void bce_with_logits_backward(Graph *g, Node *node)
+void bertc_bce_with_logits_backward(Graph *g, Node *node)
 {
     Var *z = node->in[0];
     if (!z->requires_grad)
         return;
     const float *y = node->attr.target.target;
-    float scale = node->out->grad[0] / (float)z->value.numel, *dz = ag_grad(g, z);
+    float scale = node->out->grad[0] / (float)z->value.numel, *dz = bertc_ag_grad(g, z);
     for (int64_t i = 0; i < z->value.numel; i++) {
         double s = 1.0 / (1.0 + exp(-(double)z->value.data[i]));
         dz[i] += scale * (float)(s - y[i]);
@@ -168,7 +168,7 @@ void bce_with_logits_backward(Graph *g, Node *node)
 }
 
 /* mean of (a - t)^2 */
-Var *ag_mse(Graph *g, Var *a, const Tensor *target)
+Var *bertc_ag_mse(Graph *g, Var *a, const Tensor *target)
 {
     check_target_shape("mse", a, target);
     double total = 0.0;
@@ -178,20 +178,20 @@ Var *ag_mse(Graph *g, Var *a, const Tensor *target)
     }
     Var *out = scalar_result(g, a);
     out->value.data[0] = (float)(total / (double)a->value.numel);
-    Node *node = ag_record(g, OP_MSE, out, &a, 1);
+    Node *node = bertc_ag_record(g, OP_MSE, out, &a, 1);
     if (node)
         node->attr.target.target = copy_target(g, target);
     return out;
 }
 
 /* d/da = 2 (a - t) / n */
-void mse_backward(Graph *g, Node *node)
+void bertc_mse_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
     const float *t = node->attr.target.target;
-    float scale = 2.0f * node->out->grad[0] / (float)a->value.numel, *da = ag_grad(g, a);
+    float scale = 2.0f * node->out->grad[0] / (float)a->value.numel, *da = bertc_ag_grad(g, a);
     for (int64_t i = 0; i < a->value.numel; i++)
         da[i] += scale * (a->value.data[i] - t[i]);
 }

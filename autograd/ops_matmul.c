@@ -5,7 +5,7 @@
  *   d op(B) = op(A)^T dC      (K, N)
  * and when A itself is stored transposed, dA is the transpose of d op(A). Each
  * case below is one GEMM call that accumulates (beta = 1) into the gradient,
- * or writes it (beta = 0) when it is the first to arrive (ag_grad_full). */
+ * or writes it (beta = 0) when it is the first to arrive (bertc_ag_grad_full). */
 #include "autograd/ops_internal.h"
 
 #include <string.h>
@@ -20,7 +20,7 @@ static MatmulDims matmul_dims(Var *a, Var *b, bool trans_a, bool trans_b)
 {
     const Tensor *A = &a->value, *B = &b->value;
     if (A->ndim < 2 || B->ndim < 2)
-        ag_shape_error("matmul", "both inputs need at least 2 dims", a, b);
+        bertc_ag_shape_error("matmul", "both inputs need at least 2 dims", a, b);
     MatmulDims d;
     int64_t a_rows = A->shape[A->ndim - 2], a_cols = A->shape[A->ndim - 1];
     int64_t b_rows = B->shape[B->ndim - 2], b_cols = B->shape[B->ndim - 1];
@@ -29,15 +29,15 @@ static MatmulDims matmul_dims(Var *a, Var *b, bool trans_a, bool trans_b)
     d.N = trans_b ? b_rows : b_cols;
     int64_t k_b = trans_b ? b_cols : b_rows;
     if (k_b != d.K)
-        ag_shape_error("matmul", "inner dimensions differ", a, b);
-    d.batch = shape_numel(A->ndim - 2, A->shape);
+        bertc_ag_shape_error("matmul", "inner dimensions differ", a, b);
+    d.batch = bertc_shape_numel(A->ndim - 2, A->shape);
     d.b_shared = B->ndim == 2;
-    if (!d.b_shared && !shape_equal(A->ndim - 2, A->shape, B->ndim - 2, B->shape))
-        ag_shape_error("matmul", "batch dimensions differ (b may also be 2-D)", a, b);
+    if (!d.b_shared && !bertc_shape_equal(A->ndim - 2, A->shape, B->ndim - 2, B->shape))
+        bertc_ag_shape_error("matmul", "batch dimensions differ (b may also be 2-D)", a, b);
     return d;
 }
 
-Var *ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b)
+Var *bertc_ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b)
 {
     MatmulDims d = matmul_dims(a, b, trans_a, trans_b);
     int64_t shape[TENSOR_MAX_DIMS];
@@ -46,22 +46,22 @@ Var *ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b)
     shape[ndim - 2] = d.M;
     shape[ndim - 1] = d.N;
     Var *in[2] = {a, b};
-    Var *out = ag_result(g, ndim, shape, in, 2);
+    Var *out = bertc_ag_result(g, ndim, shape, in, 2);
     int64_t lda = trans_a ? d.M : d.K, ldb = trans_b ? d.K : d.N;
     if (d.b_shared && !trans_a)   /* one big GEMM: (batch*M, K) x (K, N) */
-        gemm(false, trans_b, d.batch * d.M, d.N, d.K, 1.0f, a->value.data, lda,
+        bertc_gemm(false, trans_b, d.batch * d.M, d.N, d.K, 1.0f, a->value.data, lda,
              b->value.data, ldb, 0.0f, out->value.data, d.N);
     else
-        gemm_batched(trans_a, trans_b, d.batch, d.M, d.N, d.K, 1.0f, a->value.data, lda,
+        bertc_gemm_batched(trans_a, trans_b, d.batch, d.M, d.N, d.K, 1.0f, a->value.data, lda,
                      d.M * d.K, b->value.data, ldb, d.b_shared ? 0 : d.K * d.N, 0.0f,
                      out->value.data, d.N, d.M * d.N);
-    Node *node = ag_record(g, OP_MATMUL, out, in, 2);
+    Node *node = bertc_ag_record(g, OP_MATMUL, out, in, 2);
     if (node)
         node->attr.matmul = (MatmulAttrs){.trans_a = trans_a, .trans_b = trans_b};
     return out;
 }
 
-void matmul_backward(Graph *g, Node *node)
+void bertc_matmul_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0], *b = node->in[1];
     bool trans_a = node->attr.matmul.trans_a, trans_b = node->attr.matmul.trans_b;
@@ -71,17 +71,17 @@ void matmul_backward(Graph *g, Node *node)
     const float *A = a->value.data, *B = b->value.data, *dC = node->out->grad;
     bool accumulate;
     if (a->requires_grad) {
-        float *dA = ag_grad_full(g, a, &accumulate);
+        float *dA = bertc_ag_grad_full(g, a, &accumulate);
         float beta = accumulate ? 1.0f : 0.0f;
         if (!trans_a) /* dA (M,K) += dC op(B)^T */
-            gemm_batched(false, !trans_b, d.batch, d.M, d.K, d.N, 1.0f, dC, d.N, sc, B,
+            bertc_gemm_batched(false, !trans_b, d.batch, d.M, d.K, d.N, 1.0f, dC, d.N, sc, B,
                          ldb, sb, beta, dA, d.K, sa);
         else          /* dA (K,M) += op(B) dC^T */
-            gemm_batched(trans_b, true, d.batch, d.K, d.M, d.N, 1.0f, B, ldb, sb, dC, d.N,
+            bertc_gemm_batched(trans_b, true, d.batch, d.K, d.M, d.N, 1.0f, B, ldb, sb, dC, d.N,
                          sc, beta, dA, d.M, sa);
     }
     if (b->requires_grad) {
-        float *dB = ag_grad_full(g, b, &accumulate);
+        float *dB = bertc_ag_grad_full(g, b, &accumulate);
         /* A shared b sums the contributions of every batch entry: the GEMMs
          * below write them all into the same dB, one after another, so only
          * the first may overwrite it. */
@@ -90,48 +90,48 @@ void matmul_backward(Graph *g, Node *node)
             float *dBi = dB + i * sb;
             float beta = accumulate || (d.b_shared && i > 0) ? 1.0f : 0.0f;
             if (!trans_b) /* dB (K,N) += op(A)^T dC */
-                gemm(!trans_a, false, d.K, d.N, d.M, 1.0f, Ai, lda, dCi, d.N, beta, dBi, d.N);
+                bertc_gemm(!trans_a, false, d.K, d.N, d.M, 1.0f, Ai, lda, dCi, d.N, beta, dBi, d.N);
             else          /* dB (N,K) += dC^T op(A) */
-                gemm(true, trans_a, d.N, d.K, d.M, 1.0f, dCi, d.N, Ai, lda, beta, dBi, d.K);
+                bertc_gemm(true, trans_a, d.N, d.K, d.M, 1.0f, dCi, d.N, Ai, lda, beta, dBi, d.K);
         }
     }
 }
 
 /* linear: x (..., in), w (out, in), bias (out) -> y (..., out) = x w^T + bias,
  * the layout of torch.nn.Linear. x is viewed as (rows, in). */
-Var *ag_linear(Graph *g, Var *x, Var *w, Var *bias)
+Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
 {
     const Tensor *X = &x->value, *W = &w->value;
     if (W->ndim != 2 || X->ndim < 1 || X->shape[X->ndim - 1] != W->shape[1])
-        ag_shape_error("linear", "x (..., in) needs weight (out, in)", x, w);
+        bertc_ag_shape_error("linear", "x (..., in) needs weight (out, in)", x, w);
     int64_t n_in = W->shape[1], n_out = W->shape[0], rows = X->numel / (n_in ? n_in : 1);
     if (bias && (bias->value.ndim != 1 || bias->value.shape[0] != n_out))
-        ag_shape_error("linear", "bias must be (out)", bias, w);
+        bertc_ag_shape_error("linear", "bias must be (out)", bias, w);
     int64_t shape[TENSOR_MAX_DIMS];
     memcpy(shape, X->shape, sizeof(int64_t) * (size_t)X->ndim);
     shape[X->ndim - 1] = n_out;
     Var *in[3] = {x, w, bias};
-    Var *out = ag_result(g, X->ndim, shape, in, bias ? 3 : 2);
+    Var *out = bertc_ag_result(g, X->ndim, shape, in, bias ? 3 : 2);
     float *y = out->value.data;
     if (w->packed && out->requires_grad)
-        bertc_fatal("linear: weight '%s' is pre-packed for inference (registry_prepack) and "
-                    "has no gradient; call registry_unpack before training or a gradient pass",
+        bertc_fatal("linear: weight '%s' is pre-packed for inference (bertc_registry_prepack) and "
+                    "has no gradient; call bertc_registry_unpack before training or a gradient pass",
                     w->name ? w->name : "?");
-    if (w->packed)   /* the same sums as gemm on W, without packing W again */
-        gemm_prepacked(false, rows, 1.0f, X->data, n_in, w->packed, 0.0f, y, n_out);
+    if (w->packed)   /* the same sums as bertc_gemm on W, without packing W again */
+        bertc_gemm_prepacked(false, rows, 1.0f, X->data, n_in, w->packed, 0.0f, y, n_out);
     else
-        gemm(false, true, rows, n_out, n_in, 1.0f, X->data, n_in, W->data, n_in, 0.0f, y,
+        bertc_gemm(false, true, rows, n_out, n_in, 1.0f, X->data, n_in, W->data, n_in, 0.0f, y,
              n_out);
     if (bias)
         for (int64_t r = 0; r < rows; r++)
-            kernel_add_inplace(y + r * n_out, bias->value.data, n_out);
-    ag_record(g, OP_LINEAR, out, in, bias ? 3 : 2);
+            bertc_kernel_add_inplace(y + r * n_out, bias->value.data, n_out);
+    bertc_ag_record(g, OP_LINEAR, out, in, bias ? 3 : 2);
     return out;
 }
 
 /* dx += dy w;  dw += dy^T x;  dbias += sum over rows of dy.
  * dx (rows, in) is written (beta = 0) when it is the first gradient x gets. */
-void linear_backward(Graph *g, Node *node)
+void bertc_linear_backward(Graph *g, Node *node)
 {
     Var *x = node->in[0], *w = node->in[1], *bias = node->n_in > 2 ? node->in[2] : NULL;
     int64_t n_in = w->value.shape[1], n_out = w->value.shape[0];
@@ -139,16 +139,16 @@ void linear_backward(Graph *g, Node *node)
     const float *dy = node->out->grad;
     if (x->requires_grad) {
         bool accumulate;
-        float *dx = ag_grad_full(g, x, &accumulate);
-        gemm(false, false, rows, n_in, n_out, 1.0f, dy, n_out, w->value.data, n_in,
+        float *dx = bertc_ag_grad_full(g, x, &accumulate);
+        bertc_gemm(false, false, rows, n_in, n_out, 1.0f, dy, n_out, w->value.data, n_in,
              accumulate ? 1.0f : 0.0f, dx, n_in);
     }
     if (w->requires_grad)
-        gemm(true, false, n_out, n_in, rows, 1.0f, dy, n_out, x->value.data, n_in, 1.0f,
-             ag_grad(g, w), n_in);
+        bertc_gemm(true, false, n_out, n_in, rows, 1.0f, dy, n_out, x->value.data, n_in, 1.0f,
+             bertc_ag_grad(g, w), n_in);
     if (bias && bias->requires_grad) {
-        float *db = ag_grad(g, bias);
+        float *db = bertc_ag_grad(g, bias);
         for (int64_t r = 0; r < rows; r++)
-            kernel_add_inplace(db, dy + r * n_out, n_out);
+            bertc_kernel_add_inplace(db, dy + r * n_out, n_out);
     }
 }

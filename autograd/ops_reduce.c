@@ -22,17 +22,17 @@ static int reduced_shape(const Tensor *t, int dim, bool keepdim, int64_t *shape)
 /* View `a` as (outer, n, inner) around the reduced dim; sums go in double. */
 static Var *reduce(Graph *g, OpId op, Var *a, int dim, bool keepdim)
 {
-    const char *name = ag_op_table[op].name;
+    const char *name = bertc_ag_op_table[op].name;
     if (dim != AG_ALL_DIMS)
-        dim = ag_norm_dim(name, dim, a->value.ndim);
+        dim = bertc_ag_norm_dim(name, dim, a->value.ndim);
     int64_t shape[TENSOR_MAX_DIMS];
     int nd = reduced_shape(&a->value, dim, keepdim, shape);
-    Var *out = ag_result(g, nd, shape, &a, 1);
+    Var *out = bertc_ag_result(g, nd, shape, &a, 1);
     int64_t outer = 1, n = a->value.numel, inner = 1;
     if (dim != AG_ALL_DIMS) {
-        outer = shape_numel(dim, a->value.shape);
+        outer = bertc_shape_numel(dim, a->value.shape);
         n = a->value.shape[dim];
-        inner = shape_numel(a->value.ndim - dim - 1, a->value.shape + dim + 1);
+        inner = bertc_shape_numel(a->value.ndim - dim - 1, a->value.shape + dim + 1);
     }
     double scale = op == OP_MEAN ? 1.0 / (double)(n ? n : 1) : 1.0;
     for (int64_t o = 0; o < outer; o++)
@@ -42,7 +42,7 @@ static Var *reduce(Graph *g, OpId op, Var *a, int dim, bool keepdim)
                 acc += a->value.data[(o * n + k) * inner + i];
             out->value.data[o * inner + i] = (float)(acc * scale);
         }
-    Node *node = ag_record(g, op, out, &a, 1);
+    Node *node = bertc_ag_record(g, op, out, &a, 1);
     if (node)
         node->attr.reduce = (ReduceAttrs){.outer = outer, .n = n, .inner = inner,
                                           .scale = (float)scale};
@@ -59,7 +59,7 @@ static void reduce_backward(Graph *g, Node *node)
     const ReduceAttrs *at = &node->attr.reduce;
     int64_t outer = at->outer, n = at->n, inner = at->inner;
     bool accumulate;
-    float scale = at->scale, *da = ag_grad_full(g, a, &accumulate);
+    float scale = at->scale, *da = bertc_ag_grad_full(g, a, &accumulate);
     const float *dy = node->out->grad;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < n; k++)
@@ -69,71 +69,71 @@ static void reduce_backward(Graph *g, Node *node)
             }
 }
 
-Var *ag_sum(Graph *g, Var *a, int dim, bool keepdim) { return reduce(g, OP_SUM, a, dim, keepdim); }
-Var *ag_mean(Graph *g, Var *a, int dim, bool keepdim) { return reduce(g, OP_MEAN, a, dim, keepdim); }
-void sum_backward(Graph *g, Node *node) { reduce_backward(g, node); }
-void mean_backward(Graph *g, Node *node) { reduce_backward(g, node); }
+Var *bertc_ag_sum(Graph *g, Var *a, int dim, bool keepdim) { return reduce(g, OP_SUM, a, dim, keepdim); }
+Var *bertc_ag_mean(Graph *g, Var *a, int dim, bool keepdim) { return reduce(g, OP_MEAN, a, dim, keepdim); }
+void bertc_sum_backward(Graph *g, Node *node) { reduce_backward(g, node); }
+void bertc_mean_backward(Graph *g, Node *node) { reduce_backward(g, node); }
 
 static int64_t last_dim(const Var *a) { return a->value.ndim ? a->value.shape[a->value.ndim - 1] : 1; }
 
-Var *ag_softmax(Graph *g, Var *a)
+Var *bertc_ag_softmax(Graph *g, Var *a)
 {
     int64_t n = last_dim(a);
-    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
-    kernel_softmax_rows(out->value.data, a->value.data, a->value.numel / (n ? n : 1), n);
-    ag_record(g, OP_SOFTMAX, out, &a, 1);
+    Var *out = bertc_ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    bertc_kernel_softmax_rows(out->value.data, a->value.data, a->value.numel / (n ? n : 1), n);
+    bertc_ag_record(g, OP_SOFTMAX, out, &a, 1);
     return out;
 }
 
-void softmax_backward(Graph *g, Node *node)
+void bertc_softmax_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     int64_t n = last_dim(a);
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *dx = ag_grad_full(g, a, &accumulate);
-    kernel_softmax_rows_backward(dx, node->out->value.data, node->out->grad,
+    float *dx = bertc_ag_grad_full(g, a, &accumulate);
+    bertc_kernel_softmax_rows_backward(dx, node->out->value.data, node->out->grad,
                                  a->value.numel / (n ? n : 1), n, accumulate);
 }
 
-Var *ag_log_softmax(Graph *g, Var *a)
+Var *bertc_ag_log_softmax(Graph *g, Var *a)
 {
     int64_t n = last_dim(a);
-    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
-    kernel_log_softmax_rows(out->value.data, a->value.data, a->value.numel / (n ? n : 1), n);
-    ag_record(g, OP_LOG_SOFTMAX, out, &a, 1);
+    Var *out = bertc_ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    bertc_kernel_log_softmax_rows(out->value.data, a->value.data, a->value.numel / (n ? n : 1), n);
+    bertc_ag_record(g, OP_LOG_SOFTMAX, out, &a, 1);
     return out;
 }
 
-void log_softmax_backward(Graph *g, Node *node)
+void bertc_log_softmax_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     int64_t n = last_dim(a);
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *dx = ag_grad_full(g, a, &accumulate);
-    kernel_log_softmax_rows_backward(dx, node->out->value.data, node->out->grad,
+    float *dx = bertc_ag_grad_full(g, a, &accumulate);
+    bertc_kernel_log_softmax_rows_backward(dx, node->out->value.data, node->out->grad,
                                      a->value.numel / (n ? n : 1), n, accumulate);
 }
 
 /* LayerNorm over the last dim (H). The per-row mean and 1/std are saved for
  * the backward, which is fused into one kernel (tensor/kernels.c). */
-Var *ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps)
+Var *bertc_ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps)
 {
     int64_t H = last_dim(x), rows = x->value.numel / (H ? H : 1);
     if ((gamma && gamma->value.numel != H) || (beta && beta->value.numel != H))
-        ag_shape_error("layernorm", "gamma/beta must have the size of the last dim", x,
+        bertc_ag_shape_error("layernorm", "gamma/beta must have the size of the last dim", x,
                        gamma ? gamma : beta);
     Var *in[3] = {x, gamma, beta};
-    Var *out = ag_result(g, x->value.ndim, x->value.shape, in, 3);
-    float *mean = arena_alloc(g->step, sizeof(float) * (size_t)(rows ? rows : 1));
-    float *rstd = arena_alloc(g->step, sizeof(float) * (size_t)(rows ? rows : 1));
-    kernel_layernorm_rows(out->value.data, mean, rstd, x->value.data,
+    Var *out = bertc_ag_result(g, x->value.ndim, x->value.shape, in, 3);
+    float *mean = bertc_arena_alloc(g->step, sizeof(float) * (size_t)(rows ? rows : 1));
+    float *rstd = bertc_arena_alloc(g->step, sizeof(float) * (size_t)(rows ? rows : 1));
+    bertc_kernel_layernorm_rows(out->value.data, mean, rstd, x->value.data,
                           gamma ? gamma->value.data : NULL, beta ? beta->value.data : NULL,
                           rows, H, eps);
-    Node *node = ag_record(g, OP_LAYERNORM, out, in, 3);
+    Node *node = bertc_ag_record(g, OP_LAYERNORM, out, in, 3);
     if (node)
         node->attr.layernorm = (LayerNormAttrs){.mean = mean, .rstd = rstd};
     return out;
@@ -141,15 +141,15 @@ Var *ag_layernorm(Graph *g, Var *x, Var *gamma, Var *beta, float eps)
 
 /* dgamma and dbeta sum over the rows and always accumulate; dx is stored
  * whole, so a new one is written (fetched last, in case x is also gamma). */
-void layernorm_backward(Graph *g, Node *node)
+void bertc_layernorm_backward(Graph *g, Node *node)
 {
     Var *x = node->in[0], *gamma = node->in[1], *beta = node->in[2];
     int64_t H = last_dim(x), rows = x->value.numel / (H ? H : 1);
-    float *dgamma = gamma && gamma->requires_grad ? ag_grad(g, gamma) : NULL;
-    float *dbeta = beta && beta->requires_grad ? ag_grad(g, beta) : NULL;
+    float *dgamma = gamma && gamma->requires_grad ? bertc_ag_grad(g, gamma) : NULL;
+    float *dbeta = beta && beta->requires_grad ? bertc_ag_grad(g, beta) : NULL;
     bool dx_accumulate = true;
-    float *dx = x->requires_grad ? ag_grad_full(g, x, &dx_accumulate) : NULL;
-    kernel_layernorm_rows_backward(dx, dgamma, dbeta, node->out->grad, x->value.data,
+    float *dx = x->requires_grad ? bertc_ag_grad_full(g, x, &dx_accumulate) : NULL;
+    bertc_kernel_layernorm_rows_backward(dx, dgamma, dbeta, node->out->grad, x->value.data,
                                    node->attr.layernorm.mean, node->attr.layernorm.rstd,
                                    gamma ? gamma->value.data : NULL, rows, H, dx_accumulate);
 }

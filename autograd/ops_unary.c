@@ -1,7 +1,7 @@
 /* autograd/ops_unary.c — elementwise functions y = f(x) and their derivatives.
  * Each backward is dx += dy * f'(x), with f' written from x or from y,
  * whichever is cheaper and more accurate; it stores every element of dx, so a
- * new dx is written rather than added to (ag_grad_full). */
+ * new dx is written rather than added to (bertc_ag_grad_full). */
 #include "autograd/ops_internal.h"
 
 #include <math.h>
@@ -43,10 +43,10 @@ static float unary_derivative(UnaryKind kind, float x, float y, float p)
 
 static Var *unary(Graph *g, UnaryKind kind, Var *a, float p)
 {
-    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    Var *out = bertc_ag_result(g, a->value.ndim, a->value.shape, &a, 1);
     for (int64_t i = 0; i < a->value.numel; i++)
         out->value.data[i] = unary_forward(kind, a->value.data[i], p);
-    Node *node = ag_record(g, unary_op_ids[kind], out, &a, 1);
+    Node *node = bertc_ag_record(g, unary_op_ids[kind], out, &a, 1);
     if (node)
         node->attr.unary.p = p;
     return out;
@@ -58,62 +58,62 @@ static void unary_backward(Graph *g, Node *node, UnaryKind kind)
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *dx = ag_grad_full(g, a, &accumulate), p = node->attr.unary.p;
+    float *dx = bertc_ag_grad_full(g, a, &accumulate), p = node->attr.unary.p;
     const float *x = a->value.data, *y = node->out->value.data, *dy = node->out->grad;
     for (int64_t i = 0; i < a->value.numel; i++)
         dx[i] = (accumulate ? dx[i] : 0.0f) + dy[i] * unary_derivative(kind, x[i], y[i], p);
 }
 
-Var *ag_relu(Graph *g, Var *a) { return unary(g, U_RELU, a, 0.0f); }
-Var *ag_tanh(Graph *g, Var *a) { return unary(g, U_TANH, a, 0.0f); }
-Var *ag_sigmoid(Graph *g, Var *a) { return unary(g, U_SIGMOID, a, 0.0f); }
-Var *ag_exp(Graph *g, Var *a) { return unary(g, U_EXP, a, 0.0f); }
-Var *ag_log(Graph *g, Var *a) { return unary(g, U_LOG, a, 0.0f); }
-Var *ag_sqrt(Graph *g, Var *a) { return unary(g, U_SQRT, a, 0.0f); }
-Var *ag_pow(Graph *g, Var *a, float p) { return unary(g, U_POW, a, p); }
+Var *bertc_ag_relu(Graph *g, Var *a) { return unary(g, U_RELU, a, 0.0f); }
+Var *bertc_ag_tanh(Graph *g, Var *a) { return unary(g, U_TANH, a, 0.0f); }
+Var *bertc_ag_sigmoid(Graph *g, Var *a) { return unary(g, U_SIGMOID, a, 0.0f); }
+Var *bertc_ag_exp(Graph *g, Var *a) { return unary(g, U_EXP, a, 0.0f); }
+Var *bertc_ag_log(Graph *g, Var *a) { return unary(g, U_LOG, a, 0.0f); }
+Var *bertc_ag_sqrt(Graph *g, Var *a) { return unary(g, U_SQRT, a, 0.0f); }
+Var *bertc_ag_pow(Graph *g, Var *a, float p) { return unary(g, U_POW, a, p); }
 
-void relu_backward(Graph *g, Node *node) { unary_backward(g, node, U_RELU); }
-void tanh_backward(Graph *g, Node *node) { unary_backward(g, node, U_TANH); }
-void sigmoid_backward(Graph *g, Node *node) { unary_backward(g, node, U_SIGMOID); }
-void exp_backward(Graph *g, Node *node) { unary_backward(g, node, U_EXP); }
-void log_backward(Graph *g, Node *node) { unary_backward(g, node, U_LOG); }
-void sqrt_backward(Graph *g, Node *node) { unary_backward(g, node, U_SQRT); }
-void pow_backward(Graph *g, Node *node) { unary_backward(g, node, U_POW); }
+void bertc_relu_backward(Graph *g, Node *node) { unary_backward(g, node, U_RELU); }
+void bertc_tanh_backward(Graph *g, Node *node) { unary_backward(g, node, U_TANH); }
+void bertc_sigmoid_backward(Graph *g, Node *node) { unary_backward(g, node, U_SIGMOID); }
+void bertc_exp_backward(Graph *g, Node *node) { unary_backward(g, node, U_EXP); }
+void bertc_log_backward(Graph *g, Node *node) { unary_backward(g, node, U_LOG); }
+void bertc_sqrt_backward(Graph *g, Node *node) { unary_backward(g, node, U_SQRT); }
+void bertc_pow_backward(Graph *g, Node *node) { unary_backward(g, node, U_POW); }
 
 /* GELU (erf, as BERT) and its tanh approximation (BertSum) run on the row
  * kernels of tensor/, which have SIMD paths. */
-Var *ag_gelu(Graph *g, Var *a)
+Var *bertc_ag_gelu(Graph *g, Var *a)
 {
-    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
-    kernel_gelu(out->value.data, a->value.data, a->value.numel);
-    ag_record(g, OP_GELU, out, &a, 1);
+    Var *out = bertc_ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    bertc_kernel_gelu(out->value.data, a->value.data, a->value.numel);
+    bertc_ag_record(g, OP_GELU, out, &a, 1);
     return out;
 }
 
-void gelu_backward(Graph *g, Node *node)
+void bertc_gelu_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *dx = ag_grad_full(g, a, &accumulate);
-    kernel_gelu_backward(dx, a->value.data, node->out->grad, a->value.numel, accumulate);
+    float *dx = bertc_ag_grad_full(g, a, &accumulate);
+    bertc_kernel_gelu_backward(dx, a->value.data, node->out->grad, a->value.numel, accumulate);
 }
 
-Var *ag_gelu_tanh(Graph *g, Var *a)
+Var *bertc_ag_gelu_tanh(Graph *g, Var *a)
 {
-    Var *out = ag_result(g, a->value.ndim, a->value.shape, &a, 1);
-    kernel_gelu_tanh(out->value.data, a->value.data, a->value.numel);
-    ag_record(g, OP_GELU_TANH, out, &a, 1);
+    Var *out = bertc_ag_result(g, a->value.ndim, a->value.shape, &a, 1);
+    bertc_kernel_gelu_tanh(out->value.data, a->value.data, a->value.numel);
+    bertc_ag_record(g, OP_GELU_TANH, out, &a, 1);
     return out;
 }
 
-void gelu_tanh_backward(Graph *g, Node *node)
+void bertc_gelu_tanh_backward(Graph *g, Node *node)
 {
     Var *a = node->in[0];
     if (!a->requires_grad)
         return;
     bool accumulate;
-    float *dx = ag_grad_full(g, a, &accumulate);
-    kernel_gelu_tanh_backward(dx, a->value.data, node->out->grad, a->value.numel, accumulate);
+    float *dx = bertc_ag_grad_full(g, a, &accumulate);
+    bertc_kernel_gelu_tanh_backward(dx, a->value.data, node->out->grad, a->value.numel, accumulate);
 }

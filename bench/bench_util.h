@@ -63,7 +63,7 @@ static const char *bench_flag(int argc, char **argv, int *i, const char *name)
     return argv[++*i];
 }
 
-/* A random batch that fits m's architecture (model_random_batch): for the
+/* A random batch that fits m's architecture (bertc_model_random_batch): for the
  * BERT family input_ids uniform in [1000, V) (past the special tokens) when
  * V > 1000, no padding, one segment: the same distribution
  * tools/bench_torch.py draws. With labels, what the model's loss needs
@@ -72,7 +72,7 @@ static void bench_random_batch(const char *bench, Graph *g, const Model *m, int6
                                int64_t S, bool labels, Rng *rng, Batch *batch)
 {
     BertcError err;
-    if (model_random_batch(m, g, B, S, labels, rng, batch, &err) != 0) {
+    if (bertc_model_random_batch(m, g, B, S, labels, rng, batch, &err) != 0) {
         fprintf(stderr, "%s: %s\n", bench, err.msg);
         exit(1);
     }
@@ -99,17 +99,17 @@ static void bench_build_model(const char *bench, const char *config, int layers,
 {
     BertConfig cfg;
     BertcError err;
-    if (bert_config_read(config, &cfg, &err) != 0) {
+    if (bertc_bert_config_read(config, &cfg, &err) != 0) {
         fprintf(stderr, "%s: %s\n", bench, err.msg);
         exit(1);
     }
     bench_apply_size(&cfg, layers, hidden);
-    if (model_build(m, params, &cfg, &err) != 0) {
+    if (bertc_model_build(m, params, &cfg, &err) != 0) {
         fprintf(stderr, "%s: %s\n", bench, err.msg);
         exit(1);
     }
-    Rng rng = rng_seed(0);
-    registry_init_weights(m->reg, &rng, cfg.initializer_range);
+    Rng rng = bertc_rng_seed(0);
+    bertc_registry_init_weights(m->reg, &rng, cfg.initializer_range);
 }
 
 #endif

@@ -5,7 +5,7 @@
  *                       [--iters K] [--layers L --hidden H] [--no-prepack]
  *
  * Weights are a seeded random init (speed does not depend on their values),
- * then pre-packed for the GEMM once (registry_prepack; --no-prepack skips
+ * then pre-packed for the GEMM once (bertc_registry_prepack; --no-prepack skips
  * it), as a program serving many forwards would.
  * One warm-up forward, then K timed ones (default 5), each on a fresh step
  * arena. Prints one line:
@@ -42,16 +42,16 @@ int main(int argc, char **argv)
         return 2;
     }
     if (threads > 0)
-        threads_set_count(threads);
-    Arena *params = arena_create("params", 1 << 20);
+        bertc_threads_set_count(threads);
+    Arena *params = bertc_arena_create("params", 1 << 20);
     Model m;
     bench_build_model("forward", config, layers, hidden, params, &m);
     BertcError err;
-    Graph *g = ag_graph_create(1 << 20, 0);
-    ag_set_training(g, false);
-    ag_set_no_grad(g, true);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
     double t_pack = bench_now_ms();
-    int packed = prepack ? registry_prepack(m.reg, g->step) : 0;
+    int packed = prepack ? bertc_registry_prepack(m.reg, g->step) : 0;
     t_pack = bench_now_ms() - t_pack;
     double ms[1000], cpu0 = 0.0, wall0 = 0.0;
     for (int it = -1; it < iters; it++) {
@@ -59,14 +59,14 @@ int main(int argc, char **argv)
             cpu0 = bench_cpu_ms();
             wall0 = bench_now_ms();
         }
-        ag_graph_reset(g);
+        bertc_ag_graph_reset(g);
         Batch batch;
         Outputs out;
-        Rng data = rng_seed(1);
+        Rng data = bertc_rng_seed(1);
         bench_random_batch("forward", g, &m, B, S, false, &data, &batch);
-        outputs_init(&out);
+        bertc_outputs_init(&out);
         double t0 = bench_now_ms();
-        if (model_forward(&m, g, &batch, &out, &err) != 0) {
+        if (bertc_model_forward(&m, g, &batch, &out, &err) != 0) {
             fprintf(stderr, "forward: %s\n", err.msg);
             return 1;
         }
@@ -78,10 +78,10 @@ int main(int argc, char **argv)
     printf("forward %s B=%lld S=%lld threads=%d median_ms %.2f min_ms %.2f params_mib %.1f "
            "step_high_water_mib %.1f peak_rss_mib %.1f cores_used %.2f prepacked %d "
            "prepack_ms %.1f\n",
-           m.cfg.architecture, (long long)B, (long long)S, threads_count(), med, ms[0],
-           arena_high_water(params) / 1048576.0, arena_high_water(g->step) / 1048576.0,
+           m.cfg.architecture, (long long)B, (long long)S, bertc_threads_count(), med, ms[0],
+           bertc_arena_high_water(params) / 1048576.0, bertc_arena_high_water(g->step) / 1048576.0,
            bench_peak_rss_mib(), cores, packed, t_pack);
-    ag_graph_destroy(g);
-    arena_destroy(params);
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(params);
     return 0;
 }

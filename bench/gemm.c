@@ -1,4 +1,4 @@
-/* bench/gemm.c — GFLOP/s of bertc's gemm(), optionally against OpenBLAS.
+/* bench/gemm.c — GFLOP/s of bertc's bertc_gemm(), optionally against OpenBLAS.
  *
  *   build/bench/gemm [--threads N] [--compare openblas] [--shapes LIST] [--reps R]
  *
@@ -78,7 +78,7 @@ typedef struct Operands {
 
 static void run_bertc(const Operands *o)
 {
-    gemm(o->s.ta, o->s.tb, o->s.M, o->s.N, o->s.K, 1.0f, o->A, o->lda, o->B, o->ldb, 0.0f,
+    bertc_gemm(o->s.ta, o->s.tb, o->s.M, o->s.N, o->s.K, 1.0f, o->A, o->lda, o->B, o->ldb, 0.0f,
          o->C, o->ldc);
 }
 
@@ -106,7 +106,7 @@ static float *random_matrix(int64_t n, Rng *rng)
         exit(1);
     }
     for (int64_t i = 0; i < n; i++)
-        x[i] = (float)(2.0 * rng_uniform(rng) - 1.0);
+        x[i] = (float)(2.0 * bertc_rng_uniform(rng) - 1.0);
     return x;
 }
 
@@ -215,7 +215,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     static Shape shapes[MAX_SHAPES];
-    int n_shapes = 0, reps = 5, threads = threads_count();
+    int n_shapes = 0, reps = 5, threads = bertc_threads_count();
     bool compare = false;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
@@ -235,13 +235,13 @@ int main(int argc, char **argv)
         n_shapes = default_shapes(shapes);
     if (reps < 1 || threads < 1)
         usage();
-    threads_set_count(threads);
+    bertc_threads_set_count(threads);
     if (compare && load_openblas(threads) != 0)
         return 1;
-    printf("# gemm: isa %s, %d thread(s), best of %d runs%s\n", cpu_isa_name(cpu_isa()),
-           threads_count(), reps, compare ? ", reference OpenBLAS (alternating)" : "");
+    printf("# gemm: isa %s, %d thread(s), best of %d runs%s\n", bertc_cpu_isa_name(bertc_cpu_isa()),
+           bertc_threads_count(), reps, compare ? ", reference OpenBLAS (alternating)" : "");
     printf("%6s %6s %6s %s %12s %12s %6s\n", "M", "N", "K", "op", "bertc_GFLOPs", "ref_GFLOPs", "ratio");
-    Rng rng = rng_seed(1234);
+    Rng rng = bertc_rng_seed(1234);
     for (int i = 0; i < n_shapes; i++)
         bench_shape(shapes[i], compare, reps, &rng);
     return 0;

@@ -27,30 +27,30 @@ static double now_ns(void)
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static void run_gelu(void) { kernel_gelu(bb.y, bb.x, T * FF); }
-static void run_gelu_bw(void) { kernel_gelu_backward(bb.dx, bb.x, bb.dy, T * FF, true); }
-static void run_gelu_tanh(void) { kernel_gelu_tanh(bb.y, bb.x, T * FF); }
+static void run_gelu(void) { bertc_kernel_gelu(bb.y, bb.x, T * FF); }
+static void run_gelu_bw(void) { bertc_kernel_gelu_backward(bb.dx, bb.x, bb.dy, T * FF, true); }
+static void run_gelu_tanh(void) { bertc_kernel_gelu_tanh(bb.y, bb.x, T * FF); }
 static void run_gelu_tanh_bw(void)
 {
-    kernel_gelu_tanh_backward(bb.dx, bb.x, bb.dy, T * FF, true);
+    bertc_kernel_gelu_tanh_backward(bb.dx, bb.x, bb.dy, T * FF, true);
 }
-static void run_softmax(void) { kernel_softmax_rows(bb.y, bb.x, NH * T, T); }
+static void run_softmax(void) { bertc_kernel_softmax_rows(bb.y, bb.x, NH * T, T); }
 static void run_softmax_bw(void)
 {
-    kernel_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T, true);
+    bertc_kernel_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T, true);
 }
-static void run_log_softmax(void) { kernel_log_softmax_rows(bb.y, bb.x, NH * T, T); }
+static void run_log_softmax(void) { bertc_kernel_log_softmax_rows(bb.y, bb.x, NH * T, T); }
 static void run_log_softmax_bw(void)
 {
-    kernel_log_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T, true);
+    bertc_kernel_log_softmax_rows_backward(bb.dx, bb.y, bb.dy, NH * T, T, true);
 }
 static void run_layernorm(void)
 {
-    kernel_layernorm_rows(bb.y, bb.mean, bb.rstd, bb.x, bb.g, bb.b, T, H, 1e-12f);
+    bertc_kernel_layernorm_rows(bb.y, bb.mean, bb.rstd, bb.x, bb.g, bb.b, T, H, 1e-12f);
 }
 static void run_layernorm_bw(void)
 {
-    kernel_layernorm_rows_backward(bb.dx, bb.dg, bb.db, bb.dy, bb.x, bb.mean, bb.rstd, bb.g,
+    bertc_kernel_layernorm_rows_backward(bb.dx, bb.dg, bb.db, bb.dy, bb.x, bb.mean, bb.rstd, bb.g,
                                    T, H, true);
 }
 
@@ -95,13 +95,13 @@ static float *alloc_fill(Rng *rng, float lo, float hi)
         exit(1);
     }
     for (int64_t i = 0; i < MAX_ELEMS; i++)
-        p[i] = lo + (hi - lo) * (float)rng_uniform(rng);
+        p[i] = lo + (hi - lo) * (float)bertc_rng_uniform(rng);
     return p;
 }
 
 int main(void)
 {
-    Rng rng = rng_seed(1);
+    Rng rng = bertc_rng_seed(1);
     float **all[] = {&bb.x, &bb.y, &bb.dy, &bb.dx, &bb.g, &bb.b, &bb.dg, &bb.db, &bb.mean,
                      &bb.rstd};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -109,17 +109,17 @@ int main(void)
     const CpuIsa paths[] = {ISA_AVX2, ISA_AVX512, ISA_NEON};
     printf("%-27s %10s", "kernel (ns/element)", "scalar");
     for (int p = 0; p < 3; p++)
-        if (cpu_isa_supported(paths[p]))
-            printf(" %10s %8s", cpu_isa_name(paths[p]), "speedup");
+        if (bertc_cpu_isa_supported(paths[p]))
+            printf(" %10s %8s", bertc_cpu_isa_name(paths[p]), "speedup");
     printf("\n");
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
-        cpu_set_isa(ISA_SCALAR);
+        bertc_cpu_set_isa(ISA_SCALAR);
         double base = ns_per_elem(&kernels[k]);
         printf("%-27s %10.3f", kernels[k].name, base);
         for (int p = 0; p < 3; p++) {
-            if (!cpu_isa_supported(paths[p]))
+            if (!bertc_cpu_isa_supported(paths[p]))
                 continue;
-            cpu_set_isa(paths[p]);
+            bertc_cpu_set_isa(paths[p]);
             double t = ns_per_elem(&kernels[k]);
             printf(" %10.3f %7.1fx", t, base / t);
         }

@@ -5,7 +5,7 @@
  *   build/bench/train --config C.json [--batch B] [--seq S] [--threads N]
  *                     [--steps K] [--layers L --hidden H]
  *
- * The batch is random and fits the architecture (model_random_batch): for
+ * The batch is random and fits the architecture (bertc_model_random_batch): for
  * BertForMaskedLM random ids with 15% of the positions labelled. BertModel
  * has no loss of its own: its step uses mean(last_hidden_state^2) in its
  * place. One warm-up step (it grows the arenas), then
@@ -43,16 +43,16 @@ int main(int argc, char **argv)
         return 2;
     }
     if (threads > 0)
-        threads_set_count(threads);
-    Arena *params = arena_create("params", 1 << 20);
+        bertc_threads_set_count(threads);
+    Arena *params = bertc_arena_create("params", 1 << 20);
     Model m;
     bench_build_model("train", config, layers, hidden, params, &m);
     BertcError err;
     Optimizer adamw;
-    optimizer_init(&adamw, m.reg, optimizer_defaults(OPT_ADAMW, 1e-4));
-    Graph *g = ag_graph_create(1 << 20, 0);
-    ag_set_training(g, true);
-    Rng data = rng_seed(1);
+    bertc_optimizer_init(&adamw, m.reg, bertc_optimizer_defaults(OPT_ADAMW, 1e-4));
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(g, true);
+    Rng data = bertc_rng_seed(1);
     double ms[1000], loss = 0.0;
     size_t allocs = 0;
     double cpu0 = 0.0, wall0 = 0.0;
@@ -62,26 +62,26 @@ int main(int argc, char **argv)
             cpu0 = bench_cpu_ms();
             wall0 = bench_now_ms();
         }
-        ag_graph_reset(g);
+        bertc_ag_graph_reset(g);
         Batch batch;
         Outputs out;
         bench_random_batch("train", g, &m, B, S, true, &data, &batch);
-        outputs_init(&out);
+        bertc_outputs_init(&out);
         out.loss_only = true;
         double t0 = bench_now_ms();
-        if (model_forward(&m, g, &batch, &out, &err) != 0) {
+        if (bertc_model_forward(&m, g, &batch, &out, &err) != 0) {
             fprintf(stderr, "train: %s\n", err.msg);
             return 1;
         }
-        Var *l = model_step_loss(g, &out);
+        Var *l = bertc_model_step_loss(g, &out);
         if (!l) {
             fprintf(stderr, "train: %s gives no loss for this batch\n", m.cfg.architecture);
             return 1;
         }
         loss = l->value.data[0];
-        ag_backward(g, l);
-        optimizer_step(&adamw, 1e-4);
-        registry_zero_grad(m.reg);
+        bertc_ag_backward(g, l);
+        bertc_optimizer_step(&adamw, 1e-4);
+        bertc_registry_zero_grad(m.reg);
         if (it >= 0)
             ms[it] = bench_now_ms() - t0;
     }
@@ -91,10 +91,10 @@ int main(int argc, char **argv)
     printf("train %s B=%lld S=%lld threads=%d median_ms %.2f tokens_per_s %.0f loss %.4f "
            "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f mallocs_after_warmup "
            "%zu cores_used %.2f\n",
-           m.cfg.architecture, (long long)B, (long long)S, threads_count(), med,
-           (double)(B * S) / (med * 1e-3), loss, arena_high_water(params) / 1048576.0,
-           arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs, cores);
-    ag_graph_destroy(g);
-    arena_destroy(params);
+           m.cfg.architecture, (long long)B, (long long)S, bertc_threads_count(), med,
+           (double)(B * S) / (med * 1e-3), loss, bertc_arena_high_water(params) / 1048576.0,
+           bertc_arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs, cores);
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(params);
     return 0;
 }

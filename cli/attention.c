@@ -9,7 +9,7 @@
  * other (B, nh, S, S) output the architecture declares (QACGBERT's
  * quasi_attention_prob, new_attention_probs). --context is the context id
  * of a model that reads one (CGBERT, QACGBERT). The architecture builds its
- * inputs from the text itself (model_batch_from_text). */
+ * inputs from the text itself (bertc_model_batch_from_text). */
 #include "cli/cli.h"
 #include "zoo/svg.h"
 
@@ -88,8 +88,8 @@ int attention_parse(int argc, char **argv, AttentionArgs *a, BertcError *err)
 /* Whether the architecture reads an input of this name. */
 static bool reads_input(const ModelArch *arch, const char *name)
 {
-    for (int i = 0; model_input(arch, i); i++)
-        if (strcmp(model_input(arch, i)->name, name) == 0)
+    for (int i = 0; bertc_model_input(arch, i); i++)
+        if (strcmp(bertc_model_input(arch, i)->name, name) == 0)
             return true;
     return false;
 }
@@ -116,8 +116,8 @@ static void map_names(const ModelArch *arch, char *buf, size_t cap)
     static const char per_layer[] = "layers.{l}.";
     size_t at = 0;
     buf[0] = '\0';
-    for (int i = 0; model_output(arch, i) && at < cap; i++) {
-        const OutputSpec *o = model_output(arch, i);
+    for (int i = 0; bertc_model_output(arch, i) && at < cap; i++) {
+        const OutputSpec *o = bertc_model_output(arch, i);
         if (strcmp(o->shape, "(B, nh, S, S)") == 0 &&
             strncmp(o->name, per_layer, sizeof per_layer - 1) == 0)
             at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? ", " : "",
@@ -137,14 +137,14 @@ static int check_map(const Model *m, const char *name, const Tensor *t, int64_t 
     map_names(m->arch, maps, sizeof maps);
     return bertc_errorf(err, "'%s' has shape %s; bertc attention draws (B, nh, S, S) maps of "
                         "the S = %lld tokens (%s has %s)", name,
-                        shape_str(have, sizeof have, t->ndim, t->shape), (long long)S,
+                        bertc_shape_str(have, sizeof have, t->ndim, t->shape), (long long)S,
                         m->arch->name, maps);
 }
 
 /* The tokens of the one example: its first input (input_ids, BertSum's src). */
 static const ITensor *token_ids(const Model *m, const Batch *b)
 {
-    const BatchItem *it = batch_find(b, model_input(m->arch, 0)->name);
+    const BatchItem *it = bertc_batch_find(b, bertc_model_input(m->arch, 0)->name);
     return &it->ids;
 }
 
@@ -156,18 +156,18 @@ static int draw_map(const AttentionArgs *a, const Model *m, const Tokenizer *tok
     int64_t S = ids->shape[1];
     snprintf(name, sizeof name, "layers.%d.%.100s", layer, a->map);
     snprintf(shown, sizeof shown, "layers.%d.%s", layer, cli_shown(a->map, map_shown));
-    Var *map = outputs_get(out, name);
+    Var *map = bertc_outputs_get(out, name);
     map_names(m->arch, maps, sizeof maps);
     if (!map)
         return bertc_errorf(err, "%s has no output '%s' (layers 0..%d; maps %s)", m->arch->name,
                             shown, m->cfg.num_hidden_layers - 1, maps);
     if (check_map(m, shown, &map->value, S, err) != 0)
         return -1;
-    const char **labels = arena_alloc(arena, sizeof *labels * (size_t)S);
+    const char **labels = bertc_arena_alloc(arena, sizeof *labels * (size_t)S);
     for (int64_t t = 0; t < S; t++)
-        labels[t] = tokenizer_token(tok, ids->data[t]);
+        labels[t] = bertc_tokenizer_token(tok, ids->data[t]);
     snprintf(title, sizeof title, "%s, layer %d: %.100s", m->arch->name, layer, a->map);
-    return svg_attention(a->output, map->value.data, map->value.shape[1], S, labels, title,
+    return bertc_svg_attention(a->output, map->value.data, map->value.shape[1], S, labels, title,
                          err);
 }
 
@@ -188,30 +188,30 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
     TextExample ex = {.text = a->text_a, .text_pair = a->text_b, .context_id = a->context};
     if (ex.context_id < 0 && reads_input(m->arch, "context_ids"))
         ex.context_id = 0;
-    Graph *g = ag_graph_create(1 << 20, 0);
-    ag_set_training(g, false);
-    ag_set_no_grad(g, true);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
     /* the batch's name starts its errors: a token id beyond the model's
      * vocab_size means --vocab and the model do not belong together */
     size_t len = CLI_SHOWN + 64;
-    char *source = arena_alloc(arena, len);
+    char *source = bertc_arena_alloc(arena, len);
     snprintf(source, len, "the text as tokenized with %s", cli_shown(a->vocab, shown));
     Batch b;
     Outputs out;
-    batch_init(&b, source);
-    outputs_init(&out);
+    bertc_batch_init(&b, source);
+    bertc_outputs_init(&out);
     int layer = a->layer < 0 ? cfg->num_hidden_layers - 1 : a->layer;
-    int rc = model_batch_from_text(m, tok, &ex, 1, max_len, g, &b, err);
+    int rc = bertc_model_batch_from_text(m, tok, &ex, 1, max_len, g, &b, err);
     if (rc != 0 && a->context >= 0) {   /* the flag the value came from */
         char msg[BERTC_ERROR_LEN];
         snprintf(msg, sizeof msg, "%s", err->msg);
         bertc_errorf(err, "--context %d: %s", a->context, msg);
     }
     if (rc == 0)
-        rc = model_forward(m, g, &b, &out, err);
+        rc = bertc_model_forward(m, g, &b, &out, err);
     if (rc == 0)
         rc = draw_map(a, m, tok, token_ids(m, &b), &out, layer, arena, err);
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
     return rc;
 }
 
@@ -229,15 +229,15 @@ int cmd_attention(int argc, char **argv)
         fprintf(stderr, "bertc: %s\n", err.msg);
         return 1;
     }
-    Arena *arena = arena_create("attention", 1 << 20);
+    Arena *arena = bertc_arena_create("attention", 1 << 20);
     Tokenizer tok;
     Model m;
-    int rc = model_open(&m, arena, a.config, a.weights, &err);
+    int rc = bertc_model_open(&m, arena, a.config, a.weights, &err);
     if (rc == 0)
-        rc = tokenizer_load(&tok, arena, a.vocab, &err);
+        rc = bertc_tokenizer_load(&tok, arena, a.vocab, &err);
     if (rc == 0)
         rc = attention_draw(&a, &m, &tok, arena, &err);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     if (rc != 0) {
         fprintf(stderr, "bertc: %s\n", err.msg);
         return 1;

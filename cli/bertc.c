@@ -51,7 +51,7 @@ static int set_threads(const char *value)
         fprintf(stderr, "bertc: %s\n", err.msg);
         return -1;
     }
-    threads_set_count(n);
+    bertc_threads_set_count(n);
     return 0;
 }
 
@@ -67,7 +67,7 @@ static int cmd_run(const CliFlags *f)
     BertcError err;
     if (cli_output_not_an_input("--output", f->output, 3, flags, paths, &err) != 0)
         return fail(&err);
-    return zoo_run(&args, &err) == 0 ? 0 : fail(&err);
+    return bertc_zoo_run(&args, &err) == 0 ? 0 : fail(&err);
 }
 
 static int cmd_init(const CliFlags *f)
@@ -84,19 +84,19 @@ static int cmd_init(const CliFlags *f)
     BertcError err;
     static const char *const flags[] = {"--config"};
     if (cli_output_not_an_input("--output", f->output, 1, flags, &f->config, &err) != 0 ||
-        bert_config_read(f->config, &cfg, &err) != 0)
+        bertc_bert_config_read(f->config, &cfg, &err) != 0)
         return fail(&err);
-    Arena *arena = arena_create("params", 1 << 20);
+    Arena *arena = bertc_arena_create("params", 1 << 20);
     Model m;
-    int rc = model_build(&m, arena, &cfg, &err);
+    int rc = bertc_model_build(&m, arena, &cfg, &err);
     if (rc != 0)
-        model_config_error(&err, f->config);
+        bertc_model_config_error(&err, f->config);
     if (rc == 0) {
-        Rng rng = rng_seed(seed);
-        registry_init_weights(m.reg, &rng, cfg.initializer_range);
-        rc = registry_save_file(m.reg, f->output, &err);
+        Rng rng = bertc_rng_seed(seed);
+        bertc_registry_init_weights(m.reg, &rng, cfg.initializer_range);
+        rc = bertc_registry_save_file(m.reg, f->output, &err);
     }
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     return rc == 0 ? 0 : fail(&err);
 }
 
@@ -106,16 +106,16 @@ static int cmd_summary(const CliFlags *f)
         return 2;
     BertConfig cfg;
     BertcError err;
-    if (bert_config_read(f->config, &cfg, &err) != 0)
+    if (bertc_bert_config_read(f->config, &cfg, &err) != 0)
         return fail(&err);
-    Arena *arena = arena_create("params", 1 << 20);
+    Arena *arena = bertc_arena_create("params", 1 << 20);
     Model m;
-    int rc = model_build(&m, arena, &cfg, &err);
+    int rc = bertc_model_build(&m, arena, &cfg, &err);
     if (rc != 0)
-        model_config_error(&err, f->config);
+        bertc_model_config_error(&err, f->config);
     if (rc == 0)
-        registry_print(m.reg, stdout);
-    arena_destroy(arena);
+        bertc_registry_print(m.reg, stdout);
+    bertc_arena_destroy(arena);
     return rc == 0 ? 0 : fail(&err);
 }
 
@@ -126,7 +126,7 @@ static void print_encoding(const Tokenizer *t, const Encoding *e)
     printf("index     id  %-16s type mask  start   end\n", "token");
     for (int32_t i = 0; i < e->S; i++)
         printf("%5d %6d  %-16s %4d %4d  %5d %5d\n", i, e->input_ids[i],
-               tokenizer_token(t, e->input_ids[i]), e->token_type_ids[i], e->attention_mask[i],
+               bertc_tokenizer_token(t, e->input_ids[i]), e->token_type_ids[i], e->attention_mask[i],
                e->start[i], e->end[i]);
 }
 
@@ -148,17 +148,17 @@ static int cmd_tokenize(const CliFlags *f)
         return 2;
     }
     const char *a = f->pos[0], *b = f->n_pos > 1 ? f->pos[1] : NULL;
-    Arena *arena = arena_create("tokenize", 1 << 20);
+    Arena *arena = bertc_arena_create("tokenize", 1 << 20);
     Tokenizer t;
     Encoding e;
-    int rc = tokenizer_load(&t, arena, f->vocab, &err);
+    int rc = bertc_tokenizer_load(&t, arena, f->vocab, &err);
     t.do_lower_case = !f->cased;
     if (rc == 0)
-        rc = tokenizer_encode(&t, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len,
+        rc = bertc_tokenizer_encode(&t, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len,
                               max_len > 0, &e, &err);
     if (rc == 0)
         print_encoding(&t, &e);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     return rc == 0 ? 0 : fail(&err);
 }
 

@@ -93,7 +93,7 @@ int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err)
 int cli_parse_threads(const char *value, int *n, BertcError *err)
 {
     char shown[CLI_SHOWN];
-    if (!threads_parse_count(value, n))
+    if (!bertc_threads_parse_count(value, n))
         return bertc_errorf(err, "--threads needs a count from 1 to %d, got '%s'",
                             THREADS_MAX, cli_shown(value, shown));
     return 0;

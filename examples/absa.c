@@ -197,7 +197,7 @@ static const char *const asides[] = {
 };
 
 #define COUNT(table) ((int)(sizeof(table) / sizeof((table)[0])))
-#define PICK(r, table) (&(table)[rng_randint(r, 0, COUNT(table) - 1)])
+#define PICK(r, table) (&(table)[bertc_rng_randint(r, 0, COUNT(table) - 1)])
 
 /* ------------------------------------------------------------------------ */
 /* The generator                                                             */
@@ -242,7 +242,7 @@ static const Phrase *pick_phrase(Rng *r, const Sentence *s, int target, int flag
 static void copula_clause(Rng *r, Sentence *s, int target, const char *subject, Clause *c)
 {
     const Copula *cop = PICK(r, copulas);
-    bool negate = rng_uniform(r) < 0.3;
+    bool negate = bertc_rng_uniform(r) < 0.3;
     const Phrase *p = pick_phrase(r, s, target,
                                   (cop->adjectives_only ? ADJ : 0) | (negate ? NEG : 0));
     c->polarity = negate ? flip(p->polarity) : p->polarity;
@@ -258,7 +258,7 @@ static void pair_clause(Rng *r, Sentence *s, int target, const char *subject, Cl
     int adj = cop->adjectives_only ? ADJ : 0;
     const Phrase *first = pick_phrase(r, s, target, adj);
     opine(s, target, first->aspect, first->polarity);
-    bool negate = rng_uniform(r) < 0.3;
+    bool negate = bertc_rng_uniform(r) < 0.3;
     const Phrase *second = pick_phrase(r, s, target, adj | (negate ? NEG : 0));
     int polarity = negate ? flip(second->polarity) : second->polarity;
     opine(s, target, second->aspect, polarity);
@@ -282,7 +282,7 @@ static void template_clause(Rng *r, Sentence *s, int target, Clause *c)
 static void opinion_clause(Rng *r, Sentence *s, int target, bool as_it, Clause *c)
 {
     const char *subject = as_it ? "it" : targets[target];
-    switch (as_it ? 2 * rng_randint(r, 0, 1) : rng_randint(r, 0, 4)) {
+    switch (as_it ? 2 * bertc_rng_randint(r, 0, 1) : bertc_rng_randint(r, 0, 4)) {
     case 0:
     case 1: copula_clause(r, s, target, subject, c); break;
     case 2: pair_clause(r, s, target, subject, c); break;
@@ -294,7 +294,7 @@ static void opinion_clause(Rng *r, Sentence *s, int target, bool as_it, Clause *
  * opinion on both locations (called on a fresh sentence). */
 static void both_clause(Rng *r, Sentence *s, Clause *c)
 {
-    bool neither = rng_uniform(r) < 0.4;
+    bool neither = bertc_rng_uniform(r) < 0.4;
     const Phrase *p = pick_phrase(r, s, 0, neither ? NEG : ADJ);
     c->polarity = neither ? flip(p->polarity) : p->polarity;
     opine(s, 0, p->aspect, c->polarity);
@@ -348,7 +348,7 @@ static void generate_sentence(Rng *r, Sentence *s)
 {
     memset(s, 0, sizeof *s);
     Clause a, b;
-    int64_t plan = rng_randint(r, 0, 11), about = rng_randint(r, 0, 1);
+    int64_t plan = bertc_rng_randint(r, 0, 11), about = bertc_rng_randint(r, 0, 1);
     if (plan <= 2) {                                   /* one opinion */
         opinion_clause(r, s, 0, false, &a);
         full_stops(s, &a, NULL);
@@ -382,7 +382,7 @@ static void generate_sentence(Rng *r, Sentence *s)
  * both the training and the held-out part. */
 static void generate(Sentence *s, int n, uint64_t seed)
 {
-    Rng r = rng_seed(seed);
+    Rng r = bertc_rng_seed(seed);
     for (int i = 0; i < n; i++) {
         bool repeat;
         do {
@@ -416,7 +416,7 @@ static int encode_pair(const Tokenizer *tok, Arena *a, const char *text, int con
     char aux[64];
     snprintf(aux, sizeof aux, "%s %s", targets[context / N_ASPECTS],
              aspect_words[context % N_ASPECTS]);
-    if (tokenizer_encode(tok, a, text, strlen(text), aux, strlen(aux), max_len, pad, enc,
+    if (bertc_tokenizer_encode(tok, a, text, strlen(text), aux, strlen(aux), max_len, pad, enc,
                          err) != 0)
         return -1;
     if (enc->attention_mask[enc->S - 1] && enc->S == max_len)
@@ -431,22 +431,22 @@ static int load_absa(const Tokenizer *tok, Arena *a, Absa *d, BertcError *err)
         return bertc_errorf(err, "out of memory for %d sentences", N_SENTENCES);
     generate(s, N_SENTENCES, 2021);
     size_t bytes = sizeof(int32_t) * N_SENTENCES * N_CONTEXTS * MAX_LEN;
-    d->ids = arena_alloc(a, bytes);
-    d->types = arena_alloc(a, bytes);
-    d->mask = arena_alloc(a, bytes);
-    Arena *scratch = arena_create("tokenize", 1 << 16);
+    d->ids = bertc_arena_alloc(a, bytes);
+    d->types = bertc_arena_alloc(a, bytes);
+    d->mask = bertc_arena_alloc(a, bytes);
+    Arena *scratch = bertc_arena_create("tokenize", 1 << 16);
     int rc = 0;
     for (int64_t p = 0; p < (int64_t)N_SENTENCES * N_CONTEXTS && rc == 0; p++) {
         const char *text = s[p / N_CONTEXTS].text;
         Encoding enc;
-        arena_reset(scratch);
+        bertc_arena_reset(scratch);
         rc = encode_pair(tok, scratch, text, (int)(p % N_CONTEXTS), MAX_LEN, true, &enc, err);
         memcpy(d->ids + p * MAX_LEN, enc.input_ids, sizeof(int32_t) * MAX_LEN);
         memcpy(d->types + p * MAX_LEN, enc.token_type_ids, sizeof(int32_t) * MAX_LEN);
         memcpy(d->mask + p * MAX_LEN, enc.attention_mask, sizeof(int32_t) * MAX_LEN);
         d->label[p / N_CONTEXTS][p % N_CONTEXTS] = s[p / N_CONTEXTS].label[p % N_CONTEXTS];
     }
-    arena_destroy(scratch);
+    bertc_arena_destroy(scratch);
     free(s);
     return rc;
 }
@@ -481,9 +481,9 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
         *tokens += len;
     }
     int64_t bs[2] = {n, S}, b1[2] = {n, 1};
-    ITensor ids = itensor_new(g->step, 2, bs), types = itensor_new(g->step, 2, bs);
-    ITensor mask = itensor_new(g->step, 2, bs);
-    ITensor context = itensor_new(g->step, 2, b1), labels = itensor_new(g->step, 1, &n);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), types = bertc_itensor_new(g->step, 2, bs);
+    ITensor mask = bertc_itensor_new(g->step, 2, bs);
+    ITensor context = bertc_itensor_new(g->step, 2, b1), labels = bertc_itensor_new(g->step, 1, &n);
     for (int64_t j = 0; j < n; j++) {
         int64_t pair = idx[j];
         size_t row = sizeof(int32_t) * (size_t)S;
@@ -493,11 +493,11 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
         context.data[j] = (int32_t)(pair % N_CONTEXTS);
         labels.data[j] = label_of(d, pair);
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "token_type_ids", types);
-    batch_put_ids(b, "attention_mask", mask);
-    batch_put_ids(b, "context_ids", context);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "token_type_ids", types);
+    bertc_batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_put_ids(b, "context_ids", context);
+    bertc_batch_put_ids(b, "labels", labels);
     return 0;
 }
 
@@ -553,13 +553,13 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     memset(d->confusion, 0, sizeof d->confusion);
     HeldOut h = held_out(first, n_eval, 64, "eval");
     while (held_out_next(&h, make_batch, d, m, g, err)) {
-        const float *logits = outputs_get(&h.out, "logits")->value.data;
+        const float *logits = bertc_outputs_get(&h.out, "logits")->value.data;
         for (int64_t j = 0; j < h.n; j++) {
             int64_t pair = h.row + j;
             d->confusion[pair % N_ASPECTS][label_of(d, pair)]
                         [example_argmax(logits + j * N_CLASSES, N_CLASSES)]++;
         }
-        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
+        loss_sum += bertc_outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
     if (h.failed)
         return -1;
@@ -609,7 +609,7 @@ static void report(const Absa *d, const TrainResult *res)
 static int absa_config(const char *arch, const Tokenizer *tok, BertConfig *out, BertcError *err)
 {
     BertConfig c;
-    if (model_config_default(&c, arch, err) != 0)
+    if (bertc_model_config_default(&c, arch, err) != 0)
         return -1;
     c.vocab_size = tok->V;          /* the whole bert-base-uncased vocabulary */
     c.hidden_size = 128;
@@ -619,7 +619,7 @@ static int absa_config(const char *arch, const Tokenizer *tok, BertConfig *out, 
     c.max_position_embeddings = MAX_LEN;
     c.num_labels = N_CLASSES;
     c.problem_type = PROBLEM_SINGLE_LABEL;
-    if (model_config_set(&c, "context_vocab_size", N_CONTEXTS, err) != 0)
+    if (bertc_model_config_set(&c, "context_vocab_size", N_CONTEXTS, err) != 0)
         return -1;
     *out = c;
     return 0;
@@ -635,23 +635,23 @@ static bool is_qacgbert(const char *arch) { return strcmp(arch, QACGBERT) == 0; 
 static int classify(Model *m, const Tokenizer *tok, const char *text, int context, Graph *g,
                     float *probs, Encoding *enc, Outputs *out, BertcError *err)
 {
-    ag_graph_reset(g);
-    ag_set_training(g, false);
+    bertc_ag_graph_reset(g);
+    bertc_ag_set_training(g, false);
     if (encode_pair(tok, g->step, text, context, MAX_LEN, false, enc, err) != 0)
         return -1;
     int64_t shape[2] = {1, enc->S}, one[2] = {1, 1};
-    ITensor context_ids = itensor_new(g->step, 2, one);
+    ITensor context_ids = bertc_itensor_new(g->step, 2, one);
     context_ids.data[0] = context;
     Batch b;
-    batch_init(&b, "sentence");
-    batch_put_ids(&b, "input_ids", itensor_view(enc->input_ids, 2, shape));
-    batch_put_ids(&b, "token_type_ids", itensor_view(enc->token_type_ids, 2, shape));
-    batch_put_ids(&b, "attention_mask", itensor_view(enc->attention_mask, 2, shape));
-    batch_put_ids(&b, "context_ids", context_ids);
-    outputs_init(out);
-    if (model_forward(m, g, &b, out, err) != 0)
+    bertc_batch_init(&b, "sentence");
+    bertc_batch_put_ids(&b, "input_ids", bertc_itensor_view(enc->input_ids, 2, shape));
+    bertc_batch_put_ids(&b, "token_type_ids", bertc_itensor_view(enc->token_type_ids, 2, shape));
+    bertc_batch_put_ids(&b, "attention_mask", bertc_itensor_view(enc->attention_mask, 2, shape));
+    bertc_batch_put_ids(&b, "context_ids", context_ids);
+    bertc_outputs_init(out);
+    if (bertc_model_forward(m, g, &b, out, err) != 0)
         return -1;
-    kernel_softmax_rows(probs, outputs_get(out, "logits")->value.data, 1, N_CLASSES);
+    bertc_kernel_softmax_rows(probs, bertc_outputs_get(out, "logits")->value.data, 1, N_CLASSES);
     return 0;
 }
 
@@ -663,11 +663,11 @@ static int draw(const char *dir, const char *file, const Model *m, const Tokeniz
     char key[64], path[512];
     const char *labels[MAX_LEN];
     snprintf(key, sizeof key, "layers.%d.%s", m->cfg.num_hidden_layers - 1, name);
-    const Var *v = outputs_get(out, key);
+    const Var *v = bertc_outputs_get(out, key);
     for (int32_t t = 0; t < enc->S; t++)
-        labels[t] = tokenizer_token(tok, enc->input_ids[t]);
+        labels[t] = bertc_tokenizer_token(tok, enc->input_ids[t]);
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    return svg_attention(path, v->value.data, v->value.shape[1], enc->S, labels, title, err);
+    return bertc_svg_attention(path, v->value.data, v->value.shape[1], enc->S, labels, title, err);
 }
 
 /* Λ⊙Qs lies in (−1, 1) and a heat map shows [0, 1]: the first nh maps are
@@ -679,14 +679,14 @@ static int draw_quasi(const char *dir, const Model *m, const Tokenizer *tok,
 {
     char key[64];
     snprintf(key, sizeof key, "layers.%d.quasi_attention_prob", m->cfg.num_hidden_layers - 1);
-    const Tensor *q = &outputs_get(out, key)->value;               /* (1, nh, S, S) */
+    const Tensor *q = &bertc_outputs_get(out, key)->value;               /* (1, nh, S, S) */
     int64_t nh = q->shape[1], S = q->shape[2], shape[4] = {1, 2 * nh, S, S};
-    Var *split = ag_tensor(g, 4, shape, false);
+    Var *split = bertc_ag_tensor(g, 4, shape, false);
     for (int64_t i = 0; i < q->numel; i++) {
         split->value.data[i] = q->data[i] > 0 ? q->data[i] : 0;
         split->value.data[q->numel + i] = q->data[i] < 0 ? -q->data[i] : 0;
     }
-    outputs_put(out, g, split, "layers.%d.quasi_split", m->cfg.num_hidden_layers - 1);
+    bertc_outputs_put(out, g, split, "layers.%d.quasi_split", m->cfg.num_hidden_layers - 1);
     return draw(dir, "quasi_attention.svg", m, tok, enc, out, "quasi_split", title, err);
 }
 
@@ -698,7 +698,7 @@ static int show_sentence(Model *m, const Tokenizer *tok, const char *dir, BertcE
     bool quasi = is_qacgbert(m->arch->name);
     const char *name = quasi ? "QACGBERT" : "CGBERT";
     int shown = N_ASPECTS * 1 + SAFETY;
-    Graph *g = ag_graph_create(1 << 20, 0);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
     float probs[N_CLASSES];
     Encoding enc;
     Outputs out;
@@ -722,7 +722,7 @@ static int show_sentence(Model *m, const Tokenizer *tok, const char *dir, BertcE
              "maps 0-3 = what heads 0-3 add, maps 4-7 = what they subtract");
     if (rc == 0 && quasi)
         rc = draw_quasi(dir, m, tok, &enc, &out, g, title, err);
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
     return rc;
 }
 
@@ -751,7 +751,7 @@ static int take_model_flag(int *argc, char **argv, const char **arch, BertcError
 
 static TrainOptions absa_options(void)
 {
-    TrainOptions opt = train_defaults();
+    TrainOptions opt = bertc_train_defaults();
     opt.steps = 2000;
     opt.batch_size = 32;
     opt.lr = 1e-3;
@@ -768,7 +768,7 @@ static int train_and_report(const char *arch, TrainOptions opt, const char *out,
     char picture[512];
     Tokenizer tok;
     if (example_need_data(VOCAB, err) != 0 ||
-        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
+        bertc_tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
         load_absa(&tok, arena, data, err) != 0)
         return -1;
     printf("bertc absa: %d generated sentences x %d contexts (%d train, %d held out)\n",
@@ -778,16 +778,16 @@ static int train_and_report(const char *arch, TrainOptions opt, const char *out,
     if (absa_config(arch, &tok, &cfg, err) != 0 || example_model(&m, arena, &cfg, err) != 0)
         return -1;
     printf("model: %s, %d layers, H=%d, %lld parameters\n", m.arch->name,
-           cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(m.reg));
+           cfg.num_hidden_layers, cfg.hidden_size, (long long)bertc_registry_count(m.reg));
 
     TrainTask task = {.n_train = (int64_t)N_TRAIN * N_CONTEXTS, .make_batch = make_batch,
                       .evaluate = evaluate, .metric_name = "macro-F1", .ctx = data};
     TrainResult res;
-    if (train_run(&m, &task, &opt, &res, err) != 0)
+    if (bertc_train_run(&m, &task, &opt, &res, err) != 0)
         return -1;
     report(data, &res);
     snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    int rc = svg_loss_curve(picture, &res, "bertc absa: aspect-based sentiment", err);
+    int rc = bertc_svg_loss_curve(picture, &res, "bertc absa: aspect-based sentiment", err);
     if (rc == 0)
         rc = show_sentence(&m, &tok, out, err);
     if (rc == 0)
@@ -809,9 +809,9 @@ static int run(int argc, char **argv, BertcError *err)
     Absa *data = calloc(1, sizeof *data);
     if (!data)
         return bertc_errorf(err, "out of memory for the data set");
-    Arena *arena = arena_create("absa", 1 << 20);
+    Arena *arena = bertc_arena_create("absa", 1 << 20);
     int rc = train_and_report(arch, opt, out, arena, data, err);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     free(data);
     return rc;
 }

@@ -155,7 +155,7 @@ static const char *const days[] = {"Monday", "Tuesday", "Wednesday", "Thursday",
 static const char *const months[] = {"January", "February", "March", "April", "May", "June",
                                      "July", "August", "September", "October", "November",
                                      "December"};
-#define PICK(rng, list) (list[rng_randint(rng, 0, (int64_t)(sizeof list / sizeof list[0]) - 1)])
+#define PICK(rng, list) (list[bertc_rng_randint(rng, 0, (int64_t)(sizeof list / sizeof list[0]) - 1)])
 
 /* The values a story's templates are filled with. */
 typedef struct Slots {
@@ -205,7 +205,7 @@ static void sample_without_replacement(Rng *rng, int *out, int k, int n)
     for (int i = 0; i < n; i++)
         all[i] = i;
     for (int i = 0; i < k; i++) {
-        int j = (int)rng_randint(rng, i, n - 1), t = all[i];
+        int j = (int)bertc_rng_randint(rng, i, n - 1), t = all[i];
         all[i] = all[j];
         all[j] = t;
         out[i] = all[i];
@@ -224,16 +224,16 @@ typedef struct Story {
 
 static void generate_story(uint64_t index, Story *st)
 {
-    Rng rng = rng_seed(DATA_SEED + index);
+    Rng rng = bertc_rng_seed(DATA_SEED + index);
     memset(st, 0, sizeof *st);
-    Slots s = {.topic = &topics[rng_randint(&rng, 0, N_TOPICS - 1)]};
+    Slots s = {.topic = &topics[bertc_rng_randint(&rng, 0, N_TOPICS - 1)]};
     s.place = PICK(&rng, places);
     s.day = PICK(&rng, days);
     s.month = PICK(&rng, months);
-    s.n1 = (int)rng_randint(&rng, s.topic->n1_lo, s.topic->n1_hi);
-    s.n2 = (int)rng_randint(&rng, s.topic->n2_lo, s.topic->n2_hi);
-    s.n3 = (int)rng_randint(&rng, 2, 40);
-    st->n_sents = (int)rng_randint(&rng, N_FACTS + 2, MAX_SENTS);
+    s.n1 = (int)bertc_rng_randint(&rng, s.topic->n1_lo, s.topic->n1_hi);
+    s.n2 = (int)bertc_rng_randint(&rng, s.topic->n2_lo, s.topic->n2_hi);
+    s.n3 = (int)bertc_rng_randint(&rng, 2, 40);
+    st->n_sents = (int)bertc_rng_randint(&rng, N_FACTS + 2, MAX_SENTS);
     st->topic = s.topic->name;
     int slot[MAX_SENTS], filler[MAX_SENTS], n_fill = st->n_sents - N_FACTS;
     sample_without_replacement(&rng, slot, N_FACTS, st->n_sents);
@@ -243,10 +243,10 @@ static void generate_story(uint64_t index, Story *st)
         st->facts |= 1u << slot[f];
     for (int n = 0, f = 0, k = 0; n < st->n_sents; n++)   /* facts in their order */
         text[n] = st->facts >> n & 1 ? s.topic->fact[f++] : fillers[filler[k++]];
-    if (rng_uniform(&rng) < 0.5) {                        /* old news replaces a filler */
+    if (bertc_rng_uniform(&rng) < 0.5) {                        /* old news replaces a filler */
         int n;
         do
-            n = (int)rng_randint(&rng, 0, st->n_sents - 1);
+            n = (int)bertc_rng_randint(&rng, 0, st->n_sents - 1);
         while (st->facts >> n & 1);
         text[n] = s.topic->old_news;
     }
@@ -373,7 +373,7 @@ static int tokenize_story(const Tokenizer *tok, Arena *scratch, const Story *st,
     d->n_sents = st->n_sents;
     for (int n = 0; n < st->n_sents; n++) {
         Encoding enc;
-        if (tokenizer_encode(tok, scratch, st->sent[n], strlen(st->sent[n]), NULL, 0, 0, false,
+        if (bertc_tokenizer_encode(tok, scratch, st->sent[n], strlen(st->sent[n]), NULL, 0, 0, false,
                              &enc, err) != 0)
             return -1;
         if (d->n_tokens + enc.S > MAX_LEN)
@@ -390,19 +390,19 @@ static int build_corpus(const Tokenizer *tok, Arena *a, Corpus *c, BertcError *e
 {
     c->n = N_TRAIN + N_EVAL;
     c->n_train = N_TRAIN;
-    c->docs = arena_calloc(a, (size_t)c->n, sizeof(Doc));
-    c->model_pick = arena_calloc(a, N_EVAL, sizeof(uint32_t));
-    Arena *scratch = arena_create("tokenize", 1 << 16);
+    c->docs = bertc_arena_calloc(a, (size_t)c->n, sizeof(Doc));
+    c->model_pick = bertc_arena_calloc(a, N_EVAL, sizeof(uint32_t));
+    Arena *scratch = bertc_arena_create("tokenize", 1 << 16);
     Story st;
     int rc = 0;
     for (int64_t i = 0; i < c->n && rc == 0; i++) {
         generate_story((uint64_t)i, &st);
-        arena_reset(scratch);
+        bertc_arena_reset(scratch);
         rc = tokenize_story(tok, scratch, &st, &c->docs[i], err);
         c->docs[i].labels = oracle_selection(&st);
         c->docs[i].facts = st.facts;
     }
-    arena_destroy(scratch);
+    bertc_arena_destroy(scratch);
     return rc;
 }
 
@@ -420,9 +420,9 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     for (int64_t j = 0; j < n; j++)
         S = c->docs[idx[j]].n_tokens > S ? c->docs[idx[j]].n_tokens : S;
     int64_t bs[2] = {n, S}, bn[2] = {n, MAX_SENTS};
-    ITensor src = itensor_new(g->step, 2, bs), segs = itensor_new(g->step, 2, bs);
-    ITensor mask = itensor_new(g->step, 2, bs), clss = itensor_new(g->step, 2, bn);
-    ITensor mask_cls = itensor_new(g->step, 2, bn), labels = itensor_new(g->step, 2, bn);
+    ITensor src = bertc_itensor_new(g->step, 2, bs), segs = bertc_itensor_new(g->step, 2, bs);
+    ITensor mask = bertc_itensor_new(g->step, 2, bs), clss = bertc_itensor_new(g->step, 2, bn);
+    ITensor mask_cls = bertc_itensor_new(g->step, 2, bn), labels = bertc_itensor_new(g->step, 2, bn);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
         const Doc *d = &c->docs[idx[j]];
@@ -439,12 +439,12 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
         }
         *tokens += d->n_tokens;
     }
-    batch_put_ids(b, "src", src);
-    batch_put_ids(b, "segs", segs);
-    batch_put_ids(b, "mask", mask);
-    batch_put_ids(b, "clss", clss);
-    batch_put_ids(b, "mask_cls", mask_cls);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "src", src);
+    bertc_batch_put_ids(b, "segs", segs);
+    bertc_batch_put_ids(b, "mask", mask);
+    bertc_batch_put_ids(b, "clss", clss);
+    bertc_batch_put_ids(b, "mask_cls", mask_cls);
+    bertc_batch_put_ids(b, "labels", labels);
     return 0;
 }
 
@@ -507,14 +507,14 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     Scores sc = {0};
     HeldOut h = held_out(c->n_train, n_eval, 64, "eval");
     while (held_out_next(&h, make_batch, c, m, g, err)) {
-        const float *scores = outputs_get(&h.out, "sent_scores")->value.data;
+        const float *scores = bertc_outputs_get(&h.out, "sent_scores")->value.data;
         for (int64_t j = 0; j < h.n; j++) {
             int64_t i = h.row + j;
             c->model_pick[i - c->n_train] = top_k(scores + j * MAX_SENTS, c->docs[i].n_sents,
                                                   SUMMARY_SIZE);
             score_pick(&sc, &c->docs[i], i, c->model_pick[i - c->n_train]);
         }
-        loss_sum += outputs_get(&h.out, "loss")->value.data[0];
+        loss_sum += bertc_outputs_get(&h.out, "loss")->value.data[0];
     }
     if (h.failed)
         return -1;
@@ -576,7 +576,7 @@ static void print_story(const Corpus *c, int64_t i)
 static int summarizer_config(const Tokenizer *tok, BertConfig *out, BertcError *err)
 {
     BertConfig c;
-    if (model_config_default(&c, "Summarizer", err) != 0)
+    if (bertc_model_config_default(&c, "Summarizer", err) != 0)
         return -1;
     c.vocab_size = tok->V;   /* the full vocabulary, so any English text can be read */
     c.hidden_size = 64;
@@ -584,10 +584,10 @@ static int summarizer_config(const Tokenizer *tok, BertConfig *out, BertcError *
     c.num_attention_heads = 4;
     c.intermediate_size = 256;
     c.max_position_embeddings = MAX_LEN;
-    if (model_config_set(&c, "ff_size", 128, err) != 0 ||
-        model_config_set(&c, "heads", 4, err) != 0 ||
-        model_config_set(&c, "inter_layers", 2, err) != 0 ||
-        model_config_set(&c, "pe_max_len", 32, err) != 0)   /* sentence positions: MAX_SENTS would do */
+    if (bertc_model_config_set(&c, "ff_size", 128, err) != 0 ||
+        bertc_model_config_set(&c, "heads", 4, err) != 0 ||
+        bertc_model_config_set(&c, "inter_layers", 2, err) != 0 ||
+        bertc_model_config_set(&c, "pe_max_len", 32, err) != 0)   /* sentence positions: MAX_SENTS would do */
         return -1;
     *out = c;
     return 0;
@@ -595,7 +595,7 @@ static int summarizer_config(const Tokenizer *tok, BertConfig *out, BertcError *
 
 static TrainOptions summarizer_options(void)
 {
-    TrainOptions opt = train_defaults();
+    TrainOptions opt = bertc_train_defaults();
     opt.steps = 600;
     opt.batch_size = 16;
     opt.lr = 1e-3;
@@ -611,7 +611,7 @@ static int train_and_report(TrainOptions opt, const char *out, Arena *arena, Ber
     Tokenizer tok;
     Corpus corpus;
     if (example_need_data(VOCAB, err) != 0 ||
-        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
+        bertc_tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
         build_corpus(&tok, arena, &corpus, err) != 0)
         return -1;
     printf("bertsum: pick the 3 summary sentences of generated news stories "
@@ -621,21 +621,21 @@ static int train_and_report(TrainOptions opt, const char *out, Arena *arena, Ber
     if (summarizer_config(&tok, &cfg, err) != 0 || example_model(&m, arena, &cfg, err) != 0)
         return -1;
     printf("model: Summarizer, BERT %d layers, H=%d, %d inter-sentence layers, %lld "
-           "parameters\n", cfg.num_hidden_layers, cfg.hidden_size, (int)model_config_get(&cfg, "inter_layers"),
-           (long long)registry_count(m.reg));
+           "parameters\n", cfg.num_hidden_layers, cfg.hidden_size, (int)bertc_model_config_get(&cfg, "inter_layers"),
+           (long long)bertc_registry_count(m.reg));
 
     corpus.batch_size = opt.batch_size;
     TrainTask task = {.n_train = corpus.n_train, .make_batch = make_batch,
                       .evaluate = evaluate, .metric_name = "ROUGE-2 F1", .ctx = &corpus};
     TrainResult res;
-    if (train_run(&m, &task, &opt, &res, err) != 0)
+    if (bertc_train_run(&m, &task, &opt, &res, err) != 0)
         return -1;
     printf("trained %lld steps in %.0f s at %.0f tokens/s\n", (long long)res.steps_done,
            res.seconds, res.tokens_per_second);
     print_scores(&corpus);
     print_story(&corpus, corpus.n_train);
     snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    if (svg_loss_curve(picture, &res, "bertsum: extractive summarizer", err) != 0)
+    if (bertc_svg_loss_curve(picture, &res, "bertsum: extractive summarizer", err) != 0)
         return -1;
     printf("\nwrote %s and %s\n", picture, opt.checkpoint);
     return 0;
@@ -648,9 +648,9 @@ static int run(int argc, char **argv, BertcError *err)
     char checkpoint[512];
     if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
-    Arena *arena = arena_create("bertsum", 1 << 20);
+    Arena *arena = bertc_arena_create("bertsum", 1 << 20);
     int rc = train_and_report(opt, out, arena, err);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     return rc;
 }
 

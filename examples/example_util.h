@@ -16,7 +16,7 @@
  *
  *     HeldOut h = held_out(d->n_train, d->n - d->n_train, 64, "eval");
  *     while (held_out_next(&h, make_batch, d, m, g, err))
- *         ... score outputs_get(&h.out, "logits") for rows h.row .. h.row + h.n - 1 ...
+ *         ... score bertc_outputs_get(&h.out, "logits") for rows h.row .. h.row + h.n - 1 ...
  *     if (h.failed)
  *         return -1; */
 #ifndef BERTC_EXAMPLE_UTIL_H
@@ -106,7 +106,7 @@ static inline int example_check_checkpoint(const char *path, const char *out, Be
     char dir[EXAMPLE_PATH_MAX];
     size_t n = slash ? (size_t)(slash - path) : 1;
     if (n >= sizeof dir)
-        return 0;   /* st_check_writable refuses it */
+        return 0;   /* bertc_st_check_writable refuses it */
     memcpy(dir, slash ? (n ? path : "/") : ".", n ? n : 1);
     dir[n ? n : 1] = '\0';
     struct stat a, b;
@@ -128,7 +128,7 @@ static inline int example_check_checkpoint(const char *path, const char *out, Be
 static inline int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
                                 char *checkpoint, size_t cap, BertcError *err)
 {
-    if (train_parse_flags(argc, argv, opt, out, err) != 0)
+    if (bertc_train_parse_flags(argc, argv, opt, out, err) != 0)
         return -1;
     /* The examples write OUT/NAME into buffers of cap bytes: an OUT that
      * leaves no room for the longest NAME would be cut short, and the files
@@ -138,7 +138,7 @@ static inline int example_flags(int argc, char **argv, TrainOptions *opt, const 
         return bertc_errorf(err, "--out '%.40s...' is %zu characters long; it may have at "
                             "most %zu (the files written into it must fit a %zu-byte path)",
                             *out, len, cap - 2 - EXAMPLE_OUT_NAME_MAX, cap);
-    if (train_check_out_dir(*out, err) != 0 ||
+    if (bertc_train_check_out_dir(*out, err) != 0 ||
         (opt->checkpoint && example_check_checkpoint(opt->checkpoint, *out, err) != 0))
         return -1;
     snprintf(checkpoint, cap, "%s/checkpoint.safetensors", *out);
@@ -152,7 +152,7 @@ static inline int example_flags(int argc, char **argv, TrainOptions *opt, const 
  * first, see zoo/train.h), else 1. */
 static inline int example_exit_status(void)
 {
-    int sig = train_stop_signal();
+    int sig = bertc_train_stop_signal();
     return sig ? 128 + sig : 1;
 }
 
@@ -168,11 +168,11 @@ static inline int example_run_call(void *ctx, BertcError *err)
     return r->run(r->argc, r->argv, err);
 }
 
-/* SIGINT or SIGTERM outside train_run (loading the data, between two
- * phases, writing the pictures): nothing is due to be saved (train_run saved
+/* SIGINT or SIGTERM outside bertc_train_run (loading the data, between two
+ * phases, writing the pictures): nothing is due to be saved (bertc_train_run saved
  * at its end), so end at once, with one line and the status a shell expects
  * of a program stopped by that signal (130, 143), not by dying of it. During
- * train_run its own handlers take over (finish the step, save) and put this
+ * bertc_train_run its own handlers take over (finish the step, save) and put this
  * one back afterwards. Only async-signal-safe calls here. */
 static const char *example_name = "example";
 
@@ -232,10 +232,10 @@ static inline int example_main(const char *name, int argc, char **argv,
  * draws them: seed 7, normal(0, initializer_range). */
 static inline int example_model(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
 {
-    if (model_build(m, arena, cfg, err) != 0)
+    if (bertc_model_build(m, arena, cfg, err) != 0)
         return -1;
-    Rng init = rng_seed(7);
-    registry_init_weights(m->reg, &init, cfg->initializer_range);
+    Rng init = bertc_rng_seed(7);
+    bertc_registry_init_weights(m->reg, &init, cfg->initializer_range);
     return 0;
 }
 
@@ -273,11 +273,11 @@ static inline bool held_out_next(HeldOut *h,
     h->n = left < h->size ? left : h->size;
     for (int64_t j = 0; j < h->n; j++)
         h->idx[j] = h->row + j;
-    ag_graph_reset(g);
-    batch_init(&h->batch, h->name);
-    outputs_init(&h->out);
+    bertc_ag_graph_reset(g);
+    bertc_batch_init(&h->batch, h->name);
+    bertc_outputs_init(&h->out);
     h->failed = make_batch(data, h->idx, h->n, g, &h->batch, &tokens, err) != 0 ||
-                model_forward(m, g, &h->batch, &h->out, err) != 0;
+                bertc_model_forward(m, g, &h->batch, &h->out, err) != 0;
     return !h->failed;
 }
 
@@ -324,7 +324,7 @@ static inline char *example_read_file(const char *path, size_t *len, BertcError 
     return buf;
 }
 
-/* err (set by a failed tokenizer_encode of line `line` of `path`) with the
+/* err (set by a failed bertc_tokenizer_encode of line `line` of `path`) with the
  * place in front, so the message names the file. */
 static inline int example_line_error(const char *path, int64_t line, BertcError *err)
 {

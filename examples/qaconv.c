@@ -195,7 +195,7 @@ static int draw_unused(Rng *rng, Slot k, uint64_t *used)
 {
     int v;
     do
-        v = (int)rng_randint(rng, 0, pools[k].n - 1);
+        v = (int)bertc_rng_randint(rng, 0, pools[k].n - 1);
     while (*used >> v & 1);
     *used |= 1ull << v;
     return v;
@@ -243,13 +243,13 @@ static int generate_conversation(Rng *rng, Conversation *c, BertcError *err)
     uint64_t used[N_SLOTS] = {0}, used_templates = 0;
     c->speaker[0] = draw_unused(rng, PERSON, &used[PERSON]);
     c->speaker[1] = draw_unused(rng, PERSON, &used[PERSON]);
-    c->n_turns = (int)rng_randint(rng, 3, MAX_TURNS);
+    c->n_turns = (int)bertc_rng_randint(rng, 3, MAX_TURNS);
     c->len = 0;
     for (int t = 0; t < c->n_turns; t++) {
         Turn *turn = &c->turn[t];
         int k;
         do
-            k = (int)rng_randint(rng, 0, COUNT(templates) - 1);
+            k = (int)bertc_rng_randint(rng, 0, COUNT(templates) - 1);
         while (used_templates >> k & 1);
         used_templates |= 1ull << k;
         turn->tpl = &templates[k];
@@ -308,7 +308,7 @@ typedef struct QAData {
 static char *arena_strdup(Arena *a, const char *s)
 {
     size_t n = strlen(s) + 1;
-    return memcpy(arena_alloc(a, n), s, n);
+    return memcpy(bertc_arena_alloc(a, n), s, n);
 }
 
 /* The answer's bytes -> its first and last context token. */
@@ -333,7 +333,7 @@ static int answer_tokens(Example *e, BertcError *err)
 static int encode_example(const Tokenizer *tok, Arena *scratch, Example *e, BertcError *err)
 {
     Encoding enc;
-    if (tokenizer_encode(tok, scratch, e->question, strlen(e->question), e->conversation,
+    if (bertc_tokenizer_encode(tok, scratch, e->question, strlen(e->question), e->conversation,
                          strlen(e->conversation), 0, false, &enc, err) != 0)
         return -1;
     if (enc.n_a + 2 > QUERY_LEN || enc.S > SEQ)
@@ -355,7 +355,7 @@ static int make_example(const Tokenizer *tok, Arena *a, Arena *scratch, Rng *rng
                         const Conversation *c, const char *text, int t, Example *e,
                         BertcError *err)
 {
-    const Ask *ask = &c->turn[t].tpl->ask[rng_randint(rng, 0, 2)];
+    const Ask *ask = &c->turn[t].tpl->ask[bertc_rng_randint(rng, 0, 2)];
     memset(e, 0, sizeof *e);
     char question[MAX_TEXT] = "", answer[MAX_TEXT] = "";
     int32_t qlen = 0, alen = 0;
@@ -368,7 +368,7 @@ static int make_example(const Tokenizer *tok, Arena *a, Arena *scratch, Rng *rng
     e->type = ask->type;
     e->question = arena_strdup(a, question);
     e->conversation = text;
-    arena_reset(scratch);
+    bertc_arena_reset(scratch);
     return encode_example(tok, scratch, e, err);
 }
 
@@ -388,17 +388,17 @@ static int add_conversation(const Tokenizer *tok, Arena *a, Arena *scratch, Rng 
 
 static int generate_data(const Tokenizer *tok, Arena *a, QAData *d, BertcError *err)
 {
-    d->ex = arena_alloc(a, sizeof(Example) * N_CONV * MAX_TURNS);
+    d->ex = bertc_arena_alloc(a, sizeof(Example) * N_CONV * MAX_TURNS);
     d->n = 0;
-    Arena *scratch = arena_create("tokenize", 1 << 16);
-    Rng rng = rng_seed(DATA_SEED);
+    Arena *scratch = bertc_arena_create("tokenize", 1 << 16);
+    Rng rng = bertc_rng_seed(DATA_SEED);
     int rc = 0;
     for (int i = 0; i < N_CONV && rc == 0; i++) {
         if (i == N_TRAIN_CONV)
             d->n_train = d->n;
         rc = add_conversation(tok, a, scratch, &rng, d, err);
     }
-    arena_destroy(scratch);
+    bertc_arena_destroy(scratch);
     return rc;
 }
 
@@ -411,9 +411,9 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     (void)err;
     const QAData *d = ctx;
     int64_t bs[2] = {n, SEQ};
-    ITensor ids = itensor_new(g->step, 2, bs), types = itensor_new(g->step, 2, bs);
-    ITensor mask = itensor_new(g->step, 2, bs), start = itensor_new(g->step, 1, &n);
-    ITensor end = itensor_new(g->step, 1, &n), qtype = itensor_new(g->step, 1, &n);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), types = bertc_itensor_new(g->step, 2, bs);
+    ITensor mask = bertc_itensor_new(g->step, 2, bs), start = bertc_itensor_new(g->step, 1, &n);
+    ITensor end = bertc_itensor_new(g->step, 1, &n), qtype = bertc_itensor_new(g->step, 1, &n);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
         const Example *e = &d->ex[idx[j]];
@@ -426,12 +426,12 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
         end.data[j] = e->end;
         qtype.data[j] = (int32_t)e->type;
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "attention_mask", mask);
-    batch_put_ids(b, "token_type_ids", types);
-    batch_put_ids(b, "start_positions", start);
-    batch_put_ids(b, "end_positions", end);
-    batch_put_ids(b, "question_type", qtype);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_put_ids(b, "token_type_ids", types);
+    bertc_batch_put_ids(b, "start_positions", start);
+    bertc_batch_put_ids(b, "end_positions", end);
+    bertc_batch_put_ids(b, "question_type", qtype);
     return 0;
 }
 
@@ -504,9 +504,9 @@ static void best_span(const float *start, const float *end, const Example *e, in
  * sum[0..2] (exact match, F1, correct question types). */
 static void score_batch(QAData *d, int64_t first, int64_t n, const Outputs *out, double *sum)
 {
-    const float *start = outputs_get(out, "start_logits")->value.data;
-    const float *end = outputs_get(out, "end_logits")->value.data;
-    const float *types = outputs_get(out, "query_logits")->value.data;
+    const float *start = bertc_outputs_get(out, "start_logits")->value.data;
+    const float *end = bertc_outputs_get(out, "end_logits")->value.data;
+    const float *types = bertc_outputs_get(out, "query_logits")->value.data;
     for (int64_t j = 0; j < n; j++) {
         Example *e = &d->ex[first + j];
         int32_t s, t;
@@ -534,7 +534,7 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     HeldOut h = held_out(d->n_train, n_eval, 64, "eval");
     while (held_out_next(&h, make_batch, d, m, g, err)) {
         score_batch(d, h.row, h.n, &h.out, sum);
-        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
+        loss_sum += bertc_outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
     if (h.failed)
         return -1;
@@ -549,13 +549,13 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
  * answering the most frequent question type. */
 static void baselines(const QAData *d, double *exact, double *f1, double *type_accuracy)
 {
-    Rng rng = rng_seed(DATA_SEED + 1);
+    Rng rng = bertc_rng_seed(DATA_SEED + 1);
     int64_t n_eval = d->n - d->n_train, per_type[N_QTYPES] = {0};
     double sum_exact = 0, sum_f1 = 0;
     for (int64_t i = d->n_train; i < d->n; i++) {
         const Example *e = &d->ex[i];
-        int32_t s = (int32_t)rng_randint(&rng, e->first, e->last);
-        int32_t t = s + (int32_t)rng_randint(&rng, 0, 2);
+        int32_t s = (int32_t)bertc_rng_randint(&rng, e->first, e->last);
+        int32_t t = s + (int32_t)bertc_rng_randint(&rng, 0, 2);
         t = t > e->last ? e->last : t;
         double x, f;
         squad_scores(e->conversation + e->from[s], (size_t)(e->to[t] - e->from[s]),
@@ -578,7 +578,7 @@ static void baselines(const QAData *d, double *exact, double *f1, double *type_a
 static int qaconv_config(const Tokenizer *tok, BertConfig *out, BertcError *err)
 {
     BertConfig c;
-    if (model_config_default(&c, "QAConvModelV2", err) != 0)
+    if (bertc_model_config_default(&c, "QAConvModelV2", err) != 0)
         return -1;
     c.vocab_size = tok->V;
     c.hidden_size = 128;
@@ -587,9 +587,9 @@ static int qaconv_config(const Tokenizer *tok, BertConfig *out, BertcError *err)
     c.intermediate_size = 256;
     c.max_position_embeddings = SEQ;
     c.sep_token_id = tok->sep_id;
-    if (model_config_set(&c, "query_len", QUERY_LEN, err) != 0 ||
-        model_config_set(&c, "conv_filters", 128, err) != 0 ||
-        model_config_set(&c, "num_question_types", N_QTYPES, err) != 0)
+    if (bertc_model_config_set(&c, "query_len", QUERY_LEN, err) != 0 ||
+        bertc_model_config_set(&c, "conv_filters", 128, err) != 0 ||
+        bertc_model_config_set(&c, "num_question_types", N_QTYPES, err) != 0)
         return -1;
     *out = c;
     return 0;
@@ -597,7 +597,7 @@ static int qaconv_config(const Tokenizer *tok, BertConfig *out, BertcError *err)
 
 static TrainOptions qaconv_options(void)
 {
-    TrainOptions opt = train_defaults();
+    TrainOptions opt = bertc_train_defaults();
     opt.steps = 800;
     opt.batch_size = 32;
     opt.lr = 5e-4;
@@ -626,7 +626,7 @@ static int train(QAData *d, Model *m, TrainOptions *opt, const char *out,
     TrainTask task = {.n_train = d->n_train, .make_batch = make_batch,
                       .evaluate = evaluate, .metric_name = "F1", .ctx = d};
     TrainResult res;
-    if (train_run(m, &task, opt, &res, err) != 0)
+    if (bertc_train_run(m, &task, opt, &res, err) != 0)
         return -1;
     double base_exact, base_f1, base_type;
     baselines(d, &base_exact, &base_f1, &base_type);
@@ -636,7 +636,7 @@ static int train(QAData *d, Model *m, TrainOptions *opt, const char *out,
            100 * d->type_accuracy, 100 * base_type, res.seconds, res.tokens_per_second);
     char picture[512];
     snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    if (svg_loss_curve(picture, &res, "bertc qaconv: answer spans in conversations", err) != 0)
+    if (bertc_svg_loss_curve(picture, &res, "bertc qaconv: answer spans in conversations", err) != 0)
         return -1;
     show_examples(d);
     printf("\nwrote %s and %s\n", picture, opt->checkpoint);
@@ -651,7 +651,7 @@ static int generate_and_train(TrainOptions opt, const char *out, Arena *arena,
     Tokenizer tok;
     QAData data;
     if (example_need_data(VOCAB, err) != 0 ||
-        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
+        bertc_tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
         generate_data(&tok, arena, &data, err))
         return -1;
     printf("bertc qaconv: %lld questions about %d generated conversations (%lld train, %lld "
@@ -662,9 +662,9 @@ static int generate_and_train(TrainOptions opt, const char *out, Arena *arena,
     if (qaconv_config(&tok, &cfg, err) != 0 || example_model(&m, arena, &cfg, err) != 0)
         return -1;
     printf("model: QAConvModelV2, %d layers, H=%d, query_len %d, %d filters, %lld parameters\n",
-           cfg.num_hidden_layers, cfg.hidden_size, (int)model_config_get(&cfg, "query_len"),
-           (int)model_config_get(&cfg, "conv_filters"),
-           (long long)registry_count(m.reg));
+           cfg.num_hidden_layers, cfg.hidden_size, (int)bertc_model_config_get(&cfg, "query_len"),
+           (int)bertc_model_config_get(&cfg, "conv_filters"),
+           (long long)bertc_registry_count(m.reg));
     return train(&data, &m, &opt, out, err);
 }
 
@@ -675,9 +675,9 @@ static int run(int argc, char **argv, BertcError *err)
     char checkpoint[512];
     if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
-    Arena *arena = arena_create("qaconv", 1 << 20);
+    Arena *arena = bertc_arena_create("qaconv", 1 << 20);
     int rc = generate_and_train(opt, out, arena, err);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     return rc;
 }
 

@@ -6,7 +6,7 @@
  *   data/pretrain.txt   4,068 fortunes, none of them a held-out topic text
  *                       (tools/make_pretrain.py)
  *   -> packed into rows of 64 WordPiece tokens, span-masked afresh at every
- *      step by the library's collator (span_mask_row, zoo/span_masking.c)
+ *      step by the library's collator (bertc_span_mask_row, zoo/span_masking.c)
  *   -> SpanBertForPreTraining, 2 layers, H = 128: MLM + SBO losses, and the
  *      masked-token accuracy on held-out text before and after
  *   -> its bert.* weights start a BertForSequenceClassification (pooler and
@@ -62,9 +62,9 @@ typedef struct Rows {
 static void rows_alloc(Rows *r, Arena *a, bool labelled)
 {
     r->n = r->n_train = 0;
-    r->ids = arena_calloc(a, (size_t)MAX_TEXTS * MAX_LEN, sizeof(int32_t));
-    r->len = arena_calloc(a, MAX_TEXTS, sizeof(int32_t));
-    r->label = labelled ? arena_calloc(a, MAX_TEXTS, sizeof(int32_t)) : NULL;
+    r->ids = bertc_arena_calloc(a, (size_t)MAX_TEXTS * MAX_LEN, sizeof(int32_t));
+    r->len = bertc_arena_calloc(a, MAX_TEXTS, sizeof(int32_t));
+    r->label = labelled ? bertc_arena_calloc(a, MAX_TEXTS, sizeof(int32_t)) : NULL;
 }
 
 /* A text file split into lines in place: lines[0..*n-1] point into the
@@ -115,7 +115,7 @@ static int load_topics(const Tokenizer *tok, Arena *a, Rows *d, BertcError *err)
     if (!buf)
         return -1;
     rows_alloc(d, a, true);
-    Arena *scratch = arena_create("tokenize", 1 << 16);
+    Arena *scratch = bertc_arena_create("tokenize", 1 << 16);
     int rc = 0;
     for (int64_t i = 0; i < n && rc == 0; i++) {
         char *tab = strchr(lines[i], '\t');
@@ -126,8 +126,8 @@ static int load_topics(const Tokenizer *tok, Arena *a, Rows *d, BertcError *err)
             break;
         }
         Encoding enc;
-        arena_reset(scratch);
-        rc = tokenizer_encode(tok, scratch, tab + 1, strlen(tab + 1), NULL, 0, MAX_LEN, true,
+        bertc_arena_reset(scratch);
+        rc = bertc_tokenizer_encode(tok, scratch, tab + 1, strlen(tab + 1), NULL, 0, MAX_LEN, true,
                               &enc, err);
         if (rc != 0)
             example_line_error(example_data_path(TOPICS), i + 1, err);
@@ -137,7 +137,7 @@ static int load_topics(const Tokenizer *tok, Arena *a, Rows *d, BertcError *err)
             d->label[d->n++] = label;
         }
     }
-    arena_destroy(scratch);
+    bertc_arena_destroy(scratch);
     free(buf);
     if (rc == 0)
         rc = example_check_rows(example_data_path(TOPICS), d->n, MAX_TEXTS, false, err);
@@ -155,8 +155,8 @@ static int pack_text(const Tokenizer *tok, Arena *scratch, const char *text, boo
                      Rows *r, BertcError *err)
 {
     Encoding enc;
-    arena_reset(scratch);
-    if (tokenizer_encode(tok, scratch, text, strlen(text), NULL, 0, MAX_LEN, false, &enc,
+    bertc_arena_reset(scratch);
+    if (bertc_tokenizer_encode(tok, scratch, text, strlen(text), NULL, 0, MAX_LEN, false, &enc,
                          err) != 0)
         return -1;
     int32_t body = enc.S - 2;                   /* the text without [CLS] and [SEP] */
@@ -186,7 +186,7 @@ static int load_corpus(const Tokenizer *tok, Arena *a, Rows *r, BertcError *err)
                             example_data_path(CORPUS), (long long)n, CORPUS_HELD_OUT);
     }
     rows_alloc(r, a, false);
-    Arena *scratch = arena_create("tokenize", 1 << 16);
+    Arena *scratch = bertc_arena_create("tokenize", 1 << 16);
     int rc = 0;
     for (int64_t i = 0; i < n && rc == 0; i++) {
         bool first_held_out = i == n - CORPUS_HELD_OUT;   /* never in a training row */
@@ -196,7 +196,7 @@ static int load_corpus(const Tokenizer *tok, Arena *a, Rows *r, BertcError *err)
         if (rc != 0)
             example_line_error(example_data_path(CORPUS), i + 1, err);
     }
-    arena_destroy(scratch);
+    bertc_arena_destroy(scratch);
     free(buf);
     return rc;
 }
@@ -217,9 +217,9 @@ typedef struct Pretrain {
  * before it, and a token that starts with punctuation is never a word. */
 static int32_t *vocab_kinds(const Tokenizer *tok, Arena *a)
 {
-    int32_t *kind = arena_alloc(a, sizeof(int32_t) * (size_t)tok->V);
+    int32_t *kind = bertc_arena_alloc(a, sizeof(int32_t) * (size_t)tok->V);
     for (int32_t id = 0; id < tok->V; id++) {
-        const char *s = tokenizer_token(tok, id);
+        const char *s = bertc_tokenizer_token(tok, id);
         if (s[0] == '#' && s[1] == '#' && s[2])
             kind[id] = TOKEN_CONTINUATION;
         else if (ispunct((unsigned char)s[0]))
@@ -237,12 +237,12 @@ static int32_t *vocab_kinds(const Tokenizer *tok, Arena *a)
  * RoBERTa calls dynamic masking; SpanBERT does the same). */
 static uint64_t batch_seed(uint64_t seed, const int64_t *idx, int64_t n)
 {
-    Rng r = rng_seed(seed);
+    Rng r = bertc_rng_seed(seed);
     for (int64_t j = 0; j < n; j++) {
         r.state ^= (uint64_t)idx[j];
-        rng_next_u64(&r);
+        bertc_rng_next_u64(&r);
     }
-    return rng_next_u64(&r);
+    return bertc_rng_next_u64(&r);
 }
 
 /* Never predicted (SpanCollator.get_mask_tokens): a span running over a
@@ -263,7 +263,7 @@ static void mask_row(Pretrain *p, int32_t *ids, int64_t l, Rng *rng, Arena *scra
     for (int64_t t = 0; t < l; t++)
         kinds[t] = p->kind[ids[t]];
     BertcError why;
-    if (span_mask_row(p->cfg, ids, kinds, l, rng, scratch, raw, &why) != 0) {
+    if (bertc_span_mask_row(p->cfg, ids, kinds, l, rng, scratch, raw, &why) != 0) {
         /* The seed's loop can spin forever, e.g. with one token of budget
          * left and only two-piece words uncovered; the library stops after
          * SPAN_MASKING_MAX_DRAWS draws with an error. Such a row (rare:
@@ -290,9 +290,9 @@ static int pretrain_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Ba
     (void)err;
     Pretrain *p = ctx;
     int64_t bs[2] = {n, MAX_LEN};
-    ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
-    ITensor labels = itensor_new(g->step, 2, bs), mask_labels = itensor_new(g->step, 2, bs);
-    Rng rng = rng_seed(batch_seed(spanbert_keys(p->cfg).masking.seed, idx, n));
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), mask = bertc_itensor_new(g->step, 2, bs);
+    ITensor labels = bertc_itensor_new(g->step, 2, bs), mask_labels = bertc_itensor_new(g->step, 2, bs);
+    Rng rng = bertc_rng_seed(batch_seed(bertc_spanbert_keys(p->cfg).masking.seed, idx, n));
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
         int64_t e = idx[j], l = p->rows.len[e], at = j * MAX_LEN;
@@ -304,10 +304,10 @@ static int pretrain_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Ba
         mask_row(p, ids.data + at, l, &rng, g->step, labels.data + at, mask_labels.data + at);
         *tokens += l;
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "attention_mask", mask);
-    batch_put_ids(b, "labels", labels);
-    batch_put_ids(b, "mask_labels", mask_labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "mask_labels", mask_labels);
     return 0;
 }
 
@@ -339,15 +339,15 @@ static int pretrain_scores(Pretrain *p, Model *m, Graph *g, BertcError *err)
     HeldOut h = held_out(p->rows.n_train, p->rows.n - p->rows.n_train, EVAL_BATCH,
                          "held-out text");
     while (held_out_next(&h, pretrain_batch, p, m, g, err)) {
-        const ITensor *labels = &batch_find(&h.batch, "labels")->ids;
+        const ITensor *labels = &bertc_batch_find(&h.batch, "labels")->ids;
         int64_t c = count_masked(labels);
         if (c == 0)
             continue;
         masked += c;
-        mlm_sum += (double)c * outputs_get(&h.out, "mlm_loss")->value.data[0];
-        sbo_sum += (double)c * outputs_get(&h.out, "sbo_loss")->value.data[0];
-        mlm_correct += correct_tokens(outputs_get(&h.out, "mlm_logits"), labels);
-        sbo_correct += correct_tokens(outputs_get(&h.out, "sbo_logits"), labels);
+        mlm_sum += (double)c * bertc_outputs_get(&h.out, "mlm_loss")->value.data[0];
+        sbo_sum += (double)c * bertc_outputs_get(&h.out, "sbo_loss")->value.data[0];
+        mlm_correct += correct_tokens(bertc_outputs_get(&h.out, "mlm_logits"), labels);
+        sbo_correct += correct_tokens(bertc_outputs_get(&h.out, "sbo_logits"), labels);
     }
     if (h.failed)
         return -1;
@@ -381,11 +381,11 @@ static void print_scores(const char *when, const Pretrain *p)
  * would give ln V = 10.33 for both losses. */
 static int scores_at_init(Pretrain *p, Model *m, BertcError *err)
 {
-    Graph *g = ag_graph_create(1 << 20, 0);
-    ag_set_training(g, false);
-    ag_set_no_grad(g, true);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
     int rc = pretrain_scores(p, m, g, err);
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
     return rc;
 }
 
@@ -399,14 +399,14 @@ static int pretrain(Model *m, Pretrain *p, const TrainOptions *opt, const char *
     TrainTask task = {.n_train = p->rows.n_train, .make_batch = pretrain_batch,
                       .evaluate = pretrain_evaluate, .metric_name = "MLM accuracy", .ctx = p};
     TrainResult res;
-    if (train_run(m, &task, opt, &res, err) != 0)
+    if (bertc_train_run(m, &task, opt, &res, err) != 0)
         return -1;
     print_scores("after pre-training ", p);
     printf("pre-trained %lld steps of %lld rows in %.0f s at %.0f tokens/s\n",
            (long long)opt->steps, (long long)opt->batch_size, res.seconds,
            res.tokens_per_second);
     snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    return svg_loss_curve(picture, &res, "SpanBERT pre-training: MLM + SBO loss", err);
+    return bertc_svg_loss_curve(picture, &res, "SpanBERT pre-training: MLM + SBO loss", err);
 }
 
 /* ---- fine-tuning on the topic task (as examples/topics.c) -------------- */
@@ -418,8 +418,8 @@ static int topic_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch
     (void)err;
     const Rows *d = ctx;
     int64_t bs[2] = {n, MAX_LEN};
-    ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
-    ITensor labels = itensor_new(g->step, 1, &n);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), mask = bertc_itensor_new(g->step, 2, bs);
+    ITensor labels = bertc_itensor_new(g->step, 1, &n);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
         int64_t e = idx[j];
@@ -429,9 +429,9 @@ static int topic_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch
         labels.data[j] = d->label[e];
         *tokens += d->len[e];
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "attention_mask", mask);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_put_ids(b, "labels", labels);
     return 0;
 }
 
@@ -444,10 +444,10 @@ static int topic_evaluate(void *ctx, Model *m, Graph *g, double *metric, double 
     double loss_sum = 0;
     HeldOut h = held_out(d->n_train, n_eval, EVAL_BATCH, "eval");
     while (held_out_next(&h, topic_batch, d, m, g, err)) {
-        const float *logits = outputs_get(&h.out, "logits")->value.data;
+        const float *logits = bertc_outputs_get(&h.out, "logits")->value.data;
         for (int64_t j = 0; j < h.n; j++)
             correct += example_argmax(logits + j * N_CLASSES, N_CLASSES) == d->label[h.row + j];
-        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
+        loss_sum += bertc_outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
     if (h.failed)
         return -1;
@@ -472,7 +472,7 @@ static double majority_baseline(const Rows *d)
  * size of examples/topics.c's classifier. */
 static BertConfig encoder_config(const char *arch, const Tokenizer *tok)
 {
-    BertConfig c = bert_config_default(arch);
+    BertConfig c = bertc_bert_config_default(arch);
     c.vocab_size = tok->V;
     c.hidden_size = 128;
     c.num_hidden_layers = 2;
@@ -497,7 +497,7 @@ static int spanbert_config(const Tokenizer *tok, uint64_t seed, BertConfig *out,
                       .masking = {.present = true, .seed = seed, .masking_budget = 0.15,
                                   .span_probability = 0.2, .max_span_length_cap = 10}};
     memcpy(c.model.bytes, &k, sizeof k);
-    if (bert_config_check(&c, err) != 0)
+    if (bertc_bert_config_check(&c, err) != 0)
         return -1;
     *out = c;
     return 0;
@@ -522,7 +522,7 @@ static int copy_encoder(Registry *to, const Registry *from, int *copied, BertcEr
     *copied = 0;
     for (int i = 0; i < to->n_params; i++) {
         Param *dst = &to->params[i];
-        int j = strncmp(dst->name, "bert.", 5) == 0 ? registry_find(from, dst->name) : -1;
+        int j = strncmp(dst->name, "bert.", 5) == 0 ? bertc_registry_find(from, dst->name) : -1;
         if (j < 0 || dst->alias_of >= 0)
             continue;
         const Tensor *src = &from->params[j].var->value;
@@ -543,9 +543,9 @@ static int save_model(const char *out, const Model *m, BertcError *err)
     char config[512], weights[512];
     snprintf(config, sizeof config, "%s/config.json", out);
     snprintf(weights, sizeof weights, "%s/model.safetensors", out);
-    if (bert_config_write(config, &m->cfg, err) != 0)
+    if (bertc_bert_config_write(config, &m->cfg, err) != 0)
         return -1;
-    return registry_save_file(m->reg, weights, err);
+    return bertc_registry_save_file(m->reg, weights, err);
 }
 
 /* Fine-tune a fresh classifier (initialised as examples/topics.c does), its
@@ -555,7 +555,7 @@ static int finetune(Rows *d, const Tokenizer *tok, const Registry *encoder,
                     const TrainOptions *opt, const char *save_dir, TrainResult *res,
                     BertcError *err)
 {
-    Arena *arena = arena_create("classifier", 1 << 20);
+    Arena *arena = bertc_arena_create("classifier", 1 << 20);
     BertConfig cfg = classifier_config(tok);
     Model m;
     int copied = 0, rc = example_model(&m, arena, &cfg, err);
@@ -567,10 +567,10 @@ static int finetune(Rows *d, const Tokenizer *tok, const Registry *encoder,
     TrainTask task = {.n_train = d->n_train, .make_batch = topic_batch,
                       .evaluate = topic_evaluate, .metric_name = "accuracy", .ctx = d};
     if (rc == 0)
-        rc = train_run(&m, &task, opt, res, err);
+        rc = bertc_train_run(&m, &task, opt, res, err);
     if (rc == 0 && save_dir)
         rc = save_model(save_dir, &m, err);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     return rc;
 }
 
@@ -578,7 +578,7 @@ static int finetune(Rows *d, const Tokenizer *tok, const Registry *encoder,
 
 static TrainOptions pretrain_options(void)
 {
-    TrainOptions opt = train_defaults();
+    TrainOptions opt = bertc_train_defaults();
     opt.steps = 200;
     opt.batch_size = 16;
     opt.lr = 1e-3;
@@ -589,7 +589,7 @@ static TrainOptions pretrain_options(void)
 /* examples/topics.c's hyperparameters. */
 static TrainOptions finetune_options(void)
 {
-    TrainOptions opt = train_defaults();
+    TrainOptions opt = bertc_train_defaults();
     opt.steps = 400;
     opt.batch_size = 32;
     opt.lr = 5e-4;
@@ -611,7 +611,7 @@ static int load_data(Arena *a, Tokenizer *tok, Pretrain *p, Rows *topic_rows,
 {
     if (example_need_data(VOCAB, err) != 0 || example_need_data(CORPUS, err) != 0 ||
         example_need_data(TOPICS, err) != 0 ||
-        tokenizer_load(tok, a, example_data_path(VOCAB), err) != 0 ||
+        bertc_tokenizer_load(tok, a, example_data_path(VOCAB), err) != 0 ||
         load_corpus(tok, a, &p->rows, err) != 0 ||
         load_topics(tok, a, topic_rows, err) != 0)
         return -1;
@@ -642,7 +642,7 @@ static int pretrain_and_compare(const TrainOptions *pre, const TrainOptions *fin
         return -1;
     p.cfg = &cfg;
     printf("model: SpanBertForPreTraining, %d layers, H=%d, %lld parameters\n",
-           cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(spanbert.reg));
+           cfg.num_hidden_layers, cfg.hidden_size, (long long)bertc_registry_count(spanbert.reg));
     TrainResult with, without;
     if (pretrain(&spanbert, &p, pre, out, err) != 0 ||
         finetune(&topic_rows, &tok, NULL, scratch, NULL, &without, err) != 0 ||
@@ -665,7 +665,7 @@ static int run(int argc, char **argv, BertcError *err)
     const char *out = "build/spanbert";
     char pre_ckpt[512], scratch_ckpt[512], fine_ckpt[512];
     /* every flag applies to both phases: parse them onto each one's defaults */
-    if (train_parse_flags(argc, argv, &pre, &out, err) != 0 ||
+    if (bertc_train_parse_flags(argc, argv, &pre, &out, err) != 0 ||
         example_flags(argc, argv, &fine, &out, fine_ckpt, sizeof fine_ckpt, err) != 0)
         return -1;
     snprintf(pre_ckpt, sizeof pre_ckpt, "%s/pretrain.safetensors", out);
@@ -673,9 +673,9 @@ static int run(int argc, char **argv, BertcError *err)
     pre.checkpoint = pre_ckpt;
     scratch = fine;
     scratch.checkpoint = scratch_ckpt;
-    Arena *arena = arena_create("spanbert", 1 << 20);
+    Arena *arena = bertc_arena_create("spanbert", 1 << 20);
     int rc = pretrain_and_compare(&pre, &fine, &scratch, out, arena, err);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     return rc;
 }
 

@@ -52,11 +52,11 @@ static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *er
     char *text = example_read_file(path, &len, err);
     if (!text)
         return -1;
-    d->ids = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
-    d->mask = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
-    d->label = arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES);
+    d->ids = bertc_arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
+    d->mask = bertc_arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES * MAX_LEN);
+    d->label = bertc_arena_alloc(a, sizeof(int32_t) * MAX_EXAMPLES);
     d->n = 0;
-    Arena *scratch = arena_create("tokenize", 1 << 16);
+    Arena *scratch = bertc_arena_create("tokenize", 1 << 16);
     int rc = 0;
     char *line = text;
     for (; *line && d->n < MAX_EXAMPLES && rc == 0;) {
@@ -70,8 +70,8 @@ static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *er
             break;
         }
         Encoding enc;
-        arena_reset(scratch);
-        rc = tokenizer_encode(tok, scratch, tab + 1, (size_t)(end - tab - 1), NULL, 0, MAX_LEN,
+        bertc_arena_reset(scratch);
+        rc = bertc_tokenizer_encode(tok, scratch, tab + 1, (size_t)(end - tab - 1), NULL, 0, MAX_LEN,
                               true, &enc, err);
         if (rc != 0) {
             example_line_error(path, d->n + 1, err);
@@ -82,7 +82,7 @@ static int load_topics(const Tokenizer *tok, Arena *a, Topics *d, BertcError *er
         d->label[d->n++] = label;
         line = *end ? end + 1 : end;
     }
-    arena_destroy(scratch);
+    bertc_arena_destroy(scratch);
     if (rc == 0)
         rc = example_check_rows(path, d->n, MAX_EXAMPLES, *line != '\0', err);
     free(text);
@@ -97,8 +97,8 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     (void)err;
     const Topics *d = ctx;
     int64_t bs[2] = {n, MAX_LEN};
-    ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
-    ITensor labels = itensor_new(g->step, 1, &n);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), mask = bertc_itensor_new(g->step, 2, bs);
+    ITensor labels = bertc_itensor_new(g->step, 1, &n);
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
         int64_t e = idx[j];
@@ -108,9 +108,9 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
             *tokens += mask.data[j * MAX_LEN + t];
         labels.data[j] = d->label[e];
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "attention_mask", mask);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_put_ids(b, "labels", labels);
     return 0;
 }
 
@@ -122,10 +122,10 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     double loss_sum = 0;
     HeldOut h = held_out(d->n_train, n_eval, 64, "eval");
     while (held_out_next(&h, make_batch, d, m, g, err)) {
-        const float *logits = outputs_get(&h.out, "logits")->value.data;
+        const float *logits = bertc_outputs_get(&h.out, "logits")->value.data;
         for (int64_t j = 0; j < h.n; j++)
             correct += example_argmax(logits + j * N_CLASSES, N_CLASSES) == d->label[h.row + j];
-        loss_sum += outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
+        loss_sum += bertc_outputs_get(&h.out, "loss")->value.data[0] * (double)h.n;
     }
     if (h.failed)
         return -1;
@@ -136,7 +136,7 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
 
 static BertConfig demo_config(const Tokenizer *tok)
 {
-    BertConfig c = bert_config_default("BertForSequenceClassification");
+    BertConfig c = bertc_bert_config_default("BertForSequenceClassification");
     c.vocab_size = tok->V;
     c.hidden_size = 128;
     c.num_hidden_layers = 2;
@@ -168,23 +168,23 @@ static double majority_baseline(const Topics *d)
 static int classify(Model *m, const Tokenizer *tok, const char *text, Graph *g, float *probs,
                     Encoding *enc, Var **attention, BertcError *err)
 {
-    ag_graph_reset(g);
-    ag_set_training(g, false);
-    if (tokenizer_encode(tok, g->step, text, strlen(text), NULL, 0, MAX_LEN, false, enc, err))
+    bertc_ag_graph_reset(g);
+    bertc_ag_set_training(g, false);
+    if (bertc_tokenizer_encode(tok, g->step, text, strlen(text), NULL, 0, MAX_LEN, false, enc, err))
         return -1;
     int64_t shape[2] = {1, enc->S};
     Batch b;
     Outputs out;
-    batch_init(&b, "sentence");
-    batch_put_ids(&b, "input_ids", itensor_view(enc->input_ids, 2, shape));
-    batch_put_ids(&b, "attention_mask", itensor_view(enc->attention_mask, 2, shape));
-    outputs_init(&out);
-    if (model_forward(m, g, &b, &out, err) != 0)
+    bertc_batch_init(&b, "sentence");
+    bertc_batch_put_ids(&b, "input_ids", bertc_itensor_view(enc->input_ids, 2, shape));
+    bertc_batch_put_ids(&b, "attention_mask", bertc_itensor_view(enc->attention_mask, 2, shape));
+    bertc_outputs_init(&out);
+    if (bertc_model_forward(m, g, &b, &out, err) != 0)
         return -1;
-    kernel_softmax_rows(probs, outputs_get(&out, "logits")->value.data, 1, N_CLASSES);
+    bertc_kernel_softmax_rows(probs, bertc_outputs_get(&out, "logits")->value.data, 1, N_CLASSES);
     char name[64];
     snprintf(name, sizeof name, "layers.%d.attention_probs", m->cfg.num_hidden_layers - 1);
-    *attention = outputs_get(&out, name);
+    *attention = bertc_outputs_get(&out, name);
     return 0;
 }
 
@@ -194,9 +194,9 @@ static int draw_attention(const char *out, const Tokenizer *tok, const Encoding 
     const char *labels[MAX_LEN];
     char path[512];
     for (int32_t t = 0; t < enc->S; t++)
-        labels[t] = tokenizer_token(tok, enc->input_ids[t]);
+        labels[t] = bertc_tokenizer_token(tok, enc->input_ids[t]);
     snprintf(path, sizeof path, "%s/attention.svg", out);
-    return svg_attention(path, attention->value.data, attention->value.shape[1], enc->S,
+    return bertc_svg_attention(path, attention->value.data, attention->value.shape[1], enc->S,
                          labels, "last layer, every head: who attends to whom", err);
 }
 
@@ -207,14 +207,14 @@ static int save_model(const char *out, const Model *m, BertcError *err)
     char config[512], weights[512];
     snprintf(config, sizeof config, "%s/config.json", out);
     snprintf(weights, sizeof weights, "%s/model.safetensors", out);
-    if (bert_config_write(config, &m->cfg, err) != 0)
+    if (bertc_bert_config_write(config, &m->cfg, err) != 0)
         return -1;
-    return registry_save_file(m->reg, weights, err);
+    return bertc_registry_save_file(m->reg, weights, err);
 }
 
 static TrainOptions demo_options(void)
 {
-    TrainOptions opt = train_defaults();
+    TrainOptions opt = bertc_train_defaults();
     opt.steps = 400;
     opt.batch_size = 32;
     opt.lr = 5e-4;
@@ -231,7 +231,7 @@ static int train_and_use(TrainOptions opt, const char *out, Arena *arena, BertcE
     Tokenizer tok;
     Topics data;
     if (example_need_data(VOCAB, err) != 0 || example_need_data(DATA, err) != 0 ||
-        tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
+        bertc_tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
         load_topics(&tok, arena, &data, err))
         return -1;
     printf("bertc demo: topic classification of %lld fortunes (%lld train, %lld held out)\n",
@@ -241,23 +241,23 @@ static int train_and_use(TrainOptions opt, const char *out, Arena *arena, BertcE
     if (example_model(&m, arena, &cfg, err) != 0)
         return -1;
     printf("model: BertForSequenceClassification, %d layers, H=%d, %lld parameters\n",
-           cfg.num_hidden_layers, cfg.hidden_size, (long long)registry_count(m.reg));
+           cfg.num_hidden_layers, cfg.hidden_size, (long long)bertc_registry_count(m.reg));
 
     TrainTask task = {.n_train = data.n_train, .make_batch = make_batch, .evaluate = evaluate,
                       .metric_name = "accuracy", .ctx = &data};
     TrainResult res;
-    if (train_run(&m, &task, &opt, &res, err) != 0)
+    if (bertc_train_run(&m, &task, &opt, &res, err) != 0)
         return -1;
     printf("held-out accuracy %.1f%% (majority-class baseline %.1f%%), trained in %.0f s at "
            "%.0f tokens/s\n", 100 * res.final_metric, 100 * majority_baseline(&data),
            res.seconds, res.tokens_per_second);
     snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    if (svg_loss_curve(picture, &res, "bertc demo: topic classifier", err) != 0 ||
+    if (bertc_svg_loss_curve(picture, &res, "bertc demo: topic classifier", err) != 0 ||
         save_model(out, &m, err) != 0)
         return -1;
 
     const char *sentence = "My computer crashed again after the kernel update.";
-    Graph *g = ag_graph_create(1 << 20, 0);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
     float probs[N_CLASSES];
     Encoding enc;
     Var *attention;
@@ -270,7 +270,7 @@ static int train_and_use(TrainOptions opt, const char *out, Arena *arena, BertcE
         printf("wrote %s/loss.svg, %s/attention.svg, %s/config.json + model.safetensors and "
                "%s\n", out, out, out, opt.checkpoint);
     }
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
     return rc;
 }
 
@@ -281,9 +281,9 @@ static int run(int argc, char **argv, BertcError *err)
     char checkpoint[512];
     if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
         return -1;
-    Arena *arena = arena_create("demo", 1 << 20);
+    Arena *arena = bertc_arena_create("demo", 1 << 20);
     int rc = train_and_use(opt, out, arena, err);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
     return rc;
 }
 

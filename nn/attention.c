@@ -7,88 +7,88 @@
 
 #include <math.h>
 
-Var *nn_split_heads(Graph *g, Var *x, int64_t nh)
+Var *bertc_nn_split_heads(Graph *g, Var *x, int64_t nh)
 {
     int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
     if (H % nh != 0)
-        ag_shape_error("split_heads", "hidden size is not a multiple of the head count", x, NULL);
+        bertc_ag_shape_error("split_heads", "hidden size is not a multiple of the head count", x, NULL);
     int64_t shape[4] = {B, S, nh, H / nh};
     const int perm[4] = {0, 2, 1, 3};
-    return ag_permute(g, ag_reshape(g, x, 4, shape), perm);
+    return bertc_ag_permute(g, bertc_ag_reshape(g, x, 4, shape), perm);
 }
 
-Var *nn_merge_heads(Graph *g, Var *x)
+Var *bertc_nn_merge_heads(Graph *g, Var *x)
 {
     int64_t B = x->value.shape[0], nh = x->value.shape[1], S = x->value.shape[2];
     int64_t d = x->value.shape[3];
     const int perm[4] = {0, 2, 1, 3};
     int64_t shape[3] = {B, S, nh * d};
-    return ag_reshape(g, ag_permute(g, x, perm), 3, shape);
+    return bertc_ag_reshape(g, bertc_ag_permute(g, x, perm), 3, shape);
 }
 
-void bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
+void bertc_bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
                               float attention_dropout)
 {
     if (H % heads != 0)
         bertc_fatal("attention: hidden size %lld is not a multiple of %lld heads",
                     (long long)H, (long long)heads);
     m->heads = heads;
-    linear_init(&m->query, r, "query", H, H, true);
-    linear_init(&m->key, r, "key", H, H, true);
-    linear_init(&m->value, r, "value", H, H, true);
-    dropout_init(&m->dropout, r, "dropout", attention_dropout);
+    bertc_linear_init(&m->query, r, "query", H, H, true);
+    bertc_linear_init(&m->key, r, "key", H, H, true);
+    bertc_linear_init(&m->value, r, "value", H, H, true);
+    bertc_dropout_init(&m->dropout, r, "dropout", attention_dropout);
 }
 
-/* The heads are read where the Linear wrote them (ag_attention_scores and
- * ag_attention_context): the same numbers as split, matmul, scale, add the
+/* The heads are read where the Linear wrote them (bertc_ag_attention_scores and
+ * bertc_ag_attention_context): the same numbers as split, matmul, scale, add the
  * mask, merge, without the four permute copies. */
-Var *bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
+Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
                                  Var **probs_out)
 {
-    Var *q = linear_forward(g, &m->query, x);                            /* (B, S, H) */
-    Var *k = linear_forward(g, &m->key, x);
-    Var *v = linear_forward(g, &m->value, x);
+    Var *q = bertc_linear_forward(g, &m->query, x);                            /* (B, S, H) */
+    Var *k = bertc_linear_forward(g, &m->key, x);
+    Var *v = bertc_linear_forward(g, &m->value, x);
     float scale = 1.0f / sqrtf((float)(q->value.shape[2] / m->heads));
-    Var *scores = ag_attention_scores(g, q, k, m->heads, scale, mask_add); /* (B, nh, S, S) */
-    Var *probs = ag_softmax(g, scores);
+    Var *scores = bertc_ag_attention_scores(g, q, k, m->heads, scale, mask_add); /* (B, nh, S, S) */
+    Var *probs = bertc_ag_softmax(g, scores);
     if (probs_out)
         *probs_out = probs;
-    return ag_attention_context(g, dropout_forward(g, &m->dropout, probs), v);   /* (B, S, H) */
+    return bertc_ag_attention_context(g, bertc_dropout_forward(g, &m->dropout, probs), v);   /* (B, S, H) */
 }
 
-void onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,
+void bertc_onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,
                          int64_t heads, float dropout)
 {
     if (H % heads != 0)
         bertc_fatal("attention: hidden size %lld is not a multiple of %lld heads",
                     (long long)H, (long long)heads);
     m->heads = heads;
-    nn_push(r, attr, "MultiHeadedAttention", false);
-    linear_init(&m->linear_keys, r, "linear_keys", H, H, true);
-    linear_init(&m->linear_values, r, "linear_values", H, H, true);
-    linear_init(&m->linear_query, r, "linear_query", H, H, true);
-    nn_leaf(r, "softmax", "Softmax(dim=-1)");
-    dropout_init(&m->dropout, r, "dropout", dropout);
-    linear_init(&m->final_linear, r, "final_linear", H, H, true);
-    nn_pop(r);
+    bertc_nn_push(r, attr, "MultiHeadedAttention", false);
+    bertc_linear_init(&m->linear_keys, r, "linear_keys", H, H, true);
+    bertc_linear_init(&m->linear_values, r, "linear_values", H, H, true);
+    bertc_linear_init(&m->linear_query, r, "linear_query", H, H, true);
+    bertc_nn_leaf(r, "softmax", "Softmax(dim=-1)");
+    bertc_dropout_init(&m->dropout, r, "dropout", dropout);
+    bertc_linear_init(&m->final_linear, r, "final_linear", H, H, true);
+    bertc_nn_pop(r);
 }
 
 /* OpenNMT differs from BERT in two places that change the numbers:
  * the query is scaled before the product, and padded keys are replaced by
  * -1e18 rather than shifted by an additive mask. */
-Var *onmt_attention_forward(Graph *g, const OnmtAttention *m, Var *key, Var *value,
+Var *bertc_onmt_attention_forward(Graph *g, const OnmtAttention *m, Var *key, Var *value,
                             Var *query, const ITensor *key_pad, Var **probs_out)
 {
-    Var *k = nn_split_heads(g, linear_forward(g, &m->linear_keys, key), m->heads);
-    Var *v = nn_split_heads(g, linear_forward(g, &m->linear_values, value), m->heads);
-    Var *q = nn_split_heads(g, linear_forward(g, &m->linear_query, query), m->heads);
-    q = ag_scale(g, q, 1.0f / sqrtf((float)q->value.shape[3]));
-    Var *scores = ag_matmul(g, q, k, false, true);                       /* (B, nh, S, S) */
+    Var *k = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->linear_keys, key), m->heads);
+    Var *v = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->linear_values, value), m->heads);
+    Var *q = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->linear_query, query), m->heads);
+    q = bertc_ag_scale(g, q, 1.0f / sqrtf((float)q->value.shape[3]));
+    Var *scores = bertc_ag_matmul(g, q, k, false, true);                       /* (B, nh, S, S) */
     if (key_pad)
-        scores = ag_masked_fill(g, scores, key_pad, -1e18f);
-    Var *probs = ag_softmax(g, scores);
+        scores = bertc_ag_masked_fill(g, scores, key_pad, -1e18f);
+    Var *probs = bertc_ag_softmax(g, scores);
     if (probs_out)
         *probs_out = probs;
-    Var *context = ag_matmul(g, dropout_forward(g, &m->dropout, probs), v, false, false);
-    return linear_forward(g, &m->final_linear, nn_merge_heads(g, context));
+    Var *context = bertc_ag_matmul(g, bertc_dropout_forward(g, &m->dropout, probs), v, false, false);
+    return bertc_linear_forward(g, &m->final_linear, bertc_nn_merge_heads(g, context));
 }

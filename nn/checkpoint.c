@@ -22,7 +22,7 @@
  * those above, each F32 as written (a tensor the model does not know, or a
  * moment stored as I32, is another model's checkpoint or an edited one, not
  * something to resume silently). A checkpoint read from a file must also
- * carry the data section's CRC-32 (checkpoint_require_crc): every one bertc
+ * carry the data section's CRC-32 (bertc_checkpoint_require_crc): every one bertc
  * writes has it, so a file without it was made or edited by another tool and
  * a flipped bit in it would go unseen. */
 #include "nn/state.h"
@@ -33,15 +33,15 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const checkpoint_counter_names[3] = {"optimizer.step", "rng.state",
+const char *const bertc_checkpoint_counter_names[3] = {"optimizer.step", "rng.state",
                                                  "train.step"};
 
-const char *checkpoint_state1_prefix(OptimizerKind kind)
+const char *bertc_checkpoint_state1_prefix(OptimizerKind kind)
 {
     return kind == OPT_SGD ? "optimizer.momentum_buffer." : "optimizer.exp_avg.";
 }
 
-const char *checkpoint_optimizer_name(OptimizerKind kind)
+const char *bertc_checkpoint_optimizer_name(OptimizerKind kind)
 {
     return kind == OPT_SGD ? "sgd" : kind == OPT_ADAM ? "adam" : "adamw";
 }
@@ -56,14 +56,14 @@ static bool values_ok(const char *name, const Tensor *shape_of, const float *x, 
             continue;
         char at[SHAPE_STR_LEN];
         snprintf(buf, len, "'%s'%s is %g%s", name,
-                 index_str(at, sizeof at, shape_of->ndim, shape_of->shape, k), x[k],
+                 bertc_index_str(at, sizeof at, shape_of->ndim, shape_of->shape, k), x[k],
                  isfinite(x[k]) ? " (a second moment must be >= 0)" : "");
         return false;
     }
     return true;
 }
 
-bool checkpoint_first_bad_value(const Registry *r, const Optimizer *o, char *buf, size_t len)
+bool bertc_checkpoint_first_bad_value(const Registry *r, const Optimizer *o, char *buf, size_t len)
 {
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
@@ -73,7 +73,7 @@ bool checkpoint_first_bad_value(const Registry *r, const Optimizer *o, char *buf
             continue;
         if (!values_ok(p->name, v, v->data, false, buf, len))
             return true;
-        snprintf(name, sizeof name, "%s%s", checkpoint_state1_prefix(o->cfg.kind), p->name);
+        snprintf(name, sizeof name, "%s%s", bertc_checkpoint_state1_prefix(o->cfg.kind), p->name);
         if (o->state1[i] && !values_ok(name, v, o->state1[i], false, buf, len))
             return true;
         snprintf(name, sizeof name, "%s%s", CHECKPOINT_STATE2_PREFIX, p->name);
@@ -83,7 +83,7 @@ bool checkpoint_first_bad_value(const Registry *r, const Optimizer *o, char *buf
     return false;
 }
 
-int checkpoint_check_counters(const char *file, int64_t step, int64_t opt_step,
+int bertc_checkpoint_check_counters(const char *file, int64_t step, int64_t opt_step,
                               int64_t max_step, BertcError *err)
 {
     if (step < 0 || (max_step >= 0 && step > max_step))
@@ -100,7 +100,7 @@ static int check_fields(const SafeTensors *st, const CheckpointRun *run, BertcEr
 {
     for (size_t i = 0; run && i < run->n_fields; i++) {
         const StMetadata *f = &run->fields[i];
-        const char *had = st_metadata_get(st, f->key);
+        const char *had = bertc_st_metadata_get(st, f->key);
         if (!had)
             return bertc_errorf(err, "%s: the checkpoint does not record its %s (made by an "
                                 "older bertc?), so resuming it cannot be exact; remove it to "
@@ -115,12 +115,12 @@ static int check_fields(const SafeTensors *st, const CheckpointRun *run, BertcEr
 
 static int check_kind(const SafeTensors *st, const Optimizer *o, BertcError *err)
 {
-    const char *format = st_metadata_get(st, "format");
+    const char *format = bertc_st_metadata_get(st, "format");
     if (!format || strcmp(format, "bertc-checkpoint") != 0)
         return bertc_errorf(err, "%s: not a bertc checkpoint (__metadata__ format is '%s', "
                             "expected 'bertc-checkpoint')", st->name, format ? format : "(none)");
-    const char *kind = st_metadata_get(st, "optimizer");
-    const char *want = checkpoint_optimizer_name(o->cfg.kind);
+    const char *kind = bertc_st_metadata_get(st, "optimizer");
+    const char *want = bertc_checkpoint_optimizer_name(o->cfg.kind);
     if (!kind || strcmp(kind, want) != 0)
         return bertc_errorf(err, "%s: checkpoint optimizer is '%s', this run uses '%s'",
                             st->name, kind ? kind : "(none)", want);
@@ -129,7 +129,7 @@ static int check_kind(const SafeTensors *st, const Optimizer *o, BertcError *err
 
 static int read_counter(const SafeTensors *st, const char *name, int64_t *out, BertcError *err)
 {
-    const StTensorInfo *t = st_find(st, name);
+    const StTensorInfo *t = bertc_st_find(st, name);
     if (!t || t->dtype != ST_I64 || t->numel != 1)
         return bertc_errorf(err, "%s: checkpoint counter '%s' is missing or not one I64",
                             st->name, name);
@@ -148,22 +148,22 @@ static int read_counter(const SafeTensors *st, const char *name, int64_t *out, B
  * one of the optimizer's prefixes when the optimizer keeps that state. */
 static bool known_entry(const char *name, const Registry *r, const Optimizer *o)
 {
-    const char *prefix[2] = {checkpoint_state1_prefix(o->cfg.kind), CHECKPOINT_STATE2_PREFIX};
+    const char *prefix[2] = {bertc_checkpoint_state1_prefix(o->cfg.kind), CHECKPOINT_STATE2_PREFIX};
     for (int k = 0; k < 2; k++) {
         size_t n = strlen(prefix[k]);
         if (strncmp(name, prefix[k], n) != 0)
             continue;
-        int i = registry_find(r, name + n);
+        int i = bertc_registry_find(r, name + n);
         float *const *state = k == 0 ? o->state1 : o->state2;
         return i >= 0 && r->params[i].alias_of < 0 && state[i];
     }
-    int i = registry_find(r, name);
+    int i = bertc_registry_find(r, name);
     return i >= 0 && r->params[i].alias_of < 0;
 }
 
-int checkpoint_require_crc(const SafeTensors *st, BertcError *err)
+int bertc_checkpoint_require_crc(const SafeTensors *st, BertcError *err)
 {
-    if (!st_metadata_get(st, ST_CRC32_KEY))
+    if (!bertc_st_metadata_get(st, ST_CRC32_KEY))
         return bertc_errorf(err, "%s: the checkpoint has no '%s' checksum in its "
                             "__metadata__ (bertc writes one into every checkpoint), so damage "
                             "cannot be detected; remove it to start afresh", st->name,
@@ -178,18 +178,18 @@ static int check_entries(const SafeTensors *st, const Registry *r, const Optimiz
 {
     for (size_t k = 0; k < st->n_tensors; k++) {
         const StTensorInfo *t = &st->tensors[k];
-        if (!strcmp(t->name, checkpoint_counter_names[0]) ||
-            !strcmp(t->name, checkpoint_counter_names[1]) ||
-            !strcmp(t->name, checkpoint_counter_names[2]))
+        if (!strcmp(t->name, bertc_checkpoint_counter_names[0]) ||
+            !strcmp(t->name, bertc_checkpoint_counter_names[1]) ||
+            !strcmp(t->name, bertc_checkpoint_counter_names[2]))
             continue;
         if (!known_entry(t->name, r, o))
             return bertc_errorf(err, "%s: unexpected tensor '%s': a checkpoint of this model "
                                 "holds only its parameters, their %s optimizer state and the "
                                 "counters (another model's checkpoint?)", st->name, t->name,
-                                checkpoint_optimizer_name(o->cfg.kind));
+                                bertc_checkpoint_optimizer_name(o->cfg.kind));
         if (t->dtype != ST_F32)
             return bertc_errorf(err, "%s: tensor '%s' is %s; a checkpoint stores F32", st->name,
-                                t->name, st_dtype_name(t->dtype));
+                                t->name, bertc_st_dtype_name(t->dtype));
     }
     return 0;
 }
@@ -199,17 +199,17 @@ static int load_state(const SafeTensors *st, const char *prefix, const Param *p,
 {
     char name[600];
     snprintf(name, sizeof name, "%s%s", prefix, p->name);
-    const StTensorInfo *t = st_find(st, name);
+    const StTensorInfo *t = bertc_st_find(st, name);
     if (!t)
         return bertc_errorf(err, "%s: checkpoint has no optimizer state '%s'", st->name, name);
     const Tensor *v = &p->var->value;
-    if (!shape_equal(v->ndim, v->shape, t->ndim, t->shape)) {
+    if (!bertc_shape_equal(v->ndim, v->shape, t->ndim, t->shape)) {
         char a[SHAPE_STR_LEN], b[SHAPE_STR_LEN];
         return bertc_errorf(err, "%s: '%s' has shape %s, the model needs %s", st->name, name,
-                            shape_str(a, sizeof a, t->ndim, t->shape),
-                            shape_str(b, sizeof b, v->ndim, v->shape));
+                            bertc_shape_str(a, sizeof a, t->ndim, t->shape),
+                            bertc_shape_str(b, sizeof b, v->ndim, v->shape));
     }
-    if (st_read_f32(st, t, dst, (size_t)v->numel, err) != 0)
+    if (bertc_st_read_f32(st, t, dst, (size_t)v->numel, err) != 0)
         return -1;
     char bad[BERTC_ERROR_LEN / 2];
     if (!values_ok(name, v, dst, nonneg, bad, sizeof bad))
@@ -217,27 +217,27 @@ static int load_state(const SafeTensors *st, const char *prefix, const Param *p,
     return 0;
 }
 
-int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rng,
+int bertc_checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rng,
                        int64_t *step, const CheckpointRun *run, BertcError *err)
 {
-    registry_require_unpacked(r, "checkpoint_load");
+    bertc_registry_require_unpacked(r, "bertc_checkpoint_load");
     int64_t counters[3];
     if (check_kind(st, o, err) != 0 || check_fields(st, run, err) != 0 ||
         check_entries(st, r, o, err) != 0 ||
-        read_counter(st, checkpoint_counter_names[0], &counters[0], err) != 0 ||
-        read_counter(st, checkpoint_counter_names[1], &counters[1], err) != 0 ||
-        read_counter(st, checkpoint_counter_names[2], &counters[2], err) != 0 ||
-        checkpoint_check_counters(st->name, counters[2], counters[0], run ? run->max_step : -1,
+        read_counter(st, bertc_checkpoint_counter_names[0], &counters[0], err) != 0 ||
+        read_counter(st, bertc_checkpoint_counter_names[1], &counters[1], err) != 0 ||
+        read_counter(st, bertc_checkpoint_counter_names[2], &counters[2], err) != 0 ||
+        bertc_checkpoint_check_counters(st->name, counters[2], counters[0], run ? run->max_step : -1,
                                   err) != 0)
         return -1;
     LoadOptions opts = {.quiet_unused = true};
-    if (registry_load(r, st, &opts, err) != 0)
+    if (bertc_registry_load(r, st, &opts, err) != 0)
         return -1;
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
         if (p->alias_of >= 0)
             continue;
-        if (o->state1[i] && load_state(st, checkpoint_state1_prefix(o->cfg.kind), p,
+        if (o->state1[i] && load_state(st, bertc_checkpoint_state1_prefix(o->cfg.kind), p,
                                        o->state1[i], false, err) != 0)
             return -1;
         if (o->state2[i] &&

@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *bert_act_name(BertAct act)
+const char *bertc_bert_act_name(BertAct act)
 {
     static const char *const names[] = {"gelu", "gelu_new", "relu"};
     return names[act];
 }
 
-BertConfig bert_config_default(const char *architecture)
+BertConfig bertc_bert_config_default(const char *architecture)
 {
     BertConfig c = {
         /* bert-base-uncased and transformers' BertConfig defaults */
@@ -35,7 +35,7 @@ BertConfig bert_config_default(const char *architecture)
     return c;
 }
 
-const char *bert_config_label(const BertConfig *cfg, int i)
+const char *bertc_bert_config_label(const BertConfig *cfg, int i)
 {
     if (i < 0 || i >= cfg->n_label_names)
         return NULL;
@@ -45,7 +45,7 @@ const char *bert_config_label(const BertConfig *cfg, int i)
     return s;
 }
 
-int bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err)
+int bertc_bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err)
 {
     size_t at = 0;
     for (int i = 0; i < n; i++) {
@@ -64,9 +64,9 @@ int bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, Ber
 /* One key                                                                   */
 /* ------------------------------------------------------------------------ */
 
-void *config_key_ptr(void *base, const ConfigKey *k) { return (char *)base + k->offset; }
+void *bertc_config_key_ptr(void *base, const ConfigKey *k) { return (char *)base + k->offset; }
 
-const void *config_key_cptr(const void *base, const ConfigKey *k)
+const void *bertc_config_key_cptr(const void *base, const ConfigKey *k)
 {
     return (const char *)base + k->offset;
 }
@@ -105,24 +105,24 @@ static int check_int(const JsonValue *v, int64_t x, ConfigRange range, int vocab
     if (x >= lo && x <= hi)
         return 0;
     if (range == RANGE_TOKEN_ID)
-        return json_errorf(err, v, "token id %lld is outside [0, vocab_size %d)", (long long)x,
+        return bertc_json_errorf(err, v, "token id %lld is outside [0, vocab_size %d)", (long long)x,
                            vocab);
-    return json_errorf(err, v, "must be an integer in [%lld, %lld], found %lld", (long long)lo,
+    return bertc_json_errorf(err, v, "must be an integer in [%lld, %lld], found %lld", (long long)lo,
                        (long long)hi, (long long)x);
 }
 
 static int read_real(const JsonValue *v, const ConfigKey *k, void *dst, BertcError *err)
 {
     double x;
-    if (json_as_double(v, &x, err) != 0)
+    if (bertc_json_as_double(v, &x, err) != 0)
         return -1;
     /* a float key is checked as the float it becomes: 1e306 would be inf,
      * and 1e-50 would be 0, which a "> 0" key must not be */
     if (k->kind == CONFIG_FLOAT && !isfinite((float)x))
-        return json_errorf(err, v, "%.17g is outside the float32 range", x);
+        return bertc_json_errorf(err, v, "%.17g is outside the float32 range", x);
     double kept = k->kind == CONFIG_FLOAT ? (double)(float)x : x;
     if (!real_ok(kept, k->range))
-        return json_errorf(err, v, "must be %s, found %.17g", real_want[k->range], x);
+        return bertc_json_errorf(err, v, "must be %s, found %.17g", real_want[k->range], x);
     if (k->kind == CONFIG_FLOAT) {
         float f = (float)x;
         memcpy(dst, &f, sizeof f);
@@ -135,7 +135,7 @@ static int read_real(const JsonValue *v, const ConfigKey *k, void *dst, BertcErr
 static int read_choice(const JsonValue *v, const ConfigKey *k, void *dst, BertcError *err)
 {
     const char *s;
-    if (json_as_string(v, &s, err) != 0)
+    if (bertc_json_as_string(v, &s, err) != 0)
         return -1;
     char listing[256];
     size_t at = 0;
@@ -151,19 +151,19 @@ static int read_choice(const JsonValue *v, const ConfigKey *k, void *dst, BertcE
         if (at >= sizeof listing)
             at = sizeof listing - 1;
     }
-    return json_errorf(err, v, "unknown %s \"%.40s\" (expected %s)", leaf(k), s, listing);
+    return bertc_json_errorf(err, v, "unknown %s \"%.40s\" (expected %s)", leaf(k), s, listing);
 }
 
 static int read_token_ids(const JsonValue *v, void *dst, int vocab, BertcError *err)
 {
     if (v->type != JSON_ARRAY || v->length > CONFIG_MAX_TOKEN_IDS)
-        return json_errorf(err, v, "must be an array of at most %d token ids",
+        return bertc_json_errorf(err, v, "must be an array of at most %d token ids",
                            CONFIG_MAX_TOKEN_IDS);
     ConfigTokenIds ids = {.n = (int)v->length};
     for (size_t i = 0; i < v->length; i++) {
         int64_t id;
-        if (json_as_int(json_at(v, i), &id, err) != 0 ||
-            check_int(json_at(v, i), id, RANGE_TOKEN_ID, vocab, err) != 0)
+        if (bertc_json_as_int(bertc_json_at(v, i), &id, err) != 0 ||
+            check_int(bertc_json_at(v, i), id, RANGE_TOKEN_ID, vocab, err) != 0)
             return -1;
         ids.ids[i] = (int32_t)id;
     }
@@ -183,17 +183,17 @@ static int read_value(const JsonValue *v, const ConfigKey *k, void *dst, int voc
     case CONFIG_TOKEN_IDS: return read_token_ids(v, dst, vocab, err);
     case CONFIG_OBJECT: return 0;
     case CONFIG_U64:
-        if (json_as_int(v, &x, err) != 0)
+        if (bertc_json_as_int(v, &x, err) != 0)
             return -1;
         if (x < 0)
-            return json_errorf(err, v, "must be a non-negative integer, found %lld",
+            return bertc_json_errorf(err, v, "must be a non-negative integer, found %lld",
                                (long long)x);
         uint64_t u = (uint64_t)x;
         memcpy(dst, &u, sizeof u);
         return 0;
     case CONFIG_INT: break;
     }
-    if (json_as_int(v, &x, err) != 0 || check_int(v, x, k->range, vocab, err) != 0)
+    if (bertc_json_as_int(v, &x, err) != 0 || check_int(v, x, k->range, vocab, err) != 0)
         return -1;
     int i = (int)x;
     memcpy(dst, &i, sizeof i);
@@ -209,7 +209,7 @@ static const JsonValue *parent_of(const JsonValue *root, const ConfigKey *k)
         return root;
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)(dot - k->key), k->key);
-    const JsonValue *obj = json_get(root, name);
+    const JsonValue *obj = bertc_json_get(root, name);
     return obj && obj->type == JSON_OBJECT ? obj : NULL;
 }
 
@@ -219,25 +219,25 @@ static int read_key(const JsonValue *root, const ConfigKey *k, void *base, int v
     const JsonValue *obj = parent_of(root, k);
     if (!obj)
         return 0;
-    const JsonValue *v = json_get(obj, leaf(k));
+    const JsonValue *v = bertc_json_get(obj, leaf(k));
     if (k->kind == CONFIG_OBJECT) {
         if (v && v->type != JSON_NULL && v->type != JSON_OBJECT)
-            return json_errorf(err, v, "must be an object {\"...\": ..., ...}, found %s",
-                               json_type_name(v->type));
+            return bertc_json_errorf(err, v, "must be an object {\"...\": ..., ...}, found %s",
+                               bertc_json_type_name(v->type));
         bool present = v && v->type == JSON_OBJECT;
-        memcpy(config_key_ptr(base, k), &present, sizeof present);
+        memcpy(bertc_config_key_ptr(base, k), &present, sizeof present);
         return 0;
     }
     if (!v || v->type == JSON_NULL) {
         if (!k->required)
             return 0;
         int64_t unused;
-        return json_get_int(obj, leaf(k), &unused, err); /* "missing key ..." */
+        return bertc_json_get_int(obj, leaf(k), &unused, err); /* "missing key ..." */
     }
-    return read_value(v, k, config_key_ptr(base, k), vocab, err);
+    return read_value(v, k, bertc_config_key_ptr(base, k), vocab, err);
 }
 
-int config_read_keys(const JsonValue *root, const ConfigKey *keys, int n, void *base,
+int bertc_config_read_keys(const JsonValue *root, const ConfigKey *keys, int n, void *base,
                      const BertConfig *cfg, BertcError *err)
 {
     for (int i = 0; i < n; i++)
@@ -258,18 +258,18 @@ static int common_int(const BertConfig *cfg, const char *key)
     return 0;
 }
 
-void config_default_keys(const ConfigKey *keys, int n, void *base, const BertConfig *cfg)
+void bertc_config_default_keys(const ConfigKey *keys, int n, void *base, const BertConfig *cfg)
 {
     for (int i = 0; i < n; i++) {
         const ConfigKey *k = &keys[i];
         double v = k->default_from ? common_int(cfg, k->default_from) : k->default_value;
-        void *dst = config_key_ptr(base, k);
+        void *dst = bertc_config_key_ptr(base, k);
         switch (k->kind) {
         case CONFIG_TOKEN_IDS: memset(dst, 0, sizeof(ConfigTokenIds)); break;
         case CONFIG_OBJECT: memset(dst, 0, sizeof(bool)); break;
         default: {
             BertcError unused;
-            config_set_key(k, base, v, NULL, &unused);
+            bertc_config_set_key(k, base, v, NULL, &unused);
         }
         }
     }
@@ -279,9 +279,9 @@ void config_default_keys(const ConfigKey *keys, int n, void *base, const BertCon
 /* Values set in code                                                        */
 /* ------------------------------------------------------------------------ */
 
-double config_key_value(const ConfigKey *k, const void *base)
+double bertc_config_key_value(const ConfigKey *k, const void *base)
 {
-    const void *p = config_key_cptr(base, k);
+    const void *p = bertc_config_key_cptr(base, k);
     int i;
     float f;
     double d;
@@ -300,7 +300,7 @@ double config_key_value(const ConfigKey *k, const void *base)
     return i;
 }
 
-const ConfigKey *config_find_key(const ConfigKey *keys, int n, const char *key)
+const ConfigKey *bertc_config_find_key(const ConfigKey *keys, int n, const char *key)
 {
     for (int i = 0; i < n; i++)
         if (strcmp(keys[i].key, key) == 0)
@@ -341,12 +341,12 @@ static int check_number(const ConfigKey *k, double x, int vocab, BertcError *err
                         (long long)lo, (long long)hi);
 }
 
-int config_set_key(const ConfigKey *k, void *base, double value, const BertConfig *cfg,
+int bertc_config_set_key(const ConfigKey *k, void *base, double value, const BertConfig *cfg,
                    BertcError *err)
 {
     if (cfg && check_number(k, value, cfg->vocab_size, err) != 0)
         return -1;
-    void *dst = config_key_ptr(base, k);
+    void *dst = bertc_config_key_ptr(base, k);
     int i = (int)value;
     float f = (float)value;
     uint64_t u = (uint64_t)value;
@@ -373,14 +373,14 @@ static bool object_present(const ConfigKey *keys, int n, const void *base, const
     for (int i = 0; i < n; i++)
         if (keys[i].kind == CONFIG_OBJECT && strlen(keys[i].key) == (size_t)(dot - k->key) &&
             strncmp(keys[i].key, k->key, (size_t)(dot - k->key)) == 0)
-            return config_key_value(&keys[i], base) != 0;
+            return bertc_config_key_value(&keys[i], base) != 0;
     return true;
 }
 
 static int check_token_ids(const ConfigKey *k, const void *base, int vocab, BertcError *err)
 {
     ConfigTokenIds ids;
-    memcpy(&ids, config_key_cptr(base, k), sizeof ids);
+    memcpy(&ids, bertc_config_key_cptr(base, k), sizeof ids);
     if (ids.n < 0 || ids.n > CONFIG_MAX_TOKEN_IDS)
         return bertc_errorf(err, "config: %s has %d entries (at most %d)", k->key, ids.n,
                             CONFIG_MAX_TOKEN_IDS);
@@ -391,7 +391,7 @@ static int check_token_ids(const ConfigKey *k, const void *base, int vocab, Bert
     return 0;
 }
 
-int config_check_keys(const ConfigKey *keys, int n, const void *base, const BertConfig *cfg,
+int bertc_config_check_keys(const ConfigKey *keys, int n, const void *base, const BertConfig *cfg,
                       BertcError *err)
 {
     for (int i = 0; i < n; i++) {
@@ -400,7 +400,7 @@ int config_check_keys(const ConfigKey *keys, int n, const void *base, const Bert
             continue;
         int rc = k->kind == CONFIG_TOKEN_IDS
                      ? check_token_ids(k, base, cfg->vocab_size, err)
-                     : check_number(k, config_key_value(k, base), cfg->vocab_size, err);
+                     : check_number(k, bertc_config_key_value(k, base), cfg->vocab_size, err);
         if (rc != 0)
             return -1;
     }
@@ -426,20 +426,20 @@ static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
  * they read back exactly. */
 static void put_value(const ConfigKey *k, const void *base, char *buf, size_t cap, size_t *len)
 {
-    double x = config_key_value(k, base);
+    double x = bertc_config_key_value(k, base);
     ConfigTokenIds ids;
     switch (k->kind) {
     case CONFIG_FLOAT: put(buf, cap, len, "%.9g", x); break;
     case CONFIG_DOUBLE: put(buf, cap, len, "%.17g", x); break;
     case CONFIG_U64: {
         uint64_t u;
-        memcpy(&u, config_key_cptr(base, k), sizeof u);
+        memcpy(&u, bertc_config_key_cptr(base, k), sizeof u);
         put(buf, cap, len, "%llu", (unsigned long long)u);
         break;
     }
     case CONFIG_CHOICE: put(buf, cap, len, "\"%s\"", k->choices[(int)x]); break;
     case CONFIG_TOKEN_IDS:
-        memcpy(&ids, config_key_cptr(base, k), sizeof ids);
+        memcpy(&ids, bertc_config_key_cptr(base, k), sizeof ids);
         put(buf, cap, len, "[");
         for (int i = 0; i < ids.n; i++)
             put(buf, cap, len, i ? ", %d" : "%d", (int)ids.ids[i]);
@@ -450,13 +450,13 @@ static void put_value(const ConfigKey *k, const void *base, char *buf, size_t ca
     }
 }
 
-void config_format_keys(const ConfigKey *keys, int n, const void *base, char *buf, size_t cap,
+void bertc_config_format_keys(const ConfigKey *keys, int n, const void *base, char *buf, size_t cap,
                         size_t *len)
 {
     for (int i = 0; i < n; i++) {
         const ConfigKey *k = &keys[i];
         if (k->kind == CONFIG_OBJECT) {
-            if (config_key_value(k, base) == 0)
+            if (bertc_config_key_value(k, base) == 0)
                 continue;
             put(buf, cap, len, ",\n  \"%s\": {", k->key);
             size_t klen = strlen(k->key);
@@ -472,7 +472,7 @@ void config_format_keys(const ConfigKey *keys, int n, const void *base, char *bu
         }
         if (strchr(k->key, '.'))
             continue;   /* written inside its object */
-        if (k->range == RANGE_TOKEN_ID && k->kind == CONFIG_INT && config_key_value(k, base) < 0)
+        if (k->range == RANGE_TOKEN_ID && k->kind == CONFIG_INT && bertc_config_key_value(k, base) < 0)
             continue;   /* an absent token id */
         put(buf, cap, len, ",\n  \"%s\": ", k->key);
         put_value(k, base, buf, cap, len);

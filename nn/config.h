@@ -11,7 +11,7 @@
  *
  *     BertConfig cfg;
  *     BertcError err;
- *     if (bert_config_read("model/config.json", &cfg, &err) != 0) {   // zoo/zoo.h
+ *     if (bertc_bert_config_read("model/config.json", &cfg, &err) != 0) {   // zoo/zoo.h
  *         fprintf(stderr, "%s\n", err.msg);  // model/config.json: missing key "hidden_size"
  *         return 1;
  *     }
@@ -21,7 +21,7 @@
  * Required keys: architectures (its first entry selects the model),
  * vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
  * intermediate_size, max_position_embeddings. The others take Hugging
- * Face's defaults (bert_config_default). num_labels comes from "num_labels",
+ * Face's defaults (bertc_bert_config_default). num_labels comes from "num_labels",
  * else from the number of entries of "id2label", else 2; if both are present
  * they must agree, and label2id, when present, must be id2label's inverse.
  * A null value means "use the default", as HF does for problem_type,
@@ -83,7 +83,7 @@ typedef struct BertConfig {
      * heads are saved without pooler.* (bertc's key; written when false) */
     bool add_pooling_layer;
     /* The architecture's own keys: the struct its ConfigKey table describes
-     * (read and written with memcpy, see config_key_ptr). */
+     * (read and written with memcpy, see bertc_config_key_ptr). */
     union {
         unsigned char bytes[CONFIG_MODEL_BYTES];
         double align_double;
@@ -93,16 +93,16 @@ typedef struct BertConfig {
 
 /* HF's defaults (bert-base-uncased sizes) for the common keys, with the
  * architecture's name; the model's own keys all zero (zoo/'s
- * model_config_default sets them). */
-BertConfig bert_config_default(const char *architecture);
+ * bertc_model_config_default sets them). */
+BertConfig bertc_bert_config_default(const char *architecture);
 
 /* id2label[i], or NULL when the config names no labels. */
-const char *bert_config_label(const BertConfig *cfg, int i);
+const char *bertc_bert_config_label(const BertConfig *cfg, int i);
 /* Sets id2label from n names (n must equal num_labels when used by a
  * classifier); an error when they do not fit CONFIG_LABEL_BYTES. */
-int bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err);
+int bertc_bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err);
 
-const char *bert_act_name(BertAct act);           /* "gelu", "gelu_new", "relu" */
+const char *bertc_bert_act_name(BertAct act);           /* "gelu", "gelu_new", "relu" */
 
 /* ------------------------------------------------------------------------ */
 /* Key tables                                                                */
@@ -154,28 +154,28 @@ typedef struct ConfigKey {
 
 /* A pointer to the key's value inside base (an unaligned spot of bytes: read
  * and write it with memcpy). */
-void *config_key_ptr(void *base, const ConfigKey *k);
-const void *config_key_cptr(const void *base, const ConfigKey *k);
+void *bertc_config_key_ptr(void *base, const ConfigKey *k);
+const void *bertc_config_key_cptr(const void *base, const ConfigKey *k);
 
 /* The defaults of n keys into base (default_from keys from cfg). */
-void config_default_keys(const ConfigKey *keys, int n, void *base, const BertConfig *cfg);
+void bertc_config_default_keys(const ConfigKey *keys, int n, void *base, const BertConfig *cfg);
 /* Reads the keys from a config.json object into base; absent (or null)
  * optional keys keep what is there. Token ids are checked against
  * cfg->vocab_size. */
-int config_read_keys(const JsonValue *root, const ConfigKey *keys, int n, void *base,
+int bertc_config_read_keys(const JsonValue *root, const ConfigKey *keys, int n, void *base,
                      const BertConfig *cfg, BertcError *err);
 /* The same ranges on values set in code: "config: <key> = ... is outside ...". */
-int config_check_keys(const ConfigKey *keys, int n, const void *base, const BertConfig *cfg,
+int bertc_config_check_keys(const ConfigKey *keys, int n, const void *base, const BertConfig *cfg,
                       BertcError *err);
 /* Appends ",\n  \"key\": value" for every key (objects nested, absent
  * objects left out) to buf[*len..cap) (*len grows past cap on overflow). */
-void config_format_keys(const ConfigKey *keys, int n, const void *base, char *buf, size_t cap,
+void bertc_config_format_keys(const ConfigKey *keys, int n, const void *base, char *buf, size_t cap,
                         size_t *len);
 /* The key named `key` (NULL if none), and its value as a number. */
-const ConfigKey *config_find_key(const ConfigKey *keys, int n, const char *key);
-double config_key_value(const ConfigKey *k, const void *base);
+const ConfigKey *bertc_config_find_key(const ConfigKey *keys, int n, const char *key);
+double bertc_config_key_value(const ConfigKey *k, const void *base);
 /* Sets a number-valued key, range-checked: an error names it. */
-int config_set_key(const ConfigKey *k, void *base, double value, const BertConfig *cfg,
+int bertc_config_set_key(const ConfigKey *k, void *base, double value, const BertConfig *cfg,
                    BertcError *err);
 
 /* ------------------------------------------------------------------------ */
@@ -183,12 +183,12 @@ int config_set_key(const ConfigKey *k, void *base, double value, const BertConfi
 /* ------------------------------------------------------------------------ */
 
 /* Reads architectures[0] and every common key from a parsed config.json. */
-int bert_config_read_common(const JsonValue *root, BertConfig *cfg, BertcError *err);
+int bertc_bert_config_read_common(const JsonValue *root, BertConfig *cfg, BertcError *err);
 /* The common rules on a BertConfig made or changed in code. Errors start
  * with "config: " and name the key. */
-int bert_config_check_common(const BertConfig *cfg, BertcError *err);
+int bertc_bert_config_check_common(const BertConfig *cfg, BertcError *err);
 /* The common keys as config.json lines: "{\n  \"architectures\": ..." with
- * no closing brace, appended to buf[*len..cap) as config_format_keys. */
-void bert_config_format_common(const BertConfig *cfg, char *buf, size_t cap, size_t *len);
+ * no closing brace, appended to buf[*len..cap) as bertc_config_format_keys. */
+void bertc_bert_config_format_common(const BertConfig *cfg, char *buf, size_t cap, size_t *len);
 
 #endif /* BERTC_NN_CONFIG_H */

@@ -55,16 +55,16 @@ static const ConfigKey bert_keys[] = {
 
 static int read_arch(const JsonValue *root, BertConfig *cfg, BertcError *err)
 {
-    const JsonValue *a = json_get(root, "architectures");
+    const JsonValue *a = bertc_json_get(root, "architectures");
     const char *name;
     if (!a)
-        return json_get_string(root, "architectures", &name, err); /* "missing key ..." */
+        return bertc_json_get_string(root, "architectures", &name, err); /* "missing key ..." */
     if (a->type != JSON_ARRAY || a->length == 0)
-        return json_errorf(err, a, "must be a non-empty array like [\"BertModel\"]");
-    if (json_as_string(json_at(a, 0), &name, err) != 0)
+        return bertc_json_errorf(err, a, "must be a non-empty array like [\"BertModel\"]");
+    if (bertc_json_as_string(bertc_json_at(a, 0), &name, err) != 0)
         return -1;
     if (strlen(name) >= sizeof cfg->architecture)
-        return json_errorf(err, json_at(a, 0), "unknown architecture \"%.60s...\" (%zu bytes)",
+        return bertc_json_errorf(err, bertc_json_at(a, 0), "unknown architecture \"%.60s...\" (%zu bytes)",
                            name, strlen(name));
     snprintf(cfg->architecture, sizeof cfg->architecture, "%s", name);
     return 0;
@@ -76,7 +76,7 @@ static int read_named(const JsonValue *obj, const char *key, const char *const *
                       BertcError *err)
 {
     const char *s = NULL;
-    if (json_opt_string(obj, key, NULL, &s, err) != 0)
+    if (bertc_json_opt_string(obj, key, NULL, &s, err) != 0)
         return -1;
     if (!s)
         return 0;
@@ -85,7 +85,7 @@ static int read_named(const JsonValue *obj, const char *key, const char *const *
             *out = values[i];
             return 0;
         }
-    return json_errorf(err, json_get(obj, key), "unknown %s \"%.40s\" (expected %s)", key, s,
+    return bertc_json_errorf(err, bertc_json_get(obj, key), "unknown %s \"%.40s\" (expected %s)", key, s,
                        listing);
 }
 
@@ -115,24 +115,24 @@ static int read_id2label(const JsonValue *map, BertConfig *cfg, BertcError *err)
     int n = (int)map->length;
     const char *names[1024];
     if (n > 1024)
-        return json_errorf(err, map, "has %d labels; bertc reads at most 1024", n);
+        return bertc_json_errorf(err, map, "has %d labels; bertc reads at most 1024", n);
     for (int i = 0; i < n; i++)
         names[i] = NULL;
     for (int i = 0; i < n; i++) {
-        const JsonValue *v = json_at(map, (size_t)i);
+        const JsonValue *v = bertc_json_at(map, (size_t)i);
         size_t klen;
-        const char *key = json_key(v, &klen);
+        const char *key = bertc_json_key(v, &klen);
         int64_t id;
         char digits[24];
         snprintf(digits, sizeof digits, "%.*s", (int)(klen < 23 ? klen : 23), key);
         if (!bertc_parse_i64(digits, 0, n - 1, &id) || klen >= 23 || names[id])
-            return json_errorf(err, v, "id2label keys must be the label ids 0..%d, each once; "
+            return bertc_json_errorf(err, v, "id2label keys must be the label ids 0..%d, each once; "
                                "found \"%.30s\"", n - 1, digits);
-        if (json_as_string(v, &names[id], err) != 0)
+        if (bertc_json_as_string(v, &names[id], err) != 0)
             return -1;
     }
-    if (bert_config_set_labels(cfg, names, n, err) != 0)
-        return json_errorf(err, map, "%d label names longer than %d bytes in all", n,
+    if (bertc_bert_config_set_labels(cfg, names, n, err) != 0)
+        return bertc_json_errorf(err, map, "%d label names longer than %d bytes in all", n,
                            CONFIG_LABEL_BYTES);
     return 0;
 }
@@ -140,25 +140,25 @@ static int read_id2label(const JsonValue *map, BertConfig *cfg, BertcError *err)
 /* label2id, when given, must be id2label's inverse (HF writes both). */
 static int check_label2id(const JsonValue *root, const BertConfig *cfg, BertcError *err)
 {
-    const JsonValue *map = json_get(root, "label2id");
+    const JsonValue *map = bertc_json_get(root, "label2id");
     if (!map || map->type == JSON_NULL)
         return 0;
     if (map->type != JSON_OBJECT)
-        return json_errorf(err, map, "must be an object {\"label\": 0, ...}, found %s",
-                           json_type_name(map->type));
+        return bertc_json_errorf(err, map, "must be an object {\"label\": 0, ...}, found %s",
+                           bertc_json_type_name(map->type));
     if (cfg->n_label_names == 0 || (int)map->length != cfg->n_label_names)
-        return json_errorf(err, map, "has %u entries; it must be the inverse of id2label "
+        return bertc_json_errorf(err, map, "has %u entries; it must be the inverse of id2label "
                            "(%d labels)", (unsigned)map->length, cfg->n_label_names);
     for (size_t i = 0; i < map->length; i++) {
-        const JsonValue *v = json_at(map, i);
+        const JsonValue *v = bertc_json_at(map, i);
         size_t klen;
-        const char *name = json_key(v, &klen);
+        const char *name = bertc_json_key(v, &klen);
         int64_t id;
-        if (json_as_int(v, &id, err) != 0)
+        if (bertc_json_as_int(v, &id, err) != 0)
             return -1;
-        const char *want = bert_config_label(cfg, (int)(id >= 0 && id < INT32_MAX ? id : -1));
+        const char *want = bertc_bert_config_label(cfg, (int)(id >= 0 && id < INT32_MAX ? id : -1));
         if (!want || strlen(want) != klen || memcmp(want, name, klen) != 0)
-            return json_errorf(err, v, "label2id[\"%.*s\"] = %lld is not what id2label says "
+            return bertc_json_errorf(err, v, "label2id[\"%.*s\"] = %lld is not what id2label says "
                                "(%s)", (int)(klen < 40 ? klen : 40), name, (long long)id,
                                want ? want : "no such id");
     }
@@ -168,23 +168,23 @@ static int check_label2id(const JsonValue *root, const BertConfig *cfg, BertcErr
 /* num_labels, else len(id2label), else 2; both present must agree. */
 static int read_num_labels(const JsonValue *root, BertConfig *cfg, BertcError *err)
 {
-    const JsonValue *id2label = json_get(root, "id2label");
+    const JsonValue *id2label = bertc_json_get(root, "id2label");
     if (id2label && id2label->type != JSON_NULL && id2label->type != JSON_OBJECT)
-        return json_errorf(err, id2label, "must be an object {\"0\": \"label\", ...}, found %s",
-                           json_type_name(id2label->type));
+        return bertc_json_errorf(err, id2label, "must be an object {\"0\": \"label\", ...}, found %s",
+                           bertc_json_type_name(id2label->type));
     const ConfigKey k = {.key = "num_labels", .offset = AT(num_labels), .kind = CONFIG_INT,
                          .range = RANGE_POSITIVE};
     bool has_map = id2label && id2label->type == JSON_OBJECT;
-    const JsonValue *num = json_get(root, "num_labels");
+    const JsonValue *num = bertc_json_get(root, "num_labels");
     bool has_num = num && num->type != JSON_NULL;
     if (has_map && id2label->length == 0)
-        return json_errorf(err, id2label, "id2label is empty; a classifier needs labels");
+        return bertc_json_errorf(err, id2label, "id2label is empty; a classifier needs labels");
     if (has_map)
         cfg->num_labels = (int)id2label->length;
-    if (config_read_keys(root, &k, 1, cfg, cfg, err) != 0)
+    if (bertc_config_read_keys(root, &k, 1, cfg, cfg, err) != 0)
         return -1;
     if (has_map && has_num && (size_t)cfg->num_labels != id2label->length)
-        return json_errorf(err, num, "num_labels %d disagrees with id2label, which has %u "
+        return bertc_json_errorf(err, num, "num_labels %d disagrees with id2label, which has %u "
                            "entries", cfg->num_labels, (unsigned)id2label->length);
     if (has_map && read_id2label(id2label, cfg, err) != 0)
         return -1;
@@ -194,38 +194,38 @@ static int read_num_labels(const JsonValue *root, BertConfig *cfg, BertcError *e
 static int read_optional_real(const JsonValue *root, const char *key, float *out,
                               BertcError *err)
 {
-    const JsonValue *v = json_get(root, key);
+    const JsonValue *v = bertc_json_get(root, key);
     if (!v || v->type == JSON_NULL)
         return 0;
     double x;
-    if (json_as_double(v, &x, err) != 0)
+    if (bertc_json_as_double(v, &x, err) != 0)
         return -1;
     if (!(x >= 0 && x <= 1))
-        return json_errorf(err, v, "must be in [0, 1] or null, found %.17g", x);
+        return bertc_json_errorf(err, v, "must be in [0, 1] or null, found %.17g", x);
     *out = (float)x;
     return 0;
 }
 
-int bert_config_read_common(const JsonValue *root, BertConfig *out, BertcError *err)
+int bertc_bert_config_read_common(const JsonValue *root, BertConfig *out, BertcError *err)
 {
     if (root->type != JSON_OBJECT)
-        return json_errorf(err, root, "config.json must hold a JSON object, found %s",
-                           json_type_name(root->type));
-    BertConfig cfg = bert_config_default(NULL);
+        return bertc_json_errorf(err, root, "config.json must hold a JSON object, found %s",
+                           bertc_json_type_name(root->type));
+    BertConfig cfg = bertc_bert_config_default(NULL);
     cfg.vocab_size = 0;
     if (read_arch(root, &cfg, err) != 0 ||
-        config_read_keys(root, bert_keys, 1, &cfg, &cfg, err) != 0 ||
-        config_read_keys(root, bert_keys, N_BERT_KEYS, &cfg, &cfg, err) != 0)
+        bertc_config_read_keys(root, bert_keys, 1, &cfg, &cfg, err) != 0 ||
+        bertc_config_read_keys(root, bert_keys, N_BERT_KEYS, &cfg, &cfg, err) != 0)
         return -1;
     if (cfg.hidden_size % cfg.num_attention_heads != 0)
-        return json_errorf(err, json_get(root, "num_attention_heads"), "hidden_size %d is not "
+        return bertc_json_errorf(err, bertc_json_get(root, "num_attention_heads"), "hidden_size %d is not "
                            "a multiple of num_attention_heads %d (each head gets hidden_size / "
                            "num_attention_heads dims)", cfg.hidden_size,
                            cfg.num_attention_heads);
     bool pooler = true;
     if (read_strings(root, &cfg, err) != 0 || read_num_labels(root, &cfg, err) != 0 ||
         read_optional_real(root, "classifier_dropout", &cfg.classifier_dropout, err) != 0 ||
-        json_opt_bool(root, "add_pooling_layer", true, &pooler, err) != 0)
+        bertc_json_opt_bool(root, "add_pooling_layer", true, &pooler, err) != 0)
         return -1;
     cfg.add_pooling_layer = pooler;
     *out = cfg;
@@ -236,16 +236,16 @@ int bert_config_read_common(const JsonValue *root, BertConfig *out, BertcError *
 /* Checking a config made in code                                            */
 /* ------------------------------------------------------------------------ */
 
-int bert_config_check_common(const BertConfig *c, BertcError *err)
+int bertc_bert_config_check_common(const BertConfig *c, BertcError *err)
 {
     if ((unsigned)c->hidden_act > ACT_RELU || (unsigned)c->problem_type > PROBLEM_MULTI_LABEL)
         return bertc_errorf(err, "config: hidden_act %d or problem_type %d is not one of the "
                             "known values", (int)c->hidden_act, (int)c->problem_type);
     const ConfigKey num_labels = {.key = "num_labels", .offset = AT(num_labels),
                                   .kind = CONFIG_INT, .required = true, .range = RANGE_POSITIVE};
-    if (config_check_keys(bert_keys, 1, c, c, err) != 0 ||
-        config_check_keys(bert_keys, N_BERT_KEYS, c, c, err) != 0 ||
-        config_check_keys(&num_labels, 1, c, c, err) != 0)
+    if (bertc_config_check_keys(bert_keys, 1, c, c, err) != 0 ||
+        bertc_config_check_keys(bert_keys, N_BERT_KEYS, c, c, err) != 0 ||
+        bertc_config_check_keys(&num_labels, 1, c, c, err) != 0)
         return -1;
     if (c->hidden_size % c->num_attention_heads != 0)
         return bertc_errorf(err, "config: hidden_size %d is not a multiple of "
@@ -274,9 +274,9 @@ static void append(char *buf, size_t cap, size_t *len, const char *s)
 /* A JSON string (quoted, escaped) appended. */
 static void append_quoted(char *buf, size_t cap, size_t *len, const char *s)
 {
-    size_t n = json_quote(NULL, 0, s, strlen(s));
+    size_t n = bertc_json_quote(NULL, 0, s, strlen(s));
     if (*len < cap)
-        json_quote(buf + *len, cap - *len, s, strlen(s));
+        bertc_json_quote(buf + *len, cap - *len, s, strlen(s));
     *len += n;
 }
 
@@ -287,19 +287,19 @@ static void format_labels(const BertConfig *c, char *buf, size_t cap, size_t *le
     for (int i = 0; i < c->n_label_names; i++) {
         snprintf(line, sizeof line, "%s\"%d\": ", i ? ", " : "", i);
         append(buf, cap, len, line);
-        append_quoted(buf, cap, len, bert_config_label(c, i));
+        append_quoted(buf, cap, len, bertc_bert_config_label(c, i));
     }
     append(buf, cap, len, "},\n  \"label2id\": {");
     for (int i = 0; i < c->n_label_names; i++) {
         append(buf, cap, len, i ? ", " : "");
-        append_quoted(buf, cap, len, bert_config_label(c, i));
+        append_quoted(buf, cap, len, bertc_bert_config_label(c, i));
         snprintf(line, sizeof line, ": %d", i);
         append(buf, cap, len, line);
     }
     append(buf, cap, len, "}");
 }
 
-void bert_config_format_common(const BertConfig *c, char *buf, size_t cap, size_t *len)
+void bertc_bert_config_format_common(const BertConfig *c, char *buf, size_t cap, size_t *len)
 {
     static const char *const problems[] = {NULL, "regression", "single_label_classification",
                                            "multi_label_classification"};
@@ -307,7 +307,7 @@ void bert_config_format_common(const BertConfig *c, char *buf, size_t cap, size_
     append(buf, cap, len, "{\n  \"architectures\": [");
     append_quoted(buf, cap, len, c->architecture);
     snprintf(line, sizeof line, "],\n  \"model_type\": \"bert\",\n  \"hidden_act\": \"%s\",\n"
-             "  \"num_labels\": %d", bert_act_name(c->hidden_act), c->num_labels);
+             "  \"num_labels\": %d", bertc_bert_act_name(c->hidden_act), c->num_labels);
     append(buf, cap, len, line);
     if (c->problem_type != PROBLEM_UNSET) {
         snprintf(line, sizeof line, ",\n  \"problem_type\": \"%s\"", problems[c->problem_type]);
@@ -322,5 +322,5 @@ void bert_config_format_common(const BertConfig *c, char *buf, size_t cap, size_
         append(buf, cap, len, ",\n  \"add_pooling_layer\": false");
     if (c->n_label_names > 0)
         format_labels(c, buf, cap, len);
-    config_format_keys(bert_keys, N_BERT_KEYS, c, buf, cap, len);
+    bertc_config_format_keys(bert_keys, N_BERT_KEYS, c, buf, cap, len);
 }

@@ -4,12 +4,12 @@
  * (ST_CRC32_KEY in nn/safetensors.h) so that a flipped bit in the tensor
  * data is caught when the file is opened.
  *
- * Check value: st_crc32(0, "123456789", 9) == 0xCBF43926.
+ * Check value: bertc_st_crc32(0, "123456789", 9) == 0xCBF43926.
  *
  * Two forms, simple to fast (test_safetensors.c checks one against the other
  * on every byte value and on random data of every alignment):
- *   st_crc32_bitwise  the definition, one bit at a time (~170 MB/s)
- *   st_crc32          slicing-by-8: eight bytes per step through eight tables
+ *   bertc_st_crc32_bitwise  the definition, one bit at a time (~170 MB/s)
+ *   bertc_st_crc32          slicing-by-8: eight bytes per step through eight tables
  *                     (~2.5 GB/s; one table, a byte per step, ran at
  *                     ~500 MB/s, which doubled the time of a small
  *                     checkpoint write) */
@@ -19,7 +19,7 @@
 
 /* Shift the register right; when the bit shifted out is 1, xor in the
  * polynomial. crc_tables[0][b] is eight of these steps starting from b. */
-uint32_t st_crc32_bitwise(uint32_t crc, const void *data, size_t n)
+uint32_t bertc_st_crc32_bitwise(uint32_t crc, const void *data, size_t n)
 {
     const uint8_t *p = data;
     crc = ~crc;
@@ -57,7 +57,7 @@ static uint32_t crc_8bytes(uint32_t crc, const uint8_t *p)
            crc_tables[1][(hi >> 16) & 0xFF] ^ crc_tables[0][hi >> 24];
 }
 
-uint32_t st_crc32(uint32_t crc, const void *data, size_t n)
+uint32_t bertc_st_crc32(uint32_t crc, const void *data, size_t n)
 {
     const uint8_t *p = data;
     crc = ~crc;

@@ -40,7 +40,7 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail)
     return n;
 }
 
-bool json_utf8_valid(const char *s, size_t len)
+bool bertc_json_utf8_valid(const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
@@ -52,7 +52,7 @@ bool json_utf8_valid(const char *s, size_t len)
     return true;
 }
 
-static size_t utf8_encode(uint32_t cp, char out[4])
+static size_t bertc_utf8_encode(uint32_t cp, char out[4])
 {
     if (cp < 0x80) {
         out[0] = (char)cp;
@@ -238,7 +238,7 @@ static int escape(Parser *p, char out[4], size_t *n)
         uint32_t cp;
         if (unicode_escape(p, &cp) != 0)
             return -1;
-        *n = utf8_encode(cp, out);
+        *n = bertc_utf8_encode(cp, out);
         return 0;
     }
     char b[16];
@@ -490,7 +490,7 @@ static int member(Parser *p, JsonValue *child)
 static const JsonValue *values_of(const JsonValue *v) { return v - v->self; }
 
 /* The document a value belongs to: its header sits right before the values
- * (json_parse allocates them as one block). */
+ * (bertc_json_parse allocates them as one block). */
 static const JsonDoc *doc_of(const JsonValue *v)
 {
     return (const JsonDoc *)(const void *)((const char *)values_of(v) - sizeof(JsonDoc));
@@ -551,7 +551,7 @@ static void sort_members(const char *pool, const JsonValue *values, uint32_t *a,
 /* Quote a key for a message, shortened with "..." when long. */
 static const char *short_quote(char *buf, size_t cap, const char *s, size_t len)
 {
-    if (json_quote(buf, cap, s, len) >= cap && cap > 4)
+    if (bertc_json_quote(buf, cap, s, len) >= cap && cap > 4)
         memcpy(buf + cap - 4, "...", 4);
     return buf;
 }
@@ -682,12 +682,12 @@ _Static_assert(sizeof(JsonDoc) % _Alignof(JsonValue) == 0,
 static JsonDoc *allocate_doc(Parser *p, Arena *arena, const char *name)
 {
     size_t name_len = strlen(name);
-    JsonDoc *doc = arena_alloc(arena, sizeof *doc + p->n_values * sizeof(JsonValue));
+    JsonDoc *doc = bertc_arena_alloc(arena, sizeof *doc + p->n_values * sizeof(JsonValue));
     p->values = (JsonValue *)(void *)(doc + 1);
-    p->pool = arena_alloc(arena, p->pool_bytes + 1);
-    p->sorted = arena_alloc(arena, (p->n_members + 1) * sizeof *p->sorted);
-    p->numbuf = arena_alloc(arena, p->max_number_len + 1);
-    char *copy = arena_alloc(arena, p->len + name_len + 2);
+    p->pool = bertc_arena_alloc(arena, p->pool_bytes + 1);
+    p->sorted = bertc_arena_alloc(arena, (p->n_members + 1) * sizeof *p->sorted);
+    p->numbuf = bertc_arena_alloc(arena, p->max_number_len + 1);
+    char *copy = bertc_arena_alloc(arena, p->len + name_len + 2);
     memcpy(copy, p->text, p->len);
     copy[p->len] = '\0';
     memcpy(copy + p->len + 1, name, name_len + 1);
@@ -702,10 +702,10 @@ static JsonDoc *allocate_doc(Parser *p, Arena *arena, const char *name)
     return doc;
 }
 
-int json_parse(Arena *arena, const char *name, const char *text, size_t length,
+int bertc_json_parse(Arena *arena, const char *name, const char *text, size_t length,
                JsonDoc **out, BertcError *err)
 {
-    size_t used_before = arena_used(arena);
+    size_t used_before = bertc_arena_used(arena);
     Parser p = {.text = text, .len = length, .err = err, .name = name};
     /* offsets, lengths and indices are 32-bit; a value takes >= 1 byte */
     if (length > JSON_MAX_BYTES)
@@ -713,13 +713,13 @@ int json_parse(Arena *arena, const char *name, const char *text, size_t length,
                             length, (unsigned)JSON_MAX_BYTES);
     if (parse_document(&p, PASS_COUNT, NULL) != 0)
         return -1;
-    p.sizes = arena_alloc(arena, (p.containers + 1) * sizeof *p.sizes);
+    p.sizes = bertc_arena_alloc(arena, (p.containers + 1) * sizeof *p.sizes);
     if (parse_document(&p, PASS_SIZE, NULL) != 0)
         return -1;
     JsonDoc *doc = allocate_doc(&p, arena, name);
     if (parse_document(&p, PASS_BUILD, doc->root) != 0)
         return -1;
-    doc->bytes = arena_used(arena) - used_before;
+    doc->bytes = bertc_arena_used(arena) - used_before;
     *out = doc;
     return 0;
 }
@@ -728,14 +728,14 @@ int json_parse(Arena *arena, const char *name, const char *text, size_t length,
 /* Accessors                                                                 */
 /* ------------------------------------------------------------------------ */
 
-const char *json_type_name(JsonType type)
+const char *bertc_json_type_name(JsonType type)
 {
     static const char *const names[] = {"null", "a boolean", "a number",
                                         "a string", "an array", "an object"};
     return names[type];
 }
 
-const JsonValue *json_get(const JsonValue *obj, const char *key)
+const JsonValue *bertc_json_get(const JsonValue *obj, const char *key)
 {
     if (!obj || obj->type != JSON_OBJECT)
         return NULL;
@@ -757,19 +757,19 @@ const JsonValue *json_get(const JsonValue *obj, const char *key)
     return NULL;
 }
 
-const JsonValue *json_at(const JsonValue *v, size_t i)
+const JsonValue *bertc_json_at(const JsonValue *v, size_t i)
 {
     if (!v || (v->type != JSON_ARRAY && v->type != JSON_OBJECT) || i >= v->length)
         return NULL;
     return &values_of(v)[v->first + i];
 }
 
-const char *json_string(const JsonValue *v)
+const char *bertc_json_string(const JsonValue *v)
 {
     return v && v->type == JSON_STRING ? doc_of(v)->pool + v->string : NULL;
 }
 
-const char *json_key(const JsonValue *v, size_t *len)
+const char *bertc_json_key(const JsonValue *v, size_t *len)
 {
     size_t n = 0;
     const char *k = v && v->key != JSON_NONE ? key_bytes(doc_of(v)->pool, v, &n) : NULL;
@@ -778,27 +778,27 @@ const char *json_key(const JsonValue *v, size_t *len)
     return k;
 }
 
-const JsonValue *json_parent(const JsonValue *v)
+const JsonValue *bertc_json_parent(const JsonValue *v)
 {
     return v->parent == JSON_NONE ? NULL : &values_of(v)[v->parent];
 }
 
-size_t json_index(const JsonValue *v)
+size_t bertc_json_index(const JsonValue *v)
 {
-    const JsonValue *parent = json_parent(v);
+    const JsonValue *parent = bertc_json_parent(v);
     return parent ? v->self - parent->first : 0;
 }
 
-double json_number(const JsonValue *v)
+double bertc_json_number(const JsonValue *v)
 {
     if (!v->is_int)
         return v->number;
     return v->negative_zero ? -0.0 : (double)v->integer;
 }
 
-const char *json_doc_name(const JsonValue *v) { return doc_of(v)->name; }
+const char *bertc_json_doc_name(const JsonValue *v) { return doc_of(v)->name; }
 
-void json_line_col(const JsonValue *v, uint32_t *line, uint32_t *col)
+void bertc_json_line_col(const JsonValue *v, uint32_t *line, uint32_t *col)
 {
     line_col(doc_of(v)->text, v->offset, line, col);
 }
@@ -823,21 +823,21 @@ static size_t path_segment(char *buf, size_t cap, size_t at, const JsonValue *v,
     size_t room = at < cap ? cap - at : 0;
     char *dst = room ? buf + at : NULL;
     size_t key_len;
-    const char *key = json_key(v, &key_len);
+    const char *key = bertc_json_key(v, &key_len);
     if (!key)
-        return (size_t)snprintf(dst, room, "[%zu]", json_index(v));
+        return (size_t)snprintf(dst, room, "[%zu]", bertc_json_index(v));
     if (plain_key(key, key_len))
         return (size_t)snprintf(dst, room, "%s%.*s", first ? "" : ".", (int)key_len, key);
     size_t n = (size_t)snprintf(dst, room, "[");
-    n += json_quote(room > n ? dst + n : NULL, room > n ? room - n : 0, key, key_len);
+    n += bertc_json_quote(room > n ? dst + n : NULL, room > n ? room - n : 0, key, key_len);
     return n + (size_t)snprintf(room > n ? dst + n : NULL, room > n ? room - n : 0, "]");
 }
 
-char *json_path(const JsonValue *v, char *buf, size_t cap)
+char *bertc_json_path(const JsonValue *v, char *buf, size_t cap)
 {
     const JsonValue *chain[JSON_MAX_DEPTH + 2];
     size_t n = 0;
-    for (const JsonValue *x = v; x && json_parent(x); x = json_parent(x))
+    for (const JsonValue *x = v; x && bertc_json_parent(x); x = bertc_json_parent(x))
         chain[n++] = x;
     if (cap == 0)
         return buf;
@@ -854,7 +854,7 @@ char *json_path(const JsonValue *v, char *buf, size_t cap)
     return buf;
 }
 
-int json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
+int bertc_json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
 {
     char what[BERTC_ERROR_LEN], path[JSON_PATH_LEN];
     va_list ap;
@@ -862,38 +862,38 @@ int json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     uint32_t line, col;
-    json_line_col(v, &line, &col);
-    return bertc_errorf(err, "%s: %s (line %u, col %u): %s", json_doc_name(v),
-                        json_path(v, path, sizeof path), (unsigned)line, (unsigned)col, what);
+    bertc_json_line_col(v, &line, &col);
+    return bertc_errorf(err, "%s: %s (line %u, col %u): %s", bertc_json_doc_name(v),
+                        bertc_json_path(v, path, sizeof path), (unsigned)line, (unsigned)col, what);
 }
 
 static int type_error(BertcError *err, const JsonValue *v, const char *expected)
 {
-    double x = v->type == JSON_NUMBER ? json_number(v) : 0;
+    double x = v->type == JSON_NUMBER ? bertc_json_number(v) : 0;
     if (v->type == JSON_NUMBER && !v->is_int && x == trunc(x))
-        return json_errorf(err, v, "expected %s, found the number %.17g written with a "
+        return bertc_json_errorf(err, v, "expected %s, found the number %.17g written with a "
                            "fraction or exponent", expected, x);
     if (v->type == JSON_NUMBER)
-        return json_errorf(err, v, "expected %s, found the number %.17g", expected, x);
-    return json_errorf(err, v, "expected %s, found %s", expected, json_type_name(v->type));
+        return bertc_json_errorf(err, v, "expected %s, found the number %.17g", expected, x);
+    return bertc_json_errorf(err, v, "expected %s, found %s", expected, bertc_json_type_name(v->type));
 }
 
-int json_as_int(const JsonValue *v, int64_t *out, BertcError *err)
+int bertc_json_as_int(const JsonValue *v, int64_t *out, BertcError *err)
 {
     if (v->type == JSON_NUMBER && !v->is_int && v->number == trunc(v->number) &&
         fabs(v->number) >= 9.2e18)
-        return json_errorf(err, v, "integer %.17g is outside the int64 range", v->number);
+        return bertc_json_errorf(err, v, "integer %.17g is outside the int64 range", v->number);
     if (v->type != JSON_NUMBER || !v->is_int)
         return type_error(err, v, "an integer (no fraction or exponent)");
     *out = v->integer;
     return 0;
 }
 
-int json_as_double(const JsonValue *v, double *out, BertcError *err)
+int bertc_json_as_double(const JsonValue *v, double *out, BertcError *err)
 {
     if (v->type != JSON_NUMBER)
         return type_error(err, v, "a number");
-    *out = json_number(v);
+    *out = bertc_json_number(v);
     return 0;
 }
 
@@ -901,20 +901,20 @@ int json_as_double(const JsonValue *v, double *out, BertcError *err)
  * "gelu\u0000x" compared as "gelu": such a string is refused here, the one
  * place a C string is taken (a caller that wants the bytes reads v->string
  * with v->length). */
-int json_as_string(const JsonValue *v, const char **out, BertcError *err)
+int bertc_json_as_string(const JsonValue *v, const char **out, BertcError *err)
 {
     if (v->type != JSON_STRING)
         return type_error(err, v, "a string");
-    const char *text = json_string(v);
+    const char *text = bertc_json_string(v);
     size_t nul = strlen(text);
     if (nul != v->length)
-        return json_errorf(err, v, "the string holds a NUL character (\\u0000) at byte %zu; "
+        return bertc_json_errorf(err, v, "the string holds a NUL character (\\u0000) at byte %zu; "
                            "remove it", nul);
     *out = text;
     return 0;
 }
 
-int json_as_bool(const JsonValue *v, bool *out, BertcError *err)
+int bertc_json_as_bool(const JsonValue *v, bool *out, BertcError *err)
 {
     if (v->type != JSON_BOOL)
         return type_error(err, v, "true or false");
@@ -925,83 +925,83 @@ int json_as_bool(const JsonValue *v, bool *out, BertcError *err)
 /* The member, or NULL after filling err with "missing key <path>". */
 static const JsonValue *required(const JsonValue *obj, const char *key, BertcError *err)
 {
-    const JsonValue *v = json_get(obj, key);
+    const JsonValue *v = bertc_json_get(obj, key);
     if (v)
         return v;
-    if (!json_parent(obj)) {
-        bertc_errorf(err, "%s: missing key \"%s\"", json_doc_name(obj), key);
+    if (!bertc_json_parent(obj)) {
+        bertc_errorf(err, "%s: missing key \"%s\"", bertc_json_doc_name(obj), key);
     } else {
         char path[JSON_PATH_LEN];
         uint32_t line, col;
-        json_line_col(obj, &line, &col);
+        bertc_json_line_col(obj, &line, &col);
         bertc_errorf(err, "%s: missing key \"%s.%s\" (in the object at line %u, col %u)",
-                     json_doc_name(obj), json_path(obj, path, sizeof path), key,
+                     bertc_json_doc_name(obj), bertc_json_path(obj, path, sizeof path), key,
                      (unsigned)line, (unsigned)col);
     }
     return NULL;
 }
 
-int json_get_int(const JsonValue *obj, const char *key, int64_t *out, BertcError *err)
+int bertc_json_get_int(const JsonValue *obj, const char *key, int64_t *out, BertcError *err)
 {
     const JsonValue *v = required(obj, key, err);
-    return v ? json_as_int(v, out, err) : -1;
+    return v ? bertc_json_as_int(v, out, err) : -1;
 }
 
-int json_get_double(const JsonValue *obj, const char *key, double *out, BertcError *err)
+int bertc_json_get_double(const JsonValue *obj, const char *key, double *out, BertcError *err)
 {
     const JsonValue *v = required(obj, key, err);
-    return v ? json_as_double(v, out, err) : -1;
+    return v ? bertc_json_as_double(v, out, err) : -1;
 }
 
-int json_get_string(const JsonValue *obj, const char *key, const char **out, BertcError *err)
+int bertc_json_get_string(const JsonValue *obj, const char *key, const char **out, BertcError *err)
 {
     const JsonValue *v = required(obj, key, err);
-    return v ? json_as_string(v, out, err) : -1;
+    return v ? bertc_json_as_string(v, out, err) : -1;
 }
 
-int json_get_bool(const JsonValue *obj, const char *key, bool *out, BertcError *err)
+int bertc_json_get_bool(const JsonValue *obj, const char *key, bool *out, BertcError *err)
 {
     const JsonValue *v = required(obj, key, err);
-    return v ? json_as_bool(v, out, err) : -1;
+    return v ? bertc_json_as_bool(v, out, err) : -1;
 }
 
 /* The member, or NULL when it is absent or null (then the default applies). */
 static const JsonValue *optional(const JsonValue *obj, const char *key)
 {
-    const JsonValue *v = json_get(obj, key);
+    const JsonValue *v = bertc_json_get(obj, key);
     return v && v->type != JSON_NULL ? v : NULL;
 }
 
-int json_opt_int(const JsonValue *obj, const char *key, int64_t def, int64_t *out,
+int bertc_json_opt_int(const JsonValue *obj, const char *key, int64_t def, int64_t *out,
                  BertcError *err)
 {
     const JsonValue *v = optional(obj, key);
     *out = def;
-    return v ? json_as_int(v, out, err) : 0;
+    return v ? bertc_json_as_int(v, out, err) : 0;
 }
 
-int json_opt_double(const JsonValue *obj, const char *key, double def, double *out,
+int bertc_json_opt_double(const JsonValue *obj, const char *key, double def, double *out,
                     BertcError *err)
 {
     const JsonValue *v = optional(obj, key);
     *out = def;
-    return v ? json_as_double(v, out, err) : 0;
+    return v ? bertc_json_as_double(v, out, err) : 0;
 }
 
-int json_opt_string(const JsonValue *obj, const char *key, const char *def,
+int bertc_json_opt_string(const JsonValue *obj, const char *key, const char *def,
                     const char **out, BertcError *err)
 {
     const JsonValue *v = optional(obj, key);
     *out = def;
-    return v ? json_as_string(v, out, err) : 0;
+    return v ? bertc_json_as_string(v, out, err) : 0;
 }
 
-int json_opt_bool(const JsonValue *obj, const char *key, bool def, bool *out,
+int bertc_json_opt_bool(const JsonValue *obj, const char *key, bool def, bool *out,
                   BertcError *err)
 {
     const JsonValue *v = optional(obj, key);
     *out = def;
-    return v ? json_as_bool(v, out, err) : 0;
+    return v ? bertc_json_as_bool(v, out, err) : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1023,7 +1023,7 @@ static size_t escape_of(unsigned char c, char esc[8])
     return 0;
 }
 
-size_t json_quote(char *dst, size_t cap, const char *s, size_t len)
+size_t bertc_json_quote(char *dst, size_t cap, const char *s, size_t len)
 {
     size_t n = 0;
     char esc[8];

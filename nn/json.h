@@ -3,20 +3,20 @@
  * accessors config.json and safetensors headers need, and a string quoter for
  * writers.
  *
- *     Arena *a = arena_create("json", 0);
+ *     Arena *a = bertc_arena_create("json", 0);
  *     BertcError err;
  *     JsonDoc *doc;
  *     const char *text = "{\"hidden_size\": 768, \"hidden_act\": \"gelu\"}";
- *     if (json_parse(a, "config.json", text, strlen(text), &doc, &err) != 0) {
+ *     if (bertc_json_parse(a, "config.json", text, strlen(text), &doc, &err) != 0) {
  *         fprintf(stderr, "%s\n", err.msg);  // "config.json: line 1, col 17 (byte 16): ..."
  *         return 1;
  *     }
  *     int64_t H;
  *     const char *act;
- *     if (json_get_int(doc->root, "hidden_size", &H, &err) != 0 ||
- *         json_get_string(doc->root, "hidden_act", &act, &err) != 0)
+ *     if (bertc_json_get_int(doc->root, "hidden_size", &H, &err) != 0 ||
+ *         bertc_json_get_string(doc->root, "hidden_act", &act, &err) != 0)
  *         fprintf(stderr, "%s\n", err.msg); // config.json: key "hidden_size" (line 1, col 17): ...
- *     arena_destroy(a);                      // frees the whole tree
+ *     bertc_arena_destroy(a);                      // frees the whole tree
  *
  * Strictness: exactly RFC 8259. No comments, no trailing commas, no NaN or
  * Infinity, no leading '+' or zeros, no byte order mark, no raw control
@@ -25,7 +25,7 @@
  * no number beyond the range of a double. Nesting deeper than JSON_MAX_DEPTH
  * is an error (the parser recurses, one level per array or object).
  *
- * Memory: json_parse first validates the whole text without allocating,
+ * Memory: bertc_json_parse first validates the whole text without allocating,
  * counting values, containers, members and string bytes; a second pass
  * records each container's size; then the tree is built into exactly-sized
  * arena blocks, each container's children in one contiguous run (no pointer
@@ -40,7 +40,7 @@
  * refused: offsets into the text and into the string pool (up to 1.8 bytes a
  * text byte) are 32-bit.
  * The tree does not point into the input text; the text may be freed after
- * json_parse returns.
+ * bertc_json_parse returns.
  *
  * Error messages name the document, the line and column (1-based, columns in
  * bytes), the byte offset (0-based) and what was expected.
@@ -51,7 +51,7 @@
 #include "tensor/tensor.h"
 
 #define JSON_MAX_DEPTH 64
-#define JSON_BYTES_PER_INPUT_BYTE 18   /* the arena json_parse takes, at most, per text byte */
+#define JSON_BYTES_PER_INPUT_BYTE 18   /* the arena bertc_json_parse takes, at most, per text byte */
 
 typedef enum JsonType {
     JSON_NULL,
@@ -76,7 +76,7 @@ struct JsonValue {
     bool boolean;          /* JSON_BOOL */
     /* JSON_NUMBER: is_int is true when the literal has no fraction and no
      * exponent and fits int64; then `integer` is exact. 1.0 and 1e3 are not
-     * integers (as in Python's json module and serde). json_number gives the
+     * integers (as in Python's json module and serde). bertc_json_number gives the
      * value as a double (correctly rounded by strtod) either way. */
     bool is_int;
     bool negative_zero;    /* the literal -0: an integer 0 whose double is -0.0 */
@@ -88,7 +88,7 @@ struct JsonValue {
     union {
         int64_t integer;   /* JSON_NUMBER with is_int */
         double number;     /* JSON_NUMBER without */
-        uint32_t string;   /* JSON_STRING: offset in the pool (json_string) */
+        uint32_t string;   /* JSON_STRING: offset in the pool (bertc_json_string) */
         struct {
             uint32_t first;    /* containers: index of the first child */
             uint32_t sorted;   /* objects: offset of the members sorted by key */
@@ -108,69 +108,69 @@ struct JsonDoc {
 /* Parse text[0..length) (need not be NUL-terminated). On success *out points
  * to a document allocated in `arena` and 0 is returned; otherwise -1 and err
  * says where and what was expected. `name` is copied. */
-int json_parse(Arena *arena, const char *name, const char *text, size_t length,
+int bertc_json_parse(Arena *arena, const char *name, const char *text, size_t length,
                JsonDoc **out, BertcError *err);
 
-const char *json_type_name(JsonType type);   /* "null", "a string", "an object", ... */
+const char *bertc_json_type_name(JsonType type);   /* "null", "a string", "an object", ... */
 
-/* Lookup. json_get returns NULL when obj is not an object or has no such key
- * (O(log n)); json_at returns element i of an array or member i (in
+/* Lookup. bertc_json_get returns NULL when obj is not an object or has no such key
+ * (O(log n)); bertc_json_at returns element i of an array or member i (in
  * document order) of an object, NULL when out of range. */
-const JsonValue *json_get(const JsonValue *obj, const char *key);
-const JsonValue *json_at(const JsonValue *v, size_t i);
+const JsonValue *bertc_json_get(const JsonValue *obj, const char *key);
+const JsonValue *bertc_json_at(const JsonValue *v, size_t i);
 
 /* A JSON_STRING's decoded UTF-8, NUL-terminated (it may contain "\u0000",
  * so use v->length); NULL for other types. */
-const char *json_string(const JsonValue *v);
+const char *bertc_json_string(const JsonValue *v);
 /* The member name of v (NUL-terminated, *len its bytes), or NULL (*len = 0)
  * when v is not an object member. len may be NULL. */
-const char *json_key(const JsonValue *v, size_t *len);
-const JsonValue *json_parent(const JsonValue *v);   /* NULL for the root */
-size_t json_index(const JsonValue *v);              /* position in the parent */
-double json_number(const JsonValue *v);             /* a JSON_NUMBER as a double */
-const char *json_doc_name(const JsonValue *v);
+const char *bertc_json_key(const JsonValue *v, size_t *len);
+const JsonValue *bertc_json_parent(const JsonValue *v);   /* NULL for the root */
+size_t bertc_json_index(const JsonValue *v);              /* position in the parent */
+double bertc_json_number(const JsonValue *v);             /* a JSON_NUMBER as a double */
+const char *bertc_json_doc_name(const JsonValue *v);
 /* 1-based line and column (in bytes) of the value's first byte. */
-void json_line_col(const JsonValue *v, uint32_t *line, uint32_t *col);
+void bertc_json_line_col(const JsonValue *v, uint32_t *line, uint32_t *col);
 
 /* The path of a value from the root, e.g. masking.special_token_ids[2]
  * (the root itself is "(root)"). Always NUL-terminated; returns buf. */
-char *json_path(const JsonValue *v, char *buf, size_t cap);
+char *bertc_json_path(const JsonValue *v, char *buf, size_t cap);
 #define JSON_PATH_LEN 256
 
 /* Typed reads of one value. On a type mismatch they return -1 with a message
  * naming the document, the value's path, its line and column, what was
  * expected and what was found. */
-int json_as_int(const JsonValue *v, int64_t *out, BertcError *err);
-int json_as_double(const JsonValue *v, double *out, BertcError *err);  /* any number */
-/* json_as_string (and json_get_string, json_opt_string) refuse a string
+int bertc_json_as_int(const JsonValue *v, int64_t *out, BertcError *err);
+int bertc_json_as_double(const JsonValue *v, double *out, BertcError *err);  /* any number */
+/* bertc_json_as_string (and bertc_json_get_string, bertc_json_opt_string) refuse a string
  * holding a NUL ("\u0000"): as a C string it would compare equal to its
  * prefix. */
-int json_as_string(const JsonValue *v, const char **out, BertcError *err);
-int json_as_bool(const JsonValue *v, bool *out, BertcError *err);
+int bertc_json_as_string(const JsonValue *v, const char **out, BertcError *err);
+int bertc_json_as_bool(const JsonValue *v, bool *out, BertcError *err);
 
 /* Typed reads of a required member: a missing key is an error naming the full
  * path of the key. */
-int json_get_int(const JsonValue *obj, const char *key, int64_t *out, BertcError *err);
-int json_get_double(const JsonValue *obj, const char *key, double *out, BertcError *err);
-int json_get_string(const JsonValue *obj, const char *key, const char **out,
+int bertc_json_get_int(const JsonValue *obj, const char *key, int64_t *out, BertcError *err);
+int bertc_json_get_double(const JsonValue *obj, const char *key, double *out, BertcError *err);
+int bertc_json_get_string(const JsonValue *obj, const char *key, const char **out,
                     BertcError *err);
-int json_get_bool(const JsonValue *obj, const char *key, bool *out, BertcError *err);
+int bertc_json_get_bool(const JsonValue *obj, const char *key, bool *out, BertcError *err);
 
 /* Typed reads of an optional member: a missing key (or, for these, a JSON
  * null) leaves the default in *out; a present key of the wrong type is an
  * error. */
-int json_opt_int(const JsonValue *obj, const char *key, int64_t def, int64_t *out,
+int bertc_json_opt_int(const JsonValue *obj, const char *key, int64_t def, int64_t *out,
                  BertcError *err);
-int json_opt_double(const JsonValue *obj, const char *key, double def, double *out,
+int bertc_json_opt_double(const JsonValue *obj, const char *key, double def, double *out,
                     BertcError *err);
-int json_opt_string(const JsonValue *obj, const char *key, const char *def,
+int bertc_json_opt_string(const JsonValue *obj, const char *key, const char *def,
                     const char **out, BertcError *err);
-int json_opt_bool(const JsonValue *obj, const char *key, bool def, bool *out,
+int bertc_json_opt_bool(const JsonValue *obj, const char *key, bool def, bool *out,
                   BertcError *err);
 
 /* Error helper for callers that validate further: formats
  * "<doc>: key <path> (line L, col C): <message>" into err. Returns -1. */
-int json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
+int bertc_json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------------------ */
@@ -179,13 +179,13 @@ int json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
 
 /* True when s[0..len) is valid UTF-8 (RFC 3629: no overlongs, no surrogates,
  * nothing above U+10FFFF). */
-bool json_utf8_valid(const char *s, size_t len);
+bool bertc_json_utf8_valid(const char *s, size_t len);
 
 /* Write s[0..len) (valid UTF-8) as a JSON string literal with its quotes into
  * dst, snprintf-style: writes at most cap bytes including a terminating NUL
  * and returns the length of the full literal (excluding the NUL). '"', '\\'
  * and control characters are escaped (\n, \t, ... or \u00XX); other bytes are
  * copied. Call with dst = NULL, cap = 0 to measure. */
-size_t json_quote(char *dst, size_t cap, const char *s, size_t len);
+size_t bertc_json_quote(char *dst, size_t cap, const char *s, size_t len);
 
 #endif /* BERTC_NN_JSON_H */

@@ -3,100 +3,100 @@
  * each forward is a few autograd ops. */
 #include "nn/nn.h"
 
-void linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias)
+void bertc_linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias)
 {
     m->in_features = in;
     m->out_features = out;
-    nn_push(r, attr, nn_format(r, "Linear(in_features=%lld, out_features=%lld, bias=%s)",
+    bertc_nn_push(r, attr, bertc_nn_format(r, "Linear(in_features=%lld, out_features=%lld, bias=%s)",
                                (long long)in, (long long)out, bias ? "True" : "False"), true);
     int64_t wshape[2] = {out, in}, bshape[1] = {out};
-    m->weight = nn_param(r, "weight", 2, wshape, INIT_NORMAL);
+    m->weight = bertc_nn_param(r, "weight", 2, wshape, INIT_NORMAL);
     r->params[r->n_params - 1].linear_weight = true;
-    m->bias = bias ? nn_param(r, "bias", 1, bshape, INIT_ZEROS) : NULL;
-    nn_pop(r);
+    m->bias = bias ? bertc_nn_param(r, "bias", 1, bshape, INIT_ZEROS) : NULL;
+    bertc_nn_pop(r);
 }
 
-Var *linear_forward(Graph *g, const Linear *m, Var *x)
+Var *bertc_linear_forward(Graph *g, const Linear *m, Var *x)
 {
-    return ag_linear(g, x, m->weight, m->bias);
+    return bertc_ag_linear(g, x, m->weight, m->bias);
 }
 
-void embedding_init(Embedding *m, Registry *r, const char *attr, int64_t V, int64_t H,
+void bertc_embedding_init(Embedding *m, Registry *r, const char *attr, int64_t V, int64_t H,
                     int padding_idx)
 {
     m->num_embeddings = V;
     m->dim = H;
     m->padding_idx = padding_idx;
     const char *repr = padding_idx >= 0
-        ? nn_format(r, "Embedding(%lld, %lld, padding_idx=%d)", (long long)V, (long long)H,
+        ? bertc_nn_format(r, "Embedding(%lld, %lld, padding_idx=%d)", (long long)V, (long long)H,
                     padding_idx)
-        : nn_format(r, "Embedding(%lld, %lld)", (long long)V, (long long)H);
-    nn_push(r, attr, repr, true);
+        : bertc_nn_format(r, "Embedding(%lld, %lld)", (long long)V, (long long)H);
+    bertc_nn_push(r, attr, repr, true);
     int64_t shape[2] = {V, H};
-    m->weight = nn_param(r, "weight", 2, shape, INIT_NORMAL);
+    m->weight = bertc_nn_param(r, "weight", 2, shape, INIT_NORMAL);
     if (padding_idx >= 0)
         r->params[r->n_params - 1].zero_row = padding_idx;
-    nn_pop(r);
+    bertc_nn_pop(r);
 }
 
-Var *embedding_forward(Graph *g, const Embedding *m, const ITensor *ids)
+Var *bertc_embedding_forward(Graph *g, const Embedding *m, const ITensor *ids)
 {
-    return ag_embedding(g, m->weight, ids, m->padding_idx);
+    return bertc_ag_embedding(g, m->weight, ids, m->padding_idx);
 }
 
-void layernorm_init_named(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps,
+void bertc_layernorm_init_named(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps,
                           const char *weight_name, const char *bias_name)
 {
     m->dim = H;
     m->eps = eps;
-    nn_push(r, attr, nn_format(r, "LayerNorm((%lld,), eps=%g, elementwise_affine=True)",
+    bertc_nn_push(r, attr, bertc_nn_format(r, "LayerNorm((%lld,), eps=%g, elementwise_affine=True)",
                                (long long)H, (double)eps), true);
     int64_t shape[1] = {H};
-    m->weight = nn_param(r, weight_name, 1, shape, INIT_ONES);
-    m->bias = nn_param(r, bias_name, 1, shape, INIT_ZEROS);
-    nn_pop(r);
+    m->weight = bertc_nn_param(r, weight_name, 1, shape, INIT_ONES);
+    m->bias = bertc_nn_param(r, bias_name, 1, shape, INIT_ZEROS);
+    bertc_nn_pop(r);
 }
 
-void layernorm_init(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps)
+void bertc_layernorm_init(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps)
 {
-    layernorm_init_named(m, r, attr, H, eps, "weight", "bias");
+    bertc_layernorm_init_named(m, r, attr, H, eps, "weight", "bias");
 }
 
-Var *layernorm_forward(Graph *g, const LayerNorm *m, Var *x)
+Var *bertc_layernorm_forward(Graph *g, const LayerNorm *m, Var *x)
 {
-    return ag_layernorm(g, x, m->weight, m->bias, m->eps);
+    return bertc_ag_layernorm(g, x, m->weight, m->bias, m->eps);
 }
 
-void dropout_init(Dropout *m, Registry *r, const char *attr, float p)
+void bertc_dropout_init(Dropout *m, Registry *r, const char *attr, float p)
 {
     m->p = p;
-    nn_leaf(r, attr, nn_format(r, "Dropout(p=%g, inplace=False)", (double)p));
+    bertc_nn_leaf(r, attr, bertc_nn_format(r, "Dropout(p=%g, inplace=False)", (double)p));
 }
 
-Var *dropout_forward(Graph *g, const Dropout *m, Var *x)
+Var *bertc_dropout_forward(Graph *g, const Dropout *m, Var *x)
 {
-    return ag_dropout(g, x, m->p);
+    return bertc_ag_dropout(g, x, m->p);
 }
 
-void conv1d_init(Conv1d *m, Registry *r, const char *attr, int64_t in, int64_t out, int64_t k)
+void bertc_conv1d_init(Conv1d *m, Registry *r, const char *attr, int64_t in, int64_t out, int64_t k)
 {
     m->in_channels = in;
     m->out_channels = out;
     m->kernel_size = k;
     int64_t pad = (k - 1) / 2;
     const char *repr = pad
-        ? nn_format(r, "Conv1d(%lld, %lld, kernel_size=(%lld,), stride=(1,), padding=(%lld,))",
+        ? bertc_nn_format(r, "Conv1d(%lld, %lld, kernel_size=(%lld,), stride=(1,), padding=(%lld,))",
                     (long long)in, (long long)out, (long long)k, (long long)pad)
-        : nn_format(r, "Conv1d(%lld, %lld, kernel_size=(%lld,), stride=(1,))", (long long)in,
+        : bertc_nn_format(r, "Conv1d(%lld, %lld, kernel_size=(%lld,), stride=(1,))", (long long)in,
                     (long long)out, (long long)k);
-    nn_push(r, attr, repr, true);
+    bertc_nn_push(r, attr, repr, true);
     int64_t wshape[3] = {out, in, k}, bshape[1] = {out};
-    m->weight = nn_param(r, "weight", 3, wshape, INIT_NORMAL);
-    m->bias = nn_param(r, "bias", 1, bshape, INIT_ZEROS);
-    nn_pop(r);
+    m->weight = bertc_nn_param(r, "weight", 3, wshape, INIT_NORMAL);
+    m->bias = bertc_nn_param(r, "bias", 1, bshape, INIT_ZEROS);
+    bertc_nn_pop(r);
 }
 
-Var *conv1d_forward(Graph *g, const Conv1d *m, Var *x)
+Var *bertc_conv1d_forward(Graph *g, const Conv1d *m, Var *x)
 {
-    return ag_conv1d(g, x, m->weight, m->bias);
+    return bertc_ag_conv1d(g, x, m->weight, m->bias);
 }

@@ -1,7 +1,7 @@
 /*
  * nn/nn.h — modules that own parameters, the parameter registry, init,
  * optimizers, LR schedules and checkpoints. Losses are the autograd ops
- * (ag_cross_entropy, ag_bce, ag_bce_with_logits, ag_mse).
+ * (bertc_ag_cross_entropy, bertc_ag_bce, bertc_ag_bce_with_logits, bertc_ag_mse).
  *
  * The registry is the one descriptor of a model's parameters. A module
  * registers each parameter once, under its full dotted PyTorch state_dict name
@@ -9,15 +9,15 @@
  * That single list then drives allocation, init, loading, saving, the
  * optimizer state and the module-tree printer: nothing keeps a second list.
  *
- *     Arena *arena = arena_create("params", 1 << 20);
- *     Registry *reg = registry_create(arena, "Classifier");
+ *     Arena *arena = bertc_arena_create("params", 1 << 20);
+ *     Registry *reg = bertc_registry_create(arena, "Classifier");
  *     Linear fc1, fc2;
- *     linear_init(&fc1, reg, "fc1", 16, 32, true);   // fc1.weight (32,16), fc1.bias (32)
- *     linear_init(&fc2, reg, "fc2", 32, 3, true);
- *     Rng rng = rng_seed(0);
- *     registry_init_weights(reg, &rng, 0.02f);       // HF init: N(0, 0.02), zeros, ones
- *     registry_print(reg, stdout);                   // PyTorch-style repr with counts
- *     // forward: linear_forward(g, &fc2, ag_gelu(g, linear_forward(g, &fc1, x)))
+ *     bertc_linear_init(&fc1, reg, "fc1", 16, 32, true);   // fc1.weight (32,16), fc1.bias (32)
+ *     bertc_linear_init(&fc2, reg, "fc2", 32, 3, true);
+ *     Rng rng = bertc_rng_seed(0);
+ *     bertc_registry_init_weights(reg, &rng, 0.02f);       // HF init: N(0, 0.02), zeros, ones
+ *     bertc_registry_print(reg, stdout);                   // PyTorch-style repr with counts
+ *     // forward: bertc_linear_forward(g, &fc2, bertc_ag_gelu(g, bertc_linear_forward(g, &fc1, x)))
  */
 #ifndef BERTC_NN_H
 #define BERTC_NN_H
@@ -44,7 +44,7 @@ typedef struct Param {
     int alias_of;          /* -1, or the index of the param this name ties to */
     bool buffer;           /* state, not trained (no gradient, not counted) */
     int64_t zero_row;      /* row set to 0 after init (Embedding padding_idx), or -1 */
-    bool linear_weight;    /* a Linear's (out, in) weight: registry_prepack may pack it */
+    bool linear_weight;    /* a Linear's (out, in) weight: bertc_registry_prepack may pack it */
     GemmPackedB *packing;  /* its GemmPackedB while packed (var->packed points here) */
 } Param;
 
@@ -69,8 +69,8 @@ typedef struct Registry {
     int prefix_len[REGISTRY_MAX_DEPTH];
     int open[REGISTRY_MAX_DEPTH];  /* module indices of the open modules */
     int depth;
-    int n_packed;                  /* Linear weights now pre-packed (registry_prepack) */
-    /* A dry run (registry_create_dry) registers names and shapes but
+    int n_packed;                  /* Linear weights now pre-packed (bertc_registry_prepack) */
+    /* A dry run (bertc_registry_create_dry) registers names and shapes but
      * allocates no tensor data: params and buffers have data == NULL. */
     bool dry_run;
     double dry_floats;             /* elements of every param and buffer, in double:
@@ -80,40 +80,40 @@ typedef struct Registry {
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
-Registry *registry_create(Arena *arena, const char *root_repr);
+Registry *bertc_registry_create(Arena *arena, const char *root_repr);
 /* The same, for a dry run: a model built into it records every parameter's
  * name and shape and counts their elements without allocating them, so a
  * model's size is known from its own build code before it is allocated
- * (model_size in zoo/). Build code must not touch the data of its params in
+ * (bertc_model_size in zoo/). Build code must not touch the data of its params in
  * a dry run (it is NULL). */
-Registry *registry_create_dry(Arena *arena, const char *root_repr);
+Registry *bertc_registry_create_dry(Arena *arena, const char *root_repr);
 
 /* Enter a submodule named `attr` (dotted names gain "attr."). repr is the
  * module's printed type, e.g. "BertEmbeddings" or a full leaf repr when
- * leaf is true. Every nn_push has its nn_pop. */
-void nn_push(Registry *r, const char *attr, const char *repr, bool leaf);
-void nn_pop(Registry *r);
+ * leaf is true. Every bertc_nn_push has its bertc_nn_pop. */
+void bertc_nn_push(Registry *r, const char *attr, const char *repr, bool leaf);
+void bertc_nn_pop(Registry *r);
 /* printf-style helper for reprs and names built from numbers. */
-const char *nn_format(Registry *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *bertc_nn_format(Registry *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Register a parameter `name` (relative to the current prefix). */
-Var *nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init);
+Var *bertc_nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init);
 /* Register a buffer: loaded and saved, never trained nor counted. */
-Var *nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape);
+Var *bertc_nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape);
 /* A second name for an existing parameter (tied weights). full_name is the
  * complete dotted key, not relative to the prefix. */
-void nn_tie(Registry *r, const char *full_name, Var *target);
+void bertc_nn_tie(Registry *r, const char *full_name, Var *target);
 
-int registry_find(const Registry *r, const char *full_name);   /* index or -1 */
+int bertc_registry_find(const Registry *r, const char *full_name);   /* index or -1 */
 /* HF init of every parameter, in registration order, from one RNG stream. */
-void registry_init_weights(Registry *r, Rng *rng, float initializer_range);
-void registry_zero_grad(Registry *r);
+void bertc_registry_init_weights(Registry *r, Rng *rng, float initializer_range);
+void bertc_registry_zero_grad(Registry *r);
 /* Number of trainable scalars, each tied tensor counted once (as PyTorch's
  * sum(p.numel() for p in model.parameters())). */
-int64_t registry_count(const Registry *r);
+int64_t bertc_registry_count(const Registry *r);
 /* The module tree in PyTorch's repr format, each module followed by its
  * parameter count, and the total. */
-void registry_print(const Registry *r, FILE *out);
+void bertc_registry_print(const Registry *r, FILE *out);
 
 /* Inference: lay out every Linear weight once in the order the GEMM reads it
  * (tensor/tensor.h, GemmPackedB), in place — no second copy, so BERT-base
@@ -122,15 +122,15 @@ void registry_print(const Registry *r, FILE *out);
  * when its packed form is exactly its size (out_features a multiple of the
  * kernel's NR, 48 with AVX-512) and it is not tied; the others stay as they
  * are. Uses K x N floats of `scratch` while packing (released before it
- * returns; registry_unpack needs as much). Returns how many were packed.
+ * returns; bertc_registry_unpack needs as much). Returns how many were packed.
  *
  * While packed, the weights hold no plain values: a gradient through them,
  * optimizer steps, init, loading, saving and checkpoints stop with an error
- * that says to call registry_unpack, which restores the exact values. */
-int registry_prepack(Registry *r, Arena *scratch);
-void registry_unpack(Registry *r, Arena *scratch);
+ * that says to call bertc_registry_unpack, which restores the exact values. */
+int bertc_registry_prepack(Registry *r, Arena *scratch);
+void bertc_registry_unpack(Registry *r, Arena *scratch);
 /* Stops with a message naming `what` if the registry is pre-packed. */
-void registry_require_unpacked(const Registry *r, const char *what);
+void bertc_registry_require_unpacked(const Registry *r, const char *what);
 
 /* ------------------------------------------------------------------------ */
 /* Modules                                                                   */
@@ -141,8 +141,8 @@ typedef struct Linear {
     Var *weight, *bias;    /* bias may be NULL */
     int64_t in_features, out_features;
 } Linear;
-void linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias);
-Var *linear_forward(Graph *g, const Linear *m, Var *x);   /* x (..., in) -> (..., out) */
+void bertc_linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias);
+Var *bertc_linear_forward(Graph *g, const Linear *m, Var *x);   /* x (..., in) -> (..., out) */
 
 /* torch.nn.Embedding: weight (V, H); the padding row (if >= 0) starts at 0
  * and gets no gradient from lookups. */
@@ -151,9 +151,9 @@ typedef struct Embedding {
     int64_t num_embeddings, dim;
     int padding_idx;
 } Embedding;
-void embedding_init(Embedding *m, Registry *r, const char *attr, int64_t V, int64_t H,
+void bertc_embedding_init(Embedding *m, Registry *r, const char *attr, int64_t V, int64_t H,
                     int padding_idx);
-Var *embedding_forward(Graph *g, const Embedding *m, const ITensor *ids); /* -> (ids..., H) */
+Var *bertc_embedding_forward(Graph *g, const Embedding *m, const ITensor *ids); /* -> (ids..., H) */
 
 /* torch.nn.LayerNorm over the last dim. Parameter names are usually
  * "weight"/"bias"; some checkpoints (CGBERT) use "gamma"/"beta". */
@@ -162,36 +162,36 @@ typedef struct LayerNorm {
     int64_t dim;
     float eps;
 } LayerNorm;
-void layernorm_init(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps);
-void layernorm_init_named(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps,
+void bertc_layernorm_init(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps);
+void bertc_layernorm_init_named(LayerNorm *m, Registry *r, const char *attr, int64_t H, float eps,
                           const char *weight_name, const char *bias_name);
-Var *layernorm_forward(Graph *g, const LayerNorm *m, Var *x);
+Var *bertc_layernorm_forward(Graph *g, const LayerNorm *m, Var *x);
 
 typedef struct Dropout {
     float p;
 } Dropout;
-void dropout_init(Dropout *m, Registry *r, const char *attr, float p);
-Var *dropout_forward(Graph *g, const Dropout *m, Var *x);   /* identity in eval */
+void bertc_dropout_init(Dropout *m, Registry *r, const char *attr, float p);
+Var *bertc_dropout_forward(Graph *g, const Dropout *m, Var *x);   /* identity in eval */
 
 /* torch.nn.Conv1d(in, out, k, padding=(k-1)//2): x (B, Cin, L) -> (B, Cout, L). */
 typedef struct Conv1d {
     Var *weight, *bias;    /* (Cout, Cin, k), (Cout) */
     int64_t in_channels, out_channels, kernel_size;
 } Conv1d;
-void conv1d_init(Conv1d *m, Registry *r, const char *attr, int64_t in, int64_t out, int64_t k);
-Var *conv1d_forward(Graph *g, const Conv1d *m, Var *x);
+void bertc_conv1d_init(Conv1d *m, Registry *r, const char *attr, int64_t in, int64_t out, int64_t k);
+Var *bertc_conv1d_forward(Graph *g, const Conv1d *m, Var *x);
 
 /* A module with no parameters that should still appear in the printed tree
  * (activations: "GELUActivation()", "ReLU()", "Tanh()"). */
-void nn_leaf(Registry *r, const char *attr, const char *repr);
+void bertc_nn_leaf(Registry *r, const char *attr, const char *repr);
 
 /* ------------------------------------------------------------------------ */
 /* Multi-head attention                                                      */
 /* ------------------------------------------------------------------------ */
 
 /* Split (B, S, H) into heads (B, nh, S, d) and merge back; d = H / nh. */
-Var *nn_split_heads(Graph *g, Var *x, int64_t nh);
-Var *nn_merge_heads(Graph *g, Var *x);
+Var *bertc_nn_split_heads(Graph *g, Var *x, int64_t nh);
+Var *bertc_nn_merge_heads(Graph *g, Var *x);
 
 /* BERT-style self-attention (HF BertSelfAttention): separate query, key and
  * value Linears (H -> H), scores Q K^T / sqrt(d) plus an additive mask,
@@ -202,12 +202,12 @@ typedef struct BertSelfAttention {
     Dropout dropout;
     int64_t heads;
 } BertSelfAttention;
-void bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
+void bertc_bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
                               float attention_dropout);
 /* x (B, S, H); mask_add (B, 1, 1, S) additive (0 keep, large negative pad) or
  * NULL; probs_out (may be NULL) receives the (B, nh, S, S) probabilities.
  * Returns the context (B, S, H). */
-Var *bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
+Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
                                  Var **probs_out);
 
 /* OpenNMT-style multi-headed attention as BertSum uses it: linear_keys,
@@ -219,11 +219,11 @@ typedef struct OnmtAttention {
     Dropout dropout;
     int64_t heads;
 } OnmtAttention;
-void onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,
+void bertc_onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,
                          int64_t heads, float dropout);
 /* key/value/query (B, S, H); key_pad (B, 1, 1, S) with 1 where the key is
  * padding, or NULL. Returns final_linear(context) (B, S, H). */
-Var *onmt_attention_forward(Graph *g, const OnmtAttention *m, Var *key, Var *value,
+Var *bertc_onmt_attention_forward(Graph *g, const OnmtAttention *m, Var *key, Var *value,
                             Var *query, const ITensor *key_pad, Var **probs_out);
 
 /* ------------------------------------------------------------------------ */
@@ -246,7 +246,7 @@ typedef struct OptimizerConfig {
 } OptimizerConfig;
 
 /* PyTorch's defaults for each optimizer (lr must still be set). */
-OptimizerConfig optimizer_defaults(OptimizerKind kind, double lr);
+OptimizerConfig bertc_optimizer_defaults(OptimizerKind kind, double lr);
 
 typedef struct Optimizer {
     OptimizerConfig cfg;
@@ -257,13 +257,13 @@ typedef struct Optimizer {
 } Optimizer;
 
 /* State lives in the registry's persistent arena (zero-filled). */
-void optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg);
+void bertc_optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg);
 /* One update of every trainable parameter with learning rate lr (from a
- * schedule); gradients are left as they are (call registry_zero_grad). */
-void optimizer_step(Optimizer *o, double lr);
+ * schedule); gradients are left as they are (call bertc_registry_zero_grad). */
+void bertc_optimizer_step(Optimizer *o, double lr);
 /* torch.nn.utils.clip_grad_norm_: scales all gradients by
  * max_norm / (total_norm + 1e-6) when that is < 1. Returns the total norm. */
-float clip_grad_norm(Registry *r, float max_norm);
+float bertc_clip_grad_norm(Registry *r, float max_norm);
 
 typedef enum ScheduleKind { SCHED_CONSTANT, SCHED_LINEAR, SCHED_COSINE } ScheduleKind;
 typedef struct Schedule {
@@ -273,7 +273,7 @@ typedef struct Schedule {
 } Schedule;
 /* LR for optimizer step `step` (0-based), as HF's get_constant_schedule,
  * get_linear_schedule_with_warmup, get_cosine_schedule_with_warmup. */
-double schedule_lr(const Schedule *s, int64_t step);
+double bertc_schedule_lr(const Schedule *s, int64_t step);
 
 /* The rest of the nn layer: file formats and model state. */
 #include "nn/config.h"

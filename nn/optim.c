@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-OptimizerConfig optimizer_defaults(OptimizerKind kind, double lr)
+OptimizerConfig bertc_optimizer_defaults(OptimizerKind kind, double lr)
 {
     OptimizerConfig c = {.kind = kind, .lr = lr, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
     if (kind == OPT_ADAMW)
@@ -17,22 +17,22 @@ static bool trainable(const Param *p)
     return p->alias_of < 0 && !p->buffer && p->var->requires_grad;
 }
 
-void optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg)
+void bertc_optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg)
 {
     o->cfg = cfg;
     o->reg = r;
     o->step = 0;
-    o->state1 = arena_calloc(r->arena, (size_t)r->n_params, sizeof(float *));
-    o->state2 = arena_calloc(r->arena, (size_t)r->n_params, sizeof(float *));
+    o->state1 = bertc_arena_calloc(r->arena, (size_t)r->n_params, sizeof(float *));
+    o->state2 = bertc_arena_calloc(r->arena, (size_t)r->n_params, sizeof(float *));
     bool adam = cfg.kind != OPT_SGD;
     for (int i = 0; i < r->n_params; i++) {
         if (!trainable(&r->params[i]))
             continue;
         size_t n = (size_t)r->params[i].var->value.numel;
         if (adam || cfg.momentum != 0.0f)
-            o->state1[i] = arena_calloc(r->arena, n, sizeof(float));
+            o->state1[i] = bertc_arena_calloc(r->arena, n, sizeof(float));
         if (adam)
-            o->state2[i] = arena_calloc(r->arena, n, sizeof(float));
+            o->state2[i] = bertc_arena_calloc(r->arena, n, sizeof(float));
     }
 }
 
@@ -73,12 +73,12 @@ static void adam_update(const OptimizerConfig *c, float *p, const float *grad, f
         .decay = (float)(1.0 - lr * c->weight_decay), .wd = (float)c->weight_decay,
         .decoupled = c->kind == OPT_ADAMW,
     };
-    kernel_adam(p, grad, m, v, n, &s);   /* tensor/kernels.c: the loop, and its SIMD twin */
+    bertc_kernel_adam(p, grad, m, v, n, &s);   /* tensor/kernels.c: the loop, and its SIMD twin */
 }
 
-void optimizer_step(Optimizer *o, double lr)
+void bertc_optimizer_step(Optimizer *o, double lr)
 {
-    registry_require_unpacked(o->reg, "optimizer_step");
+    bertc_registry_require_unpacked(o->reg, "bertc_optimizer_step");
     Registry *r = o->reg;
     o->step++;
     for (int i = 0; i < r->n_params; i++) {
@@ -95,7 +95,7 @@ void optimizer_step(Optimizer *o, double lr)
     }
 }
 
-float clip_grad_norm(Registry *r, float max_norm)
+float bertc_clip_grad_norm(Registry *r, float max_norm)
 {
     double sum = 0.0;
     for (int i = 0; i < r->n_params; i++) {
@@ -118,7 +118,7 @@ float clip_grad_norm(Registry *r, float max_norm)
     return total;
 }
 
-double schedule_lr(const Schedule *s, int64_t step)
+double bertc_schedule_lr(const Schedule *s, int64_t step)
 {
     if (s->kind == SCHED_CONSTANT)
         return s->base_lr;

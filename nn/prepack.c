@@ -19,11 +19,11 @@ static bool packable(const Registry *r, int i)
         if (r->params[j].alias_of == i)
             return false;
     const Tensor *W = &p->var->value;       /* (out, in) */
-    return gemm_packed_b_floats(W->shape[1], W->shape[0]) == (size_t)W->numel &&
+    return bertc_gemm_packed_b_floats(W->shape[1], W->shape[0]) == (size_t)W->numel &&
            (uintptr_t)W->data % 64 == 0;
 }
 
-int registry_prepack(Registry *r, Arena *scratch)
+int bertc_registry_prepack(Registry *r, Arena *scratch)
 {
     int packed = 0;
     for (int i = 0; i < r->n_params; i++) {
@@ -33,13 +33,13 @@ int registry_prepack(Registry *r, Arena *scratch)
         Tensor *W = &p->var->value;
         int64_t out = W->shape[0], in = W->shape[1];
         if (!p->packing)
-            p->packing = arena_alloc(r->arena, sizeof *p->packing);
-        ArenaMark mark = arena_mark(scratch);
-        float *plain = arena_alloc(scratch, sizeof(float) * (size_t)W->numel);
+            p->packing = bertc_arena_alloc(r->arena, sizeof *p->packing);
+        ArenaMark mark = bertc_arena_mark(scratch);
+        float *plain = bertc_arena_alloc(scratch, sizeof(float) * (size_t)W->numel);
         memcpy(plain, W->data, sizeof(float) * (size_t)W->numel);
         /* op(B) = W^T is (K, N) = (in, out); W is B with trans_b, row stride in */
-        gemm_pack_b(true, in, out, plain, in, W->data, p->packing);
-        arena_release(scratch, mark);
+        bertc_gemm_pack_b(true, in, out, plain, in, W->data, p->packing);
+        bertc_arena_release(scratch, mark);
         p->var->packed = p->packing;
         packed++;
     }
@@ -47,28 +47,28 @@ int registry_prepack(Registry *r, Arena *scratch)
     return packed;
 }
 
-void registry_unpack(Registry *r, Arena *scratch)
+void bertc_registry_unpack(Registry *r, Arena *scratch)
 {
     for (int i = 0; i < r->n_params; i++) {
         Param *p = &r->params[i];
         if (!p->var->packed)
             continue;
         Tensor *W = &p->var->value;
-        ArenaMark mark = arena_mark(scratch);
-        float *packed = arena_alloc(scratch, sizeof(float) * (size_t)W->numel);
+        ArenaMark mark = bertc_arena_mark(scratch);
+        float *packed = bertc_arena_alloc(scratch, sizeof(float) * (size_t)W->numel);
         memcpy(packed, W->data, sizeof(float) * (size_t)W->numel);
         GemmPackedB from = *p->packing;
         from.data = packed;
-        gemm_unpack_b(&from, true, W->data, W->shape[1]);
-        arena_release(scratch, mark);
+        bertc_gemm_unpack_b(&from, true, W->data, W->shape[1]);
+        bertc_arena_release(scratch, mark);
         p->var->packed = NULL;
     }
     r->n_packed = 0;
 }
 
-void registry_require_unpacked(const Registry *r, const char *what)
+void bertc_registry_require_unpacked(const Registry *r, const char *what)
 {
     if (r->n_packed > 0)
-        bertc_fatal("%s: %d Linear weights are pre-packed for inference (registry_prepack) "
-                    "and hold no plain values; call registry_unpack first", what, r->n_packed);
+        bertc_fatal("%s: %d Linear weights are pre-packed for inference (bertc_registry_prepack) "
+                    "and hold no plain values; call bertc_registry_unpack first", what, r->n_packed);
 }

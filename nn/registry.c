@@ -15,7 +15,7 @@ static void *grow(Arena *a, void *old, int *cap, int need, size_t item)
     int new_cap = *cap ? *cap * 2 : 64;
     while (new_cap < need)
         new_cap *= 2;
-    void *fresh = arena_alloc(a, item * (size_t)new_cap);
+    void *fresh = bertc_arena_alloc(a, item * (size_t)new_cap);
     if (old)
         memcpy(fresh, old, item * (size_t)*cap);
     *cap = new_cap;
@@ -25,12 +25,12 @@ static void *grow(Arena *a, void *old, int *cap, int need, size_t item)
 static const char *arena_strdup(Arena *a, const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *copy = arena_alloc(a, n);
+    char *copy = bertc_arena_alloc(a, n);
     memcpy(copy, s, n);
     return copy;
 }
 
-const char *nn_format(Registry *r, const char *fmt, ...)
+const char *bertc_nn_format(Registry *r, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
@@ -53,54 +53,54 @@ static int add_module(Registry *r, const char *attr, const char *repr, bool leaf
     return r->n_modules++;
 }
 
-Registry *registry_create(Arena *arena, const char *root_repr)
+Registry *bertc_registry_create(Arena *arena, const char *root_repr)
 {
-    Registry *r = arena_calloc(arena, 1, sizeof *r);
+    Registry *r = bertc_arena_calloc(arena, 1, sizeof *r);
     r->arena = arena;
     r->open[0] = add_module(r, NULL, root_repr, false);
     r->prefix_len[0] = 0;
     return r;
 }
 
-Registry *registry_create_dry(Arena *arena, const char *root_repr)
+Registry *bertc_registry_create_dry(Arena *arena, const char *root_repr)
 {
-    Registry *r = registry_create(arena, root_repr);
+    Registry *r = bertc_registry_create(arena, root_repr);
     r->dry_run = true;
     return r;
 }
 
-void nn_push(Registry *r, const char *attr, const char *repr, bool leaf)
+void bertc_nn_push(Registry *r, const char *attr, const char *repr, bool leaf)
 {
     if (r->depth + 1 >= REGISTRY_MAX_DEPTH)
-        bertc_fatal("nn_push: modules nested deeper than %d", REGISTRY_MAX_DEPTH);
+        bertc_fatal("bertc_nn_push: modules nested deeper than %d", REGISTRY_MAX_DEPTH);
     int len = r->prefix_len[r->depth];
     int n = snprintf(r->prefix + len, sizeof r->prefix - (size_t)len, "%s.", attr);
     if (n < 0 || (size_t)(len + n) >= sizeof r->prefix)
-        bertc_fatal("nn_push: the dotted name under '%s' is too long", r->prefix);
+        bertc_fatal("bertc_nn_push: the dotted name under '%s' is too long", r->prefix);
     r->depth++;
     r->prefix_len[r->depth] = len + n;
     r->open[r->depth] = add_module(r, attr, repr, leaf);
 }
 
-void nn_pop(Registry *r)
+void bertc_nn_pop(Registry *r)
 {
     if (r->depth == 0)
-        bertc_fatal("nn_pop: no module is open");
+        bertc_fatal("bertc_nn_pop: no module is open");
     r->modules[r->open[r->depth]].end_param = r->n_params;
     r->depth--;
     r->prefix[r->prefix_len[r->depth]] = '\0';
 }
 
-void nn_leaf(Registry *r, const char *attr, const char *repr)
+void bertc_nn_leaf(Registry *r, const char *attr, const char *repr)
 {
-    nn_push(r, attr, repr, true);
-    nn_pop(r);
+    bertc_nn_push(r, attr, repr, true);
+    bertc_nn_pop(r);
 }
 
 static Param *add_param(Registry *r, const char *full_name)
 {
-    if (registry_find(r, full_name) >= 0)
-        bertc_fatal("nn_param: '%s' is registered twice", full_name);
+    if (bertc_registry_find(r, full_name) >= 0)
+        bertc_fatal("bertc_nn_param: '%s' is registered twice", full_name);
     r->params = grow(r->arena, r->params, &r->cap_params, r->n_params + 1, sizeof(Param));
     Param *p = &r->params[r->n_params++];
     memset(p, 0, sizeof *p);
@@ -119,7 +119,7 @@ static const char *full_name(Registry *r, const char *name, char *buf, size_t le
 /* A dry run's Var: the shape without data, its element count in double. */
 static Var *dry_param(Registry *r, int index, int ndim, const int64_t *shape)
 {
-    Var *v = arena_calloc(r->arena, 1, sizeof *v);
+    Var *v = bertc_arena_calloc(r->arena, 1, sizeof *v);
     double n = 1;
     v->value.ndim = ndim;
     for (int i = 0; i < ndim; i++) {
@@ -139,33 +139,33 @@ static Var *dry_param(Registry *r, int index, int ndim, const int64_t *shape)
     return v;
 }
 
-Var *nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init)
+Var *bertc_nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init)
 {
     char buf[600];
     Param *p = add_param(r, full_name(r, name, buf, sizeof buf));
     p->var = r->dry_run ? dry_param(r, r->n_params - 1, ndim, shape)
-                        : ag_param(r->arena, ndim, shape, p->name);
+                        : bertc_ag_param(r->arena, ndim, shape, p->name);
     p->init = init;
     r->modules[0].end_param = r->n_params;
     return p->var;
 }
 
-Var *nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape)
+Var *bertc_nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape)
 {
-    Var *v = nn_param(r, name, ndim, shape, INIT_KEEP);
+    Var *v = bertc_nn_param(r, name, ndim, shape, INIT_KEEP);
     r->params[r->n_params - 1].buffer = true;
     v->requires_grad = false;
     return v;
 }
 
-void nn_tie(Registry *r, const char *name, Var *target)
+void bertc_nn_tie(Registry *r, const char *name, Var *target)
 {
     int owner = -1;
     for (int i = 0; i < r->n_params && owner < 0; i++)
         if (r->params[i].var == target && r->params[i].alias_of < 0)
             owner = i;
     if (owner < 0)
-        bertc_fatal("nn_tie: '%s' ties to a tensor that is not registered", name);
+        bertc_fatal("bertc_nn_tie: '%s' ties to a tensor that is not registered", name);
     Param *p = add_param(r, name);
     p->var = target;
     p->alias_of = owner;
@@ -173,7 +173,7 @@ void nn_tie(Registry *r, const char *name, Var *target)
     r->modules[0].end_param = r->n_params;
 }
 
-int registry_find(const Registry *r, const char *name)
+int bertc_registry_find(const Registry *r, const char *name)
 {
     for (int i = 0; i < r->n_params; i++)
         if (strcmp(r->params[i].name, name) == 0)
@@ -181,9 +181,9 @@ int registry_find(const Registry *r, const char *name)
     return -1;
 }
 
-void registry_init_weights(Registry *r, Rng *rng, float initializer_range)
+void bertc_registry_init_weights(Registry *r, Rng *rng, float initializer_range)
 {
-    registry_require_unpacked(r, "registry_init_weights");
+    bertc_registry_require_unpacked(r, "bertc_registry_init_weights");
     for (int i = 0; i < r->n_params; i++) {
         Param *p = &r->params[i];
         Tensor *t = &p->var->value;
@@ -191,7 +191,7 @@ void registry_init_weights(Registry *r, Rng *rng, float initializer_range)
             continue;
         for (int64_t k = 0; k < t->numel; k++) {
             switch (p->init) {
-            case INIT_NORMAL: t->data[k] = (float)(initializer_range * rng_normal(rng)); break;
+            case INIT_NORMAL: t->data[k] = (float)(initializer_range * bertc_rng_normal(rng)); break;
             case INIT_ZEROS: t->data[k] = 0.0f; break;
             case INIT_ONES: t->data[k] = 1.0f; break;
             case INIT_KEEP: break;
@@ -204,14 +204,14 @@ void registry_init_weights(Registry *r, Rng *rng, float initializer_range)
     }
 }
 
-void registry_zero_grad(Registry *r)
+void bertc_registry_zero_grad(Registry *r)
 {
     for (int i = 0; i < r->n_params; i++)
         if (r->params[i].alias_of < 0)
-            ag_zero_grad(r->params[i].var);
+            bertc_ag_zero_grad(r->params[i].var);
 }
 
-int64_t registry_count(const Registry *r)
+int64_t bertc_registry_count(const Registry *r)
 {
     int64_t n = 0;
     for (int i = 0; i < r->n_params; i++)

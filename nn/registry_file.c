@@ -61,9 +61,9 @@ static int print_module(const Registry *r, int i, FILE *out)
     return j;
 }
 
-void registry_print(const Registry *r, FILE *out)
+void bertc_registry_print(const Registry *r, FILE *out)
 {
     print_module(r, 0, out);
     char total[32];
-    fprintf(out, "Total parameters: %s\n", with_commas(registry_count(r), total, sizeof total));
+    fprintf(out, "Total parameters: %s\n", with_commas(bertc_registry_count(r), total, sizeof total));
 }

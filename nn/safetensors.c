@@ -33,8 +33,8 @@ static const struct {
     [ST_U64] = {"U64", 8},
 };
 
-const char *st_dtype_name(StDtype dtype) { return dtypes[dtype].name; }
-size_t st_dtype_size(StDtype dtype) { return dtypes[dtype].size; }
+const char *bertc_st_dtype_name(StDtype dtype) { return dtypes[dtype].name; }
+size_t bertc_st_dtype_size(StDtype dtype) { return dtypes[dtype].size; }
 
 static bool dtype_from_name(const char *name, StDtype *out)
 {
@@ -133,35 +133,35 @@ static int read_header_length(SafeTensors *st, BertcError *err)
 static int parse_header(SafeTensors *st, JsonDoc **doc, BertcError *err)
 {
     size_t n = (size_t)st->header_length;
-    char *text = arena_alloc(st->arena, n + 1);
+    char *text = bertc_arena_alloc(st->arena, n + 1);
     if (st->source.read(st->source.ctx, 8, text, n, err) != 0)
         return -1;
     char name[BERTC_ERROR_LEN / 2];
     snprintf(name, sizeof name, "%s: header (file bytes 8..%" PRIu64 ")", st->name,
              st->data_start);
-    if (json_parse(st->arena, name, text, n, doc, err) != 0)
+    if (bertc_json_parse(st->arena, name, text, n, doc, err) != 0)
         return -1;
     if ((*doc)->root->type != JSON_OBJECT)
         return st_errorf(err, st, "header is %s; expected a JSON object of tensor entries",
-                         json_type_name((*doc)->root->type));
+                         bertc_json_type_name((*doc)->root->type));
     return 0;
 }
 
 static int read_metadata(SafeTensors *st, const JsonValue *m, BertcError *err)
 {
     if (m->type != JSON_OBJECT)
-        return json_errorf(err, m, "__metadata__ must be an object of strings, found %s",
-                           json_type_name(m->type));
-    StMetadata *meta = arena_alloc(st->arena, (m->length + 1) * sizeof *meta);
+        return bertc_json_errorf(err, m, "__metadata__ must be an object of strings, found %s",
+                           bertc_json_type_name(m->type));
+    StMetadata *meta = bertc_arena_alloc(st->arena, (m->length + 1) * sizeof *meta);
     for (size_t i = 0; i < m->length; i++) {
-        const JsonValue *v = json_at(m, i);
+        const JsonValue *v = bertc_json_at(m, i);
         size_t key_len;
-        const char *key = json_key(v, &key_len);
-        if (v->type != JSON_STRING || strlen(json_string(v)) != v->length ||
+        const char *key = bertc_json_key(v, &key_len);
+        if (v->type != JSON_STRING || strlen(bertc_json_string(v)) != v->length ||
             strlen(key) != key_len)
-            return json_errorf(err, v, "__metadata__ values must be strings without NUL "
-                               "characters, found %s", json_type_name(v->type));
-        meta[i] = (StMetadata){key, json_string(v)};
+            return bertc_json_errorf(err, v, "__metadata__ values must be strings without NUL "
+                               "characters, found %s", bertc_json_type_name(v->type));
+        meta[i] = (StMetadata){key, bertc_json_string(v)};
     }
     st->metadata = meta;
     st->n_metadata = m->length;
@@ -172,10 +172,10 @@ static int read_metadata(SafeTensors *st, const JsonValue *m, BertcError *err)
 static int read_u64(const JsonValue *v, uint64_t *out, BertcError *err)
 {
     int64_t x = 0;
-    if (json_as_int(v, &x, err) != 0)
+    if (bertc_json_as_int(v, &x, err) != 0)
         return -1;
     if (x < 0)
-        return json_errorf(err, v, "must be a non-negative integer, found %" PRId64, x);
+        return bertc_json_errorf(err, v, "must be a non-negative integer, found %" PRId64, x);
     *out = (uint64_t)x;
     return 0;
 }
@@ -183,10 +183,10 @@ static int read_u64(const JsonValue *v, uint64_t *out, BertcError *err)
 static int read_dtype(const JsonValue *entry, StTensorInfo *t, BertcError *err)
 {
     const char *name;
-    if (json_get_string(entry, "dtype", &name, err) != 0)
+    if (bertc_json_get_string(entry, "dtype", &name, err) != 0)
         return -1;
     if (!dtype_from_name(name, &t->dtype))
-        return json_errorf(err, json_get(entry, "dtype"), "unknown dtype \"%.32s\" (known: "
+        return bertc_json_errorf(err, bertc_json_get(entry, "dtype"), "unknown dtype \"%.32s\" (known: "
                            "BOOL U8 I8 F8_E5M2 F8_E4M3 I16 U16 F16 BF16 I32 U32 F32 F64 "
                            "I64 U64)", name);
     return 0;
@@ -195,19 +195,19 @@ static int read_dtype(const JsonValue *entry, StTensorInfo *t, BertcError *err)
 static int read_shape(const SafeTensors *st, const JsonValue *entry, StTensorInfo *t,
                       BertcError *err)
 {
-    const JsonValue *shape = json_get(entry, "shape");
+    const JsonValue *shape = bertc_json_get(entry, "shape");
     if (!shape)
-        return json_errorf(err, entry, "tensor entry has no \"shape\"");
+        return bertc_json_errorf(err, entry, "tensor entry has no \"shape\"");
     if (shape->type != JSON_ARRAY)
-        return json_errorf(err, shape, "shape must be an array of integers, found %s",
-                           json_type_name(shape->type));
+        return bertc_json_errorf(err, shape, "shape must be an array of integers, found %s",
+                           bertc_json_type_name(shape->type));
     if (shape->length > TENSOR_MAX_DIMS)
-        return json_errorf(err, shape, "shape has %u dimensions; bertc supports up to %d",
+        return bertc_json_errorf(err, shape, "shape has %u dimensions; bertc supports up to %d",
                            (unsigned)shape->length, TENSOR_MAX_DIMS);
     bool has_zero = false;
     for (size_t d = 0; d < shape->length; d++) {
         uint64_t dim = 0;
-        if (read_u64(json_at(shape, d), &dim, err) != 0)
+        if (read_u64(bertc_json_at(shape, d), &dim, err) != 0)
             return -1;
         t->shape[d] = (int64_t)dim;
         has_zero |= dim == 0;
@@ -220,7 +220,7 @@ static int read_shape(const SafeTensors *st, const JsonValue *entry, StTensorInf
             char s[SHAPE_STR_LEN];
             return st_errorf(err, st, "tensor \"%s\": the element count of shape %s "
                              "overflows 2^63", t->name,
-                             shape_str(s, sizeof s, t->ndim, t->shape));
+                             bertc_shape_str(s, sizeof s, t->ndim, t->shape));
         }
         numel *= dim;
     }
@@ -233,14 +233,14 @@ static int read_shape(const SafeTensors *st, const JsonValue *entry, StTensorInf
 static int read_offsets(const SafeTensors *st, const JsonValue *entry, StTensorInfo *t,
                         BertcError *err)
 {
-    const JsonValue *off = json_get(entry, "data_offsets");
+    const JsonValue *off = bertc_json_get(entry, "data_offsets");
     if (!off)
-        return json_errorf(err, entry, "tensor entry has no \"data_offsets\"");
+        return bertc_json_errorf(err, entry, "tensor entry has no \"data_offsets\"");
     if (off->type != JSON_ARRAY || off->length != 2)
-        return json_errorf(err, off, "data_offsets must be an array [begin, end] of two "
+        return bertc_json_errorf(err, off, "data_offsets must be an array [begin, end] of two "
                            "integers");
-    if (read_u64(json_at(off, 0), &t->begin, err) != 0 ||
-        read_u64(json_at(off, 1), &t->end, err) != 0)
+    if (read_u64(bertc_json_at(off, 0), &t->begin, err) != 0 ||
+        read_u64(bertc_json_at(off, 1), &t->end, err) != 0)
         return -1;
     if (t->begin > t->end)
         return st_errorf(err, st, "tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64 "] "
@@ -257,13 +257,13 @@ static int read_offsets(const SafeTensors *st, const JsonValue *entry, StTensorI
 /* shape x dtype size must equal the byte range. */
 static int check_size(const SafeTensors *st, const StTensorInfo *t, BertcError *err)
 {
-    uint64_t esz = st_dtype_size(t->dtype), have = t->end - t->begin;
+    uint64_t esz = bertc_st_dtype_size(t->dtype), have = t->end - t->begin;
     char s[SHAPE_STR_LEN];
-    shape_str(s, sizeof s, t->ndim, t->shape);
+    bertc_shape_str(s, sizeof s, t->ndim, t->shape);
     if ((uint64_t)t->numel > UINT64_MAX / esz || (uint64_t)t->numel * esz != have)
         return st_errorf(err, st, "tensor \"%s\": shape %s of %s needs %" PRIu64 " x %" PRIu64
                          " bytes but data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64
-                         " bytes", t->name, s, st_dtype_name(t->dtype), (uint64_t)t->numel,
+                         " bytes", t->name, s, bertc_st_dtype_name(t->dtype), (uint64_t)t->numel,
                          esz, t->begin, t->end, have);
     return 0;
 }
@@ -271,14 +271,14 @@ static int check_size(const SafeTensors *st, const StTensorInfo *t, BertcError *
 static int check_fields(const JsonValue *entry, BertcError *err)
 {
     if (entry->type != JSON_OBJECT)
-        return json_errorf(err, entry, "a tensor entry must be an object {\"dtype\", "
+        return bertc_json_errorf(err, entry, "a tensor entry must be an object {\"dtype\", "
                            "\"shape\", \"data_offsets\"}, found %s",
-                           json_type_name(entry->type));
+                           bertc_json_type_name(entry->type));
     for (size_t i = 0; i < entry->length; i++) {
-        const JsonValue *f = json_at(entry, i);   /* its key compared whole, NULs and all */
-        if (json_get(entry, "dtype") != f && json_get(entry, "shape") != f &&
-            json_get(entry, "data_offsets") != f)
-            return json_errorf(err, f, "unknown field in a tensor entry "
+        const JsonValue *f = bertc_json_at(entry, i);   /* its key compared whole, NULs and all */
+        if (bertc_json_get(entry, "dtype") != f && bertc_json_get(entry, "shape") != f &&
+            bertc_json_get(entry, "data_offsets") != f)
+            return bertc_json_errorf(err, f, "unknown field in a tensor entry "
                                "(expected only dtype, shape, data_offsets)");
     }
     return 0;
@@ -287,7 +287,7 @@ static int check_fields(const JsonValue *entry, BertcError *err)
 static int read_entry(const SafeTensors *st, const JsonValue *entry, StTensorInfo *t,
                       BertcError *err)
 {
-    t->name = json_key(entry, NULL);   /* check_entry_fields: no NUL inside */
+    t->name = bertc_json_key(entry, NULL);   /* check_entry_fields: no NUL inside */
     if (read_dtype(entry, t, err) != 0 ||
         read_shape(st, entry, t, err) != 0 || read_offsets(st, entry, t, err) != 0)
         return -1;
@@ -347,40 +347,40 @@ static int check_entry_fields(const JsonValue *entry, BertcError *err)
 {
     static const char *const fields[] = {"shape", "data_offsets"};
     size_t name_len;
-    if (strlen(json_key(entry, &name_len)) != name_len)
-        return json_errorf(err, entry, "tensor name contains a NUL character");
+    if (strlen(bertc_json_key(entry, &name_len)) != name_len)
+        return bertc_json_errorf(err, entry, "tensor name contains a NUL character");
     if (check_fields(entry, err) != 0)
         return -1;
     const char *unused;
-    if (!json_get(entry, "dtype"))
-        return json_get_string(entry, "dtype", &unused, err);   /* "missing key ..." */
+    if (!bertc_json_get(entry, "dtype"))
+        return bertc_json_get_string(entry, "dtype", &unused, err);   /* "missing key ..." */
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (!json_get(entry, fields[i]))
-            return json_errorf(err, entry, "tensor entry has no \"%s\"", fields[i]);
+        if (!bertc_json_get(entry, fields[i]))
+            return bertc_json_errorf(err, entry, "tensor entry has no \"%s\"", fields[i]);
     return 0;
 }
 
 static bool is_metadata(const JsonValue *v)
 {
     size_t key_len;
-    return strcmp(json_key(v, &key_len), "__metadata__") == 0 && key_len == 12;
+    return strcmp(bertc_json_key(v, &key_len), "__metadata__") == 0 && key_len == 12;
 }
 
 static int read_entries(SafeTensors *st, const JsonValue *root, BertcError *err)
 {
     for (size_t i = 0; i < root->length; i++)
-        if (!is_metadata(json_at(root, i)) && check_entry_fields(json_at(root, i), err) != 0)
+        if (!is_metadata(bertc_json_at(root, i)) && check_entry_fields(bertc_json_at(root, i), err) != 0)
             return -1;
-    StTensorInfo *tensors = arena_calloc(st->arena, root->length + 1, sizeof *tensors);
+    StTensorInfo *tensors = bertc_arena_calloc(st->arena, root->length + 1, sizeof *tensors);
     st->tensors = tensors;
     for (size_t i = 0; i < root->length; i++) {
-        const JsonValue *v = json_at(root, i);
+        const JsonValue *v = bertc_json_at(root, i);
         int rc = is_metadata(v) ? read_metadata(st, v, err)
                      : read_entry(st, v, &tensors[st->n_tensors++], err);
         if (rc != 0)
             return -1;
     }
-    const StTensorInfo **by_name = arena_alloc(st->arena, (st->n_tensors + 1) * sizeof *by_name);
+    const StTensorInfo **by_name = bertc_arena_alloc(st->arena, (st->n_tensors + 1) * sizeof *by_name);
     if (check_layout(st, by_name, err) != 0)
         return -1;
     for (size_t i = 0; i < st->n_tensors; i++)
@@ -391,7 +391,7 @@ static int read_entries(SafeTensors *st, const JsonValue *root, BertcError *err)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The data section's CRC-32 (ST_CRC32_KEY, written by st_write_file)        */
+/* The data section's CRC-32 (ST_CRC32_KEY, written by bertc_st_write_file)        */
 /* ------------------------------------------------------------------------ */
 
 static int hex_digit(char c)
@@ -432,7 +432,7 @@ static int compute_crc32(const SafeTensors *st, uint32_t *crc, BertcError *err)
         size_t n = st->data_length - done < CHUNK ? (size_t)(st->data_length - done) : CHUNK;
         if (st->source.read(st->source.ctx, st->data_start + done, chunk, n, err) != 0)
             return -1;
-        *crc = st_crc32(*crc, chunk, n);
+        *crc = bertc_st_crc32(*crc, chunk, n);
         done += n;
     }
     return 0;
@@ -441,7 +441,7 @@ static int compute_crc32(const SafeTensors *st, uint32_t *crc, BertcError *err)
 /* Files without the key (PyTorch, Hugging Face) pass unchecked. */
 static int verify_crc32(const SafeTensors *st, BertcError *err)
 {
-    const char *text = st_metadata_get(st, ST_CRC32_KEY);
+    const char *text = bertc_st_metadata_get(st, ST_CRC32_KEY);
     uint32_t stored = 0, computed = 0;
     if (!text)
         return 0;
@@ -461,11 +461,11 @@ static int verify_crc32(const SafeTensors *st, BertcError *err)
 static int create_arena(void *ctx, BertcError *err)
 {
     (void)err;
-    *(Arena **)ctx = arena_create("safetensors", 1 << 16);
+    *(Arena **)ctx = bertc_arena_create("safetensors", 1 << 16);
     return 0;
 }
 
-/* What st_open_source reads, under bertc_try: a header that needs more
+/* What bertc_st_open_source reads, under bertc_try: a header that needs more
  * memory than there is is an error, and the source is still closed. */
 typedef struct OpenCall {
     Arena *arena;
@@ -478,7 +478,7 @@ static int open_source(void *ctx, BertcError *err)
 {
     OpenCall *c = ctx;
     size_t name_len = strlen(c->name);
-    SafeTensors *st = arena_calloc(c->arena, 1, sizeof *st + name_len + 1);
+    SafeTensors *st = bertc_arena_calloc(c->arena, 1, sizeof *st + name_len + 1);
     memcpy((char *)(st + 1), c->name, name_len + 1);
     st->name = (const char *)(st + 1);
     st->source = c->source;
@@ -491,7 +491,7 @@ static int open_source(void *ctx, BertcError *err)
     return 0;
 }
 
-int st_open_source(Arena *arena, const char *name, StSource source, SafeTensors **out,
+int bertc_st_open_source(Arena *arena, const char *name, StSource source, SafeTensors **out,
                    BertcError *err)
 {
     OpenCall c = {arena, name, source, NULL};
@@ -507,7 +507,7 @@ int st_open_source(Arena *arena, const char *name, StSource source, SafeTensors 
         if (source.close)
             source.close(source.ctx);
         if (!arena)
-            arena_destroy(c.arena);
+            bertc_arena_destroy(c.arena);
         return -1;
     }
     c.st->owns_arena = arena == NULL;
@@ -515,14 +515,14 @@ int st_open_source(Arena *arena, const char *name, StSource source, SafeTensors 
     return 0;
 }
 
-void st_close(SafeTensors *st)
+void bertc_st_close(SafeTensors *st)
 {
     if (!st)
         return;
     if (st->source.close)
         st->source.close(st->source.ctx);
     if (st->owns_arena)
-        arena_destroy(st->arena);
+        bertc_arena_destroy(st->arena);
 }
 
 /* --- memory source ------------------------------------------------------- */
@@ -544,16 +544,16 @@ static int memory_read(void *ctx, uint64_t offset, void *dst, size_t n, BertcErr
     return 0;
 }
 
-int st_open_memory(Arena *arena, const char *name, const void *buffer, size_t length,
+int bertc_st_open_memory(Arena *arena, const char *name, const void *buffer, size_t length,
                    SafeTensors **out, BertcError *err)
 {
-    Arena *a = arena ? arena : arena_create("safetensors", 1 << 16);
-    MemorySource *m = arena_alloc(a, sizeof *m);
+    Arena *a = arena ? arena : bertc_arena_create("safetensors", 1 << 16);
+    MemorySource *m = bertc_arena_alloc(a, sizeof *m);
     *m = (MemorySource){buffer, length, name};
     StSource src = {.length = length, .read = memory_read, .ctx = m};
-    if (st_open_source(a, name, src, out, err) != 0) {
+    if (bertc_st_open_source(a, name, src, out, err) != 0) {
         if (!arena)
-            arena_destroy(a);
+            bertc_arena_destroy(a);
         return -1;
     }
     (*out)->owns_arena = arena == NULL;
@@ -564,7 +564,7 @@ int st_open_memory(Arena *arena, const char *name, const void *buffer, size_t le
 /* Lookup                                                                    */
 /* ------------------------------------------------------------------------ */
 
-const StTensorInfo *st_find(const SafeTensors *st, const char *name)
+const StTensorInfo *bertc_st_find(const SafeTensors *st, const char *name)
 {
     size_t lo = 0, hi = st->n_tensors;
     while (lo < hi) {
@@ -580,7 +580,7 @@ const StTensorInfo *st_find(const SafeTensors *st, const char *name)
     return NULL;
 }
 
-const char *st_metadata_get(const SafeTensors *st, const char *key)
+const char *bertc_st_metadata_get(const SafeTensors *st, const char *key)
 {
     for (size_t i = 0; i < st->n_metadata; i++)
         if (strcmp(st->metadata[i].key, key) == 0)
@@ -602,7 +602,7 @@ typedef struct ReadJob {
 
 static uint64_t file_offset(const ReadJob *j, size_t i)
 {
-    return j->st->data_start + j->t->begin + (j->first + i) * st_dtype_size(j->t->dtype);
+    return j->st->data_start + j->t->begin + (j->first + i) * bertc_st_dtype_size(j->t->dtype);
 }
 
 static int bad_bool(const ReadJob *j, size_t i, uint8_t byte)
@@ -666,14 +666,14 @@ static int can_read(const SafeTensors *st, const StTensorInfo *t, bool to_float,
     bool floats = d == ST_F32 || d == ST_F16 || d == ST_BF16 || d == ST_F64;
     if (!ints && !(floats && to_float))
         return st_errorf(err, st, "tensor \"%s\" has dtype %s, which bertc cannot read as "
-                         "%s (it reads %s)", t->name, st_dtype_name(d),
+                         "%s (it reads %s)", t->name, bertc_st_dtype_name(d),
                          to_float ? "float32" : "int32",
                          to_float ? "F32 F16 BF16 F64 I64 I32 U8 BOOL" : "I64 I32 U8 BOOL");
     if (count != (uint64_t)t->numel) {
         char s[SHAPE_STR_LEN];
         return st_errorf(err, st, "tensor \"%s\" has %" PRId64 " elements (shape %s) but the "
                          "destination holds %zu", t->name, t->numel,
-                         shape_str(s, sizeof s, t->ndim, t->shape), count);
+                         bertc_shape_str(s, sizeof s, t->ndim, t->shape), count);
     }
     return 0;
 }
@@ -682,7 +682,7 @@ static int read_elements(const SafeTensors *st, const StTensorInfo *t, void *dst
                          bool to_float, BertcError *err)
 {
     uint8_t chunk[CHUNK];
-    size_t esz = st_dtype_size(t->dtype), per_chunk = CHUNK / esz;
+    size_t esz = bertc_st_dtype_size(t->dtype), per_chunk = CHUNK / esz;
     ReadJob j = {st, t, 0, err};
     for (; j.first < (uint64_t)t->numel; j.first += per_chunk) {
         size_t n = (uint64_t)t->numel - j.first < per_chunk ? (size_t)((uint64_t)t->numel - j.first)
@@ -697,7 +697,7 @@ static int read_elements(const SafeTensors *st, const StTensorInfo *t, void *dst
     return 0;
 }
 
-int st_read_f32(const SafeTensors *st, const StTensorInfo *t, float *dst, size_t count,
+int bertc_st_read_f32(const SafeTensors *st, const StTensorInfo *t, float *dst, size_t count,
                 BertcError *err)
 {
     if (can_read(st, t, true, count, err) != 0)
@@ -705,7 +705,7 @@ int st_read_f32(const SafeTensors *st, const StTensorInfo *t, float *dst, size_t
     return read_elements(st, t, dst, true, err);
 }
 
-int st_read_i32(const SafeTensors *st, const StTensorInfo *t, int32_t *dst, size_t count,
+int bertc_st_read_i32(const SafeTensors *st, const StTensorInfo *t, int32_t *dst, size_t count,
                 BertcError *err)
 {
     if (can_read(st, t, false, count, err) != 0)
@@ -716,29 +716,29 @@ int st_read_i32(const SafeTensors *st, const StTensorInfo *t, int32_t *dst, size
 static const StTensorInfo *find_or_error(const SafeTensors *st, const char *name,
                                          BertcError *err)
 {
-    const StTensorInfo *t = st_find(st, name);
+    const StTensorInfo *t = bertc_st_find(st, name);
     if (!t)
         st_errorf(err, st, "no tensor named \"%s\" (the file has %zu tensors)", name,
                   st->n_tensors);
     return t;
 }
 
-int st_load_tensor(const SafeTensors *st, const char *name, Arena *arena, Tensor *out,
+int bertc_st_load_tensor(const SafeTensors *st, const char *name, Arena *arena, Tensor *out,
                    BertcError *err)
 {
     const StTensorInfo *t = find_or_error(st, name, err);
     if (!t || can_read(st, t, true, (size_t)t->numel, err) != 0)
         return -1;
-    *out = tensor_empty(arena, t->ndim, t->shape);
+    *out = bertc_tensor_empty(arena, t->ndim, t->shape);
     return read_elements(st, t, out->data, true, err);
 }
 
-int st_load_itensor(const SafeTensors *st, const char *name, Arena *arena, ITensor *out,
+int bertc_st_load_itensor(const SafeTensors *st, const char *name, Arena *arena, ITensor *out,
                     BertcError *err)
 {
     const StTensorInfo *t = find_or_error(st, name, err);
     if (!t || can_read(st, t, false, (size_t)t->numel, err) != 0)
         return -1;
-    *out = itensor_new(arena, t->ndim, t->shape);
+    *out = bertc_itensor_new(arena, t->ndim, t->shape);
     return read_elements(st, t, out->data, false, err);
 }

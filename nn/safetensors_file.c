@@ -1,7 +1,7 @@
 /* nn/safetensors_file.c — safetensors on a POSIX file system: opening a path
  * (read through an StSource, tensors read on demand) and the atomic writer.
- * A bare-metal build leaves this file out and uses st_open_memory,
- * st_open_source and st_write_buffer. */
+ * A bare-metal build leaves this file out and uses bertc_st_open_memory,
+ * bertc_st_open_source and bertc_st_write_buffer. */
 #include "nn/safetensors.h"
 
 /* A POSIX system has directory listings, lstat and clock_gettime; a
@@ -51,24 +51,24 @@ static void file_close(void *ctx)
     fclose(((FileSource *)ctx)->fp);
 }
 
-int st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err)
+int bertc_st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err)
 {
     /* allocated before the file is open: an allocation that stops
      * (bertc_try) must not leave it open */
-    Arena *a = arena ? arena : arena_create("safetensors", 1 << 16);
-    FileSource *f = arena_alloc(a, sizeof *f);
+    Arena *a = arena ? arena : bertc_arena_create("safetensors", 1 << 16);
+    FileSource *f = bertc_arena_alloc(a, sizeof *f);
     uint64_t length = 0;
     FILE *fp = bertc_open_read(path, &length, err);
     if (!fp) {
         if (!arena)
-            arena_destroy(a);
+            bertc_arena_destroy(a);
         return -1;
     }
     *f = (FileSource){fp, path};
     StSource src = {.length = length, .read = file_read, .close = file_close, .ctx = f};
-    if (st_open_source(a, path, src, out, err) != 0) {   /* closes fp on failure */
+    if (bertc_st_open_source(a, path, src, out, err) != 0) {   /* closes fp on failure */
         if (!arena)
-            arena_destroy(a);
+            bertc_arena_destroy(a);
         return -1;
     }
     f->path = (*out)->name; /* the copy that lives as long as the SafeTensors */
@@ -308,7 +308,7 @@ static int fd_write(void *ctx, const void *data, size_t n, BertcError *err)
     return 0;
 }
 
-/* st_write with the caller's metadata plus {ST_CRC32_KEY, the data's CRC-32}.
+/* bertc_st_write with the caller's metadata plus {ST_CRC32_KEY, the data's CRC-32}.
  * The header comes before the data, so the CRC is computed first, in a pass
  * over the tensors in memory (cheap next to writing them). A value the caller
  * gave ST_CRC32_KEY (say, metadata copied from a file read earlier) is
@@ -317,7 +317,7 @@ static int write_checksummed(StSink sink, const StEntry *entries, size_t n,
                              const StMetadata *meta, size_t n_meta, BertcError *err)
 {
     uint32_t crc;
-    if (st_data_crc32(entries, n, &crc, err) != 0)
+    if (bertc_st_data_crc32(entries, n, &crc, err) != 0)
         return -1;
     StMetadata *all = bertc_sys_alloc((n_meta + 1) * sizeof *all);
     if (!all)
@@ -329,7 +329,7 @@ static int write_checksummed(StSink sink, const StEntry *entries, size_t n,
     char hex[9];
     snprintf(hex, sizeof hex, "%08" PRIx32, crc);
     all[k++] = (StMetadata){ST_CRC32_KEY, hex};
-    int rc = st_write(sink, entries, n, all, k, err);
+    int rc = bertc_st_write(sink, entries, n, all, k, err);
     bertc_sys_free(all);
     return rc;
 }
@@ -381,7 +381,7 @@ static int prepare(const char *path, char *dir, size_t dir_len, char *tmp, size_
     return create_temp(path, tmp, tmp_len, err);
 }
 
-int st_write_file(const char *path, const StEntry *entries, size_t n,
+int bertc_st_write_file(const char *path, const StEntry *entries, size_t n,
                   const StMetadata *meta, size_t n_meta, BertcError *err)
 {
     char dir[4096], tmp[4096 + 64];
@@ -405,7 +405,7 @@ int st_write_file(const char *path, const StEntry *entries, size_t n,
     return 0;
 }
 
-int st_check_writable(const char *path, BertcError *err)
+int bertc_st_check_writable(const char *path, BertcError *err)
 {
     char dir[4096], tmp[4096 + 64];
     mode_t mode;

@@ -1,5 +1,5 @@
 /* nn/safetensors_write.c — serializing F32 and I64 tensors in the layout of
- * huggingface/safetensors `serialize` (see st_write in safetensors.h), to any
+ * huggingface/safetensors `serialize` (see bertc_st_write in safetensors.h), to any
  * StSink or to a caller's buffer. No stdio streams: files are in
  * nn/safetensors_file.c. */
 #include "nn/safetensors.h"
@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-StEntry st_entry_tensor(const char *name, const Tensor *t)
+StEntry bertc_st_entry_tensor(const char *name, const Tensor *t)
 {
     return (StEntry){.name = name, .dtype = ST_F32, .ndim = t->ndim, .shape = t->shape,
                      .f32 = t->data};
 }
 
-StEntry st_entry_itensor(const char *name, const ITensor *t)
+StEntry bertc_st_entry_itensor(const char *name, const ITensor *t)
 {
     return (StEntry){.name = name, .dtype = ST_I64, .ndim = t->ndim, .shape = t->shape,
                      .i32 = t->data};
@@ -43,12 +43,12 @@ static void store_u64le(uint8_t *p, uint64_t v)
 
 static int64_t entry_numel(const StEntry *e)
 {
-    return shape_numel(e->ndim, e->shape);
+    return bertc_shape_numel(e->ndim, e->shape);
 }
 
 static int check_entry(const StEntry *e, BertcError *err)
 {
-    if (!e->name || !json_utf8_valid(e->name, strlen(e->name)))
+    if (!e->name || !bertc_json_utf8_valid(e->name, strlen(e->name)))
         return bertc_errorf(err, "safetensors writer: a tensor name is NULL or not valid UTF-8");
     if (strcmp(e->name, "__metadata__") == 0)
         return bertc_errorf(err, "safetensors writer: \"__metadata__\" is reserved and "
@@ -57,7 +57,7 @@ static int check_entry(const StEntry *e, BertcError *err)
     if (!f32 && !i64)
         return bertc_errorf(err, "safetensors writer: tensor \"%s\": write F32 with .f32 set "
                             "or I64 with .i64 or .i32 set (got dtype %s)", e->name,
-                            st_dtype_name(e->dtype));
+                            bertc_st_dtype_name(e->dtype));
     if (e->ndim < 0 || e->ndim > TENSOR_MAX_DIMS)
         return bertc_errorf(err, "safetensors writer: tensor \"%s\" has %d dimensions "
                             "(0..%d allowed)", e->name, e->ndim, TENSOR_MAX_DIMS);
@@ -72,8 +72,8 @@ static int check_metadata(const StMetadata *meta, size_t n_meta, BertcError *err
 {
     for (size_t i = 0; i < n_meta; i++) {
         const StMetadata *m = &meta[i];
-        if (!m->key || !m->value || !json_utf8_valid(m->key, strlen(m->key)) ||
-            !json_utf8_valid(m->value, strlen(m->value)))
+        if (!m->key || !m->value || !bertc_json_utf8_valid(m->key, strlen(m->key)) ||
+            !bertc_json_utf8_valid(m->value, strlen(m->value)))
             return bertc_errorf(err, "safetensors writer: metadata entry %zu has a NULL or "
                                 "non-UTF-8 key or value", i);
         for (size_t k = 0; k < i; k++)
@@ -145,9 +145,9 @@ static void out_u64(Out *o, uint64_t v)
 
 static void out_quoted(Out *o, const char *s)
 {
-    size_t len = strlen(s), need = json_quote(NULL, 0, s, len);
+    size_t len = strlen(s), need = bertc_json_quote(NULL, 0, s, len);
     bool fits = o->buf && o->n + need + 1 <= o->cap;
-    json_quote(fits ? o->buf + o->n : NULL, fits ? need + 1 : 0, s, len);
+    bertc_json_quote(fits ? o->buf + o->n : NULL, fits ? need + 1 : 0, s, len);
     o->n += need;
 }
 
@@ -155,7 +155,7 @@ static void out_entry(Out *o, const StEntry *e, uint64_t begin, uint64_t end)
 {
     out_quoted(o, e->name);
     out_str(o, ":{\"dtype\":\"");
-    out_str(o, st_dtype_name(e->dtype));
+    out_str(o, bertc_st_dtype_name(e->dtype));
     out_str(o, "\",\"shape\":[");
     for (int d = 0; d < e->ndim; d++) {
         if (d)
@@ -187,7 +187,7 @@ static size_t header_text(Out *o, const StEntry *const *order, size_t n,
     }
     uint64_t offset = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t bytes = (uint64_t)entry_numel(order[i]) * st_dtype_size(order[i]->dtype);
+        uint64_t bytes = (uint64_t)entry_numel(order[i]) * bertc_st_dtype_size(order[i]->dtype);
         if (i || n_meta)
             out_str(o, ",");
         out_entry(o, order[i], offset, offset + bytes);
@@ -207,7 +207,7 @@ static size_t header_text(Out *o, const StEntry *const *order, size_t n,
 static int write_data(StSink sink, const StEntry *e, BertcError *err)
 {
     uint8_t chunk[CHUNK];
-    size_t esz = st_dtype_size(e->dtype), per_chunk = CHUNK / esz;
+    size_t esz = bertc_st_dtype_size(e->dtype), per_chunk = CHUNK / esz;
     int64_t numel = entry_numel(e);
     for (int64_t first = 0; first < numel; first += (int64_t)per_chunk) {
         size_t n = numel - first < (int64_t)per_chunk ? (size_t)(numel - first) : per_chunk;
@@ -285,7 +285,7 @@ static int stream(void *ctx, const char *header, size_t header_len, uint64_t dat
     return 0;
 }
 
-int st_write(StSink sink, const StEntry *entries, size_t n, const StMetadata *meta,
+int bertc_st_write(StSink sink, const StEntry *entries, size_t n, const StMetadata *meta,
              size_t n_meta, BertcError *err)
 {
     return with_header(entries, n, meta, n_meta, stream, &sink, err);
@@ -300,7 +300,7 @@ static int crc_write(void *ctx, const void *data, size_t n, BertcError *err)
 {
     (void)err;
     uint32_t *crc = ctx;
-    *crc = st_crc32(*crc, data, n);
+    *crc = bertc_st_crc32(*crc, data, n);
     return 0;
 }
 
@@ -317,7 +317,7 @@ static int data_crc(void *ctx, const char *header, size_t header_len, uint64_t d
     return 0;
 }
 
-int st_data_crc32(const StEntry *entries, size_t n, uint32_t *crc, BertcError *err)
+int bertc_st_data_crc32(const StEntry *entries, size_t n, uint32_t *crc, BertcError *err)
 {
     *crc = 0;
     return with_header(entries, n, NULL, 0, data_crc, crc, err);
@@ -358,7 +358,7 @@ static int to_buffer(void *ctx, const char *header, size_t header_len, uint64_t 
     return stream(&sink, header, header_len, data_bytes, order, n, err);
 }
 
-int st_write_buffer(const StEntry *entries, size_t n, const StMetadata *meta, size_t n_meta,
+int bertc_st_write_buffer(const StEntry *entries, size_t n, const StMetadata *meta, size_t n_meta,
                     void *buf, size_t cap, size_t *size, BertcError *err)
 {
     BufferSink b = {buf, cap, 0, size};

@@ -71,9 +71,9 @@ static int find_entry(const Registry *r, int i, const SafeTensors *st, const Spe
     const StTensorInfo *t = NULL;
     char alt[NAME_LEN];
     for (unsigned combo = 0; combo < 1u << sp->n; combo++) {
-        const StTensorInfo *f = spell(sp, combo, p->name, alt, sizeof alt) ? st_find(st, alt)
+        const StTensorInfo *f = spell(sp, combo, p->name, alt, sizeof alt) ? bertc_st_find(st, alt)
                                                                             : NULL;
-        if (!f || f == t || (combo && registry_find(r, alt) >= 0))
+        if (!f || f == t || (combo && bertc_registry_find(r, alt) >= 0))
             continue;
         if (t)
             return bertc_errorf(err, "%s: '%s' and '%s' are two spellings of parameter '%s': "
@@ -82,7 +82,7 @@ static int find_entry(const Registry *r, int i, const SafeTensors *st, const Spe
     }
     for (int j = 0; !t && j < r->n_params; j++)
         if (r->params[j].alias_of == i)
-            t = st_find(st, r->params[j].name);
+            t = bertc_st_find(st, r->params[j].name);
     *out = t;
     return 0;
 }
@@ -93,12 +93,12 @@ static int check_shape(const Param *p, const SafeTensors *st, const StTensorInfo
                        BertcError *err)
 {
     const Tensor *v = &p->var->value;
-    if (shape_equal(v->ndim, v->shape, t->ndim, t->shape))
+    if (bertc_shape_equal(v->ndim, v->shape, t->ndim, t->shape))
         return 0;
     char want[SHAPE_STR_LEN], got[SHAPE_STR_LEN];
     return bertc_errorf(err, "%s: '%s' has shape %s in the file but the model needs %s",
-                        st->name, t->name, shape_str(got, sizeof got, t->ndim, t->shape),
-                        shape_str(want, sizeof want, v->ndim, v->shape));
+                        st->name, t->name, bertc_shape_str(got, sizeof got, t->ndim, t->shape),
+                        bertc_shape_str(want, sizeof want, v->ndim, v->shape));
 }
 
 static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo *t,
@@ -107,7 +107,7 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
     const Tensor *v = &p->var->value;
     if (check_shape(p, st, t, err) != 0)
         return -1;
-    if (st_read_f32(st, t, v->data, (size_t)v->numel, err) != 0)
+    if (bertc_st_read_f32(st, t, v->data, (size_t)v->numel, err) != 0)
         return -1;
     /* A NaN or an infinity in a weight can only make the outputs NaN, and
      * training would spread it to every weight: refuse it, naming where. */
@@ -116,7 +116,7 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
             continue;
         char at[SHAPE_STR_LEN];
         return bertc_errorf(err, "%s: '%s'%s is %g: weights must be finite", st->name, t->name,
-                            index_str(at, sizeof at, v->ndim, v->shape, k), v->data[k]);
+                            bertc_index_str(at, sizeof at, v->ndim, v->shape, k), v->data[k]);
     }
     return 0;
 }
@@ -125,7 +125,7 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
  * of it), or -1 if the model does not know the key. */
 static int key_param(const Registry *r, const char *key, const Spellings *sp)
 {
-    int i = registry_find(r, key);
+    int i = bertc_registry_find(r, key);
     if (i >= 0)
         return i;
     char alt[NAME_LEN];
@@ -136,9 +136,9 @@ static int key_param(const Registry *r, const char *key, const Spellings *sp)
     return -1;
 }
 
-int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err)
+int bertc_registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err)
 {
-    registry_require_unpacked(r, "registry_load");
+    bertc_registry_require_unpacked(r, "bertc_registry_load");
     Spellings sp = spellings_of(opts);
     char missing[BERTC_ERROR_LEN - 128] = "";
     int n_missing = 0;
@@ -156,7 +156,7 @@ int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, B
                 char s[SHAPE_STR_LEN];
                 const Tensor *v = &p->var->value;
                 return bertc_errorf(err, "%s: missing parameter '%s' (shape %s)", st->name,
-                                    p->name, shape_str(s, sizeof s, v->ndim, v->shape));
+                                    p->name, bertc_shape_str(s, sizeof s, v->ndim, v->shape));
             }
             list_append(missing, sizeof missing, p->name);
             n_missing++;

@@ -30,20 +30,20 @@ typedef struct LoadOptions {
 /* Load every parameter of r by name. opts may be NULL (strict). A NaN or an
  * infinity in a parameter is an error naming it and the element (a weight
  * file that holds one can only give NaN outputs). */
-int registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err);
-int registry_load_file(Registry *r, const char *path, const LoadOptions *opts, BertcError *err);
+int bertc_registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err);
+int bertc_registry_load_file(Registry *r, const char *path, const LoadOptions *opts, BertcError *err);
 /* Every parameter, buffer and tied alias under its name (a state_dict), F32,
  * written atomically. */
-int registry_save_file(const Registry *r, const char *path, BertcError *err);
+int bertc_registry_save_file(const Registry *r, const char *path, BertcError *err);
 
 /* Training checkpoints: model + optimizer state + optimizer step + RNG state +
  * training step in one safetensors file (the layout: nn/checkpoint.c),
- * written atomically (st_write_file). Loading restores all of them, so a
+ * written atomically (bertc_st_write_file). Loading restores all of them, so a
  * resumed run continues bit-for-bit.
  *
  * CheckpointRun (may be NULL: none) is what a resumed run must share with
  * the run that wrote the file: key/value strings stored in __metadata__ by
- * checkpoint_save and compared whole by checkpoint_load, and the largest
+ * bertc_checkpoint_save and compared whole by bertc_checkpoint_load, and the largest
  * training step the run can have reached (max_step < 0: no bound). */
 typedef struct CheckpointRun {
     const StMetadata *fields;
@@ -54,21 +54,21 @@ typedef struct CheckpointRun {
 /* Refuses (error naming the first bad tensor and element, nothing written,
  * an existing file at path untouched) when a weight or optimizer state is
  * not finite, a second moment is negative, or the counters are out of range
- * (checkpoint_check_counters). */
-int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, const Rng *rng,
+ * (bertc_checkpoint_check_counters). */
+int bertc_checkpoint_save(const char *path, const Registry *r, const Optimizer *o, const Rng *rng,
                     int64_t step, const CheckpointRun *run, BertcError *err);
 /* Validates everything before using it (nn/checkpoint.c lists the checks);
  * a failure is one message naming the file and the key. On failure the
  * registry and optimizer may hold part of the file: do not train on. */
-int checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
+int bertc_checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
                     const CheckpointRun *run, BertcError *err);
 /* A checkpoint file must carry its data CRC-32 (ST_CRC32_KEY): an error
- * naming the file when it does not. checkpoint_load and --resume call it;
- * checkpoint_load_st does not (a port's memory source, the fuzzer). */
-int checkpoint_require_crc(const SafeTensors *st, BertcError *err);
+ * naming the file when it does not. bertc_checkpoint_load and --resume call it;
+ * bertc_checkpoint_load_st does not (a port's memory source, the fuzzer). */
+int bertc_checkpoint_require_crc(const SafeTensors *st, BertcError *err);
 /* The same from an open file (nn/checkpoint.c; what a port without a file
  * system, and the fuzzer, call). */
-int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rng,
+int bertc_checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rng,
                        int64_t *step, const CheckpointRun *run, BertcError *err);
 
 /* The pieces both directions share (nn/checkpoint.c): tensor name prefixes,
@@ -79,12 +79,12 @@ int checkpoint_load_st(const SafeTensors *st, Registry *r, Optimizer *o, Rng *rn
 #define CHECKPOINT_STATE2_PREFIX "optimizer.exp_avg_sq."
 /* The three I64 [1] counters, in this order: "optimizer.step", "rng.state",
  * "train.step". */
-extern const char *const checkpoint_counter_names[3];
-const char *checkpoint_state1_prefix(OptimizerKind kind);
-const char *checkpoint_optimizer_name(OptimizerKind kind);
-int checkpoint_check_counters(const char *file, int64_t step, int64_t opt_step,
+extern const char *const bertc_checkpoint_counter_names[3];
+const char *bertc_checkpoint_state1_prefix(OptimizerKind kind);
+const char *bertc_checkpoint_optimizer_name(OptimizerKind kind);
+int bertc_checkpoint_check_counters(const char *file, int64_t step, int64_t opt_step,
                               int64_t max_step, BertcError *err);
-bool checkpoint_first_bad_value(const Registry *r, const Optimizer *o, char *buf, size_t len);
+bool bertc_checkpoint_first_bad_value(const Registry *r, const Optimizer *o, char *buf, size_t len);
 
 /* The tensors of a file being written (state_file.c): an StEntry array and
  * one buffer for names built from a prefix ("grad.", "optimizer.exp_avg.").
@@ -97,14 +97,14 @@ typedef struct EntryList {
 } EntryList;
 
 /* Room for `entries` tensors and `name_bytes` of built names; on failure the
- * list is still safe to pass to entry_list_free. */
-int entry_list_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcError *err);
-void entry_list_free(EntryList *l);
+ * list is still safe to pass to bertc_entry_list_free. */
+int bertc_entry_list_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcError *err);
+void bertc_entry_list_free(EntryList *l);
 /* prefix + name, stored in the list's buffer. */
-const char *entry_list_name(EntryList *l, const char *prefix, const char *name);
-void entry_list_add(EntryList *l, StEntry e);
+const char *bertc_entry_list_name(EntryList *l, const char *prefix, const char *name);
+void bertc_entry_list_add(EntryList *l, StEntry e);
 /* An F32 entry shaped like shape_of but holding data (e.g. a gradient). */
-void entry_list_add_f32(EntryList *l, const char *name, const Tensor *shape_of,
+void bertc_entry_list_add_f32(EntryList *l, const char *name, const Tensor *shape_of,
                         const float *data);
 
 #endif

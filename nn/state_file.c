@@ -1,21 +1,21 @@
 /* nn/state_file.c — a registry's parameters to and from safetensors files,
  * and training checkpoints (model + optimizer state + step + RNG) written
  * atomically, refused when a value is not finite. Bare-metal builds leave
- * this file out and call registry_load (nn/state.c) or checkpoint_load_st
- * (nn/checkpoint.c) on a SafeTensors opened with st_open_memory. */
+ * this file out and call bertc_registry_load (nn/state.c) or bertc_checkpoint_load_st
+ * (nn/checkpoint.c) on a SafeTensors opened with bertc_st_open_memory. */
 #include "nn/state.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-int registry_load_file(Registry *r, const char *path, const LoadOptions *opts, BertcError *err)
+int bertc_registry_load_file(Registry *r, const char *path, const LoadOptions *opts, BertcError *err)
 {
     SafeTensors *st;
-    if (st_open_file(NULL, path, &st, err) != 0)
+    if (bertc_st_open_file(NULL, path, &st, err) != 0)
         return -1;
-    int rc = registry_load(r, st, opts, err);
-    st_close(st);
+    int rc = bertc_registry_load(r, st, opts, err);
+    bertc_st_close(st);
     return rc;
 }
 
@@ -23,7 +23,7 @@ int registry_load_file(Registry *r, const char *path, const LoadOptions *opts, B
 /* Saving                                                                    */
 /* ------------------------------------------------------------------------ */
 
-int entry_list_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcError *err)
+int bertc_entry_list_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcError *err)
 {
     l->entries = bertc_sys_alloc(sizeof(StEntry) * (entries ? entries : 1));
     l->names = bertc_sys_alloc(name_bytes ? name_bytes : 1);
@@ -35,13 +35,13 @@ int entry_list_reserve(EntryList *l, size_t entries, size_t name_bytes, BertcErr
     return 0;
 }
 
-void entry_list_free(EntryList *l)
+void bertc_entry_list_free(EntryList *l)
 {
     bertc_sys_free(l->entries);
     bertc_sys_free(l->names);
 }
 
-const char *entry_list_name(EntryList *l, const char *prefix, const char *name)
+const char *bertc_entry_list_name(EntryList *l, const char *prefix, const char *name)
 {
     char *dst = l->names + l->names_used;
     int n = snprintf(dst, l->names_cap - l->names_used, "%s%s", prefix, name);
@@ -49,17 +49,17 @@ const char *entry_list_name(EntryList *l, const char *prefix, const char *name)
     return dst;
 }
 
-void entry_list_add(EntryList *l, StEntry e)
+void bertc_entry_list_add(EntryList *l, StEntry e)
 {
     l->entries[l->n++] = e;
 }
 
-void entry_list_add_f32(EntryList *l, const char *name, const Tensor *shape_of,
+void bertc_entry_list_add_f32(EntryList *l, const char *name, const Tensor *shape_of,
                         const float *data)
 {
-    StEntry e = st_entry_tensor(name, shape_of);
+    StEntry e = bertc_st_entry_tensor(name, shape_of);
     e.f32 = data;
-    entry_list_add(l, e);
+    bertc_entry_list_add(l, e);
 }
 
 /* Every parameter and buffer under its own name; tied aliases too when asked
@@ -69,7 +69,7 @@ static void add_params(EntryList *l, const Registry *r, bool aliases)
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
         if (p->alias_of < 0 || aliases)
-            entry_list_add_f32(l, p->name, &p->var->value, p->var->value.data);
+            bertc_entry_list_add_f32(l, p->name, &p->var->value, p->var->value.data);
     }
 }
 
@@ -81,18 +81,18 @@ static size_t names_bytes(const Registry *r, size_t per_name_extra)
     return n;
 }
 
-int registry_save_file(const Registry *r, const char *path, BertcError *err)
+int bertc_registry_save_file(const Registry *r, const char *path, BertcError *err)
 {
-    registry_require_unpacked(r, "registry_save_file");
+    bertc_registry_require_unpacked(r, "bertc_registry_save_file");
     EntryList l;
-    if (entry_list_reserve(&l, (size_t)r->n_params, 1, err) != 0) {
-        entry_list_free(&l);
+    if (bertc_entry_list_reserve(&l, (size_t)r->n_params, 1, err) != 0) {
+        bertc_entry_list_free(&l);
         return -1;
     }
     add_params(&l, r, true);
     StMetadata meta[1] = {{"format", "pt"}};
-    int rc = st_write_file(path, l.entries, l.n, meta, 1, err);
-    entry_list_free(&l);
+    int rc = bertc_st_write_file(path, l.entries, l.n, meta, 1, err);
+    bertc_entry_list_free(&l);
     return rc;
 }
 
@@ -109,31 +109,31 @@ static void add_checkpoint(EntryList *l, const Registry *r, const Optimizer *o,
     add_params(l, r, false);
     for (int i = 0; i < r->n_params; i++) {
         const Tensor *shape_of = &r->params[i].var->value;
-        const char *prefix1 = checkpoint_state1_prefix(o->cfg.kind);
+        const char *prefix1 = bertc_checkpoint_state1_prefix(o->cfg.kind);
         if (o->state1[i])
-            entry_list_add_f32(l, entry_list_name(l, prefix1, r->params[i].name), shape_of,
+            bertc_entry_list_add_f32(l, bertc_entry_list_name(l, prefix1, r->params[i].name), shape_of,
                                o->state1[i]);
         if (o->state2[i])
-            entry_list_add_f32(l, entry_list_name(l, CHECKPOINT_STATE2_PREFIX,
+            bertc_entry_list_add_f32(l, bertc_entry_list_name(l, CHECKPOINT_STATE2_PREFIX,
                                                   r->params[i].name), shape_of, o->state2[i]);
     }
     for (int k = 0; k < 3; k++) {
-        StEntry e = {.name = checkpoint_counter_names[k], .dtype = ST_I64, .ndim = 1, .shape = one,
+        StEntry e = {.name = bertc_checkpoint_counter_names[k], .dtype = ST_I64, .ndim = 1, .shape = one,
                      .i64 = &counters[k]};
-        entry_list_add(l, e);
+        bertc_entry_list_add(l, e);
     }
 }
 
-/* Never write what checkpoint_load would refuse: a NaN that reached the
+/* Never write what bertc_checkpoint_load would refuse: a NaN that reached the
  * weights or the moments must not replace the last good checkpoint. */
 static int check_saveable(const char *path, const Registry *r, const Optimizer *o,
                           int64_t step, const CheckpointRun *run, BertcError *err)
 {
     char bad[BERTC_ERROR_LEN / 2];
-    if (checkpoint_first_bad_value(r, o, bad, sizeof bad))
+    if (bertc_checkpoint_first_bad_value(r, o, bad, sizeof bad))
         return bertc_errorf(err, "%s: not saved (the last good checkpoint stays): %s",
                             path, bad);
-    return checkpoint_check_counters(path, step, o->step, run ? run->max_step : -1, err);
+    return bertc_checkpoint_check_counters(path, step, o->step, run ? run->max_step : -1, err);
 }
 
 static int save_entries(const char *path, const EntryList *l, const Optimizer *o,
@@ -144,42 +144,42 @@ static int save_entries(const char *path, const EntryList *l, const Optimizer *o
     if (!meta)
         return bertc_errorf(err, "%s: out of memory for its metadata", path);
     meta[0] = (StMetadata){"format", "bertc-checkpoint"};
-    meta[1] = (StMetadata){"optimizer", checkpoint_optimizer_name(o->cfg.kind)};
+    meta[1] = (StMetadata){"optimizer", bertc_checkpoint_optimizer_name(o->cfg.kind)};
     for (size_t i = 0; i < n_fields; i++)
         meta[2 + i] = run->fields[i];
-    int rc = st_write_file(path, l->entries, l->n, meta, n_fields + 2, err);
+    int rc = bertc_st_write_file(path, l->entries, l->n, meta, n_fields + 2, err);
     bertc_sys_free(meta);
     return rc;
 }
 
-int checkpoint_save(const char *path, const Registry *r, const Optimizer *o, const Rng *rng,
+int bertc_checkpoint_save(const char *path, const Registry *r, const Optimizer *o, const Rng *rng,
                     int64_t step, const CheckpointRun *run, BertcError *err)
 {
-    registry_require_unpacked(r, "checkpoint_save");
+    bertc_registry_require_unpacked(r, "bertc_checkpoint_save");
     if (check_saveable(path, r, o, step, run, err) != 0)
         return -1;
     EntryList l;
     size_t n = 3 * (size_t)r->n_params + 3;
-    if (entry_list_reserve(&l, n, names_bytes(r, 32) * 2 + 64, err) != 0) {
-        entry_list_free(&l);
+    if (bertc_entry_list_reserve(&l, n, names_bytes(r, 32) * 2 + 64, err) != 0) {
+        bertc_entry_list_free(&l);
         return -1;
     }
     int64_t counters[3] = {o->step, (int64_t)rng->state, step};
     add_checkpoint(&l, r, o, counters);
     int rc = save_entries(path, &l, o, run, err);
-    entry_list_free(&l);
+    bertc_entry_list_free(&l);
     return rc;
 }
 
-int checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
+int bertc_checkpoint_load(const char *path, Registry *r, Optimizer *o, Rng *rng, int64_t *step,
                     const CheckpointRun *run, BertcError *err)
 {
     SafeTensors *st;
-    if (st_open_file(NULL, path, &st, err) != 0)
+    if (bertc_st_open_file(NULL, path, &st, err) != 0)
         return -1;
-    int rc = checkpoint_require_crc(st, err) != 0
+    int rc = bertc_checkpoint_require_crc(st, err) != 0
                  ? -1
-                 : checkpoint_load_st(st, r, o, rng, step, run, err);
-    st_close(st);
+                 : bertc_checkpoint_load_st(st, r, o, rng, step, run, err);
+    bertc_st_close(st);
     return rc;
 }

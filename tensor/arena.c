@@ -35,7 +35,7 @@ static atomic_size_t sys_alloc_count;
 void *bertc_sys_alloc(size_t bytes)
 {
     bertc_fatal("bertc_sys_alloc(%zu bytes): this FREESTANDING build has no heap; give "
-                "arena_init_fixed a bigger buffer (and gemm_set_pack_arena an arena)", bytes);
+                "bertc_arena_init_fixed a bigger buffer (and bertc_gemm_set_pack_arena an arena)", bytes);
 }
 
 void bertc_sys_free(void *p) { (void)p; }
@@ -122,16 +122,16 @@ static size_t default_limit(void)
     return limit;
 }
 
-void arena_set_memory_limit(size_t bytes) { memory_limit = bytes ? bytes : default_limit(); }
+void bertc_arena_set_memory_limit(size_t bytes) { memory_limit = bytes ? bytes : default_limit(); }
 
-size_t arena_memory_limit(void)
+size_t bertc_arena_memory_limit(void)
 {
     if (!memory_limit)
         memory_limit = default_limit();
     return memory_limit;
 }
 
-size_t arena_memory_total(void) { return atomic_load(&arena_total); }
+size_t bertc_arena_memory_total(void) { return atomic_load(&arena_total); }
 
 /* "512 bytes", "5.9 KiB", "13 MiB", "2.41 GiB": sizes in messages. */
 typedef struct SizeText {
@@ -155,7 +155,7 @@ static SizeText size_text(double bytes)
  * with the arena's name and the sizes, when they would pass the limit. */
 static void reserve(const char *arena, size_t bytes)
 {
-    size_t limit = arena_memory_limit();
+    size_t limit = bertc_arena_memory_limit();
     size_t before = atomic_fetch_add(&arena_total, bytes);
     if (bytes <= limit && before <= limit - bytes)
         return;
@@ -204,7 +204,7 @@ static void arena_use_chunk(Arena *a, ArenaChunk *c)
     a->used = 0;
 }
 
-Arena *arena_create(const char *name, size_t initial_bytes)
+Arena *bertc_arena_create(const char *name, size_t initial_bytes)
 {
     if (initial_bytes < 4096)
         initial_bytes = 4096;
@@ -221,7 +221,7 @@ Arena *arena_create(const char *name, size_t initial_bytes)
     return a;
 }
 
-void arena_init_fixed(Arena *a, const char *name, void *buffer, size_t bytes)
+void bertc_arena_init_fixed(Arena *a, const char *name, void *buffer, size_t bytes)
 {
     memset(a, 0, sizeof *a);
     a->name = name;
@@ -241,7 +241,7 @@ static void free_chunks(ArenaChunk *c)
     }
 }
 
-void arena_destroy(Arena *a)
+void bertc_arena_destroy(Arena *a)
 {
     if (!a || a->fixed)
         return;
@@ -249,7 +249,7 @@ void arena_destroy(Arena *a)
     bertc_sys_free(a);
 }
 
-void *arena_alloc(Arena *a, size_t bytes)
+void *bertc_arena_alloc(Arena *a, size_t bytes)
 {
     size_t need = round_up(bytes ? bytes : 1, ARENA_ALIGN);
     if (need < bytes)
@@ -277,16 +277,16 @@ void *arena_alloc(Arena *a, size_t bytes)
     return p;
 }
 
-void *arena_calloc(Arena *a, size_t count, size_t size)
+void *bertc_arena_calloc(Arena *a, size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size)
         bertc_fatal("arena '%s': %zu x %zu bytes overflows", a->name, count, size);
-    void *p = arena_alloc(a, count * size);
+    void *p = bertc_arena_alloc(a, count * size);
     memset(p, 0, count * size);
     return p;
 }
 
-void arena_reset(Arena *a)
+void bertc_arena_reset(Arena *a)
 {
     if (!a->fixed && a->chunk && a->chunk->older) {
         /* Merge: one chunk that holds everything the arena ever held at once.
@@ -311,13 +311,13 @@ void arena_reset(Arena *a)
     a->used_before = 0;
 }
 
-ArenaMark arena_mark(const Arena *a)
+ArenaMark bertc_arena_mark(const Arena *a)
 {
     ArenaMark m = {a->chunk, a->used, a->used_before};
     return m;
 }
 
-void arena_release(Arena *a, ArenaMark m)
+void bertc_arena_release(Arena *a, ArenaMark m)
 {
     while (a->chunk != m.chunk) {
         ArenaChunk *c = a->chunk;
@@ -328,6 +328,6 @@ void arena_release(Arena *a, ArenaMark m)
     a->used_before = m.used_before;
 }
 
-size_t arena_used(const Arena *a) { return a->used_before + a->used; }
+size_t bertc_arena_used(const Arena *a) { return a->used_before + a->used; }
 
-size_t arena_high_water(const Arena *a) { return a->high_water; }
+size_t bertc_arena_high_water(const Arena *a) { return a->high_water; }

@@ -1,5 +1,5 @@
 /* tensor/cpu.c — which SIMD path to run. Detected once, overridable with
- * BERTC_ISA or cpu_set_isa(). */
+ * BERTC_ISA or bertc_cpu_set_isa(). */
 #include "tensor/tensor.h"
 
 #include <stdlib.h>
@@ -7,12 +7,12 @@
 
 static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon"};
 
-const char *cpu_isa_name(CpuIsa isa)
+const char *bertc_cpu_isa_name(CpuIsa isa)
 {
     return (unsigned)isa < 4 ? isa_names[isa] : "unknown";
 }
 
-bool cpu_isa_from_name(const char *name, CpuIsa *isa)
+bool bertc_cpu_isa_from_name(const char *name, CpuIsa *isa)
 {
     for (int i = 0; i < 4; i++)
         if (strcmp(name, isa_names[i]) == 0) {
@@ -22,7 +22,7 @@ bool cpu_isa_from_name(const char *name, CpuIsa *isa)
     return false;
 }
 
-bool cpu_isa_supported(CpuIsa isa)
+bool bertc_cpu_isa_supported(CpuIsa isa)
 {
     switch (isa) {
     case ISA_SCALAR:
@@ -48,15 +48,15 @@ int bertc_check_env(BertcError *err)
     const char *threads = getenv("BERTC_THREADS"), *env = getenv("BERTC_ISA");
     int n;
     CpuIsa isa;
-    if (threads && *threads && !threads_parse_count(threads, &n))
+    if (threads && *threads && !bertc_threads_parse_count(threads, &n))
         return bertc_errorf(err, "BERTC_THREADS=%s: expected a count from 1 to %d", threads,
                             THREADS_MAX);
     if (!env || !*env)
         return 0;
-    if (!cpu_isa_from_name(env, &isa))
+    if (!bertc_cpu_isa_from_name(env, &isa))
         return bertc_errorf(err, "BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon",
                             env);
-    if (!cpu_isa_supported(isa))
+    if (!bertc_cpu_isa_supported(isa))
         return bertc_errorf(err, "BERTC_ISA=%s: this CPU (or this build) cannot run that path; "
                             "unset BERTC_ISA for the best one", env);
     return 0;
@@ -64,11 +64,11 @@ int bertc_check_env(BertcError *err)
 
 static CpuIsa best_isa(void)
 {
-    if (cpu_isa_supported(ISA_AVX512))
+    if (bertc_cpu_isa_supported(ISA_AVX512))
         return ISA_AVX512;
-    if (cpu_isa_supported(ISA_AVX2))
+    if (bertc_cpu_isa_supported(ISA_AVX2))
         return ISA_AVX2;
-    if (cpu_isa_supported(ISA_NEON))
+    if (bertc_cpu_isa_supported(ISA_NEON))
         return ISA_NEON;
     return ISA_SCALAR;
 }
@@ -76,22 +76,22 @@ static CpuIsa best_isa(void)
 static bool isa_chosen = false;
 static CpuIsa active_isa = ISA_SCALAR;
 
-void cpu_set_isa(CpuIsa isa)
+void bertc_cpu_set_isa(CpuIsa isa)
 {
-    if (!cpu_isa_supported(isa))
-        bertc_fatal("cpu_set_isa: this CPU cannot run the '%s' path", cpu_isa_name(isa));
+    if (!bertc_cpu_isa_supported(isa))
+        bertc_fatal("bertc_cpu_set_isa: this CPU cannot run the '%s' path", bertc_cpu_isa_name(isa));
     active_isa = isa;
     isa_chosen = true;
 }
 
-CpuIsa cpu_isa(void)
+CpuIsa bertc_cpu_isa(void)
 {
     if (isa_chosen)
         return active_isa;
     const char *env = getenv("BERTC_ISA");
     CpuIsa isa = best_isa();
-    if (env && *env && !cpu_isa_from_name(env, &isa))
+    if (env && *env && !bertc_cpu_isa_from_name(env, &isa))
         bertc_fatal("BERTC_ISA=%s: expected one of scalar, avx2, avx512, neon", env);
-    cpu_set_isa(isa);
+    bertc_cpu_set_isa(isa);
     return active_isa;
 }

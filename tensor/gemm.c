@@ -18,7 +18,7 @@
  * edge panel into a full one: only the final store of an edge tile is partial.
  * The first rank-KC update applies beta; later ones add (beta = 1).
  *
- * Threads: each rank-KC update is one parallel_for. Its (ic, jr) iterations
+ * Threads: each rank-KC update is one bertc_parallel_for. Its (ic, jr) iterations
  * are cut into ~4 work items per thread, which threads take from a shared
  * counter, so a thread slowed by another process simply takes fewer. Each
  * thread packs the A block of its item into its own buffer; each B micro-panel
@@ -28,10 +28,10 @@
  * give each thread ~2^21 multiply-adds runs on the calling thread.
  *
  * Pack buffers are allocated once per thread with bertc_sys_alloc (or from
- * the arena of gemm_set_pack_arena) and reused; they grow only when a larger
+ * the arena of bertc_gemm_set_pack_arena) and reused; they grow only when a larger
  * block is needed than ever before.
  *
- * Pre-packed B (gemm_pack_b, gemm_prepacked): a B used by many GEMMs — an
+ * Pre-packed B (bertc_gemm_pack_b, bertc_gemm_prepacked): a B used by many GEMMs — an
  * inference weight — is packed once, panel by panel with the same packers,
  * into one buffer in block order; the loops above then take each B
  * micro-panel from it instead of packing it. */
@@ -58,7 +58,7 @@ static inline float b_at(bool trans_b, const float *B, int64_t ldb, int64_t p, i
     return trans_b ? B[j * ldb + p] : B[p * ldb + j];
 }
 
-void gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+void bertc_gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                     float alpha, const float *A, int64_t lda, const float *B,
                     int64_t ldb, float beta, float *C, int64_t ldc)
 {
@@ -95,7 +95,7 @@ static void kernel_scalar(int64_t kc, const float *a, const float *b, float *c, 
         }
 }
 
-void gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
+void bertc_gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
                             float *dst)
 {
     for (int r = 0; r < v; r++)
@@ -106,7 +106,7 @@ void gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t 
             dst[k * w + r] = 0.0f;
 }
 
-void gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
+void bertc_gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
                            float *dst)
 {
     for (int64_t k = 0; k < kc; k++, src += ld, dst += w) {
@@ -125,8 +125,8 @@ static const GemmKernel gemm_kernel_scalar = {
     .kc = 256,
     .nc = 2048,
     .kernel = kernel_scalar,
-    .pack_trans = gemm_pack_trans_scalar,
-    .pack_copy = gemm_pack_copy_scalar,
+    .pack_trans = bertc_gemm_pack_trans_scalar,
+    .pack_copy = bertc_gemm_pack_copy_scalar,
 };
 
 static const GemmKernel *kernel_for(CpuIsa isa)
@@ -134,13 +134,13 @@ static const GemmKernel *kernel_for(CpuIsa isa)
     switch (isa) {
 #if defined(__x86_64__)
     case ISA_AVX512:
-        return &gemm_kernel_avx512;
+        return &bertc_gemm_kernel_avx512;
     case ISA_AVX2:
-        return &gemm_kernel_avx2;
+        return &bertc_gemm_kernel_avx2;
 #endif
 #if defined(__aarch64__)
     case ISA_NEON:
-        return &gemm_kernel_neon;
+        return &bertc_gemm_kernel_neon;
 #endif
     default:
         return &gemm_kernel_scalar;
@@ -202,12 +202,12 @@ typedef struct PackBuffer {
 } PackBuffer;
 
 static GEMM_THREAD_LOCAL PackBuffer pack_a_buffer, pack_b_buffer;
-static Arena *pack_arena;   /* gemm_set_pack_arena; NULL: the heap */
+static Arena *pack_arena;   /* bertc_gemm_set_pack_arena; NULL: the heap */
 
-void gemm_set_pack_arena(Arena *a)
+void bertc_gemm_set_pack_arena(Arena *a)
 {
-    if (a && threads_count() > 1)
-        bertc_fatal("gemm_set_pack_arena: needs threads_count() == 1, not %d", threads_count());
+    if (a && bertc_threads_count() > 1)
+        bertc_fatal("bertc_gemm_set_pack_arena: needs bertc_threads_count() == 1, not %d", bertc_threads_count());
     PackBuffer *bufs[2] = {&pack_a_buffer, &pack_b_buffer};
     for (int i = 0; i < 2; i++) {
         if (!bufs[i]->in_arena)
@@ -225,9 +225,9 @@ static float *pack_buffer_get(PackBuffer *p, size_t floats)
         if (!p->in_arena)
             bertc_sys_free(p->raw);
         p->in_arena = pack_arena != NULL;
-        p->raw = pack_arena ? arena_alloc(pack_arena, bytes) : bertc_sys_alloc(bytes);
+        p->raw = pack_arena ? bertc_arena_alloc(pack_arena, bytes) : bertc_sys_alloc(bytes);
         if (!p->raw)
-            bertc_fatal("gemm: out of memory for a %zu-float pack buffer", floats);
+            bertc_fatal("bertc_gemm: out of memory for a %zu-float pack buffer", floats);
         p->data = (float *)(((uintptr_t)p->raw + 63) & ~(uintptr_t)63);
         p->cap = floats;
     }
@@ -286,7 +286,7 @@ typedef struct RankKc {
     int64_t jc, nc, pc, kc;
     float beta;              /* g->beta on the first update, then 1 */
     float *b_block;          /* ceil(nc / NR) panels of kc * NR floats, shared */
-    const GemmPackedB *pre;  /* op(B) packed in advance (gemm_prepacked), or NULL */
+    const GemmPackedB *pre;  /* op(B) packed in advance (bertc_gemm_prepacked), or NULL */
     int64_t n_panels, panels_per_item, items_per_ic, n_items;
     ItemCounter next;
     PanelState panel[GEMM_MAX_PANELS];
@@ -391,7 +391,7 @@ static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPack
             if (threads == 1)
                 rank_kc_worker(&r, 0, 1);
             else
-                parallel_for(threads, rank_kc_worker, &r);
+                bertc_parallel_for(threads, rank_kc_worker, &r);
         }
     }
 }
@@ -407,7 +407,7 @@ static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPack
 static int gemm_thread_count(int64_t M, int64_t N, int64_t K)
 {
     double by_work = (double)M * (double)N * (double)K / GEMM_MIN_THREAD_WORK;
-    int t = threads_count();
+    int t = bertc_threads_count();
     return by_work < 1.0 ? 1 : by_work < t ? (int)by_work : t;
 }
 
@@ -424,7 +424,7 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
     }
 }
 
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+void bertc_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
           const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
           float *C, int64_t ldc)
 {
@@ -437,25 +437,25 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
     GemmArgs g = {.trans_a = trans_a, .trans_b = trans_b, .M = M, .N = N, .K = K,
                   .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C,
                   .lda = lda, .ldb = ldb, .ldc = ldc};
-    gemm_blocked(kernel_for(cpu_isa()), &g, NULL, gemm_thread_count(M, N, K));
+    gemm_blocked(kernel_for(bertc_cpu_isa()), &g, NULL, gemm_thread_count(M, N, K));
 }
 
 /* ------------------------------------------------------------------------ */
 /* Pre-packed B                                                              */
 /* ------------------------------------------------------------------------ */
 
-size_t gemm_packed_b_floats(int64_t K, int64_t N)
+size_t bertc_gemm_packed_b_floats(int64_t K, int64_t N)
 {
-    const GemmKernel *kr = kernel_for(cpu_isa());
+    const GemmKernel *kr = kernel_for(bertc_cpu_isa());
     return (size_t)(K * (ceil_div(N, kr->nr) * kr->nr));
 }
 
-/* Every panel of every rank-KC block, packed by the routine gemm() itself
+/* Every panel of every rank-KC block, packed by the routine bertc_gemm() itself
  * would use for it (pack_b_panel), so the bits are the same. */
-void gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst,
+void bertc_gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst,
                  GemmPackedB *out)
 {
-    const GemmKernel *kr = kernel_for(cpu_isa());
+    const GemmKernel *kr = kernel_for(bertc_cpu_isa());
     *out = (GemmPackedB){.K = K, .N = N, .kernel = kr, .data = dst};
     GemmArgs g = {.trans_b = trans_b, .N = N, .K = K, .B = B, .ldb = ldb};
     for (int64_t pc = 0; pc < K; pc += kr->kc) {
@@ -468,7 +468,7 @@ void gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb
     }
 }
 
-void gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t ldb)
+void bertc_gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t ldb)
 {
     const GemmKernel *kr = pb->kernel;
     for (int64_t pc = 0; pc < pb->K; pc += kr->kc) {
@@ -486,7 +486,7 @@ void gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t ldb)
     }
 }
 
-void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_t lda,
+void bertc_gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_t lda,
                     const GemmPackedB *pb, float beta, float *C, int64_t ldc)
 {
     int64_t N = pb->N, K = pb->K;
@@ -514,13 +514,13 @@ static void batch_range(void *ctx, int64_t begin, int64_t end)
 {
     const GemmBatch *b = ctx;
     for (int64_t i = begin; i < end; i++)
-        gemm(b->trans_a, b->trans_b, b->M, b->N, b->K, b->alpha, b->A + i * b->stride_a,
+        bertc_gemm(b->trans_a, b->trans_b, b->M, b->N, b->K, b->alpha, b->A + i * b->stride_a,
              b->lda, b->B + i * b->stride_b, b->ldb, b->beta, b->C + i * b->stride_c, b->ldc);
 }
 
 /* Many small GEMMs (attention heads) run one per thread, each serial inside
- * (a nested parallel_for runs in its caller); big ones thread internally. */
-void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+ * (a nested bertc_parallel_for runs in its caller); big ones thread internally. */
+void bertc_gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                   int64_t K, float alpha, const float *A, int64_t lda, int64_t stride_a,
                   const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
                   int64_t ldc, int64_t stride_c)
@@ -530,9 +530,9 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
                    .stride_b = stride_b, .stride_c = stride_c, .alpha = alpha,
                    .beta = beta, .A = A, .B = B, .C = C};
     double one = (double)M * (double)N * (double)K;
-    bool small = one < (double)GEMM_MIN_THREAD_WORK * threads_count();
+    bool small = one < (double)GEMM_MIN_THREAD_WORK * bertc_threads_count();
     if (batch > 1 && small && one * (double)batch >= 2.0 * GEMM_MIN_THREAD_WORK)
-        parallel_for(batch, batch_range, &b);
+        bertc_parallel_for(batch, batch_range, &b);
     else
         batch_range(&b, 0, batch);
 }

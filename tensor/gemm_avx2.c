@@ -7,7 +7,7 @@
  * vmaskmovps loads/stores.
  *
  * Only the functions carry the target attribute: the file compiles in the
- * portable default build and runs only when cpu_isa() says AVX2 (or AVX-512). */
+ * portable default build and runs only when bertc_cpu_isa() says AVX2 (or AVX-512). */
 #include "tensor/gemm_kernel_internal.h"
 
 #if defined(__x86_64__)
@@ -108,7 +108,7 @@ AVX2_TARGET static inline void transpose_8x8(const float *src, int64_t ld, float
  * finished before the next: rows ld apart often fall in the same L1 set (ld =
  * 3072 floats is 3 x 4 KiB), so sweeping all rows per k block would evict each
  * cache line before its second half is read. */
-AVX2_TARGET void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v,
+AVX2_TARGET void bertc_gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v,
                                       int64_t kc, float *dst)
 {
     int v8 = v & ~7;
@@ -124,11 +124,11 @@ AVX2_TARGET void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v
 /* dst[k * w + r] = src[k * ld + r] for r < v, k < kc; 0 for v <= r < w.
  * Full panels whose width is a multiple of 8 (all but edge panels) move 8
  * floats per instruction; the rest go through the scalar packer. */
-AVX2_TARGET void gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v,
+AVX2_TARGET void bertc_gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v,
                                      int64_t kc, float *dst)
 {
     if (v != w || w % 8 != 0) {
-        gemm_pack_copy_scalar(src, ld, w, v, kc, dst);
+        bertc_gemm_pack_copy_scalar(src, ld, w, v, kc, dst);
         return;
     }
     for (int64_t k = 0; k < kc; k++, src += ld, dst += w)
@@ -139,7 +139,7 @@ AVX2_TARGET void gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v,
 /* Blocking for an L1 of 32-48 KiB and an L2 of 1-2 MiB per core: the packed
  * A block (MC x KC = 144 x 256 floats, 144 KiB) stays in L2 while the B
  * micro-panels (KC x NR = 16 KiB) stay in L1. */
-const GemmKernel gemm_kernel_avx2 = {
+const GemmKernel bertc_gemm_kernel_avx2 = {
     .name = "avx2",
     .mr = MR,
     .nr = NR,
@@ -147,8 +147,8 @@ const GemmKernel gemm_kernel_avx2 = {
     .kc = 256,
     .nc = 3072,
     .kernel = kernel_6x16,
-    .pack_trans = gemm_pack_trans_avx2,
-    .pack_copy = gemm_pack_copy_avx2,
+    .pack_trans = bertc_gemm_pack_trans_avx2,
+    .pack_copy = bertc_gemm_pack_copy_avx2,
 };
 
 #endif /* __x86_64__ */

@@ -8,7 +8,7 @@
  * common sizes never take an edge tile. Edge tiles use masked loads/stores.
  *
  * Only the functions carry the target attribute: the file compiles in the
- * portable default build and runs only when cpu_isa() says AVX-512. */
+ * portable default build and runs only when bertc_cpu_isa() says AVX-512. */
 #include "tensor/gemm_kernel_internal.h"
 
 #if defined(__x86_64__)
@@ -89,7 +89,7 @@ AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b
  * enough: 192 bytes per k step of 24 FMAs. KC = 384 divides K = 768 and 3072
  * (two and eight rank-KC updates of C), and measured a few percent faster
  * than 256 on the BERT shapes; the B block (KC x NC) sits in L3. */
-const GemmKernel gemm_kernel_avx512 = {
+const GemmKernel bertc_gemm_kernel_avx512 = {
     .name = "avx512",
     .mr = MR,
     .nr = NR,
@@ -97,8 +97,8 @@ const GemmKernel gemm_kernel_avx512 = {
     .kc = 384,
     .nc = 3072,
     .kernel = kernel_8x48,
-    .pack_trans = gemm_pack_trans_avx2,
-    .pack_copy = gemm_pack_copy_avx2,
+    .pack_trans = bertc_gemm_pack_trans_avx2,
+    .pack_copy = bertc_gemm_pack_copy_avx2,
 };
 
 #endif /* __x86_64__ */

@@ -39,23 +39,23 @@ typedef struct GemmKernel {
 } GemmKernel;
 
 /* The portable versions of the packers (tensor/gemm.c). */
-void gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
+void bertc_gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
                             float *dst);
-void gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
+void bertc_gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
                            float *dst);
 
 #if defined(__x86_64__)
-extern const GemmKernel gemm_kernel_avx512; /* tensor/gemm_avx512.c */
-extern const GemmKernel gemm_kernel_avx2;   /* tensor/gemm_avx2.c */
+extern const GemmKernel bertc_gemm_kernel_avx512; /* tensor/gemm_avx512.c */
+extern const GemmKernel bertc_gemm_kernel_avx2;   /* tensor/gemm_avx2.c */
 /* The AVX2 packers (8x8 register transposes, 8-float copies), shared by the
  * AVX-512 path. */
-void gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
+void bertc_gemm_pack_trans_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
                           float *dst);
-void gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
+void bertc_gemm_pack_copy_avx2(const float *src, int64_t ld, int w, int v, int64_t kc,
                          float *dst);
 #endif
 #if defined(__aarch64__)
-extern const GemmKernel gemm_kernel_neon;   /* tensor/gemm_neon.c */
+extern const GemmKernel bertc_gemm_kernel_neon;   /* tensor/gemm_neon.c */
 #endif
 
 #endif /* BERTC_GEMM_KERNEL_INTERNAL_H */

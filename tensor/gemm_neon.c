@@ -78,7 +78,7 @@ static void kernel_8x12(int64_t kc, const float *a, const float *b, float *c, in
 
 /* Blocking for a 64 KiB L1 and 1+ MiB L2: the B micro-panel (KC x NR = 12 KiB)
  * stays in L1, the A block (MC x KC = 128 KiB) in L2. */
-const GemmKernel gemm_kernel_neon = {
+const GemmKernel bertc_gemm_kernel_neon = {
     .name = "neon",
     .mr = MR,
     .nr = NR,
@@ -86,8 +86,8 @@ const GemmKernel gemm_kernel_neon = {
     .kc = 256,
     .nc = 3072,
     .kernel = kernel_8x12,
-    .pack_trans = gemm_pack_trans_scalar,
-    .pack_copy = gemm_pack_copy_scalar,
+    .pack_trans = bertc_gemm_pack_trans_scalar,
+    .pack_copy = bertc_gemm_pack_copy_scalar,
 };
 
 #endif /* __aarch64__ */

@@ -58,11 +58,11 @@ BERTC_TARGET_AVX2 static void gelu(float *y, const float *x, int64_t n)
         _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(splat(0.5f), v),
                                               _mm256_add_ps(splat(1.0f), e)));
     }
-    kernel_gelu_scalar(y + i, x + i, n - i);
+    bertc_kernel_gelu_scalar(y + i, x + i, n - i);
 }
 
 /* dx += dy (Phi(x) + x phi(x)). */
-BERTC_TARGET_AVX2 static void gelu_backward(float *dx, const float *x, const float *dy,
+BERTC_TARGET_AVX2 static void bertc_gelu_backward(float *dx, const float *x, const float *dy,
                                               int64_t n, bool accumulate)
 {
     int64_t i = 0;
@@ -76,7 +76,7 @@ BERTC_TARGET_AVX2 static void gelu_backward(float *dx, const float *x, const flo
         _mm256_storeu_ps(dx + i, _mm256_fmadd_ps(_mm256_loadu_ps(dy + i), d,
                                                  dx_base(dx, i, accumulate)));
     }
-    kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
+    bertc_kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* tanh(sqrt(2/pi) (x + 0.044715 x^3)) */
@@ -97,11 +97,11 @@ BERTC_TARGET_AVX2 static void gelu_tanh(float *y, const float *x, int64_t n)
         _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(splat(0.5f), v),
                                               _mm256_add_ps(splat(1.0f), t)));
     }
-    kernel_gelu_tanh_scalar(y + i, x + i, n - i);
+    bertc_kernel_gelu_tanh_scalar(y + i, x + i, n - i);
 }
 
 /* dx += dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)). */
-BERTC_TARGET_AVX2 static void gelu_tanh_backward(float *dx, const float *x,
+BERTC_TARGET_AVX2 static void bertc_gelu_tanh_backward(float *dx, const float *x,
                                                    const float *dy, int64_t n, bool accumulate)
 {
     int64_t i = 0;
@@ -118,7 +118,7 @@ BERTC_TARGET_AVX2 static void gelu_tanh_backward(float *dx, const float *x,
         _mm256_storeu_ps(dx + i, _mm256_fmadd_ps(_mm256_loadu_ps(dy + i), d,
                                                  dx_base(dx, i, accumulate)));
     }
-    kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
+    bertc_kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* ---- dropout --------------------------------------------------------------- */
@@ -164,7 +164,7 @@ BERTC_TARGET_AVX2 static int keep4(__m256i states, __m256i threshold)
     return ~dropped & 0xF;
 }
 
-/* a, out, keep are (n): kernel_dropout_scalar on 8 elements at a time; the
+/* a, out, keep are (n): bertc_kernel_dropout_scalar on 8 elements at a time; the
  * draws of elements i .. i+3 ride in `lo`, those of i+4 .. i+7 in `hi`. The
  * 8 keep bits become a lane mask (lane l: bit l of `kept`) and 8 bytes. */
 BERTC_TARGET_AVX2 static void dropout(const float *a, float *out, uint8_t *keep, int64_t n,
@@ -186,12 +186,12 @@ BERTC_TARGET_AVX2 static void dropout(const float *a, float *out, uint8_t *keep,
         lo = _mm256_add_epi64(lo, step);
         hi = _mm256_add_epi64(hi, step);
     }
-    kernel_dropout_scalar(a + i, out + i, keep + i, n - i, state + (uint64_t)i * RNG_GAMMA,
+    bertc_kernel_dropout_scalar(a + i, out + i, keep + i, n - i, state + (uint64_t)i * RNG_GAMMA,
                           threshold, scale);
 }
 
 /* da += scale * dy where keep; the other lanes keep da as it was. */
-BERTC_TARGET_AVX2 static void dropout_backward(const uint8_t *keep, const float *dy,
+BERTC_TARGET_AVX2 static void bertc_dropout_backward(const uint8_t *keep, const float *dy,
                                                float scale, float *da, int64_t n)
 {
     int64_t i = 0;
@@ -202,7 +202,7 @@ BERTC_TARGET_AVX2 static void dropout_backward(const uint8_t *keep, const float 
         __m256 sum = _mm256_add_ps(dai, _mm256_mul_ps(splat(scale), _mm256_loadu_ps(dy + i)));
         _mm256_storeu_ps(da + i, _mm256_blendv_ps(dai, sum, kept));
     }
-    kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
+    bertc_kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
 }
 
 /* ---- softmax and log_softmax ----------------------------------------------- */
@@ -347,7 +347,7 @@ BERTC_TARGET_AVX2 static float add_max(float *y, const float *b, int64_t n)
         _mm256_storeu_ps(y + j, v);
         m = _mm256_max_ps(m, v);
     }
-    float max = hmax(m), tail = kernel_add_max_scalar(y + j, b + j, n - j);
+    float max = hmax(m), tail = bertc_kernel_add_max_scalar(y + j, b + j, n - j);
     return tail > max ? tail : max;
 }
 
@@ -366,7 +366,7 @@ BERTC_TARGET_AVX2 static double exp_sum(float *y, const float *x, float shift, i
     __m256d s4 = _mm256_add_pd(lo, hi);
     __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
     double sum = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
-    return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
+    return sum + bertc_kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
 }
 
 /* ---- y += x, y += a x --------------------------------------------------------- */
@@ -376,7 +376,7 @@ BERTC_TARGET_AVX2 static void add_inplace(float *y, const float *x, int64_t n)
     int64_t i = 0;
     for (; i + W <= n; i += W)
         _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
-    kernel_add_inplace_scalar(y + i, x + i, n - i);
+    bertc_kernel_add_inplace_scalar(y + i, x + i, n - i);
 }
 
 /* A multiply, then an add (no FMA): the scalar reference's rounding. */
@@ -387,7 +387,7 @@ BERTC_TARGET_AVX2 static void axpy(float *y, float a, const float *x, int64_t n)
         __m256 ax = _mm256_mul_ps(splat(a), _mm256_loadu_ps(x + i));
         _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), ax));
     }
-    kernel_axpy_scalar(y + i, a, x + i, n - i);
+    bertc_kernel_axpy_scalar(y + i, a, x + i, n - i);
 }
 
 /* ---- LayerNorm --------------------------------------------------------------- */
@@ -524,7 +524,7 @@ BERTC_TARGET_AVX2 static void layernorm_rows_backward(float *dx, float *dgamma, 
     }
 }
 
-const RowKernels row_kernels_avx2 = {
+const RowKernels bertc_row_kernels_avx2 = {
     .softmax_rows = softmax_rows,
     .softmax_rows_backward = softmax_rows_backward,
     .log_softmax_rows = log_softmax_rows,
@@ -534,11 +534,11 @@ const RowKernels row_kernels_avx2 = {
     .layernorm_rows = layernorm_rows,
     .layernorm_rows_backward = layernorm_rows_backward,
     .gelu = gelu,
-    .gelu_backward = gelu_backward,
+    .gelu_backward = bertc_gelu_backward,
     .gelu_tanh = gelu_tanh,
-    .gelu_tanh_backward = gelu_tanh_backward,
+    .gelu_tanh_backward = bertc_gelu_tanh_backward,
     .dropout = dropout,
-    .dropout_backward = dropout_backward,
+    .dropout_backward = bertc_dropout_backward,
     .add_inplace = add_inplace,
     .axpy = axpy,
 };

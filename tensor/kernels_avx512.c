@@ -41,11 +41,11 @@ BERTC_TARGET_AVX512 static void gelu(float *y, const float *x, int64_t n)
         _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_mul_ps(splat(0.5f), v),
                                               _mm512_add_ps(splat(1.0f), e)));
     }
-    kernel_gelu_scalar(y + i, x + i, n - i);
+    bertc_kernel_gelu_scalar(y + i, x + i, n - i);
 }
 
 /* dx += dy (Phi(x) + x phi(x)). */
-BERTC_TARGET_AVX512 static void gelu_backward(float *dx, const float *x, const float *dy,
+BERTC_TARGET_AVX512 static void bertc_gelu_backward(float *dx, const float *x, const float *dy,
                                               int64_t n, bool accumulate)
 {
     int64_t i = 0;
@@ -59,7 +59,7 @@ BERTC_TARGET_AVX512 static void gelu_backward(float *dx, const float *x, const f
         _mm512_storeu_ps(dx + i, _mm512_fmadd_ps(_mm512_loadu_ps(dy + i), d,
                                                  dx_base(dx, i, accumulate)));
     }
-    kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
+    bertc_kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* tanh(sqrt(2/pi) (x + 0.044715 x^3)) */
@@ -80,11 +80,11 @@ BERTC_TARGET_AVX512 static void gelu_tanh(float *y, const float *x, int64_t n)
         _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_mul_ps(splat(0.5f), v),
                                               _mm512_add_ps(splat(1.0f), t)));
     }
-    kernel_gelu_tanh_scalar(y + i, x + i, n - i);
+    bertc_kernel_gelu_tanh_scalar(y + i, x + i, n - i);
 }
 
 /* dx += dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)). */
-BERTC_TARGET_AVX512 static void gelu_tanh_backward(float *dx, const float *x,
+BERTC_TARGET_AVX512 static void bertc_gelu_tanh_backward(float *dx, const float *x,
                                                    const float *dy, int64_t n, bool accumulate)
 {
     int64_t i = 0;
@@ -101,7 +101,7 @@ BERTC_TARGET_AVX512 static void gelu_tanh_backward(float *dx, const float *x,
         _mm512_storeu_ps(dx + i, _mm512_fmadd_ps(_mm512_loadu_ps(dy + i), d,
                                                  dx_base(dx, i, accumulate)));
     }
-    kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
+    bertc_kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* ---- dropout --------------------------------------------------------------- */
@@ -133,7 +133,7 @@ BERTC_TARGET_AVX512 static __mmask8 keep8(__m512i states, __m512i threshold)
     return _mm512_cmpge_epu64_mask(_mm512_srli_epi64(mix8(states), 11), threshold);
 }
 
-/* a, out, keep are (n): kernel_dropout_scalar on 16 elements at a time; the
+/* a, out, keep are (n): bertc_kernel_dropout_scalar on 16 elements at a time; the
  * draws of elements i .. i+7 ride in `lo`, those of i+8 .. i+15 in `hi`. */
 BERTC_TARGET_AVX512 static void dropout(const float *a, float *out, uint8_t *keep, int64_t n,
                                         uint64_t state, uint64_t threshold, float scale)
@@ -149,12 +149,12 @@ BERTC_TARGET_AVX512 static void dropout(const float *a, float *out, uint8_t *kee
         lo = _mm512_add_epi64(lo, step);
         hi = _mm512_add_epi64(hi, step);
     }
-    kernel_dropout_scalar(a + i, out + i, keep + i, n - i, state + (uint64_t)i * RNG_GAMMA,
+    bertc_kernel_dropout_scalar(a + i, out + i, keep + i, n - i, state + (uint64_t)i * RNG_GAMMA,
                           threshold, scale);
 }
 
 /* da += scale * dy where keep; the other lanes keep da as it was. */
-BERTC_TARGET_AVX512 static void dropout_backward(const uint8_t *keep, const float *dy,
+BERTC_TARGET_AVX512 static void bertc_dropout_backward(const uint8_t *keep, const float *dy,
                                                  float scale, float *da, int64_t n)
 {
     int64_t i = 0;
@@ -165,7 +165,7 @@ BERTC_TARGET_AVX512 static void dropout_backward(const uint8_t *keep, const floa
         __m512 g = _mm512_mul_ps(splat(scale), _mm512_loadu_ps(dy + i));
         _mm512_storeu_ps(da + i, _mm512_mask_add_ps(dai, k, dai, g));
     }
-    kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
+    bertc_kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
 }
 
 /* ---- softmax and log_softmax ----------------------------------------------- */
@@ -310,7 +310,7 @@ BERTC_TARGET_AVX512 static float add_max(float *y, const float *b, int64_t n)
         _mm512_storeu_ps(y + j, v);
         m = _mm512_max_ps(m, v);
     }
-    float max = _mm512_reduce_max_ps(m), tail = kernel_add_max_scalar(y + j, b + j, n - j);
+    float max = _mm512_reduce_max_ps(m), tail = bertc_kernel_add_max_scalar(y + j, b + j, n - j);
     return tail > max ? tail : max;
 }
 
@@ -327,7 +327,7 @@ BERTC_TARGET_AVX512 static double exp_sum(float *y, const float *x, float shift,
         hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
     }
     double sum = _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
-    return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
+    return sum + bertc_kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
 }
 
 /* ---- y += x, y += a x --------------------------------------------------------- */
@@ -337,7 +337,7 @@ BERTC_TARGET_AVX512 static void add_inplace(float *y, const float *x, int64_t n)
     int64_t i = 0;
     for (; i + W <= n; i += W)
         _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_loadu_ps(x + i)));
-    kernel_add_inplace_scalar(y + i, x + i, n - i);
+    bertc_kernel_add_inplace_scalar(y + i, x + i, n - i);
 }
 
 /* A multiply, then an add (no FMA): the scalar reference's rounding. */
@@ -348,7 +348,7 @@ BERTC_TARGET_AVX512 static void axpy(float *y, float a, const float *x, int64_t 
         __m512 ax = _mm512_mul_ps(splat(a), _mm512_loadu_ps(x + i));
         _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), ax));
     }
-    kernel_axpy_scalar(y + i, a, x + i, n - i);
+    bertc_kernel_axpy_scalar(y + i, a, x + i, n - i);
 }
 
 /* ---- LayerNorm --------------------------------------------------------------- */
@@ -487,8 +487,8 @@ BERTC_TARGET_AVX512 static void layernorm_rows_backward(float *dx, float *dgamma
 
 /* ---- Adam ------------------------------------------------------------------ */
 
-/* kernel_adam_scalar's operations, 16 lanes at a time, in the same order. */
-BERTC_TARGET_AVX512 void kernel_adam_avx512(float *p, const float *g, float *m, float *v,
+/* bertc_kernel_adam_scalar's operations, 16 lanes at a time, in the same order. */
+BERTC_TARGET_AVX512 void bertc_kernel_adam_avx512(float *p, const float *g, float *m, float *v,
                                             int64_t n, const AdamStep *s)
 {
     int64_t i = 0;
@@ -509,10 +509,10 @@ BERTC_TARGET_AVX512 void kernel_adam_avx512(float *p, const float *g, float *m, 
         _mm512_storeu_ps(v + i, vi);
         _mm512_storeu_ps(p + i, pi);
     }
-    kernel_adam_scalar(p + i, g ? g + i : NULL, m + i, v + i, n - i, s);
+    bertc_kernel_adam_scalar(p + i, g ? g + i : NULL, m + i, v + i, n - i, s);
 }
 
-const RowKernels row_kernels_avx512 = {
+const RowKernels bertc_row_kernels_avx512 = {
     .softmax_rows = softmax_rows,
     .softmax_rows_backward = softmax_rows_backward,
     .log_softmax_rows = log_softmax_rows,
@@ -522,11 +522,11 @@ const RowKernels row_kernels_avx512 = {
     .layernorm_rows = layernorm_rows,
     .layernorm_rows_backward = layernorm_rows_backward,
     .gelu = gelu,
-    .gelu_backward = gelu_backward,
+    .gelu_backward = bertc_gelu_backward,
     .gelu_tanh = gelu_tanh,
-    .gelu_tanh_backward = gelu_tanh_backward,
+    .gelu_tanh_backward = bertc_gelu_tanh_backward,
     .dropout = dropout,
-    .dropout_backward = dropout_backward,
+    .dropout_backward = bertc_dropout_backward,
     .add_inplace = add_inplace,
     .axpy = axpy,
 };

@@ -1,8 +1,8 @@
 /* tensor/kernels_dispatch.c — the public row kernels: each runs the table of
- * the active cpu_isa() path (scalar, AVX-512, AVX2 or NEON).
+ * the active bertc_cpu_isa() path (scalar, AVX-512, AVX2 or NEON).
  *
  * Softmax, LayerNorm (forward) and GELU split their rows (GELU: blocks of
- * GELU_BLOCK elements) over the threads with parallel_for when there is
+ * GELU_BLOCK elements) over the threads with bertc_parallel_for when there is
  * enough work. Rows are independent and block edges fall at the same places
  * whatever the thread count, so the result is bitwise the same with 1 or many
  * threads. LayerNorm's backward sums dgamma/dbeta over the rows and stays on
@@ -59,11 +59,11 @@ static void row_job_range(void *ctx, int64_t begin, int64_t end)
  * elements, else on the caller. */
 static void row_job_run(RowJob *j, int64_t units, int64_t elements)
 {
-    j->k = row_kernels(cpu_isa());
+    j->k = bertc_row_kernels(bertc_cpu_isa());
     if (elements < PARALLEL_MIN)
         row_job_range(j, 0, units);
     else
-        parallel_for(units, row_job_range, j);
+        bertc_parallel_for(units, row_job_range, j);
 }
 
 static void elementwise_run(KernelKind kind, float *y, const float *x, const float *dy,
@@ -73,62 +73,62 @@ static void elementwise_run(KernelKind kind, float *y, const float *x, const flo
     row_job_run(&j, (n + GELU_BLOCK - 1) / GELU_BLOCK, n);
 }
 
-const RowKernels row_kernels_scalar = {
-    .softmax_rows = kernel_softmax_rows_scalar,
-    .softmax_rows_backward = kernel_softmax_rows_backward_scalar,
-    .log_softmax_rows = kernel_log_softmax_rows_scalar,
-    .log_softmax_rows_backward = kernel_log_softmax_rows_backward_scalar,
-    .add_max = kernel_add_max_scalar,
-    .exp_sum = kernel_exp_sum_scalar,
-    .layernorm_rows = kernel_layernorm_rows_scalar,
-    .layernorm_rows_backward = kernel_layernorm_rows_backward_scalar,
-    .gelu = kernel_gelu_scalar,
-    .gelu_backward = kernel_gelu_backward_scalar,
-    .gelu_tanh = kernel_gelu_tanh_scalar,
-    .gelu_tanh_backward = kernel_gelu_tanh_backward_scalar,
-    .dropout = kernel_dropout_scalar,
-    .dropout_backward = kernel_dropout_backward_scalar,
-    .add_inplace = kernel_add_inplace_scalar,
-    .axpy = kernel_axpy_scalar,
+const RowKernels bertc_row_kernels_scalar = {
+    .softmax_rows = bertc_kernel_softmax_rows_scalar,
+    .softmax_rows_backward = bertc_kernel_softmax_rows_backward_scalar,
+    .log_softmax_rows = bertc_kernel_log_softmax_rows_scalar,
+    .log_softmax_rows_backward = bertc_kernel_log_softmax_rows_backward_scalar,
+    .add_max = bertc_kernel_add_max_scalar,
+    .exp_sum = bertc_kernel_exp_sum_scalar,
+    .layernorm_rows = bertc_kernel_layernorm_rows_scalar,
+    .layernorm_rows_backward = bertc_kernel_layernorm_rows_backward_scalar,
+    .gelu = bertc_kernel_gelu_scalar,
+    .gelu_backward = bertc_kernel_gelu_backward_scalar,
+    .gelu_tanh = bertc_kernel_gelu_tanh_scalar,
+    .gelu_tanh_backward = bertc_kernel_gelu_tanh_backward_scalar,
+    .dropout = bertc_kernel_dropout_scalar,
+    .dropout_backward = bertc_kernel_dropout_backward_scalar,
+    .add_inplace = bertc_kernel_add_inplace_scalar,
+    .axpy = bertc_kernel_axpy_scalar,
 };
 
-const RowKernels *row_kernels(CpuIsa isa)
+const RowKernels *bertc_row_kernels(CpuIsa isa)
 {
     switch (isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
     case ISA_AVX512:
-        return &row_kernels_avx512;
+        return &bertc_row_kernels_avx512;
     case ISA_AVX2:
-        return &row_kernels_avx2;
+        return &bertc_row_kernels_avx2;
 #endif
 #if defined(__aarch64__) && defined(__ARM_NEON)
     case ISA_NEON:
-        return &row_kernels_neon;
+        return &bertc_row_kernels_neon;
 #endif
     default:
-        return &row_kernels_scalar;
+        return &bertc_row_kernels_scalar;
     }
 }
 
-void kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s)
+void bertc_kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_isa() == ISA_AVX512) {
-        kernel_adam_avx512(p, g, m, v, n, s);
+    if (bertc_cpu_isa() == ISA_AVX512) {
+        bertc_kernel_adam_avx512(p, g, m, v, n, s);
         return;
     }
 #endif
-    kernel_adam_scalar(p, g, m, v, n, s);
+    bertc_kernel_adam_scalar(p, g, m, v, n, s);
 }
 
-void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
+void bertc_kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 {
     RowJob j = {.kind = K_SOFTMAX, .y = y, .x = x, .rows = rows, .n = n};
     row_job_run(&j, rows, rows * n);
 }
 
 /* dx rides in y, y in x: the job's fields are generic. */
-void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
+void bertc_kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                   int64_t rows, int64_t n, bool accumulate)
 {
     RowJob j = {.kind = K_SOFTMAX_BW, .y = dx, .x = y, .dy = dy, .rows = rows, .n = n,
@@ -136,40 +136,40 @@ void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
     row_job_run(&j, rows, rows * n);
 }
 
-void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
+void bertc_kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 {
-    row_kernels(cpu_isa())->log_softmax_rows(y, x, rows, n);
+    bertc_row_kernels(bertc_cpu_isa())->log_softmax_rows(y, x, rows, n);
 }
 
-void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
+void bertc_kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n, bool accumulate)
 {
-    row_kernels(cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n, accumulate);
+    bertc_row_kernels(bertc_cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n, accumulate);
 }
 
 /* These run on the caller's thread: their callers split the work. */
-void kernel_add_inplace(float *y, const float *x, int64_t n)
+void bertc_kernel_add_inplace(float *y, const float *x, int64_t n)
 {
-    row_kernels(cpu_isa())->add_inplace(y, x, n);
+    bertc_row_kernels(bertc_cpu_isa())->add_inplace(y, x, n);
 }
 
-void kernel_axpy(float *y, float a, const float *x, int64_t n)
+void bertc_kernel_axpy(float *y, float a, const float *x, int64_t n)
 {
-    row_kernels(cpu_isa())->axpy(y, a, x, n);
+    bertc_row_kernels(bertc_cpu_isa())->axpy(y, a, x, n);
 }
 
 
-float kernel_add_max(float *y, const float *b, int64_t n)
+float bertc_kernel_add_max(float *y, const float *b, int64_t n)
 {
-    return row_kernels(cpu_isa())->add_max(y, b, n);
+    return bertc_row_kernels(bertc_cpu_isa())->add_max(y, b, n);
 }
 
-double kernel_exp_sum(float *y, const float *x, float shift, int64_t n)
+double bertc_kernel_exp_sum(float *y, const float *x, float shift, int64_t n)
 {
-    return row_kernels(cpu_isa())->exp_sum(y, x, shift, n);
+    return bertc_row_kernels(bertc_cpu_isa())->exp_sum(y, x, shift, n);
 }
 
-void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
+void bertc_kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta,
                            int64_t rows, int64_t n, float eps)
 {
@@ -178,33 +178,33 @@ void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
     row_job_run(&j, rows, rows * n);
 }
 
-void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
+void bertc_kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x,
                                     const float *mean, const float *rstd,
                                     const float *gamma, int64_t rows, int64_t n,
                                     bool dx_accumulate)
 {
-    row_kernels(cpu_isa())->layernorm_rows_backward(dx, dgamma, dbeta, dy, x, mean, rstd,
+    bertc_row_kernels(bertc_cpu_isa())->layernorm_rows_backward(dx, dgamma, dbeta, dy, x, mean, rstd,
                                                     gamma, rows, n, dx_accumulate);
 }
 
-void kernel_gelu(float *y, const float *x, int64_t n)
+void bertc_kernel_gelu(float *y, const float *x, int64_t n)
 {
     elementwise_run(K_GELU, y, x, NULL, n, false);
 }
 
-void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n,
+void bertc_kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n,
                           bool accumulate)
 {
     elementwise_run(K_GELU_BW, dx, x, dy, n, accumulate);
 }
 
-void kernel_gelu_tanh(float *y, const float *x, int64_t n)
+void bertc_kernel_gelu_tanh(float *y, const float *x, int64_t n)
 {
     elementwise_run(K_GELU_TANH, y, x, NULL, n, false);
 }
 
-void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n,
+void bertc_kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n,
                                bool accumulate)
 {
     elementwise_run(K_GELU_TANH_BW, dx, x, dy, n, accumulate);
@@ -249,14 +249,14 @@ static void dropout_backward_range(void *ctx, int64_t begin, int64_t end)
 static void dropout_run(DropoutJob *j, void (*fn)(void *ctx, int64_t begin, int64_t end))
 {
     int64_t blocks = (j->n + DROPOUT_BLOCK - 1) / DROPOUT_BLOCK;
-    j->k = row_kernels(cpu_isa());
+    j->k = bertc_row_kernels(bertc_cpu_isa());
     if (j->n < PARALLEL_MIN)
         fn(j, 0, blocks);
     else
-        parallel_for(blocks, fn, j);
+        bertc_parallel_for(blocks, fn, j);
 }
 
-void kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
+void bertc_kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
                     uint64_t threshold, float scale)
 {
     DropoutJob j = {.a = a, .out = out, .keep = keep, .n = n, .state = state,
@@ -264,7 +264,7 @@ void kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64
     dropout_run(&j, dropout_range);
 }
 
-void kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
+void bertc_kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
                              int64_t n)
 {
     DropoutJob j = {.keep_in = keep, .dy = dy, .scale = scale, .da = da, .n = n};

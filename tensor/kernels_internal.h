@@ -2,7 +2,7 @@
  * tensor/kernels_internal.h — private to the tensor/ sources and to the tests and
  * benchmarks that check one instruction-set path against another. Not
  * installed, not included by tensor/tensor.h: a program calls the kernel_*
- * of tensor/tensor.h, which run on the active cpu_isa() path.
+ * of tensor/tensor.h, which run on the active bertc_cpu_isa() path.
  *
  * Here: the per-ISA register-level vector math, the scalar reference of every
  * row kernel (the fallback on every target and the oracle of the SIMD paths,
@@ -16,7 +16,7 @@
 
 /* bertc_expf/tanhf/erff at register level, for the SIMD kernels (the
  * algorithm and error table: tensor/vmath.c). Each x86 function carries its
- * target attribute, so the rest of the build stays portable and cpu_isa()
+ * target attribute, so the rest of the build stays portable and bertc_cpu_isa()
  * decides at run time. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -45,44 +45,44 @@ float32x4_t bertc_erff_neon(float32x4_t x);
 /* The scalar references: same signatures and semantics as the kernel_* of
  * tensor/tensor.h. Softmax sums and LayerNorm mean/variance are accumulated
  * in double here. */
-void kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
-void kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
+void bertc_kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
+void bertc_kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                          int64_t rows, int64_t n, bool accumulate);
-void kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
-void kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
+void bertc_kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n);
+void bertc_kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                              int64_t rows, int64_t n, bool accumulate);
-float kernel_add_max_scalar(float *y, const float *b, int64_t n);
-double kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n);
-void kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
+float bertc_kernel_add_max_scalar(float *y, const float *b, int64_t n);
+double bertc_kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n);
+void bertc_kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
                                   const float *gamma, const float *beta,
                                   int64_t rows, int64_t n, float eps);
-void kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
+void bertc_kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
                                            const float *dy, const float *x,
                                            const float *mean, const float *rstd,
                                            const float *gamma, int64_t rows, int64_t n,
                                            bool dx_accumulate);
-void kernel_gelu_scalar(float *y, const float *x, int64_t n);
-void kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
+void bertc_kernel_gelu_scalar(float *y, const float *x, int64_t n);
+void bertc_kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
                                  bool accumulate);
-void kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n);
-void kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy,
+void bertc_kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n);
+void bertc_kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy,
                                       int64_t n, bool accumulate);
-void kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
+void bertc_kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
                            uint64_t state, uint64_t threshold, float scale);
-void kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
+void bertc_kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
                                     float *da, int64_t n);
-void kernel_add_inplace_scalar(float *y, const float *x, int64_t n);
-void kernel_axpy_scalar(float *y, float a, const float *x, int64_t n);
+void bertc_kernel_add_inplace_scalar(float *y, const float *x, int64_t n);
+void bertc_kernel_axpy_scalar(float *y, float a, const float *x, int64_t n);
 
-void kernel_adam_scalar(float *p, const float *g, float *m, float *v, int64_t n,
+void bertc_kernel_adam_scalar(float *p, const float *g, float *m, float *v, int64_t n,
                         const AdamStep *s);
 #if defined(__x86_64__) && defined(__GNUC__)
-void kernel_adam_avx512(float *p, const float *g, float *m, float *v, int64_t n,
+void bertc_kernel_adam_avx512(float *p, const float *g, float *m, float *v, int64_t n,
                         const AdamStep *s);
 #endif
 
 /* One path's row kernels as a table (tensor/kernels_dispatch.c picks one).
- * row_kernels_avx512/avx2 exist on x86-64 builds, row_kernels_neon on
+ * bertc_row_kernels_avx512/avx2 exist on x86-64 builds, bertc_row_kernels_neon on
  * AArch64 builds. */
 typedef struct RowKernels {
     void (*softmax_rows)(float *y, const float *x, int64_t rows, int64_t n);
@@ -114,14 +114,14 @@ typedef struct RowKernels {
     void (*axpy)(float *y, float a, const float *x, int64_t n);
 } RowKernels;
 
-extern const RowKernels row_kernels_scalar, row_kernels_avx512, row_kernels_avx2,
-    row_kernels_neon;
+extern const RowKernels bertc_row_kernels_scalar, bertc_row_kernels_avx512, bertc_row_kernels_avx2,
+    bertc_row_kernels_neon;
 /* The table for a path; the scalar one for a path this build lacks. */
-const RowKernels *row_kernels(CpuIsa isa);
+const RowKernels *bertc_row_kernels(CpuIsa isa);
 
 /* The naive triple loop, accumulating in double: the oracle for every faster
  * GEMM. Slow on purpose; use only in tests. */
-void gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+void bertc_gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                     float alpha, const float *A, int64_t lda, const float *B,
                     int64_t ldb, float beta, float *C, int64_t ldc);
 

@@ -41,11 +41,11 @@ static void gelu(float *y, const float *x, int64_t n)
         vst1q_f32(y + i, vmulq_f32(vmulq_f32(splat(0.5f), v),
                                               vaddq_f32(splat(1.0f), e)));
     }
-    kernel_gelu_scalar(y + i, x + i, n - i);
+    bertc_kernel_gelu_scalar(y + i, x + i, n - i);
 }
 
 /* dx += dy (Phi(x) + x phi(x)). */
-static void gelu_backward(float *dx, const float *x, const float *dy,
+static void bertc_gelu_backward(float *dx, const float *x, const float *dy,
                                               int64_t n, bool accumulate)
 {
     int64_t i = 0;
@@ -58,7 +58,7 @@ static void gelu_backward(float *dx, const float *x, const float *dy,
         float32x4_t d = vfmaq_f32(cdf, v, pdf);
         vst1q_f32(dx + i, vfmaq_f32(dx_base(dx, i, accumulate), vld1q_f32(dy + i), d));
     }
-    kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
+    bertc_kernel_gelu_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* tanh(sqrt(2/pi) (x + 0.044715 x^3)) */
@@ -79,11 +79,11 @@ static void gelu_tanh(float *y, const float *x, int64_t n)
         vst1q_f32(y + i, vmulq_f32(vmulq_f32(splat(0.5f), v),
                                               vaddq_f32(splat(1.0f), t)));
     }
-    kernel_gelu_tanh_scalar(y + i, x + i, n - i);
+    bertc_kernel_gelu_tanh_scalar(y + i, x + i, n - i);
 }
 
 /* dx += dy (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)). */
-static void gelu_tanh_backward(float *dx, const float *x,
+static void bertc_gelu_tanh_backward(float *dx, const float *x,
                                                    const float *dy, int64_t n, bool accumulate)
 {
     int64_t i = 0;
@@ -99,17 +99,17 @@ static void gelu_tanh_backward(float *dx, const float *x,
                                   vmulq_f32(half_x, sech2), du);
         vst1q_f32(dx + i, vfmaq_f32(dx_base(dx, i, accumulate), vld1q_f32(dy + i), d));
     }
-    kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
+    bertc_kernel_gelu_tanh_backward_scalar(dx + i, x + i, dy + i, n - i, accumulate);
 }
 
 /* ---- dropout --------------------------------------------------------------- */
 
-/* The forward uses kernel_dropout_scalar (see the table at the bottom): NEON
+/* The forward uses bertc_kernel_dropout_scalar (see the table at the bottom): NEON
  * has no 64 x 64-bit multiply, only 32 x 32 -> 64 on two lanes, while
  * AArch64's scalar MUL does SplitMix64's multiplies natively. */
 
 /* da += scale * dy where keep; the other lanes keep da as it was. */
-static void dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
+static void bertc_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
                              int64_t n)
 {
     int64_t i = 0;
@@ -120,7 +120,7 @@ static void dropout_backward(const uint8_t *keep, const float *dy, float scale, 
         float32x4_t sum = vaddq_f32(dai, vmulq_f32(splat(scale), vld1q_f32(dy + i)));
         vst1q_f32(da + i, vbslq_f32(kept, sum, dai));
     }
-    kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
+    bertc_kernel_dropout_backward_scalar(keep + i, dy + i, scale, da + i, n - i);
 }
 
 /* ---- softmax and log_softmax ----------------------------------------------- */
@@ -264,7 +264,7 @@ static float add_max(float *y, const float *b, int64_t n)
         vst1q_f32(y + j, v);
         m = vmaxq_f32(m, v);
     }
-    float max = vmaxvq_f32(m), tail = kernel_add_max_scalar(y + j, b + j, n - j);
+    float max = vmaxvq_f32(m), tail = bertc_kernel_add_max_scalar(y + j, b + j, n - j);
     return tail > max ? tail : max;
 }
 
@@ -281,7 +281,7 @@ static double exp_sum(float *y, const float *x, float shift, int64_t n)
         hi = vaddq_f64(hi, vcvt_high_f64_f32(e));
     }
     double sum = vaddvq_f64(vaddq_f64(lo, hi));
-    return sum + kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
+    return sum + bertc_kernel_exp_sum_scalar(y + j, x + j, shift, n - j);
 }
 
 /* ---- y += x, y += a x --------------------------------------------------------- */
@@ -291,7 +291,7 @@ static void add_inplace(float *y, const float *x, int64_t n)
     int64_t i = 0;
     for (; i + W <= n; i += W)
         vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vld1q_f32(x + i)));
-    kernel_add_inplace_scalar(y + i, x + i, n - i);
+    bertc_kernel_add_inplace_scalar(y + i, x + i, n - i);
 }
 
 /* A multiply, then an add (no FMA): the scalar reference's rounding. */
@@ -300,7 +300,7 @@ static void axpy(float *y, float a, const float *x, int64_t n)
     int64_t i = 0;
     for (; i + W <= n; i += W)
         vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vmulq_f32(splat(a), vld1q_f32(x + i))));
-    kernel_axpy_scalar(y + i, a, x + i, n - i);
+    bertc_kernel_axpy_scalar(y + i, a, x + i, n - i);
 }
 
 /* ---- LayerNorm --------------------------------------------------------------- */
@@ -436,7 +436,7 @@ static void layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
     }
 }
 
-const RowKernels row_kernels_neon = {
+const RowKernels bertc_row_kernels_neon = {
     .softmax_rows = softmax_rows,
     .softmax_rows_backward = softmax_rows_backward,
     .log_softmax_rows = log_softmax_rows,
@@ -446,11 +446,11 @@ const RowKernels row_kernels_neon = {
     .layernorm_rows = layernorm_rows,
     .layernorm_rows_backward = layernorm_rows_backward,
     .gelu = gelu,
-    .gelu_backward = gelu_backward,
+    .gelu_backward = bertc_gelu_backward,
     .gelu_tanh = gelu_tanh,
-    .gelu_tanh_backward = gelu_tanh_backward,
-    .dropout = kernel_dropout_scalar, /* no 64-bit lane multiply: see above */
-    .dropout_backward = dropout_backward,
+    .gelu_tanh_backward = bertc_gelu_tanh_backward,
+    .dropout = bertc_kernel_dropout_scalar, /* no 64-bit lane multiply: see above */
+    .dropout_backward = bertc_dropout_backward,
     .add_inplace = add_inplace,
     .axpy = axpy,
 };

@@ -122,8 +122,8 @@ typedef struct ReadCall {
 static int read_into_arena(void *ctx, BertcError *err)
 {
     ReadCall *c = ctx;
-    *c->arena = arena_create("file", c->size + 4096);
-    char *text = arena_alloc(*c->arena, c->size + 1);
+    *c->arena = bertc_arena_create("file", c->size + 4096);
+    char *text = bertc_arena_alloc(*c->arena, c->size + 1);
     if (fread(text, 1, c->size, c->fp) != c->size)
         return bertc_errorf(err, "%s: short read: %s", c->path,
                             ferror(c->fp) ? strerror(errno) : "the file shrank");

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int64_t shape_numel(int ndim, const int64_t *shape)
+int64_t bertc_shape_numel(int ndim, const int64_t *shape)
 {
     int64_t n = 1;
     for (int i = 0; i < ndim; i++)
@@ -13,7 +13,7 @@ int64_t shape_numel(int ndim, const int64_t *shape)
     return n;
 }
 
-bool shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b)
+bool bertc_shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b)
 {
     if (ndim_a != ndim_b)
         return false;
@@ -23,7 +23,7 @@ bool shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b)
     return true;
 }
 
-char *shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
+char *bertc_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
 {
     size_t pos = 0;
     pos += (size_t)snprintf(buf, len, "[");
@@ -35,19 +35,19 @@ char *shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
     return buf;
 }
 
-char *index_str(char *buf, size_t len, int ndim, const int64_t *shape, int64_t k)
+char *bertc_index_str(char *buf, size_t len, int ndim, const int64_t *shape, int64_t k)
 {
     int64_t idx[TENSOR_MAX_DIMS];
     for (int d = ndim - 1; d >= 0; d--) {   /* the last dimension varies fastest */
         idx[d] = shape[d] ? k % shape[d] : 0;
         k = shape[d] ? k / shape[d] : 0;
     }
-    return shape_str(buf, len, ndim, idx);
+    return bertc_shape_str(buf, len, ndim, idx);
 }
 
 /* Broadcasting aligns the shapes at their last dimension; a missing or size-1
  * dimension stretches to match the other. */
-bool shape_broadcast(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b,
+bool bertc_shape_broadcast(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b,
                      int *ndim_out, int64_t *out)
 {
     int n = ndim_a > ndim_b ? ndim_a : ndim_b;
@@ -63,7 +63,7 @@ bool shape_broadcast(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b,
     return true;
 }
 
-void shape_broadcast_strides(int ndim, const int64_t *shape, int out_ndim,
+void bertc_shape_broadcast_strides(int ndim, const int64_t *shape, int out_ndim,
                              int64_t *strides)
 {
     int64_t stride = 1;
@@ -83,10 +83,10 @@ static void check_shape(int ndim, const int64_t *shape)
         if (shape[i] < 0) {
             char s[SHAPE_STR_LEN];
             bertc_fatal("tensor: negative dimension in shape %s",
-                        shape_str(s, sizeof s, ndim, shape));
+                        bertc_shape_str(s, sizeof s, ndim, shape));
         }
     /* the element count, and its bytes as float64 (the widest element), must
-     * fit int64: shape_numel multiplies without checking (a product that
+     * fit int64: bertc_shape_numel multiplies without checking (a product that
      * wraps would allocate a small buffer for a huge shape). A shape with a
      * 0 anywhere is empty, whatever its other dimensions. */
     for (int i = 0; i < ndim; i++)
@@ -97,13 +97,13 @@ static void check_shape(int ndim, const int64_t *shape)
         if (n > INT64_MAX / 8 / shape[i]) {
             char s[SHAPE_STR_LEN];
             bertc_fatal("tensor: the element count of shape %s overflows int64",
-                        shape_str(s, sizeof s, ndim, shape));
+                        bertc_shape_str(s, sizeof s, ndim, shape));
         }
         n *= shape[i];
     }
 }
 
-Tensor tensor_view(float *data, int ndim, const int64_t *shape)
+Tensor bertc_tensor_view(float *data, int ndim, const int64_t *shape)
 {
     check_shape(ndim, shape);
     Tensor t;
@@ -112,25 +112,25 @@ Tensor tensor_view(float *data, int ndim, const int64_t *shape)
     t.ndim = ndim;
     for (int i = 0; i < ndim; i++)
         t.shape[i] = shape[i];
-    t.numel = shape_numel(ndim, shape);
+    t.numel = bertc_shape_numel(ndim, shape);
     return t;
 }
 
-Tensor tensor_empty(Arena *a, int ndim, const int64_t *shape)
+Tensor bertc_tensor_empty(Arena *a, int ndim, const int64_t *shape)
 {
-    Tensor t = tensor_view(NULL, ndim, shape);
-    t.data = arena_alloc(a, (size_t)t.numel * sizeof(float));
+    Tensor t = bertc_tensor_view(NULL, ndim, shape);
+    t.data = bertc_arena_alloc(a, (size_t)t.numel * sizeof(float));
     return t;
 }
 
-Tensor tensor_new(Arena *a, int ndim, const int64_t *shape)
+Tensor bertc_tensor_new(Arena *a, int ndim, const int64_t *shape)
 {
-    Tensor t = tensor_view(NULL, ndim, shape);
-    t.data = arena_calloc(a, (size_t)t.numel, sizeof(float));
+    Tensor t = bertc_tensor_view(NULL, ndim, shape);
+    t.data = bertc_arena_calloc(a, (size_t)t.numel, sizeof(float));
     return t;
 }
 
-ITensor itensor_view(int32_t *data, int ndim, const int64_t *shape)
+ITensor bertc_itensor_view(int32_t *data, int ndim, const int64_t *shape)
 {
     check_shape(ndim, shape);
     ITensor t;
@@ -139,18 +139,18 @@ ITensor itensor_view(int32_t *data, int ndim, const int64_t *shape)
     t.ndim = ndim;
     for (int i = 0; i < ndim; i++)
         t.shape[i] = shape[i];
-    t.numel = shape_numel(ndim, shape);
+    t.numel = bertc_shape_numel(ndim, shape);
     return t;
 }
 
-ITensor itensor_new(Arena *a, int ndim, const int64_t *shape)
+ITensor bertc_itensor_new(Arena *a, int ndim, const int64_t *shape)
 {
-    ITensor t = itensor_view(NULL, ndim, shape);
-    t.data = arena_calloc(a, (size_t)t.numel, sizeof(int32_t));
+    ITensor t = bertc_itensor_view(NULL, ndim, shape);
+    t.data = bertc_arena_calloc(a, (size_t)t.numel, sizeof(int32_t));
     return t;
 }
 
-bool tensor_same_shape(const Tensor *a, const Tensor *b)
+bool bertc_tensor_same_shape(const Tensor *a, const Tensor *b)
 {
-    return shape_equal(a->ndim, a->shape, b->ndim, b->shape);
+    return bertc_shape_equal(a->ndim, a->shape, b->ndim, b->shape);
 }

@@ -14,13 +14,13 @@
  *
  * A small program using only this layer:
  *
- *     Arena *a = arena_create("scratch", 1 << 20);
+ *     Arena *a = bertc_arena_create("scratch", 1 << 20);
  *     int64_t shape[2] = {2, 3};
- *     Tensor x = tensor_new(a, 2, shape);          // zero-filled (2,3)
- *     Tensor y = tensor_new(a, 2, shape);
+ *     Tensor x = bertc_tensor_new(a, 2, shape);          // zero-filled (2,3)
+ *     Tensor y = bertc_tensor_new(a, 2, shape);
  *     for (int64_t i = 0; i < x.numel; i++) x.data[i] = (float)i;
- *     kernel_softmax_rows(y.data, x.data, 2, 3);   // softmax over the last dim
- *     arena_destroy(a);
+ *     bertc_kernel_softmax_rows(y.data, x.data, 2, 3);   // softmax over the last dim
+ *     bertc_arena_destroy(a);
  */
 #ifndef BERTC_TENSOR_H
 #define BERTC_TENSOR_H
@@ -74,8 +74,8 @@ _Noreturn void bertc_fatal(const char *fmt, ...) __attribute__((format(printf, 1
  * them: an arena that needs memory the machine does not have (a batch too
  * big for RAM), or an op deep inside a forward handed shapes it cannot take
  * because a check upstream was missing. They reach bertc_fatal. The entry
- * points that take user data (model_build, model_load, model_forward,
- * model_backward, train_run, zoo_run, the file readers) run their work
+ * points that take user data (bertc_model_build, bertc_model_load, bertc_model_forward,
+ * bertc_model_backward, bertc_train_run, bertc_zoo_run, the file readers) run their work
  * through bertc_try:
  *
  *     static int build(void *ctx, BertcError *err) { ... }   // may fatal
@@ -145,15 +145,15 @@ int bertc_read_file(const char *path, size_t max_bytes, const char *what, Arena 
 /* ------------------------------------------------------------------------ */
 
 /* An arena hands out 64-byte-aligned blocks by bumping a pointer and frees them
- * all at once with arena_reset(). Two arenas carry a training run:
+ * all at once with bertc_arena_reset(). Two arenas carry a training run:
  *   - a persistent arena: parameters, their gradients, optimizer state;
  *   - a step arena: activations, the tape and non-leaf gradients of one step,
  *     reset after the optimizer step.
- * A growable arena (arena_create) mallocs a new chunk when the current one is
- * full. On arena_reset() the chunks are merged into one chunk big enough for
+ * A growable arena (bertc_arena_create) mallocs a new chunk when the current one is
+ * full. On bertc_arena_reset() the chunks are merged into one chunk big enough for
  * the high-water mark, so after the first step a training loop that does the
  * same work every step never calls malloc again (test/test_arena.c proves it).
- * A fixed arena (arena_init_fixed, for bare-metal targets) never mallocs: when
+ * A fixed arena (bertc_arena_init_fixed, for bare-metal targets) never mallocs: when
  * the caller's buffer is full, bertc_fatal says how many bytes were needed. */
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {
@@ -165,19 +165,19 @@ typedef struct Arena {
     size_t used_before;    /* bytes used in older chunks (still live) */
     size_t high_water;     /* max over time of used_before + used */
     size_t n_system_allocs;/* how many times this arena called malloc */
-    int n_merges;          /* arena_reset merges of a grown chain into one chunk */
+    int n_merges;          /* bertc_arena_reset merges of a grown chain into one chunk */
     bool fixed;            /* caller-owned buffer; never grows */
 } Arena;
 
-Arena *arena_create(const char *name, size_t initial_bytes);
-void arena_init_fixed(Arena *a, const char *name, void *buffer, size_t bytes);
-void arena_destroy(Arena *a);           /* frees chunks; for arena_create() arenas
+Arena *bertc_arena_create(const char *name, size_t initial_bytes);
+void bertc_arena_init_fixed(Arena *a, const char *name, void *buffer, size_t bytes);
+void bertc_arena_destroy(Arena *a);           /* frees chunks; for bertc_arena_create() arenas
                                            also frees the Arena itself */
-void *arena_alloc(Arena *a, size_t bytes);        /* 64-byte aligned, uninitialised */
-void *arena_calloc(Arena *a, size_t count, size_t size); /* zero-filled; checks overflow */
-void arena_reset(Arena *a);
-size_t arena_used(const Arena *a);
-size_t arena_high_water(const Arena *a);
+void *bertc_arena_alloc(Arena *a, size_t bytes);        /* 64-byte aligned, uninitialised */
+void *bertc_arena_calloc(Arena *a, size_t count, size_t size); /* zero-filled; checks overflow */
+void bertc_arena_reset(Arena *a);
+size_t bertc_arena_used(const Arena *a);
+size_t bertc_arena_high_water(const Arena *a);
 
 /* All growable arenas together may hold at most this many bytes (default,
  * set at the first use: the machine's RAM, and at most 7/8 of the memory
@@ -186,12 +186,12 @@ size_t arena_high_water(const Arena *a);
  * the system refuses, is a bertc_fatal naming the arena and the sizes, which
  * bertc_try turns into an error: a batch too big for the machine is refused
  * before it is touched, not killed by the OS half-way (Linux overcommits). */
-void arena_set_memory_limit(size_t bytes);
-size_t arena_memory_limit(void);
-size_t arena_memory_total(void);       /* bytes the growable arenas hold now */
+void bertc_arena_set_memory_limit(size_t bytes);
+size_t bertc_arena_memory_limit(void);
+size_t bertc_arena_memory_total(void);       /* bytes the growable arenas hold now */
 
-/* A point to come back to: arena_release(a, m) frees every block allocated
- * after arena_mark(a) returned m and keeps the older ones. Inference uses it
+/* A point to come back to: bertc_arena_release(a, m) frees every block allocated
+ * after bertc_arena_mark(a) returned m and keeps the older ones. Inference uses it
  * to drop a layer's temporaries once its output is copied below the mark, so
  * activation memory is one layer's, not the whole model's. Chunks grown after
  * the mark are freed (only before the first reset can there be any). */
@@ -199,8 +199,8 @@ typedef struct ArenaMark {
     ArenaChunk *chunk;
     size_t used, used_before;
 } ArenaMark;
-ArenaMark arena_mark(const Arena *a);
-void arena_release(Arena *a, ArenaMark m);
+ArenaMark bertc_arena_mark(const Arena *a);
+void bertc_arena_release(Arena *a, ArenaMark m);
 
 /* Every heap allocation bertc makes goes through these two functions, so a
  * test can count them and an embedded port can replace them. */
@@ -244,30 +244,30 @@ typedef struct ITensor {
 } ITensor;
 
 /* Shapes */
-int64_t shape_numel(int ndim, const int64_t *shape);
-bool shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b);
+int64_t bertc_shape_numel(int ndim, const int64_t *shape);
+bool bertc_shape_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b);
 /* Writes "[2, 3, 4]" into buf (always NUL-terminated) and returns buf. */
-char *shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
+char *bertc_shape_str(char *buf, size_t len, int ndim, const int64_t *shape);
 #define SHAPE_STR_LEN 96
 /* Writes the index "[i, j, k]" of flat element k of a row-major tensor of
- * this shape into buf (as shape_str) and returns buf. */
-char *index_str(char *buf, size_t len, int ndim, const int64_t *shape, int64_t k);
+ * this shape into buf (as bertc_shape_str) and returns buf. */
+char *bertc_index_str(char *buf, size_t len, int ndim, const int64_t *shape, int64_t k);
 
 /* NumPy/PyTorch broadcasting of a and b: on success fills out (ndim_out, shape)
  * and returns true; returns false when a dimension pair is neither equal nor 1. */
-bool shape_broadcast(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b,
+bool bertc_shape_broadcast(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b,
                      int *ndim_out, int64_t *out);
 /* Row-major strides of `shape` aligned to an output of out_ndim dims, with
  * stride 0 on every broadcast dimension. */
-void shape_broadcast_strides(int ndim, const int64_t *shape, int out_ndim,
+void bertc_shape_broadcast_strides(int ndim, const int64_t *shape, int out_ndim,
                              int64_t *strides);
 
-Tensor tensor_new(Arena *a, int ndim, const int64_t *shape);       /* zero-filled */
-Tensor tensor_empty(Arena *a, int ndim, const int64_t *shape);     /* uninitialised */
-Tensor tensor_view(float *data, int ndim, const int64_t *shape);   /* no allocation */
-ITensor itensor_new(Arena *a, int ndim, const int64_t *shape);     /* zero-filled */
-ITensor itensor_view(int32_t *data, int ndim, const int64_t *shape);
-bool tensor_same_shape(const Tensor *a, const Tensor *b);
+Tensor bertc_tensor_new(Arena *a, int ndim, const int64_t *shape);       /* zero-filled */
+Tensor bertc_tensor_empty(Arena *a, int ndim, const int64_t *shape);     /* uninitialised */
+Tensor bertc_tensor_view(float *data, int ndim, const int64_t *shape);   /* no allocation */
+ITensor bertc_itensor_new(Arena *a, int ndim, const int64_t *shape);     /* zero-filled */
+ITensor bertc_itensor_view(int32_t *data, int ndim, const int64_t *shape);
+bool bertc_tensor_same_shape(const Tensor *a, const Tensor *b);
 
 /* ------------------------------------------------------------------------ */
 /* Random numbers: SplitMix64 (SPEC §6.7.1), the only RNG in bertc          */
@@ -277,17 +277,17 @@ typedef struct Rng {
     uint64_t state;
 } Rng;
 
-Rng rng_seed(uint64_t seed);
-uint64_t rng_next_u64(Rng *r);
-double rng_uniform(Rng *r);                      /* ((u64 >> 11) + 0.5) * 2^-53, in (0,1] */
-int64_t rng_geometric(Rng *r, double p);         /* floor(log(U) / log1p(-p)), >= 0 */
-int64_t rng_randint(Rng *r, int64_t lo, int64_t hi); /* lo + u64 mod (hi-lo+1), inclusive */
-double rng_normal(Rng *r);                       /* N(0,1), Box–Muller on two uniforms */
+Rng bertc_rng_seed(uint64_t seed);
+uint64_t bertc_rng_next_u64(Rng *r);
+double bertc_rng_uniform(Rng *r);                      /* ((u64 >> 11) + 0.5) * 2^-53, in (0,1] */
+int64_t bertc_rng_geometric(Rng *r, double p);         /* floor(log(U) / log1p(-p)), >= 0 */
+int64_t bertc_rng_randint(Rng *r, int64_t lo, int64_t hi); /* lo + u64 mod (hi-lo+1), inclusive */
+double bertc_rng_normal(Rng *r);                       /* N(0,1), Box–Muller on two uniforms */
 
-/* SplitMix64 in two halves: rng_next_u64 adds RNG_GAMMA to the state and
+/* SplitMix64 in two halves: bertc_rng_next_u64 adds RNG_GAMMA to the state and
  * returns rng_mix(state). So draw i (0-based) of a stream that starts at state
  * s is rng_mix(s + (i+1) RNG_GAMMA) (mod 2^64): any draw can be computed on its
- * own, which is what lets kernel_dropout run in SIMD lanes and threads and
+ * own, which is what lets bertc_kernel_dropout run in SIMD lanes and threads and
  * still give the stream's exact bits. */
 #define RNG_GAMMA 0x9E3779B97F4A7C15ull
 static inline uint64_t rng_mix(uint64_t z)
@@ -296,15 +296,15 @@ static inline uint64_t rng_mix(uint64_t z)
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
-/* rng_uniform's value for a draw u64: ((u64 >> 11) + 0.5) * 2^-53. */
-double rng_uniform_of(uint64_t u64);
-/* The integer form of the test `rng_uniform(r) >= p`: the smallest m in
- * [0, 2^53] with rng_uniform_of(m << 11) >= p, so that
- *     rng_uniform(r) >= p   exactly when   (rng_next_u64(r) >> 11) >= T.
+/* bertc_rng_uniform's value for a draw u64: ((u64 >> 11) + 0.5) * 2^-53. */
+double bertc_rng_uniform_of(uint64_t u64);
+/* The integer form of the test `bertc_rng_uniform(r) >= p`: the smallest m in
+ * [0, 2^53] with bertc_rng_uniform_of(m << 11) >= p, so that
+ *     bertc_rng_uniform(r) >= p   exactly when   (bertc_rng_next_u64(r) >> 11) >= T.
  * (The uniform is non-decreasing in m, so the draws that pass are m >= T;
  * T = 2^53 means none does.) Found by bisection on that very expression, so
  * no rounding question is left open. */
-uint64_t rng_uniform_threshold(double p);
+uint64_t bertc_rng_uniform_threshold(double p);
 
 /* ------------------------------------------------------------------------ */
 /* CPU features and the SIMD path (tensor/cpu.c)                             */
@@ -316,12 +316,12 @@ uint64_t rng_uniform_threshold(double p);
  * each in turn); asking for a path the CPU lacks is a fatal error. */
 typedef enum CpuIsa { ISA_SCALAR = 0, ISA_AVX2, ISA_AVX512, ISA_NEON } CpuIsa;
 
-CpuIsa cpu_isa(void);                 /* the active path */
-bool cpu_isa_supported(CpuIsa isa);   /* can this CPU run it? */
-void cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupported) */
-const char *cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
+CpuIsa bertc_cpu_isa(void);                 /* the active path */
+bool bertc_cpu_isa_supported(CpuIsa isa);   /* can this CPU run it? */
+void bertc_cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupported) */
+const char *bertc_cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
 /* The path named `name` ("scalar", "avx2", ...) into *isa; false if none is. */
-bool cpu_isa_from_name(const char *name, CpuIsa *isa);
+bool bertc_cpu_isa_from_name(const char *name, CpuIsa *isa);
 /* BERTC_ISA and BERTC_THREADS are user input: a program checks them before
  * any work (the `bertc` command and every example do, and exit 2), so a value
  * the library would quietly clamp (BERTC_THREADS=0) or stop on
@@ -347,7 +347,7 @@ float bertc_expf(float x);
 float bertc_tanhf(float x);
 float bertc_erff(float x);
 
-/* y[i] = f(x[i]) for n floats on the active cpu_isa() path; y may alias x. */
+/* y[i] = f(x[i]) for n floats on the active bertc_cpu_isa() path; y may alias x. */
 void bertc_expf_n(float *y, const float *x, int64_t n);
 void bertc_tanhf_n(float *y, const float *x, int64_t n);
 void bertc_erff_n(float *y, const float *x, int64_t n);
@@ -356,7 +356,7 @@ void bertc_erff_n(float *y, const float *x, int64_t n);
 /* Row kernels (tensor/kernels*.c)                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Each kernel_* below runs on the active cpu_isa() path. A scalar reference
+/* Each kernel_* below runs on the active bertc_cpu_isa() path. A scalar reference
  * (tensor/kernels.c, declared in the library's private
  * tensor/kernels_internal.h) is the fallback on every target and the oracle
  * the SIMD paths (tensor/kernels_avx512.c, kernels_avx2.c, kernels_neon.c)
@@ -368,67 +368,67 @@ void bertc_erff_n(float *y, const float *x, int64_t n);
  * values that adding into zeros would give. */
 
 /* Softmax over the last dim. x, y are (rows, n). y may alias x. */
-void kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
+void bertc_kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 /* Given y = softmax(x) and dy: dx += y * (dy - sum(dy * y)). */
-void kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
+void bertc_kernel_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                   int64_t rows, int64_t n, bool accumulate);
 /* log_softmax over the last dim: y = x - max - log(sum(exp(x - max))). */
-void kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
+void bertc_kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n);
 /* Given y = log_softmax(x): dx += dy - exp(y) * sum(dy). */
-void kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
+void bertc_kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n, bool accumulate);
 
 /* The two passes of a softmax over one long row, for a loss that folds more
  * work around them (the MLM decoder, autograd/ops_linear_ce.c):
- *   kernel_add_max:  y[j] += b[j] (b NULL: y is only read); returns max_j y[j]
- *   kernel_exp_sum:  y[j] = exp(x[j] - shift); returns sum_j y[j] in double
+ *   bertc_kernel_add_max:  y[j] += b[j] (b NULL: y is only read); returns max_j y[j]
+ *   bertc_kernel_exp_sum:  y[j] = exp(x[j] - shift); returns sum_j y[j] in double
  * y, b, x are (n), n >= 1; y may alias x. */
-float kernel_add_max(float *y, const float *b, int64_t n);
-double kernel_exp_sum(float *y, const float *x, float shift, int64_t n);
+float bertc_kernel_add_max(float *y, const float *b, int64_t n);
+double bertc_kernel_exp_sum(float *y, const float *x, float shift, int64_t n);
 
 /* LayerNorm over the last dim (n), PyTorch semantics (biased variance):
  *   y = (x - mean) * rstd * gamma + beta,  rstd = 1/sqrt(var + eps).
  * x, y are (rows, n); gamma, beta are (n) or NULL (then 1 and 0);
  * mean and rstd are (rows) outputs kept for the backward (may be NULL). */
-void kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
+void bertc_kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
                            const float *gamma, const float *beta,
                            int64_t rows, int64_t n, float eps);
 /* Accumulates dgamma (n), dbeta (n) and dx (rows, n), which it writes instead
  * when !dx_accumulate; any of them may be NULL. */
-void kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
+void bertc_kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta,
                                     const float *dy, const float *x,
                                     const float *mean, const float *rstd,
                                     const float *gamma, int64_t rows, int64_t n,
                                     bool dx_accumulate);
 
 /* GELU, erf form (BERT): y = 0.5 x (1 + erf(x / sqrt 2)). x, y are (n). */
-void kernel_gelu(float *y, const float *x, int64_t n);
-void kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n,
+void bertc_kernel_gelu(float *y, const float *x, int64_t n);
+void bertc_kernel_gelu_backward(float *dx, const float *x, const float *dy, int64_t n,
                           bool accumulate);
 /* GELU, tanh form (BertSum, OpenNMT):
  *   y = 0.5 x (1 + tanh( sqrt(2/pi) (x + 0.044715 x^3) )). */
-void kernel_gelu_tanh(float *y, const float *x, int64_t n);
-void kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n,
+void bertc_kernel_gelu_tanh(float *y, const float *x, int64_t n);
+void bertc_kernel_gelu_tanh_backward(float *dx, const float *x, const float *dy, int64_t n,
                                bool accumulate);
 
 /* Inverted dropout on a, out, keep (n), with the randomness of n draws of
  * SplitMix64 from `state` (draw i is rng_mix(state + (i+1) RNG_GAMMA)):
- *   keep[i] = (draw_i >> 11) >= threshold      (threshold: rng_uniform_threshold(p))
+ *   keep[i] = (draw_i >> 11) >= threshold      (threshold: bertc_rng_uniform_threshold(p))
  *   out[i]  = keep[i] ? a[i] * scale : 0
- * This is `keep[i] = rng_uniform(&r) >= p` for i = 0..n-1 bit for bit, on
+ * This is `keep[i] = bertc_rng_uniform(&r) >= p` for i = 0..n-1 bit for bit, on
  * every path and thread count; the caller advances its Rng by n draws. */
-void kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
+void bertc_kernel_dropout(const float *a, float *out, uint8_t *keep, int64_t n, uint64_t state,
                     uint64_t threshold, float scale);
 /* Given keep and scale from the forward: da[i] += scale * dy[i] where keep[i]
  * (elements that were dropped leave da untouched, even a -0). */
-void kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
+void bertc_kernel_dropout_backward(const uint8_t *keep, const float *dy, float scale, float *da,
                              int64_t n);
 
-/* y[i] += x[i] and y[i] += a * x[i] for n floats, on the active cpu_isa()
+/* y[i] += x[i] and y[i] += a * x[i] for n floats, on the active bertc_cpu_isa()
  * path. Every path does the same IEEE operations (a multiply, then an add:
  * no FMA), so all match the scalar references bit for bit. */
-void kernel_add_inplace(float *y, const float *x, int64_t n);
-void kernel_axpy(float *y, float a, const float *x, int64_t n);
+void bertc_kernel_add_inplace(float *y, const float *x, int64_t n);
+void bertc_kernel_axpy(float *y, float a, const float *x, int64_t n);
 
 /* One Adam/AdamW update of n parameters p with gradient g (NULL: zeros) and
  * moments m, v, in torch.optim's single-tensor order (nn/optim.c derives the
@@ -443,7 +443,7 @@ typedef struct AdamStep {
     float b1, one_minus_b1, b2, one_minus_b2, neg_step, bc2_sqrt, eps, decay, wd;
     bool decoupled;
 } AdamStep;
-void kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s);
+void bertc_kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s);
 
 /* ------------------------------------------------------------------------ */
 /* GEMM: C = alpha * op(A) * op(B) + beta * C, row-major (tensor/gemm.c)     */
@@ -454,18 +454,18 @@ void kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const 
  * when trans_b. C is (M, N) with row stride ldc. When beta == 0, C is not read
  * (NaNs in C do not propagate), as in BLAS. M, N, K >= 1 (K may be 0 only with
  * beta scaling semantics: C = beta * C). */
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+void bertc_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
           const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
           float *C, int64_t ldc);
 /* GEMM's pack buffers (at most MC x KC floats of op(A) and KC x NC of op(B),
  * grown to the largest GEMM so far) come from the heap. After
- * gemm_set_pack_arena(a) they come from `a`, which must outlive every later
- * gemm call; NULL returns to the heap. FREESTANDING builds, which have no
- * heap, need it. Only with threads_count() == 1 (always so with NO_THREADS). */
-void gemm_set_pack_arena(Arena *a);
+ * bertc_gemm_set_pack_arena(a) they come from `a`, which must outlive every later
+ * bertc_gemm call; NULL returns to the heap. FREESTANDING builds, which have no
+ * heap, need it. Only with bertc_threads_count() == 1 (always so with NO_THREADS). */
+void bertc_gemm_set_pack_arena(Arena *a);
 /* batch independent GEMMs; matrix i of A starts at A + i * stride_a, etc.
  * stride_a == 0 reuses one A for every batch entry (likewise B). */
-void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+void bertc_gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                   int64_t K, float alpha, const float *A, int64_t lda, int64_t stride_a,
                   const float *B, int64_t ldb, int64_t stride_b, float beta, float *C,
                   int64_t ldc, int64_t stride_c);
@@ -476,30 +476,30 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
  * (tensor/gemm_kernel_internal.h), rank-KC block after rank-KC block:
  *     block pc (rows pc..pc+kc of op(B)), panel P (columns P*NR..P*NR+NR):
  *     data[pc * Npad + P * kc * NR + k * NR + j] = op(B)[pc + k][P * NR + j]
- * with Npad = N rounded up to NR (the padding columns are 0). gemm_prepacked
- * gives bitwise the results gemm gives on the unpacked matrix: the same
+ * with Npad = N rounded up to NR (the padding columns are 0). bertc_gemm_prepacked
+ * gives bitwise the results bertc_gemm gives on the unpacked matrix: the same
  * kernel, panels and order of sums. The layout belongs to the ISA that was
  * active when it was packed (BERTC_ISA may force another for later GEMMs;
  * a packed B keeps its own). */
 typedef struct GemmPackedB {
     int64_t K, N;          /* op(B) is (K, N) */
     const void *kernel;    /* the micro-kernel it is laid out for (private) */
-    float *data;           /* gemm_packed_b_floats(K, N) floats, 64-byte aligned */
+    float *data;           /* bertc_gemm_packed_b_floats(K, N) floats, 64-byte aligned */
 } GemmPackedB;
 /* Floats the packed op(B) (K, N) takes with the current ISA: K * Npad. Equal
  * to K * N exactly when N is a multiple of the kernel's NR (48 for AVX-512):
- * then a matrix can be packed in place of itself (gemm_pack_b with dst ==
- * a copy's source, see nn's registry_prepack). */
-size_t gemm_packed_b_floats(int64_t K, int64_t N);
+ * then a matrix can be packed in place of itself (bertc_gemm_pack_b with dst ==
+ * a copy's source, see nn's bertc_registry_prepack). */
+size_t bertc_gemm_packed_b_floats(int64_t K, int64_t N);
 /* Packs op(B) (K, N) (B is (K, N), or (N, K) when trans_b, row stride ldb)
- * into dst (gemm_packed_b_floats(K, N) floats, 64-byte aligned, not
+ * into dst (bertc_gemm_packed_b_floats(K, N) floats, 64-byte aligned, not
  * overlapping B) and describes it in *out. */
-void gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst,
+void bertc_gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst,
                  GemmPackedB *out);
 /* The inverse: writes op(B) back into B (row stride ldb, same trans_b). */
-void gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t ldb);
-/* gemm with a pre-packed op(B): C = alpha * op(A) pb + beta * C; pb is (K, N). */
-void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_t lda,
+void bertc_gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t ldb);
+/* bertc_gemm with a pre-packed op(B): C = alpha * op(A) pb + beta * C; pb is (K, N). */
+void bertc_gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_t lda,
                     const GemmPackedB *pb, float beta, float *C, int64_t ldc);
 
 /* ------------------------------------------------------------------------ */
@@ -507,18 +507,18 @@ void gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_
 /* ------------------------------------------------------------------------ */
 
 /* The number of threads parallel work may use: BERTC_THREADS if set, else the
- * online cores; 1 when built with NO_THREADS=1. gemm() splits a large GEMM
+ * online cores; 1 when built with NO_THREADS=1. bertc_gemm() splits a large GEMM
  * into up to this many pieces. */
-int threads_count(void);
+int bertc_threads_count(void);
 #define THREADS_MAX 64                /* the pool's size limit */
-void threads_set_count(int n);        /* clamped to 1..THREADS_MAX */
+void bertc_threads_set_count(int n);        /* clamped to 1..THREADS_MAX */
 /* A thread count given as text (--threads, BERTC_THREADS): a whole number
  * from 1 to THREADS_MAX into *n, else false. */
-bool threads_parse_count(const char *text, int *n);
+bool bertc_threads_parse_count(const char *text, int *n);
 /* Calls fn(ctx, begin, end) on contiguous chunks covering [0, n), one chunk
- * per thread (at most threads_count() chunks), and returns when all are done.
+ * per thread (at most bertc_threads_count() chunks), and returns when all are done.
  * The caller runs the first chunk. Called from inside a chunk, it runs the
  * whole range serially in the caller (nesting is safe). */
-void parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+void bertc_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 
 #endif /* BERTC_TENSOR_H */

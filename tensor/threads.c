@@ -1,16 +1,16 @@
 /* tensor/threads.c — a small fork-join pool of POSIX threads (no OpenMP).
  *
- * parallel_for(n, fn, ctx) cuts [0, n) into T contiguous chunks, T = min(n,
- * threads_count()). The calling thread runs chunk 0, worker w runs chunk w, and
+ * bertc_parallel_for(n, fn, ctx) cuts [0, n) into T contiguous chunks, T = min(n,
+ * bertc_threads_count()). The calling thread runs chunk 0, worker w runs chunk w, and
  * the call returns when every chunk is done. Workers start on first use and
  * live for the process; between jobs they spin briefly (a job that follows
  * quickly starts in microseconds) and then sleep on a condition variable.
  *
- * A parallel_for issued from inside a chunk, or while another thread owns the
+ * A bertc_parallel_for issued from inside a chunk, or while another thread owns the
  * pool, runs serially in the caller: nesting is safe and never deadlocks.
  *
  * Built with -DBERTC_NO_THREADS this file has no pthread symbol at all:
- * threads_count() is 1 and parallel_for is a plain call. */
+ * bertc_threads_count() is 1 and bertc_parallel_for is a plain call. */
 #include "tensor/tensor.h"
 
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 /* "8" -> 8; false for anything but a whole number from 1 to THREADS_MAX
  * (bertc_parse_i64: an empty string, a space or sign, trailing text, 0, too
  * large a count). */
-bool threads_parse_count(const char *text, int *n)
+bool bertc_threads_parse_count(const char *text, int *n)
 {
     int64_t v;
     if (!bertc_parse_i64(text, 1, THREADS_MAX, &v))
@@ -29,11 +29,11 @@ bool threads_parse_count(const char *text, int *n)
 
 #if defined(BERTC_NO_THREADS)
 
-int threads_count(void) { return 1; }
+int bertc_threads_count(void) { return 1; }
 
-void threads_set_count(int n) { (void)n; }
+void bertc_threads_set_count(int n) { (void)n; }
 
-void parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx)
+void bertc_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx)
 {
     if (n > 0)
         fn(ctx, 0, n);
@@ -60,7 +60,7 @@ static int default_count(void)
 
 static atomic_int configured_count; /* 0 until first read */
 
-int threads_count(void)
+int bertc_threads_count(void)
 {
     int n = atomic_load(&configured_count);
     if (n == 0) {
@@ -70,7 +70,7 @@ int threads_count(void)
     return n;
 }
 
-void threads_set_count(int n) { atomic_store(&configured_count, clamp_count(n)); }
+void bertc_threads_set_count(int n) { atomic_store(&configured_count, clamp_count(n)); }
 
 typedef void (*ChunkFn)(void *ctx, int64_t begin, int64_t end);
 
@@ -87,7 +87,7 @@ static struct {
     pthread_mutex_t lock;       /* guards job and the sleeps */
     pthread_cond_t wake;        /* a new job was posted */
     pthread_cond_t done;        /* the last worker chunk finished */
-    pthread_mutex_t owner;      /* held by the thread running a parallel_for */
+    pthread_mutex_t owner;      /* held by the thread running a bertc_parallel_for */
     Job job;
     atomic_uint generation;     /* bumped once per job */
     atomic_int pending;         /* worker chunks of the current job not finished */
@@ -166,11 +166,11 @@ static void wait_for_workers(void)
     pthread_mutex_unlock(&pool.lock);
 }
 
-void parallel_for(int64_t n, ChunkFn fn, void *ctx)
+void bertc_parallel_for(int64_t n, ChunkFn fn, void *ctx)
 {
     if (n <= 0)
         return;
-    int t = threads_count();
+    int t = bertc_threads_count();
     if (t > n)
         t = (int)n;
     if (t <= 1 || in_parallel || pthread_mutex_trylock(&pool.owner) != 0) {

@@ -1,6 +1,6 @@
 /* tensor/vmath.c — bertc's own expf, tanhf and erff: a portable scalar twin
  * and AVX-512 (16 lanes), AVX2+FMA (8 lanes) and NEON (4 lanes) versions of
- * the same algorithm, plus array loops that dispatch on cpu_isa().
+ * the same algorithm, plus array loops that dispatch on bertc_cpu_isa().
  *
  * Why not libm: erff/tanhf/expf differ in their last bits between glibc,
  * newlib and musl (SPEC §10), and libm has no vector versions. The scalar
@@ -502,15 +502,15 @@ static VmathPath vmath_path(CpuIsa isa)
 
 void bertc_expf_n(float *y, const float *x, int64_t n)
 {
-    vmath_path(cpu_isa()).expf_n(y, x, n);
+    vmath_path(bertc_cpu_isa()).expf_n(y, x, n);
 }
 
 void bertc_tanhf_n(float *y, const float *x, int64_t n)
 {
-    vmath_path(cpu_isa()).tanhf_n(y, x, n);
+    vmath_path(bertc_cpu_isa()).tanhf_n(y, x, n);
 }
 
 void bertc_erff_n(float *y, const float *x, int64_t n)
 {
-    vmath_path(cpu_isa()).erff_n(y, x, n);
+    vmath_path(bertc_cpu_isa()).erff_n(y, x, n);
 }

@@ -72,19 +72,19 @@ size_t test_malloc_calls(void) { return atomic_load(&malloc_calls); }
 void test_fill_uniform(float *x, int64_t n, Rng *rng, float lo, float hi)
 {
     for (int64_t i = 0; i < n; i++)
-        x[i] = lo + (hi - lo) * (float)rng_uniform(rng);
+        x[i] = lo + (hi - lo) * (float)bertc_rng_uniform(rng);
 }
 
 Var *test_param(Arena *a, int ndim, const int64_t *shape, Rng *rng, float lo, float hi)
 {
-    Var *v = ag_param(a, ndim, shape, "input");
+    Var *v = bertc_ag_param(a, ndim, shape, "input");
     test_fill_uniform(v->value.data, v->value.numel, rng, lo, hi);
     return v;
 }
 
 void test_gradcheck(const char *op, Graph *g, GradcheckFn fn, Var **inputs, int n, void *user)
 {
-    GradcheckResult r = ag_gradcheck(g, fn, inputs, n, user, 1e-2f, 2e-3, 2e-2);
+    GradcheckResult r = bertc_ag_gradcheck(g, fn, inputs, n, user, 1e-2f, 2e-3, 2e-2);
     cr_assert(r.ok, "%s: %s (max abs error %.3g)", op, r.msg, r.max_abs_err);
 }
 
@@ -113,14 +113,14 @@ bool test_catch_fatal(void (*fn)(void *ctx), void *ctx, char *msg, size_t len)
 
 void test_open(Arena **params, Graph **graph)
 {
-    *params = arena_create("params", 1 << 16);
-    *graph = ag_graph_create(1 << 16, 1);
+    *params = bertc_arena_create("params", 1 << 16);
+    *graph = bertc_ag_graph_create(1 << 16, 1);
 }
 
 void test_close(Arena *params, Graph *graph)
 {
-    ag_graph_destroy(graph);
-    arena_destroy(params);
+    bertc_ag_graph_destroy(graph);
+    bertc_arena_destroy(params);
 }
 
 void test_unflatten(int64_t i, int ndim, const int64_t *shape, int64_t *coord)

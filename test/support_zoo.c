@@ -13,30 +13,30 @@ void test_model_build(Model *m, Arena *arena, const char *config_path, BertConfi
     BertConfig local;
     BertConfig *c = cfg ? cfg : &local;
     BertcError err;
-    cr_assert_eq(bert_config_read(config_path, c, &err), 0, "%s: %s", config_path, err.msg);
-    cr_assert_eq(model_build(m, arena, c, &err), 0, "building %s: %s", config_path, err.msg);
+    cr_assert_eq(bertc_bert_config_read(config_path, c, &err), 0, "%s: %s", config_path, err.msg);
+    cr_assert_eq(bertc_model_build(m, arena, c, &err), 0, "building %s: %s", config_path, err.msg);
 }
 
 void test_model_load(Model *m, const char *weights_path)
 {
     BertcError err;
-    cr_assert_eq(model_load(m, weights_path, false, &err), 0, "%s: %s", weights_path, err.msg);
+    cr_assert_eq(bertc_model_load(m, weights_path, false, &err), 0, "%s: %s", weights_path, err.msg);
 }
 
 void test_forward_ok(Model *m, Graph *g, const Batch *batch, Outputs *out)
 {
     BertcError err;
-    outputs_init(out);
-    cr_assert_eq(model_forward(m, g, batch, out, &err), 0, "forward failed: %s", err.msg);
+    bertc_outputs_init(out);
+    cr_assert_eq(bertc_model_forward(m, g, batch, out, &err), 0, "forward failed: %s", err.msg);
 }
 
 void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, const char *b,
                         const char *c)
 {
     Outputs out;
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     BertcError err;
-    cr_assert_neq(model_forward(m, g, batch, &out, &err), 0,
+    cr_assert_neq(bertc_model_forward(m, g, batch, &out, &err), 0,
                   "forward accepted the batch; expected an error with '%s'/'%s'/'%s'", a, b,
                   c ? c : "");
     cr_assert(strstr(err.msg, a) && strstr(err.msg, b) && (!c || strstr(err.msg, c)),
@@ -51,7 +51,7 @@ BertConfig test_bert_config(TestBertSize size)
 {
     BertConfig c;
     BertcError err;
-    cr_assert_eq(model_config_default(&c, size.arch, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_config_default(&c, size.arch, &err), 0, "%s", err.msg);
     c.vocab_size = size.vocab_size;
     c.hidden_size = size.hidden_size;
     c.num_hidden_layers = size.num_hidden_layers;
@@ -68,14 +68,14 @@ BertConfig test_bert_config(TestBertSize size)
 void test_model_from_config(Model *m, Arena *arena, const BertConfig *cfg)
 {
     BertcError err;
-    cr_assert_eq(model_build(m, arena, cfg, &err), 0, "building the %s: %s",
+    cr_assert_eq(bertc_model_build(m, arena, cfg, &err), 0, "building the %s: %s",
                  cfg->architecture, err.msg);
 }
 
 void test_model_init_weights(Model *m, uint64_t seed)
 {
-    Rng r = rng_seed(seed);
-    registry_init_weights(m->reg, &r, 0.02f);
+    Rng r = bertc_rng_seed(seed);
+    bertc_registry_init_weights(m->reg, &r, 0.02f);
 }
 
 Model test_tiny_classifier(Arena *arena, int S)
@@ -95,9 +95,9 @@ Model test_tiny_classifier(Arena *arena, int S)
 void test_train_state_init(TestTrainState *t, TestBertSize size)
 {
     BertConfig c = test_bert_config(size);
-    t->arena = arena_create("ckpt", 1 << 20);
+    t->arena = bertc_arena_create("ckpt", 1 << 20);
     test_model_from_config(&t->m, t->arena, &c);
-    optimizer_init(&t->o, t->m.reg, optimizer_defaults(OPT_ADAMW, 1e-3));
+    bertc_optimizer_init(&t->o, t->m.reg, bertc_optimizer_defaults(OPT_ADAMW, 1e-3));
 }
 
 void test_expect_same_weights(const Registry *a, const Registry *b, const char *when)
@@ -133,7 +133,7 @@ int64_t test_load_generation(TestTrainState *t, const char *path)
     BertcError err = {{0}};
     int64_t step = -1;
     test_fill_generation(t, -1);
-    cr_assert_eq(checkpoint_load(path, r, o, &t->rng, &step, NULL, &err), 0,
+    cr_assert_eq(bertc_checkpoint_load(path, r, o, &t->rng, &step, NULL, &err), 0,
                  "%s does not load: %s", path, err.msg);
     cr_assert_eq(o->step, step, "optimizer step %lld but train step %lld", (long long)o->step,
                  (long long)step);
@@ -165,12 +165,12 @@ void *test_tensor_bytes(const SafeTensors *st, const StTensorInfo *ti)
 void test_config_set(BertConfig *cfg, const char *key, double value)
 {
     BertcError err;
-    cr_assert_eq(model_config_set(cfg, key, value, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_config_set(cfg, key, value, &err), 0, "%s", err.msg);
 }
 
 void test_config_special_ids(BertConfig *cfg, int n, const int32_t *ids)
 {
-    SpanBertKeys k = spanbert_keys(cfg);
+    SpanBertKeys k = bertc_spanbert_keys(cfg);
     k.masking.special_token_ids.n = n;
     memcpy(k.masking.special_token_ids.ids, ids, sizeof(int32_t) * (size_t)n);
     memcpy(cfg->model.bytes, &k, sizeof k);
@@ -180,6 +180,6 @@ BertConfig test_config_default(const char *architecture)
 {
     BertConfig c;
     BertcError err;
-    cr_assert_eq(model_config_default(&c, architecture, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_config_default(&c, architecture, &err), 0, "%s", err.msg);
     return c;
 }

@@ -41,7 +41,7 @@ static void save(TestTrainState *t, const char *path, int64_t k)
 {
     BertcError err;
     test_fill_generation(t, k);
-    if (checkpoint_save(path, t->m.reg, &t->o, &t->rng, k, NULL, &err) != 0) {
+    if (bertc_checkpoint_save(path, t->m.reg, &t->o, &t->rng, k, NULL, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         _exit(3);
     }
@@ -93,7 +93,7 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
     double t0 = seconds();
     save(&t, path, 0);
     double write_time = seconds() - t0;
-    Rng rng = rng_seed(9);
+    Rng rng = bertc_rng_seed(9);
     int64_t last = 0;
     int mid_write = 0, advanced = 0;
     for (int kill_no = 0; kill_no < KILLS; kill_no++) {
@@ -110,7 +110,7 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
         close(ready[0]);
         close(ready[1]);
         /* anywhere in the first few writes, so kills land in every phase */
-        double delay = rng_uniform(&rng) * 4.0 * write_time;
+        double delay = bertc_rng_uniform(&rng) * 4.0 * write_time;
         struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
@@ -136,7 +136,7 @@ Test(checkpoint_kill, sigkill_never_loses_the_last_checkpoint, .timeout = 300)
     save(&t, path, last + 1);
     cr_expect_eq(count_temps(path, 0), 0, "a save left stale temporaries of %s behind", path);
     remove(path);
-    arena_destroy(t.arena);
+    bertc_arena_destroy(t.arena);
 }
 
 /* Copies the first n bytes of src (with byte `flip` inverted when >= 0). */
@@ -181,7 +181,7 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
         damaged_copy(path, bad, cuts[i], -1);
         BertcError err = {{0}};
         int64_t step;
-        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
+        cr_expect_neq(bertc_checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
                       "a checkpoint cut at byte %ld of %ld loaded", cuts[i], size);
         cr_expect(strstr(err.msg, bad), "cut at %ld: \"%s\" does not name the file", cuts[i],
                   err.msg);
@@ -199,7 +199,7 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
         damaged_copy(path, bad, size, at);
         BertcError err = {{0}};
         int64_t step;
-        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
+        cr_expect_neq(bertc_checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
                       "a checkpoint with byte %ld flipped (in %s) loaded", at, breaks[i]);
         cr_expect(strstr(err.msg, bad), "\"%s\" does not name the file", err.msg);
     }
@@ -211,7 +211,7 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
         damaged_copy(path, bad, size, at);
         BertcError err = {{0}};
         int64_t step;
-        cr_expect_neq(checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
+        cr_expect_neq(bertc_checkpoint_load(bad, t.m.reg, &t.o, &t.rng, &step, NULL, &err), 0,
                       "a checkpoint with data byte %ld flipped loaded", at);
         cr_expect(strstr(err.msg, bad) && strstr(err.msg, "data section checksum mismatch"),
                   "data byte %ld flipped: \"%s\" does not name the file and the checksum",
@@ -219,5 +219,5 @@ Test(checkpoint_kill, damaged_checkpoints_are_refused_by_name)
     }
     remove(bad);
     remove(path);
-    arena_destroy(t.arena);
+    bertc_arena_destroy(t.arena);
 }

@@ -49,7 +49,7 @@ static void ckpt_close(Ckpt *t)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", t->dir);
     cr_assert_eq(system(cmd), 0);
-    arena_destroy(t->s.arena);
+    bertc_arena_destroy(t->s.arena);
 }
 
 /* Generation k (test_fill_generation). */
@@ -58,7 +58,7 @@ static void fill(Ckpt *t, int64_t k) { test_fill_generation(&t->s, k); }
 static int save(Ckpt *t, int64_t k, BertcError *err)
 {
     fill(t, k);
-    return checkpoint_save(t->path, t->s.m.reg, &t->s.o, &t->s.rng, k, NULL, err);
+    return bertc_checkpoint_save(t->path, t->s.m.reg, &t->s.o, &t->s.rng, k, NULL, err);
 }
 
 /* Loads path; asserts it is one whole generation and returns it. */
@@ -177,7 +177,7 @@ static void expect_refused(Ckpt *t, float *where, float value, const char *names
     cr_assert_eq(save(t, 1, &err), 0, "%s", err.msg);
     fill(t, 2);
     *where = value;
-    cr_expect_neq(checkpoint_save(t->path, t->s.m.reg, &t->s.o, &t->s.rng, 2, NULL, &err), 0,
+    cr_expect_neq(bertc_checkpoint_save(t->path, t->s.m.reg, &t->s.o, &t->s.rng, 2, NULL, &err), 0,
                   "a checkpoint with %s = %g was written", names, value);
     cr_expect(strstr(err.msg, names) && strstr(err.msg, t->path),
               "\"%s\" names neither %s nor the file", err.msg, names);
@@ -190,7 +190,7 @@ Test(checkpoint_safety, non_finite_state_is_never_saved_over_a_good_checkpoint)
 {
     Ckpt t;
     ckpt_init(&t);
-    int w = registry_find(t.s.m.reg, "encoder.layer.0.attention.self.query.weight");
+    int w = bertc_registry_find(t.s.m.reg, "encoder.layer.0.attention.self.query.weight");
     cr_assert_geq(w, 0);
     expect_refused(&t, &t.s.m.reg->params[w].var->value.data[33], NAN,
                    "'encoder.layer.0.attention.self.query.weight'[1, 1] is nan");
@@ -232,9 +232,9 @@ Test(checkpoint_safety, a_target_that_is_not_a_regular_file_is_refused)
     unlink(t.path);
     unlink(victim);
     snprintf(cmd, sizeof cmd, "%s/", t.dir);
-    cr_expect_neq(st_check_writable(cmd, &err), 0, "a directory path passed as a file");
+    cr_expect_neq(bertc_st_check_writable(cmd, &err), 0, "a directory path passed as a file");
     cr_expect(strstr(err.msg, "not a file name"), "%s", err.msg);
-    cr_expect_neq(st_check_writable("", &err), 0, "an empty path passed");
+    cr_expect_neq(bertc_st_check_writable("", &err), 0, "an empty path passed");
     ckpt_close(&t);
 }
 
@@ -330,7 +330,7 @@ static void mutate(const char *good, const char *bad, const Mutation *mu)
 {
     SafeTensors *st;
     BertcError err;
-    cr_assert_eq(st_open_file(NULL, good, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, good, &st, &err), 0, "%s", err.msg);
     StEntry *e = calloc(st->n_tensors, sizeof *e);
     void **bufs = calloc(st->n_tensors, sizeof *bufs);
     size_t n = 0;
@@ -367,12 +367,12 @@ static void mutate(const char *good, const char *bad, const Mutation *mu)
             meta[n_meta++] = st->metadata[i];
     if (mu->meta_key && mu->meta_value)
         meta[n_meta++] = (StMetadata){mu->meta_key, mu->meta_value};
-    cr_assert_eq(st_write_file(bad, e, n, meta, n_meta, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_write_file(bad, e, n, meta, n_meta, &err), 0, "%s", err.msg);
     for (size_t i = 0; i < n; i++)
         free(bufs[i]);
     free(bufs);
     free(e);
-    st_close(st);
+    bertc_st_close(st);
 }
 
 static void expect_load_refused(Ckpt *t, const Mutation *mu, const CheckpointRun *run,
@@ -383,7 +383,7 @@ static void expect_load_refused(Ckpt *t, const Mutation *mu, const CheckpointRun
     mutate(t->path, bad, mu);
     BertcError err = {{0}};
     int64_t step;
-    cr_expect_neq(checkpoint_load(bad, t->s.m.reg, &t->s.o, &t->s.rng, &step, run, &err), 0,
+    cr_expect_neq(bertc_checkpoint_load(bad, t->s.m.reg, &t->s.o, &t->s.rng, &step, run, &err), 0,
                   "a checkpoint that should say \"%s\" loaded", says);
     cr_expect(strstr(err.msg, bad) && strstr(err.msg, says), "\"%s\" does not name the file "
               "and say \"%s\"", err.msg, says);
@@ -398,10 +398,10 @@ Test(checkpoint_safety, bad_counters_and_values_are_refused_on_load)
     StMetadata fields[2] = {{"batch_size", "8"}, {"seed", "42"}};
     CheckpointRun run = {fields, 2, 10};
     fill(&t, 5);
-    cr_assert_eq(checkpoint_save(t.path, t.s.m.reg, &t.s.o, &t.s.rng, 5, &run, &err), 0, "%s",
+    cr_assert_eq(bertc_checkpoint_save(t.path, t.s.m.reg, &t.s.o, &t.s.rng, 5, &run, &err), 0, "%s",
                  err.msg);
     int64_t step;
-    cr_assert_eq(checkpoint_load(t.path, t.s.m.reg, &t.s.o, &t.s.rng, &step, &run, &err), 0,
+    cr_assert_eq(bertc_checkpoint_load(t.path, t.s.m.reg, &t.s.o, &t.s.rng, &step, &run, &err), 0,
                  "%s", err.msg);
     const char *q = "encoder.layer.0.attention.self.query.weight";
     char m1[128], v[128];

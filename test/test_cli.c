@@ -172,18 +172,18 @@ static void expect_outputs_close(const char *want, const char *got)
 {
     SafeTensors *a, *b;
     BertcError err;
-    cr_assert_eq(st_open_file(NULL, want, &a, &err), 0, "%s", err.msg);
-    cr_assert_eq(st_open_file(NULL, got, &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, want, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, got, &b, &err), 0, "%s", err.msg);
     cr_assert_eq(a->n_tensors, b->n_tensors, "%s and %s hold different tensors", want, got);
     for (size_t i = 0; i < a->n_tensors; i++) {
-        const StTensorInfo *ta = &a->tensors[i], *tb = st_find(b, ta->name);
+        const StTensorInfo *ta = &a->tensors[i], *tb = bertc_st_find(b, ta->name);
         if (ta->dtype != ST_F32)
             continue;
         cr_assert(tb && tb->numel == ta->numel, "%s: '%s' missing or resized", got, ta->name);
         float *x = malloc(sizeof(float) * (size_t)ta->numel);
         float *y = malloc(sizeof(float) * (size_t)ta->numel);
-        cr_assert_eq(st_read_f32(a, ta, x, (size_t)ta->numel, &err), 0, "%s", err.msg);
-        cr_assert_eq(st_read_f32(b, tb, y, (size_t)tb->numel, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_read_f32(a, ta, x, (size_t)ta->numel, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_read_f32(b, tb, y, (size_t)tb->numel, &err), 0, "%s", err.msg);
         float max = 0.0f;
         for (int64_t k = 0; k < ta->numel; k++)
             max = fabsf(x[k]) > max ? fabsf(x[k]) : max;
@@ -192,8 +192,8 @@ static void expect_outputs_close(const char *want, const char *got)
                       "default path gave %.9g", got, ta->name, (long long)k, y[k], x[k]);
         free(x), free(y);
     }
-    st_close(a);
-    st_close(b);
+    bertc_st_close(a);
+    bertc_st_close(b);
 }
 
 /* SPEC §2: BERTC_ISA forces a path. `bertc run --stats` names the path it
@@ -208,7 +208,7 @@ Test(cli, bertc_isa_forces_the_path)
              "--inputs %s/inputs.safetensors --output %s --stats", F, F, F, want);
     cr_assert_eq(bertc(args, &log), 0, "%s", log);
     for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++) {
-        const char *name = cpu_isa_name((CpuIsa)isa);
+        const char *name = bertc_cpu_isa_name((CpuIsa)isa);
         char env[64], got[400], path_line[64];
         snprintf(env, sizeof env, "BERTC_ISA=%s", name);
         snprintf(got, sizeof got, "%s/%s.safetensors", out_dir, name);
@@ -220,7 +220,7 @@ Test(cli, bertc_isa_forces_the_path)
          * which hides AVX-512 from the tests but not from the untraced CLI):
          * a path this process lacks may run; one it has must. */
         if (rc != 0) {
-            cr_assert(!cpu_isa_supported((CpuIsa)isa) && rc == 2 && strstr(log, env) &&
+            cr_assert(!bertc_cpu_isa_supported((CpuIsa)isa) && rc == 2 && strstr(log, env) &&
                       strstr(log, "cannot run") && !strchr(strchr(log, '\n') + 1, '\n'),
                       "%s: rc %d, not the one-line refusal of a path the CPU lacks:\n%s", env,
                       rc, log);

@@ -18,7 +18,7 @@ static BertConfig read_ok(const char *path)
 {
     BertConfig cfg;
     BertcError err;
-    cr_assert_eq(bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
     return cfg;
 }
 
@@ -30,7 +30,7 @@ static int parse_with(const char *extra, BertConfig *cfg, BertcError *err)
              "{\"architectures\": [\"BertModel\"], \"vocab_size\": 100, \"hidden_size\": 32,\n"
              " \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"intermediate_size\": 37,\n"
              " \"max_position_embeddings\": 64%s}", extra);
-    return bert_config_parse(NULL, "c.json", text, strlen(text), cfg, err);
+    return bertc_bert_config_parse(NULL, "c.json", text, strlen(text), cfg, err);
 }
 
 /* The config with `extra` must fail with both substrings in the message. */
@@ -49,7 +49,7 @@ static void text_fails(const char *text, const char *want)
 {
     BertConfig cfg;
     BertcError err = {{0}};
-    cr_assert_neq(bert_config_parse(NULL, "c.json", text, strlen(text), &cfg, &err), 0,
+    cr_assert_neq(bertc_bert_config_parse(NULL, "c.json", text, strlen(text), &cfg, &err), 0,
                   "config %s should fail", text);
     cr_expect(strstr(err.msg, want), "message \"%s\" lacks \"%s\"", err.msg, want);
 }
@@ -100,26 +100,26 @@ Test(config, cgbert_and_qacgbert)
 {
     BertConfig c = read_ok(CONFIG_DIR "cgbert.json");
     cr_expect_str_eq(c.architecture, "CGBertForSequenceClassification");
-    cr_expect_eq(model_config_get(&c, "pooler_type"), 1 /* first_token */);
-    cr_expect_eq(model_config_get(&c, "context_vocab_size"), 8, "default");
+    cr_expect_eq(bertc_model_config_get(&c, "pooler_type"), 1 /* first_token */);
+    cr_expect_eq(bertc_model_config_get(&c, "context_vocab_size"), 8, "default");
     cr_expect_eq(c.num_labels, 3);
     cr_expect_eq(c.problem_type, PROBLEM_UNSET, "null problem_type");
     cr_expect_eq(c.hidden_dropout_prob, 0.0f);
     BertConfig q = read_ok(CONFIG_DIR "qacgbert.json");
     cr_expect_str_eq(q.architecture, "QACGBertForSequenceClassification");
-    cr_expect_eq(model_config_get(&q, "pooler_type"), 0 /* attention_gate */, "default");
-    cr_expect_eq(model_config_get(&q, "context_vocab_size"), 5);
+    cr_expect_eq(bertc_model_config_get(&q, "pooler_type"), 0 /* attention_gate */, "default");
+    cr_expect_eq(bertc_model_config_get(&q, "context_vocab_size"), 5);
 }
 
 Test(config, summarizer)
 {
     BertConfig c = read_ok(CONFIG_DIR "summarizer.json");
     cr_expect_str_eq(c.architecture, "Summarizer");
-    cr_expect_eq(model_config_get(&c, "ff_size"), 64);
-    cr_expect_eq(model_config_get(&c, "heads"), 4);
-    cr_expect_eq(model_config_get(&c, "inter_layers"), 2);
-    cr_expect_eq(model_config_get(&c, "pe_max_len"), 5000);
-    cr_expect_eq(model_config_get(&c, "inter_layer_norm_eps"), 1e-6f, "default");
+    cr_expect_eq(bertc_model_config_get(&c, "ff_size"), 64);
+    cr_expect_eq(bertc_model_config_get(&c, "heads"), 4);
+    cr_expect_eq(bertc_model_config_get(&c, "inter_layers"), 2);
+    cr_expect_eq(bertc_model_config_get(&c, "pe_max_len"), 5000);
+    cr_expect_eq(bertc_model_config_get(&c, "inter_layer_norm_eps"), 1e-6f, "default");
 }
 
 Test(config, qaconv)
@@ -127,11 +127,11 @@ Test(config, qaconv)
     BertConfig c = read_ok(CONFIG_DIR "qaconv.json");
     cr_expect_str_eq(c.architecture, "QAConvModelV2");
     cr_expect_eq(c.sep_token_id, 102);
-    cr_expect_eq(model_config_get(&c, "query_len"), 8);
-    cr_expect_eq(model_config_get(&c, "conv_filters"), 16);
-    cr_expect_eq(model_config_get(&c, "num_question_types"), 6, "default");
-    cr_expect_eq(model_config_get(&c, "attention_temperature"), 10.0f, "an integer is a valid float");
-    cr_expect_eq(model_config_get(&c, "query_loss_divisor"), 5.0f);
+    cr_expect_eq(bertc_model_config_get(&c, "query_len"), 8);
+    cr_expect_eq(bertc_model_config_get(&c, "conv_filters"), 16);
+    cr_expect_eq(bertc_model_config_get(&c, "num_question_types"), 6, "default");
+    cr_expect_eq(bertc_model_config_get(&c, "attention_temperature"), 10.0f, "an integer is a valid float");
+    cr_expect_eq(bertc_model_config_get(&c, "query_loss_divisor"), 5.0f);
 }
 
 Test(config, spanbert_with_masking)
@@ -143,15 +143,15 @@ Test(config, spanbert_with_masking)
     cr_expect_eq(c.cls_token_id, 101);
     cr_expect_eq(c.sep_token_id, 102);
     cr_expect_eq(c.unk_token_id, 100);
-    cr_expect_eq(model_config_get(&c, "sbo_dim_ffn"), 64, "defaults to intermediate_size");
-    cr_expect_eq(model_config_get(&c, "sbo_layer_norm_eps"), 1e-5f);
-    cr_expect_eq(model_config_get(&c, "sbo_max_span_length"), 30);
-    cr_expect(model_config_get(&c, "masking"));
-    cr_expect_eq(model_config_get(&c, "masking.seed"), 1234);
-    cr_expect_eq(model_config_get(&c, "masking.masking_budget"), 0.25);
-    cr_expect_eq(model_config_get(&c, "masking.span_probability"), 0.2, "default");
-    cr_expect_eq(model_config_get(&c, "masking.max_span_length_cap"), 10, "default");
-    ConfigTokenIds special = spanbert_keys(&c).masking.special_token_ids;
+    cr_expect_eq(bertc_model_config_get(&c, "sbo_dim_ffn"), 64, "defaults to intermediate_size");
+    cr_expect_eq(bertc_model_config_get(&c, "sbo_layer_norm_eps"), 1e-5f);
+    cr_expect_eq(bertc_model_config_get(&c, "sbo_max_span_length"), 30);
+    cr_expect(bertc_model_config_get(&c, "masking"));
+    cr_expect_eq(bertc_model_config_get(&c, "masking.seed"), 1234);
+    cr_expect_eq(bertc_model_config_get(&c, "masking.masking_budget"), 0.25);
+    cr_expect_eq(bertc_model_config_get(&c, "masking.span_probability"), 0.2, "default");
+    cr_expect_eq(bertc_model_config_get(&c, "masking.max_span_length_cap"), 10, "default");
+    ConfigTokenIds special = bertc_spanbert_keys(&c).masking.special_token_ids;
     cr_assert_eq(special.n, 5);
     cr_expect_eq(special.ids[4], 103);
 }
@@ -162,19 +162,19 @@ Test(config, defaults_function)
     cr_expect_str_eq(d.architecture, "BertForSequenceClassification");
     cr_expect_eq(d.vocab_size, 30522);
     cr_expect_eq(d.num_labels, 2);
-    cr_expect(isnan(model_config_get(&d, "query_len")), "BERT has no query_len");
+    cr_expect(isnan(bertc_model_config_get(&d, "query_len")), "BERT has no query_len");
     BertConfig q = test_config_default("QAConvModelV2");
-    cr_expect_eq(model_config_get(&q, "query_len"), 50);
-    cr_expect_eq(model_config_get(&q, "conv_filters"), 1024);
+    cr_expect_eq(bertc_model_config_get(&q, "query_len"), 50);
+    cr_expect_eq(bertc_model_config_get(&q, "conv_filters"), 1024);
     BertConfig s = test_config_default("SpanBertForPreTraining");
-    cr_expect_eq(model_config_get(&s, "masking.masking_budget"), 0.15);
-    cr_expect_eq(model_config_get(&s, "sbo_dim_ffn"), 3072, "intermediate_size");
+    cr_expect_eq(bertc_model_config_get(&s, "masking.masking_budget"), 0.15);
+    cr_expect_eq(bertc_model_config_get(&s, "sbo_dim_ffn"), 3072, "intermediate_size");
     BertcError err;
-    cr_expect_neq(model_config_set(&q, "ff_size", 3, &err), 0);
+    cr_expect_neq(bertc_model_config_set(&q, "ff_size", 3, &err), 0);
     cr_expect(strstr(err.msg, "QAConvModelV2 has no key \"ff_size\""), "%s", err.msg);
-    cr_expect_neq(model_config_default(&q, "GPT2LMHeadModel", &err), 0);
+    cr_expect_neq(bertc_model_config_default(&q, "GPT2LMHeadModel", &err), 0);
     cr_expect(strstr(err.msg, "unknown architecture \"GPT2LMHeadModel\""), "%s", err.msg);
-    cr_expect_str_eq(bert_act_name(ACT_GELU_TANH), "gelu_new");
+    cr_expect_str_eq(bertc_bert_act_name(ACT_GELU_TANH), "gelu_new");
 }
 
 Test(config, unknown_keys_ignored_and_model_keys_scoped)
@@ -195,7 +195,7 @@ Test(config, missing_required_key_from_file)
 {
     BertConfig c;
     BertcError err;
-    cr_assert_neq(bert_config_read(CONFIG_DIR "bad_missing_hidden_size.json", &c, &err), 0);
+    cr_assert_neq(bertc_bert_config_read(CONFIG_DIR "bad_missing_hidden_size.json", &c, &err), 0);
     cr_expect_str_eq(err.msg, CONFIG_DIR "bad_missing_hidden_size.json: missing key \"hidden_size\"");
 }
 
@@ -203,10 +203,10 @@ Test(config, syntax_error_from_file)
 {
     BertConfig c;
     BertcError err;
-    cr_assert_neq(bert_config_read(CONFIG_DIR "bad_syntax.json", &c, &err), 0);
+    cr_assert_neq(bertc_bert_config_read(CONFIG_DIR "bad_syntax.json", &c, &err), 0);
     cr_expect(strstr(err.msg, CONFIG_DIR "bad_syntax.json: line 5, col 3 (byte 79): expected ',' or '}'"),
               "%s", err.msg);
-    cr_assert_neq(bert_config_read(CONFIG_DIR "nope.json", &c, &err), 0);
+    cr_assert_neq(bertc_bert_config_read(CONFIG_DIR "nope.json", &c, &err), 0);
     cr_expect(strstr(err.msg, "nope.json: cannot open"), "%s", err.msg);
 }
 
@@ -348,9 +348,9 @@ Test(config, id2label_names_and_label2id)
                             "\"label2id\": {\"NEG\": 0, \"POS\": 1}", &c, &err), 0, "%s",
                  err.msg);
     cr_assert_eq(c.num_labels, 2);
-    cr_expect_str_eq(bert_config_label(&c, 0), "NEG");
-    cr_expect_str_eq(bert_config_label(&c, 1), "POS");
-    cr_expect_eq(bert_config_label(&c, 2), NULL);
+    cr_expect_str_eq(bertc_bert_config_label(&c, 0), "NEG");
+    cr_expect_str_eq(bertc_bert_config_label(&c, 1), "POS");
+    cr_expect_eq(bertc_bert_config_label(&c, 2), NULL);
     fails_with(", \"id2label\": {\"0\": \"NEG\", \"2\": \"POS\"}", "id2label keys must be the "
                "label ids 0..1", "\"2\"");
     fails_with(", \"id2label\": {\"0\": \"NEG\", \"0\": \"POS\"}", "duplicate key \"0\"", NULL);

@@ -1,4 +1,4 @@
-/* test/test_config_write.c — bert_config_format writes every key the reader
+/* test/test_config_write.c — bertc_bert_config_format writes every key the reader
  * reads: for each architecture, a config with non-default values survives a
  * write -> read round trip field for field. */
 #include "test/test_util.h"
@@ -30,7 +30,7 @@ static BertConfig unusual(const ModelArch *arch)
 {
     BertConfig c;
     BertcError err;
-    cr_assert_eq(model_config_default(&c, arch->name, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_config_default(&c, arch->name, &err), 0, "%s", err.msg);
     c.vocab_size = 321;
     c.hidden_size = 48;
     c.num_hidden_layers = 3;
@@ -53,21 +53,21 @@ static BertConfig unusual(const ModelArch *arch)
     c.problem_type = PROBLEM_MULTI_LABEL;
     c.add_pooling_layer = false;
     const char *labels[] = {"NEG", "NEU \"quoted\"", "POS"};
-    cr_assert_eq(bert_config_set_labels(&c, labels, 3, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_set_labels(&c, labels, 3, &err), 0, "%s", err.msg);
     for (int i = 0; i < arch->n_keys; i++) {
         const ConfigKey *k = &arch->keys[i];
         if (k->kind == CONFIG_TOKEN_IDS) {
             test_config_special_ids(&c, 2, (const int32_t[]){5, 6});
             continue;
         }
-        double v = unusual_value(k, config_key_value(k, c.model.bytes));
+        double v = unusual_value(k, bertc_config_key_value(k, c.model.bytes));
         if (strcmp(k->key, "heads") == 0)
             v = 4;   /* divides hidden_size 48 */
         if (strcmp(k->key, "query_len") == 0)
             v = 12;  /* within max_position_embeddings */
         test_config_set(&c, k->key, v);
     }
-    cr_assert_eq(bert_config_check(&c, &err), 0, "%s: %s", arch->name, err.msg);
+    cr_assert_eq(bertc_bert_config_check(&c, &err), 0, "%s: %s", arch->name, err.msg);
     return c;
 }
 
@@ -93,12 +93,12 @@ static void expect_same(const ModelArch *arch, const BertConfig *a, const BertCo
     cr_expect_eq(a->unk_token_id, b->unk_token_id);
     cr_assert_eq(a->n_label_names, b->n_label_names);
     for (int i = 0; i < a->n_label_names; i++)
-        cr_expect_str_eq(bert_config_label(a, i), bert_config_label(b, i));
+        cr_expect_str_eq(bertc_bert_config_label(a, i), bertc_bert_config_label(b, i));
     for (int i = 0; i < arch->n_keys; i++) {
         const ConfigKey *k = &arch->keys[i];
-        cr_expect_eq(config_key_value(k, a->model.bytes), config_key_value(k, b->model.bytes),
+        cr_expect_eq(bertc_config_key_value(k, a->model.bytes), bertc_config_key_value(k, b->model.bytes),
                      "%s: %s is %g written, %g read", arch->name, k->key,
-                     config_key_value(k, a->model.bytes), config_key_value(k, b->model.bytes));
+                     bertc_config_key_value(k, a->model.bytes), bertc_config_key_value(k, b->model.bytes));
     }
     cr_expect_eq(memcmp(a->model.bytes, b->model.bytes, sizeof a->model.bytes), 0,
                  "%s: the model keys differ after the round trip", arch->name);
@@ -106,14 +106,14 @@ static void expect_same(const ModelArch *arch, const BertConfig *a, const BertCo
 
 Test(config_write, round_trip_every_architecture)
 {
-    for (int i = 0; zoo_arch_at(i); i++) {
-        const ModelArch *arch = zoo_arch_at(i);
+    for (int i = 0; bertc_zoo_arch_at(i); i++) {
+        const ModelArch *arch = bertc_zoo_arch_at(i);
         BertConfig in = unusual(arch), out;
         char text[16384];
         size_t n;
         BertcError err;
-        cr_assert_eq(bert_config_format(&in, text, sizeof text, &n, &err), 0, "%s", err.msg);
-        cr_assert_eq(bert_config_parse(NULL, "written", text, n, &out, &err), 0,
+        cr_assert_eq(bertc_bert_config_format(&in, text, sizeof text, &n, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_bert_config_parse(NULL, "written", text, n, &out, &err), 0,
                      "%s reads back with an error: %s\n%s", in.architecture, err.msg, text);
         expect_same(arch, &in, &out);
     }
@@ -125,13 +125,13 @@ Test(config_write, too_small_a_buffer_is_an_error)
     char text[64];
     size_t n;
     BertcError err;
-    cr_assert_neq(bert_config_format(&c, text, sizeof text, &n, &err), 0);
+    cr_assert_neq(bertc_bert_config_format(&c, text, sizeof text, &n, &err), 0);
     cr_assert(strstr(err.msg, "do not fit"), "%s", err.msg);
 }
 
 /* A config whose keys are each in range but whose model could never be
  * allocated is refused before anything is (the fuzzer's finding): by
- * model_size, which model_build runs first, naming the keys. */
+ * bertc_model_size, which bertc_model_build runs first, naming the keys. */
 Test(config_write, impossible_model_size_is_refused)
 {
     const char *text = "{\"architectures\": [\"BertModel\"], \"vocab_size\": 2000000000, "
@@ -141,19 +141,19 @@ Test(config_write, impossible_model_size_is_refused)
     BertConfig cfg;
     BertcError err;
     double floats;
-    cr_assert_eq(bert_config_parse(NULL, "huge.json", text, strlen(text), &cfg, &err), 0,
+    cr_assert_eq(bertc_bert_config_parse(NULL, "huge.json", text, strlen(text), &cfg, &err), 0,
                  "%s", err.msg);
-    cr_assert_neq(model_size(&cfg, &floats, &err), 0);
+    cr_assert_neq(bertc_model_size(&cfg, &floats, &err), 0);
     cr_assert(strstr(err.msg, "config: ") && strstr(err.msg, "more than bertc's limit") &&
               strstr(err.msg, "vocab_size 2000000000"), "%s", err.msg);
-    model_config_error(&err, "huge.json");
+    bertc_model_config_error(&err, "huge.json");
     cr_assert(strstr(err.msg, "huge.json: BertModel"), "%s", err.msg);
     BertConfig base = test_config_default("BertModel");
     char ok[4096];
     size_t n;
-    cr_assert_eq(bert_config_format(&base, ok, sizeof ok, &n, &err), 0, "%s", err.msg);
-    cr_assert_eq(bert_config_parse(NULL, "base.json", ok, n, &cfg, &err), 0, "%s", err.msg);
-    cr_assert_eq(model_size(&cfg, &floats, &err), 0, "bert-base must stay allowed: %s",
+    cr_assert_eq(bertc_bert_config_format(&base, ok, sizeof ok, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_parse(NULL, "base.json", ok, n, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_size(&cfg, &floats, &err), 0, "bert-base must stay allowed: %s",
                  err.msg);
     cr_expect_eq(floats, 109482240.0, "bert-base-uncased has 109482240 parameters, not %.0f",
                  floats);
@@ -169,12 +169,12 @@ Test(config_write, float_keys_must_fit_float32)
                        "\"layer_norm_eps\": 1e306}";
     BertConfig cfg;
     BertcError err;
-    cr_assert_neq(bert_config_parse(NULL, "huge_eps.json", huge, strlen(huge), &cfg, &err), 0);
+    cr_assert_neq(bertc_bert_config_parse(NULL, "huge_eps.json", huge, strlen(huge), &cfg, &err), 0);
     cr_assert(strstr(err.msg, "layer_norm_eps") && strstr(err.msg, "float32"), "%s", err.msg);
     const char *tiny = "{\"architectures\": [\"QAConvModelV2\"], \"vocab_size\": 10, "
                        "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"num_attention_heads\": 1,"
                        " \"intermediate_size\": 8, \"max_position_embeddings\": 8, "
                        "\"sep_token_id\": 2, \"attention_temperature\": 1e-50}";
-    cr_assert_neq(bert_config_parse(NULL, "tiny.json", tiny, strlen(tiny), &cfg, &err), 0);
+    cr_assert_neq(bertc_bert_config_parse(NULL, "tiny.json", tiny, strlen(tiny), &cfg, &err), 0);
     cr_assert(strstr(err.msg, "attention_temperature") && strstr(err.msg, "> 0"), "%s", err.msg);
 }

@@ -1,7 +1,7 @@
-/* test/test_dropout_kernel.c — kernel_dropout draws its mask per element (in
+/* test/test_dropout_kernel.c — bertc_kernel_dropout draws its mask per element (in
  * SIMD lanes and threads) from the formula draw_i = rng_mix(s + (i+1) gamma)
  * and an integer threshold. Its definition is the plain loop
- *     keep[i] = rng_uniform(&r) >= p;  out[i] = keep[i] ? a[i] * scale : 0
+ *     keep[i] = bertc_rng_uniform(&r) >= p;  out[i] = keep[i] ? a[i] * scale : 0
  * and every path this CPU can run (forced in turn), and 1 or 2 threads, must
  * give that loop's keep bytes, outputs and final Rng state bit for bit: on
  * n = 0..67 (every SIMD tail) and larger n past the threading threshold, for
@@ -38,7 +38,7 @@ static void setup(void)
     b.keep = malloc(BIG);
     b.want_keep = malloc(BIG);
     cr_assert(b.keep && b.want_keep);
-    Rng r = rng_seed(7);
+    Rng r = bertc_rng_seed(7);
     test_fill_uniform(b.a, BIG, &r, -2.0f, 2.0f);
     test_fill_uniform(b.dy, BIG, &r, -1.0f, 1.0f);
     /* Values whose product with scale is delicate: signed zero, infinity, NaN. */
@@ -60,16 +60,16 @@ TestSuite(dropout_kernel, .init = setup, .fini = teardown);
 
 static float scale_of(float p)
 {
-    return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; /* as ag_dropout */
+    return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; /* as bertc_ag_dropout */
 }
 
-/* The definition: n calls of rng_uniform, in order. Returns the Rng after. */
+/* The definition: n calls of bertc_rng_uniform, in order. Returns the Rng after. */
 static Rng dropout_by_definition(int64_t n, uint64_t state, float p)
 {
     Rng r = {state};
     float scale = scale_of(p);
     for (int64_t i = 0; i < n; i++) {
-        b.want_keep[i] = rng_uniform(&r) >= (double)p;
+        b.want_keep[i] = bertc_rng_uniform(&r) >= (double)p;
         b.want_out[i] = b.want_keep[i] ? b.a[i] * scale : 0.0f;
     }
     return r;
@@ -85,7 +85,7 @@ static void expect_definition(const char *what, CpuIsa isa, int64_t n, uint64_t 
                       memcmp(&b.out[i], &b.want_out[i], sizeof(float)) == 0,
                   "%s [%s] n=%lld state=%llu p=%.9g: at %lld keep %d out %.9g, "
                   "expected keep %d out %.9g",
-                  what, cpu_isa_name(isa), (long long)n, (unsigned long long)state,
+                  what, bertc_cpu_isa_name(isa), (long long)n, (unsigned long long)state,
                   (double)p, (long long)i, b.keep[i], (double)b.out[i], b.want_keep[i],
                   (double)b.want_out[i]);
     }
@@ -96,14 +96,14 @@ static void expect_definition(const char *what, CpuIsa isa, int64_t n, uint64_t 
 static void forward_case(CpuIsa isa, int64_t n, uint64_t state, float p)
 {
     Rng after = dropout_by_definition(n, state, p);
-    uint64_t t = rng_uniform_threshold((double)p);
-    cpu_set_isa(isa);
+    uint64_t t = bertc_rng_uniform_threshold((double)p);
+    bertc_cpu_set_isa(isa);
     memset(b.keep, 0xAA, (size_t)n);
-    kernel_dropout(b.a, b.out, b.keep, n, state, t, scale_of(p));
-    expect_definition("kernel_dropout", isa, n, state, p);
+    bertc_kernel_dropout(b.a, b.out, b.keep, n, state, t, scale_of(p));
+    expect_definition("bertc_kernel_dropout", isa, n, state, p);
     memset(b.keep, 0xAA, (size_t)n);
-    kernel_dropout_scalar(b.a, b.out, b.keep, n, state, t, scale_of(p));
-    expect_definition("kernel_dropout_scalar", isa, n, state, p);
+    bertc_kernel_dropout_scalar(b.a, b.out, b.keep, n, state, t, scale_of(p));
+    expect_definition("bertc_kernel_dropout_scalar", isa, n, state, p);
     cr_assert_eq(state + (uint64_t)n * RNG_GAMMA, after.state,
                  "n=%lld draws from state %llu: skipping ahead gives %llu, the loop %llu",
                  (long long)n, (unsigned long long)state,
@@ -114,9 +114,9 @@ static void forward_case(CpuIsa isa, int64_t n, uint64_t state, float p)
 /* Calls fn for every path this CPU runs, p, state and n in 0..67 and BIG. */
 static void for_each_case(void (*fn)(CpuIsa isa, int64_t n, uint64_t state, float p))
 {
-    CpuIsa orig = cpu_isa();
+    CpuIsa orig = bertc_cpu_isa();
     for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
-        if (!cpu_isa_supported(paths[k]))
+        if (!bertc_cpu_isa_supported(paths[k]))
             continue;
         for (size_t ip = 0; ip < sizeof probs / sizeof probs[0]; ip++)
             for (size_t is = 0; is < sizeof states / sizeof states[0]; is++) {
@@ -126,7 +126,7 @@ static void for_each_case(void (*fn)(CpuIsa isa, int64_t n, uint64_t state, floa
                 fn(paths[k], BIG, states[is], probs[ip]);
             }
     }
-    cpu_set_isa(orig);
+    bertc_cpu_set_isa(orig);
 }
 
 Test(dropout_kernel, every_path_matches_the_rng_uniform_loop)
@@ -142,21 +142,21 @@ Test(dropout_kernel, threshold_is_where_uniform_crosses_p)
         double ps[3] = {nextafter((double)probs[ip], 0.0), (double)probs[ip],
                         nextafter((double)probs[ip], 2.0)};
         for (int j = 0; j < 3; j++) {
-            uint64_t t = rng_uniform_threshold(ps[j]);
+            uint64_t t = bertc_rng_uniform_threshold(ps[j]);
             cr_assert(t <= 1ull << 53, "p=%.17g: threshold %llu above 2^53", ps[j],
                       (unsigned long long)t);
             if (t > 0)
-                cr_assert(!(rng_uniform_of((t - 1) << 11) >= ps[j]),
+                cr_assert(!(bertc_rng_uniform_of((t - 1) << 11) >= ps[j]),
                           "p=%.17g: m = T-1 = %llu already passes", ps[j],
                           (unsigned long long)(t - 1));
             if (t < 1ull << 53)
-                cr_assert(rng_uniform_of(t << 11) >= ps[j], "p=%.17g: m = T = %llu fails",
+                cr_assert(bertc_rng_uniform_of(t << 11) >= ps[j], "p=%.17g: m = T = %llu fails",
                           ps[j], (unsigned long long)t);
         }
     }
     /* The top draw rounds to exactly 1, so with p = 1 it is kept. */
-    cr_assert_eq(rng_uniform_of(UINT64_MAX), 1.0);
-    cr_assert_eq(rng_uniform_threshold(1.0), (1ull << 53) - 1);
+    cr_assert_eq(bertc_rng_uniform_of(UINT64_MAX), 1.0);
+    cr_assert_eq(bertc_rng_uniform_threshold(1.0), (1ull << 53) - 1);
 }
 
 /* ---- draws planted at the threshold ------------------------------------------ */
@@ -194,25 +194,25 @@ static uint64_t unmix(uint64_t z)
  * m = 2^53 - 1, the one draw that is kept). */
 Test(dropout_kernel, draws_at_the_threshold)
 {
-    CpuIsa orig = cpu_isa();
+    CpuIsa orig = bertc_cpu_isa();
     const int64_t n = 45, at[] = {0, 7, 8, 20, 33, 44};
     for (size_t ip = 0; ip < sizeof probs / sizeof probs[0]; ip++) {
-        uint64_t t = rng_uniform_threshold((double)probs[ip]);
+        uint64_t t = bertc_rng_uniform_threshold((double)probs[ip]);
         for (uint64_t m = t > 0 ? t - 1 : t; m <= t && m < 1ull << 53; m++)
             for (size_t j = 0; j < sizeof at / sizeof at[0]; j++) {
                 uint64_t z = m << 11 | 0x5A5;
                 uint64_t state = unmix(z) - (uint64_t)(at[j] + 1) * RNG_GAMMA;
                 Rng r = {state};
                 for (int64_t i = 0; i < at[j]; i++)
-                    rng_next_u64(&r);
-                cr_assert_eq(rng_next_u64(&r), z, "unmix is wrong");
+                    bertc_rng_next_u64(&r);
+                cr_assert_eq(bertc_rng_next_u64(&r), z, "unmix is wrong");
                 for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++)
-                    if (cpu_isa_supported(paths[k]))
+                    if (bertc_cpu_isa_supported(paths[k]))
                         forward_case(paths[k], n, state, probs[ip]);
                 cr_assert_eq(b.want_keep[at[j]], m >= t);
             }
     }
-    cpu_set_isa(orig);
+    bertc_cpu_set_isa(orig);
 }
 
 /* ---- backward ------------------------------------------------------------------ */
@@ -220,7 +220,7 @@ Test(dropout_kernel, draws_at_the_threshold)
 /* da starts random with some -0 (a dropped element must leave it as is). */
 static void fill_da(int64_t n)
 {
-    Rng r = rng_seed(11);
+    Rng r = bertc_rng_seed(11);
     test_fill_uniform(b.da, n, &r, -1.0f, 1.0f);
     for (int64_t i = 0; i < n; i += 5)
         b.da[i] = -0.0f;
@@ -235,12 +235,12 @@ static void backward_case(CpuIsa isa, int64_t n, uint64_t state, float p)
     for (int64_t i = 0; i < n; i++)
         if (b.want_keep[i])
             b.want_da[i] += scale * b.dy[i];
-    cpu_set_isa(isa);
-    kernel_dropout_backward(b.want_keep, b.dy, scale, b.da, n);
+    bertc_cpu_set_isa(isa);
+    bertc_kernel_dropout_backward(b.want_keep, b.dy, scale, b.da, n);
     for (int64_t i = 0; i < n; i++)
         cr_assert(memcmp(&b.da[i], &b.want_da[i], sizeof(float)) == 0,
-                  "kernel_dropout_backward [%s] n=%lld p=%.9g: da[%lld] = %.9g, expected %.9g",
-                  cpu_isa_name(isa), (long long)n, (double)p, (long long)i, (double)b.da[i],
+                  "bertc_kernel_dropout_backward [%s] n=%lld p=%.9g: da[%lld] = %.9g, expected %.9g",
+                  bertc_cpu_isa_name(isa), (long long)n, (double)p, (long long)i, (double)b.da[i],
                   (double)b.want_da[i]);
 }
 
@@ -255,36 +255,36 @@ Test(dropout_kernel, backward_every_path_matches_the_loop)
  * bits as 1 thread (and as the definition, which forward_case checks). */
 Test(dropout_kernel, two_threads_match_the_loop)
 {
-    int saved = threads_count();
+    int saved = bertc_threads_count();
     for (int threads = 1; threads <= 2; threads++) {
-        threads_set_count(threads);
+        bertc_threads_set_count(threads);
         for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
-            if (!cpu_isa_supported(paths[k]))
+            if (!bertc_cpu_isa_supported(paths[k]))
                 continue;
             forward_case(paths[k], BIG, 42, 0.1f);
             backward_case(paths[k], BIG, 42, 0.1f);
         }
     }
-    threads_set_count(saved);
+    bertc_threads_set_count(saved);
 }
 
-/* ag_dropout moves the graph's Rng on by exactly n draws. */
+/* bertc_ag_dropout moves the graph's Rng on by exactly n draws. */
 Test(dropout_kernel, ag_dropout_advances_the_graph_rng)
 {
     const int64_t n = 1003;
-    Graph *g = ag_graph_create(1 << 20, 99);
-    ag_set_training(g, true);
+    Graph *g = bertc_ag_graph_create(1 << 20, 99);
+    bertc_ag_set_training(g, true);
     int64_t shape[1] = {n};
-    Var *x = ag_tensor(g, 1, shape, false);
+    Var *x = bertc_ag_tensor(g, 1, shape, false);
     memcpy(x->value.data, b.a, (size_t)n * sizeof(float));
     uint64_t state = g->rng.state;
     Rng after = dropout_by_definition(n, state, 0.3f);
-    Var *y = ag_dropout(g, x, 0.3f);
+    Var *y = bertc_ag_dropout(g, x, 0.3f);
     cr_assert_eq(g->rng.state, after.state, "graph Rng after dropout: %llu, expected %llu",
                  (unsigned long long)g->rng.state, (unsigned long long)after.state);
     for (int64_t i = 0; i < n; i++)
         cr_assert(memcmp(&y->value.data[i], &b.want_out[i], sizeof(float)) == 0,
-                  "ag_dropout out[%lld] = %.9g, expected %.9g", (long long)i,
+                  "bertc_ag_dropout out[%lld] = %.9g, expected %.9g", (long long)i,
                   (double)y->value.data[i], (double)b.want_out[i]);
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
 }

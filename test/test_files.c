@@ -64,33 +64,33 @@ static void expect_refused(int rc, const BertcError *err, const Kind *k, const c
 Test(files, library_readers_refuse_non_regular_files, .timeout = 20)
 {
     fill_kinds();
-    Arena *a = arena_create("files", 1 << 16);
+    Arena *a = bertc_arena_create("files", 1 << 16);
     BertConfig cfg;
     BertcError err;
-    cr_assert_eq(bert_config_read("test/data/zoo/bert_model/config.json", &cfg, &err), 0,
+    cr_assert_eq(bertc_bert_config_read("test/data/zoo/bert_model/config.json", &cfg, &err), 0,
                  "%s", err.msg);
     Model m;
-    cr_assert_eq(model_build(&m, a, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_build(&m, a, &cfg, &err), 0, "%s", err.msg);
     Optimizer opt;
-    optimizer_init(&opt, m.reg, optimizer_defaults(OPT_ADAMW, 1e-3f));
+    bertc_optimizer_init(&opt, m.reg, bertc_optimizer_defaults(OPT_ADAMW, 1e-3f));
     for (int i = 0; i < 3; i++) {
         const Kind *k = &kinds[i];
         SafeTensors *st;
         BertConfig c;
         Tokenizer t;
-        Rng rng = rng_seed(1);
+        Rng rng = bertc_rng_seed(1);
         int64_t step;
         memset(&err, 0, sizeof err);
-        expect_refused(st_open_file(NULL, k->path, &st, &err), &err, k, "st_open_file");
-        expect_refused(bert_config_read(k->path, &c, &err), &err, k, "bert_config_read");
-        expect_refused(tokenizer_load(&t, a, k->path, &err), &err, k, "tokenizer_load");
-        expect_refused(model_load(&m, k->path, false, &err), &err, k, "model_load");
-        expect_refused(checkpoint_load(k->path, m.reg, &opt, &rng, &step, NULL, &err), &err, k,
-                       "checkpoint_load");
+        expect_refused(bertc_st_open_file(NULL, k->path, &st, &err), &err, k, "bertc_st_open_file");
+        expect_refused(bertc_bert_config_read(k->path, &c, &err), &err, k, "bertc_bert_config_read");
+        expect_refused(bertc_tokenizer_load(&t, a, k->path, &err), &err, k, "bertc_tokenizer_load");
+        expect_refused(bertc_model_load(&m, k->path, false, &err), &err, k, "bertc_model_load");
+        expect_refused(bertc_checkpoint_load(k->path, m.reg, &opt, &rng, &step, NULL, &err), &err, k,
+                       "bertc_checkpoint_load");
         FILE *f = bertc_open_read(k->path, NULL, &err);
         expect_refused(f ? 0 : -1, &err, k, "bertc_open_read");
     }
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 /* A Unix socket cannot even be opened (ENXIO); it gets the same message. */
@@ -106,7 +106,7 @@ Test(files, a_socket_is_not_a_regular_file, .timeout = 20)
     Kind k = {path, "(a socket)"};
     BertcError err = {{0}};
     BertConfig cfg;
-    expect_refused(bert_config_read(path, &cfg, &err), &err, &k, "bert_config_read");
+    expect_refused(bertc_bert_config_read(path, &cfg, &err), &err, &k, "bertc_bert_config_read");
     FILE *f = bertc_open_write(path, &err);
     expect_refused(f ? 0 : -1, &err, &k, "bertc_open_write");
     close(fd);
@@ -121,13 +121,13 @@ Test(files, writers_refuse_a_fifo_or_a_directory, .timeout = 20)
     float probs[4] = {0.5f, 0.5f, 0.5f, 0.5f};
     const char *tokens[2] = {"a", "b"};
     BertConfig cfg;
-    cr_assert_eq(bert_config_read("test/data/zoo/bert_model/config.json", &cfg, &err), 0,
+    cr_assert_eq(bertc_bert_config_read("test/data/zoo/bert_model/config.json", &cfg, &err), 0,
                  "%s", err.msg);
     for (int i = 0; i < 2; i++) {
-        expect_refused(svg_attention(kinds[i].path, probs, 1, 2, tokens, "t", &err), &err,
-                       &kinds[i], "svg_attention");
-        expect_refused(bert_config_write(kinds[i].path, &cfg, &err), &err, &kinds[i],
-                       "bert_config_write");
+        expect_refused(bertc_svg_attention(kinds[i].path, probs, 1, 2, tokens, "t", &err), &err,
+                       &kinds[i], "bertc_svg_attention");
+        expect_refused(bertc_bert_config_write(kinds[i].path, &cfg, &err), &err, &kinds[i],
+                       "bertc_bert_config_write");
     }
     FILE *f = bertc_open_write("/dev/null", &err);
     cr_expect(f, "/dev/null is a fine place to write: %s", err.msg);
@@ -140,8 +140,8 @@ Test(files, writers_refuse_a_fifo_or_a_directory, .timeout = 20)
     float one = 1.0f;
     StEntry e = {.name = "x", .dtype = ST_F32, .ndim = 1, .shape = shape, .f32 = &one};
     for (int i = 0; i < 2; i++)
-        expect_refused(st_write_file(kinds[i].path, &e, 1, NULL, 0, &err), &err, &kinds[i],
-                       "st_write_file");
+        expect_refused(bertc_st_write_file(kinds[i].path, &e, 1, NULL, 0, &err), &err, &kinds[i],
+                       "bertc_st_write_file");
     struct stat sb;
     cr_expect(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO was replaced");
 }

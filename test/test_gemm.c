@@ -1,6 +1,6 @@
-/* test/test_gemm.c — every GEMM path against gemm_reference (double-accumulating).
+/* test/test_gemm.c — every GEMM path against bertc_gemm_reference (double-accumulating).
  *
- * Each ISA path the CPU supports is forced in turn with cpu_set_isa and
+ * Each ISA path the CPU supports is forced in turn with bertc_cpu_set_isa and
  * checked on: every size 1..67 in each dimension, random triples with padded
  * leading dimensions, all four transpose combinations, alpha/beta variants
  * (beta = 0 over a NaN-filled C), the BERT shapes, threaded vs one thread.
@@ -13,7 +13,7 @@
  *            errs by at most (K + 4) u sum_p |a_ip b_pj| (u = 2^-24; Higham's
  *            gamma_K plus the alpha/beta roundings), plus u |ref| for rounding
  *            the double reference. The bound uses sum |a||b| computed by
- *            gemm_reference on |A| and |B|, so it tracks each entry. */
+ *            bertc_gemm_reference on |A| and |B|, so it tracks each entry. */
 #include "tensor/kernels_internal.h"
 
 #include <criterion/criterion.h>
@@ -37,7 +37,7 @@ typedef struct Operands {
 
 static float draw(Rng *rng, bool integers)
 {
-    return integers ? (float)rng_randint(rng, -3, 3) : (float)(2.0 * rng_uniform(rng) - 1.0);
+    return integers ? (float)bertc_rng_randint(rng, -3, 3) : (float)(2.0 * bertc_rng_uniform(rng) - 1.0);
 }
 
 static float *filled(int64_t n, Rng *rng, bool integers)
@@ -95,19 +95,19 @@ static const char *op_name(const Case *c)
     return names[c->ta * 2 + c->tb];
 }
 
-/* Rows [i0, i0 + rows) of C: gemm() against gemm_reference. Padding columns of
+/* Rows [i0, i0 + rows) of C: bertc_gemm() against bertc_gemm_reference. Padding columns of
  * C must be left untouched. */
 static void check_rows(const Case *c, const Operands *o, const float *got, int64_t i0,
                        int64_t rows)
 {
     const float *a = c->ta ? o->A + i0 : o->A + i0 * o->lda;
     float *want = copy_of(o->C0 + i0 * o->ldc, rows * o->ldc);
-    gemm_reference(c->ta, c->tb, rows, c->N, c->K, c->alpha, a, o->lda, o->B, o->ldb, c->beta,
+    bertc_gemm_reference(c->ta, c->tb, rows, c->N, c->K, c->alpha, a, o->lda, o->B, o->ldb, c->beta,
                    want, o->ldc);
     float *abs_a = abs_copy(o->A, o->a_rows * o->lda), *abs_b = abs_copy(o->B, o->b_rows * o->ldb);
     float *mag = malloc(sizeof(float) * (size_t)(rows * o->ldc));
     const float *abs_a_rows = c->ta ? abs_a + i0 : abs_a + i0 * o->lda;
-    gemm_reference(c->ta, c->tb, rows, c->N, c->K, 1.0f, abs_a_rows, o->lda, abs_b, o->ldb, 0.0f,
+    bertc_gemm_reference(c->ta, c->tb, rows, c->N, c->K, 1.0f, abs_a_rows, o->lda, abs_b, o->ldb, 0.0f,
                    mag, o->ldc);
     const double u = ldexp(1.0, -24);
     for (int64_t i = 0; i < rows; i++)
@@ -122,10 +122,10 @@ static void check_rows(const Case *c, const Operands *o, const float *got, int64
             }
             bool same = (isnan(w) && isnan(g)) || fabs((double)g - w) <= tol;
             if (!same)
-                cr_assert_fail("gemm M=%lld N=%lld K=%lld op=%s isa=%s alpha=%g beta=%g "
+                cr_assert_fail("bertc_gemm M=%lld N=%lld K=%lld op=%s isa=%s alpha=%g beta=%g "
                                "pad=%lld: C[%lld][%lld] expected %.9g, actual %.9g (tol %.3g)",
                                (long long)c->M, (long long)c->N, (long long)c->K, op_name(c),
-                               cpu_isa_name(cpu_isa()), c->alpha, c->beta, (long long)c->pad,
+                               bertc_cpu_isa_name(bertc_cpu_isa()), c->alpha, c->beta, (long long)c->pad,
                                (long long)(i0 + i), (long long)j, w, g, tol);
         }
     free(want);
@@ -134,11 +134,11 @@ static void check_rows(const Case *c, const Operands *o, const float *got, int64
     free(mag);
 }
 
-/* Runs gemm() on the case; returns C (M, ldc), caller frees. */
+/* Runs bertc_gemm() on the case; returns C (M, ldc), caller frees. */
 static float *run_gemm(const Case *c, const Operands *o)
 {
     float *C = copy_of(o->C0, c->M * o->ldc);
-    gemm(c->ta, c->tb, c->M, c->N, c->K, c->alpha, o->A, o->lda, o->B, o->ldb, c->beta, C,
+    bertc_gemm(c->ta, c->tb, c->M, c->N, c->K, c->alpha, o->A, o->lda, o->B, o->ldb, c->beta, C,
          o->ldc);
     return C;
 }
@@ -147,7 +147,7 @@ static float *run_gemm(const Case *c, const Operands *o)
  * MR and MC blocks among them). */
 static void check_case(const Case *c, uint64_t seed)
 {
-    Rng rng = rng_seed(seed);
+    Rng rng = bertc_rng_seed(seed);
     Operands o = make_operands(c, &rng);
     float *got = run_gemm(c, &o);
     if (c->M * c->N * c->K <= (1 << 22)) {
@@ -167,13 +167,13 @@ typedef void (*IsaTest)(void);
 
 static void for_each_isa(IsaTest test)
 {
-    CpuIsa saved = cpu_isa();
+    CpuIsa saved = bertc_cpu_isa();
     for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++)
-        if (cpu_isa_supported((CpuIsa)isa)) {
-            cpu_set_isa((CpuIsa)isa);
+        if (bertc_cpu_isa_supported((CpuIsa)isa)) {
+            bertc_cpu_set_isa((CpuIsa)isa);
             test();
         }
-    cpu_set_isa(saved);
+    bertc_cpu_set_isa(saved);
 }
 
 static void all_ops(Case c, uint64_t seed)
@@ -204,23 +204,23 @@ static void sizes_1_to_67(void)
         }
 }
 
-Test(gemm, every_size_1_to_67_exact) { for_each_isa(sizes_1_to_67); }
+Test(bertc_gemm, every_size_1_to_67_exact) { for_each_isa(sizes_1_to_67); }
 
 /* Random triples in 1..67, padded leading dims, float data and alpha/beta. */
 static void random_triples(void)
 {
-    Rng rng = rng_seed(7);
+    Rng rng = bertc_rng_seed(7);
     const float alphas[] = {1.0f, -1.5f, 0.25f};
     const float betas[] = {0.0f, 1.0f, 0.5f};
     for (int t = 0; t < 120; t++) {
-        Case c = {.M = rng_randint(&rng, 1, 67), .N = rng_randint(&rng, 1, 67),
-                  .K = rng_randint(&rng, 1, 67), .alpha = alphas[t % 3],
-                  .beta = betas[(t / 3) % 3], .pad = rng_randint(&rng, 0, 5)};
+        Case c = {.M = bertc_rng_randint(&rng, 1, 67), .N = bertc_rng_randint(&rng, 1, 67),
+                  .K = bertc_rng_randint(&rng, 1, 67), .alpha = alphas[t % 3],
+                  .beta = betas[(t / 3) % 3], .pad = bertc_rng_randint(&rng, 0, 5)};
         all_ops(c, 100 + (uint64_t)t);
     }
 }
 
-Test(gemm, random_sizes_padded_alpha_beta) { for_each_isa(random_triples); }
+Test(bertc_gemm, random_sizes_padded_alpha_beta) { for_each_isa(random_triples); }
 
 /* Sizes that cross the cache blocks: K > KC (several rank-KC updates, the
  * first applying beta), M > MC, N > NC, with beta 0 (NaN C), 1 and 0.5. */
@@ -236,7 +236,7 @@ static void block_edges(void)
         all_ops(cases[i], 500 + i);
 }
 
-Test(gemm, cache_block_edges) { for_each_isa(block_edges); }
+Test(bertc_gemm, cache_block_edges) { for_each_isa(block_edges); }
 
 /* BERT Linear shapes (x (M, K) . W^T, W (N, K)) and their backward products. */
 static void bert_shapes(void)
@@ -254,18 +254,18 @@ static void bert_shapes(void)
     }
 }
 
-Test(gemm, bert_shapes, .timeout = 120) { for_each_isa(bert_shapes); }
+Test(bertc_gemm, bert_shapes, .timeout = 120) { for_each_isa(bert_shapes); }
 
 /* alpha = 0 and K = 0 scale C by beta without reading A or B. */
-Test(gemm, alpha_zero_scales_c)
+Test(bertc_gemm, alpha_zero_scales_c)
 {
     float A[6] = {NAN, NAN, NAN, NAN, NAN, NAN}, B[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
     float C[4] = {1, 2, 3, 4};
-    gemm(false, false, 2, 2, 3, 0.0f, A, 3, B, 2, 0.5f, C, 2);
+    bertc_gemm(false, false, 2, 2, 3, 0.0f, A, 3, B, 2, 0.5f, C, 2);
     for (int i = 0; i < 4; i++)
         cr_assert(C[i] == 0.5f * (float)(i + 1), "C[%d] expected %g, actual %g", i,
                   0.5 * (i + 1), C[i]);
-    gemm(false, false, 2, 2, 0, 1.0f, A, 3, B, 2, 0.0f, C, 2);
+    bertc_gemm(false, false, 2, 2, 0, 1.0f, A, 3, B, 2, 0.0f, C, 2);
     for (int i = 0; i < 4; i++)
         cr_assert(C[i] == 0.0f, "K=0 beta=0: C[%d] expected 0, actual %g", i, C[i]);
 }
@@ -280,53 +280,53 @@ static void threads_equal_serial(void)
         {.M = 256, .N = 300, .K = 200, .alpha = 1.0f, .beta = 0.5f, .pad = 2}, /* split N */
         {.M = 500, .N = 100, .K = 300, .alpha = 1.0f, .beta = 0.0f, .pad = 0}, /* split M */
     };
-    int saved = threads_count();
+    int saved = bertc_threads_count();
     for (size_t i = 0; i < 2; i++)
         for (int op = 0; op < 4; op++) {
             Case c = cases[i];
             c.ta = op & 2;
             c.tb = op & 1;
-            Rng rng = rng_seed(40 + i);
+            Rng rng = bertc_rng_seed(40 + i);
             Operands o = make_operands(&c, &rng);
-            threads_set_count(1);
+            bertc_threads_set_count(1);
             float *one = run_gemm(&c, &o);
             for (int t = 2; t <= 3; t++) {
-                threads_set_count(t);
+                bertc_threads_set_count(t);
                 float *many = run_gemm(&c, &o);
                 for (int64_t k = 0; k < c.M * o.ldc; k++)
                     if (memcmp(&one[k], &many[k], sizeof(float)) != 0)
-                        cr_assert_fail("gemm M=%lld N=%lld K=%lld op=%s isa=%s threads=%d: "
+                        cr_assert_fail("bertc_gemm M=%lld N=%lld K=%lld op=%s isa=%s threads=%d: "
                                        "C[%lld] expected %.9g (1 thread), actual %.9g",
                                        (long long)c.M, (long long)c.N, (long long)c.K,
-                                       op_name(&c), cpu_isa_name(cpu_isa()), t,
+                                       op_name(&c), bertc_cpu_isa_name(bertc_cpu_isa()), t,
                                        (long long)k, one[k], many[k]);
                 free(many);
             }
-            threads_set_count(saved);
+            bertc_threads_set_count(saved);
             check_rows(&c, &o, one, 0, 8);
             free(one);
             free_operands(&o);
         }
 }
 
-Test(gemm, threaded_equals_single_thread) { for_each_isa(threads_equal_serial); }
+Test(bertc_gemm, threaded_equals_single_thread) { for_each_isa(threads_equal_serial); }
 
-/* gemm_batched: attention-like heads, shared B (stride_b = 0), threads. */
-Test(gemm, batched_matches_reference)
+/* bertc_gemm_batched: attention-like heads, shared B (stride_b = 0), threads. */
+Test(bertc_gemm, batched_matches_reference)
 {
     enum { BATCH = 6, M = 64, N = 40, K = 48 };
-    Rng rng = rng_seed(77);
+    Rng rng = bertc_rng_seed(77);
     float *A = filled(BATCH * M * K, &rng, false), *B = filled(K * N, &rng, false);
     float *C = filled(BATCH * M * N, &rng, false);
     float *want = copy_of(C, BATCH * M * N);
-    gemm_batched(false, false, BATCH, M, N, K, 1.0f, A, K, M * K, B, N, 0, 0.5f, C, N, M * N);
+    bertc_gemm_batched(false, false, BATCH, M, N, K, 1.0f, A, K, M * K, B, N, 0, 0.5f, C, N, M * N);
     for (int b = 0; b < BATCH; b++)
-        gemm_reference(false, false, M, N, K, 1.0f, A + b * M * K, K, B, N, 0.5f,
+        bertc_gemm_reference(false, false, M, N, K, 1.0f, A + b * M * K, K, B, N, 0.5f,
                        want + b * M * N, N);
     for (int i = 0; i < BATCH * M * N; i++)
         cr_assert(fabsf(C[i] - want[i]) <= 1e-5f * K,
-                  "gemm_batched M=%d N=%d K=%d op=NN isa=%s: C[%d] expected %.9g, actual %.9g",
-                  M, N, K, cpu_isa_name(cpu_isa()), i, want[i], C[i]);
+                  "bertc_gemm_batched M=%d N=%d K=%d op=NN isa=%s: C[%d] expected %.9g, actual %.9g",
+                  M, N, K, bertc_cpu_isa_name(bertc_cpu_isa()), i, want[i], C[i]);
     free(A);
     free(B);
     free(C);
@@ -334,18 +334,18 @@ Test(gemm, batched_matches_reference)
 }
 
 /* Pack buffers are allocated once per thread: a repeated GEMM mallocs nothing. */
-Test(gemm, no_allocation_in_steady_state)
+Test(bertc_gemm, no_allocation_in_steady_state)
 {
     enum { M = 200, N = 300, K = 400 };
-    Rng rng = rng_seed(5);
+    Rng rng = bertc_rng_seed(5);
     float *A = filled(M * K, &rng, false), *B = filled(K * N, &rng, false);
     float *C = filled(M * N, &rng, false);
-    gemm(false, true, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    bertc_gemm(false, true, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
     size_t before = bertc_sys_alloc_count();
     for (int i = 0; i < 3; i++)
-        gemm(false, true, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+        bertc_gemm(false, true, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
     cr_assert_eq(bertc_sys_alloc_count(), before,
-                 "gemm allocated %zu times in steady state (M=%d N=%d K=%d op=NT)",
+                 "bertc_gemm allocated %zu times in steady state (M=%d N=%d K=%d op=NT)",
                  bertc_sys_alloc_count() - before, M, N, K);
     free(A);
     free(B);

@@ -1,5 +1,5 @@
 /* test/test_grad_attention.c — the in-place multi-head products
- * (ag_attention_scores, ag_attention_context): finite-difference gradients,
+ * (bertc_ag_attention_scores, bertc_ag_attention_context): finite-difference gradients,
  * and the same numbers as the plain path they replace (split heads, matmul,
  * scale, add the mask; matmul, merge heads). B = 2, S = 3, H = 8 in nh = 2
  * heads of d = 4: every head offset and stride matters. */
@@ -20,11 +20,11 @@ enum { B = 2, S = 3, H = 8, NH = 2 };
 static void setup(void)
 {
     test_open(&params, &graph);
-    rng = rng_seed(31);
+    rng = bertc_rng_seed(31);
     int64_t ms[4] = {B, 1, 1, S};
     /* batch entry 1 pads its last key; a mild -3, not -10000, so that the
      * finite differences keep their digits in float */
-    mask = ag_param(params, 4, ms, "mask");
+    mask = bertc_ag_param(params, 4, ms, "mask");
     mask->requires_grad = false;
     mask->value.data[S + S - 1] = -3.0f;
 }
@@ -36,13 +36,13 @@ TestSuite(grad_attention, .init = setup, .fini = teardown);
 static Var *f_scores(Graph *g, Var **x, void *u)
 {
     (void)u;
-    return ag_attention_scores(g, x[0], x[1], NH, ALPHA, mask);
+    return bertc_ag_attention_scores(g, x[0], x[1], NH, ALPHA, mask);
 }
 
 static Var *f_context(Graph *g, Var **x, void *u)
 {
     (void)u;
-    return ag_attention_context(g, x[0], x[1]);
+    return bertc_ag_attention_context(g, x[0], x[1]);
 }
 
 Test(grad_attention, scores)
@@ -72,15 +72,15 @@ Test(grad_attention, same_as_split_matmul_merge)
     int64_t s[3] = {B, S, H};
     Var *q = test_param(params, 3, s, &rng, -1, 1), *k = test_param(params, 3, s, &rng, -1, 1);
     Var *v = test_param(params, 3, s, &rng, -1, 1);
-    Var *plain = ag_add(graph, ag_scale(graph, ag_matmul(graph, nn_split_heads(graph, q, NH),
-                                                         nn_split_heads(graph, k, NH), false,
+    Var *plain = bertc_ag_add(graph, bertc_ag_scale(graph, bertc_ag_matmul(graph, bertc_nn_split_heads(graph, q, NH),
+                                                         bertc_nn_split_heads(graph, k, NH), false,
                                                          true), ALPHA), mask);
-    Var *scores = ag_attention_scores(graph, q, k, NH, ALPHA, mask);
+    Var *scores = bertc_ag_attention_scores(graph, q, k, NH, ALPHA, mask);
     expect_same("scores", scores->value.data, plain->value.data, plain->value.numel);
-    Var *p = ag_softmax(graph, scores);
-    Var *ctx_plain = nn_merge_heads(graph, ag_matmul(graph, p, nn_split_heads(graph, v, NH),
+    Var *p = bertc_ag_softmax(graph, scores);
+    Var *ctx_plain = bertc_nn_merge_heads(graph, bertc_ag_matmul(graph, p, bertc_nn_split_heads(graph, v, NH),
                                                      false, false));
-    Var *ctx = ag_attention_context(graph, p, v);
+    Var *ctx = bertc_ag_attention_context(graph, p, v);
     cr_assert_eq(ctx->value.ndim, 3);
     expect_same("context", ctx->value.data, ctx_plain->value.data, ctx_plain->value.numel);
 }

@@ -8,11 +8,11 @@
 
 TEST_SUITE_WITH_GRAPH(grad_elementwise, 7);
 
-static Var *f_add(Graph *g, Var **x, void *u) { (void)u; return ag_add(g, x[0], x[1]); }
-static Var *f_sub(Graph *g, Var **x, void *u) { (void)u; return ag_sub(g, x[0], x[1]); }
-static Var *f_mul(Graph *g, Var **x, void *u) { (void)u; return ag_mul(g, x[0], x[1]); }
-static Var *f_div(Graph *g, Var **x, void *u) { (void)u; return ag_div(g, x[0], x[1]); }
-static Var *f_scale(Graph *g, Var **x, void *u) { (void)u; return ag_scale(g, x[0], -1.5f); }
+static Var *f_add(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_add(g, x[0], x[1]); }
+static Var *f_sub(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_sub(g, x[0], x[1]); }
+static Var *f_mul(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_mul(g, x[0], x[1]); }
+static Var *f_div(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_div(g, x[0], x[1]); }
+static Var *f_scale(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_scale(g, x[0], -1.5f); }
 
 /* a (2,3,4) with b (3,1): b broadcasts over dims 0 and 2, so its gradient is a
  * sum over them — the case a wrong reduction gets wrong. */
@@ -45,10 +45,10 @@ Test(grad_elementwise, broadcast_values)
 {
     /* (2,1) + (3) -> (2,3): out[i][j] = a[i] + b[j] */
     int64_t sa[2] = {2, 1}, sb[1] = {3};
-    Var *a = ag_tensor(graph, 2, sa, false), *b = ag_tensor(graph, 1, sb, false);
+    Var *a = bertc_ag_tensor(graph, 2, sa, false), *b = bertc_ag_tensor(graph, 1, sb, false);
     a->value.data[0] = 10; a->value.data[1] = 20;
     b->value.data[0] = 1; b->value.data[1] = 2; b->value.data[2] = 3;
-    Var *c = ag_add(graph, a, b);
+    Var *c = bertc_ag_add(graph, a, b);
     cr_assert_eq(c->value.ndim, 2);
     cr_assert_eq(c->value.shape[0], 2);
     cr_assert_eq(c->value.shape[1], 3);
@@ -62,7 +62,7 @@ static void add_mismatched(void *ctx)
 {
     (void)ctx;
     int64_t sa[2] = {2, 3}, sb[2] = {4, 3};
-    ag_add(graph, ag_tensor(graph, 2, sa, false), ag_tensor(graph, 2, sb, false));
+    bertc_ag_add(graph, bertc_ag_tensor(graph, 2, sa, false), bertc_ag_tensor(graph, 2, sb, false));
 }
 
 Test(grad_elementwise, shape_mismatch_names_op_and_shapes)

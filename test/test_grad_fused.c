@@ -1,7 +1,7 @@
 /* test/test_grad_fused.c — the fused ops of ops_fused.c: finite-difference
  * gradient tests for add_layernorm (with and without gamma/beta, both eps,
  * and a + a), and checks that it gives the values and the gradients of
- * ag_layernorm(ag_add(a, b)), on rows of odd length (the SIMD tails) and on a
+ * bertc_ag_layernorm(bertc_ag_add(a, b)), on rows of odd length (the SIMD tails) and on a
  * tensor large enough to run on the threads. */
 #include "test/test_util.h"
 
@@ -16,15 +16,15 @@ static Rng rng;
 
 static void setup(void)
 {
-    params = arena_create("params", 1 << 20);
-    graph = ag_graph_create(1 << 20, 1);
-    rng = rng_seed(83);
+    params = bertc_arena_create("params", 1 << 20);
+    graph = bertc_ag_graph_create(1 << 20, 1);
+    rng = bertc_rng_seed(83);
 }
 
 static void teardown(void)
 {
-    ag_graph_destroy(graph);
-    arena_destroy(params);
+    bertc_ag_graph_destroy(graph);
+    bertc_arena_destroy(params);
 }
 
 TestSuite(grad_fused, .init = setup, .fini = teardown);
@@ -41,7 +41,7 @@ static void expect_close(const char *what, const float *got, const float *want, 
 
 static float *copy_of(const float *x, int64_t n)
 {
-    float *c = arena_alloc(params, sizeof(float) * (size_t)n);
+    float *c = bertc_arena_alloc(params, sizeof(float) * (size_t)n);
     memcpy(c, x, sizeof(float) * (size_t)n);
     return c;
 }
@@ -52,18 +52,18 @@ static float *copy_of(const float *x, int64_t n)
 static float *grads_of(Var *out, const float *seed, Var **in, int n, float **grads)
 {
     for (int k = 0; k < n; k++)
-        ag_zero_grad(in[k]);
-    ag_backward_seeded(graph, out, seed);
+        bertc_ag_zero_grad(in[k]);
+    bertc_ag_backward_seeded(graph, out, seed);
     for (int k = 0; k < n; k++)
-        grads[k] = copy_of(ag_param_grad(in[k]), in[k]->value.numel);
+        grads[k] = copy_of(bertc_ag_param_grad(in[k]), in[k]->value.numel);
     float *value = copy_of(out->value.data, out->value.numel);
-    ag_graph_reset(graph);
+    bertc_ag_graph_reset(graph);
     return value;
 }
 
 static float *random_seed(int64_t n)
 {
-    float *s = arena_alloc(params, sizeof(float) * (size_t)n);
+    float *s = bertc_arena_alloc(params, sizeof(float) * (size_t)n);
     test_fill_uniform(s, n, &rng, -1, 1);
     return s;
 }
@@ -80,7 +80,7 @@ typedef struct AddLnArgs {
 static Var *f_add_layernorm(Graph *g, Var **x, void *u)
 {
     const AddLnArgs *l = u;
-    return ag_add_layernorm(g, x[0], l->same ? x[0] : x[1], l->affine ? x[2] : NULL,
+    return bertc_ag_add_layernorm(g, x[0], l->same ? x[0] : x[1], l->affine ? x[2] : NULL,
                             l->affine ? x[3] : NULL, l->eps);
 }
 
@@ -106,7 +106,7 @@ Test(grad_fused, add_layernorm)
     check_add_layernorm((AddLnArgs){1e-12f, true, true});
 }
 
-/* Values and gradients of ag_layernorm(ag_add(a, b)), on the tape and in
+/* Values and gradients of bertc_ag_layernorm(bertc_ag_add(a, b)), on the tape and in
  * no_grad mode (where the sum is normalised in place). */
 static void check_add_layernorm_matches(int64_t B, int64_t S, int64_t H)
 {
@@ -116,9 +116,9 @@ static void check_add_layernorm_matches(int64_t B, int64_t S, int64_t H)
                   test_param(params, 1, hs, &rng, -1, 1)};
     float *seed = random_seed(n), *want[4], *got[4];
     char what[96];
-    float *ref = grads_of(ag_layernorm(graph, ag_add(graph, in[0], in[1]), in[2], in[3], 1e-12f),
+    float *ref = grads_of(bertc_ag_layernorm(graph, bertc_ag_add(graph, in[0], in[1]), in[2], in[3], 1e-12f),
                           seed, in, 4, want);
-    float *out = grads_of(ag_add_layernorm(graph, in[0], in[1], in[2], in[3], 1e-12f), seed,
+    float *out = grads_of(bertc_ag_add_layernorm(graph, in[0], in[1], in[2], in[3], 1e-12f), seed,
                           in, 4, got);
     snprintf(what, sizeof what, "add_layernorm (%lld,%lld,%lld) value", (long long)B,
              (long long)S, (long long)H);
@@ -129,13 +129,13 @@ static void check_add_layernorm_matches(int64_t B, int64_t S, int64_t H)
                  (long long)B, (long long)S, (long long)H, names[k]);
         expect_close(what, got[k], want[k], in[k]->value.numel, 1e-6, 1e-5);
     }
-    bool old = ag_set_no_grad(graph, true);
-    Var *inference = ag_add_layernorm(graph, in[0], in[1], in[2], in[3], 1e-12f);
-    ag_set_no_grad(graph, old);
+    bool old = bertc_ag_set_no_grad(graph, true);
+    Var *inference = bertc_ag_add_layernorm(graph, in[0], in[1], in[2], in[3], 1e-12f);
+    bertc_ag_set_no_grad(graph, old);
     snprintf(what, sizeof what, "add_layernorm (%lld,%lld,%lld) no_grad value", (long long)B,
              (long long)S, (long long)H);
     expect_close(what, inference->value.data, ref, n, 1e-6, 1e-6);
-    ag_graph_reset(graph);
+    bertc_ag_graph_reset(graph);
 }
 
 Test(grad_fused, add_layernorm_matches_add_then_layernorm)
@@ -148,7 +148,7 @@ static void mismatched_add_layernorm(void *ctx)
 {
     (void)ctx;
     int64_t sa[2] = {2, 8}, sb[2] = {3, 8};
-    ag_add_layernorm(graph, ag_tensor(graph, 2, sa, false), ag_tensor(graph, 2, sb, false),
+    bertc_ag_add_layernorm(graph, bertc_ag_tensor(graph, 2, sa, false), bertc_ag_tensor(graph, 2, sb, false),
                      NULL, NULL, 1e-12f);
 }
 

@@ -33,13 +33,13 @@ typedef struct EmbArgs {
 static Var *f_embedding(Graph *g, Var **x, void *u)
 {
     const EmbArgs *e = u;
-    return ag_embedding(g, x[0], &e->ids, e->padding_idx);
+    return bertc_ag_embedding(g, x[0], &e->ids, e->padding_idx);
 }
 
 Test(grad_index, embedding_repeated_ids)
 {
     int64_t ts[2] = {6, 3}, is[2] = {2, 4};
-    EmbArgs e = {itensor_view(ids_data, 2, is), -1};
+    EmbArgs e = {bertc_itensor_view(ids_data, 2, is), -1};
     Var *in[1] = {test_param(params, 2, ts, &rng, -1, 1)};
     test_gradcheck("embedding", graph, f_embedding, in, 1, &e);
 }
@@ -51,13 +51,13 @@ Test(grad_index, embedding_padding_idx)
 {
     int64_t ts[2] = {6, 3}, is[2] = {2, 4};
     const int64_t V = 6, H = 3;
-    EmbArgs e = {itensor_view(ids_data, 2, is), 3};
+    EmbArgs e = {bertc_itensor_view(ids_data, 2, is), 3};
     Var *table = test_param(params, 2, ts, &rng, -1, 1);
-    Var *out = ag_embedding(graph, table, &e.ids, e.padding_idx);
+    Var *out = bertc_ag_embedding(graph, table, &e.ids, e.padding_idx);
     float seed[24];
     test_fill_uniform(seed, 24, &rng, -1, 1);
-    ag_zero_grad(table);
-    ag_backward_seeded(graph, out, seed);
+    bertc_ag_zero_grad(table);
+    bertc_ag_backward_seeded(graph, out, seed);
     for (int64_t v = 0; v < V; v++)
         for (int64_t h = 0; h < H; h++) {
             double want = 0.0;
@@ -94,7 +94,7 @@ typedef struct SelectArgs {
 static Var *f_index_select(Graph *g, Var **x, void *u)
 {
     const SelectArgs *s = u;
-    return ag_index_select(g, x[0], s->dim, &s->idx);
+    return bertc_ag_index_select(g, x[0], s->dim, &s->idx);
 }
 
 /* a (4, 5, 3); along dim 0 pick {2, 0, 2, 3}, along dim 1 {4, 1, 1, 0, 4, 2},
@@ -105,9 +105,9 @@ static SelectArgs select_args(int k)
 {
     int64_t n0[1] = {4}, n1[1] = {6}, n2[1] = {3};
     switch (k) {
-    case 0: return (SelectArgs){0, itensor_view(sel0, 1, n0)};
-    case 1: return (SelectArgs){1, itensor_view(sel1, 1, n1)};
-    default: return (SelectArgs){-1, itensor_view(sel2, 1, n2)};
+    case 0: return (SelectArgs){0, bertc_itensor_view(sel0, 1, n0)};
+    case 1: return (SelectArgs){1, bertc_itensor_view(sel1, 1, n1)};
+    default: return (SelectArgs){-1, bertc_itensor_view(sel2, 1, n2)};
     }
 }
 
@@ -131,12 +131,12 @@ Test(grad_index, index_select_values)
     for (int k = 0; k < 3; k++) {
         SelectArgs sa = select_args(k);
         int dim = sa.dim < 0 ? 2 : sa.dim;
-        Var *out = ag_index_select(graph, a, sa.dim, &sa.idx);
+        Var *out = bertc_ag_index_select(graph, a, sa.dim, &sa.idx);
         int64_t shape[3] = {4, 5, 3};
         shape[dim] = sa.idx.numel;
         char op[32];
         snprintf(op, sizeof op, "index_select dim %d", dim);
-        cr_assert(shape_equal(out->value.ndim, out->value.shape, 3, shape),
+        cr_assert(bertc_shape_equal(out->value.ndim, out->value.shape, 3, shape),
                   "%s: wrong output shape", op);
         for (int64_t i = 0; i < out->value.numel; i++) {
             test_unflatten(i, 3, shape, c);
@@ -158,7 +158,7 @@ typedef struct GatherArgs {
 static Var *f_gather(Graph *g, Var **x, void *u)
 {
     const GatherArgs *ga = u;
-    return ag_gather(g, x[0], ga->dim, &ga->idx);
+    return bertc_ag_gather(g, x[0], ga->dim, &ga->idx);
 }
 
 /* a (3, 4, 5). The index may be smaller than a outside dim (torch allows
@@ -170,9 +170,9 @@ static GatherArgs gather_args(int k)
 {
     static const int64_t a_shape[3] = {3, 4, 5};
     int dim = k == 2 ? -1 : k;
-    GatherArgs ga = {dim, itensor_view(gidx[k], 3, gshape[k])};
+    GatherArgs ga = {dim, bertc_itensor_view(gidx[k], 3, gshape[k])};
     for (int64_t i = 0; i < ga.idx.numel; i++)
-        gidx[k][i] = (int32_t)rng_randint(&rng, 0, a_shape[k] - 1);
+        gidx[k][i] = (int32_t)bertc_rng_randint(&rng, 0, a_shape[k] - 1);
     return ga;
 }
 
@@ -195,10 +195,10 @@ Test(grad_index, gather_values)
     Var *a = test_param(params, 3, s, &rng, -1, 1);
     for (int k = 0; k < 3; k++) {
         GatherArgs ga = gather_args(k);
-        Var *out = ag_gather(graph, a, ga.dim, &ga.idx);
+        Var *out = bertc_ag_gather(graph, a, ga.dim, &ga.idx);
         char op[32];
         snprintf(op, sizeof op, "gather dim %d", k);
-        cr_assert(shape_equal(out->value.ndim, out->value.shape, 3, gshape[k]),
+        cr_assert(bertc_shape_equal(out->value.ndim, out->value.shape, 3, gshape[k]),
                   "%s: the output must have the index's shape", op);
         for (int64_t i = 0; i < out->value.numel; i++) {
             test_unflatten(i, 3, gshape[k], c);
@@ -209,12 +209,12 @@ Test(grad_index, gather_values)
     /* by hand: a (2, 2) = [[1, 2], [3, 4]], gather(dim 1, [[0, 0], [1, 0]]) =
      * [[1, 1], [4, 3]] (the example of the torch.gather documentation) */
     int64_t s2[2] = {2, 2};
-    Var *m = ag_tensor(graph, 2, s2, false);
+    Var *m = bertc_ag_tensor(graph, 2, s2, false);
     for (int i = 0; i < 4; i++)
         m->value.data[i] = (float)(i + 1);
     int32_t id[4] = {0, 0, 1, 0};
-    ITensor it = itensor_view(id, 2, s2);
-    Var *out = ag_gather(graph, m, 1, &it);
+    ITensor it = bertc_itensor_view(id, 2, s2);
+    Var *out = bertc_ag_gather(graph, m, 1, &it);
     const float want[4] = {1, 1, 4, 3};
     for (int i = 0; i < 4; i++)
         expect_value("gather by hand", i, out->value.data[i], want[i]);
@@ -231,7 +231,7 @@ static int32_t mask_data[8] = {0, 1, 0, 1, 1, 0, 0, 0};
 
 static Var *f_masked_fill(Graph *g, Var **x, void *u)
 {
-    return ag_masked_fill(g, x[0], u, FILL_VALUE);
+    return bertc_ag_masked_fill(g, x[0], u, FILL_VALUE);
 }
 
 static bool masked_at(int64_t i)
@@ -243,15 +243,15 @@ static bool masked_at(int64_t i)
 Test(grad_index, masked_fill)
 {
     int64_t s[4] = {2, 3, 4, 4}, ms[4] = {2, 1, 1, 4};
-    ITensor mask = itensor_view(mask_data, 4, ms);
+    ITensor mask = bertc_itensor_view(mask_data, 4, ms);
     Var *in[1] = {test_param(params, 4, s, &rng, -1, 1)};
     test_gradcheck("masked_fill", graph, f_masked_fill, in, 1, &mask);
     /* the filled positions get exactly zero gradient, the others dy */
-    Var *out = ag_masked_fill(graph, in[0], &mask, FILL_VALUE);
+    Var *out = bertc_ag_masked_fill(graph, in[0], &mask, FILL_VALUE);
     float seed[96];
     test_fill_uniform(seed, 96, &rng, 0.5f, 1.5f);
-    ag_zero_grad(in[0]);
-    ag_backward_seeded(graph, out, seed);
+    bertc_ag_zero_grad(in[0]);
+    bertc_ag_backward_seeded(graph, out, seed);
     for (int64_t i = 0; i < 96; i++) {
         float want = masked_at(i) ? 0.0f : seed[i];
         cr_assert(in[0]->grad[i] == want,

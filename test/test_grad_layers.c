@@ -17,13 +17,13 @@ TEST_SUITE_WITH_GRAPH(grad_layers, 71);
 
 #define DROP_P 0.3f
 
-static Var *f_dropout(Graph *g, Var **x, void *u) { (void)u; return ag_dropout(g, x[0], DROP_P); }
+static Var *f_dropout(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_dropout(g, x[0], DROP_P); }
 
 Test(grad_layers, dropout)
 {
     int64_t s[2] = {4, 6};
     Var *in[1] = {test_param(params, 2, s, &rng, -1, 1)};
-    ag_set_training(graph, true);
+    bertc_ag_set_training(graph, true);
     test_gradcheck("dropout p = 0.3", graph, f_dropout, in, 1, NULL);
 }
 
@@ -31,16 +31,16 @@ Test(grad_layers, dropout_eval_is_identity)
 {
     int64_t s[2] = {4, 6};
     Var *x = test_param(params, 2, s, &rng, -1, 1);
-    ag_set_training(graph, false);
-    Var *y = ag_dropout(graph, x, DROP_P);
+    bertc_ag_set_training(graph, false);
+    Var *y = bertc_ag_dropout(graph, x, DROP_P);
     for (int64_t i = 0; i < x->value.numel; i++)
         cr_assert(y->value.data[i] == x->value.data[i],
                   "dropout (eval): value at flat index %lld: got %.8g, expected %.8g",
                   (long long)i, (double)y->value.data[i], (double)x->value.data[i]);
     float seed[24];
     test_fill_uniform(seed, 24, &rng, -1, 1);
-    ag_zero_grad(x);
-    ag_backward_seeded(graph, y, seed);
+    bertc_ag_zero_grad(x);
+    bertc_ag_backward_seeded(graph, y, seed);
     for (int64_t i = 0; i < x->value.numel; i++)
         cr_assert(x->grad[i] == seed[i],
                   "dropout (eval): gradient at flat index %lld: got %.8g, expected %.8g",
@@ -51,13 +51,13 @@ Test(grad_layers, dropout_eval_is_identity)
  * through dropout on a fresh training graph seeded with `seed`. */
 static Var *dropout_on_fresh_graph(Graph **g, uint64_t seed, int64_t n)
 {
-    *g = ag_graph_create(1 << 20, seed);
-    ag_set_training(*g, true);
+    *g = bertc_ag_graph_create(1 << 20, seed);
+    bertc_ag_set_training(*g, true);
     int64_t s[1] = {n};
-    Var *x = ag_tensor(*g, 1, s, false);
-    Rng r = rng_seed(5);
+    Var *x = bertc_ag_tensor(*g, 1, s, false);
+    Rng r = bertc_rng_seed(5);
     test_fill_uniform(x->value.data, n, &r, 0.5f, 1.5f);
-    Var *y = ag_dropout(*g, x, DROP_P);
+    Var *y = bertc_ag_dropout(*g, x, DROP_P);
     cr_assert(y != x, "dropout (training) returned its input unchanged");
     return y;
 }
@@ -72,9 +72,9 @@ Test(grad_layers, dropout_same_seed_same_mask)
               "dropout: two graphs seeded 42 drew different masks");
     cr_assert(memcmp(y1->value.data, y3->value.data, sizeof(float) * (size_t)n) != 0,
               "dropout: seeds 42 and 43 drew the same 1000-element mask");
-    ag_graph_destroy(g1);
-    ag_graph_destroy(g2);
-    ag_graph_destroy(g3);
+    bertc_ag_graph_destroy(g1);
+    bertc_ag_graph_destroy(g2);
+    bertc_ag_graph_destroy(g3);
 }
 
 /* Over 10^5 elements the dropped fraction has standard deviation
@@ -85,10 +85,10 @@ Test(grad_layers, dropout_fraction_and_scale)
     Graph *g;
     const int64_t n = 100000;
     Var *y = dropout_on_fresh_graph(&g, 9, n);
-    Rng r = rng_seed(5);
+    Rng r = bertc_rng_seed(5);
     int64_t dropped = 0;
     for (int64_t i = 0; i < n; i++) {
-        float x = 0.5f + (float)rng_uniform(&r);
+        float x = 0.5f + (float)bertc_rng_uniform(&r);
         if (y->value.data[i] == 0.0f) {
             dropped++;
             continue;
@@ -102,7 +102,7 @@ Test(grad_layers, dropout_fraction_and_scale)
     cr_assert(fabs(fraction - DROP_P) <= 0.01,
               "dropout: dropped fraction %.5f of %lld elements, expected %.2f +- 0.01",
               fraction, (long long)n, (double)DROP_P);
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -111,11 +111,11 @@ Test(grad_layers, dropout_fraction_and_scale)
 
 enum { CONV_B = 2, CONV_CIN = 3, CONV_COUT = 4, CONV_L = 7 };
 
-static Var *f_conv1d(Graph *g, Var **x, void *u) { (void)u; return ag_conv1d(g, x[0], x[1], x[2]); }
+static Var *f_conv1d(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_conv1d(g, x[0], x[1], x[2]); }
 static Var *f_conv1d_nobias(Graph *g, Var **x, void *u)
 {
     (void)u;
-    return ag_conv1d(g, x[0], x[1], NULL);
+    return bertc_ag_conv1d(g, x[0], x[1], NULL);
 }
 
 /* x (B, Cin, L), w (Cout, Cin, k), bias (Cout) */
@@ -152,9 +152,9 @@ Test(grad_layers, conv1d_values)
         Var *in[3];
         conv_inputs(k, in);
         const float *x = in[0]->value.data, *w = in[1]->value.data, *bias = in[2]->value.data;
-        Var *y = ag_conv1d(graph, in[0], in[1], in[2]);
+        Var *y = bertc_ag_conv1d(graph, in[0], in[1], in[2]);
         int64_t want_shape[3] = {CONV_B, CONV_COUT, CONV_L};
-        cr_assert(shape_equal(y->value.ndim, y->value.shape, 3, want_shape),
+        cr_assert(bertc_shape_equal(y->value.ndim, y->value.shape, 3, want_shape),
                   "conv1d k = %lld: the output must be (B, Cout, L)", (long long)k);
         for (int64_t b = 0; b < CONV_B; b++)
             for (int64_t o = 0; o < CONV_COUT; o++)
@@ -175,6 +175,6 @@ Test(grad_layers, conv1d_values)
                               (long long)k, (long long)at, (long long)b, (long long)o,
                               (long long)l, got, want);
                 }
-        ag_graph_reset(graph);
+        bertc_ag_graph_reset(graph);
     }
 }

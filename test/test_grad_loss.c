@@ -31,19 +31,19 @@ static int32_t ce_targets[6] = {2, IGNORE, 0, 4, IGNORE, 1};
 
 static Var *f_cross_entropy(Graph *g, Var **x, void *u)
 {
-    return ag_cross_entropy(g, x[0], u, IGNORE);
+    return bertc_ag_cross_entropy(g, x[0], u, IGNORE);
 }
 
 Test(grad_loss, cross_entropy)
 {
     int64_t s[2] = {6, 5}, ts[1] = {6};
-    ITensor target = itensor_view(ce_targets, 1, ts);
+    ITensor target = bertc_itensor_view(ce_targets, 1, ts);
     Var *in[1] = {test_param(params, 2, s, &rng, -2, 2)};
     test_gradcheck("cross_entropy", graph, f_cross_entropy, in, 1, &target);
     /* ignored rows get exactly zero gradient */
-    Var *loss = ag_cross_entropy(graph, in[0], &target, IGNORE);
-    ag_zero_grad(in[0]);
-    ag_backward(graph, loss);
+    Var *loss = bertc_ag_cross_entropy(graph, in[0], &target, IGNORE);
+    bertc_ag_zero_grad(in[0]);
+    bertc_ag_backward(graph, loss);
     for (int64_t i = 0; i < 30; i++)
         if (ce_targets[i / 5] == IGNORE)
             cr_assert(in[0]->grad[i] == 0.0f,
@@ -54,13 +54,13 @@ Test(grad_loss, cross_entropy)
 /* linear_cross_entropy: x (6, 4), w (5, 4), bias (5), the targets above */
 static Var *f_linear_cross_entropy(Graph *g, Var **x, void *u)
 {
-    return ag_linear_cross_entropy(g, x[0], x[1], x[2], u, IGNORE);
+    return bertc_ag_linear_cross_entropy(g, x[0], x[1], x[2], u, IGNORE);
 }
 
 Test(grad_loss, linear_cross_entropy)
 {
     int64_t xs[2] = {6, 4}, ws[2] = {5, 4}, bs[1] = {5}, ts[1] = {6};
-    ITensor target = itensor_view(ce_targets, 1, ts);
+    ITensor target = bertc_itensor_view(ce_targets, 1, ts);
     Var *in[3] = {test_param(params, 2, xs, &rng, -2, 2), test_param(params, 2, ws, &rng, -1, 1),
                   test_param(params, 1, bs, &rng, -1, 1)};
     test_gradcheck("linear_cross_entropy", graph, f_linear_cross_entropy, in, 3, &target);
@@ -75,22 +75,22 @@ Test(grad_loss, linear_cross_entropy_matches_linear_then_cross_entropy)
     int64_t xs[2] = {N, H}, ws[2] = {V, H}, bs[1] = {V}, ts[1] = {N};
     int32_t t[N];
     for (int i = 0; i < N; i++)
-        t[i] = i % 3 == 1 ? IGNORE : (int32_t)rng_randint(&rng, 0, V - 1);
-    ITensor target = itensor_view(t, 1, ts);
+        t[i] = i % 3 == 1 ? IGNORE : (int32_t)bertc_rng_randint(&rng, 0, V - 1);
+    ITensor target = bertc_itensor_view(t, 1, ts);
     Var *in[3] = {test_param(params, 2, xs, &rng, -2, 2), test_param(params, 2, ws, &rng, -1, 1),
                   test_param(params, 1, bs, &rng, -1, 1)};
     static float want[3][N * H];
-    Var *ref = ag_cross_entropy(graph, ag_linear(graph, in[0], in[1], in[2]), &target, IGNORE);
-    ag_backward(graph, ref);
+    Var *ref = bertc_ag_cross_entropy(graph, bertc_ag_linear(graph, in[0], in[1], in[2]), &target, IGNORE);
+    bertc_ag_backward(graph, ref);
     double want_loss = ref->value.data[0];
     for (int k = 0; k < 3; k++) {
         memcpy(want[k], in[k]->grad, sizeof(float) * (size_t)in[k]->value.numel);
-        ag_zero_grad(in[k]);
+        bertc_ag_zero_grad(in[k]);
     }
-    ag_graph_reset(graph);
-    Var *loss = ag_linear_cross_entropy(graph, in[0], in[1], in[2], &target, IGNORE);
+    bertc_ag_graph_reset(graph);
+    Var *loss = bertc_ag_linear_cross_entropy(graph, in[0], in[1], in[2], &target, IGNORE);
     expect_close("linear_cross_entropy loss", 0, loss->value.data[0], want_loss, 0, 1e-6);
-    ag_backward(graph, loss);
+    bertc_ag_backward(graph, loss);
     for (int k = 0; k < 3; k++)
         for (int64_t i = 0; i < in[k]->value.numel; i++)
             expect_close(k == 0 ? "linear_cross_entropy dx" : k == 1 ? "linear_cross_entropy dw"
@@ -102,13 +102,13 @@ Test(grad_loss, linear_cross_entropy_matches_linear_then_cross_entropy)
 Test(grad_loss, cross_entropy_by_hand)
 {
     int64_t s[2] = {1, 3}, ts[1] = {1};
-    Var *z = ag_tensor(graph, 2, s, false);
+    Var *z = bertc_ag_tensor(graph, 2, s, false);
     z->value.data[0] = 1;
     z->value.data[1] = 2;
     z->value.data[2] = 3;
     int32_t t[1] = {2};
-    ITensor target = itensor_view(t, 1, ts);
-    Var *loss = ag_cross_entropy(graph, z, &target, IGNORE);
+    ITensor target = bertc_itensor_view(t, 1, ts);
+    Var *loss = bertc_ag_cross_entropy(graph, z, &target, IGNORE);
     expect_close("cross_entropy {1,2,3} target 2", 0, loss->value.data[0],
                  log(exp(1.0) + exp(2.0) + exp(3.0)) - 3.0, 1e-7, 1e-6);
 }
@@ -117,9 +117,9 @@ Test(grad_loss, cross_entropy_by_hand)
 Test(grad_loss, cross_entropy_ignore_index_values)
 {
     int64_t s[2] = {6, 5}, ts[1] = {6};
-    ITensor target = itensor_view(ce_targets, 1, ts);
+    ITensor target = bertc_itensor_view(ce_targets, 1, ts);
     Var *z = test_param(params, 2, s, &rng, -3, 3);
-    Var *loss = ag_cross_entropy(graph, z, &target, IGNORE);
+    Var *loss = bertc_ag_cross_entropy(graph, z, &target, IGNORE);
     double total = 0.0;
     int counted = 0;
     for (int r = 0; r < 6; r++) {
@@ -141,8 +141,8 @@ Test(grad_loss, cross_entropy_all_ignored_is_nan)
     int64_t s[2] = {2, 3}, ts[1] = {2};
     Var *z = test_param(params, 2, s, &rng, -1, 1);
     int32_t t[2] = {IGNORE, IGNORE};
-    ITensor target = itensor_view(t, 1, ts);
-    Var *loss = ag_cross_entropy(graph, z, &target, IGNORE);
+    ITensor target = bertc_itensor_view(t, 1, ts);
+    Var *loss = bertc_ag_cross_entropy(graph, z, &target, IGNORE);
     cr_assert(isnan(loss->value.data[0]),
               "cross_entropy with every row ignored: got %.8g, expected NaN (as PyTorch)",
               (double)loss->value.data[0]);
@@ -160,7 +160,7 @@ typedef struct BceArgs {
 static Var *f_bce(Graph *g, Var **x, void *u)
 {
     const BceArgs *b = u;
-    return ag_bce(g, x[0], &b->target, b->sum);
+    return bertc_ag_bce(g, x[0], &b->target, b->sum);
 }
 
 /* -(y ln p + (1-y) ln(1-p)) in double, for 0 < p < 1 */
@@ -175,7 +175,7 @@ Test(grad_loss, bce)
     float y[12] = {1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0};
     for (int sum = 0; sum < 2; sum++) {
         Var *in[1] = {test_param(params, 2, s, &rng, 0.05f, 0.95f)};
-        BceArgs b = {tensor_view(y, 2, s), sum == 1};
+        BceArgs b = {bertc_tensor_view(y, 2, s), sum == 1};
         test_gradcheck(sum ? "bce (sum)" : "bce (mean)", graph, f_bce, in, 1, &b);
     }
 }
@@ -188,7 +188,7 @@ Test(grad_loss, bce_soft_targets)
     float y[12];
     test_fill_uniform(y, 12, &rng, 0, 1);
     Var *in[1] = {test_param(params, 2, s, &rng, 0.2f, 0.8f)};
-    BceArgs b = {tensor_view(y, 2, s), false};
+    BceArgs b = {bertc_tensor_view(y, 2, s), false};
     test_gradcheck("bce (soft targets)", graph, f_bce, in, 1, &b);
 }
 
@@ -203,10 +203,10 @@ Test(grad_loss, bce_values)
     double total = 0.0;
     for (int i = 0; i < 8; i++)
         total += bce_ref(p->value.data[i], y[i]);
-    Tensor target = tensor_view(y, 1, s);
-    expect_close("bce (mean)", 0, ag_bce(graph, p, &target, false)->value.data[0], total / 8,
+    Tensor target = bertc_tensor_view(y, 1, s);
+    expect_close("bce (mean)", 0, bertc_ag_bce(graph, p, &target, false)->value.data[0], total / 8,
                  1e-7, 1e-6);
-    expect_close("bce (sum)", 0, ag_bce(graph, p, &target, true)->value.data[0], total, 1e-7,
+    expect_close("bce (sum)", 0, bertc_ag_bce(graph, p, &target, true)->value.data[0], total, 1e-7,
                  1e-6);
 }
 
@@ -221,14 +221,14 @@ Test(grad_loss, bce_clamp)
     p->value.data[0] = 0;
     p->value.data[1] = 1;
     p->value.data[2] = 0; /* p = 0, y = 0: no loss, no gradient */
-    Tensor target = tensor_view(y, 1, s);
+    Tensor target = bertc_tensor_view(y, 1, s);
     for (int sum = 0; sum < 2; sum++) {
         const char *op = sum ? "bce clamp (sum)" : "bce clamp (mean)";
         double scale = sum ? 1.0 : 1.0 / 3.0;
-        Var *loss = ag_bce(graph, p, &target, sum == 1);
+        Var *loss = bertc_ag_bce(graph, p, &target, sum == 1);
         expect_close(op, 0, loss->value.data[0], 200.0 * scale, 0, 1e-6);
-        ag_zero_grad(p);
-        ag_backward(graph, loss);
+        bertc_ag_zero_grad(p);
+        bertc_ag_backward(graph, loss);
         const double want[3] = {-1e12 * scale, 1e12 * scale, 0.0};
         for (int i = 0; i < 3; i++) {
             cr_assert(isfinite(p->grad[i]), "%s: gradient at flat index %d is %g", op, i,
@@ -237,7 +237,7 @@ Test(grad_loss, bce_clamp)
                       "%s: gradient at flat index %d: got %.8g, expected %.8g", op, i,
                       (double)p->grad[i], want[i]);
         }
-        ag_graph_reset(graph);
+        bertc_ag_graph_reset(graph);
     }
 }
 
@@ -247,7 +247,7 @@ Test(grad_loss, bce_clamp)
 
 static Var *f_bce_with_logits(Graph *g, Var **x, void *u)
 {
-    return ag_bce_with_logits(g, x[0], u);
+    return bertc_ag_bce_with_logits(g, x[0], u);
 }
 
 Test(grad_loss, bce_with_logits)
@@ -257,7 +257,7 @@ Test(grad_loss, bce_with_logits)
     test_fill_uniform(y, 12, &rng, 0, 1);
     y[0] = 0;
     y[1] = 1;
-    Tensor target = tensor_view(y, 2, s);
+    Tensor target = bertc_tensor_view(y, 2, s);
     Var *in[1] = {test_param(params, 2, s, &rng, -4, 4)};
     test_gradcheck("bce_with_logits", graph, f_bce_with_logits, in, 1, &target);
 }
@@ -273,8 +273,8 @@ Test(grad_loss, bce_with_logits_values)
     double total = 0.0;
     for (int i = 0; i < 8; i++)
         total += bce_ref(1.0 / (1.0 + exp(-(double)z->value.data[i])), y[i]);
-    Tensor target = tensor_view(y, 1, s);
-    expect_close("bce_with_logits", 0, ag_bce_with_logits(graph, z, &target)->value.data[0],
+    Tensor target = bertc_tensor_view(y, 1, s);
+    expect_close("bce_with_logits", 0, bertc_ag_bce_with_logits(graph, z, &target)->value.data[0],
                  total / 8, 1e-7, 1e-6);
 
     int64_t s2[1] = {2};
@@ -282,8 +282,8 @@ Test(grad_loss, bce_with_logits_values)
     big->value.data[0] = 50;
     big->value.data[1] = -50;
     float y2[2] = {0, 1};
-    Tensor t2 = tensor_view(y2, 1, s2);
-    expect_close("bce_with_logits |z| = 50", 0, ag_bce_with_logits(graph, big, &t2)->value.data[0],
+    Tensor t2 = bertc_tensor_view(y2, 1, s2);
+    expect_close("bce_with_logits |z| = 50", 0, bertc_ag_bce_with_logits(graph, big, &t2)->value.data[0],
                  50.0 + log1p(exp(-50.0)), 0, 1e-6);
 }
 
@@ -291,14 +291,14 @@ Test(grad_loss, bce_with_logits_values)
 /* mse                                                                       */
 /* ------------------------------------------------------------------------ */
 
-static Var *f_mse(Graph *g, Var **x, void *u) { return ag_mse(g, x[0], u); }
+static Var *f_mse(Graph *g, Var **x, void *u) { return bertc_ag_mse(g, x[0], u); }
 
 Test(grad_loss, mse)
 {
     int64_t s[2] = {3, 4};
     float t[12];
     test_fill_uniform(t, 12, &rng, -1, 1);
-    Tensor target = tensor_view(t, 2, s);
+    Tensor target = bertc_tensor_view(t, 2, s);
     Var *in[1] = {test_param(params, 2, s, &rng, -1, 1)};
     test_gradcheck("mse", graph, f_mse, in, 1, &target);
 }
@@ -312,12 +312,12 @@ Test(grad_loss, mse_values)
     a->value.data[1] = 2;
     a->value.data[2] = 3;
     float t[3] = {0, 2, 5};
-    Tensor target = tensor_view(t, 1, s);
-    Var *loss = ag_mse(graph, a, &target);
+    Tensor target = bertc_tensor_view(t, 1, s);
+    Var *loss = bertc_ag_mse(graph, a, &target);
     expect_close("mse by hand", 0, loss->value.data[0], 5.0 / 3.0, 1e-7, 1e-6);
     /* d/da = 2 (a - t) / n = {2/3, 0, -4/3} */
-    ag_zero_grad(a);
-    ag_backward(graph, loss);
+    bertc_ag_zero_grad(a);
+    bertc_ag_backward(graph, loss);
     const double want[3] = {2.0 / 3.0, 0.0, -4.0 / 3.0};
     for (int i = 0; i < 3; i++)
         cr_assert(fabs(a->grad[i] - want[i]) <= 1e-6 + 1e-6 * fabs(want[i]),

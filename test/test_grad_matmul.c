@@ -18,14 +18,14 @@ typedef struct Trans {
 static Var *f_matmul(Graph *g, Var **x, void *u)
 {
     const Trans *t = u;
-    return ag_matmul(g, x[0], x[1], t->a, t->b);
+    return bertc_ag_matmul(g, x[0], x[1], t->a, t->b);
 }
 
-static Var *f_linear(Graph *g, Var **x, void *u) { (void)u; return ag_linear(g, x[0], x[1], x[2]); }
+static Var *f_linear(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_linear(g, x[0], x[1], x[2]); }
 static Var *f_linear_nobias(Graph *g, Var **x, void *u)
 {
     (void)u;
-    return ag_linear(g, x[0], x[1], NULL);
+    return bertc_ag_linear(g, x[0], x[1], NULL);
 }
 
 /* a's and b's storage shapes for op(a) (batch..., M, K), op(b) (K, N): the
@@ -141,7 +141,7 @@ static void check_matmul_values(int64_t batch, bool b_shared, int64_t M, int64_t
     Var *a = test_param(params, 3, sa, &rng, -1, 1);
     Var *b = b_shared ? test_param(params, 2, sb + 1, &rng, -1, 1)
                       : test_param(params, 3, sb, &rng, -1, 1);
-    Var *c = ag_matmul(graph, a, b, t.a, t.b);
+    Var *c = bertc_ag_matmul(graph, a, b, t.a, t.b);
     cr_assert(c->value.ndim == 3 && c->value.shape[0] == batch && c->value.shape[1] == M &&
                   c->value.shape[2] == N,
               "matmul %s: wrong output shape", trans_name(t));
@@ -176,13 +176,13 @@ Test(grad_matmul, matmul_values)
 Test(grad_matmul, matmul_by_hand)
 {
     int64_t sa[2] = {3, 2}, sb[2] = {2, 3};
-    Var *a = ag_tensor(graph, 2, sa, false), *b = ag_tensor(graph, 2, sb, false);
+    Var *a = bertc_ag_tensor(graph, 2, sa, false), *b = bertc_ag_tensor(graph, 2, sb, false);
     const float av[6] = {1, 2, 3, 4, 5, 6}, bv[6] = {1, 0, -1, 2, 1, 0};
     for (int i = 0; i < 6; i++) {
         a->value.data[i] = av[i];
         b->value.data[i] = bv[i];
     }
-    Var *c = ag_matmul(graph, a, b, false, false);
+    Var *c = bertc_ag_matmul(graph, a, b, false, false);
     const double want[9] = {5, 2, -1, 11, 4, -3, 17, 6, -5};
     expect_close("matmul by hand", c->value.data, want, 9);
 }
@@ -193,7 +193,7 @@ Test(grad_matmul, linear_values)
     int64_t xs[3] = {2, 3, 5}, ws[2] = {4, 5}, bs[1] = {4};
     Var *x = test_param(params, 3, xs, &rng, -1, 1), *w = test_param(params, 2, ws, &rng, -1, 1);
     Var *bias = test_param(params, 1, bs, &rng, -1, 1);
-    Var *y = ag_linear(graph, x, w, bias);
+    Var *y = bertc_ag_linear(graph, x, w, bias);
     cr_assert(y->value.ndim == 3 && y->value.shape[2] == 4, "linear: wrong output shape");
     double want[24];
     for (int64_t r = 0; r < 6; r++)

@@ -33,7 +33,7 @@ typedef struct ReduceArgs {
 static Var *f_reduce(Graph *g, Var **x, void *u)
 {
     const ReduceArgs *r = u;
-    return r->mean ? ag_mean(g, x[0], r->dim, r->keepdim) : ag_sum(g, x[0], r->dim, r->keepdim);
+    return r->mean ? bertc_ag_mean(g, x[0], r->dim, r->keepdim) : bertc_ag_sum(g, x[0], r->dim, r->keepdim);
 }
 
 static const int reduce_dims[5] = {0, 1, 2, -1, AG_ALL_DIMS};
@@ -61,7 +61,7 @@ Test(grad_reduce, sum_and_mean_values)
     for (int m = 0; m < 2; m++)
         for (int dim = 0; dim < 3; dim++)
             for (int keep = 0; keep < 2; keep++) {
-                Var *out = m ? ag_mean(graph, a, dim, keep) : ag_sum(graph, a, dim, keep);
+                Var *out = m ? bertc_ag_mean(graph, a, dim, keep) : bertc_ag_sum(graph, a, dim, keep);
                 char op[48];
                 snprintf(op, sizeof op, "%s dim %d%s", m ? "mean" : "sum", dim,
                          keep ? " keepdim" : "");
@@ -70,7 +70,7 @@ Test(grad_reduce, sum_and_mean_values)
                 for (int d = 0; d < 3; d++)
                     if (d != dim || keep)
                         shape[nd++] = d == dim ? 1 : s[d];
-                cr_assert(shape_equal(out->value.ndim, out->value.shape, nd, shape),
+                cr_assert(bertc_shape_equal(out->value.ndim, out->value.shape, nd, shape),
                           "%s: wrong output shape", op);
                 double want[12] = {0};
                 int64_t c[3];
@@ -86,7 +86,7 @@ Test(grad_reduce, sum_and_mean_values)
                         }
                 expect_close(op, out->value.data, want, out->value.numel, 1e-6, 1e-6);
             }
-    Var *all = ag_sum(graph, a, AG_ALL_DIMS, false), *avg = ag_mean(graph, a, AG_ALL_DIMS, false);
+    Var *all = bertc_ag_sum(graph, a, AG_ALL_DIMS, false), *avg = bertc_ag_mean(graph, a, AG_ALL_DIMS, false);
     cr_assert(all->value.ndim == 0 && all->value.numel == 1, "sum over all dims: not a scalar");
     double total = 0.0;
     for (int i = 0; i < 24; i++)
@@ -100,8 +100,8 @@ Test(grad_reduce, sum_and_mean_values)
 /* softmax / log_softmax                                                     */
 /* ------------------------------------------------------------------------ */
 
-static Var *f_softmax(Graph *g, Var **x, void *u) { (void)u; return ag_softmax(g, x[0]); }
-static Var *f_log_softmax(Graph *g, Var **x, void *u) { (void)u; return ag_log_softmax(g, x[0]); }
+static Var *f_softmax(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_softmax(g, x[0]); }
+static Var *f_log_softmax(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_log_softmax(g, x[0]); }
 
 static const int64_t row_lengths[3] = {1, 7, 33};
 
@@ -134,7 +134,7 @@ Test(grad_reduce, softmax_values)
         int64_t n = row_lengths[k], s[2] = {3, n};
         Var *a = test_param(params, 2, s, &rng, -5, 5);
         a->value.data[0] = 30; /* a large logit: the max shift must keep exp finite */
-        Var *sm = ag_softmax(graph, a), *lsm = ag_log_softmax(graph, a);
+        Var *sm = bertc_ag_softmax(graph, a), *lsm = bertc_ag_log_softmax(graph, a);
         double want_sm[99], want_lsm[99];
         for (int64_t r = 0; r < 3; r++) {
             double lse = 0.0;
@@ -166,7 +166,7 @@ typedef struct LnArgs {
 static Var *f_layernorm(Graph *g, Var **x, void *u)
 {
     const LnArgs *l = u;
-    return ag_layernorm(g, x[0], l->affine ? x[1] : NULL, l->affine ? x[2] : NULL, l->eps);
+    return bertc_ag_layernorm(g, x[0], l->affine ? x[1] : NULL, l->affine ? x[2] : NULL, l->eps);
 }
 
 static void check_layernorm(float eps, bool affine)
@@ -204,7 +204,7 @@ Test(grad_reduce, layernorm_values)
         x->value.data[2 * H + j] = 1.0f + 1e-3f * (float)j;
     const float eps_list[2] = {1e-12f, 1e-5f};
     for (int e = 0; e < 2; e++) {
-        Var *y = ag_layernorm(graph, x, gamma, beta, eps_list[e]);
+        Var *y = bertc_ag_layernorm(graph, x, gamma, beta, eps_list[e]);
         double want[24];
         for (int64_t r = 0; r < 3; r++) {
             const float *xr = x->value.data + r * H;

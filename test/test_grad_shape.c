@@ -11,10 +11,10 @@ TEST_SUITE_WITH_GRAPH(grad_shape, 31);
 static void expect_shape(const char *op, const Var *v, int ndim, const int64_t *shape)
 {
     char got[SHAPE_STR_LEN], want[SHAPE_STR_LEN];
-    cr_assert(shape_equal(v->value.ndim, v->value.shape, ndim, shape),
+    cr_assert(bertc_shape_equal(v->value.ndim, v->value.shape, ndim, shape),
               "%s: output shape %s, expected %s", op,
-              shape_str(got, sizeof got, v->value.ndim, v->value.shape),
-              shape_str(want, sizeof want, ndim, shape));
+              bertc_shape_str(got, sizeof got, v->value.ndim, v->value.shape),
+              bertc_shape_str(want, sizeof want, ndim, shape));
 }
 
 static void expect_value(const char *op, int64_t i, float got, float want)
@@ -38,7 +38,7 @@ typedef struct ReshapeArgs {
 static Var *f_reshape(Graph *g, Var **x, void *u)
 {
     const ReshapeArgs *r = u;
-    return ag_reshape(g, x[0], r->ndim, r->shape);
+    return bertc_ag_reshape(g, x[0], r->ndim, r->shape);
 }
 
 Test(grad_shape, reshape)
@@ -56,7 +56,7 @@ Test(grad_shape, reshape_values)
     int64_t s[3] = {2, 3, 4};
     Var *a = test_param(params, 3, s, &rng, -1, 1);
     int64_t target[3] = {4, -1, 2}, want[3] = {4, 3, 2};
-    Var *r = ag_reshape(graph, a, 3, target);
+    Var *r = bertc_ag_reshape(graph, a, 3, target);
     expect_shape("reshape (4,-1,2)", r, 3, want);
     cr_assert(r->value.data == a->value.data, "reshape: the result must share storage");
 }
@@ -65,7 +65,7 @@ Test(grad_shape, reshape_values)
 /* permute / transpose                                                       */
 /* ------------------------------------------------------------------------ */
 
-static Var *f_permute(Graph *g, Var **x, void *u) { return ag_permute(g, x[0], u); }
+static Var *f_permute(Graph *g, Var **x, void *u) { return bertc_ag_permute(g, x[0], u); }
 
 /* attention's (B, S, nh, d) -> (B, nh, S, d), and a cyclic 3-D one */
 static const int perm4[4] = {0, 2, 1, 3};
@@ -102,10 +102,10 @@ Test(grad_shape, permute_values)
 {
     int64_t s4[4] = {2, 3, 4, 5}, s3[3] = {2, 3, 4};
     Var *a4 = test_param(params, 4, s4, &rng, -1, 1), *a3 = test_param(params, 3, s3, &rng, -1, 1);
-    check_permute_values("permute {0,2,1,3}", a4, perm4, ag_permute(graph, a4, perm4));
-    check_permute_values("permute {2,0,1}", a3, perm3, ag_permute(graph, a3, perm3));
+    check_permute_values("permute {0,2,1,3}", a4, perm4, bertc_ag_permute(graph, a4, perm4));
+    check_permute_values("permute {2,0,1}", a3, perm3, bertc_ag_permute(graph, a3, perm3));
     /* one element by hand: a4[1][2][3][4] lands at out[1][3][2][4] */
-    Var *p = ag_permute(graph, a4, perm4);
+    Var *p = bertc_ag_permute(graph, a4, perm4);
     expect_value("permute {0,2,1,3} a[1][2][3][4]", ((1 * 4 + 3) * 3 + 2) * 5 + 4,
                  p->value.data[((1 * 4 + 3) * 3 + 2) * 5 + 4],
                  a4->value.data[((1 * 3 + 2) * 4 + 3) * 5 + 4]);
@@ -118,7 +118,7 @@ typedef struct TransposeArgs {
 static Var *f_transpose(Graph *g, Var **x, void *u)
 {
     const TransposeArgs *t = u;
-    return ag_transpose(g, x[0], t->dim0, t->dim1);
+    return bertc_ag_transpose(g, x[0], t->dim0, t->dim1);
 }
 
 Test(grad_shape, transpose)
@@ -129,14 +129,14 @@ Test(grad_shape, transpose)
     test_gradcheck("transpose(-2, -1)", graph, f_transpose, in, 1, &last2);
     test_gradcheck("transpose(0, 2)", graph, f_transpose, in, 1, &outer);
     const int perm[3] = {0, 2, 1};
-    check_permute_values("transpose(-2, -1)", in[0], perm, ag_transpose(graph, in[0], -2, -1));
+    check_permute_values("transpose(-2, -1)", in[0], perm, bertc_ag_transpose(graph, in[0], -2, -1));
 }
 
 /* ------------------------------------------------------------------------ */
 /* concat                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static Var *f_concat(Graph *g, Var **x, void *u) { return ag_concat(g, x, 3, *(const int *)u); }
+static Var *f_concat(Graph *g, Var **x, void *u) { return bertc_ag_concat(g, x, 3, *(const int *)u); }
 
 /* Three inputs of sizes 1, 3, 2 along dim; (2, 3, 4) elsewhere. */
 static void make_concat_inputs(int dim, Var **in)
@@ -167,7 +167,7 @@ Test(grad_shape, concat_values)
     for (int dim = 0; dim < 3; dim++) {
         Var *in[3];
         make_concat_inputs(dim, in);
-        Var *out = ag_concat(graph, in, 3, dim);
+        Var *out = bertc_ag_concat(graph, in, 3, dim);
         int64_t shape[3] = {2, 3, 4}, c[3];
         shape[dim] = 1 + 3 + 2;
         char op[32];
@@ -181,7 +181,7 @@ Test(grad_shape, concat_values)
             expect_value(op, i, out->value.data[i],
                          in[k]->value.data[test_flatten(3, in[k]->value.shape, c)]);
         }
-        ag_graph_reset(graph);
+        bertc_ag_graph_reset(graph);
     }
 }
 
@@ -197,7 +197,7 @@ typedef struct SliceArgs {
 static Var *f_slice(Graph *g, Var **x, void *u)
 {
     const SliceArgs *s = u;
-    return ag_slice(g, x[0], s->dim, s->start, s->end);
+    return bertc_ag_slice(g, x[0], s->dim, s->start, s->end);
 }
 
 /* interior ranges of a (5, 6, 7), along dims 0, 1 and the last (as -1) */
@@ -221,7 +221,7 @@ Test(grad_shape, slice_values)
     Var *a = test_param(params, 3, s, &rng, -1, 1);
     for (int k = 0; k < 3; k++) {
         int dim = slices[k].dim < 0 ? 2 : slices[k].dim;
-        Var *out = ag_slice(graph, a, slices[k].dim, slices[k].start, slices[k].end);
+        Var *out = bertc_ag_slice(graph, a, slices[k].dim, slices[k].start, slices[k].end);
         int64_t shape[3] = {5, 6, 7};
         shape[dim] = slices[k].end - slices[k].start;
         char op[32];
@@ -242,7 +242,7 @@ static const int64_t split_sizes[3] = {2, 3, 1};
 static Var *f_split_piece(Graph *g, Var **x, void *u)
 {
     Var *pieces[3];
-    ag_split(g, x[0], 1, 3, split_sizes, pieces);
+    bertc_ag_split(g, x[0], 1, 3, split_sizes, pieces);
     return pieces[*(const int *)u];
 }
 
@@ -261,7 +261,7 @@ Test(grad_shape, split_values)
 {
     int64_t s[3] = {3, 6, 2}, c[3];
     Var *a = test_param(params, 3, s, &rng, -1, 1), *pieces[3];
-    ag_split(graph, a, -2, 3, split_sizes, pieces);
+    bertc_ag_split(graph, a, -2, 3, split_sizes, pieces);
     int64_t start = 0;
     for (int k = 0; k < 3; k++) {
         int64_t shape[3] = {3, split_sizes[k], 2};

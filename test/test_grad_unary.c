@@ -11,16 +11,16 @@
 
 TEST_SUITE_WITH_GRAPH(grad_unary, 11);
 
-static Var *f_gelu(Graph *g, Var **x, void *u) { (void)u; return ag_gelu(g, x[0]); }
-static Var *f_gelu_tanh(Graph *g, Var **x, void *u) { (void)u; return ag_gelu_tanh(g, x[0]); }
-static Var *f_relu(Graph *g, Var **x, void *u) { (void)u; return ag_relu(g, x[0]); }
-static Var *f_tanh(Graph *g, Var **x, void *u) { (void)u; return ag_tanh(g, x[0]); }
-static Var *f_sigmoid(Graph *g, Var **x, void *u) { (void)u; return ag_sigmoid(g, x[0]); }
-static Var *f_exp(Graph *g, Var **x, void *u) { (void)u; return ag_exp(g, x[0]); }
-static Var *f_log(Graph *g, Var **x, void *u) { (void)u; return ag_log(g, x[0]); }
-static Var *f_sqrt(Graph *g, Var **x, void *u) { (void)u; return ag_sqrt(g, x[0]); }
+static Var *f_gelu(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_gelu(g, x[0]); }
+static Var *f_gelu_tanh(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_gelu_tanh(g, x[0]); }
+static Var *f_relu(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_relu(g, x[0]); }
+static Var *f_tanh(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_tanh(g, x[0]); }
+static Var *f_sigmoid(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_sigmoid(g, x[0]); }
+static Var *f_exp(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_exp(g, x[0]); }
+static Var *f_log(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_log(g, x[0]); }
+static Var *f_sqrt(Graph *g, Var **x, void *u) { (void)u; return bertc_ag_sqrt(g, x[0]); }
 /* pow reads its exponent through `user` */
-static Var *f_pow(Graph *g, Var **x, void *u) { return ag_pow(g, x[0], *(const float *)u); }
+static Var *f_pow(Graph *g, Var **x, void *u) { return bertc_ag_pow(g, x[0], *(const float *)u); }
 
 /* A (3,5) input with values uniform in [lo, hi). */
 static Var *input(float lo, float hi)
@@ -87,7 +87,7 @@ Test(grad_unary, pow_integer_exponent_negative_base)
 
 /* x^0 = 1 is constant, so its gradient is 0 everywhere, also at x = 0 where
  * the general rule p x^(p-1) would give 0 * inf = NaN (PyTorch's
- * pow_backward returns zeros for exponent 0). */
+ * bertc_pow_backward returns zeros for exponent 0). */
 Test(grad_unary, pow_zero_exponent_gradient_is_zero)
 {
     int64_t s[1] = {3};
@@ -95,10 +95,10 @@ Test(grad_unary, pow_zero_exponent_gradient_is_zero)
     x->value.data[0] = 0.0f;
     x->value.data[1] = 2.0f;
     x->value.data[2] = -0.5f;
-    Var *y = ag_pow(graph, x, 0.0f);
+    Var *y = bertc_ag_pow(graph, x, 0.0f);
     const float seed[3] = {1, 1, 1};
-    ag_zero_grad(x);
-    ag_backward_seeded(graph, y, seed);
+    bertc_ag_zero_grad(x);
+    bertc_ag_backward_seeded(graph, y, seed);
     for (int i = 0; i < 3; i++) {
         cr_assert(y->value.data[i] == 1.0f,
                   "pow(p = 0): value at flat index %d: got %.8g, expected 1", i,

@@ -177,7 +177,7 @@ Test(hostile, config_files)
         snprintf(path, sizeof path, BAD "config/%.31s", configs[i].file);
         BertConfig cfg;
         BertcError err = {{0}};
-        expect_message(bert_config_read(path, &cfg, &err), &err, path, configs[i].want);
+        expect_message(bertc_bert_config_read(path, &cfg, &err), &err, path, configs[i].want);
         cli_refuses(path, configs[i].want, (char *[]){"summary", "--config", path, NULL});
     }
 }
@@ -185,21 +185,21 @@ Test(hostile, config_files)
 Test(hostile, vocab_files)
 {
     table_matches_dir(BAD "vocab/", vocabs, COUNT(vocabs));
-    Arena *a = arena_create("vocab", 1 << 16);
+    Arena *a = bertc_arena_create("vocab", 1 << 16);
     for (size_t i = 0; i < COUNT(vocabs); i++) {
         char path[320];
         snprintf(path, sizeof path, BAD "vocab/%.31s", vocabs[i].file);
         Tokenizer t;
         BertcError err = {{0}};
-        expect_message(tokenizer_load(&t, a, path, &err), &err, path, vocabs[i].want);
+        expect_message(bertc_tokenizer_load(&t, a, path, &err), &err, path, vocabs[i].want);
         cli_refuses(path, vocabs[i].want,
                     (char *[]){"tokenize", "--vocab", path, "hello", NULL});
-        arena_reset(a);
+        bertc_arena_reset(a);
     }
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
-/* zoo_run (what `bertc run` calls) and the command itself. */
+/* bertc_zoo_run (what `bertc run` calls) and the command itself. */
 static void run_refuses(const char *weights_path, const char *inputs_path, const char *path,
                         const char *want)
 {
@@ -208,7 +208,7 @@ static void run_refuses(const char *weights_path, const char *inputs_path, const
     RunArgs args = {.config = ZOO "config.json", .weights = weights_path,
                     .inputs = inputs_path, .output = out};
     BertcError err = {{0}};
-    expect_message(zoo_run(&args, &err), &err, path, want);
+    expect_message(bertc_zoo_run(&args, &err), &err, path, want);
     cr_expect_neq(access(out, F_OK), 0, "%s: an output was written", path);
     cli_refuses(path, want,
                 (char *[]){"run", "--config", ZOO "config.json", "--weights",
@@ -260,15 +260,15 @@ Test(hostile, safetensors_memory_bounded_by_file_size, .timeout = 60)
         char *bytes = malloc(size + 1);
         cr_assert_eq(fread(bytes, 1, size, f), size);
         fclose(f);
-        Arena *a = arena_create("bounded", 4096);
+        Arena *a = bertc_arena_create("bounded", 4096);
         SafeTensors *st;
         BertcError err;
-        if (st_open_memory(a, path, bytes, size, &st, &err) == 0)
-            st_close(st);
-        size_t used = arena_high_water(a);
+        if (bertc_st_open_memory(a, path, bytes, size, &st, &err) == 0)
+            bertc_st_close(st);
+        size_t used = bertc_arena_high_water(a);
         cr_expect_leq(used, 16 * size + 65536, "%s (%zu bytes) took %zu bytes to open", path,
                       size, used);
-        arena_destroy(a);
+        bertc_arena_destroy(a);
         free(bytes);
         files++;
     }
@@ -300,17 +300,17 @@ Test(hostile, long_json_headers_take_memory_bounded_by_their_size, .timeout = 90
         uint64_t len = n;
         for (int i = 0; i < 8; i++)
             file[i] = (char)(len >> (8 * i));
-        Arena *a = arena_create("bounded", 4096);
+        Arena *a = bertc_arena_create("bounded", 4096);
         SafeTensors *st;
         BertcError err = {{0}};
-        cr_expect_neq(st_open_memory(a, "long.safetensors", file, 8 + n, &st, &err), 0);
+        cr_expect_neq(bertc_st_open_memory(a, "long.safetensors", file, 8 + n, &st, &err), 0);
         cr_expect(strstr(err.msg, want[kind]), "kind %d: message \"%.200s\" lacks \"%s\"", kind,
                   err.msg, want[kind]);
-        size_t used = arena_high_water(a);
+        size_t used = bertc_arena_high_water(a);
         cr_expect_leq(used, (JSON_BYTES_PER_INPUT_BYTE + 1) * (8 + n) + 65536,
                       "kind %d: %zu MB of arena for a %zu MB header (%.1f a byte)", kind,
                       used >> 20, n >> 20, (double)used / (double)n);
-        arena_destroy(a);
+        bertc_arena_destroy(a);
     }
     free(file);
 }

@@ -1,5 +1,5 @@
 /* test/test_kernels_simd.c — every SIMD path of the row kernels this CPU can
- * run (forced in turn with cpu_set_isa) equals the scalar reference within a
+ * run (forced in turn with bertc_cpu_set_isa) equals the scalar reference within a
  * stated tolerance, on sizes 1..67 (every tail length) and BERT sizes
  * (n = 768, 3072; rows up to 128). Backward kernels must accumulate, and
  * with accumulate = false write dx exactly as accumulating into zeros would. */
@@ -34,7 +34,7 @@ static Rng rng;
 static void fill(float *p, int64_t n, float lo, float hi)
 {
     for (int64_t i = 0; i < n; i++)
-        p[i] = lo + (hi - lo) * (float)rng_uniform(&rng);
+        p[i] = lo + (hi - lo) * (float)bertc_rng_uniform(&rng);
 }
 
 static void setup(void)
@@ -46,7 +46,7 @@ static void setup(void)
         *all[i] = malloc(MAX_ELEMS * sizeof(float));
         cr_assert(*all[i]);
     }
-    rng = rng_seed(2024);
+    rng = bertc_rng_seed(2024);
 }
 
 static void teardown(void)
@@ -70,7 +70,7 @@ static void expect_close(const char *fn, const char *what, CpuIsa isa, int64_t r
     for (int64_t i = 0; i < count; i++) {
         if (!(fabsf(got[i] - want[i]) <= tol)) {
             cr_expect(false, "%s [%s] rows=%lld n=%lld: %s[%lld] expected %.9g, got %.9g "
-                      "(tol %.2g)", fn, cpu_isa_name(isa), (long long)rows, (long long)n,
+                      "(tol %.2g)", fn, bertc_cpu_isa_name(isa), (long long)rows, (long long)n,
                       what, (long long)i, (double)want[i], (double)got[i], (double)tol);
             return;
         }
@@ -82,11 +82,11 @@ typedef void (*CaseFn)(CpuIsa isa, int64_t rows, int64_t n);
 
 static void for_each_size(CaseFn fn)
 {
-    CpuIsa orig = cpu_isa();
+    CpuIsa orig = bertc_cpu_isa();
     static const int64_t bert[][2] = {{1, 768}, {128, 768}, {1, 3072}, {128, 3072},
                                       {128, 128}, {12, 128}};
     for (int p = 0; p < 3; p++) {
-        if (!cpu_isa_supported(simd_paths[p]))
+        if (!bertc_cpu_isa_supported(simd_paths[p]))
             continue;
         for (int64_t n = 1; n <= 67; n++) {
             fn(simd_paths[p], 1, n);
@@ -95,7 +95,7 @@ static void for_each_size(CaseFn fn)
         for (size_t k = 0; k < sizeof bert / sizeof bert[0]; k++)
             fn(simd_paths[p], bert[k][0], bert[k][1]);
     }
-    cpu_set_isa(orig);
+    bertc_cpu_set_isa(orig);
 }
 
 /* ---- GELU ---------------------------------------------------------------------- */
@@ -104,13 +104,13 @@ static void gelu_case(CpuIsa isa, int64_t rows, int64_t n)
 {
     int64_t m = rows * n;
     fill(bufs.x, m, -8.0f, 8.0f);
-    kernel_gelu_scalar(bufs.want, bufs.x, m);
-    cpu_set_isa(isa);
-    kernel_gelu(bufs.y, bufs.x, m);
-    expect_close("kernel_gelu", "y", isa, rows, n, bufs.y, bufs.want, m);
-    kernel_gelu_tanh_scalar(bufs.want, bufs.x, m);
-    kernel_gelu_tanh(bufs.y, bufs.x, m);
-    expect_close("kernel_gelu_tanh", "y", isa, rows, n, bufs.y, bufs.want, m);
+    bertc_kernel_gelu_scalar(bufs.want, bufs.x, m);
+    bertc_cpu_set_isa(isa);
+    bertc_kernel_gelu(bufs.y, bufs.x, m);
+    expect_close("bertc_kernel_gelu", "y", isa, rows, n, bufs.y, bufs.want, m);
+    bertc_kernel_gelu_tanh_scalar(bufs.want, bufs.x, m);
+    bertc_kernel_gelu_tanh(bufs.y, bufs.x, m);
+    expect_close("bertc_kernel_gelu_tanh", "y", isa, rows, n, bufs.y, bufs.want, m);
 }
 
 static void gelu_backward_case(CpuIsa isa, int64_t rows, int64_t n)
@@ -120,14 +120,14 @@ static void gelu_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.dy, m, -1.0f, 1.0f);
     fill(bufs.want, m, -1.0f, 1.0f); /* dx starts non-zero: the kernels accumulate */
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    kernel_gelu_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
-    cpu_set_isa(isa);
-    kernel_gelu_backward(bufs.dx, bufs.x, bufs.dy, m, true);
-    expect_close("kernel_gelu_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+    bertc_kernel_gelu_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
+    bertc_cpu_set_isa(isa);
+    bertc_kernel_gelu_backward(bufs.dx, bufs.x, bufs.dy, m, true);
+    expect_close("bertc_kernel_gelu_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    kernel_gelu_tanh_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
-    kernel_gelu_tanh_backward(bufs.dx, bufs.x, bufs.dy, m, true);
-    expect_close("kernel_gelu_tanh_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+    bertc_kernel_gelu_tanh_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
+    bertc_kernel_gelu_tanh_backward(bufs.dx, bufs.x, bufs.dy, m, true);
+    expect_close("bertc_kernel_gelu_tanh_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
 }
 
 Test(kernels, gelu_matches_scalar) { for_each_size(gelu_case); }
@@ -139,14 +139,14 @@ static void softmax_case(CpuIsa isa, int64_t rows, int64_t n)
 {
     int64_t m = rows * n;
     fill(bufs.x, m, -10.0f, 10.0f);
-    kernel_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
-    cpu_set_isa(isa);
+    bertc_kernel_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
+    bertc_cpu_set_isa(isa);
     memcpy(bufs.y, bufs.x, m * sizeof(float));
-    kernel_softmax_rows(bufs.y, bufs.y, rows, n); /* in place: y aliases x */
-    expect_close("kernel_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
-    kernel_log_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
-    kernel_log_softmax_rows(bufs.y, bufs.x, rows, n);
-    expect_close("kernel_log_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
+    bertc_kernel_softmax_rows(bufs.y, bufs.y, rows, n); /* in place: y aliases x */
+    expect_close("bertc_kernel_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
+    bertc_kernel_log_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
+    bertc_kernel_log_softmax_rows(bufs.y, bufs.x, rows, n);
+    expect_close("bertc_kernel_log_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
 }
 
 static void softmax_backward_case(CpuIsa isa, int64_t rows, int64_t n)
@@ -156,16 +156,16 @@ static void softmax_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.dy, m, -1.0f, 1.0f);
     fill(bufs.want, m, -1.0f, 1.0f);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-    kernel_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
-    cpu_set_isa(isa);
-    kernel_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
-    expect_close("kernel_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+    bertc_kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+    bertc_kernel_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
+    bertc_cpu_set_isa(isa);
+    bertc_kernel_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
+    expect_close("bertc_kernel_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-    kernel_log_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
-    kernel_log_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
-    expect_close("kernel_log_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want,
+    bertc_kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+    bertc_kernel_log_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
+    bertc_kernel_log_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
+    expect_close("bertc_kernel_log_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want,
                  m);
 }
 
@@ -184,14 +184,14 @@ static void layernorm_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.b, n, -0.5f, 0.5f);
     for (int affine = 0; affine < 2; affine++) {
         const float *g = affine ? bufs.g : NULL, *b = affine ? bufs.b : NULL;
-        kernel_layernorm_rows_scalar(bufs.want, bufs.mean, bufs.rstd, bufs.x, g, b, rows, n,
+        bertc_kernel_layernorm_rows_scalar(bufs.want, bufs.mean, bufs.rstd, bufs.x, g, b, rows, n,
                                      1e-12f);
-        cpu_set_isa(isa);
-        kernel_layernorm_rows(bufs.y, mean, rstd, bufs.x, g, b, rows, n, 1e-12f);
-        cpu_set_isa(ISA_SCALAR);
-        expect_close("kernel_layernorm_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
-        expect_close("kernel_layernorm_rows", "mean", isa, rows, n, mean, bufs.mean, rows);
-        expect_close("kernel_layernorm_rows", "rstd", isa, rows, n, rstd, bufs.rstd, rows);
+        bertc_cpu_set_isa(isa);
+        bertc_kernel_layernorm_rows(bufs.y, mean, rstd, bufs.x, g, b, rows, n, 1e-12f);
+        bertc_cpu_set_isa(ISA_SCALAR);
+        expect_close("bertc_kernel_layernorm_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
+        expect_close("bertc_kernel_layernorm_rows", "mean", isa, rows, n, mean, bufs.mean, rows);
+        expect_close("bertc_kernel_layernorm_rows", "rstd", isa, rows, n, rstd, bufs.rstd, rows);
     }
 }
 
@@ -207,17 +207,17 @@ static void layernorm_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
     memcpy(bufs.dg, bufs.want_g, n * sizeof(float));
     memcpy(bufs.db, bufs.want_b, n * sizeof(float));
-    kernel_layernorm_rows_scalar(bufs.y, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows, n,
+    bertc_kernel_layernorm_rows_scalar(bufs.y, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows, n,
                                  1e-5f);
-    kernel_layernorm_rows_backward_scalar(bufs.want, bufs.want_g, bufs.want_b, bufs.dy,
+    bertc_kernel_layernorm_rows_backward_scalar(bufs.want, bufs.want_g, bufs.want_b, bufs.dy,
                                           bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n, true);
-    cpu_set_isa(isa);
-    kernel_layernorm_rows_backward(bufs.dx, bufs.dg, bufs.db, bufs.dy, bufs.x, bufs.mean,
+    bertc_cpu_set_isa(isa);
+    bertc_kernel_layernorm_rows_backward(bufs.dx, bufs.dg, bufs.db, bufs.dy, bufs.x, bufs.mean,
                                    bufs.rstd, bufs.g, rows, n, true);
-    expect_close("kernel_layernorm_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
-    expect_close("kernel_layernorm_rows_backward", "dgamma", isa, rows, n, bufs.dg,
+    expect_close("bertc_kernel_layernorm_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
+    expect_close("bertc_kernel_layernorm_rows_backward", "dgamma", isa, rows, n, bufs.dg,
                  bufs.want_g, n);
-    expect_close("kernel_layernorm_rows_backward", "dbeta", isa, rows, n, bufs.db,
+    expect_close("bertc_kernel_layernorm_rows_backward", "dbeta", isa, rows, n, bufs.db,
                  bufs.want_b, n);
 }
 
@@ -240,22 +240,22 @@ static void add_max_exp_sum_case(CpuIsa isa, int64_t rows, int64_t n)
             float *want = bufs.want + r * n, *y = bufs.y + r * n;
             memcpy(want, bufs.x + r * n, n * sizeof(float));
             memcpy(y, bufs.x + r * n, n * sizeof(float));
-            float want_max = kernel_add_max_scalar(want, b, n);
-            cpu_set_isa(isa);
-            float max = kernel_add_max(y, b, n);
-            cpu_set_isa(ISA_SCALAR);
+            float want_max = bertc_kernel_add_max_scalar(want, b, n);
+            bertc_cpu_set_isa(isa);
+            float max = bertc_kernel_add_max(y, b, n);
+            bertc_cpu_set_isa(ISA_SCALAR);
             cr_expect(max == want_max && memcmp(y, want, n * sizeof(float)) == 0,
-                      "kernel_add_max [%s] n=%lld bias=%d row %lld: max expected %.9g, got "
-                      "%.9g, or y differs", cpu_isa_name(isa), (long long)n, with_bias,
+                      "bertc_kernel_add_max [%s] n=%lld bias=%d row %lld: max expected %.9g, got "
+                      "%.9g, or y differs", bertc_cpu_isa_name(isa), (long long)n, with_bias,
                       (long long)r, (double)want_max, (double)max);
-            double want_sum = kernel_exp_sum_scalar(want, want, want_max, n);
-            cpu_set_isa(isa);
-            double sum = kernel_exp_sum(y, y, max, n);
-            cpu_set_isa(ISA_SCALAR);
+            double want_sum = bertc_kernel_exp_sum_scalar(want, want, want_max, n);
+            bertc_cpu_set_isa(isa);
+            double sum = bertc_kernel_exp_sum(y, y, max, n);
+            bertc_cpu_set_isa(ISA_SCALAR);
             cr_expect(fabs(sum - want_sum) <= 1e-6 * want_sum,
-                      "kernel_exp_sum [%s] n=%lld row %lld: sum expected %.17g, got %.17g",
-                      cpu_isa_name(isa), (long long)n, (long long)r, want_sum, sum);
-            expect_close("kernel_exp_sum", "y", isa, rows, n, y, want, n);
+                      "bertc_kernel_exp_sum [%s] n=%lld row %lld: sum expected %.17g, got %.17g",
+                      bertc_cpu_isa_name(isa), (long long)n, (long long)r, want_sum, sum);
+            expect_close("bertc_kernel_exp_sum", "y", isa, rows, n, y, want, n);
         }
     }
 }
@@ -263,12 +263,12 @@ static void add_max_exp_sum_case(CpuIsa isa, int64_t rows, int64_t n)
 /* The BERT sizes, and one row of BERT's 30522-word vocabulary. */
 Test(kernels, add_max_exp_sum_match_scalar)
 {
-    CpuIsa orig = cpu_isa();
+    CpuIsa orig = bertc_cpu_isa();
     for_each_size(add_max_exp_sum_case);
     for (int p = 0; p < 3; p++)
-        if (cpu_isa_supported(simd_paths[p]))
+        if (bertc_cpu_isa_supported(simd_paths[p]))
             add_max_exp_sum_case(simd_paths[p], 1, 30522);
-    cpu_set_isa(orig);
+    bertc_cpu_set_isa(orig);
 }
 
 /* ---- y += x, y += a x ------------------------------------------------------------ */
@@ -280,7 +280,7 @@ static void expect_same(const char *fn, CpuIsa isa, int64_t n, const float *got,
     for (int64_t i = 0; i < n; i++)
         if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
             cr_expect(false, "%s [%s] n=%lld: y[%lld] expected %.9g, got %.9g", fn,
-                      cpu_isa_name(isa), (long long)n, (long long)i, (double)want[i],
+                      bertc_cpu_isa_name(isa), (long long)n, (long long)i, (double)want[i],
                       (double)got[i]);
             return;
         }
@@ -292,13 +292,13 @@ static void add_axpy_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.x, m, -10.0f, 10.0f);
     fill(bufs.want, m, -10.0f, 10.0f);
     memcpy(bufs.y, bufs.want, m * sizeof(float));
-    kernel_add_inplace_scalar(bufs.want, bufs.x, m);
-    cpu_set_isa(isa);
-    kernel_add_inplace(bufs.y, bufs.x, m);
-    expect_same("kernel_add_inplace", isa, m, bufs.y, bufs.want);
-    kernel_axpy_scalar(bufs.want, -0.37f, bufs.x, m);
-    kernel_axpy(bufs.y, -0.37f, bufs.x, m);
-    expect_same("kernel_axpy", isa, m, bufs.y, bufs.want);
+    bertc_kernel_add_inplace_scalar(bufs.want, bufs.x, m);
+    bertc_cpu_set_isa(isa);
+    bertc_kernel_add_inplace(bufs.y, bufs.x, m);
+    expect_same("bertc_kernel_add_inplace", isa, m, bufs.y, bufs.want);
+    bertc_kernel_axpy_scalar(bufs.want, -0.37f, bufs.x, m);
+    bertc_kernel_axpy(bufs.y, -0.37f, bufs.x, m);
+    expect_same("bertc_kernel_axpy", isa, m, bufs.y, bufs.want);
 }
 
 Test(kernels, add_inplace_axpy_match_scalar) { for_each_size(add_axpy_case); }
@@ -307,7 +307,7 @@ Test(kernels, add_inplace_axpy_match_scalar) { for_each_size(add_axpy_case); }
 typedef enum { BW_GELU, BW_GELU_TANH, BW_SOFTMAX, BW_LOG_SOFTMAX, BW_LAYERNORM, BW_COUNT } Backward;
 
 static const char *const backward_names[BW_COUNT] = {
-    "gelu_backward", "gelu_tanh_backward", "softmax_rows_backward",
+    "bertc_gelu_backward", "bertc_gelu_tanh_backward", "softmax_rows_backward",
     "log_softmax_rows_backward", "layernorm_rows_backward"};
 
 /* One backward kernel into dx: the scalar reference, or the active path.
@@ -318,25 +318,25 @@ static void run_backward(Backward k, bool scalar, float *dx, bool accumulate, in
     int64_t m = rows * n;
     switch (k) {
     case BW_GELU:
-        (scalar ? kernel_gelu_backward_scalar : kernel_gelu_backward)(dx, bufs.x, bufs.dy, m,
+        (scalar ? bertc_kernel_gelu_backward_scalar : bertc_kernel_gelu_backward)(dx, bufs.x, bufs.dy, m,
                                                                       accumulate);
         break;
     case BW_GELU_TANH:
-        (scalar ? kernel_gelu_tanh_backward_scalar : kernel_gelu_tanh_backward)(
+        (scalar ? bertc_kernel_gelu_tanh_backward_scalar : bertc_kernel_gelu_tanh_backward)(
             dx, bufs.x, bufs.dy, m, accumulate);
         break;
     case BW_SOFTMAX:
-        kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-        (scalar ? kernel_softmax_rows_backward_scalar : kernel_softmax_rows_backward)(
+        bertc_kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+        (scalar ? bertc_kernel_softmax_rows_backward_scalar : bertc_kernel_softmax_rows_backward)(
             dx, bufs.y, bufs.dy, rows, n, accumulate);
         break;
     case BW_LOG_SOFTMAX:
-        kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-        (scalar ? kernel_log_softmax_rows_backward_scalar : kernel_log_softmax_rows_backward)(
+        bertc_kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
+        (scalar ? bertc_kernel_log_softmax_rows_backward_scalar : bertc_kernel_log_softmax_rows_backward)(
             dx, bufs.y, bufs.dy, rows, n, accumulate);
         break;
     case BW_LAYERNORM:
-        (scalar ? kernel_layernorm_rows_backward_scalar : kernel_layernorm_rows_backward)(
+        (scalar ? bertc_kernel_layernorm_rows_backward_scalar : bertc_kernel_layernorm_rows_backward)(
             dx, NULL, NULL, bufs.dy, bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n,
             accumulate);
         break;
@@ -353,11 +353,11 @@ static void write_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.x, m, -4.0f, 4.0f);
     fill(bufs.dy, m, -1.0f, 1.0f);
     fill(bufs.g, n, 0.5f, 1.5f);
-    kernel_layernorm_rows_scalar(bufs.want_g, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows,
+    bertc_kernel_layernorm_rows_scalar(bufs.want_g, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows,
                                  n, 1e-5f);
     for (int k = 0; k < BW_COUNT; k++)
         for (int scalar = 0; scalar < 2; scalar++) {
-            cpu_set_isa(scalar ? ISA_SCALAR : isa);
+            bertc_cpu_set_isa(scalar ? ISA_SCALAR : isa);
             memset(bufs.want, 0, (size_t)m * sizeof(float));
             run_backward(k, scalar, bufs.want, true, rows, n);
             for (int64_t i = 0; i < m; i++)
@@ -367,7 +367,7 @@ static void write_case(CpuIsa isa, int64_t rows, int64_t n)
                 if (memcmp(&bufs.dx[i], &bufs.want[i], sizeof(float)) != 0) {
                     cr_expect(false, "kernel_%s [%s] rows=%lld n=%lld: dx[%lld] written "
                               "%.9g, accumulated into zeros %.9g", backward_names[k],
-                              scalar ? "scalar" : cpu_isa_name(isa), (long long)rows,
+                              scalar ? "scalar" : bertc_cpu_isa_name(isa), (long long)rows,
                               (long long)n, (long long)i, (double)bufs.dx[i],
                               (double)bufs.want[i]);
                     break;

@@ -14,7 +14,7 @@ static float x[E], dy[E], g[N], b[N], one[E], many[E], mean1[ROWS], rstd1[ROWS],
 
 static void fill(void)
 {
-    Rng rng = rng_seed(5);
+    Rng rng = bertc_rng_seed(5);
     test_fill_uniform(x, E, &rng, -4, 4);
     test_fill_uniform(dy, E, &rng, -1, 1);
     test_fill_uniform(g, N, &rng, 0.5f, 1.5f);
@@ -32,35 +32,35 @@ static void expect_bitwise(const char *what, const float *a, const float *c, int
 /* run(out) once on 1 thread into `one` and once on 2 into `many`. */
 #define BOTH(stmt_one, stmt_many)                                                           \
     do {                                                                                    \
-        threads_set_count(1);                                                               \
+        bertc_threads_set_count(1);                                                               \
         stmt_one;                                                                           \
-        threads_set_count(2);                                                               \
+        bertc_threads_set_count(2);                                                               \
         stmt_many;                                                                          \
     } while (0)
 
 Test(kernels_threads, softmax_layernorm_gelu_match_one_thread)
 {
-    int saved = threads_count();
+    int saved = bertc_threads_count();
     fill();
-    BOTH(kernel_softmax_rows(one, x, ROWS, N), kernel_softmax_rows(many, x, ROWS, N));
+    BOTH(bertc_kernel_softmax_rows(one, x, ROWS, N), bertc_kernel_softmax_rows(many, x, ROWS, N));
     expect_bitwise("softmax", one, many, E);
     memset(one, 0, sizeof one);
     memset(many, 0, sizeof many);
-    BOTH(kernel_softmax_rows_backward(one, x, dy, ROWS, N, true),
-         kernel_softmax_rows_backward(many, x, dy, ROWS, N, true));
+    BOTH(bertc_kernel_softmax_rows_backward(one, x, dy, ROWS, N, true),
+         bertc_kernel_softmax_rows_backward(many, x, dy, ROWS, N, true));
     expect_bitwise("softmax backward", one, many, E);
-    BOTH(kernel_layernorm_rows(one, mean1, rstd1, x, g, b, ROWS, N, 1e-12f),
-         kernel_layernorm_rows(many, mean2, rstd2, x, g, b, ROWS, N, 1e-12f));
+    BOTH(bertc_kernel_layernorm_rows(one, mean1, rstd1, x, g, b, ROWS, N, 1e-12f),
+         bertc_kernel_layernorm_rows(many, mean2, rstd2, x, g, b, ROWS, N, 1e-12f));
     expect_bitwise("layernorm", one, many, E);
     expect_bitwise("layernorm mean", mean1, mean2, ROWS);
     expect_bitwise("layernorm rstd", rstd1, rstd2, ROWS);
-    BOTH(kernel_gelu(one, x, E), kernel_gelu(many, x, E));
+    BOTH(bertc_kernel_gelu(one, x, E), bertc_kernel_gelu(many, x, E));
     expect_bitwise("gelu", one, many, E);
-    BOTH(kernel_gelu_tanh(one, x, E), kernel_gelu_tanh(many, x, E));
+    BOTH(bertc_kernel_gelu_tanh(one, x, E), bertc_kernel_gelu_tanh(many, x, E));
     expect_bitwise("gelu_tanh", one, many, E);
     memset(one, 0, sizeof one);
     memset(many, 0, sizeof many);
-    BOTH(kernel_gelu_backward(one, x, dy, E, true), kernel_gelu_backward(many, x, dy, E, true));
+    BOTH(bertc_kernel_gelu_backward(one, x, dy, E, true), bertc_kernel_gelu_backward(many, x, dy, E, true));
     expect_bitwise("gelu backward", one, many, E);
-    threads_set_count(saved);
+    bertc_threads_set_count(saved);
 }

@@ -17,16 +17,16 @@ static Batch batch;
 
 static void setup(void)
 {
-    arena = arena_create("surface", 1 << 16);
-    graph = ag_graph_create(1 << 20, 0);
-    ag_set_training(graph, false);
-    ag_set_no_grad(graph, true);
+    arena = bertc_arena_create("surface", 1 << 16);
+    graph = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(graph, false);
+    bertc_ag_set_no_grad(graph, true);
 }
 
 static void teardown(void)
 {
-    ag_graph_destroy(graph);
-    arena_destroy(arena);
+    bertc_ag_graph_destroy(graph);
+    bertc_arena_destroy(arena);
 }
 
 TestSuite(model_surface, .init = setup, .fini = teardown);
@@ -34,7 +34,7 @@ TestSuite(model_surface, .init = setup, .fini = teardown);
 /* The model and inputs of fixture `name` (weights loaded when `weights`). */
 static void open_case(const char *name, bool weights)
 {
-    char *path = arena_alloc(arena, 600);   /* the batch's source outlives this call */
+    char *path = bertc_arena_alloc(arena, 600);   /* the batch's source outlives this call */
     snprintf(path, 600, "%s/%s/config.json", TEST_ZOO_DIR, name);
     test_model_build(&model, arena, path, &cfg);
     if (weights) {
@@ -45,14 +45,14 @@ static void open_case(const char *name, bool weights)
     snprintf(path, 600, "%s/%s/inputs.safetensors", TEST_ZOO_DIR, name);
     SafeTensors *st;
     BertcError err;
-    cr_assert_eq(st_open_file(arena, path, &st, &err), 0, "%s", err.msg);
-    batch_init(&batch, path);
-    cr_assert_eq(batch_from_safetensors(&batch, st, arena, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(arena, path, &st, &err), 0, "%s", err.msg);
+    bertc_batch_init(&batch, path);
+    cr_assert_eq(bertc_batch_from_safetensors(&batch, st, arena, &err), 0, "%s", err.msg);
 }
 
 static BatchItem *item(const char *name)
 {
-    BatchItem *it = (BatchItem *)batch_find(&batch, name);
+    BatchItem *it = (BatchItem *)bertc_batch_find(&batch, name);
     cr_assert(it, "the fixture has no input '%s'", name);
     return it;
 }
@@ -86,20 +86,20 @@ static void weights_plus(const char *name, StEntry extra, const char *out)
     snprintf(path, sizeof path, "%s/%s/weights.safetensors", TEST_ZOO_DIR, name);
     SafeTensors *st;
     BertcError err;
-    cr_assert_eq(st_open_file(arena, path, &st, &err), 0, "%s", err.msg);
-    StEntry *entries = arena_alloc(arena, sizeof *entries * (st->n_tensors + 1));
-    Tensor *values = arena_alloc(arena, sizeof *values * st->n_tensors);
+    cr_assert_eq(bertc_st_open_file(arena, path, &st, &err), 0, "%s", err.msg);
+    StEntry *entries = bertc_arena_alloc(arena, sizeof *entries * (st->n_tensors + 1));
+    Tensor *values = bertc_arena_alloc(arena, sizeof *values * st->n_tensors);
     size_t n = 0;
     for (size_t i = 0; i < st->n_tensors; i++) {
         if (strcmp(st->tensors[i].name, extra.name) == 0)
             continue;
-        cr_assert_eq(st_load_tensor(st, st->tensors[i].name, arena, &values[i], &err), 0,
+        cr_assert_eq(bertc_st_load_tensor(st, st->tensors[i].name, arena, &values[i], &err), 0,
                      "%s", err.msg);
-        entries[n++] = st_entry_tensor(st->tensors[i].name, &values[i]);
+        entries[n++] = bertc_st_entry_tensor(st->tensors[i].name, &values[i]);
     }
     entries[n++] = extra;
-    cr_assert_eq(st_write_file(out, entries, n, NULL, 0, &err), 0, "%s", err.msg);
-    st_close(st);
+    cr_assert_eq(bertc_st_write_file(out, entries, n, NULL, 0, &err), 0, "%s", err.msg);
+    bertc_st_close(st);
 }
 
 /* A tied alias (cls.predictions.decoder.weight) beside its owner, with a
@@ -108,11 +108,11 @@ Test(model_surface, tied_alias_of_another_shape_is_an_error)
 {
     open_case("bert_mlm", false);
     int64_t shape[2] = {3, 3};
-    Tensor alias = tensor_new(arena, 2, shape);
+    Tensor alias = bertc_tensor_new(arena, 2, shape);
     const char *path = "build/test/surface_alias.safetensors";
-    weights_plus("bert_mlm", st_entry_tensor("cls.predictions.decoder.weight", &alias), path);
+    weights_plus("bert_mlm", bertc_st_entry_tensor("cls.predictions.decoder.weight", &alias), path);
     BertcError err;
-    cr_assert_neq(model_load(&model, path, false, &err), 0, "the [3, 3] alias was accepted");
+    cr_assert_neq(bertc_model_load(&model, path, false, &err), 0, "the [3, 3] alias was accepted");
     cr_assert(strstr(err.msg, "'cls.predictions.decoder.weight' has shape [3, 3]") &&
               strstr(err.msg, "[120, 32]"), "%s", err.msg);
     remove(path);
@@ -129,7 +129,7 @@ Test(model_surface, regression_with_several_labels_names_the_config)
                        "\"num_labels\": 3, \"problem_type\": \"regression\"}";
     BertConfig c;
     BertcError err;
-    cr_assert_neq(bert_config_parse(NULL, "c.json", text, strlen(text), &c, &err), 0,
+    cr_assert_neq(bertc_bert_config_parse(NULL, "c.json", text, strlen(text), &c, &err), 0,
                   "regression with num_labels 3 was accepted");
     cr_assert(strstr(err.msg, "c.json: problem_type") && strstr(err.msg, "num_labels 3"), "%s",
               err.msg);

@@ -14,9 +14,9 @@ static Rng rng;
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
-    reg = registry_create(arena, "M");
-    rng = rng_seed(17);
+    bertc_ag_set_training(graph, false);
+    reg = bertc_registry_create(arena, "M");
+    rng = bertc_rng_seed(17);
 }
 
 static void teardown(void) { test_close(arena, graph); }
@@ -51,17 +51,17 @@ typedef struct AttnCase {
 static Var *f_bert(Graph *g, Var **x, void *u)
 {
     AttnCase *c = u;
-    return bert_self_attention_forward(g, &c->bert, x[reg->n_params], c->mask, NULL);
+    return bertc_bert_self_attention_forward(g, &c->bert, x[reg->n_params], c->mask, NULL);
 }
 
 Test(nn_modules, bert_self_attention_gradients)
 {
     static AttnCase c;
-    bert_self_attention_init(&c.bert, reg, 6, 2, 0.1f);
+    bertc_bert_self_attention_init(&c.bert, reg, 6, 2, 0.1f);
     randomise();
     int64_t xs[3] = {2, 4, 6}, ms[4] = {2, 1, 1, 4};
     Var *x = test_param(arena, 3, xs, &rng, -1, 1);
-    c.mask = ag_param(arena, 4, ms, "mask");
+    c.mask = bertc_ag_param(arena, 4, ms, "mask");
     c.mask->requires_grad = false;
     c.mask->value.data[7] = -10000.0f;   /* last key of batch 1 is padding */
     Var *in[16];
@@ -73,18 +73,18 @@ static Var *f_onmt(Graph *g, Var **x, void *u)
 {
     AttnCase *c = u;
     Var *h = x[reg->n_params];
-    return onmt_attention_forward(g, &c->onmt, h, h, h, &c->pad, NULL);
+    return bertc_onmt_attention_forward(g, &c->onmt, h, h, h, &c->pad, NULL);
 }
 
 Test(nn_modules, onmt_attention_gradients)
 {
     static AttnCase c;
     static int32_t pad[4] = {0, 0, 0, 1};
-    onmt_attention_init(&c.onmt, reg, "self_attn", 6, 3, 0.1f);
+    bertc_onmt_attention_init(&c.onmt, reg, "self_attn", 6, 3, 0.1f);
     randomise();
     int64_t xs[3] = {1, 4, 6}, ps[4] = {1, 1, 1, 4};
     Var *x = test_param(arena, 3, xs, &rng, -1, 1);
-    c.pad = itensor_view(pad, 4, ps);
+    c.pad = bertc_itensor_view(pad, 4, ps);
     Var *in[16];
     int n = gather_inputs(in, &x, 1);
     test_gradcheck("OnmtAttention", graph, f_onmt, in, n, &c);
@@ -100,16 +100,16 @@ typedef struct Stack {
 static Var *f_stack(Graph *g, Var **x, void *u)
 {
     Stack *s = u;
-    Var *h = conv1d_forward(g, &s->conv, x[reg->n_params]);
-    return linear_forward(g, &s->lin, ag_gelu(g, layernorm_forward(g, &s->ln, h)));
+    Var *h = bertc_conv1d_forward(g, &s->conv, x[reg->n_params]);
+    return bertc_linear_forward(g, &s->lin, bertc_ag_gelu(g, bertc_layernorm_forward(g, &s->ln, h)));
 }
 
 Test(nn_modules, conv_layernorm_linear_gradients)
 {
     static Stack s;
-    conv1d_init(&s.conv, reg, "conv", 3, 4, 3);
-    layernorm_init(&s.ln, reg, "ln", 5, 1e-5f);
-    linear_init(&s.lin, reg, "lin", 5, 3, true);
+    bertc_conv1d_init(&s.conv, reg, "conv", 3, 4, 3);
+    bertc_layernorm_init(&s.ln, reg, "ln", 5, 1e-5f);
+    bertc_linear_init(&s.lin, reg, "lin", 5, 3, true);
     randomise();
     int64_t xs[3] = {2, 3, 5};
     Var *x = test_param(arena, 3, xs, &rng, -1, 1);
@@ -121,14 +121,14 @@ Test(nn_modules, conv_layernorm_linear_gradients)
 Test(nn_modules, dropout_follows_train_eval_mode)
 {
     Dropout d;
-    dropout_init(&d, reg, "dropout", 0.5f);
+    bertc_dropout_init(&d, reg, "dropout", 0.5f);
     int64_t xs[1] = {1000};
     Var *x = test_param(arena, 1, xs, &rng, 1, 2);
-    Var *eval = dropout_forward(graph, &d, x);
+    Var *eval = bertc_dropout_forward(graph, &d, x);
     for (int i = 0; i < 1000; i++)
         cr_assert_eq(eval->value.data[i], x->value.data[i], "eval changed element %d", i);
-    ag_set_training(graph, true);
-    Var *train = dropout_forward(graph, &d, x);
+    bertc_ag_set_training(graph, true);
+    Var *train = bertc_dropout_forward(graph, &d, x);
     int zeros = 0;
     for (int i = 0; i < 1000; i++)
         zeros += train->value.data[i] == 0.0f;

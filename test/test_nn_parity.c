@@ -21,20 +21,20 @@ static void open_fixture(const char *file)
     char path[256];
     BertcError err;
     snprintf(path, sizeof path, "test/data/nn/%s", file);
-    cr_assert_eq(st_open_file(NULL, path, &fixture, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, path, &fixture, &err), 0, "%s", err.msg);
 }
 
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
+    bertc_ag_set_training(graph, false);
     fixture = NULL;
 }
 
 static void teardown(void)
 {
     if (fixture)
-        st_close(fixture);
+        bertc_st_close(fixture);
     test_close(arena, graph);
 }
 
@@ -44,7 +44,7 @@ static Tensor load(const char *name)
 {
     Tensor t;
     BertcError err;
-    cr_assert_eq(st_load_tensor(fixture, name, arena, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_load_tensor(fixture, name, arena, &t, &err), 0, "%s", err.msg);
     return t;
 }
 
@@ -52,7 +52,7 @@ static ITensor load_ids(const char *name)
 {
     ITensor t;
     BertcError err;
-    cr_assert_eq(st_load_itensor(fixture, name, arena, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_load_itensor(fixture, name, arena, &t, &err), 0, "%s", err.msg);
     return t;
 }
 
@@ -77,7 +77,7 @@ static void expect_close(const char *what, const float *got, const Tensor *ref)
 
 static Var *input_var(const char *name, bool requires_grad)
 {
-    Var *v = ag_constant(graph, load(name));
+    Var *v = bertc_ag_constant(graph, load(name));
     v->requires_grad = requires_grad;
     return v;
 }
@@ -87,7 +87,7 @@ static void load_params(Registry *r)
 {
     BertcError err;
     LoadOptions opts = {.quiet_unused = true};
-    cr_assert_eq(registry_load(r, fixture, &opts, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_registry_load(r, fixture, &opts, &err), 0, "%s", err.msg);
 }
 
 /* Seed the backward with the fixture's projection, then compare the output
@@ -99,11 +99,11 @@ static void check_case(const char *c, Registry *r, Var *out, Var **inputs,
     char key[256];
     snprintf(key, sizeof key, "%s.out", c);
     Tensor ref = load(key);
-    cr_assert(shape_equal(out->value.ndim, out->value.shape, ref.ndim, ref.shape),
+    cr_assert(bertc_shape_equal(out->value.ndim, out->value.shape, ref.ndim, ref.shape),
               "%s: output shape differs from PyTorch's", key);
     expect_close(key, out->value.data, &ref);
     snprintf(key, sizeof key, "%s.proj", c);
-    ag_backward_seeded(graph, out, load(key).data);
+    bertc_ag_backward_seeded(graph, out, load(key).data);
     for (int i = 0; i < n_inputs; i++) {
         snprintf(key, sizeof key, "%s.grad.%s", c, input_names[i]);
         Tensor g = load(key);
@@ -122,46 +122,46 @@ Test(nn_parity, losses)
     open_fixture("losses.safetensors");
     Var *z = input_var("ce.logits", true);
     ITensor target = load_ids("ce.target");
-    Var *loss = ag_cross_entropy(graph, z, &target, -100);
+    Var *loss = bertc_ag_cross_entropy(graph, z, &target, -100);
     Tensor ref = load("ce.loss");
     expect_close("ce.loss", loss->value.data, &ref);
-    ag_backward(graph, loss);
+    bertc_ag_backward(graph, loss);
     ref = load("ce.grad");
     expect_close("ce.grad", z->grad, &ref);
 
     const char *red[2] = {"mean", "sum"};
     for (int k = 0; k < 2; k++) {
-        ag_graph_reset(graph);
+        bertc_ag_graph_reset(graph);
         Var *p = input_var("bce.p", true);
         Tensor y = load("bce.y");
-        loss = ag_bce(graph, p, &y, k == 1);
+        loss = bertc_ag_bce(graph, p, &y, k == 1);
         char key[64];
         snprintf(key, sizeof key, "bce.loss_%s", red[k]);
         ref = load(key);
         expect_close(key, loss->value.data, &ref);
-        ag_backward(graph, loss);
+        bertc_ag_backward(graph, loss);
         snprintf(key, sizeof key, "bce.grad_%s", red[k]);
         ref = load(key);
         expect_close(key, p->grad, &ref);
     }
 
-    ag_graph_reset(graph);
+    bertc_ag_graph_reset(graph);
     z = input_var("bcel.z", true);
     Tensor yz = load("bcel.y");
-    loss = ag_bce_with_logits(graph, z, &yz);
+    loss = bertc_ag_bce_with_logits(graph, z, &yz);
     ref = load("bcel.loss");
     expect_close("bcel.loss", loss->value.data, &ref);
-    ag_backward(graph, loss);
+    bertc_ag_backward(graph, loss);
     ref = load("bcel.grad");
     expect_close("bcel.grad", z->grad, &ref);
 
-    ag_graph_reset(graph);
+    bertc_ag_graph_reset(graph);
     Var *a = input_var("mse.a", true);
     Tensor t = load("mse.t");
-    loss = ag_mse(graph, a, &t);
+    loss = bertc_ag_mse(graph, a, &t);
     ref = load("mse.loss");
     expect_close("mse.loss", loss->value.data, &ref);
-    ag_backward(graph, loss);
+    bertc_ag_backward(graph, loss);
     ref = load("mse.grad");
     expect_close("mse.grad", a->grad, &ref);
 }
@@ -171,52 +171,52 @@ static const char *const x_name[1] = {"x"};
 Test(nn_parity, layernorm)
 {
     open_fixture("modules.safetensors");
-    Registry *r = registry_create(arena, "M");
+    Registry *r = bertc_registry_create(arena, "M");
     LayerNorm ln;
-    layernorm_init(&ln, r, "ln", 8, 1e-5f);
+    bertc_layernorm_init(&ln, r, "ln", 8, 1e-5f);
     load_params(r);
     Var *x = input_var("ln.x", true);
-    check_case("ln", r, layernorm_forward(graph, &ln, x), &x, x_name, 1);
+    check_case("ln", r, bertc_layernorm_forward(graph, &ln, x), &x, x_name, 1);
 }
 
 Test(nn_parity, linear)
 {
     open_fixture("modules.safetensors");
-    Registry *r = registry_create(arena, "M");
+    Registry *r = bertc_registry_create(arena, "M");
     Linear lin;
-    linear_init(&lin, r, "linear", 5, 4, true);
+    bertc_linear_init(&lin, r, "linear", 5, 4, true);
     load_params(r);
     Var *x = input_var("linear.x", true);
-    check_case("linear", r, linear_forward(graph, &lin, x), &x, x_name, 1);
+    check_case("linear", r, bertc_linear_forward(graph, &lin, x), &x, x_name, 1);
 }
 
 Test(nn_parity, embedding_padding_idx)
 {
     open_fixture("modules.safetensors");
-    Registry *r = registry_create(arena, "M");
+    Registry *r = bertc_registry_create(arena, "M");
     Embedding emb;
-    embedding_init(&emb, r, "emb", 6, 3, 0);
+    bertc_embedding_init(&emb, r, "emb", 6, 3, 0);
     load_params(r);
     ITensor ids = load_ids("emb.ids");
-    check_case("emb", r, embedding_forward(graph, &emb, &ids), NULL, NULL, 0);
+    check_case("emb", r, bertc_embedding_forward(graph, &emb, &ids), NULL, NULL, 0);
 }
 
 Test(nn_parity, conv1d)
 {
     open_fixture("modules.safetensors");
-    Registry *r = registry_create(arena, "M");
+    Registry *r = bertc_registry_create(arena, "M");
     Conv1d conv;
-    conv1d_init(&conv, r, "conv", 4, 5, 3);
+    bertc_conv1d_init(&conv, r, "conv", 4, 5, 3);
     load_params(r);
     Var *x = input_var("conv.x", true);
-    check_case("conv", r, conv1d_forward(graph, &conv, x), &x, x_name, 1);
+    check_case("conv", r, bertc_conv1d_forward(graph, &conv, x), &x, x_name, 1);
 }
 
 /* (1 - mask)[:, None, None, :] * finfo(float32).min, as HF BertModel. */
 static Var *additive_mask(const ITensor *mask)
 {
     int64_t B = mask->shape[0], S = mask->shape[1], shape[4] = {B, 1, 1, S};
-    Var *m = ag_tensor(graph, 4, shape, false);
+    Var *m = bertc_ag_tensor(graph, 4, shape, false);
     for (int64_t i = 0; i < B * S; i++)
         m->value.data[i] = mask->data[i] ? 0.0f : -3.4028234663852886e38f;
     return m;
@@ -225,15 +225,15 @@ static Var *additive_mask(const ITensor *mask)
 Test(nn_parity, bert_self_attention)
 {
     open_fixture("modules.safetensors");
-    Registry *r = registry_create(arena, "M");
+    Registry *r = bertc_registry_create(arena, "M");
     BertSelfAttention attn;
-    nn_push(r, "bert_attn", "BertSelfAttention", false);
-    bert_self_attention_init(&attn, r, 8, 2, 0.1f);
-    nn_pop(r);
+    bertc_nn_push(r, "bert_attn", "BertSelfAttention", false);
+    bertc_bert_self_attention_init(&attn, r, 8, 2, 0.1f);
+    bertc_nn_pop(r);
     load_params(r);
     Var *x = input_var("bert_attn.x", true), *probs;
     ITensor mask = load_ids("bert_attn.mask");
-    Var *ctx = bert_self_attention_forward(graph, &attn, x, additive_mask(&mask), &probs);
+    Var *ctx = bertc_bert_self_attention_forward(graph, &attn, x, additive_mask(&mask), &probs);
     Tensor ref = load("bert_attn.probs");
     expect_close("bert_attn.probs", probs->value.data, &ref);
     check_case("bert_attn", r, ctx, &x, x_name, 1);
@@ -242,15 +242,15 @@ Test(nn_parity, bert_self_attention)
 Test(nn_parity, onmt_attention)
 {
     open_fixture("modules.safetensors");
-    Registry *r = registry_create(arena, "M");
+    Registry *r = bertc_registry_create(arena, "M");
     OnmtAttention attn;
-    onmt_attention_init(&attn, r, "onmt_attn", 8, 2, 0.1f);
+    bertc_onmt_attention_init(&attn, r, "onmt_attn", 8, 2, 0.1f);
     load_params(r);
     Var *x = input_var("onmt_attn.x", true);
     ITensor pad = load_ids("onmt_attn.pad");
     int64_t shape[4] = {pad.shape[0], 1, 1, pad.shape[1]};
-    ITensor key_pad = itensor_view(pad.data, 4, shape);
-    Var *out = onmt_attention_forward(graph, &attn, x, x, x, &key_pad, NULL);
+    ITensor key_pad = bertc_itensor_view(pad.data, 4, shape);
+    Var *out = bertc_onmt_attention_forward(graph, &attn, x, x, x, &key_pad, NULL);
     check_case("onmt_attn", r, out, &x, x_name, 1);
 }
 
@@ -261,16 +261,16 @@ typedef struct Mlp {
 
 static Registry *mlp_build(Mlp *m)
 {
-    Registry *r = registry_create(arena, "Mlp");
-    linear_init(&m->fc1, r, "fc1", 4, 8, true);
-    linear_init(&m->fc2, r, "fc2", 8, 3, true);
+    Registry *r = bertc_registry_create(arena, "Mlp");
+    bertc_linear_init(&m->fc1, r, "fc1", 4, 8, true);
+    bertc_linear_init(&m->fc2, r, "fc2", 8, 3, true);
     return r;
 }
 
 static Var *mlp_loss(const Mlp *m, Tensor x, const ITensor *y)
 {
-    Var *h = ag_gelu(graph, linear_forward(graph, &m->fc1, ag_constant(graph, x)));
-    return ag_cross_entropy(graph, linear_forward(graph, &m->fc2, h), y, -100);
+    Var *h = bertc_ag_gelu(graph, bertc_linear_forward(graph, &m->fc1, bertc_ag_constant(graph, x)));
+    return bertc_ag_cross_entropy(graph, bertc_linear_forward(graph, &m->fc2, h), y, -100);
 }
 
 /* Copy "init.<name>" of the fixture into the parameters. */
@@ -292,21 +292,21 @@ static void run_optimizer_case(const char *name, OptimizerConfig cfg, bool clip_
     Tensor x = load("x");
     ITensor y = load_ids("y");
     Optimizer opt;
-    optimizer_init(&opt, r, cfg);
+    bertc_optimizer_init(&opt, r, cfg);
     Schedule sched = {SCHED_LINEAR, cfg.lr, 3, 10};
     float losses[10];
     for (int step = 0; step < 10; step++) {
-        ag_graph_reset(graph);
-        registry_zero_grad(r);
+        bertc_ag_graph_reset(graph);
+        bertc_registry_zero_grad(r);
         Var *loss = mlp_loss(&m, x, &y);
-        ag_backward(graph, loss);
+        bertc_ag_backward(graph, loss);
         losses[step] = loss->value.data[0];
         double lr = cfg.lr;
         if (clip_and_schedule) {
-            clip_grad_norm(r, 0.5f);
-            lr = schedule_lr(&sched, step);
+            bertc_clip_grad_norm(r, 0.5f);
+            lr = bertc_schedule_lr(&sched, step);
         }
-        optimizer_step(&opt, lr);
+        bertc_optimizer_step(&opt, lr);
     }
     char key[128];
     snprintf(key, sizeof key, "%s.losses", name);
@@ -322,20 +322,20 @@ static void run_optimizer_case(const char *name, OptimizerConfig cfg, bool clip_
 Test(nn_parity, optimizers_ten_steps)
 {
     open_fixture("optim.safetensors");
-    OptimizerConfig adamw = optimizer_defaults(OPT_ADAMW, 1e-2);
+    OptimizerConfig adamw = bertc_optimizer_defaults(OPT_ADAMW, 1e-2);
     run_optimizer_case("adamw", adamw, false);
-    OptimizerConfig adam = optimizer_defaults(OPT_ADAM, 1e-2);
+    OptimizerConfig adam = bertc_optimizer_defaults(OPT_ADAM, 1e-2);
     adam.weight_decay = 0.1;
     run_optimizer_case("adam", adam, false);
-    OptimizerConfig sgd = optimizer_defaults(OPT_SGD, 0.1);
+    OptimizerConfig sgd = bertc_optimizer_defaults(OPT_SGD, 0.1);
     sgd.momentum = 0.9;
     sgd.weight_decay = 1e-3;
     run_optimizer_case("sgd", sgd, false);
-    OptimizerConfig nesterov = optimizer_defaults(OPT_SGD, 0.1);
+    OptimizerConfig nesterov = bertc_optimizer_defaults(OPT_SGD, 0.1);
     nesterov.momentum = 0.9;
     nesterov.nesterov = true;
     run_optimizer_case("sgd_nesterov", nesterov, false);
-    run_optimizer_case("adamw_clip_linear", optimizer_defaults(OPT_ADAMW, 3e-2), true);
+    run_optimizer_case("adamw_clip_linear", bertc_optimizer_defaults(OPT_ADAMW, 3e-2), true);
 }
 
 /* ---- loading by name, saving, checkpoints -------------------------------- */
@@ -357,7 +357,7 @@ Test(nn_parity, pytorch_state_dict_loads_by_name)
     BertcError err;
     n_warnings = 0;
     BertcWarnHook old = bertc_set_warn_hook(capture_warning, NULL);
-    int rc = registry_load_file(r, "test/data/nn/state_dict.safetensors", NULL, &err);
+    int rc = bertc_registry_load_file(r, "test/data/nn/state_dict.safetensors", NULL, &err);
     bertc_set_warn_hook(old, NULL);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(n_warnings, 0, "unexpected warning: %s", warned);
@@ -376,14 +376,14 @@ Test(nn_parity, save_load_round_trip_gives_identical_outputs)
     open_fixture("optim.safetensors");
     Mlp a, b;
     Registry *ra = mlp_build(&a);
-    Rng rng = rng_seed(8);
-    registry_init_weights(ra, &rng, 0.5f);
+    Rng rng = bertc_rng_seed(8);
+    bertc_registry_init_weights(ra, &rng, 0.5f);
     char path[128];
     tmp_path(path, sizeof path, "roundtrip.safetensors");
     BertcError err;
-    cr_assert_eq(registry_save_file(ra, path, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_registry_save_file(ra, path, &err), 0, "%s", err.msg);
     Registry *rb = mlp_build(&b);
-    cr_assert_eq(registry_load_file(rb, path, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_registry_load_file(rb, path, NULL, &err), 0, "%s", err.msg);
     remove(path);
     Tensor x = load("x");
     ITensor y = load_ids("y");
@@ -401,18 +401,18 @@ Test(nn_parity, flipped_weight_byte_is_refused)
 {
     Mlp a;
     Registry *ra = mlp_build(&a);
-    Rng rng = rng_seed(8);
-    registry_init_weights(ra, &rng, 0.5f);
+    Rng rng = bertc_rng_seed(8);
+    bertc_registry_init_weights(ra, &rng, 0.5f);
     char path[128];
     tmp_path(path, sizeof path, "flipped.safetensors");
     BertcError err;
-    cr_assert_eq(registry_save_file(ra, path, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_registry_save_file(ra, path, &err), 0, "%s", err.msg);
     SafeTensors *st;
-    cr_assert_eq(st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
-    cr_expect_not_null(st_metadata_get(st, ST_CRC32_KEY), "no " ST_CRC32_KEY " in %s", path);
-    cr_expect_str_eq(st_metadata_get(st, "format"), "pt", "the caller's metadata is kept");
+    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    cr_expect_not_null(bertc_st_metadata_get(st, ST_CRC32_KEY), "no " ST_CRC32_KEY " in %s", path);
+    cr_expect_str_eq(bertc_st_metadata_get(st, "format"), "pt", "the caller's metadata is kept");
     uint64_t at = st->data_start + st->data_length / 2;
-    st_close(st);
+    bertc_st_close(st);
     FILE *f = fopen(path, "r+b");
     cr_assert_not_null(f);
     fseek(f, (long)at, SEEK_SET);
@@ -422,7 +422,7 @@ Test(nn_parity, flipped_weight_byte_is_refused)
     fclose(f);
     Mlp b;
     Registry *rb = mlp_build(&b);
-    cr_expect_neq(registry_load_file(rb, path, NULL, &err), 0, "byte %" PRIu64 " flipped "
+    cr_expect_neq(bertc_registry_load_file(rb, path, NULL, &err), 0, "byte %" PRIu64 " flipped "
                   "and the weights loaded", at);
     cr_expect(strstr(err.msg, path) && strstr(err.msg, "data section checksum mismatch"),
               "\"%s\" does not name the file and the checksum", err.msg);
@@ -441,8 +441,8 @@ Test(nn_parity, missing_key_shape_mismatch_and_unused_keys)
     Mlp m;
     Registry *r = mlp_build(&m);
     Linear extra;
-    linear_init(&extra, r, "classifier", 3, 2, true);
-    cr_assert_neq(registry_load_file(r, "test/data/nn/state_dict.safetensors", NULL, &err), 0);
+    bertc_linear_init(&extra, r, "classifier", 3, 2, true);
+    cr_assert_neq(bertc_registry_load_file(r, "test/data/nn/state_dict.safetensors", NULL, &err), 0);
     cr_assert(strstr(err.msg, "missing parameter 'classifier.weight'") &&
               strstr(err.msg, "[2, 3]") && strstr(err.msg, "state_dict.safetensors"),
               "message: %s", err.msg);
@@ -450,7 +450,7 @@ Test(nn_parity, missing_key_shape_mismatch_and_unused_keys)
     n_warnings = 0;
     BertcWarnHook old = bertc_set_warn_hook(capture_warning, NULL);
     LoadOptions opts = {.init_missing = true};
-    int rc = registry_load_file(r, "test/data/nn/state_dict.safetensors", &opts, &err);
+    int rc = bertc_registry_load_file(r, "test/data/nn/state_dict.safetensors", &opts, &err);
     bertc_set_warn_hook(old, NULL);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(n_warnings, 1);
@@ -458,20 +458,20 @@ Test(nn_parity, missing_key_shape_mismatch_and_unused_keys)
               "warning: %s", warned);
 
     /* wrong shape: fc2 is (8 -> 4) here, (8 -> 3) in the file */
-    Registry *r2 = registry_create(arena, "Mlp");
+    Registry *r2 = bertc_registry_create(arena, "Mlp");
     Linear fc1, fc2;
-    linear_init(&fc1, r2, "fc1", 4, 8, true);
-    linear_init(&fc2, r2, "fc2", 8, 4, true);
-    cr_assert_neq(registry_load_file(r2, "test/data/nn/state_dict.safetensors", NULL, &err), 0);
+    bertc_linear_init(&fc1, r2, "fc1", 4, 8, true);
+    bertc_linear_init(&fc2, r2, "fc2", 8, 4, true);
+    cr_assert_neq(bertc_registry_load_file(r2, "test/data/nn/state_dict.safetensors", NULL, &err), 0);
     cr_assert(strstr(err.msg, "fc2.weight") && strstr(err.msg, "[3, 8]") &&
               strstr(err.msg, "[4, 8]"), "message: %s", err.msg);
 
     /* unused keys: a model with only fc1 gets one warning listing fc2.* */
-    Registry *r3 = registry_create(arena, "Half");
-    linear_init(&fc1, r3, "fc1", 4, 8, true);
+    Registry *r3 = bertc_registry_create(arena, "Half");
+    bertc_linear_init(&fc1, r3, "fc1", 4, 8, true);
     n_warnings = 0;
     old = bertc_set_warn_hook(capture_warning, NULL);
-    rc = registry_load_file(r3, "test/data/nn/state_dict.safetensors", NULL, &err);
+    rc = bertc_registry_load_file(r3, "test/data/nn/state_dict.safetensors", NULL, &err);
     bertc_set_warn_hook(old, NULL);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(n_warnings, 1, "%d warnings", n_warnings);
@@ -489,16 +489,16 @@ static void train_steps(Mlp *m, Registry *r, Optimizer *opt, Graph *g, int from,
     ITensor y = load_ids("y");
     Schedule sched = {SCHED_COSINE, 1e-2, 2, 8};
     for (int step = from; step < to; step++) {
-        ag_graph_reset(g);
-        registry_zero_grad(r);
-        Var *h = ag_gelu(g, linear_forward(g, &m->fc1, ag_constant(g, x)));
-        h = ag_dropout(g, h, 0.2f);
-        Var *loss = ag_cross_entropy(g, linear_forward(g, &m->fc2, h), &y, -100);
-        ag_backward(g, loss);
-        clip_grad_norm(r, 1.0f);
-        optimizer_step(opt, schedule_lr(&sched, step));
+        bertc_ag_graph_reset(g);
+        bertc_registry_zero_grad(r);
+        Var *h = bertc_ag_gelu(g, bertc_linear_forward(g, &m->fc1, bertc_ag_constant(g, x)));
+        h = bertc_ag_dropout(g, h, 0.2f);
+        Var *loss = bertc_ag_cross_entropy(g, bertc_linear_forward(g, &m->fc2, h), &y, -100);
+        bertc_ag_backward(g, loss);
+        bertc_clip_grad_norm(r, 1.0f);
+        bertc_optimizer_step(opt, bertc_schedule_lr(&sched, step));
     }
-    st_close(fixture);
+    bertc_st_close(fixture);
     fixture = NULL;
 }
 
@@ -507,27 +507,27 @@ Test(nn_parity, checkpoint_resume_is_bit_exact)
     const int N = 4;
     Mlp a, b, c;
     Registry *ra = mlp_build(&a), *rb = mlp_build(&b);
-    Rng init = rng_seed(21);
-    registry_init_weights(ra, &init, 0.3f);
-    init = rng_seed(21);
-    registry_init_weights(rb, &init, 0.3f);
-    Graph *ga = ag_graph_create(1 << 16, 77), *gb = ag_graph_create(1 << 16, 77);
+    Rng init = bertc_rng_seed(21);
+    bertc_registry_init_weights(ra, &init, 0.3f);
+    init = bertc_rng_seed(21);
+    bertc_registry_init_weights(rb, &init, 0.3f);
+    Graph *ga = bertc_ag_graph_create(1 << 16, 77), *gb = bertc_ag_graph_create(1 << 16, 77);
     Optimizer oa, ob, oc;
-    optimizer_init(&oa, ra, optimizer_defaults(OPT_ADAMW, 1e-2));
-    optimizer_init(&ob, rb, optimizer_defaults(OPT_ADAMW, 1e-2));
+    bertc_optimizer_init(&oa, ra, bertc_optimizer_defaults(OPT_ADAMW, 1e-2));
+    bertc_optimizer_init(&ob, rb, bertc_optimizer_defaults(OPT_ADAMW, 1e-2));
     train_steps(&a, ra, &oa, ga, 0, 2 * N);
 
     train_steps(&b, rb, &ob, gb, 0, N);
     char path[128];
     tmp_path(path, sizeof path, "ckpt.safetensors");
     BertcError err;
-    cr_assert_eq(checkpoint_save(path, rb, &ob, &gb->rng, N, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_checkpoint_save(path, rb, &ob, &gb->rng, N, NULL, &err), 0, "%s", err.msg);
 
     Registry *rc = mlp_build(&c);   /* fresh: zero weights, zero state */
-    Graph *gc = ag_graph_create(1 << 16, 12345);
-    optimizer_init(&oc, rc, optimizer_defaults(OPT_ADAMW, 1e-2));
+    Graph *gc = bertc_ag_graph_create(1 << 16, 12345);
+    bertc_optimizer_init(&oc, rc, bertc_optimizer_defaults(OPT_ADAMW, 1e-2));
     int64_t step = -1;
-    cr_assert_eq(checkpoint_load(path, rc, &oc, &gc->rng, &step, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_checkpoint_load(path, rc, &oc, &gc->rng, &step, NULL, &err), 0, "%s", err.msg);
     remove(path);
     cr_assert_eq(step, N);
     cr_assert_eq(oc.step, N);
@@ -537,7 +537,7 @@ Test(nn_parity, checkpoint_resume_is_bit_exact)
                             sizeof(float) * (size_t)ra->params[i].var->value.numel), 0,
                      "%s differs between the straight and the resumed run",
                      ra->params[i].name);
-    ag_graph_destroy(ga);
-    ag_graph_destroy(gb);
-    ag_graph_destroy(gc);
+    bertc_ag_graph_destroy(ga);
+    bertc_ag_graph_destroy(gb);
+    bertc_ag_graph_destroy(gc);
 }

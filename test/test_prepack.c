@@ -1,4 +1,4 @@
-/* test/test_prepack.c — registry_prepack (nn/prepack.c): BERT's Linear
+/* test/test_prepack.c — bertc_registry_prepack (nn/prepack.c): BERT's Linear
  * weights laid out once for the GEMM give bit for bit the outputs of the
  * plain weights, on every ISA path; unpacking restores the exact values; and
  * while packed, what needs plain values (a gradient, an optimizer step,
@@ -19,7 +19,7 @@ static Model model;
 
 static void setup(void)
 {
-    arena = arena_create("params", 1 << 16);
+    arena = bertc_arena_create("params", 1 << 16);
     BertConfig cfg = test_config_default("BertModel");
     cfg.vocab_size = 200;
     cfg.hidden_size = 96;
@@ -28,12 +28,12 @@ static void setup(void)
     cfg.num_hidden_layers = 2;
     cfg.max_position_embeddings = 32;
     BertcError err;
-    cr_assert_eq(model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
-    Rng rng = rng_seed(3);
-    registry_init_weights(model.reg, &rng, 0.5f);   /* large: differences would show */
+    cr_assert_eq(bertc_model_build(&model, arena, &cfg, &err), 0, "%s", err.msg);
+    Rng rng = bertc_rng_seed(3);
+    bertc_registry_init_weights(model.reg, &rng, 0.5f);   /* large: differences would show */
 }
 
-static void teardown(void) { arena_destroy(arena); }
+static void teardown(void) { bertc_arena_destroy(arena); }
 
 TestSuite(prepack, .init = setup, .fini = teardown);
 
@@ -41,15 +41,15 @@ TestSuite(prepack, .init = setup, .fini = teardown);
 static void make_batch(Graph *g, Batch *b)
 {
     int64_t shape[2] = {2, 11};
-    ITensor ids = itensor_new(g->step, 2, shape), mask = itensor_new(g->step, 2, shape);
-    Rng rng = rng_seed(4);
+    ITensor ids = bertc_itensor_new(g->step, 2, shape), mask = bertc_itensor_new(g->step, 2, shape);
+    Rng rng = bertc_rng_seed(4);
     for (int64_t i = 0; i < ids.numel; i++) {
-        ids.data[i] = (int32_t)rng_randint(&rng, 1, 199);
+        ids.data[i] = (int32_t)bertc_rng_randint(&rng, 1, 199);
         mask.data[i] = i < 11 + 7;
     }
-    batch_init(b, "test");
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_init(b, "test");
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "attention_mask", mask);
 }
 
 /* last_hidden_state and pooler_output of a no_grad forward, copied out. */
@@ -58,11 +58,11 @@ static float *inference(Graph *g, int64_t *n)
     Batch b;
     Outputs out;
     BertcError err;
-    ag_graph_reset(g);
+    bertc_ag_graph_reset(g);
     make_batch(g, &b);
-    outputs_init(&out);
-    cr_assert_eq(model_forward(&model, g, &b, &out, &err), 0, "%s", err.msg);
-    Var *h = outputs_get(&out, "last_hidden_state"), *p = outputs_get(&out, "pooler_output");
+    bertc_outputs_init(&out);
+    cr_assert_eq(bertc_model_forward(&model, g, &b, &out, &err), 0, "%s", err.msg);
+    Var *h = bertc_outputs_get(&out, "last_hidden_state"), *p = bertc_outputs_get(&out, "pooler_output");
     cr_assert(h && p, "missing outputs");
     *n = h->value.numel + p->value.numel;
     float *copy = malloc(sizeof(float) * (size_t)*n);
@@ -91,71 +91,71 @@ static void expect_same_bits(const float *want, const float *got, int64_t n, con
     for (int64_t i = 0; i < n; i++)
         if (memcmp(&want[i], &got[i], sizeof(float)) != 0)
             cr_assert_fail("%s, isa %s: element %lld expected %.9g, actual %.9g", what,
-                           cpu_isa_name(cpu_isa()), (long long)i, want[i], got[i]);
+                           bertc_cpu_isa_name(bertc_cpu_isa()), (long long)i, want[i], got[i]);
 }
 
 Test(prepack, outputs_and_weights_bit_for_bit_on_every_isa)
 {
-    CpuIsa saved = cpu_isa();
-    Graph *g = ag_graph_create(1 << 16, 1);
-    ag_set_training(g, false);
-    ag_set_no_grad(g, true);
+    CpuIsa saved = bertc_cpu_isa();
+    Graph *g = bertc_ag_graph_create(1 << 16, 1);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
     int64_t n_w, n_out;
     float *weights = snapshot(model.reg, &n_w);
     for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++) {
-        if (!cpu_isa_supported((CpuIsa)isa))
+        if (!bertc_cpu_isa_supported((CpuIsa)isa))
             continue;
-        cpu_set_isa((CpuIsa)isa);
+        bertc_cpu_set_isa((CpuIsa)isa);
         float *plain = inference(g, &n_out);
-        int packed = registry_prepack(model.reg, g->step);
+        int packed = bertc_registry_prepack(model.reg, g->step);
         /* 2 layers x (Q, K, V, attention output, intermediate, output) + pooler */
         cr_assert_eq(packed, 13, "isa %s: %d weights packed, expected 13",
-                     cpu_isa_name(cpu_isa()), packed);
-        cr_assert_eq(registry_prepack(model.reg, g->step), 0, "packed twice");
+                     bertc_cpu_isa_name(bertc_cpu_isa()), packed);
+        cr_assert_eq(bertc_registry_prepack(model.reg, g->step), 0, "packed twice");
         float *fast = inference(g, &n_out);
         expect_same_bits(plain, fast, n_out, "forward with pre-packed weights");
-        registry_unpack(model.reg, g->step);
+        bertc_registry_unpack(model.reg, g->step);
         float *back = snapshot(model.reg, &n_w);
-        expect_same_bits(weights, back, n_w, "weights after registry_unpack");
+        expect_same_bits(weights, back, n_w, "weights after bertc_registry_unpack");
         free(plain), free(fast), free(back);
     }
-    cpu_set_isa(saved);
+    bertc_cpu_set_isa(saved);
     free(weights);
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
 }
 
-/* model_forward runs under bertc_try: the misuse is its error, not an abort. */
+/* bertc_model_forward runs under bertc_try: the misuse is its error, not an abort. */
 static int forward_with_grad(Graph *g, BertcError *err)
 {
     Batch b;
     Outputs out;
-    ag_set_no_grad(g, false);
+    bertc_ag_set_no_grad(g, false);
     make_batch(g, &b);
-    outputs_init(&out);
-    return model_forward(&model, g, &b, &out, err);
+    bertc_outputs_init(&out);
+    return bertc_model_forward(&model, g, &b, &out, err);
 }
 
 static void save_weights(void *ctx)
 {
     BertcError err;
-    registry_save_file(model.reg, (const char *)ctx, &err);
+    bertc_registry_save_file(model.reg, (const char *)ctx, &err);
 }
 
 Test(prepack, gradient_and_saving_refused_while_packed)
 {
-    Graph *g = ag_graph_create(1 << 16, 1);
-    cr_assert_gt(registry_prepack(model.reg, g->step), 0);
+    Graph *g = bertc_ag_graph_create(1 << 16, 1);
+    cr_assert_gt(bertc_registry_prepack(model.reg, g->step), 0);
     BertcError err;
     cr_assert_eq(forward_with_grad(g, &err), -1,
                  "a gradient-recording forward ran on pre-packed weights");
-    cr_assert(strstr(err.msg, "pre-packed") && strstr(err.msg, "registry_unpack") &&
+    cr_assert(strstr(err.msg, "pre-packed") && strstr(err.msg, "bertc_registry_unpack") &&
               strstr(err.msg, "encoder.layer.0.attention.self.query.weight"),
               "the message does not name the weight and the remedy: %s", err.msg);
     char msg[BERTC_ERROR_LEN];
     cr_assert(test_catch_fatal(save_weights, "/tmp/bertc_prepack_never_written", msg,
                                sizeof msg), "saving pre-packed weights did not stop");
-    cr_assert(strstr(msg, "registry_save_file") && strstr(msg, "registry_unpack"),
+    cr_assert(strstr(msg, "bertc_registry_save_file") && strstr(msg, "bertc_registry_unpack"),
               "the message does not say what to do: %s", msg);
-    registry_unpack(model.reg, g->step);
-    ag_graph_destroy(g);
+    bertc_registry_unpack(model.reg, g->step);
+    bertc_ag_graph_destroy(g);
 }

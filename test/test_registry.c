@@ -9,8 +9,8 @@
 
 static Arena *arena;
 
-static void setup(void) { arena = arena_create("params", 1 << 16); }
-static void teardown(void) { arena_destroy(arena); }
+static void setup(void) { arena = bertc_arena_create("params", 1 << 16); }
+static void teardown(void) { bertc_arena_destroy(arena); }
 TestSuite(registry, .init = setup, .fini = teardown);
 
 typedef struct Tiny {
@@ -25,27 +25,27 @@ typedef struct Tiny {
  * the word embeddings. */
 static Registry *build(Tiny *m)
 {
-    Registry *r = registry_create(arena, "Tiny");
-    nn_push(r, "embeddings", "Embeddings", false);
-    embedding_init(&m->word, r, "word_embeddings", 10, 4, 0);
-    layernorm_init(&m->ln, r, "LayerNorm", 4, 1e-12f);
-    dropout_init(&m->dropout, r, "dropout", 0.1f);
-    nn_pop(r);
-    nn_push(r, "encoder", "Encoder", false);
-    nn_push(r, "layer", "ModuleList", false);
-    nn_push(r, "0", "Layer", false);
-    nn_push(r, "attention", "Attention", false);
-    nn_push(r, "self", "SelfAttention", false);
-    linear_init(&m->query, r, "query", 4, 4, true);
-    nn_pop(r);
-    nn_pop(r);
-    nn_pop(r);
-    nn_pop(r);
-    nn_pop(r);
-    nn_push(r, "head", "Head", false);
-    linear_init(&m->decoder_dense, r, "dense", 4, 4, false);
-    nn_tie(r, "head.decoder.weight", m->word.weight);
-    nn_pop(r);
+    Registry *r = bertc_registry_create(arena, "Tiny");
+    bertc_nn_push(r, "embeddings", "Embeddings", false);
+    bertc_embedding_init(&m->word, r, "word_embeddings", 10, 4, 0);
+    bertc_layernorm_init(&m->ln, r, "LayerNorm", 4, 1e-12f);
+    bertc_dropout_init(&m->dropout, r, "dropout", 0.1f);
+    bertc_nn_pop(r);
+    bertc_nn_push(r, "encoder", "Encoder", false);
+    bertc_nn_push(r, "layer", "ModuleList", false);
+    bertc_nn_push(r, "0", "Layer", false);
+    bertc_nn_push(r, "attention", "Attention", false);
+    bertc_nn_push(r, "self", "SelfAttention", false);
+    bertc_linear_init(&m->query, r, "query", 4, 4, true);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
+    bertc_nn_push(r, "head", "Head", false);
+    bertc_linear_init(&m->decoder_dense, r, "dense", 4, 4, false);
+    bertc_nn_tie(r, "head.decoder.weight", m->word.weight);
+    bertc_nn_pop(r);
     return r;
 }
 
@@ -61,9 +61,9 @@ Test(registry, dotted_names_in_registration_order)
     cr_assert_eq(r->n_params, 7, "%d params", r->n_params);
     for (int i = 0; i < 7; i++)
         cr_assert_str_eq(r->params[i].name, expect[i]);
-    cr_assert_eq(registry_find(r, "head.decoder.weight"), 6);
+    cr_assert_eq(bertc_registry_find(r, "head.decoder.weight"), 6);
     cr_assert_eq(r->params[6].var, m.word.weight, "the alias is not the same tensor");
-    cr_assert_eq(registry_find(r, "nope"), -1);
+    cr_assert_eq(bertc_registry_find(r, "nope"), -1);
 }
 
 Test(registry, count_counts_tied_weights_once)
@@ -71,15 +71,15 @@ Test(registry, count_counts_tied_weights_once)
     Tiny m;
     Registry *r = build(&m);
     /* 10*4 + 4 + 4 + (16 + 4) + 16, the tied decoder not again */
-    cr_assert_eq(registry_count(r), 84, "count %lld", (long long)registry_count(r));
+    cr_assert_eq(bertc_registry_count(r), 84, "count %lld", (long long)bertc_registry_count(r));
 }
 
 Test(registry, hf_init)
 {
     Tiny m;
     Registry *r = build(&m);
-    Rng rng = rng_seed(3);
-    registry_init_weights(r, &rng, 0.02f);
+    Rng rng = bertc_rng_seed(3);
+    bertc_registry_init_weights(r, &rng, 0.02f);
     for (int j = 0; j < 4; j++)
         cr_assert_eq(m.word.weight->value.data[j], 0.0f, "padding row not zero");
     for (int j = 0; j < 4; j++) {
@@ -95,8 +95,8 @@ Test(registry, hf_init)
     cr_assert(std > 0.01 && std < 0.03, "embedding std %g, expected ~0.02", std);
     /* same seed, same weights */
     float first = m.query.weight->value.data[5];
-    rng = rng_seed(3);
-    registry_init_weights(r, &rng, 0.02f);
+    rng = bertc_rng_seed(3);
+    bertc_registry_init_weights(r, &rng, 0.02f);
     cr_assert_eq(m.query.weight->value.data[5], first);
 }
 
@@ -107,7 +107,7 @@ Test(registry, prints_like_pytorch_with_counts)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    registry_print(r, f);
+    bertc_registry_print(r, f);
     fclose(f);
     const char *expect =
         "Tiny(  # 84 params\n"
@@ -142,13 +142,13 @@ static void register_twice(void *ctx)
 {
     Registry *r = ctx;
     int64_t s[1] = {2};
-    nn_param(r, "w", 1, s, INIT_ZEROS);
-    nn_param(r, "w", 1, s, INIT_ZEROS);
+    bertc_nn_param(r, "w", 1, s, INIT_ZEROS);
+    bertc_nn_param(r, "w", 1, s, INIT_ZEROS);
 }
 
 Test(registry, duplicate_name_is_an_error)
 {
     char msg[BERTC_ERROR_LEN];
-    cr_assert(test_catch_fatal(register_twice, registry_create(arena, "M"), msg, sizeof msg));
+    cr_assert(test_catch_fatal(register_twice, bertc_registry_create(arena, "M"), msg, sizeof msg));
     cr_assert(strstr(msg, "'w'") && strstr(msg, "twice"), "message: %s", msg);
 }

@@ -17,9 +17,9 @@ static Var *tied_model(Graph *g, Var **x, void *u)
 {
     (void)u;
     int64_t shape[1] = {4};
-    ITensor ids = itensor_view((int32_t *)tied_ids, 1, shape);
-    Var *h = ag_embedding(g, x[0], &ids, -1);      /* (4, 3) */
-    return ag_tanh(g, ag_linear(g, h, x[0], NULL)); /* (4, 5) */
+    ITensor ids = bertc_itensor_view((int32_t *)tied_ids, 1, shape);
+    Var *h = bertc_ag_embedding(g, x[0], &ids, -1);      /* (4, 3) */
+    return bertc_ag_tanh(g, bertc_ag_linear(g, h, x[0], NULL)); /* (4, 5) */
 }
 
 Test(tape, tied_weight_gets_sum_of_both_uses)
@@ -32,23 +32,23 @@ Test(tape, tied_weight_gets_sum_of_both_uses)
     /* The same sum, built by hand: use 1 alone (projection frozen) plus use 2
      * alone (embedding frozen), each through its own copy of the table. */
     int64_t ishape[1] = {4};
-    ITensor ids = itensor_view((int32_t *)tied_ids, 1, ishape);
-    ag_zero_grad(table);
-    ag_graph_reset(graph);
-    ag_backward(graph, ag_sum(graph, tied_model(graph, in, NULL), AG_ALL_DIMS, false));
+    ITensor ids = bertc_itensor_view((int32_t *)tied_ids, 1, ishape);
+    bertc_ag_zero_grad(table);
+    bertc_ag_graph_reset(graph);
+    bertc_ag_backward(graph, bertc_ag_sum(graph, tied_model(graph, in, NULL), AG_ALL_DIMS, false));
     float both[15];
     memcpy(both, table->grad, sizeof both);
 
-    Var *frozen = ag_param(params, 2, shape, "frozen copy");
+    Var *frozen = bertc_ag_param(params, 2, shape, "frozen copy");
     memcpy(frozen->value.data, table->value.data, sizeof both);
     frozen->requires_grad = false;
-    ag_zero_grad(table);
-    ag_graph_reset(graph);
-    Var *y1 = ag_tanh(graph, ag_linear(graph, ag_embedding(graph, table, &ids, -1), frozen, NULL));
-    ag_backward(graph, ag_sum(graph, y1, AG_ALL_DIMS, false));
-    ag_graph_reset(graph);
-    Var *y2 = ag_tanh(graph, ag_linear(graph, ag_embedding(graph, frozen, &ids, -1), table, NULL));
-    ag_backward(graph, ag_sum(graph, y2, AG_ALL_DIMS, false)); /* accumulates */
+    bertc_ag_zero_grad(table);
+    bertc_ag_graph_reset(graph);
+    Var *y1 = bertc_ag_tanh(graph, bertc_ag_linear(graph, bertc_ag_embedding(graph, table, &ids, -1), frozen, NULL));
+    bertc_ag_backward(graph, bertc_ag_sum(graph, y1, AG_ALL_DIMS, false));
+    bertc_ag_graph_reset(graph);
+    Var *y2 = bertc_ag_tanh(graph, bertc_ag_linear(graph, bertc_ag_embedding(graph, frozen, &ids, -1), table, NULL));
+    bertc_ag_backward(graph, bertc_ag_sum(graph, y2, AG_ALL_DIMS, false)); /* accumulates */
     for (int i = 0; i < 15; i++)
         cr_assert(fabsf(table->grad[i] - both[i]) <= 1e-6f + 1e-5f * fabsf(both[i]),
                   "grad[%d]: tied %g, sum of separate uses %g", i, (double)both[i],
@@ -60,7 +60,7 @@ Test(tape, same_var_twice_in_one_op)
     /* y = x * x: both inputs of one node are the same Var; dy/dx = 2x. */
     int64_t shape[1] = {6};
     Var *x = test_param(params, 1, shape, &rng, -2, 2);
-    ag_backward(graph, ag_sum(graph, ag_mul(graph, x, x), AG_ALL_DIMS, false));
+    bertc_ag_backward(graph, bertc_ag_sum(graph, bertc_ag_mul(graph, x, x), AG_ALL_DIMS, false));
     for (int i = 0; i < 6; i++)
         cr_assert_float_eq(x->grad[i], 2 * x->value.data[i], 1e-6, "grad[%d] = %g, x = %g", i,
                            (double)x->grad[i], (double)x->value.data[i]);
@@ -68,8 +68,8 @@ Test(tape, same_var_twice_in_one_op)
 
 static void forward_backward(Var *w, Var *x)
 {
-    ag_graph_reset(graph);
-    ag_backward(graph, ag_sum(graph, ag_linear(graph, x, w, NULL), AG_ALL_DIMS, false));
+    bertc_ag_graph_reset(graph);
+    bertc_ag_backward(graph, bertc_ag_sum(graph, bertc_ag_linear(graph, x, w, NULL), AG_ALL_DIMS, false));
 }
 
 Test(tape, gradients_accumulate_until_zero_grad)
@@ -85,7 +85,7 @@ Test(tape, gradients_accumulate_until_zero_grad)
     for (int i = 0; i < 6; i++)
         cr_assert_float_eq(w->grad[i], 2 * once[i], 1e-6, "grad[%d] after two backward "
                            "passes = %g, expected %g", i, (double)w->grad[i], 2.0 * once[i]);
-    ag_zero_grad(w);
+    bertc_ag_zero_grad(w);
     for (int i = 0; i < 6; i++)
         cr_assert_eq(w->grad[i], 0.0f);
     forward_backward(w, x);
@@ -99,22 +99,22 @@ Test(tape, no_grad_records_nothing_and_uses_less_memory)
     Var *w = test_param(params, 2, ws, &rng, -1, 1);
     Var *x = test_param(params, 2, xs, &rng, -1, 1);
 
-    ag_graph_reset(graph);
-    Var *y = ag_layernorm(graph, ag_gelu(graph, ag_linear(graph, x, w, NULL)), NULL, NULL, 1e-5f);
+    bertc_ag_graph_reset(graph);
+    Var *y = bertc_ag_layernorm(graph, bertc_ag_gelu(graph, bertc_ag_linear(graph, x, w, NULL)), NULL, NULL, 1e-5f);
     cr_assert(y->requires_grad);
     cr_assert_eq(graph->n_nodes, 3);
-    size_t with_grad = arena_used(graph->step);
+    size_t with_grad = bertc_arena_used(graph->step);
     float y_values[16 * 8];
     memcpy(y_values, y->value.data, sizeof y_values); /* y dies with the reset */
 
-    ag_graph_reset(graph);
-    ag_set_no_grad(graph, true);
-    Var *z = ag_layernorm(graph, ag_gelu(graph, ag_linear(graph, x, w, NULL)), NULL, NULL, 1e-5f);
-    ag_set_no_grad(graph, false);
+    bertc_ag_graph_reset(graph);
+    bertc_ag_set_no_grad(graph, true);
+    Var *z = bertc_ag_layernorm(graph, bertc_ag_gelu(graph, bertc_ag_linear(graph, x, w, NULL)), NULL, NULL, 1e-5f);
+    bertc_ag_set_no_grad(graph, false);
     cr_assert(!z->requires_grad, "a no_grad result requires grad");
     cr_assert_eq(graph->n_nodes, 0, "no_grad recorded %lld nodes", (long long)graph->n_nodes);
-    cr_assert_lt(arena_used(graph->step), with_grad, "no_grad used %zu bytes, with grad %zu",
-                 arena_used(graph->step), with_grad);
+    cr_assert_lt(bertc_arena_used(graph->step), with_grad, "no_grad used %zu bytes, with grad %zu",
+                 bertc_arena_used(graph->step), with_grad);
     for (int64_t i = 0; i < z->value.numel; i++)
         cr_assert_eq(y_values[i], z->value.data[i], "value %lld differs", (long long)i);
 }
@@ -126,8 +126,8 @@ Test(tape, branch_not_reaching_loss_gets_no_gradient)
     int64_t s[1] = {4};
     Var *a = test_param(params, 1, s, &rng, -1, 1);
     Var *b = test_param(params, 1, s, &rng, -1, 1);
-    ag_exp(graph, b); /* recorded, but unused */
-    ag_backward(graph, ag_sum(graph, ag_tanh(graph, a), AG_ALL_DIMS, false));
+    bertc_ag_exp(graph, b); /* recorded, but unused */
+    bertc_ag_backward(graph, bertc_ag_sum(graph, bertc_ag_tanh(graph, a), AG_ALL_DIMS, false));
     cr_assert_not_null(a->grad, "the parameter the loss reaches has no gradient");
     cr_assert_null(b->grad, "the unused branch got a gradient buffer");
 }
@@ -137,20 +137,20 @@ Test(tape, no_grad_forward_allocates_no_parameter_gradient)
     int64_t s[2] = {3, 4};
     Var *w = test_param(params, 2, s, &rng, -1, 1);
     Var *x = test_param(params, 2, s, &rng, -1, 1);
-    size_t before = arena_used(params);
-    ag_set_no_grad(graph, true);
-    ag_sum(graph, ag_linear(graph, x, w, NULL), AG_ALL_DIMS, false);
-    ag_set_no_grad(graph, false);
+    size_t before = bertc_arena_used(params);
+    bertc_ag_set_no_grad(graph, true);
+    bertc_ag_sum(graph, bertc_ag_linear(graph, x, w, NULL), AG_ALL_DIMS, false);
+    bertc_ag_set_no_grad(graph, false);
     cr_assert_null(w->grad, "a no_grad forward allocated a gradient");
-    cr_assert_eq(arena_used(params), before, "a no_grad forward used the parameter arena");
+    cr_assert_eq(bertc_arena_used(params), before, "a no_grad forward used the parameter arena");
 }
 
 static void backward_of_vector(void *ctx)
 {
     (void)ctx;
     int64_t s[1] = {3};
-    Var *a = ag_param(params, 1, s, "a");
-    ag_backward(graph, ag_tanh(graph, a));
+    Var *a = bertc_ag_param(params, 1, s, "a");
+    bertc_ag_backward(graph, bertc_ag_tanh(graph, a));
 }
 
 Test(tape, backward_needs_a_scalar)
@@ -163,8 +163,8 @@ Test(tape, backward_needs_a_scalar)
 Test(tape, op_table_is_complete)
 {
     for (int op = 0; op < OP_COUNT; op++) {
-        cr_assert(ag_op_table[op].name && ag_op_table[op].backward,
-                  "op %d has no entry in ag_op_table", op);
+        cr_assert(bertc_ag_op_table[op].name && bertc_ag_op_table[op].backward,
+                  "op %d has no entry in bertc_ag_op_table", op);
     }
 }
 
@@ -201,10 +201,10 @@ Test(tape, second_consumer_adds_to_a_written_gradient)
     Var *x = test_param(params, 2, xs, &rng, -1, 1);
     Var *w1 = test_param(params, 2, w1s, &rng, -1, 1);
     Var *w2 = test_param(params, 2, w2s, &rng, -1, 1);
-    Var *h = ag_linear(graph, x, w1, NULL);
-    Var *t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
-    Var *a = ag_sum(graph, ag_linear(graph, h, w2, NULL), AG_ALL_DIMS, false);
-    ag_backward(graph, ag_add(graph, t, a));
+    Var *h = bertc_ag_linear(graph, x, w1, NULL);
+    Var *t = bertc_ag_sum(graph, bertc_ag_tanh(graph, h), AG_ALL_DIMS, false);
+    Var *a = bertc_ag_sum(graph, bertc_ag_linear(graph, h, w2, NULL), AG_ALL_DIMS, false);
+    bertc_ag_backward(graph, bertc_ag_add(graph, t, a));
 
     double dh[20], dx[12];
     for (int i = 0; i < 20; i++) {
@@ -226,16 +226,16 @@ static void reshape_and_other_consumer(bool reshape_first)
     int64_t xs[2] = {4, 3}, ws[2] = {6, 3}, flat[2] = {2, 12};
     Var *x = test_param(params, 2, xs, &rng, -1, 1);
     Var *w = test_param(params, 2, ws, &rng, -1, 1);
-    ag_graph_reset(graph);
-    Var *h = ag_linear(graph, x, w, NULL);
+    bertc_ag_graph_reset(graph);
+    Var *h = bertc_ag_linear(graph, x, w, NULL);
     Var *t = NULL, *r;
     if (reshape_first)
-        t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
-    r = ag_reshape(graph, h, 2, flat);
-    Var *sq = ag_sum(graph, ag_mul(graph, r, r), AG_ALL_DIMS, false);
+        t = bertc_ag_sum(graph, bertc_ag_tanh(graph, h), AG_ALL_DIMS, false);
+    r = bertc_ag_reshape(graph, h, 2, flat);
+    Var *sq = bertc_ag_sum(graph, bertc_ag_mul(graph, r, r), AG_ALL_DIMS, false);
     if (!reshape_first)
-        t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
-    ag_backward(graph, ag_add(graph, t, sq));
+        t = bertc_ag_sum(graph, bertc_ag_tanh(graph, h), AG_ALL_DIMS, false);
+    bertc_ag_backward(graph, bertc_ag_add(graph, t, sq));
 
     if (reshape_first)
         cr_assert(h->grad == r->grad, "the reshape ran first but h did not take its gradient "
@@ -267,11 +267,11 @@ Test(tape, add_shares_gradient_and_other_consumer_adds)
     Var *x = test_param(params, 2, xs, &rng, -1, 1);
     Var *w = test_param(params, 2, ws, &rng, -1, 1);
     Var *v = test_param(params, 2, ws, &rng, -1, 1);
-    Var *h = ag_linear(graph, x, w, NULL);
-    Var *y = ag_linear(graph, x, v, NULL);
-    Var *t = ag_sum(graph, ag_tanh(graph, h), AG_ALL_DIMS, false);
-    Var *z = ag_add(graph, h, y);
-    ag_backward(graph, ag_add(graph, t, ag_sum(graph, ag_mul(graph, z, z), AG_ALL_DIMS, false)));
+    Var *h = bertc_ag_linear(graph, x, w, NULL);
+    Var *y = bertc_ag_linear(graph, x, v, NULL);
+    Var *t = bertc_ag_sum(graph, bertc_ag_tanh(graph, h), AG_ALL_DIMS, false);
+    Var *z = bertc_ag_add(graph, h, y);
+    bertc_ag_backward(graph, bertc_ag_add(graph, t, bertc_ag_sum(graph, bertc_ag_mul(graph, z, z), AG_ALL_DIMS, false)));
 
     cr_assert(h->grad == z->grad, "h did not take z's gradient buffer: this test no longer "
               "covers the shared buffer");

@@ -25,8 +25,8 @@
 
 static Arena *arena;
 
-static void setup(void) { arena = arena_create("test_tokenizer", 1 << 20); }
-static void teardown(void) { arena_destroy(arena); }
+static void setup(void) { arena = bertc_arena_create("test_tokenizer", 1 << 20); }
+static void teardown(void) { bertc_arena_destroy(arena); }
 
 TestSuite(tokenizer, .init = setup, .fini = teardown);
 
@@ -34,7 +34,7 @@ static Tokenizer load_real(void)
 {
     Tokenizer t;
     BertcError err = {{0}};
-    cr_assert_eq(tokenizer_load(&t, arena, VOCAB_PATH, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_tokenizer_load(&t, arena, VOCAB_PATH, &err), 0, "%s", err.msg);
     return t;
 }
 
@@ -43,7 +43,7 @@ static Tokenizer load_text(const char *text)
 {
     Tokenizer t;
     BertcError err = {{0}};
-    cr_assert_eq(tokenizer_parse(&t, arena, "tiny.txt", text, strlen(text), &err), 0, "%s",
+    cr_assert_eq(bertc_tokenizer_parse(&t, arena, "tiny.txt", text, strlen(text), &err), 0, "%s",
                  err.msg);
     return t;
 }
@@ -53,7 +53,7 @@ static Encoding encode_ok(const Tokenizer *t, const char *a, const char *b, int 
 {
     Encoding e;
     BertcError err = {{0}};
-    int rc = tokenizer_encode(t, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len, pad, &e,
+    int rc = bertc_tokenizer_encode(t, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len, pad, &e,
                               &err);
     cr_assert_eq(rc, 0, "encoding \"%s\" failed: %s", a, err.msg);
     return e;
@@ -78,7 +78,7 @@ static const JsonValue *read_json(const char *path, bool missing_ok)
               sizeof buf - 1);
     JsonDoc *doc;
     BertcError err = {{0}};
-    cr_assert_eq(json_parse(arena, path, buf, n, &doc, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_json_parse(arena, path, buf, n, &doc, &err), 0, "%s", err.msg);
     return doc->root;
 }
 
@@ -87,33 +87,33 @@ static const JsonValue *read_json(const char *path, bool missing_ok)
 static const JsonValue *load_cases(const char *path, bool do_lower_case)
 {
     const JsonValue *root = read_json(path, false);
-    const JsonValue *lower = json_get(root, "do_lower_case");
+    const JsonValue *lower = bertc_json_get(root, "do_lower_case");
     cr_assert(lower && lower->boolean == do_lower_case, "%s: made with do_lower_case %s, "
               "expected %s (regenerate with tools/hf_tokenizer_fixtures.sh)", path,
               lower ? (lower->boolean ? "true" : "false") : "(missing)",
               do_lower_case ? "true" : "false");
-    return json_get(root, "cases");
+    return bertc_json_get(root, "cases");
 }
 
 /* The int array `key` of a case equals got[0..S), element by element. */
 static void expect_ints(const JsonValue *c, const char *name, const char *key,
                         const int32_t *got, int32_t S)
 {
-    const JsonValue *want = json_get(c, key);
+    const JsonValue *want = bertc_json_get(c, key);
     cr_assert_eq((int32_t)want->length, S, "%s: %s has %d tokens, the reference %zu", name,
                  key, S, want->length);
     for (int32_t i = 0; i < S; i++)
-        cr_expect_eq(got[i], json_at(want, (size_t)i)->integer,
+        cr_expect_eq(got[i], bertc_json_at(want, (size_t)i)->integer,
                      "%s: %s[%d] = %d, the reference says %lld", name, key, i, got[i],
-                     (long long)json_at(want, (size_t)i)->integer);
+                     (long long)bertc_json_at(want, (size_t)i)->integer);
 }
 
 static void expect_offsets(const JsonValue *c, const char *name, const Encoding *e)
 {
-    const JsonValue *want = json_get(c, "offsets");
+    const JsonValue *want = bertc_json_get(c, "offsets");
     for (int32_t i = 0; i < e->S; i++) {
-        int64_t s = json_at(json_at(want, (size_t)i), 0)->integer;
-        int64_t f = json_at(json_at(want, (size_t)i), 1)->integer;
+        int64_t s = bertc_json_at(bertc_json_at(want, (size_t)i), 0)->integer;
+        int64_t f = bertc_json_at(bertc_json_at(want, (size_t)i), 1)->integer;
         cr_expect(e->start[i] == s && e->end[i] == f,
                   "%s: token %d spans code points (%d, %d), the reference (%lld, %lld)", name,
                   i, e->start[i], e->end[i], (long long)s, (long long)f);
@@ -143,20 +143,20 @@ static void expect_byte_offsets(const char *name, const Encoding *e, const char 
 
 static void run_case(const Tokenizer *t, const JsonValue *c)
 {
-    const JsonValue *a = json_get(c, "a"), *b = json_get(c, "b");
-    const char *name = json_string(json_get(c, "name"));
-    int64_t max_len = json_get(c, "max_len")->integer;
-    bool pad = json_get(c, "pad")->boolean;
+    const JsonValue *a = bertc_json_get(c, "a"), *b = bertc_json_get(c, "b");
+    const char *name = bertc_json_string(bertc_json_get(c, "name"));
+    int64_t max_len = bertc_json_get(c, "max_len")->integer;
+    bool pad = bertc_json_get(c, "pad")->boolean;
     Encoding e;
     BertcError err = {{0}};
-    int rc = tokenizer_encode(t, arena, json_string(a), a->length, json_string(b),
+    int rc = bertc_tokenizer_encode(t, arena, bertc_json_string(a), a->length, bertc_json_string(b),
                               b ? b->length : 0, (int32_t)max_len, pad, &e, &err);
     cr_assert_eq(rc, 0, "%s: %s", name, err.msg);
     expect_ints(c, name, "ids", e.input_ids, e.S);
     expect_ints(c, name, "types", e.token_type_ids, e.S);
     expect_ints(c, name, "mask", e.attention_mask, e.S);
     expect_offsets(c, name, &e);
-    expect_byte_offsets(name, &e, json_string(a), json_string(b));
+    expect_byte_offsets(name, &e, bertc_json_string(a), bertc_json_string(b));
 }
 
 Test(tokenizer, reference_cases_match_ids_types_mask_offsets)
@@ -166,7 +166,7 @@ Test(tokenizer, reference_cases_match_ids_types_mask_offsets)
     const JsonValue *cases = load_cases(CASES_PATH, true);
     cr_assert_geq(cases->length, 300, "only %zu reference cases", cases->length);
     for (size_t k = 0; k < cases->length; k++)
-        run_case(&t, json_at(cases, k));
+        run_case(&t, bertc_json_at(cases, k));
 }
 
 /* do_lower_case false on a cased vocab: "Héllo" is H ##é ##llo, "Hello"
@@ -176,12 +176,12 @@ Test(tokenizer, cased_reference_cases_keep_case_and_accents)
 {
     Tokenizer t;
     BertcError err = {{0}};
-    cr_assert_eq(tokenizer_load(&t, arena, CASED_VOCAB_PATH, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_tokenizer_load(&t, arena, CASED_VOCAB_PATH, &err), 0, "%s", err.msg);
     t.do_lower_case = false;
     const JsonValue *cases = load_cases(CASED_CASES_PATH, false);
     cr_assert_geq(cases->length, 200, "only %zu cased reference cases", cases->length);
     for (size_t k = 0; k < cases->length; k++)
-        run_case(&t, json_at(cases, k));
+        run_case(&t, bertc_json_at(cases, k));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -197,13 +197,13 @@ Test(tokenizer, real_vocab_ids_read_by_hand)
     cr_expect_eq(t.cls_id, 101);
     cr_expect_eq(t.sep_id, 102);
     cr_expect_eq(t.mask_id, 103);
-    cr_expect_eq(tokenizer_id(&t, "hello", 5), 7592, "line 7593 of the vocab is 'hello'");
-    cr_expect_eq(tokenizer_id(&t, "world", 5), 2088, "line 2089 of the vocab is 'world'");
-    cr_expect_eq(tokenizer_id(&t, "##able", 6), 3085, "line 3086 of the vocab is '##able'");
-    cr_expect_eq(tokenizer_id(&t, "hellox", 6), -1);
-    cr_expect_str_eq(tokenizer_token(&t, 7592), "hello");
-    cr_expect_null(tokenizer_token(&t, 30522));
-    cr_expect_null(tokenizer_token(&t, -1));
+    cr_expect_eq(bertc_tokenizer_id(&t, "hello", 5), 7592, "line 7593 of the vocab is 'hello'");
+    cr_expect_eq(bertc_tokenizer_id(&t, "world", 5), 2088, "line 2089 of the vocab is 'world'");
+    cr_expect_eq(bertc_tokenizer_id(&t, "##able", 6), 3085, "line 3086 of the vocab is '##able'");
+    cr_expect_eq(bertc_tokenizer_id(&t, "hellox", 6), -1);
+    cr_expect_str_eq(bertc_tokenizer_token(&t, 7592), "hello");
+    cr_expect_null(bertc_tokenizer_token(&t, 30522));
+    cr_expect_null(bertc_tokenizer_token(&t, -1));
     /* "Hello, world!" -> [CLS] hello , world ! [SEP]: ',' is line 1011, '!' line 1000. */
     Encoding e = encode_ok(&t, "Hello, world!", NULL, 0, false);
     int32_t want[] = {101, 7592, 1010, 2088, 999, 102};
@@ -326,7 +326,7 @@ static const JsonValue *real_cases(const char *name, size_t min)
     const JsonValue *root = read_real(name);
     if (!root)
         cr_skip_test("../shared/real/%s is absent", name);
-    const JsonValue *cases = json_get(root, "cases");
+    const JsonValue *cases = bertc_json_get(root, "cases");
     cr_assert(cases && cases->length >= min, "%s: fewer than %zu cases", name, min);
     return cases;
 }
@@ -338,11 +338,11 @@ Test(tokenizer, hf_golden_outputs_when_present)
     const JsonValue *cases = real_cases(GOLDEN_NAME, 10);
     Tokenizer t = load_real();
     for (size_t k = 0; k < cases->length; k++) {
-        const JsonValue *c = json_at(cases, k), *text = json_get(c, "text");
-        const char *name = json_string(json_get(c, "source"));
-        Encoding e = encode_ok(&t, json_string(text), NULL, 0, false);
+        const JsonValue *c = bertc_json_at(cases, k), *text = bertc_json_get(c, "text");
+        const char *name = bertc_json_string(bertc_json_get(c, "source"));
+        Encoding e = encode_ok(&t, bertc_json_string(text), NULL, 0, false);
         expect_ints(c, name, "ids", e.input_ids, e.S);
-        const JsonValue *offsets = json_get(c, "offsets");
+        const JsonValue *offsets = bertc_json_get(c, "offsets");
         if (offsets && offsets->type == JSON_ARRAY)     /* null: not transcribed */
             expect_offsets(c, name, &e);
     }
@@ -355,15 +355,15 @@ Test(tokenizer, llamacpp_bge_cases_when_present)
     const JsonValue *cases = real_cases(LLAMA_NAME, 40);
     Tokenizer t = load_real();
     for (size_t k = 0; k < cases->length; k++) {
-        const JsonValue *c = json_at(cases, k), *text = json_get(c, "text");
-        const JsonValue *want = json_get(c, "ids_no_specials");
-        Encoding e = encode_ok(&t, json_string(text), NULL, 0, false);
+        const JsonValue *c = bertc_json_at(cases, k), *text = bertc_json_get(c, "text");
+        const JsonValue *want = bertc_json_get(c, "ids_no_specials");
+        Encoding e = encode_ok(&t, bertc_json_string(text), NULL, 0, false);
         cr_assert_eq((size_t)e.S, want->length + 2, "case %zu: %d tokens, want %zu", k,
                      e.S - 2, want->length);
         for (size_t i = 0; i < want->length; i++)
-            cr_expect_eq(e.input_ids[i + 1], json_at(want, i)->integer,
+            cr_expect_eq(e.input_ids[i + 1], bertc_json_at(want, i)->integer,
                          "case %zu token %zu: %d, want %lld", k, i, e.input_ids[i + 1],
-                         (long long)json_at(want, i)->integer);
+                         (long long)bertc_json_at(want, i)->integer);
     }
 }
 
@@ -469,7 +469,7 @@ static void expect_encode_error(const Tokenizer *t, const char *a, size_t la, co
 {
     Encoding e;
     BertcError err = {{0}};
-    int rc = tokenizer_encode(t, arena, a, la, b, lb, max_len, false, &e, &err);
+    int rc = bertc_tokenizer_encode(t, arena, a, la, b, lb, max_len, false, &e, &err);
     cr_assert_neq(rc, 0, "encoding should fail with \"%s\"", want);
     cr_expect(strstr(err.msg, want), "message \"%s\" lacks \"%s\"", err.msg, want);
 }
@@ -508,7 +508,7 @@ static void expect_vocab_error(const char *text, size_t len, const char *want)
 {
     Tokenizer t;
     BertcError err = {{0}};
-    int rc = tokenizer_parse(&t, arena, "bad.txt", text, len, &err);
+    int rc = bertc_tokenizer_parse(&t, arena, "bad.txt", text, len, &err);
     cr_assert_neq(rc, 0, "vocab \"%.40s\" should fail with \"%s\"", text, want);
     cr_expect(strstr(err.msg, want), "message \"%s\" lacks \"%s\"", err.msg, want);
 }
@@ -527,7 +527,7 @@ Test(tokenizer, bad_vocab_files_name_file_and_line)
     VOCAB_ERROR("[PAD]\n[CLS]\n[SEP]\n[MASK]\n", "bad.txt: the vocabulary has no [UNK] token");
     Tokenizer t;
     BertcError err = {{0}};
-    cr_expect_neq(tokenizer_load(&t, arena, "test/data/tokenizer/missing.txt", &err), 0);
+    cr_expect_neq(bertc_tokenizer_load(&t, arena, "test/data/tokenizer/missing.txt", &err), 0);
     cr_expect(strstr(err.msg, "missing.txt: cannot open"), "%s", err.msg);
 }
 
@@ -536,8 +536,8 @@ Test(tokenizer, crlf_vocab_and_no_final_newline_load)
     const char *text = "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nhello";
     Tokenizer t = load_text(text);
     cr_expect_eq(t.V, 6);
-    cr_expect_eq(tokenizer_id(&t, "hello", 5), 5);
-    cr_expect_eq(tokenizer_id(&t, "[MASK]", 6), 4);
+    cr_expect_eq(bertc_tokenizer_id(&t, "hello", 5), 5);
+    cr_expect_eq(bertc_tokenizer_id(&t, "[MASK]", 6), 4);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -551,25 +551,25 @@ static size_t random_text(Rng *rng, char *buf, size_t cap)
     static const uint8_t pool[] = {'a', 'b', ' ', '[', ']', 'M', '#', '.', 0x00, 0x09, 0x0a,
                                    0x1b, 0x80, 0xbf, 0xc3, 0xa9, 0xcc, 0x81, 0xe4, 0xb8,
                                    0xad, 0xed, 0xf0, 0x9f, 0xff, 0xce, 0xa3};
-    size_t n = (size_t)rng_randint(rng, 0, (int64_t)cap);
+    size_t n = (size_t)bertc_rng_randint(rng, 0, (int64_t)cap);
     for (size_t i = 0; i < n; i++)
-        buf[i] = rng_randint(rng, 0, 3) == 0 ? (char)rng_randint(rng, 0, 255)
-                                              : (char)pool[rng_randint(rng, 0, sizeof pool - 1)];
+        buf[i] = bertc_rng_randint(rng, 0, 3) == 0 ? (char)bertc_rng_randint(rng, 0, 255)
+                                              : (char)pool[bertc_rng_randint(rng, 0, sizeof pool - 1)];
     return n;
 }
 
 Test(tokenizer, random_bytes_never_crash)
 {
     Tokenizer t = load_real();
-    Arena *work = arena_create("random", 1 << 16);
-    Rng rng = rng_seed(7);
+    Arena *work = bertc_arena_create("random", 1 << 16);
+    Rng rng = bertc_rng_seed(7);
     char a[64], b[64];
     for (int iter = 0; iter < 3000; iter++) {
         size_t la = random_text(&rng, a, sizeof a), lb = random_text(&rng, b, sizeof b);
-        int max_len = (int)rng_randint(&rng, 0, 20);
+        int max_len = (int)bertc_rng_randint(&rng, 0, 20);
         Encoding e;
         BertcError err = {{0}};
-        int rc = tokenizer_encode(&t, work, a, la, iter % 2 ? b : NULL, lb, max_len,
+        int rc = bertc_tokenizer_encode(&t, work, a, la, iter % 2 ? b : NULL, lb, max_len,
                                   iter % 3 == 0, &e, &err);
         if (rc == 0) {
             cr_assert(max_len == 0 || e.S <= max_len, "S %d > max_len %d", e.S, max_len);
@@ -578,7 +578,7 @@ Test(tokenizer, random_bytes_never_crash)
         } else {
             cr_assert(err.msg[0], "an error without a message");
         }
-        arena_reset(work);
+        bertc_arena_reset(work);
     }
-    arena_destroy(work);
+    bertc_arena_destroy(work);
 }

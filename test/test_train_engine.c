@@ -24,19 +24,19 @@ static Toy toy;
 
 static void make_toy(void)
 {
-    Rng r = rng_seed(5);
+    Rng r = bertc_rng_seed(5);
     for (int i = 0; i < N_TRAIN + N_EVAL; i++) {
-        int n = (int)rng_randint(&r, 6, S);
+        int n = (int)bertc_rng_randint(&r, 6, S);
         toy.len[i] = n;
-        toy.label[i] = (int32_t)rng_randint(&r, 0, 1);
+        toy.label[i] = (int32_t)bertc_rng_randint(&r, 0, 1);
         for (int t = 0; t < S; t++) {
             int32_t id = 0;
             while (t < n && (id < 3 || id == 7))
-                id = (int32_t)rng_randint(&r, 3, 29);
+                id = (int32_t)bertc_rng_randint(&r, 3, 29);
             toy.ids[i][t] = id;
         }
         if (toy.label[i])
-            toy.ids[i][rng_randint(&r, 0, n - 1)] = 7;
+            toy.ids[i][bertc_rng_randint(&r, 0, n - 1)] = 7;
     }
 }
 
@@ -44,8 +44,8 @@ static void make_toy(void)
 static void fill(const int64_t *idx, int64_t n, int64_t offset, Graph *g, Batch *b)
 {
     int64_t bs[2] = {n, S}, bl[1] = {n};
-    ITensor ids = itensor_new(g->step, 2, bs), mask = itensor_new(g->step, 2, bs);
-    ITensor labels = itensor_new(g->step, 1, bl);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), mask = bertc_itensor_new(g->step, 2, bs);
+    ITensor labels = bertc_itensor_new(g->step, 1, bl);
     for (int64_t j = 0; j < n; j++) {
         int64_t e = offset + idx[j];
         for (int t = 0; t < S; t++) {
@@ -54,9 +54,9 @@ static void fill(const int64_t *idx, int64_t n, int64_t offset, Graph *g, Batch 
         }
         labels.data[j] = toy.label[e];
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "attention_mask", mask);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_put_ids(b, "labels", labels);
 }
 
 static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
@@ -76,18 +76,18 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     for (int64_t i = 0; i < N_EVAL; i++)
         idx[i] = i;
     Batch b;
-    batch_init(&b, "eval");
+    bertc_batch_init(&b, "eval");
     fill(idx, N_EVAL, N_TRAIN, g, &b);
     Outputs out;
-    outputs_init(&out);
-    if (model_forward(m, g, &b, &out, err) != 0)
+    bertc_outputs_init(&out);
+    if (bertc_model_forward(m, g, &b, &out, err) != 0)
         return -1;
-    const float *logits = outputs_get(&out, "logits")->value.data;
+    const float *logits = bertc_outputs_get(&out, "logits")->value.data;
     int correct = 0;
     for (int i = 0; i < N_EVAL; i++)
         correct += (logits[2 * i + 1] > logits[2 * i]) == toy.label[N_TRAIN + i];
     *metric = (double)correct / N_EVAL;
-    *loss = outputs_get(&out, "loss")->value.data[0];
+    *loss = bertc_outputs_get(&out, "loss")->value.data[0];
     return 0;
 }
 
@@ -112,7 +112,7 @@ static TrainTask task(void)
 
 static TrainOptions options(void)
 {
-    TrainOptions o = train_defaults();
+    TrainOptions o = bertc_train_defaults();
     o.steps = 160;
     o.batch_size = 32;
     o.lr = 3e-3;
@@ -127,11 +127,11 @@ static Model model;
 static void setup(void)
 {
     make_toy();
-    params = arena_create("params", 1 << 16);
+    params = bertc_arena_create("params", 1 << 16);
     build(&model, params);
 }
 
-static void teardown(void) { arena_destroy(params); }
+static void teardown(void) { bertc_arena_destroy(params); }
 
 TestSuite(train_engine, .init = setup, .fini = teardown);
 
@@ -142,7 +142,7 @@ Test(train_engine, learns_the_toy_task)
     o.eval_every = 80;
     TrainResult res;
     BertcError err;
-    cr_assert_eq(train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
     cr_assert_eq(res.n_points, 2, "%d curve points", res.n_points);
     cr_assert_gt(res.final_metric, 0.9, "accuracy %.3f after %lld steps (baseline 0.5)",
                  res.final_metric, (long long)o.steps);
@@ -157,33 +157,33 @@ Test(train_engine, killed_and_resumed_run_ends_bit_identical)
     TrainTask t = task();
     TrainResult res;
     BertcError err;
-    Arena *b = arena_create("b", 1 << 16);
+    Arena *b = bertc_arena_create("b", 1 << 16);
     Model mb, mc;
     TrainOptions o = options();
     o.steps = 40;
     o.checkpoint = path_a;
-    cr_assert_eq(train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
 
     build(&mb, b);
     o.checkpoint = path_b;
     o.checkpoint_every = 10;
     o.stop_after = 23;         /* "killed" after step 23; the last checkpoint is 20 */
-    cr_assert_eq(train_run(&mb, &t, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_run(&mb, &t, &o, &res, &err), 0, "%s", err.msg);
     cr_assert_eq(res.steps_done, 23);
 
-    Arena *c = arena_create("c", 1 << 16);
+    Arena *c = bertc_arena_create("c", 1 << 16);
     build(&mc, c);
     o.stop_after = 0;
     o.resume = true;
-    cr_assert_eq(train_run(&mc, &t, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_run(&mc, &t, &o, &res, &err), 0, "%s", err.msg);
     test_expect_same_weights(model.reg, mc.reg, "after resuming");
     remove(path_a);
     remove(path_b);
-    arena_destroy(b);
-    arena_destroy(c);
+    bertc_arena_destroy(b);
+    bertc_arena_destroy(c);
 }
 
-/* train_run of 2 steps of batch_size with `headroom` bytes more than bertc
+/* bertc_train_run of 2 steps of batch_size with `headroom` bytes more than bertc
  * holds now: it fails with an error naming the step arena and saying `says`. */
 static void expect_out_of_memory(TrainTask *t, int64_t batch_size, size_t headroom,
                                  const char *says)
@@ -193,15 +193,15 @@ static void expect_out_of_memory(TrainTask *t, int64_t batch_size, size_t headro
     o.batch_size = batch_size;
     TrainResult res;
     BertcError err = {{0}};
-    arena_set_memory_limit(arena_memory_total() + headroom);
-    int rc = train_run(&model, t, &o, &res, &err);
-    arena_set_memory_limit(0);
+    bertc_arena_set_memory_limit(bertc_arena_memory_total() + headroom);
+    int rc = bertc_train_run(&model, t, &o, &res, &err);
+    bertc_arena_set_memory_limit(0);
     cr_assert_eq(rc, -1, "batches of %lld past the memory limit trained", (long long)batch_size);
     cr_assert(strstr(err.msg, "arena 'step'") && strstr(err.msg, says), "the message: %s",
               err.msg);
 }
 
-/* A batch whose step needs more memory than bertc may use: train_run
+/* A batch whose step needs more memory than bertc may use: bertc_train_run
  * returns an error naming the arena (it ran under bertc_try), and the model
  * trains on afterwards with a batch that fits. */
 Test(train_engine, a_batch_too_big_for_memory_is_an_error)
@@ -214,16 +214,16 @@ Test(train_engine, a_batch_too_big_for_memory_is_an_error)
     o.batch_size = 8;
     TrainResult res;
     BertcError err = {{0}};
-    cr_assert_eq(train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_run(&model, &t, &o, &res, &err), 0, "%s", err.msg);
 }
 
 /* A task whose examples are big (1 MiB of scratch each while batching):
- * the memory runs out in make_batch, outside model_forward, and train_run
+ * the memory runs out in make_batch, outside bertc_model_forward, and bertc_train_run
  * still returns the error. */
 static int make_big_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
                           int64_t *tokens, BertcError *err)
 {
-    memset(arena_alloc(g->step, (size_t)n << 20), 0, (size_t)n << 20);
+    memset(bertc_arena_alloc(g->step, (size_t)n << 20), 0, (size_t)n << 20);
     return make_batch(ctx, idx, n, g, b, tokens, err);
 }
 

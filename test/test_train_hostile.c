@@ -45,13 +45,13 @@ static void small_init(Small *t)
                                                     .num_attention_heads = 2,
                                                     .intermediate_size = 16,
                                                     .max_position_embeddings = 8});
-    t->state.rng = rng_seed(1);
+    t->state.rng = bertc_rng_seed(1);
     BertcError err;
     snprintf(t->dir, sizeof t->dir, "/tmp/bertc_hostile_%d", (int)getpid());
     mkdir(t->dir, 0755);
     snprintf(t->good, sizeof t->good, "%s/good.safetensors", t->dir);
     snprintf(t->bad, sizeof t->bad, "%s/bad.safetensors", t->dir);
-    cr_assert_eq(checkpoint_save(t->good, t->state.m.reg, &t->state.o, &t->state.rng, 0, NULL,
+    cr_assert_eq(bertc_checkpoint_save(t->good, t->state.m.reg, &t->state.o, &t->state.rng, 0, NULL,
                                  &err), 0, "%s",
                  err.msg);
 }
@@ -61,17 +61,17 @@ static void small_close(Small *t)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", t->dir);
     cr_assert_eq(system(cmd), 0);
-    arena_destroy(t->state.arena);
+    bertc_arena_destroy(t->state.arena);
 }
 
 /* The good checkpoint rewritten to t->bad: tensor `retype` (if any) stored
  * as I64 (the float bits read as integers), `extra` (if any) added as an F32 [2], and the
- * checksum kept (st_write_file) or left out (st_write_buffer). */
+ * checksum kept (bertc_st_write_file) or left out (bertc_st_write_buffer). */
 static void rewrite(Small *t, const char *retype, const char *extra, bool checksum)
 {
     SafeTensors *st;
     BertcError err;
-    cr_assert_eq(st_open_file(NULL, t->good, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, t->good, &st, &err), 0, "%s", err.msg);
     StEntry *e = calloc(st->n_tensors + 1, sizeof *e);
     void **bufs = calloc(st->n_tensors + 1, sizeof *bufs);
     size_t n = 0;
@@ -94,12 +94,12 @@ static void rewrite(Small *t, const char *retype, const char *extra, bool checks
                            .f32 = zeros};
     StMetadata meta[2] = {{"format", "bertc-checkpoint"}, {"optimizer", "adamw"}};
     if (checksum) {
-        cr_assert_eq(st_write_file(t->bad, e, n, meta, 2, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_write_file(t->bad, e, n, meta, 2, &err), 0, "%s", err.msg);
     } else {
         size_t size;
-        cr_assert_eq(st_write_buffer(e, n, meta, 2, NULL, 0, &size, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_write_buffer(e, n, meta, 2, NULL, 0, &size, &err), 0, "%s", err.msg);
         void *buf = malloc(size);
-        cr_assert_eq(st_write_buffer(e, n, meta, 2, buf, size, &size, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_write_buffer(e, n, meta, 2, buf, size, &size, &err), 0, "%s", err.msg);
         FILE *f = fopen(t->bad, "wb");
         cr_assert(f && fwrite(buf, 1, size, f) == size);
         fclose(f);
@@ -110,14 +110,14 @@ static void rewrite(Small *t, const char *retype, const char *extra, bool checks
             free(bufs[i]);
     free(bufs);
     free(e);
-    st_close(st);
+    bertc_st_close(st);
 }
 
 static void expect_refused(Small *t, const char *says)
 {
     BertcError err = {{0}};
     int64_t step;
-    cr_expect_neq(checkpoint_load(t->bad, t->state.m.reg, &t->state.o, &t->state.rng, &step, NULL, &err), 0,
+    cr_expect_neq(bertc_checkpoint_load(t->bad, t->state.m.reg, &t->state.o, &t->state.rng, &step, NULL, &err), 0,
                   "a checkpoint that should say \"%s\" loaded", says);
     cr_expect(strstr(err.msg, t->bad) && strstr(err.msg, says) && !strchr(err.msg, '\n'),
               "\"%s\" is not one line naming the file and saying \"%s\"", err.msg, says);
@@ -130,7 +130,7 @@ Test(train_hostile, a_checkpoint_entry_this_model_never_writes_is_refused)
     BertcError err;
     int64_t step;
     rewrite(&t, NULL, NULL, true);
-    cr_assert_eq(checkpoint_load(t.bad, t.state.m.reg, &t.state.o, &t.state.rng, &step, NULL,
+    cr_assert_eq(bertc_checkpoint_load(t.bad, t.state.m.reg, &t.state.o, &t.state.rng, &step, NULL,
                                  &err), 0, "the unchanged copy does not load: %s", err.msg);
     rewrite(&t, NULL, "pooler.extra.weight", true);
     expect_refused(&t, "unexpected tensor 'pooler.extra.weight'");
@@ -159,9 +159,9 @@ Test(train_hostile, an_error_quoting_a_newline_is_one_line)
     BertcError err;
     bertc_errorf(&err, "--steps needs a number, got '%s'", "1\n2\r\x1b[2J");
     cr_expect_str_eq(err.msg, "--steps needs a number, got '1\\n2\\r\\x1b[2J'");
-    TrainOptions opt = train_defaults();
+    TrainOptions opt = bertc_train_defaults();
     char *argv[] = {"x", "--lr", "1\nfoo"};
-    cr_expect_neq(train_parse_flags(3, argv, &opt, NULL, &err), 0);
+    cr_expect_neq(bertc_train_parse_flags(3, argv, &opt, NULL, &err), 0);
     cr_expect(!strchr(err.msg, '\n'), "not one line: \"%s\"", err.msg);
 }
 
@@ -208,7 +208,7 @@ Test(train_hostile, a_directory_named_like_the_write_probe_does_not_block_out)
     mkdir(dir, 0755);
     cr_assert_eq(mkdir(probe, 0755), 0);
     BertcError err;
-    cr_expect_eq(train_check_out_dir(dir, &err), 0, "%s", err.msg);
+    cr_expect_eq(bertc_train_check_out_dir(dir, &err), 0, "%s", err.msg);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
@@ -359,7 +359,7 @@ Test(train_hostile, a_checkpoint_named_like_an_output_file_is_refused, .timeout 
     cr_assert_eq(system(cmd), 0);
 }
 
-/* SIGINT or SIGTERM while an example loads its data (before train_run): it
+/* SIGINT or SIGTERM while an example loads its data (before bertc_train_run): it
  * used to die of the signal; now it exits 130 / 143 with one line. */
 static void signal_while_loading(int sig, int want)
 {

@@ -19,21 +19,21 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     (void)ctx;
     (void)err;
     int64_t bs[2] = {n, S}, bl[1] = {n};
-    ITensor ids = itensor_new(g->step, 2, bs), labels = itensor_new(g->step, 1, bl);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), labels = bertc_itensor_new(g->step, 1, bl);
     for (int64_t j = 0; j < n; j++) {
         for (int t = 0; t < S; t++)
             ids.data[j * S + t] = TOKEN;
         labels.data[j] = (int32_t)(idx[j] % 2);
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "labels", labels);
     *tokens = n * S;
     return 0;
 }
 
 static TrainOptions options(TrainNanPolicy policy)
 {
-    TrainOptions o = train_defaults();
+    TrainOptions o = bertc_train_defaults();
     o.steps = 4;
     o.batch_size = 8;
     o.quiet = true;
@@ -64,7 +64,7 @@ static float *snapshot(const Registry *r, Arena *a)
     int64_t n = 0;
     for (int i = 0; i < r->n_params; i++)
         n += r->params[i].var->value.numel;
-    float *copy = arena_alloc(a, sizeof(float) * (size_t)n), *at = copy;
+    float *copy = bertc_arena_alloc(a, sizeof(float) * (size_t)n), *at = copy;
     for (int i = 0; i < r->n_params; i++) {
         const Tensor *v = &r->params[i].var->value;
         memcpy(at, v->data, sizeof(float) * (size_t)v->numel);
@@ -96,7 +96,7 @@ static void expect_all_finite(const Registry *r)
 /* The word-embedding row of TOKEN set to NaN: every forward's loss is NaN. */
 static void poison_embedding_row(Model *m)
 {
-    int w = registry_find(m->reg, "bert.embeddings.word_embeddings.weight");
+    int w = bertc_registry_find(m->reg, "bert.embeddings.word_embeddings.weight");
     cr_assert_geq(w, 0, "no word embeddings");
     Tensor *e = &m->reg->params[w].var->value;
     for (int64_t h = 0; h < e->shape[1]; h++)
@@ -105,25 +105,25 @@ static void poison_embedding_row(Model *m)
 
 Test(train_nan, nan_embedding_row_stops_the_run_naming_it)
 {
-    Arena *a = arena_create("nan", 1 << 16);
+    Arena *a = bertc_arena_create("nan", 1 << 16);
     Model m = test_tiny_classifier(a, S);
     poison_embedding_row(&m);
     float *before = snapshot(m.reg, a);
     TrainOptions o = options(TRAIN_NAN_STOP);
     TrainResult res;
     BertcError err = {{0}};
-    cr_assert_neq(train_run(&m, &task, &o, &res, &err), 0, "a NaN loss must stop the run");
+    cr_assert_neq(bertc_train_run(&m, &task, &o, &res, &err), 0, "a NaN loss must stop the run");
     cr_expect(strstr(err.msg, "training: step 0: the loss is nan (parameter "
                               "'bert.embeddings.word_embeddings.weight'[5, 0] = nan)"),
               "%s", err.msg);
     cr_expect(strstr(err.msg, "stopping before it reaches the weights"), "%s", err.msg);
     expect_unchanged(m.reg, before);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 Test(train_nan, nan_embedding_row_skips_every_step)
 {
-    Arena *a = arena_create("nan", 1 << 16);
+    Arena *a = bertc_arena_create("nan", 1 << 16);
     Model m = test_tiny_classifier(a, S);
     poison_embedding_row(&m);
     float *before = snapshot(m.reg, a);
@@ -131,7 +131,7 @@ Test(train_nan, nan_embedding_row_skips_every_step)
     TrainResult res;
     BertcError err = {{0}};
     n_warnings = 0;
-    cr_assert_eq(train_run(&m, &task, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_run(&m, &task, &o, &res, &err), 0, "%s", err.msg);
     cr_expect_eq(res.skipped_steps, o.steps, "%lld of %lld steps skipped",
                  (long long)res.skipped_steps, (long long)o.steps);
     cr_expect_eq(n_warnings, o.steps, "one warning per skipped step, got %d", n_warnings);
@@ -139,65 +139,65 @@ Test(train_nan, nan_embedding_row_skips_every_step)
               strstr(last_warning, "word_embeddings") && strstr(last_warning, "skipped"),
               "%s", last_warning);
     expect_unchanged(m.reg, before);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 /* A gradient the first backward adds to: a NaN left in it makes that step's
- * gradient NaN while its loss is finite. (ag_grad allocates the buffer if no
+ * gradient NaN while its loss is finite. (bertc_ag_grad allocates the buffer if no
  * backward has yet; a parameter's lives in its persistent arena.) */
 static void poison_classifier_grad(Model *m)
 {
-    int c = registry_find(m->reg, "classifier.weight");
+    int c = bertc_registry_find(m->reg, "classifier.weight");
     cr_assert_geq(c, 0, "no classifier");
-    Graph *g = ag_graph_create(1 << 12, 0);
-    ag_grad(g, m->reg->params[c].var)[3] = NAN;
-    ag_graph_destroy(g);
+    Graph *g = bertc_ag_graph_create(1 << 12, 0);
+    bertc_ag_grad(g, m->reg->params[c].var)[3] = NAN;
+    bertc_ag_graph_destroy(g);
 }
 
 Test(train_nan, nan_gradient_stops_the_run_naming_it)
 {
-    Arena *a = arena_create("nan", 1 << 16);
+    Arena *a = bertc_arena_create("nan", 1 << 16);
     Model m = test_tiny_classifier(a, S);
     poison_classifier_grad(&m);
     float *before = snapshot(m.reg, a);
     TrainOptions o = options(TRAIN_NAN_STOP);
     TrainResult res;
     BertcError err = {{0}};
-    cr_assert_neq(train_run(&m, &task, &o, &res, &err), 0, "a NaN gradient must stop the run");
+    cr_assert_neq(bertc_train_run(&m, &task, &o, &res, &err), 0, "a NaN gradient must stop the run");
     cr_expect(strstr(err.msg, "training: step 0: gradient of 'classifier.weight'[0, 3] = nan"),
               "%s", err.msg);
     expect_unchanged(m.reg, before);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 Test(train_nan, nan_gradient_step_is_skipped_and_the_run_goes_on)
 {
-    Arena *a = arena_create("nan", 1 << 16);
+    Arena *a = bertc_arena_create("nan", 1 << 16);
     Model m = test_tiny_classifier(a, S);
     poison_classifier_grad(&m);
     TrainOptions o = options(TRAIN_NAN_SKIP);
     TrainResult res;
     BertcError err = {{0}};
     n_warnings = 0;
-    cr_assert_eq(train_run(&m, &task, &o, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_run(&m, &task, &o, &res, &err), 0, "%s", err.msg);
     cr_expect_eq(res.skipped_steps, 1, "%lld steps skipped", (long long)res.skipped_steps);
     cr_expect_eq(n_warnings, 1);
     cr_expect(strstr(last_warning, "step 0: gradient of 'classifier.weight'[0, 3] = nan"),
               "%s", last_warning);
     cr_expect_eq(res.steps_done, o.steps);
     expect_all_finite(m.reg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 Test(train_nan, nan_policy_flag)
 {
-    TrainOptions o = train_defaults();
+    TrainOptions o = bertc_train_defaults();
     BertcError err = {{0}};
     cr_expect_eq(o.nan_policy, TRAIN_NAN_STOP, "stop is the default");
     char *skip[] = {"prog", "--nan-policy", "skip"};
-    cr_assert_eq(train_parse_flags(3, skip, &o, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_parse_flags(3, skip, &o, NULL, &err), 0, "%s", err.msg);
     cr_expect_eq(o.nan_policy, TRAIN_NAN_SKIP);
     char *bad[] = {"prog", "--nan-policy", "ignore"};
-    cr_expect_neq(train_parse_flags(3, bad, &o, NULL, &err), 0);
+    cr_expect_neq(bertc_train_parse_flags(3, bad, &o, NULL, &err), 0);
     cr_expect(strstr(err.msg, "--nan-policy needs stop or skip, got 'ignore'"), "%s", err.msg);
 }

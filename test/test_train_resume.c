@@ -7,7 +7,7 @@
  *     the same weights as an uninterrupted run (a real signal to a real
  *     example);
  *   - the checkpoint path and --out are checked before the first step;
- *   - numeric flags are strict: train_parse_flags, bertc init --seed, and
+ *   - numeric flags are strict: bertc_train_parse_flags, bertc init --seed, and
  *     the bertc_parse_* helpers under them. */
 #include "test/test_util.h"
 #include "zoo/train.h"
@@ -36,14 +36,14 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     if (batches_made++ == raise_at)
         raise(raise_sig);
     int64_t bs[2] = {n, S}, bl[1] = {n};
-    ITensor ids = itensor_new(g->step, 2, bs), labels = itensor_new(g->step, 1, bl);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), labels = bertc_itensor_new(g->step, 1, bl);
     for (int64_t j = 0; j < n; j++) {
         for (int t = 0; t < S; t++)
             ids.data[j * S + t] = (int32_t)(5 + (idx[j] * 7 + t) % 9);
         labels.data[j] = (int32_t)(idx[j] % 2);
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "labels", labels);
     *tokens = n * S;
     return 0;
 }
@@ -52,7 +52,7 @@ static char path[128];
 
 static TrainOptions options(void)
 {
-    TrainOptions o = train_defaults();
+    TrainOptions o = bertc_train_defaults();
     o.steps = 12;
     o.batch_size = 8;
     o.quiet = true;
@@ -66,14 +66,14 @@ static TrainTask task(void)
     return (TrainTask){.n_train = N_TRAIN, .make_batch = make_batch, .metric_name = "acc"};
 }
 
-/* Train opt from a fresh model; returns train_run's result code. */
+/* Train opt from a fresh model; returns bertc_train_run's result code. */
 static int train(Arena **a, Model *m, const TrainOptions *o, TrainResult *res, BertcError *err)
 {
-    *a = arena_create("params", 1 << 16);
+    *a = bertc_arena_create("params", 1 << 16);
     *m = test_tiny_classifier(*a, S);
     TrainTask t = task();
     batches_made = 0;
-    return train_run(m, &t, o, res, err);
+    return bertc_train_run(m, &t, o, res, err);
 }
 
 /* A run stopped after step 4 with its checkpoint there; returns its options
@@ -88,7 +88,7 @@ static TrainOptions stopped_after_step_4(void)
     o.stop_after = 4;
     o.checkpoint_every = 4;
     cr_assert_eq(train(&a, &m, &o, &res, &err), 0, "%s", err.msg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
     o.resume = true;
     o.stop_after = 0;
     return o;
@@ -108,7 +108,7 @@ static void expect_refused(void (*change)(TrainOptions *), const char *says)
     cr_expect(strstr(err.msg, path) && strstr(err.msg, says), "\"%s\" does not name the file "
               "and say \"%s\"", err.msg, says);
     cr_expect_eq(batches_made, 0, "a step ran before the refusal");
-    arena_destroy(a);
+    bertc_arena_destroy(a);
     remove(path);
 }
 
@@ -137,22 +137,22 @@ Test(train_resume, the_model_config_and_the_data_size_are_recorded)
     TrainResult res;
     BertcError err = {{0}};
     TrainOptions o = stopped_after_step_4();
-    Arena *a = arena_create("params", 1 << 16);
+    Arena *a = bertc_arena_create("params", 1 << 16);
     m = test_tiny_classifier(a, S);
     TrainTask t = task();
     t.n_train = N_TRAIN - 1;
-    cr_expect_neq(train_run(&m, &t, &o, &res, &err), 0);
+    cr_expect_neq(bertc_train_run(&m, &t, &o, &res, &err), 0);
     cr_expect(strstr(err.msg, "n_train 39, but the checkpoint was made with 40"), "%s", err.msg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
     /* the same run with another dropout: another config */
-    a = arena_create("params", 1 << 16);
+    a = bertc_arena_create("params", 1 << 16);
     BertConfig c = test_tiny_classifier(a, S).cfg;
     c.hidden_dropout_prob = 0.2f;
     test_model_from_config(&m, a, &c);
     t.n_train = N_TRAIN;
-    cr_expect_neq(train_run(&m, &t, &o, &res, &err), 0);
+    cr_expect_neq(bertc_train_run(&m, &t, &o, &res, &err), 0);
     cr_expect(strstr(err.msg, "resuming with config_crc32 "), "%s", err.msg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
     remove(path);
 }
 
@@ -162,25 +162,25 @@ Test(train_resume, a_checkpoint_without_the_record_is_refused)
     Model m;
     BertcError err = {{0}};
     TrainOptions o = options();
-    a = arena_create("params", 1 << 16);
+    a = bertc_arena_create("params", 1 << 16);
     m = test_tiny_classifier(a, S);
     Optimizer opt;
-    optimizer_init(&opt, m.reg, optimizer_defaults(OPT_ADAMW, o.lr));
-    Rng rng = rng_seed(1);
+    bertc_optimizer_init(&opt, m.reg, bertc_optimizer_defaults(OPT_ADAMW, o.lr));
+    Rng rng = bertc_rng_seed(1);
     /* what bertc wrote before checkpoints recorded their run */
-    cr_assert_eq(checkpoint_save(path, m.reg, &opt, &rng, 0, NULL, &err), 0, "%s", err.msg);
-    arena_destroy(a);
+    cr_assert_eq(bertc_checkpoint_save(path, m.reg, &opt, &rng, 0, NULL, &err), 0, "%s", err.msg);
+    bertc_arena_destroy(a);
     o.resume = true;
     TrainResult res;
     cr_expect_neq(train(&a, &m, &o, &res, &err), 0);
     cr_expect(strstr(err.msg, "does not record its seed") && strstr(err.msg, path), "%s",
               err.msg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
     remove(path);
 }
 
 /* A signal raised inside step 5 (the library test of the signal path): the
- * step completes, the checkpoint is of step 6, train_run says so, and a
+ * step completes, the checkpoint is of step 6, bertc_train_run says so, and a
  * resume ends bit-identical to a run never stopped. */
 static void signal_stops_after_the_step(int sig)
 {
@@ -201,13 +201,13 @@ static void signal_stops_after_the_step(int sig)
     cr_assert_neq(train(&b, &mb, &o, &res, &err), 0, "the run went on after the signal");
     raise_at = -1;
     cr_expect_eq(res.interrupted, sig);
-    cr_expect_eq(train_stop_signal(), sig);
+    cr_expect_eq(bertc_train_stop_signal(), sig);
     cr_expect_eq(res.steps_done, 6);
     cr_expect_eq(batches_made, 6, "%d steps ran", batches_made);
     cr_expect(strstr(err.msg, sig == SIGINT ? "stopped by SIGINT after step 6 of 12"
                                             : "stopped by SIGTERM after step 6 of 12") &&
                   strstr(err.msg, path) && strstr(err.msg, "--resume"), "%s", err.msg);
-    arena_destroy(b);
+    bertc_arena_destroy(b);
     /* after a stop the handler stays, so a second signal cannot kill the
      * program on its way to exit(128 + sig); after a run that ends normally
      * the default action is back (checked above) */
@@ -219,8 +219,8 @@ static void signal_stops_after_the_step(int sig)
     cr_expect_eq(batches_made, 6, "the resumed run made %d batches, not the last 6",
                  batches_made);
     test_expect_same_weights(ma.reg, mb.reg, "after the stop and resume");
-    arena_destroy(a);
-    arena_destroy(b);
+    bertc_arena_destroy(a);
+    bertc_arena_destroy(b);
     remove(path);
 }
 
@@ -250,18 +250,18 @@ Test(train_resume, an_unwritable_checkpoint_path_fails_before_the_first_step)
     cr_expect_neq(train(&a, &m, &o, &res, &err), 0);
     cr_expect_eq(batches_made, 0, "%d steps ran before the path was found bad", batches_made);
     cr_expect(strstr(err.msg, file) && !strchr(err.msg, '\n'), "%s", err.msg);
-    arena_destroy(a);
-    cr_expect_neq(train_check_out_dir(file, &err), 0, "a regular file taken as --out");
+    bertc_arena_destroy(a);
+    cr_expect_neq(bertc_train_check_out_dir(file, &err), 0, "a regular file taken as --out");
     cr_expect(strstr(err.msg, file), "%s", err.msg);
     /* a directory where the checkpoint should be */
     char dir[128];
     snprintf(dir, sizeof dir, "/tmp/bertc_resume_dir_%d", (int)getpid());
-    cr_assert_eq(train_make_dirs(dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_make_dirs(dir, &err), 0, "%s", err.msg);
     o.checkpoint = dir;
     cr_expect_neq(train(&a, &m, &o, &res, &err), 0);
     cr_expect_eq(batches_made, 0);
     cr_expect(strstr(err.msg, "not a regular file (a directory)"), "%s", err.msg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
     rmdir(dir);
     remove(file);
 }
@@ -287,7 +287,7 @@ Test(train_resume, options_out_of_range_are_refused)
         BertcError err = {{0}};
         cr_expect_neq(train(&a, &m, &bad[i], &res, &err), 0, "case %d ran", i);
         cr_expect(strstr(err.msg, says[i]), "\"%s\" does not say \"%s\"", err.msg, says[i]);
-        arena_destroy(a);
+        bertc_arena_destroy(a);
     }
 }
 
@@ -295,10 +295,10 @@ Test(train_resume, options_out_of_range_are_refused)
 
 static void expect_flag_refused(const char *flag, const char *value, const char *says)
 {
-    TrainOptions o = train_defaults();
+    TrainOptions o = bertc_train_defaults();
     char *argv[] = {"prog", (char *)flag, (char *)value};
     BertcError err = {{0}};
-    cr_expect_neq(train_parse_flags(3, argv, &o, NULL, &err), 0, "%s '%s' was accepted", flag,
+    cr_expect_neq(bertc_train_parse_flags(3, argv, &o, NULL, &err), 0, "%s '%s' was accepted", flag,
                   value);
     char want[200];
     snprintf(want, sizeof want, "%s %s", flag, says);
@@ -327,12 +327,12 @@ Test(train_flags, numbers_are_parsed_strictly)
     expect_flag_refused("--batch-size", "0", "needs a whole number from 1 to 1048576");
     expect_flag_refused("--batch-size", "1048577", "needs a whole number from 1 to 1048576");
 
-    TrainOptions o = train_defaults();
+    TrainOptions o = bertc_train_defaults();
     char *good[] = {"prog", "--seed", "18446744073709551615", "--lr", "5e-4", "--steps",
                     "1000000000", "--batch-size", "1048576", "--eval-every", "0",
                     "--checkpoint-every", "7"};
     BertcError err = {{0}};
-    cr_assert_eq(train_parse_flags(13, good, &o, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_train_parse_flags(13, good, &o, NULL, &err), 0, "%s", err.msg);
     cr_expect(o.seed == UINT64_MAX && o.lr == 5e-4 && o.steps == 1000000000 &&
               o.batch_size == 1048576 && o.checkpoint_every == 7);
 }
@@ -438,8 +438,8 @@ Test(train_signals, sigterm_to_an_example_exits_143_with_a_checkpoint, .timeout 
     cr_expect(strstr(log, "stopped by SIGTERM after step"), "%s", log);
     SafeTensors *st;
     BertcError err;
-    cr_assert_eq(st_open_file(NULL, ckpt, &st, &err), 0, "%s", err.msg);
-    st_close(st);
+    cr_assert_eq(bertc_st_open_file(NULL, ckpt, &st, &err), 0, "%s", err.msg);
+    bertc_st_close(st);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", b);
     cr_assert_eq(system(cmd), 0);

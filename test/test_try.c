@@ -104,27 +104,27 @@ static int alloc_bytes(void *ctx, BertcError *err)
 {
     (void)err;
     Arena *a = ctx;
-    arena_alloc(a, 8 << 20);
+    bertc_arena_alloc(a, 8 << 20);
     return 0;
 }
 
 Test(memory, growing_past_the_limit_is_an_error_and_the_arena_stays_usable)
 {
-    size_t empty = arena_memory_total();
-    Arena *a = arena_create("grow", 4096);
-    size_t before = arena_memory_total();
-    arena_set_memory_limit(before + (1 << 20));
+    size_t empty = bertc_arena_memory_total();
+    Arena *a = bertc_arena_create("grow", 4096);
+    size_t before = bertc_arena_memory_total();
+    bertc_arena_set_memory_limit(before + (1 << 20));
     BertcError err = {{0}};
     int rc = bertc_try(alloc_bytes, a, &err);
-    arena_set_memory_limit(0);
+    bertc_arena_set_memory_limit(0);
     cr_expect_eq(rc, -1, "an 8 MiB block past a 1 MiB allowance was handed out");
     cr_expect(strstr(err.msg, "arena 'grow'") && strstr(err.msg, "out of memory") &&
               strstr(err.msg, "smaller batch"), "the message: %s", err.msg);
-    cr_expect_eq(arena_memory_total(), before, "the refused chunk is still counted");
-    memset(arena_alloc(a, 1000), 1, 1000);   /* the arena works on */
-    arena_reset(a);
-    arena_destroy(a);
-    cr_expect_eq(arena_memory_total(), empty, "arena_destroy left bytes counted");
+    cr_expect_eq(bertc_arena_memory_total(), before, "the refused chunk is still counted");
+    memset(bertc_arena_alloc(a, 1000), 1, 1000);   /* the arena works on */
+    bertc_arena_reset(a);
+    bertc_arena_destroy(a);
+    cr_expect_eq(bertc_arena_memory_total(), empty, "bertc_arena_destroy left bytes counted");
 }
 
 /* MemAvailable + SwapFree of /proc/meminfo in bytes, 0 when unknown. */
@@ -146,12 +146,12 @@ static size_t meminfo_available(void)
  * killer (`bertc train bertsum --batch-size 4096` on a loaded 24 GB machine). */
 Test(memory, the_default_limit_is_the_memory_there_is_to_have)
 {
-    arena_set_memory_limit(0);
+    bertc_arena_set_memory_limit(0);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    size_t limit = arena_memory_limit(), avail = meminfo_available();
+    size_t limit = bertc_arena_memory_limit(), avail = meminfo_available();
     cr_expect_leq(limit, (size_t)pages * (size_t)page);
     if (avail) {
-        size_t slack = arena_memory_total() + ((size_t)64 << 20);  /* meminfo moves */
+        size_t slack = bertc_arena_memory_total() + ((size_t)64 << 20);  /* meminfo moves */
         cr_expect_leq(limit, avail - avail / 8 + slack, "limit %zu, available %zu", limit,
                       avail);
         cr_expect_gt(limit, avail / 2, "limit %zu, available %zu", limit, avail);
@@ -164,40 +164,40 @@ Test(memory, the_default_limit_is_the_memory_there_is_to_have)
 static void big_batch(Graph *g, Batch *b, int64_t B, int64_t S)
 {
     int64_t shape[2] = {B, S};
-    ITensor ids = itensor_new(g->step, 2, shape);
+    ITensor ids = bertc_itensor_new(g->step, 2, shape);
     for (int64_t i = 0; i < ids.numel; i++)
         ids.data[i] = (int32_t)(1 + i % 100);
-    batch_init(b, "batch");
-    batch_put_ids(b, "input_ids", ids);
+    bertc_batch_init(b, "batch");
+    bertc_batch_put_ids(b, "input_ids", ids);
 }
 
 Test(memory, a_batch_too_big_for_memory_is_an_error_from_model_forward)
 {
-    Arena *params = arena_create("params", 1 << 20);
-    Graph *g = ag_graph_create(1 << 16, 0);
+    Arena *params = bertc_arena_create("params", 1 << 20);
+    Graph *g = bertc_ag_graph_create(1 << 16, 0);
     Model m;
     test_model_build(&m, params, ZOO_CASE "/config.json", NULL);
     test_model_load(&m, ZOO_CASE "/weights.safetensors");
-    ag_set_training(g, false);
-    ag_set_no_grad(g, true);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
     Batch b;
     Outputs out;
     big_batch(g, &b, 512, 40);   /* attention scores alone: 512 x 4 x 40 x 40 floats, 13 MB */
-    outputs_init(&out);
-    arena_set_memory_limit(arena_memory_total() + (4 << 20));
+    bertc_outputs_init(&out);
+    bertc_arena_set_memory_limit(bertc_arena_memory_total() + (4 << 20));
     BertcError err = {{0}};
-    int rc = model_forward(&m, g, &b, &out, &err);
-    arena_set_memory_limit(0);
+    int rc = bertc_model_forward(&m, g, &b, &out, &err);
+    bertc_arena_set_memory_limit(0);
     cr_expect_eq(rc, -1, "a forward needing more than the limit ran");
     cr_expect(strstr(err.msg, "arena 'step'") && strstr(err.msg, "out of memory"),
               "the message: %s", err.msg);
     /* the graph and the model work on with a batch that fits */
-    ag_graph_reset(g);
+    bertc_ag_graph_reset(g);
     big_batch(g, &b, 2, 40);
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     test_forward_ok(&m, g, &b, &out);
-    ag_graph_destroy(g);
-    arena_destroy(params);
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(params);
 }
 
 /* ---- every allocation failure is an error ----------------------------- */
@@ -222,7 +222,7 @@ static int open_fds(void)
     return n;
 }
 
-/* zoo_run (= bertc run --grad) of a fixture with the n-th allocation made
+/* bertc_zoo_run (= bertc run --grad) of a fixture with the n-th allocation made
  * to fail, for n = 0, 1, 2, ... until a run needs no more allocations than
  * n: each must end in 0 or an error with a message, never a crash, and
  * close every file it opened; under ASan (make sanitize) nothing leaks. */
@@ -233,17 +233,17 @@ ParameterizedTest(TestName *zc, memory, every_failed_allocation_of_bertc_run_is_
     snprintf(weights, sizeof weights, "%s/%s/weights.safetensors", TEST_ZOO_DIR, zc->name);
     snprintf(inputs, sizeof inputs, "%s/%s/inputs.safetensors", TEST_ZOO_DIR, zc->name);
     snprintf(output, sizeof output, "/tmp/bertc_try_%d.safetensors", (int)getpid());
-    threads_set_count(1);   /* every allocation on this thread, in a fixed order */
+    bertc_threads_set_count(1);   /* every allocation on this thread, in a fixed order */
     RunArgs args = {config, weights, inputs, output, true, false};
     BertcError err;
-    if (zoo_run(&args, &err) != 0)
+    if (bertc_zoo_run(&args, &err) != 0)
         args.grad = false;   /* a model without a loss (BertModel) */
     int fds = open_fds();
     long n = 0;
     for (;; n++) {
         err.msg[0] = '\0';
         test_malloc_fail_at(n);
-        int rc = zoo_run(&args, &err);
+        int rc = bertc_zoo_run(&args, &err);
         bool failed = test_malloc_fail_off();
         if (!failed) {
             cr_assert_eq(rc, 0, "%s: the run failed with no allocation failing: %s", zc->name,
@@ -251,7 +251,7 @@ ParameterizedTest(TestName *zc, memory, every_failed_allocation_of_bertc_run_is_
             break;
         }
         cr_assert(rc == 0 || (rc == -1 && err.msg[0]),
-                  "%s: allocation %ld failed and zoo_run returned %d with '%s'", zc->name, n,
+                  "%s: allocation %ld failed and bertc_zoo_run returned %d with '%s'", zc->name, n,
                   rc, err.msg);
         cr_assert_eq(open_fds(), fds, "%s: allocation %ld failed and a file stayed open (%s)",
                      zc->name, n, err.msg);
@@ -264,45 +264,45 @@ ParameterizedTest(TestName *zc, memory, every_failed_allocation_of_bertc_run_is_
 
 Test(memory, a_text_too_long_for_memory_is_an_error_from_tokenizer_encode)
 {
-    Arena *a = arena_create("tokenizer", 1 << 20);
+    Arena *a = bertc_arena_create("tokenizer", 1 << 20);
     Tokenizer tok;
     BertcError err = {{0}};
-    cr_assert_eq(tokenizer_load(&tok, a, "data/bert-base-uncased-vocab.txt", &err), 0, "%s",
+    cr_assert_eq(bertc_tokenizer_load(&tok, a, "data/bert-base-uncased-vocab.txt", &err), 0, "%s",
                  err.msg);
     size_t n = 4 << 20;   /* 4 MB of words: about 1 GB of work space */
     char *text = malloc(n);
     for (size_t i = 0; i < n; i++)
         text[i] = i % 6 == 5 ? ' ' : (char)('a' + i % 7);
     Encoding e;
-    arena_set_memory_limit(arena_memory_total() + (64 << 20));
-    int rc = tokenizer_encode(&tok, a, text, n, NULL, 0, 0, false, &e, &err);
-    arena_set_memory_limit(0);
+    bertc_arena_set_memory_limit(bertc_arena_memory_total() + (64 << 20));
+    int rc = bertc_tokenizer_encode(&tok, a, text, n, NULL, 0, 0, false, &e, &err);
+    bertc_arena_set_memory_limit(0);
     free(text);
     cr_expect_eq(rc, -1, "4 MB of text encoded within 64 MiB");
     cr_expect(strstr(err.msg, "arena 'tokenizer'") && strstr(err.msg, "out of memory"),
               "the message: %s", err.msg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 /* The outputs table has no fixed size (it held 512, and a deep model's
  * hidden states, attention maps and gates went past it). */
 Test(memory, the_outputs_table_grows)
 {
-    Graph *g = ag_graph_create(1 << 16, 0);
+    Graph *g = bertc_ag_graph_create(1 << 16, 0);
     Outputs out;
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     int64_t one = 1;
     for (int i = 0; i < 2000; i++) {
-        Var *v = ag_tensor(g, 1, &one, false);
+        Var *v = bertc_ag_tensor(g, 1, &one, false);
         v->value.data[0] = (float)i;
-        outputs_put(&out, g, v, "layers.%d.x", i);
+        bertc_outputs_put(&out, g, v, "layers.%d.x", i);
     }
     cr_assert_eq(out.n, 2000);
     for (int i = 0; i < 2000; i += 499) {
         char name[32];
         snprintf(name, sizeof name, "layers.%d.x", i);
-        Var *v = outputs_get(&out, name);
+        Var *v = bertc_outputs_get(&out, name);
         cr_assert(v && v->value.data[0] == (float)i, "%s lost after the table grew", name);
     }
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
 }

@@ -33,7 +33,7 @@ Var *test_param(Arena *a, int ndim, const int64_t *shape, Rng *rng, float lo, fl
 /* Fill with uniform values in [lo, hi). */
 void test_fill_uniform(float *x, int64_t n, Rng *rng, float lo, float hi);
 
-/* Run ag_gradcheck with the tolerances used for float32 central differences
+/* Run bertc_ag_gradcheck with the tolerances used for float32 central differences
  * (eps 1e-2 in float: truncation error ~eps^2, rounding ~1e-7/eps) and assert
  * it passes; the failure message names the op, input, index and both values. */
 void test_gradcheck(const char *op, Graph *g, GradcheckFn fn, Var **inputs, int n, void *user);
@@ -48,7 +48,7 @@ void test_open(Arena **params, Graph **graph);
 void test_close(Arena *params, Graph *graph);
 
 /* A gradient suite's fixture: file-scope `params` (arena), `graph` and `rng`
- * (rng_seed(seed)), made by test_open before each test of `suite` and freed
+ * (bertc_rng_seed(seed)), made by test_open before each test of `suite` and freed
  * after it. Needs <criterion/criterion.h>. */
 #define TEST_SUITE_WITH_GRAPH(suite, seed)                                           \
     static Arena *params;                                                            \
@@ -57,7 +57,7 @@ void test_close(Arena *params, Graph *graph);
     static void suite##_setup(void)                                                  \
     {                                                                                \
         test_open(&params, &graph);                                                  \
-        rng = rng_seed(seed);                                                        \
+        rng = bertc_rng_seed(seed);                                                        \
     }                                                                                \
     static void suite##_teardown(void) { test_close(params, graph); }                \
     TestSuite(suite, .init = suite##_setup, .fini = suite##_teardown)
@@ -119,16 +119,16 @@ void test_model_build(Model *m, Arena *arena, const char *config_path, BertConfi
 /* Loads weights_path into *m (no missing parameters allowed); asserts it does. */
 void test_model_load(Model *m, const char *weights_path);
 
-/* model_forward of batch into *out, which must succeed (the failure names the error). */
+/* bertc_model_forward of batch into *out, which must succeed (the failure names the error). */
 void test_forward_ok(Model *m, Graph *g, const Batch *batch, Outputs *out);
 
-/* model_forward of batch, which must fail with a message containing a, b and,
+/* bertc_model_forward of batch, which must fail with a message containing a, b and,
  * if not NULL, c; a failure prints the substrings and the actual message. */
 void test_forward_fails(Model *m, Graph *g, const Batch *batch, const char *a, const char *b,
                         const char *c);
 
 /* The sizes of a small model built in code (every field must be given but
- * num_labels): bert_config_default(arch) with them; num_labels > 0 makes a
+ * num_labels): bertc_bert_config_default(arch) with them; num_labels > 0 makes a
  * single-label classifier of that many classes. */
 typedef struct TestBertSize {
     const char *arch;
@@ -137,17 +137,17 @@ typedef struct TestBertSize {
 } TestBertSize;
 BertConfig test_bert_config(TestBertSize size);
 
-/* model_config_default(architecture), which must succeed. */
+/* bertc_model_config_default(architecture), which must succeed. */
 BertConfig test_config_default(const char *architecture);
-/* model_config_set(cfg, key, value), which must succeed. */
+/* bertc_model_config_set(cfg, key, value), which must succeed. */
 void test_config_set(BertConfig *cfg, const char *key, double value);
 /* SpanBERT's masking.special_token_ids := ids[0..n). */
 void test_config_special_ids(BertConfig *cfg, int n, const int32_t *ids);
 
-/* model_build of cfg into *m, which must succeed (the failure names the error). */
+/* bertc_model_build of cfg into *m, which must succeed (the failure names the error). */
 void test_model_from_config(Model *m, Arena *arena, const BertConfig *cfg);
 
-/* registry_init_weights (std 0.02) from rng_seed(seed). */
+/* bertc_registry_init_weights (std 0.02) from bertc_rng_seed(seed). */
 void test_model_init_weights(Model *m, uint64_t seed);
 
 /* The two-class classifier the training suites train (V 16, H 8, one layer of

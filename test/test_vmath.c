@@ -72,7 +72,7 @@ static int64_t fill_sample(float *x, int64_t cap, float lo, float hi)
 
 static void check_ulp(const VmathCase *c, CpuIsa isa, const float *x, float *y, int64_t n)
 {
-    cpu_set_isa(isa);
+    bertc_cpu_set_isa(isa);
     c->array(y, x, n);
     double worst = 0.0;
     int64_t at = 0;
@@ -85,22 +85,22 @@ static void check_ulp(const VmathCase *c, CpuIsa isa, const float *x, float *y, 
     }
     cr_expect(worst <= c->max_ulp,
               "%s [%s]: %.3f ulp > bound %.1f at x = %a: expected %.9g, got %.9g",
-              c->name, cpu_isa_name(isa), worst, c->max_ulp, (double)x[at],
+              c->name, bertc_cpu_isa_name(isa), worst, c->max_ulp, (double)x[at],
               c->ref((double)x[at]), (double)y[at]);
 }
 
 Test(vmath, ulp_bounds_every_path)
 {
-    CpuIsa orig = cpu_isa();
+    CpuIsa orig = bertc_cpu_isa();
     float *x = malloc(SAMPLE_CAP * sizeof *x), *y = malloc(SAMPLE_CAP * sizeof *y);
     cr_assert(x && y);
     for (int c = 0; c < N_CASES; c++) {
         int64_t n = fill_sample(x, SAMPLE_CAP, cases[c].lo, cases[c].hi);
         for (int p = 0; p < 4; p++)
-            if (cpu_isa_supported(all_paths[p]))
+            if (bertc_cpu_isa_supported(all_paths[p]))
                 check_ulp(&cases[c], all_paths[p], x, y, n);
     }
-    cpu_set_isa(orig);
+    bertc_cpu_set_isa(orig);
     free(x);
     free(y);
 }
@@ -117,12 +117,12 @@ typedef struct Special {
 
 static void check_specials(const VmathCase *c, const Special *s, int n)
 {
-    CpuIsa orig = cpu_isa();
+    CpuIsa orig = bertc_cpu_isa();
     float x[35], y[35];
     for (int p = 0; p < 4; p++) {
-        if (!cpu_isa_supported(all_paths[p]))
+        if (!bertc_cpu_isa_supported(all_paths[p]))
             continue;
-        cpu_set_isa(all_paths[p]);
+        bertc_cpu_set_isa(all_paths[p]);
         /* 35 copies of each value: every vector lane and the scalar tail */
         for (int i = 0; i < n; i++) {
             for (int k = 0; k < 35; k++)
@@ -131,11 +131,11 @@ static void check_specials(const VmathCase *c, const Special *s, int n)
             for (int k = 0; k < 35; k++)
                 cr_expect(same_value(y[k], s[i].want),
                           "%s [%s] lane %d: f(%a) expected %a, got %a", c->name,
-                          cpu_isa_name(all_paths[p]), k, (double)s[i].x,
+                          bertc_cpu_isa_name(all_paths[p]), k, (double)s[i].x,
                           (double)s[i].want, (double)y[k]);
         }
     }
-    cpu_set_isa(orig);
+    bertc_cpu_set_isa(orig);
 }
 
 Test(vmath, expf_special_values)
@@ -173,15 +173,15 @@ Test(vmath, erff_special_values)
  * each other on the sample (the FMA in the SIMD paths is the only change). */
 Test(vmath, simd_matches_scalar_twin)
 {
-    CpuIsa orig = cpu_isa();
+    CpuIsa orig = bertc_cpu_isa();
     float *x = malloc(SAMPLE_CAP * sizeof *x), *y = malloc(SAMPLE_CAP * sizeof *y);
     cr_assert(x && y);
     for (int c = 0; c < N_CASES; c++) {
         int64_t n = fill_sample(x, SAMPLE_CAP, cases[c].lo, cases[c].hi);
         for (int p = 1; p < 4; p++) {
-            if (!cpu_isa_supported(all_paths[p]))
+            if (!bertc_cpu_isa_supported(all_paths[p]))
                 continue;
-            cpu_set_isa(all_paths[p]);
+            bertc_cpu_set_isa(all_paths[p]);
             cases[c].array(y, x, n);
             int64_t bad = -1;
             for (int64_t i = 0; i < n && bad < 0; i++) {
@@ -190,13 +190,13 @@ Test(vmath, simd_matches_scalar_twin)
                     bad = i;
             }
             cr_expect(bad < 0, "%s [%s] differs from the scalar twin by > 1 ulp at x = %a: "
-                      "expected %a, got %a", cases[c].name, cpu_isa_name(all_paths[p]),
+                      "expected %a, got %a", cases[c].name, bertc_cpu_isa_name(all_paths[p]),
                       bad < 0 ? 0.0 : (double)x[bad],
                       bad < 0 ? 0.0 : (double)cases[c].scalar(x[bad]),
                       bad < 0 ? 0.0 : (double)y[bad]);
         }
     }
-    cpu_set_isa(orig);
+    bertc_cpu_set_isa(orig);
     free(x);
     free(y);
 }

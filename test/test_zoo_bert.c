@@ -21,22 +21,22 @@ static ITensor ids, mask, types, labels;
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
+    bertc_ag_set_training(graph, false);
     test_model_build(&model, arena, CASE "config.json", NULL);
     int64_t bs[2] = {2, 8}, b[1] = {2};
-    ids = itensor_new(arena, 2, bs);
-    mask = itensor_new(arena, 2, bs);
-    types = itensor_new(arena, 2, bs);
-    labels = itensor_new(arena, 1, b);
+    ids = bertc_itensor_new(arena, 2, bs);
+    mask = bertc_itensor_new(arena, 2, bs);
+    types = bertc_itensor_new(arena, 2, bs);
+    labels = bertc_itensor_new(arena, 1, b);
     for (int i = 0; i < 16; i++) {
         ids.data[i] = 5 + i;
         mask.data[i] = 1;
     }
-    batch_init(&batch, "inputs.safetensors");
-    batch_put_ids(&batch, "input_ids", ids);
-    batch_put_ids(&batch, "attention_mask", mask);
-    batch_put_ids(&batch, "token_type_ids", types);
-    batch_put_ids(&batch, "labels", labels);
+    bertc_batch_init(&batch, "inputs.safetensors");
+    bertc_batch_put_ids(&batch, "input_ids", ids);
+    bertc_batch_put_ids(&batch, "attention_mask", mask);
+    bertc_batch_put_ids(&batch, "token_type_ids", types);
+    bertc_batch_put_ids(&batch, "labels", labels);
 }
 
 static void teardown(void) { test_close(arena, graph); }
@@ -52,27 +52,27 @@ Test(zoo_bert, valid_batch_runs)
 {
     Outputs out;
     test_forward_ok(&model, graph, &batch, &out);
-    cr_assert(outputs_get(&out, "loss") && outputs_get(&out, "logits"));
+    cr_assert(bertc_outputs_get(&out, "loss") && bertc_outputs_get(&out, "logits"));
 }
 
 Test(zoo_bert, missing_input_names_it)
 {
     batch.n = 0;
-    batch_put_ids(&batch, "attention_mask", mask);
+    bertc_batch_put_ids(&batch, "attention_mask", mask);
     expect_error("missing input tensor", "'input_ids'", "inputs.safetensors");
 }
 
 Test(zoo_bert, float_ids_are_rejected)
 {
     int64_t bs[2] = {2, 8};
-    batch_put_f32(&batch, "input_ids", tensor_new(arena, 2, bs));
+    bertc_batch_put_f32(&batch, "input_ids", bertc_tensor_new(arena, 2, bs));
     expect_error("'input_ids'", "integers", NULL);
 }
 
 Test(zoo_bert, sequence_longer_than_positions)
 {
     int64_t bs[2] = {1, 41};
-    batch_put_ids(&batch, "input_ids", itensor_new(arena, 2, bs));
+    bertc_batch_put_ids(&batch, "input_ids", bertc_itensor_new(arena, 2, bs));
     expect_error("length 41", "max_position_embeddings 40", "'input_ids'");
 }
 
@@ -91,7 +91,7 @@ Test(zoo_bert, negative_id)
 Test(zoo_bert, mask_shape_must_match)
 {
     int64_t bs[2] = {2, 7};
-    batch_put_ids(&batch, "attention_mask", itensor_new(arena, 2, bs));
+    bertc_batch_put_ids(&batch, "attention_mask", bertc_itensor_new(arena, 2, bs));
     expect_error("'attention_mask'", "[2, 8]", "[2, 7]");
 }
 
@@ -112,7 +112,7 @@ Test(zoo_bert, summary_tree_matches_hf_layout)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    registry_print(model.reg, f);
+    bertc_registry_print(model.reg, f);
     fclose(f);
     const char *lines[] = {
         "BertForSequenceClassification(  # 23,491 params\n",
@@ -145,19 +145,19 @@ Test(zoo_bert, base_model_loads_a_checkpoint_with_heads)
 {
     BertConfig cfg;
     BertcError err;
-    cr_assert_eq(bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_read(CASE "config.json", &cfg, &err), 0, "%s", err.msg);
     snprintf(cfg.architecture, sizeof cfg.architecture, "BertModel");
     Model base;
-    cr_assert_eq(model_build(&base, arena, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_build(&base, arena, &cfg, &err), 0, "%s", err.msg);
     n_warnings = 0;
     BertcWarnHook old = bertc_set_warn_hook(count_warning, NULL);
-    int rc = model_load(&base, CASE "weights.safetensors", false, &err);
+    int rc = bertc_model_load(&base, CASE "weights.safetensors", false, &err);
     bertc_set_warn_hook(old, NULL);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(n_warnings, 1, "expected one warning (unused classifier.*)");
     test_model_load(&model, CASE "weights.safetensors");
-    int i = registry_find(base.reg, "embeddings.word_embeddings.weight");
-    int j = registry_find(model.reg, "bert.embeddings.word_embeddings.weight");
+    int i = bertc_registry_find(base.reg, "embeddings.word_embeddings.weight");
+    int j = bertc_registry_find(model.reg, "bert.embeddings.word_embeddings.weight");
     cr_assert_eq(memcmp(base.reg->params[i].var->value.data, model.reg->params[j].var->value.data,
                         sizeof(float) * 120 * 32), 0, "the word embeddings differ");
 }
@@ -169,19 +169,19 @@ static void write_without_pooler(const char *fixture, const char *path)
     BertcError err;
     SafeTensors *st;
     snprintf(from, sizeof from, "test/data/zoo/%s/weights.safetensors", fixture);
-    cr_assert_eq(st_open_file(arena, from, &st, &err), 0, "%s", err.msg);
-    StEntry *kept = arena_alloc(arena, sizeof(StEntry) * st->n_tensors);
+    cr_assert_eq(bertc_st_open_file(arena, from, &st, &err), 0, "%s", err.msg);
+    StEntry *kept = bertc_arena_alloc(arena, sizeof(StEntry) * st->n_tensors);
     size_t n = 0;
     for (size_t i = 0; i < st->n_tensors; i++) {
         const char *name = st->tensors[i].name;
         if (strstr(name, "pooler."))
             continue;
-        Tensor *t = arena_alloc(arena, sizeof *t);
-        cr_assert_eq(st_load_tensor(st, name, arena, t, &err), 0, "%s", err.msg);
-        kept[n++] = st_entry_tensor(name, t);
+        Tensor *t = bertc_arena_alloc(arena, sizeof *t);
+        cr_assert_eq(bertc_st_load_tensor(st, name, arena, t, &err), 0, "%s", err.msg);
+        kept[n++] = bertc_st_entry_tensor(name, t);
     }
     cr_assert_lt(n, st->n_tensors, "%s has no pooler to leave out", fixture);
-    cr_assert_eq(st_write_file(path, kept, n, NULL, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_write_file(path, kept, n, NULL, 0, &err), 0, "%s", err.msg);
 }
 
 /* HF saves BertModel with add_pooling_layer=False without pooler.*: such a
@@ -194,22 +194,22 @@ Test(zoo_bert, weights_without_a_pooler)
     snprintf(path, sizeof path, "/tmp/bertc_no_pooler_%d.safetensors", (int)getpid());
     write_without_pooler("bert_model", path);
     Model m;
-    cr_assert_eq(model_open(&m, arena, "test/data/zoo/bert_model/config.json", path, &err), 0,
+    cr_assert_eq(bertc_model_open(&m, arena, "test/data/zoo/bert_model/config.json", path, &err), 0,
                  "%s", err.msg);
     cr_expect(!m.cfg.add_pooling_layer);
     Outputs out;
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     Batch in;
-    batch_init(&in, "batch");
+    bertc_batch_init(&in, "batch");
     int64_t bs[2] = {1, 4};
     int32_t tokens[4] = {2, 7, 9, 3};
-    batch_put_ids(&in, "input_ids", itensor_view(tokens, 2, bs));
+    bertc_batch_put_ids(&in, "input_ids", bertc_itensor_view(tokens, 2, bs));
     test_forward_ok(&m, graph, &in, &out);
-    cr_expect_eq(outputs_get(&out, "pooler_output"), NULL);
-    cr_expect(outputs_get(&out, "last_hidden_state"));
+    cr_expect_eq(bertc_outputs_get(&out, "pooler_output"), NULL);
+    cr_expect(bertc_outputs_get(&out, "last_hidden_state"));
 
     write_without_pooler("bert_seqcls_single", path);
-    cr_assert_neq(model_open(&m, arena, "test/data/zoo/bert_seqcls_single/config.json", path,
+    cr_assert_neq(bertc_model_open(&m, arena, "test/data/zoo/bert_seqcls_single/config.json", path,
                              &err), 0);
     cr_expect(strstr(err.msg, "bert.pooler.dense.weight"), "%s", err.msg);
     unlink(path);

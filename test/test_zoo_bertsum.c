@@ -26,7 +26,7 @@ static ITensor src, segs, clss, mask, mask_cls, labels;
 static ITensor ids(int64_t rows, int64_t cols)
 {
     int64_t shape[2] = {rows, cols};
-    return itensor_new(arena, 2, shape);
+    return bertc_itensor_new(arena, 2, shape);
 }
 
 /* A valid batch that each test breaks in one way: row 0 has three sentences
@@ -34,7 +34,7 @@ static ITensor ids(int64_t rows, int64_t cols)
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
+    bertc_ag_set_training(graph, false);
     test_model_build(&model, arena, CASE "config.json", NULL);
     test_model_load(&model, CASE "weights.safetensors");
     src = ids(B, S), segs = ids(B, S), mask = ids(B, S);
@@ -53,13 +53,13 @@ static void setup(void)
             mask_cls.data[b * N + n] = real;
             labels.data[b * N + n] = real && n != 1;
         }
-    batch_init(&batch, "inputs.safetensors");
-    batch_put_ids(&batch, "src", src);
-    batch_put_ids(&batch, "segs", segs);
-    batch_put_ids(&batch, "clss", clss);
-    batch_put_ids(&batch, "mask", mask);
-    batch_put_ids(&batch, "mask_cls", mask_cls);
-    batch_put_ids(&batch, "labels", labels);
+    bertc_batch_init(&batch, "inputs.safetensors");
+    bertc_batch_put_ids(&batch, "src", src);
+    bertc_batch_put_ids(&batch, "segs", segs);
+    bertc_batch_put_ids(&batch, "clss", clss);
+    bertc_batch_put_ids(&batch, "mask", mask);
+    bertc_batch_put_ids(&batch, "mask_cls", mask_cls);
+    bertc_batch_put_ids(&batch, "labels", labels);
 }
 
 static void teardown(void) { test_close(arena, graph); }
@@ -75,7 +75,7 @@ static float run_loss(void)
 {
     Outputs out;
     test_forward_ok(&model, graph, &batch, &out);
-    Var *loss = outputs_get(&out, "loss");
+    Var *loss = bertc_outputs_get(&out, "loss");
     cr_assert(loss, "no loss output");
     return loss->value.data[0];
 }
@@ -84,9 +84,9 @@ Test(zoo_bertsum, valid_batch_gives_every_output)
 {
     Outputs out;
     test_forward_ok(&model, graph, &batch, &out);
-    Var *top = outputs_get(&out, "top_vec"), *sents = outputs_get(&out, "sents_vec");
-    Var *scores = outputs_get(&out, "sent_scores");
-    cr_assert(top && sents && scores && outputs_get(&out, "loss"), "an output is missing");
+    Var *top = bertc_outputs_get(&out, "top_vec"), *sents = bertc_outputs_get(&out, "sents_vec");
+    Var *scores = bertc_outputs_get(&out, "sent_scores");
+    cr_assert(top && sents && scores && bertc_outputs_get(&out, "loss"), "an output is missing");
     cr_expect_eq(top->value.shape[1], S);
     cr_expect_eq(sents->value.shape[1], N);
     cr_expect_eq(scores->value.ndim, 2);
@@ -98,14 +98,14 @@ Test(zoo_bertsum, no_labels_no_loss)
     batch.n--;   /* labels were put last */
     Outputs out;
     test_forward_ok(&model, graph, &batch, &out);
-    cr_expect(outputs_get(&out, "sent_scores") && !outputs_get(&out, "loss"));
+    cr_expect(bertc_outputs_get(&out, "sent_scores") && !bertc_outputs_get(&out, "loss"));
 }
 
 /* loss = Σ mask_cls · BCE: a label on a padded sentence changes nothing. */
 Test(zoo_bertsum, label_on_padded_sentence_is_ignored)
 {
     float before = run_loss();
-    ag_graph_reset(graph);
+    bertc_ag_graph_reset(graph);
     labels.data[B * N - 1] = 1;
     float after = run_loss();
     cr_expect_eq(before, after, "loss %.9g became %.9g", (double)before, (double)after);
@@ -114,30 +114,30 @@ Test(zoo_bertsum, label_on_padded_sentence_is_ignored)
 Test(zoo_bertsum, missing_input_names_it)
 {
     batch.n = 0;
-    batch_put_ids(&batch, "src", src);
-    batch_put_ids(&batch, "segs", segs);
-    batch_put_ids(&batch, "mask", mask);
-    batch_put_ids(&batch, "mask_cls", mask_cls);
+    bertc_batch_put_ids(&batch, "src", src);
+    bertc_batch_put_ids(&batch, "segs", segs);
+    bertc_batch_put_ids(&batch, "mask", mask);
+    bertc_batch_put_ids(&batch, "mask_cls", mask_cls);
     expect_error("missing input tensor", "'clss'", "inputs.safetensors");
 }
 
 Test(zoo_bertsum, float_src_is_rejected)
 {
     int64_t bs[2] = {B, S};
-    batch_put_f32(&batch, "src", tensor_new(arena, 2, bs));
+    bertc_batch_put_f32(&batch, "src", bertc_tensor_new(arena, 2, bs));
     expect_error("'src'", "integers", NULL);
 }
 
 Test(zoo_bertsum, float_labels_are_rejected)
 {
     int64_t bn[2] = {B, N};
-    batch_put_f32(&batch, "labels", tensor_new(arena, 2, bn));
+    bertc_batch_put_f32(&batch, "labels", bertc_tensor_new(arena, 2, bn));
     expect_error("'labels'", "integers", NULL);
 }
 
 Test(zoo_bertsum, sequence_longer_than_positions)
 {
-    batch_put_ids(&batch, "src", ids(B, 65));
+    bertc_batch_put_ids(&batch, "src", ids(B, 65));
     expect_error("'src'", "length 65", "max_position_embeddings 64");
 }
 
@@ -155,7 +155,7 @@ Test(zoo_bertsum, segment_outside_type_vocab)
 
 Test(zoo_bertsum, mask_shape_must_match_src)
 {
-    batch_put_ids(&batch, "mask", ids(B, S - 1));
+    bertc_batch_put_ids(&batch, "mask", ids(B, S - 1));
     expect_error("'mask'", "[2, 12]", "[2, 11]");
 }
 
@@ -173,19 +173,19 @@ Test(zoo_bertsum, clss_position_negative)
 
 Test(zoo_bertsum, clss_batch_must_match_src)
 {
-    batch_put_ids(&batch, "clss", ids(B + 1, N));
+    bertc_batch_put_ids(&batch, "clss", ids(B + 1, N));
     expect_error("'clss'", "[2, *]", "[3, 3]");
 }
 
 Test(zoo_bertsum, more_sentences_than_pe_max_len)
 {
-    batch_put_ids(&batch, "clss", ids(B, 65));
+    bertc_batch_put_ids(&batch, "clss", ids(B, 65));
     expect_error("'clss'", "N = 65", "pe_max_len 64");
 }
 
 Test(zoo_bertsum, mask_cls_shape_must_match_clss)
 {
-    batch_put_ids(&batch, "mask_cls", ids(B, N + 1));
+    bertc_batch_put_ids(&batch, "mask_cls", ids(B, N + 1));
     expect_error("'mask_cls'", "[2, 3]", "[2, 4]");
 }
 
@@ -203,7 +203,7 @@ Test(zoo_bertsum, labels_not_binary)
 
 Test(zoo_bertsum, labels_shape_must_match_clss)
 {
-    batch_put_ids(&batch, "labels", ids(B, N - 1));
+    bertc_batch_put_ids(&batch, "labels", ids(B, N - 1));
     expect_error("'labels'", "[2, 3]", "[2, 2]");
 }
 
@@ -213,11 +213,11 @@ Test(zoo_bertsum, positional_table_matches_pytorch)
 {
     BertcError err;
     Model fresh;
-    cr_assert_eq(model_build(&fresh, arena, &model.cfg, &err), 0, "%s", err.msg);
-    int i = registry_find(fresh.reg, "encoder.pos_emb.pe");
+    cr_assert_eq(bertc_model_build(&fresh, arena, &model.cfg, &err), 0, "%s", err.msg);
+    int i = bertc_registry_find(fresh.reg, "encoder.pos_emb.pe");
     cr_assert(i >= 0 && fresh.reg->params[i].buffer, "encoder.pos_emb.pe is not a buffer");
     const Tensor *ours = &fresh.reg->params[i].var->value;
-    const Tensor *ref = &model.reg->params[registry_find(model.reg, "encoder.pos_emb.pe")].var->value;
+    const Tensor *ref = &model.reg->params[bertc_registry_find(model.reg, "encoder.pos_emb.pe")].var->value;
     cr_assert_eq(ours->numel, 64 * 16);
     for (int64_t k = 0; k < ours->numel; k++)
         cr_assert(fabsf(ours->data[k] - ref->data[k]) <= 1e-5f,
@@ -229,7 +229,7 @@ Test(zoo_bertsum, summary_tree_matches_pytorch_repr)
 {
     char buf[1 << 15] = "";
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-    registry_print(model.reg, f);
+    bertc_registry_print(model.reg, f);
     fclose(f);
     static const char *const lines[] = {
         "Summarizer(",

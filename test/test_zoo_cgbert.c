@@ -25,26 +25,26 @@ static ITensor ids, mask, types, context_ids, labels;
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
+    bertc_ag_set_training(graph, false);
     test_model_build(&model, arena, CG_CASE "config.json", NULL);
     int64_t bs[2] = {2, 8}, b1[2] = {2, 1}, b[1] = {2};
-    ids = itensor_new(arena, 2, bs);
-    mask = itensor_new(arena, 2, bs);
-    types = itensor_new(arena, 2, bs);
-    context_ids = itensor_new(arena, 2, b1);
-    labels = itensor_new(arena, 1, b);
+    ids = bertc_itensor_new(arena, 2, bs);
+    mask = bertc_itensor_new(arena, 2, bs);
+    types = bertc_itensor_new(arena, 2, bs);
+    context_ids = bertc_itensor_new(arena, 2, b1);
+    labels = bertc_itensor_new(arena, 1, b);
     for (int i = 0; i < 16; i++) {
         ids.data[i] = 5 + i;
         mask.data[i] = i < 13;              /* row 1 has 3 padding tokens */
     }
     context_ids.data[0] = 7;
     labels.data[1] = 2;
-    batch_init(&batch, "inputs.safetensors");
-    batch_put_ids(&batch, "input_ids", ids);
-    batch_put_ids(&batch, "attention_mask", mask);
-    batch_put_ids(&batch, "token_type_ids", types);
-    batch_put_ids(&batch, "context_ids", context_ids);
-    batch_put_ids(&batch, "labels", labels);
+    bertc_batch_init(&batch, "inputs.safetensors");
+    bertc_batch_put_ids(&batch, "input_ids", ids);
+    bertc_batch_put_ids(&batch, "attention_mask", mask);
+    bertc_batch_put_ids(&batch, "token_type_ids", types);
+    bertc_batch_put_ids(&batch, "context_ids", context_ids);
+    bertc_batch_put_ids(&batch, "labels", labels);
 }
 
 static void teardown(void) { test_close(arena, graph); }
@@ -61,29 +61,29 @@ static void expect_error(const char *a, const char *b, const char *c)
 Test(zoo_cgbert, missing_context_ids)
 {
     batch.n = 0;
-    batch_put_ids(&batch, "input_ids", ids);
-    batch_put_ids(&batch, "attention_mask", mask);
+    bertc_batch_put_ids(&batch, "input_ids", ids);
+    bertc_batch_put_ids(&batch, "attention_mask", mask);
     expect_error("missing input tensor", "'context_ids'", "inputs.safetensors");
 }
 
 Test(zoo_cgbert, missing_input_ids)
 {
     batch.n = 0;
-    batch_put_ids(&batch, "context_ids", context_ids);
+    bertc_batch_put_ids(&batch, "context_ids", context_ids);
     expect_error("missing input tensor", "'input_ids'", NULL);
 }
 
 Test(zoo_cgbert, float_context_ids_are_rejected)
 {
     int64_t b1[2] = {2, 1};
-    batch_put_f32(&batch, "context_ids", tensor_new(arena, 2, b1));
+    bertc_batch_put_f32(&batch, "context_ids", bertc_tensor_new(arena, 2, b1));
     expect_error("'context_ids'", "integers", NULL);
 }
 
 Test(zoo_cgbert, context_ids_must_be_b_by_1)
 {
     int64_t b[1] = {2};
-    batch_put_ids(&batch, "context_ids", itensor_new(arena, 1, b));
+    bertc_batch_put_ids(&batch, "context_ids", bertc_itensor_new(arena, 1, b));
     expect_error("'context_ids'", "[2, 1]", "[2]");
 }
 
@@ -102,7 +102,7 @@ Test(zoo_cgbert, negative_context_id)
 Test(zoo_cgbert, sequence_longer_than_positions)
 {
     int64_t bs[2] = {2, 41};
-    batch_put_ids(&batch, "input_ids", itensor_new(arena, 2, bs));
+    bertc_batch_put_ids(&batch, "input_ids", bertc_itensor_new(arena, 2, bs));
     expect_error("length 41", "max_position_embeddings 40", "'input_ids'");
 }
 
@@ -130,26 +130,26 @@ Test(zoo_cgbert, bertc_run_names_the_inputs_file)
 {
     BertcError err;
     SafeTensors *st;
-    cr_assert_eq(st_open_file(NULL, CG_CASE "inputs.safetensors", &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, CG_CASE "inputs.safetensors", &st, &err), 0, "%s", err.msg);
     StEntry e[8];
     ITensor t[8];
     size_t n = st->n_tensors;
     cr_assert(n <= 8);
     for (size_t i = 0; i < n; i++) {
-        cr_assert_eq(st_load_itensor(st, st->tensors[i].name, arena, &t[i], &err), 0, "%s",
+        cr_assert_eq(bertc_st_load_itensor(st, st->tensors[i].name, arena, &t[i], &err), 0, "%s",
                      err.msg);
         if (strcmp(st->tensors[i].name, "context_ids") == 0)
             t[i].data[t[i].numel - 1] = 9;
-        e[i] = st_entry_itensor(st->tensors[i].name, &t[i]);
+        e[i] = bertc_st_entry_itensor(st->tensors[i].name, &t[i]);
     }
     char inputs[128], output[128];
     snprintf(inputs, sizeof inputs, "/tmp/bertc_cg_inputs_%d.safetensors", (int)getpid());
     snprintf(output, sizeof output, "/tmp/bertc_cg_out_%d.safetensors", (int)getpid());
-    cr_assert_eq(st_write_file(inputs, e, n, NULL, 0, &err), 0, "%s", err.msg);
-    st_close(st);
+    cr_assert_eq(bertc_st_write_file(inputs, e, n, NULL, 0, &err), 0, "%s", err.msg);
+    bertc_st_close(st);
     RunArgs args = {CG_CASE "config.json", CG_CASE "weights.safetensors", inputs, output, true,
                     false};
-    int rc = zoo_run(&args, &err);
+    int rc = bertc_zoo_run(&args, &err);
     remove(inputs);
     cr_assert_neq(rc, 0, "bertc run accepted context id 9");
     cr_expect(strstr(err.msg, inputs) && strstr(err.msg, "'context_ids'") &&
@@ -161,11 +161,11 @@ Test(zoo_cgbert, bertc_run_names_the_inputs_file)
 
 static void expect_shape(const Outputs *out, const char *name, int ndim, const int64_t *shape)
 {
-    Var *v = outputs_get(out, name);
+    Var *v = bertc_outputs_get(out, name);
     cr_assert(v, "no output '%s'", name);
     char got[SHAPE_STR_LEN];
-    shape_str(got, sizeof got, v->value.ndim, v->value.shape);
-    cr_expect(shape_equal(v->value.ndim, v->value.shape, ndim, shape), "'%s' has shape %s",
+    bertc_shape_str(got, sizeof got, v->value.ndim, v->value.shape);
+    cr_expect(bertc_shape_equal(v->value.ndim, v->value.shape, ndim, shape), "'%s' has shape %s",
               name, got);
 }
 
@@ -202,8 +202,8 @@ Test(zoo_cgbert, cgbert_outputs_have_no_quasi_attention)
 {
     Outputs out;
     test_forward_ok(&model, graph, &batch, &out);
-    cr_expect(outputs_get(&out, "layers.1.lambda_q") && outputs_get(&out, "layers.1.lambda_k"));
-    cr_expect(!outputs_get(&out, "layers.0.quasi_attention_prob"));
+    cr_expect(bertc_outputs_get(&out, "layers.1.lambda_q") && bertc_outputs_get(&out, "layers.1.lambda_k"));
+    cr_expect(!bertc_outputs_get(&out, "layers.0.quasi_attention_prob"));
     cr_expect_eq(out.n, 3 + 3 + 2 * 3, "%d outputs", out.n);
 }
 
@@ -226,7 +226,7 @@ static const char *original_name(Arena *a, const char *name)
         if (!at)
             continue;
         size_t len = strlen(name) + strlen(table[i][1]) + 1;
-        char *out = arena_alloc(a, len);
+        char *out = bertc_arena_alloc(a, len);
         snprintf(out, len, "%.*s%s%s", (int)(at - name), name, table[i][1],
                  at + strlen(table[i][0]));
         return out;
@@ -238,38 +238,38 @@ Test(zoo_cgbert, original_repository_names_load)
 {
     BertcError err;
     SafeTensors *st;
-    cr_assert_eq(st_open_file(NULL, QA_CASE "weights.safetensors", &st, &err), 0, "%s",
+    cr_assert_eq(bertc_st_open_file(NULL, QA_CASE "weights.safetensors", &st, &err), 0, "%s",
                  err.msg);
     size_t n = st->n_tensors, renamed = 0;
-    StEntry *e = arena_alloc(arena, sizeof(StEntry) * n);
-    Tensor *t = arena_alloc(arena, sizeof(Tensor) * n);
+    StEntry *e = bertc_arena_alloc(arena, sizeof(StEntry) * n);
+    Tensor *t = bertc_arena_alloc(arena, sizeof(Tensor) * n);
     for (size_t i = 0; i < n; i++) {
-        cr_assert_eq(st_load_tensor(st, st->tensors[i].name, arena, &t[i], &err), 0, "%s",
+        cr_assert_eq(bertc_st_load_tensor(st, st->tensors[i].name, arena, &t[i], &err), 0, "%s",
                      err.msg);
         const char *name = original_name(arena, st->tensors[i].name);
         renamed += name != st->tensors[i].name;
-        e[i] = st_entry_tensor(name, &t[i]);
+        e[i] = bertc_st_entry_tensor(name, &t[i]);
     }
     /* L = 2 layers x 9 modules x {weight, bias} */
     cr_assert_eq(renamed, 2 * 9 * 2, "renamed %zu keys", renamed);
     char path[128];
     snprintf(path, sizeof path, "/tmp/bertc_cg_original_%d.safetensors", (int)getpid());
-    cr_assert_eq(st_write_file(path, e, n, NULL, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_write_file(path, e, n, NULL, 0, &err), 0, "%s", err.msg);
     Model qa;
     test_model_build(&qa, arena, QA_CASE "config.json", NULL);
-    int rc = model_load(&qa, path, false, &err);
+    int rc = bertc_model_load(&qa, path, false, &err);
     remove(path);
     cr_assert_eq(rc, 0, "%s", err.msg);
     for (int i = 0; i < qa.reg->n_params; i++) {
-        const StTensorInfo *info = st_find(st, qa.reg->params[i].name);
+        const StTensorInfo *info = bertc_st_find(st, qa.reg->params[i].name);
         cr_assert(info, "fixture lacks %s", qa.reg->params[i].name);
         const Tensor *v = &qa.reg->params[i].var->value;
-        float *want = arena_alloc(arena, sizeof(float) * (size_t)v->numel);
-        cr_assert_eq(st_read_f32(st, info, want, (size_t)v->numel, &err), 0, "%s", err.msg);
+        float *want = bertc_arena_alloc(arena, sizeof(float) * (size_t)v->numel);
+        cr_assert_eq(bertc_st_read_f32(st, info, want, (size_t)v->numel, &err), 0, "%s", err.msg);
         cr_expect_eq(memcmp(want, v->data, sizeof(float) * (size_t)v->numel), 0,
                      "%s differs after loading the original names", qa.reg->params[i].name);
     }
-    st_close(st);
+    bertc_st_close(st);
 }
 
 /* ---- the module tree ---------------------------------------------------- */
@@ -279,7 +279,7 @@ Test(zoo_cgbert, summary_tree_matches_the_pytorch_repr)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    registry_print(model.reg, f);
+    bertc_registry_print(model.reg, f);
     fclose(f);
     const char *lines[] = {
         "CGBertForSequenceClassification(  # 29,348 params\n",

@@ -2,7 +2,7 @@
  * (zoo/bert.c) as the models use it.
  *
  * zoo_spelling: weight files that spell parameters otherwise
- * (LoadOptions.renames, model_load_options): HF's legacy LayerNorm
+ * (LoadOptions.renames, bertc_model_load_options): HF's legacy LayerNorm
  * gamma/beta load for every BERT (as from_pretrained renames them), CGBERT's
  * BERTLayerNorm loads HF's weight/bias, renames combine (the "bert." prefix
  * dropped and gamma for weight), an unknown name is still not taken for a
@@ -30,7 +30,7 @@ static Graph *graph;
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
+    bertc_ag_set_training(graph, false);
 }
 
 static void teardown(void) { test_close(arena, graph); }
@@ -48,7 +48,7 @@ static const char *with_suffix(Arena *a, const char *key, const char *from, cons
     if (n < f || strcmp(key + n - f, from) != 0)
         return NULL;
     size_t len = n - f + strlen(to) + 1;
-    char *out = arena_alloc(a, len);
+    char *out = bertc_arena_alloc(a, len);
     snprintf(out, len, "%.*s%s", (int)(n - f), key, to);
     return out;
 }
@@ -83,39 +83,39 @@ static const char *rewritten_file(const char *src, KeyRewrite rewrite, const cha
 {
     BertcError err;
     SafeTensors *st;
-    cr_assert_eq(st_open_file(NULL, src, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, src, &st, &err), 0, "%s", err.msg);
     size_t n = st->n_tensors;
-    StEntry *e = arena_alloc(arena, sizeof(StEntry) * (n + 1));
-    Tensor *t = arena_alloc(arena, sizeof(Tensor) * (n + 1));
+    StEntry *e = bertc_arena_alloc(arena, sizeof(StEntry) * (n + 1));
+    Tensor *t = bertc_arena_alloc(arena, sizeof(Tensor) * (n + 1));
     *renamed = 0;
     for (size_t i = 0; i < n; i++) {
         const char *key = st->tensors[i].name;
-        cr_assert_eq(st_load_tensor(st, key, arena, &t[i], &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_load_tensor(st, key, arena, &t[i], &err), 0, "%s", err.msg);
         const char *name = rewrite ? rewrite(arena, key) : key;
         *renamed += strcmp(name, key) != 0;
         size_t len = strlen(name) + 1;
-        char *copy = arena_alloc(arena, len);
+        char *copy = bertc_arena_alloc(arena, len);
         memcpy(copy, name, len);
-        e[i] = st_entry_tensor(copy, &t[i]);
+        e[i] = bertc_st_entry_tensor(copy, &t[i]);
     }
     if (extra_as) {
-        cr_assert_eq(st_load_tensor(st, extra_from, arena, &t[n], &err), 0, "%s", err.msg);
-        e[n] = st_entry_tensor(extra_as, &t[n]);
+        cr_assert_eq(bertc_st_load_tensor(st, extra_from, arena, &t[n], &err), 0, "%s", err.msg);
+        e[n] = bertc_st_entry_tensor(extra_as, &t[n]);
         n++;
     }
-    st_close(st);
+    bertc_st_close(st);
     static char path[128];
     snprintf(path, sizeof path, "/tmp/bertc_spelling_%d.safetensors", (int)getpid());
-    cr_assert_eq(st_write_file(path, e, n, NULL, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_write_file(path, e, n, NULL, 0, &err), 0, "%s", err.msg);
     return path;
 }
 
-/* model_load of `path` into a fresh model of the case's config; the file is
- * removed. Returns model_load's code, the message in err. */
+/* bertc_model_load of `path` into a fresh model of the case's config; the file is
+ * removed. Returns bertc_model_load's code, the message in err. */
 static int load_rewritten(Model *m, const char *config, const char *path, BertcError *err)
 {
     test_model_build(m, arena, config, NULL);
-    int rc = model_load(m, path, false, err);
+    int rc = bertc_model_load(m, path, false, err);
     remove(path);
     return rc;
 }
@@ -126,14 +126,14 @@ static Var *logits_of(Model *m, const char *case_dir)
     char path[256];
     snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
     SafeTensors *st;
-    cr_assert_eq(st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
     Batch in;
-    batch_init(&in, "inputs");
-    cr_assert_eq(batch_from_safetensors(&in, st, graph->step, &err), 0, "%s", err.msg);
+    bertc_batch_init(&in, "inputs");
+    cr_assert_eq(bertc_batch_from_safetensors(&in, st, graph->step, &err), 0, "%s", err.msg);
     Outputs out;
     test_forward_ok(m, graph, &in, &out);
-    st_close(st);
-    Var *logits = outputs_get(&out, "logits");
+    bertc_st_close(st);
+    Var *logits = bertc_outputs_get(&out, "logits");
     cr_assert(logits, "no logits");
     return logits;
 }
@@ -255,14 +255,14 @@ Test(zoo_spelling, both_spellings_of_one_parameter_are_refused)
 Test(zoo_spelling, layernorm_rename_both_ways)
 {
     char alt[128];
-    cr_assert(bert_layernorm_rename("a.LayerNorm.weight", alt, sizeof alt));
+    cr_assert(bertc_bert_layernorm_rename("a.LayerNorm.weight", alt, sizeof alt));
     cr_expect_str_eq(alt, "a.LayerNorm.gamma");
-    cr_assert(bert_layernorm_rename("a.LayerNorm.beta", alt, sizeof alt));
+    cr_assert(bertc_bert_layernorm_rename("a.LayerNorm.beta", alt, sizeof alt));
     cr_expect_str_eq(alt, "a.LayerNorm.bias");
-    cr_expect(!bert_layernorm_rename("a.xLayerNorm.weight", alt, sizeof alt));
-    cr_expect(!bert_layernorm_rename("a.LayerNorm.weights", alt, sizeof alt));
-    cr_expect(!bert_layernorm_rename("a.dense.weight", alt, sizeof alt));
-    cr_expect(!bert_layernorm_rename("a.LayerNorm.weight", alt, 8), "a too short buffer");
+    cr_expect(!bertc_bert_layernorm_rename("a.xLayerNorm.weight", alt, sizeof alt));
+    cr_expect(!bertc_bert_layernorm_rename("a.LayerNorm.weights", alt, sizeof alt));
+    cr_expect(!bertc_bert_layernorm_rename("a.dense.weight", alt, sizeof alt));
+    cr_expect(!bertc_bert_layernorm_rename("a.LayerNorm.weight", alt, 8), "a too short buffer");
 }
 
 /* ---- the hooks ----------------------------------------------------------- */
@@ -278,13 +278,13 @@ static void expect_no_grad_outputs_exact(const char *case_dir, int n_outputs)
     test_model_load(&m, path);
     snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
     SafeTensors *st;
-    cr_assert_eq(st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
     Batch in;
-    batch_init(&in, "inputs");
-    cr_assert_eq(batch_from_safetensors(&in, st, arena, &err), 0, "%s", err.msg);
-    Graph *fast_graph = ag_graph_create(1 << 16, 1);
-    ag_set_training(fast_graph, false);
-    ag_set_no_grad(fast_graph, true);
+    bertc_batch_init(&in, "inputs");
+    cr_assert_eq(bertc_batch_from_safetensors(&in, st, arena, &err), 0, "%s", err.msg);
+    Graph *fast_graph = bertc_ag_graph_create(1 << 16, 1);
+    bertc_ag_set_training(fast_graph, false);
+    bertc_ag_set_no_grad(fast_graph, true);
     Outputs keep, fast;
     test_forward_ok(&m, graph, &in, &keep);
     test_forward_ok(&m, fast_graph, &in, &fast);
@@ -301,8 +301,8 @@ static void expect_no_grad_outputs_exact(const char *case_dir, int n_outputs)
                       keep.items[i].name, (long long)k, (double)a->value.data[k],
                       (double)b->value.data[k]);
     }
-    ag_graph_destroy(fast_graph);
-    st_close(st);
+    bertc_ag_graph_destroy(fast_graph);
+    bertc_st_close(st);
 }
 
 /* hidden_states.0..2, L = 2 layers x maps, pooled_output, logits, loss */

@@ -24,15 +24,15 @@ static Batch batch;
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
+    bertc_ag_set_training(graph, false);
     test_model_build(&model, arena, CASE "config.json", NULL);
     test_model_load(&model, CASE "weights.safetensors");
     BertcError err;
     SafeTensors *st;
-    cr_assert_eq(st_open_file(NULL, CASE "inputs.safetensors", &st, &err), 0, "%s", err.msg);
-    batch_init(&batch, "inputs.safetensors");
-    cr_assert_eq(batch_from_safetensors(&batch, st, arena, &err), 0, "%s", err.msg);
-    st_close(st);
+    cr_assert_eq(bertc_st_open_file(NULL, CASE "inputs.safetensors", &st, &err), 0, "%s", err.msg);
+    bertc_batch_init(&batch, "inputs.safetensors");
+    cr_assert_eq(bertc_batch_from_safetensors(&batch, st, arena, &err), 0, "%s", err.msg);
+    bertc_st_close(st);
 }
 
 static void teardown(void) { test_close(arena, graph); }
@@ -44,15 +44,15 @@ static float loss_and_grads(bool loss_only)
 {
     Outputs out;
     BertcError err;
-    ag_graph_reset(graph);
-    registry_zero_grad(model.reg);
-    outputs_init(&out);
+    bertc_ag_graph_reset(graph);
+    bertc_registry_zero_grad(model.reg);
+    bertc_outputs_init(&out);
     out.loss_only = loss_only;
-    cr_assert_eq(model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
-    Var *loss = outputs_get(&out, "loss");
+    cr_assert_eq(bertc_model_forward(&model, graph, &batch, &out, &err), 0, "%s", err.msg);
+    Var *loss = bertc_outputs_get(&out, "loss");
     cr_assert_not_null(loss, "no loss");
-    cr_assert(!loss_only || !outputs_get(&out, "logits"), "loss_only still stored the logits");
-    ag_backward(graph, loss);
+    cr_assert(!loss_only || !bertc_outputs_get(&out, "logits"), "loss_only still stored the logits");
+    bertc_ag_backward(graph, loss);
     return loss->value.data[0];
 }
 
@@ -60,13 +60,13 @@ Test(zoo_fast_paths, mlm_loss_only_matches_the_full_logits)
 {
     Registry *r = model.reg;
     float want_loss = loss_and_grads(false);
-    float **want = arena_alloc(arena, sizeof(float *) * (size_t)r->n_params);
+    float **want = bertc_arena_alloc(arena, sizeof(float *) * (size_t)r->n_params);
     for (int i = 0; i < r->n_params; i++) {
         const Var *v = r->params[i].var;
         want[i] = NULL;
         if (r->params[i].alias_of >= 0 || !v->grad)
             continue;
-        want[i] = arena_alloc(arena, sizeof(float) * (size_t)v->value.numel);
+        want[i] = bertc_arena_alloc(arena, sizeof(float) * (size_t)v->value.numel);
         memcpy(want[i], v->grad, sizeof(float) * (size_t)v->value.numel);
     }
     float loss = loss_and_grads(true);
@@ -94,15 +94,15 @@ Test(zoo_fast_paths, inference_release_keeps_outputs_exact)
                                   "layers.0.attention_probs", "layers.1.attention_probs"};
     Outputs keep, fast;
     BertcError err;
-    Graph *g2 = ag_graph_create(1 << 16, 1);
-    ag_set_training(g2, false);
-    outputs_init(&keep);
-    outputs_init(&fast);
-    cr_assert_eq(model_forward(&model, graph, &batch, &keep, &err), 0, "%s", err.msg);
-    ag_set_no_grad(g2, true);
-    cr_assert_eq(model_forward(&model, g2, &batch, &fast, &err), 0, "%s", err.msg);
+    Graph *g2 = bertc_ag_graph_create(1 << 16, 1);
+    bertc_ag_set_training(g2, false);
+    bertc_outputs_init(&keep);
+    bertc_outputs_init(&fast);
+    cr_assert_eq(bertc_model_forward(&model, graph, &batch, &keep, &err), 0, "%s", err.msg);
+    bertc_ag_set_no_grad(g2, true);
+    cr_assert_eq(bertc_model_forward(&model, g2, &batch, &fast, &err), 0, "%s", err.msg);
     for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
-        Var *a = outputs_get(&keep, names[n]), *b = outputs_get(&fast, names[n]);
+        Var *a = bertc_outputs_get(&keep, names[n]), *b = bertc_outputs_get(&fast, names[n]);
         cr_assert(a && b, "output %s missing", names[n]);
         cr_assert_eq(a->value.numel, b->value.numel, "%s: sizes differ", names[n]);
         for (int64_t k = 0; k < a->value.numel; k++)
@@ -110,5 +110,5 @@ Test(zoo_fast_paths, inference_release_keeps_outputs_exact)
                       "no_grad", names[n], (long long)k, (double)a->value.data[k],
                       (double)b->value.data[k]);
     }
-    ag_graph_destroy(g2);
+    bertc_ag_graph_destroy(g2);
 }

@@ -1,4 +1,4 @@
-/* test/test_zoo_parity.c — every model against PyTorch, through zoo_run(),
+/* test/test_zoo_parity.c — every model against PyTorch, through bertc_zoo_run(),
  * the function behind `bertc run --grad`. One parameterised test per
  * directory of test/data/zoo/ (written by tools/fixtures_*.py): every tensor
  * of expected.safetensors (outputs, loss, grad.<key> for every parameter key)
@@ -30,15 +30,15 @@ static void path_of(char *buf, size_t len, const char *c, const char *file)
 static void compare_f32(const char *c, const char *name, const SafeTensors *out,
                         const StTensorInfo *want_info, const SafeTensors *want)
 {
-    const StTensorInfo *got_info = st_find(out, name);
+    const StTensorInfo *got_info = bertc_st_find(out, name);
     cr_assert(got_info, "%s: bertc run wrote no '%s'", c, name);
-    cr_assert(shape_equal(got_info->ndim, got_info->shape, want_info->ndim, want_info->shape),
+    cr_assert(bertc_shape_equal(got_info->ndim, got_info->shape, want_info->ndim, want_info->shape),
               "%s: '%s' has the wrong shape", c, name);
     size_t n = (size_t)want_info->numel;
     float *got = malloc(sizeof(float) * (n ? n : 1)), *ref = malloc(sizeof(float) * (n ? n : 1));
     BertcError err;
-    cr_assert_eq(st_read_f32(out, got_info, got, n, &err), 0, "%s", err.msg);
-    cr_assert_eq(st_read_f32(want, want_info, ref, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_read_f32(out, got_info, got, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_read_f32(want, want_info, ref, n, &err), 0, "%s", err.msg);
     double max_ref = 0, max_err = 0;
     size_t worst = 0;
     for (size_t i = 0; i < n; i++) {
@@ -63,15 +63,15 @@ static void compare_f32(const char *c, const char *name, const SafeTensors *out,
 static void compare_int(const char *c, const char *name, const SafeTensors *out,
                         const StTensorInfo *want_info, const SafeTensors *want)
 {
-    const StTensorInfo *got_info = st_find(out, name);
+    const StTensorInfo *got_info = bertc_st_find(out, name);
     cr_assert(got_info, "%s: bertc run wrote no '%s'", c, name);
     size_t n = (size_t)want_info->numel;
     int32_t *got = malloc(sizeof(int32_t) * (n ? n : 1)), *ref = malloc(sizeof(int32_t) * (n ? n : 1));
     BertcError err;
-    cr_assert(shape_equal(got_info->ndim, got_info->shape, want_info->ndim, want_info->shape),
+    cr_assert(bertc_shape_equal(got_info->ndim, got_info->shape, want_info->ndim, want_info->shape),
               "%s: '%s' has the wrong shape", c, name);
-    cr_assert_eq(st_read_i32(out, got_info, got, n, &err), 0, "%s", err.msg);
-    cr_assert_eq(st_read_i32(want, want_info, ref, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_read_i32(out, got_info, got, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_read_i32(want, want_info, ref, n, &err), 0, "%s", err.msg);
     for (size_t i = 0; i < n; i++)
         cr_expect_eq(got[i], ref[i], "%s: '%s'[%zu] = %d, PyTorch %d", c, name, i, got[i],
                      ref[i]);
@@ -83,13 +83,13 @@ static void compare_int(const char *c, const char *name, const SafeTensors *out,
  * model.parameters()), stored by the fixture generator. */
 static void check_param_count(const char *c, const char *config, const SafeTensors *want)
 {
-    const char *count = st_metadata_get(want, "param_count");
+    const char *count = bertc_st_metadata_get(want, "param_count");
     cr_assert(count, "%s: expected.safetensors has no param_count metadata", c);
-    Arena *arena = arena_create("params", 1 << 16);
+    Arena *arena = bertc_arena_create("params", 1 << 16);
     Model m;
     test_model_build(&m, arena, config, NULL);
-    long long ours = (long long)registry_count(m.reg), torch = atoll(count);
-    arena_destroy(arena);
+    long long ours = (long long)bertc_registry_count(m.reg), torch = atoll(count);
+    bertc_arena_destroy(arena);
     cr_expect_eq(ours, torch, "%s: %lld parameters, PyTorch counts %lld", c, ours, torch);
 }
 
@@ -104,12 +104,12 @@ ParameterizedTest(TestName *zc, zoo, parity)
 
     BertcError err;
     SafeTensors *want;
-    cr_assert_eq(st_open_file(NULL, expected, &want, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, expected, &want, &err), 0, "%s", err.msg);
     check_param_count(zc->name, config, want);
-    RunArgs args = {config, weights, inputs, output, st_find(want, "loss") != NULL, false};
-    cr_assert_eq(zoo_run(&args, &err), 0, "%s: bertc run failed: %s", zc->name, err.msg);
+    RunArgs args = {config, weights, inputs, output, bertc_st_find(want, "loss") != NULL, false};
+    cr_assert_eq(bertc_zoo_run(&args, &err), 0, "%s: bertc run failed: %s", zc->name, err.msg);
     SafeTensors *got;
-    cr_assert_eq(st_open_file(NULL, output, &got, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_file(NULL, output, &got, &err), 0, "%s", err.msg);
     for (size_t i = 0; i < want->n_tensors; i++) {
         const StTensorInfo *t = &want->tensors[i];
         if (t->dtype == ST_I64 || t->dtype == ST_I32)
@@ -117,7 +117,7 @@ ParameterizedTest(TestName *zc, zoo, parity)
         else
             compare_f32(zc->name, t->name, got, t, want);
     }
-    st_close(got);
-    st_close(want);
+    bertc_st_close(got);
+    bertc_st_close(want);
     remove(output);
 }

@@ -25,14 +25,14 @@ static ITensor ids, mask, start, end, qtype;
 static void setup(void)
 {
     test_open(&arena, &graph);
-    ag_set_training(graph, false);
+    bertc_ag_set_training(graph, false);
     test_model_build(&model, arena, CASE "config.json", &cfg);
     int64_t bs[2] = {2, 8}, b[1] = {2};
-    ids = itensor_new(arena, 2, bs);
-    mask = itensor_new(arena, 2, bs);
-    start = itensor_new(arena, 1, b);
-    end = itensor_new(arena, 1, b);
-    qtype = itensor_new(arena, 1, b);
+    ids = bertc_itensor_new(arena, 2, bs);
+    mask = bertc_itensor_new(arena, 2, bs);
+    start = bertc_itensor_new(arena, 1, b);
+    end = bertc_itensor_new(arena, 1, b);
+    qtype = bertc_itensor_new(arena, 1, b);
     for (int i = 0; i < 16; i++) {
         ids.data[i] = 5 + i;
         mask.data[i] = 1;
@@ -42,12 +42,12 @@ static void setup(void)
     mask.data[8 + 7] = 0;
     start.data[1] = end.data[1] = 6;
     qtype.data[1] = 3;
-    batch_init(&batch, "inputs.safetensors");
-    batch_put_ids(&batch, "input_ids", ids);
-    batch_put_ids(&batch, "attention_mask", mask);
-    batch_put_ids(&batch, "start_positions", start);
-    batch_put_ids(&batch, "end_positions", end);
-    batch_put_ids(&batch, "question_type", qtype);
+    bertc_batch_init(&batch, "inputs.safetensors");
+    bertc_batch_put_ids(&batch, "input_ids", ids);
+    bertc_batch_put_ids(&batch, "attention_mask", mask);
+    bertc_batch_put_ids(&batch, "start_positions", start);
+    bertc_batch_put_ids(&batch, "end_positions", end);
+    bertc_batch_put_ids(&batch, "question_type", qtype);
 }
 
 static void teardown(void) { test_close(arena, graph); }
@@ -76,7 +76,7 @@ Test(zoo_qaconv, valid_batch_gives_every_output)
     const char *names[] = {"start_logits", "end_logits", "query_logits", "attention_rate",
                            "last_hidden_state", "qa_loss", "query_loss", "loss"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        cr_expect(outputs_get(&out, names[i]), "no output '%s'", names[i]);
+        cr_expect(bertc_outputs_get(&out, names[i]), "no output '%s'", names[i]);
     const OutputItem *tt = find_output(&out, "used_token_type_ids");
     cr_assert(tt && tt->is_int, "no integer output 'used_token_type_ids'");
 }
@@ -97,10 +97,10 @@ Test(zoo_qaconv, token_types_derived_from_first_sep)
 Test(zoo_qaconv, given_token_types_are_used_as_is)
 {
     int64_t bs[2] = {2, 8};
-    ITensor types = itensor_new(arena, 2, bs);
+    ITensor types = bertc_itensor_new(arena, 2, bs);
     types.data[5] = 1;
     ids.data[8 + 5] = 9;                                     /* no [SEP] needed now */
-    batch_put_ids(&batch, "token_type_ids", types);
+    bertc_batch_put_ids(&batch, "token_type_ids", types);
     Outputs out;
     run_ok(&out);
     const ITensor *tt = &find_output(&out, "used_token_type_ids")->ids;
@@ -114,8 +114,8 @@ Test(zoo_qaconv, no_labels_no_loss)
     batch.n = 2;                                             /* input_ids, attention_mask */
     Outputs out;
     run_ok(&out);
-    cr_expect(outputs_get(&out, "start_logits"));
-    cr_expect(!outputs_get(&out, "loss") && !outputs_get(&out, "qa_loss"));
+    cr_expect(bertc_outputs_get(&out, "start_logits"));
+    cr_expect(!bertc_outputs_get(&out, "loss") && !bertc_outputs_get(&out, "qa_loss"));
 }
 
 Test(zoo_qaconv, row_without_sep_names_the_row)
@@ -127,47 +127,47 @@ Test(zoo_qaconv, row_without_sep_names_the_row)
 Test(zoo_qaconv, missing_input_names_it)
 {
     batch.n = 0;
-    batch_put_ids(&batch, "attention_mask", mask);
+    bertc_batch_put_ids(&batch, "attention_mask", mask);
     expect_error("missing input tensor", "'input_ids'", "inputs.safetensors");
 }
 
 Test(zoo_qaconv, labels_are_all_or_none)
 {
-    batch_init(&batch, "inputs.safetensors");
-    batch_put_ids(&batch, "input_ids", ids);
-    batch_put_ids(&batch, "end_positions", end);
-    batch_put_ids(&batch, "question_type", qtype);
+    bertc_batch_init(&batch, "inputs.safetensors");
+    bertc_batch_put_ids(&batch, "input_ids", ids);
+    bertc_batch_put_ids(&batch, "end_positions", end);
+    bertc_batch_put_ids(&batch, "question_type", qtype);
     expect_error("missing input tensor", "'start_positions'", NULL);
 }
 
 Test(zoo_qaconv, float_ids_are_rejected)
 {
     int64_t bs[2] = {2, 8};
-    batch_put_f32(&batch, "input_ids", tensor_new(arena, 2, bs));
+    bertc_batch_put_f32(&batch, "input_ids", bertc_tensor_new(arena, 2, bs));
     expect_error("'input_ids'", "integers", NULL);
 }
 
 Test(zoo_qaconv, float_question_type_is_rejected)
 {
     int64_t b[1] = {2};
-    batch_put_f32(&batch, "question_type", tensor_new(arena, 1, b));
+    bertc_batch_put_f32(&batch, "question_type", bertc_tensor_new(arena, 1, b));
     expect_error("'question_type'", "integers", NULL);
 }
 
 Test(zoo_qaconv, sequence_longer_than_positions)
 {
     int64_t bs[2] = {2, 41};
-    batch_put_ids(&batch, "input_ids", itensor_new(arena, 2, bs));
+    bertc_batch_put_ids(&batch, "input_ids", bertc_itensor_new(arena, 2, bs));
     expect_error("length 41", "max_position_embeddings 40", "'input_ids'");
 }
 
 Test(zoo_qaconv, sequence_shorter_than_query_len)
 {
     int64_t bs[2] = {2, 3};
-    ITensor short_ids = itensor_new(arena, 2, bs);
+    ITensor short_ids = bertc_itensor_new(arena, 2, bs);
     short_ids.data[1] = short_ids.data[4] = cfg.sep_token_id;
     batch.n = 0;
-    batch_put_ids(&batch, "input_ids", short_ids);
+    bertc_batch_put_ids(&batch, "input_ids", short_ids);
     expect_error("'input_ids' has sequence length 3", "shorter than query_len 4", NULL);
 }
 
@@ -192,7 +192,7 @@ Test(zoo_qaconv, negative_question_type)
 Test(zoo_qaconv, positions_shape_must_match)
 {
     int64_t b[1] = {3};
-    batch_put_ids(&batch, "end_positions", itensor_new(arena, 1, b));
+    bertc_batch_put_ids(&batch, "end_positions", bertc_itensor_new(arena, 1, b));
     expect_error("'end_positions'", "[2]", "[3]");
 }
 
@@ -203,7 +203,7 @@ Test(zoo_qaconv, positions_outside_sequence_are_clamped)
     end.data[0] = -7;
     Outputs out;
     run_ok(&out);
-    cr_expect(outputs_get(&out, "qa_loss"));
+    cr_expect(bertc_outputs_get(&out, "qa_loss"));
 }
 
 Test(zoo_qaconv, query_len_longer_than_positions_is_a_config_error)
@@ -212,7 +212,7 @@ Test(zoo_qaconv, query_len_longer_than_positions_is_a_config_error)
     test_config_set(&bad, "query_len", 41);
     Model m;
     BertcError err;
-    cr_assert_neq(model_build(&m, arena, &bad, &err), 0);
+    cr_assert_neq(bertc_model_build(&m, arena, &bad, &err), 0);
     cr_expect(strstr(err.msg, "query_len 41") && strstr(err.msg, "max_position_embeddings 40"),
               "%s", err.msg);
 }
@@ -224,7 +224,7 @@ Test(zoo_qaconv, module_tree_prints_like_pytorch)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    registry_print(model.reg, f);
+    bertc_registry_print(model.reg, f);
     fclose(f);
     const char *lines[] = {
         "QAConvModelV2(",

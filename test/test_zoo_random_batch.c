@@ -1,4 +1,4 @@
-/* test/test_zoo_random_batch.c — model_random_batch fits every
+/* test/test_zoo_random_batch.c — bertc_model_random_batch fits every
  * architecture: for each config of test/data/zoo/ (one parameterised test
  * per directory, as test_zoo_parity.c), a random B = 2, S = 16 batch runs
  * an eval forward without error, and in training mode gives a finite loss
@@ -29,12 +29,12 @@ static void check_forward(const char *c, Model *m, Graph *g, Rng *rng)
     Batch batch;
     Outputs out;
     BertcError err;
-    ag_graph_reset(g);
-    ag_set_training(g, false);
-    cr_assert_eq(model_random_batch(m, g, B, S, false, rng, &batch, &err), 0, "%s: %s", c,
+    bertc_ag_graph_reset(g);
+    bertc_ag_set_training(g, false);
+    cr_assert_eq(bertc_model_random_batch(m, g, B, S, false, rng, &batch, &err), 0, "%s: %s", c,
                  err.msg);
-    outputs_init(&out);
-    cr_assert_eq(model_forward(m, g, &batch, &out, &err), 0, "%s: forward: %s", c, err.msg);
+    bertc_outputs_init(&out);
+    cr_assert_eq(bertc_model_forward(m, g, &batch, &out, &err), 0, "%s: forward: %s", c, err.msg);
     cr_assert_gt(out.n, 0, "%s: the forward put no output", c);
 }
 
@@ -58,18 +58,18 @@ static void check_training(const char *c, Model *m, Graph *g, Rng *rng)
     Batch batch;
     Outputs out;
     BertcError err;
-    ag_graph_reset(g);
-    ag_set_training(g, true);
-    cr_assert_eq(model_random_batch(m, g, B, S, true, rng, &batch, &err), 0, "%s: %s", c,
+    bertc_ag_graph_reset(g);
+    bertc_ag_set_training(g, true);
+    cr_assert_eq(bertc_model_random_batch(m, g, B, S, true, rng, &batch, &err), 0, "%s: %s", c,
                  err.msg);
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     out.loss_only = true;
-    cr_assert_eq(model_forward(m, g, &batch, &out, &err), 0, "%s: forward: %s", c, err.msg);
-    Var *loss = model_step_loss(g, &out);
+    cr_assert_eq(bertc_model_forward(m, g, &batch, &out, &err), 0, "%s: forward: %s", c, err.msg);
+    Var *loss = bertc_model_step_loss(g, &out);
     cr_assert_not_null(loss, "%s: a labelled random batch gave no loss", c);
     cr_assert(isfinite(loss->value.data[0]), "%s: loss = %g", c, (double)loss->value.data[0]);
-    registry_zero_grad(m->reg);
-    ag_backward(g, loss);
+    bertc_registry_zero_grad(m->reg);
+    bertc_ag_backward(g, loss);
     check_grads(c, m->reg);
 }
 
@@ -78,16 +78,16 @@ ParameterizedTest(TestName *zc, zoo_random_batch, forward_and_loss)
     char config[512];
     snprintf(config, sizeof config, "%s/%s/config.json", TEST_ZOO_DIR, zc->name);
     BertConfig cfg;
-    Arena *params = arena_create("params", 1 << 16);
+    Arena *params = bertc_arena_create("params", 1 << 16);
     Model m;
     test_model_build(&m, params, config, &cfg);
-    Rng rng = rng_seed(0);
-    registry_init_weights(m.reg, &rng, cfg.initializer_range);
-    Graph *g = ag_graph_create(1 << 16, 1);
+    Rng rng = bertc_rng_seed(0);
+    bertc_registry_init_weights(m.reg, &rng, cfg.initializer_range);
+    Graph *g = bertc_ag_graph_create(1 << 16, 1);
     check_forward(zc->name, &m, g, &rng);
     check_training(zc->name, &m, g, &rng);
-    ag_graph_destroy(g);
-    arena_destroy(params);
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(params);
 }
 
 /* The ids of a random batch are real tokens: past the special tokens of a
@@ -95,10 +95,10 @@ ParameterizedTest(TestName *zc, zoo_random_batch, forward_and_loss)
 Test(zoo_random_batch, ids_skip_the_special_tokens)
 {
     BertConfig cfg = test_config_default("SpanBertForPreTraining");
-    cr_assert_eq(random_first_token(&cfg), 1000, "vocab_size %d", cfg.vocab_size);
+    cr_assert_eq(bertc_random_first_token(&cfg), 1000, "vocab_size %d", cfg.vocab_size);
     cfg.vocab_size = 120;
-    cr_assert_eq(random_first_token(&cfg), 1, "pad_token_id 0 only");
+    cr_assert_eq(bertc_random_first_token(&cfg), 1, "pad_token_id 0 only");
     cfg.sep_token_id = 2;
     test_config_special_ids(&cfg, 1, (const int32_t[]){5});
-    cr_assert_eq(random_first_token(&cfg), 6, "specials 0, 2 and 5");
+    cr_assert_eq(bertc_random_first_token(&cfg), 6, "specials 0, 2 and 5");
 }

@@ -37,17 +37,17 @@ static bool matches(const char *pattern, const char *name)
 
 static bool declared_output(const ModelArch *arch, const char *name)
 {
-    for (int i = 0; model_output(arch, i); i++)
-        if (matches(model_output(arch, i)->name, name))
+    for (int i = 0; bertc_model_output(arch, i); i++)
+        if (matches(bertc_model_output(arch, i)->name, name))
             return true;
     return false;
 }
 
 static const InputSpec *declared_input(const ModelArch *arch, const char *name)
 {
-    for (int i = 0; model_input(arch, i); i++)
-        if (strcmp(model_input(arch, i)->name, name) == 0)
-            return model_input(arch, i);
+    for (int i = 0; bertc_model_input(arch, i); i++)
+        if (strcmp(bertc_model_input(arch, i)->name, name) == 0)
+            return bertc_model_input(arch, i);
     return NULL;
 }
 
@@ -57,7 +57,7 @@ static void load_case(const char *c, Arena *arena, Model *m)
     BertConfig cfg;
     BertcError err;
     snprintf(path, sizeof path, "%s/%s/config.json", TEST_ZOO_DIR, c);
-    cr_assert_eq(bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
     test_model_from_config(m, arena, &cfg);
     snprintf(path, sizeof path, "%s/%s/weights.safetensors", TEST_ZOO_DIR, c);
     test_model_load(m, path);
@@ -71,13 +71,13 @@ static void check_fixture(const char *c, Model *m)
     BertcError err;
     snprintf(path, sizeof path, "%s/%s/inputs.safetensors", TEST_ZOO_DIR, c);
     SafeTensors *st;
-    Arena *files = arena_create("inputs", 1 << 16);
-    cr_assert_eq(st_open_file(files, path, &st, &err), 0, "%s", err.msg);
-    Graph *g = ag_graph_create(1 << 20, 0);
-    ag_set_training(g, false);
+    Arena *files = bertc_arena_create("inputs", 1 << 16);
+    cr_assert_eq(bertc_st_open_file(files, path, &st, &err), 0, "%s", err.msg);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(g, false);
     Batch in;
-    batch_init(&in, path);
-    cr_assert_eq(batch_from_safetensors(&in, st, g->step, &err), 0, "%s", err.msg);
+    bertc_batch_init(&in, path);
+    cr_assert_eq(bertc_batch_from_safetensors(&in, st, g->step, &err), 0, "%s", err.msg);
     for (int i = 0; i < in.n; i++) {
         const InputSpec *spec = declared_input(m->arch, in.items[i].name);
         cr_expect(spec, "%s: %s reads '%s', which it does not declare", c, m->arch->name,
@@ -88,34 +88,34 @@ static void check_fixture(const char *c, Model *m)
                          spec->type == INPUT_IDS ? "integer" : "float");
     }
     Outputs out;
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     test_forward_ok(m, g, &in, &out);
     for (int i = 0; i < out.n; i++)
         cr_expect(declared_output(m->arch, out.items[i].name),
                   "%s: %s puts '%s', which it does not declare", c, m->arch->name,
                   out.items[i].name);
-    ag_graph_destroy(g);
-    st_close(st);
-    arena_destroy(files);
+    bertc_ag_graph_destroy(g);
+    bertc_st_close(st);
+    bertc_arena_destroy(files);
 }
 
 /* A random batch has every required input, and only declared ones. */
 static void check_random_batch(const char *c, Model *m)
 {
-    Graph *g = ag_graph_create(1 << 20, 0);
-    Rng rng = rng_seed(5);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    Rng rng = bertc_rng_seed(5);
     Batch in;
     BertcError err;
-    batch_init(&in, "random");
-    cr_assert_eq(model_random_batch(m, g, 2, 12, true, &rng, &in, &err), 0, "%s", err.msg);
-    for (int i = 0; model_input(m->arch, i); i++)
-        if (model_input(m->arch, i)->required)
-            cr_expect(batch_find(&in, model_input(m->arch, i)->name),
-                      "%s: the random batch lacks required '%s'", c, model_input(m->arch, i)->name);
+    bertc_batch_init(&in, "random");
+    cr_assert_eq(bertc_model_random_batch(m, g, 2, 12, true, &rng, &in, &err), 0, "%s", err.msg);
+    for (int i = 0; bertc_model_input(m->arch, i); i++)
+        if (bertc_model_input(m->arch, i)->required)
+            cr_expect(bertc_batch_find(&in, bertc_model_input(m->arch, i)->name),
+                      "%s: the random batch lacks required '%s'", c, bertc_model_input(m->arch, i)->name);
     for (int i = 0; i < in.n; i++)
         cr_expect(declared_input(m->arch, in.items[i].name), "%s: random '%s' is undeclared", c,
                   in.items[i].name);
-    ag_graph_destroy(g);
+    bertc_ag_graph_destroy(g);
 }
 
 /* Raw text through batch_from_text and the forward. */
@@ -124,39 +124,39 @@ static void check_text(const char *c, Model *m)
     static const char vocab[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ncat\nsat\non\nmat\n"
                                 "a\ndog\n.\nran\n";
     static const char *const sentences[] = {"the cat sat.", "a dog ran on the mat."};
-    Arena *a = arena_create("tokenizer", 1 << 16);
+    Arena *a = bertc_arena_create("tokenizer", 1 << 16);
     Tokenizer tok;
     BertcError err;
-    cr_assert_eq(tokenizer_parse(&tok, a, "vocab", vocab, strlen(vocab), &err), 0, "%s",
+    cr_assert_eq(bertc_tokenizer_parse(&tok, a, "vocab", vocab, strlen(vocab), &err), 0, "%s",
                  err.msg);
     TextExample ex[2] = {
         {.text = "the cat sat on the mat.", .text_pair = "a dog ran.", .context_id = 1},
         {.text = "a dog ran.", .sentences = sentences, .n_sentences = 2, .context_id = 0},
     };
-    Graph *g = ag_graph_create(1 << 20, 0);
-    ag_set_training(g, false);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(g, false);
     Batch in;
     Outputs out;
-    batch_init(&in, "text");
-    outputs_init(&out);
+    bertc_batch_init(&in, "text");
+    bertc_outputs_init(&out);
     cr_assert(m->arch->batch_from_text, "%s: %s has no batch_from_text", c, m->arch->name);
-    cr_assert_eq(model_batch_from_text(m, &tok, ex, 2, 0, g, &in, &err), 0, "%s: %s", c,
+    cr_assert_eq(bertc_model_batch_from_text(m, &tok, ex, 2, 0, g, &in, &err), 0, "%s: %s", c,
                  err.msg);
     test_forward_ok(m, g, &in, &out);
-    cr_expect_eq(outputs_get(&out, "loss"), NULL, "%s: text has no labels", c);
-    ag_graph_destroy(g);
-    arena_destroy(a);
+    cr_expect_eq(bertc_outputs_get(&out, "loss"), NULL, "%s: text has no labels", c);
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(a);
 }
 
 ParameterizedTest(TestName *t, zoo_schema, declared)
 {
-    Arena *arena = arena_create("params", 1 << 20);
+    Arena *arena = bertc_arena_create("params", 1 << 20);
     Model m;
     load_case(t->name, arena, &m);
     check_fixture(t->name, &m);
     check_random_batch(t->name, &m);
     check_text(t->name, &m);
-    arena_destroy(arena);
+    bertc_arena_destroy(arena);
 }
 
 /* Every architecture of the table is complete: a name, a summary, a loss
@@ -164,14 +164,14 @@ ParameterizedTest(TestName *t, zoo_schema, declared)
 Test(zoo_schema, every_architecture_is_complete)
 {
     int n = 0;
-    for (int i = 0; zoo_arch_at(i); i++, n++) {
-        const ModelArch *a = zoo_arch_at(i);
+    for (int i = 0; bertc_zoo_arch_at(i); i++, n++) {
+        const ModelArch *a = bertc_zoo_arch_at(i);
         cr_expect(a->name && a->summary && a->loss, "architecture %d lacks a description", i);
         cr_expect(a->build && a->forward && a->random_batch && a->batch_from_text,
                   "%s lacks a function", a->name);
-        cr_expect(model_input(a, 0) && model_input(a, 0)->required, "%s: no token input",
+        cr_expect(bertc_model_input(a, 0) && bertc_model_input(a, 0)->required, "%s: no token input",
                   a->name);
-        cr_expect_eq(zoo_arch(a->name), a, "%s is not found by its name", a->name);
+        cr_expect_eq(bertc_zoo_arch(a->name), a, "%s is not found by its name", a->name);
         for (int k = 0; k < a->n_keys; k++)
             cr_expect(a->keys[k].doc, "%s: key %s has no doc", a->name, a->keys[k].key);
     }

@@ -35,17 +35,17 @@ ParameterizedTest(TestName *zc, zoo_sizes, empty_inputs_are_errors)
 {
     char config[512];
     snprintf(config, sizeof config, "%s/%s/config.json", TEST_ZOO_DIR, zc->name);
-    Arena *params = arena_create("params", 1 << 16);
+    Arena *params = bertc_arena_create("params", 1 << 16);
     Model m;
     test_model_build(&m, params, config, NULL);
-    Rng rng = rng_seed(0);
-    registry_init_weights(m.reg, &rng, 0.02f);
+    Rng rng = bertc_rng_seed(0);
+    bertc_registry_init_weights(m.reg, &rng, 0.02f);
     /* the batch lives in its own graph's step arena: g is reset after each try */
-    Graph *g = ag_graph_create(1 << 16, 1), *holder = ag_graph_create(1 << 16, 1);
-    ag_set_training(g, false);
+    Graph *g = bertc_ag_graph_create(1 << 16, 1), *holder = bertc_ag_graph_create(1 << 16, 1);
+    bertc_ag_set_training(g, false);
     Batch full;
     BertcError err;
-    cr_assert_eq(model_random_batch(&m, holder, 2, 16, true, &rng, &full, &err), 0, "%s: %s",
+    cr_assert_eq(bertc_model_random_batch(&m, holder, 2, 16, true, &rng, &full, &err), 0, "%s: %s",
                  zc->name, err.msg);
     for (int k = 0; k < full.n; k++) {
         const BatchItem *it = &full.items[k];
@@ -53,20 +53,20 @@ ParameterizedTest(TestName *zc, zoo_sizes, empty_inputs_are_errors)
         for (int d = 0; d < ndim; d++) {
             Batch b = with_empty_dim(&full, k, d);
             Outputs out;
-            outputs_init(&out);
+            bertc_outputs_init(&out);
             err.msg[0] = '\0';
-            int rc = model_forward(&m, g, &b, &out, &err);
+            int rc = bertc_model_forward(&m, g, &b, &out, &err);
             cr_expect_neq(rc, 0, "%s: '%s' with dimension %d of size 0 was accepted",
                           zc->name, it->name, d);
             cr_expect(strstr(err.msg, "of size 0") && strstr(err.msg, "random batch"),
                       "%s: '%s' dim %d: message \"%s\" does not name an empty dimension",
                       zc->name, it->name, d, err.msg);
-            ag_graph_reset(g);
+            bertc_ag_graph_reset(g);
         }
     }
-    ag_graph_destroy(g);
-    ag_graph_destroy(holder);
-    arena_destroy(params);
+    bertc_ag_graph_destroy(g);
+    bertc_ag_graph_destroy(holder);
+    bertc_arena_destroy(params);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -80,13 +80,13 @@ ParameterizedTestParameters(zoo_sizes, model_size_counts_the_built_model)
     return cr_make_param_array(TestName, cases, n);
 }
 
-/* model_size's dry run counts exactly the elements the real build allocates
+/* bertc_model_size's dry run counts exactly the elements the real build allocates
  * for its parameters and buffers (tied names counted once). */
 ParameterizedTest(TestName *zc, zoo_sizes, model_size_counts_the_built_model)
 {
     char config[512];
     snprintf(config, sizeof config, "%s/%s/config.json", TEST_ZOO_DIR, zc->name);
-    Arena *params = arena_create("params", 1 << 16);
+    Arena *params = bertc_arena_create("params", 1 << 16);
     Model m;
     BertConfig cfg;
     test_model_build(&m, params, config, &cfg);
@@ -95,10 +95,10 @@ ParameterizedTest(TestName *zc, zoo_sizes, model_size_counts_the_built_model)
         if (m.reg->params[i].alias_of < 0)
             built += (double)m.reg->params[i].var->value.numel;
     BertcError err;
-    cr_assert_eq(model_size(&cfg, &counted, &err), 0, "%s: %s", zc->name, err.msg);
-    cr_expect_eq(counted, built, "%s: model_size %.0f, the built model %.0f", zc->name, counted,
+    cr_assert_eq(bertc_model_size(&cfg, &counted, &err), 0, "%s: %s", zc->name, err.msg);
+    cr_expect_eq(counted, built, "%s: bertc_model_size %.0f, the built model %.0f", zc->name, counted,
                  built);
-    arena_destroy(params);
+    bertc_arena_destroy(params);
 }
 
 typedef struct SizeCase {
@@ -134,7 +134,7 @@ static const SizeCase too_big[] = {
      "2, \"unk_token_id\": 3, \"sbo_max_span_length\": 2000000000", "sbo_max_span_length"},
 };
 
-/* Refused by model_build (and model_size) before anything of that size is
+/* Refused by bertc_model_build (and bertc_model_size) before anything of that size is
  * allocated, naming the key; `bertc summary` says so in one line with the
  * file's name. */
 Test(zoo_sizes, every_size_key_is_bounded_by_the_total)
@@ -157,17 +157,17 @@ Test(zoo_sizes, every_size_key_is_bounded_by_the_total)
         snprintf(text + strlen(text), sizeof text - strlen(text), "}");
         BertConfig cfg;
         BertcError err;
-        cr_assert_eq(bert_config_parse(NULL, "c.json", text, strlen(text), &cfg, &err), 0,
+        cr_assert_eq(bertc_bert_config_parse(NULL, "c.json", text, strlen(text), &cfg, &err), 0,
                      "%s: %s", text, err.msg);
-        Arena *a = arena_create("params", 1 << 16);
+        Arena *a = bertc_arena_create("params", 1 << 16);
         Model m;
         err.msg[0] = '\0';
-        cr_expect_neq(model_build(&m, a, &cfg, &err), 0, "%s was built", text);
+        cr_expect_neq(bertc_model_build(&m, a, &cfg, &err), 0, "%s was built", text);
         cr_expect(strstr(err.msg, c->want) && strstr(err.msg, "more than bertc's limit"),
                   "%s: message \"%s\" lacks \"%s\"", text, err.msg, c->want);
-        cr_expect_lt(arena_high_water(a), (size_t)1 << 20, "%s: %zu bytes allocated", text,
-                     arena_high_water(a));
-        arena_destroy(a);
+        cr_expect_lt(bertc_arena_high_water(a), (size_t)1 << 20, "%s: %zu bytes allocated", text,
+                     bertc_arena_high_water(a));
+        bertc_arena_destroy(a);
     }
 }
 
@@ -202,13 +202,13 @@ Test(zoo_sizes, configs_made_in_code_are_checked)
             break;
         default: cfg.num_attention_heads = 5; break;
         }
-        Arena *a = arena_create("params", 1 << 16);
+        Arena *a = bertc_arena_create("params", 1 << 16);
         Model m;
         BertcError err = {{0}};
-        cr_expect_neq(model_build(&m, a, &cfg, &err), 0, "case %zu was built", i);
+        cr_expect_neq(bertc_model_build(&m, a, &cfg, &err), 0, "case %zu was built", i);
         cr_expect(strstr(err.msg, cases[i].want), "case %zu: message \"%s\" lacks \"%s\"", i,
                   err.msg, cases[i].want);
-        arena_destroy(a);
+        bertc_arena_destroy(a);
     }
 }
 
@@ -224,24 +224,24 @@ Test(zoo_sizes, empty_input_with_a_huge_dimension)
     for (int i = 0; i < 8; i++)
         file[i] = (char)((uint64_t)n >> (8 * i));
     memcpy(file + 8, header, n);
-    Arena *a = arena_create("inputs", 1 << 16);
+    Arena *a = bertc_arena_create("inputs", 1 << 16);
     SafeTensors *st;
     BertcError err = {{0}};
-    cr_assert_eq(st_open_memory(a, "in.safetensors", file, 8 + n, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_open_memory(a, "in.safetensors", file, 8 + n, &st, &err), 0, "%s", err.msg);
     Batch batch;
-    batch_init(&batch, "in.safetensors");
-    cr_assert_eq(batch_from_safetensors(&batch, st, a, &err), 0, "%s", err.msg);
-    Arena *params = arena_create("params", 1 << 16);
+    bertc_batch_init(&batch, "in.safetensors");
+    cr_assert_eq(bertc_batch_from_safetensors(&batch, st, a, &err), 0, "%s", err.msg);
+    Arena *params = bertc_arena_create("params", 1 << 16);
     Model m;
     test_model_build(&m, params, TEST_ZOO_DIR "/bert_model/config.json", NULL);
-    Graph *g = ag_graph_create(1 << 16, 1);
+    Graph *g = bertc_ag_graph_create(1 << 16, 1);
     Outputs out;
-    outputs_init(&out);
-    cr_expect_neq(model_forward(&m, g, &batch, &out, &err), 0);
+    bertc_outputs_init(&out);
+    cr_expect_neq(bertc_model_forward(&m, g, &batch, &out, &err), 0);
     cr_expect(strstr(err.msg, "'input_ids' has shape [4611686018427387904, 0], with a "
                               "dimension of size 0"), "%s", err.msg);
-    ag_graph_destroy(g);
-    arena_destroy(params);
-    st_close(st);
-    arena_destroy(a);
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(params);
+    bertc_st_close(st);
+    bertc_arena_destroy(a);
 }

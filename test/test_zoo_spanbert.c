@@ -36,13 +36,13 @@ static BertConfig tiny_config(void)
     return c;
 }
 
-/* Masks one row; returns span_mask_row's status, the message in err. */
+/* Masks one row; returns bertc_span_mask_row's status, the message in err. */
 static int mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds,
                     int64_t l, Rng *rng, int32_t *raw, BertcError *err)
 {
-    Arena *scratch = arena_create("scratch", 1 << 12);
-    int rc = span_mask_row(cfg, tokens, kinds, l, rng, scratch, raw, err);
-    arena_destroy(scratch);
+    Arena *scratch = bertc_arena_create("scratch", 1 << 12);
+    int rc = bertc_span_mask_row(cfg, tokens, kinds, l, rng, scratch, raw, err);
+    bertc_arena_destroy(scratch);
     return rc;
 }
 
@@ -75,7 +75,7 @@ Test(zoo_spanbert, hand_checked_single_tokens)
     kinds[3] = kinds[7] = kinds[12] = kinds[15] = W;
     kinds[16] = C;
     want[3] = want[7] = want[12] = 1;
-    Rng rng = rng_seed(5);
+    Rng rng = bertc_rng_seed(5);
     BertcError err;
     cr_assert_eq(mask_row(&cfg, tokens, kinds, 20, &rng, raw, &err), 0, "%s", err.msg);
     expect_mask(raw, want, 20, "single tokens");
@@ -99,7 +99,7 @@ Test(zoo_spanbert, hand_checked_whole_word)
     kinds[4] = kinds[5] = C;
     want[3] = want[4] = want[5] = 1;
     for (uint64_t seed = 0; seed < 20; seed++) {
-        Rng rng = rng_seed(seed);
+        Rng rng = bertc_rng_seed(seed);
         BertcError err;
         cr_assert_eq(mask_row(&cfg, tokens, kinds, 20, &rng, raw, &err), 0, "%s", err.msg);
         expect_mask(raw, want, 20, "whole word");
@@ -129,12 +129,12 @@ Test(zoo_spanbert, hand_checked_batch_cleaning)
         kinds[1][t] = P;
     }
     int64_t bs[2] = {2, 20}, b2 = 2;
-    ITensor tids = itensor_view(&ids[0][0], 2, bs), tkinds = itensor_view(&kinds[0][0], 2, bs);
-    ITensor tlen = itensor_view(lengths, 1, &b2);
-    Arena *a = arena_create("masking", 1 << 14);
+    ITensor tids = bertc_itensor_view(&ids[0][0], 2, bs), tkinds = bertc_itensor_view(&kinds[0][0], 2, bs);
+    ITensor tlen = bertc_itensor_view(lengths, 1, &b2);
+    Arena *a = bertc_arena_create("masking", 1 << 14);
     SpanMasking m;
     BertcError err;
-    cr_assert_eq(span_masking(&cfg, &tids, &tkinds, &tlen, a, &m, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_span_masking(&cfg, &tids, &tkinds, &tlen, a, &m, &err), 0, "%s", err.msg);
     for (int64_t i = 0; i < 40; i++) {
         int b = (int)(i / 20), t = (int)(i % 20);
         bool raw = (b == 0 && (t == 1 || t == 5 || t == 9)) || (b == 1 && t == 2);
@@ -144,7 +144,7 @@ Test(zoo_spanbert, hand_checked_batch_cleaning)
         cr_expect_eq(m.labels.data[i], masked ? ids[b][t] : -100, "labels[%d, %d]", b, t);
         cr_expect_eq(m.input_ids.data[i], masked ? MASK : ids[b][t], "input_ids[%d, %d]", b, t);
     }
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 /* ---- budget arithmetic ------------------------------------------------- */
@@ -165,7 +165,7 @@ Test(zoo_spanbert, budget_is_floor_of_fraction_times_length)
             kinds[t] = W;
         }
         for (uint64_t seed = 0; seed < 10; seed++) {
-            Rng rng = rng_seed(seed);
+            Rng rng = bertc_rng_seed(seed);
             BertcError err;
             cr_assert_eq(mask_row(&cfg, tokens, kinds, l, &rng, raw, &err), 0, "%s", err.msg);
             int covered = 0;
@@ -191,16 +191,16 @@ Test(zoo_spanbert, spans_start_at_word_starts_and_cover_the_word)
     BertConfig cfg = tiny_config();
     test_config_set(&cfg, "masking.masking_budget", 0.3);
     int32_t tokens[L], kinds[L], raw[L];
-    Rng gen = rng_seed(99);
+    Rng gen = bertc_rng_seed(99);
     int runs = 0;
     for (int row = 0; row < 200; row++) {
         for (int t = 0; t < L; t++) {
-            int64_t r = rng_randint(&gen, 0, 9);
+            int64_t r = bertc_rng_randint(&gen, 0, 9);
             tokens[t] = t == 0 ? CLS : (t == L - 1 || t == L / 2) ? SEP : 10;
             kinds[t] = r < 6 ? W : r < 9 ? C : X;
         }
         kinds[1] = W;
-        Rng rng = rng_seed((uint64_t)row);
+        Rng rng = bertc_rng_seed((uint64_t)row);
         BertcError err;
         cr_assert_eq(mask_row(&cfg, tokens, kinds, L, &rng, raw, &err), 0, "row %d: %s", row,
                      err.msg);
@@ -228,7 +228,7 @@ Test(zoo_spanbert, no_candidate_is_an_error)
     BertConfig cfg = tiny_config();
     int32_t tokens[7] = {CLS, 10, 11, 12, 13, 14, SEP};
     int32_t kinds[7] = {W, X, X, C, X, X, W}, raw[7];
-    Rng rng = rng_seed(1);
+    Rng rng = bertc_rng_seed(1);
     BertcError err = {{0}};
     cr_assert_neq(mask_row(&cfg, tokens, kinds, 7, &rng, raw, &err), 0);
     cr_expect(strstr(err.msg, "budget of 1") && strstr(err.msg, "no span candidate"),
@@ -245,7 +245,7 @@ Test(zoo_spanbert, stuck_row_stops_after_the_draw_limit)
     test_config_set(&cfg, "masking.span_probability", 1.0);
     int32_t tokens[9] = {CLS, MASK, 20, 21, SEP, 22, 23, 24, SEP};
     int32_t kinds[9] = {C, W, C, W, W, W, C, C, C}, raw[9];
-    Rng rng = rng_seed(1);
+    Rng rng = bertc_rng_seed(1);
     BertcError err = {{0}};
     cr_assert_neq(mask_row(&cfg, tokens, kinds, 9, &rng, raw, &err), 0);
     cr_expect(strstr(err.msg, "1048576 draws") && strstr(err.msg, "SPAN_MASKING_MAX_DRAWS") &&
@@ -265,15 +265,15 @@ Test(zoo_spanbert, failing_row_in_a_batch_names_the_row)
     int32_t kinds[2][8] = {{W, W, W, W, W, W, W, W}, {W, X, X, X, X, X, W, P}};
     int32_t lengths[2] = {8, 7};
     int64_t bs[2] = {2, 8}, b2 = 2;
-    ITensor tids = itensor_view(&ids[0][0], 2, bs), tkinds = itensor_view(&kinds[0][0], 2, bs);
-    ITensor tlen = itensor_view(lengths, 1, &b2);
-    Arena *a = arena_create("masking", 1 << 12);
+    ITensor tids = bertc_itensor_view(&ids[0][0], 2, bs), tkinds = bertc_itensor_view(&kinds[0][0], 2, bs);
+    ITensor tlen = bertc_itensor_view(lengths, 1, &b2);
+    Arena *a = bertc_arena_create("masking", 1 << 12);
     SpanMasking m;
     BertcError err = {{0}};
-    cr_assert_neq(span_masking(&cfg, &tids, &tkinds, &tlen, a, &m, &err), 0);
+    cr_assert_neq(bertc_span_masking(&cfg, &tids, &tkinds, &tlen, a, &m, &err), 0);
     cr_expect(strstr(err.msg, "row 1 (length 7)") && strstr(err.msg, "no span candidate"),
               "message: %s", err.msg);
-    arena_destroy(a);
+    bertc_arena_destroy(a);
 }
 
 /* ---- wrong inputs of the model --------------------------------------------- */
@@ -316,11 +316,11 @@ static Batch batch_of(Inputs *x, const char *skip)
         {"masking.lengths", x->lengths, 1},
     };
     Batch in;
-    batch_init(&in, "inputs.safetensors");
+    bertc_batch_init(&in, "inputs.safetensors");
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
         if (!skip || strcmp(skip, items[i].name) != 0)
-            batch_put_ids(&in, items[i].name,
-                          itensor_view(items[i].data, items[i].ndim, items[i].ndim == 2 ? bs : &b1));
+            bertc_batch_put_ids(&in, items[i].name,
+                          bertc_itensor_view(items[i].data, items[i].ndim, items[i].ndim == 2 ? bs : &b1));
     return in;
 }
 
@@ -329,24 +329,24 @@ static Batch batch_of(Inputs *x, const char *skip)
 static int run_tiny(const BertConfig *cfg, const Batch *in, BertcError *err,
                     const char *const *want, size_t n_want)
 {
-    Arena *params = arena_create("params", 1 << 16);
+    Arena *params = bertc_arena_create("params", 1 << 16);
     Model m;
-    cr_assert_eq(model_build(&m, params, cfg, err), 0, "%s", err->msg);
-    Rng rng = rng_seed(3);
-    registry_init_weights(m.reg, &rng, 0.02f);
-    Graph *g = ag_graph_create(1 << 18, 0);
-    ag_set_training(g, false);
+    cr_assert_eq(bertc_model_build(&m, params, cfg, err), 0, "%s", err->msg);
+    Rng rng = bertc_rng_seed(3);
+    bertc_registry_init_weights(m.reg, &rng, 0.02f);
+    Graph *g = bertc_ag_graph_create(1 << 18, 0);
+    bertc_ag_set_training(g, false);
     Outputs out;
-    outputs_init(&out);
-    int rc = model_forward(&m, g, in, &out, err);
+    bertc_outputs_init(&out);
+    int rc = bertc_model_forward(&m, g, in, &out, err);
     for (size_t i = 0; rc == 0 && i < n_want; i++) {
         bool found = false;
         for (int k = 0; k < out.n; k++)
             found |= strcmp(out.items[k].name, want[i]) == 0;
         cr_expect(found, "no output '%s'", want[i]);
     }
-    ag_graph_destroy(g);
-    arena_destroy(params);
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(params);
     return rc;
 }
 
@@ -379,11 +379,11 @@ Test(zoo_spanbert, span_pos_emb_rows_follow_the_config)
 {
     BertConfig cfg = tiny_config();
     test_config_set(&cfg, "sbo_max_span_length", 4);
-    Arena *params = arena_create("params", 1 << 16);
+    Arena *params = bertc_arena_create("params", 1 << 16);
     Model m;
     BertcError err;
-    cr_assert_eq(model_build(&m, params, &cfg, &err), 0, "%s", err.msg);
-    int i = registry_find(m.reg, "sbo_head.span_pos_emb.weight");
+    cr_assert_eq(bertc_model_build(&m, params, &cfg, &err), 0, "%s", err.msg);
+    int i = bertc_registry_find(m.reg, "sbo_head.span_pos_emb.weight");
     cr_assert_geq(i, 0);
     cr_expect_eq(m.reg->params[i].var->value.shape[0], 12);
     static const char *aliases[][2] = {
@@ -392,12 +392,12 @@ Test(zoo_spanbert, span_pos_emb_rows_follow_the_config)
         {"sbo_head.classifier.bias", "sbo_head.bias"},
     };
     for (int k = 0; k < 3; k++) {
-        int alias = registry_find(m.reg, aliases[k][0]), owner = registry_find(m.reg, aliases[k][1]);
+        int alias = bertc_registry_find(m.reg, aliases[k][0]), owner = bertc_registry_find(m.reg, aliases[k][1]);
         cr_assert(alias >= 0 && owner >= 0, "%s or %s missing", aliases[k][0], aliases[k][1]);
         cr_expect_eq(m.reg->params[alias].alias_of, owner, "%s is not tied to %s",
                      aliases[k][0], aliases[k][1]);
     }
-    arena_destroy(params);
+    bertc_arena_destroy(params);
 }
 
 Test(zoo_spanbert, missing_inputs)
@@ -418,7 +418,7 @@ Test(zoo_spanbert, wrong_dtype)
     Inputs x = valid_inputs();
     Batch in = batch_of(&x, NULL);
     int64_t bs[2] = {B, S};
-    batch_put_f32(&in, "mask_labels", tensor_view(&x.floats[0][0], 2, bs));
+    bertc_batch_put_f32(&in, "mask_labels", bertc_tensor_view(&x.floats[0][0], 2, bs));
     fails_with(&cfg, &in, "'mask_labels'", "must hold integers (I64 or I32)");
 }
 

@@ -64,6 +64,14 @@ if [ -n "$BAD" ]; then
     exit 1
 fi
 echo "freestanding-check: $OBJECTS core objects, no malloc/free/stdio/pthread symbols (nm -u)"
+# ... and every symbol they define carries the bertc_ prefix (as `make
+# check-symbols` on the host library): a firmware's own names never collide.
+UNPREFIXED=$(arm-none-eabi-nm -g --defined-only "$OUT/cortex-m4/libbertc.a" | awk 'NF == 3 && $3 !~ /^bertc_/ { print $3 }' | sort -u)
+if [ -n "$UNPREFIXED" ]; then
+    echo "freestanding-check: FAILED: symbols without the bertc_ prefix: $(echo $UNPREFIXED)"
+    exit 1
+fi
+echo "freestanding-check: every symbol the core defines starts with bertc_"
 # SPEC §2: NO_THREADS=1 and/or FREESTANDING=1 compile for bare metal — each
 # alone too (FREESTANDING implies NO_THREADS; NO_THREADS alone is the hosted
 # library over newlib's stdio, files and all).

@@ -15,18 +15,18 @@ code points (Cn), does not strip marks newer than its tables, and so on;
 docs/tokenizer.md lists the differences from the slow tokenizer.
 
 Tables (all sorted, searched by bisection in zoo/tokenizer_text.c):
-  uc_class     run-length code-point classes: each entry (first, flags) holds
+  bertc_uc_class     run-length code-point classes: each entry (first, flags) holds
                for first .. next entry's first - 1. Flags are UC_* below.
-  uc_lower     lowercase of ONE code point (Rust char::to_lowercase, one
+  bertc_uc_lower     lowercase of ONE code point (Rust char::to_lowercase, one
                character at a time, so 'Σ' is always 'σ') where it is ONE
                code point, as runs (first, last, stride, delta): cp in
                [first, last] with (cp - first) % stride == 0 lowers to
                cp + delta.
-  uc_lower_multi  the code points that lower to more than one (U+0130).
-  uc_ccc       canonical combining class runs (first, last, ccc), ccc != 0,
+  bertc_uc_lower_multi  the code points that lower to more than one (U+0130).
+  bertc_uc_ccc       canonical combining class runs (first, last, ccc), ccc != 0,
                for the code points HF's NFD reorders (values from Python's
                unicodedata: only their order matters).
-  uc_decomp    HF's NFD of one code point for every code point that has
+  bertc_uc_decomp    HF's NFD of one code point for every code point that has
                one, Hangul syllables excepted (zoo/tokenizer_text.c
                decomposes them by the algorithm of Unicode §3.12).
 """
@@ -167,22 +167,22 @@ def emit(probe, out):
     w(f" * point; combining classes from Python {sys.version.split()[0]}'s unicodedata.\n")
     w(" * Do not edit; rerun tools/hf_tokenizer_fixtures.sh. */\n")
     w('#include "zoo/tokenizer_internal.h"\n\n')
-    w('const char uc_unicode_version[] = "tokenizers 0.23 BertNormalizer";\n\n')
-    w("const UcClassRun uc_class[] = {\n")
+    w('const char bertc_uc_unicode_version[] = "tokenizers 0.23 BertNormalizer";\n\n')
+    w("const UcClassRun bertc_uc_class[] = {\n")
     write_rows(w, [f"{{0x{cp:X},{f}}}" for cp, f in runs])
-    w(f"const int uc_class_n = {len(runs)};\n\n")
-    w("const UcLowerRun uc_lower[] = {\n")
+    w(f"const int bertc_uc_class_n = {len(runs)};\n\n")
+    w("const UcLowerRun bertc_uc_lower[] = {\n")
     write_rows(w, [f"{{0x{a:X},0x{b:X},{s},{d}}}" for a, b, s, d in lows])
-    w(f"const int uc_lower_n = {len(lows)};\n\n")
-    w("const UcMulti uc_lower_multi[] = {\n")
+    w(f"const int bertc_uc_lower_n = {len(lows)};\n\n")
+    w("const UcMulti bertc_uc_lower_multi[] = {\n")
     write_rows(w, [multi_row(cp, m) for cp, m in multi])
-    w(f"const int uc_lower_multi_n = {len(multi)};\n\n")
-    w("const UcCccRun uc_ccc[] = {\n")
+    w(f"const int bertc_uc_lower_multi_n = {len(multi)};\n\n")
+    w("const UcCccRun bertc_uc_ccc[] = {\n")
     write_rows(w, [f"{{0x{a:X},0x{b:X},{c}}}" for a, b, c in cccs])
-    w(f"const int uc_ccc_n = {len(cccs)};\n\n")
-    w("const UcMulti uc_decomp[] = {\n")
+    w(f"const int bertc_uc_ccc_n = {len(cccs)};\n\n")
+    w("const UcMulti bertc_uc_decomp[] = {\n")
     write_rows(w, [multi_row(cp, d) for cp, d in decomp])
-    w(f"const int uc_decomp_n = {len(decomp)};\n")
+    w(f"const int bertc_uc_decomp_n = {len(decomp)};\n")
 
 
 def multi_row(cp, seq):

@@ -53,11 +53,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: hf_tokenizer_random VOCAB uncased|cased CASES.bin\n");
         return 2;
     }
-    Arena *vocab = arena_create("vocab", 1 << 20), *work = arena_create("work", 1 << 20);
+    Arena *vocab = bertc_arena_create("vocab", 1 << 20), *work = bertc_arena_create("work", 1 << 20);
     Tokenizer t;
     BertcError err = {{0}};
     FILE *fp = fopen(argv[3], "rb");
-    if (tokenizer_load(&t, vocab, argv[1], &err) != 0 || !fp) {
+    if (bertc_tokenizer_load(&t, vocab, argv[1], &err) != 0 || !fp) {
         fprintf(stderr, "hf_tokenizer_random: %s\n", fp ? err.msg : "cannot open the cases");
         return 1;
     }
@@ -68,17 +68,17 @@ int main(int argc, char **argv)
     while (read_text(fp, &a, &len_a) && read_text(fp, &b, &len_b) &&
            read_all(fp, &max_len, 4) && read_all(fp, &pad, 1)) {
         Encoding e;
-        if (tokenizer_encode(&t, work, a, (size_t)len_a, b, b ? (size_t)len_b : 0, max_len,
+        if (bertc_tokenizer_encode(&t, work, a, (size_t)len_a, b, b ? (size_t)len_b : 0, max_len,
                              pad, &e, &err) == 0)
             print_encoding(&e);
         else
             printf("{\"error\":\"%s\"}\n", err.msg);
         free(a);
         free(b);
-        arena_reset(work);
+        bertc_arena_reset(work);
     }
     fclose(fp);
-    arena_destroy(work);
-    arena_destroy(vocab);
+    bertc_arena_destroy(work);
+    bertc_arena_destroy(vocab);
     return 0;
 }

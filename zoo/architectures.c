@@ -5,28 +5,28 @@
 
 #include <string.h>
 
-extern const ModelArch arch_bert_model, arch_bert_seqcls, arch_bert_mlm, arch_cgbert,
-    arch_qacgbert, arch_summarizer, arch_qaconv, arch_spanbert;
+extern const ModelArch bertc_arch_bert_model, bertc_arch_bert_seqcls, bertc_arch_bert_mlm, bertc_arch_cgbert,
+    bertc_arch_qacgbert, bertc_arch_summarizer, bertc_arch_qaconv, bertc_arch_spanbert;
 
 static const ModelArch *const architectures[] = {
-    &arch_bert_model,
-    &arch_bert_seqcls,
-    &arch_bert_mlm,
-    &arch_cgbert,
-    &arch_qacgbert,
-    &arch_summarizer,
-    &arch_qaconv,
-    &arch_spanbert,
+    &bertc_arch_bert_model,
+    &bertc_arch_bert_seqcls,
+    &bertc_arch_bert_mlm,
+    &bertc_arch_cgbert,
+    &bertc_arch_qacgbert,
+    &bertc_arch_summarizer,
+    &bertc_arch_qaconv,
+    &bertc_arch_spanbert,
 };
 
 #define N_ARCHITECTURES ((int)(sizeof architectures / sizeof architectures[0]))
 
-const ModelArch *zoo_arch_at(int i)
+const ModelArch *bertc_zoo_arch_at(int i)
 {
     return i >= 0 && i < N_ARCHITECTURES ? architectures[i] : NULL;
 }
 
-const ModelArch *zoo_arch(const char *name)
+const ModelArch *bertc_zoo_arch(const char *name)
 {
     for (int i = 0; i < N_ARCHITECTURES; i++)
         if (strcmp(architectures[i]->name, name) == 0)
@@ -34,7 +34,7 @@ const ModelArch *zoo_arch(const char *name)
     return NULL;
 }
 
-const InputSpec *model_input(const ModelArch *arch, int i)
+const InputSpec *bertc_model_input(const ModelArch *arch, int i)
 {
     if (i < 0)
         return NULL;
@@ -44,7 +44,7 @@ const InputSpec *model_input(const ModelArch *arch, int i)
     return i < arch->n_inputs ? &arch->inputs[i] : NULL;
 }
 
-const OutputSpec *model_output(const ModelArch *arch, int i)
+const OutputSpec *bertc_model_output(const ModelArch *arch, int i)
 {
     if (i < 0)
         return NULL;

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-void batch_init(Batch *b, const char *source)
+void bertc_batch_init(Batch *b, const char *source)
 {
     memset(b, 0, sizeof *b);
     b->source = source;
@@ -26,14 +26,14 @@ static BatchItem *batch_slot(Batch *b, const char *name)
     return it;
 }
 
-void batch_put_ids(Batch *b, const char *name, ITensor t)
+void bertc_batch_put_ids(Batch *b, const char *name, ITensor t)
 {
     BatchItem *it = batch_slot(b, name);
     it->is_int = true;
     it->ids = t;
 }
 
-void batch_put_f32(Batch *b, const char *name, Tensor t)
+void bertc_batch_put_f32(Batch *b, const char *name, Tensor t)
 {
     BatchItem *it = batch_slot(b, name);
     it->is_int = false;
@@ -46,7 +46,7 @@ static bool is_float_dtype(StDtype d)
 }
 
 /* The names are copied: the batch outlives the open file. */
-int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcError *err)
+int bertc_batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcError *err)
 {
     if ((size_t)b->n + st->n_tensors > BATCH_MAX)
         return bertc_errorf(err, "%s: %zu tensors, more than the %d inputs a batch holds",
@@ -54,18 +54,18 @@ int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcE
     for (size_t i = 0; i < st->n_tensors; i++) {
         const StTensorInfo *t = &st->tensors[i];
         size_t len = strlen(t->name) + 1;
-        char *name = arena_alloc(arena, len);
+        char *name = bertc_arena_alloc(arena, len);
         memcpy(name, t->name, len);
         if (is_float_dtype(t->dtype)) {
             Tensor x;
-            if (st_load_tensor(st, t->name, arena, &x, err) != 0)
+            if (bertc_st_load_tensor(st, t->name, arena, &x, err) != 0)
                 return -1;
-            batch_put_f32(b, name, x);
+            bertc_batch_put_f32(b, name, x);
         } else {
             ITensor x;
-            if (st_load_itensor(st, t->name, arena, &x, err) != 0)
+            if (bertc_st_load_itensor(st, t->name, arena, &x, err) != 0)
                 return -1;
-            batch_put_ids(b, name, x);
+            bertc_batch_put_ids(b, name, x);
         }
     }
     return 0;
@@ -90,7 +90,7 @@ static void note_lookup(BatchLookups *l, const char *name)
         l->names[l->n++] = name;
 }
 
-const BatchItem *batch_find(const Batch *b, const char *name)
+const BatchItem *bertc_batch_find(const Batch *b, const char *name)
 {
     note_lookup(b->lookups, name);
     for (int i = 0; i < b->n; i++)
@@ -126,7 +126,7 @@ static int check_not_empty(const Batch *b, const char *name, int got_ndim, const
             return bertc_errorf(err, "%s: '%s' has shape %s, with a dimension of size 0; "
                                 "every input needs at least one row of each size (batch, "
                                 "sequence length, ...)", b->source, name,
-                                shape_str(have, sizeof have, got_ndim, got));
+                                bertc_shape_str(have, sizeof have, got_ndim, got));
         }
     return 0;
 }
@@ -144,13 +144,13 @@ static int check_shape(const Batch *b, const char *name, int ndim, const int64_t
     char want[SHAPE_STR_LEN], have[SHAPE_STR_LEN];
     expected_str(want, sizeof want, ndim, shape);
     return bertc_errorf(err, "%s: '%s' must have shape %s, got %s", b->source, name, want,
-                        shape_str(have, sizeof have, got_ndim, got));
+                        bertc_shape_str(have, sizeof have, got_ndim, got));
 }
 
-int batch_ids(const Batch *b, const char *name, int ndim, const int64_t *shape, ITensor *out,
+int bertc_batch_ids(const Batch *b, const char *name, int ndim, const int64_t *shape, ITensor *out,
               BertcError *err)
 {
-    const BatchItem *it = batch_find(b, name);
+    const BatchItem *it = bertc_batch_find(b, name);
     if (!it)
         return bertc_errorf(err, "%s: missing input tensor '%s'", b->source, name);
     if (!it->is_int)
@@ -162,10 +162,10 @@ int batch_ids(const Batch *b, const char *name, int ndim, const int64_t *shape, 
     return 0;
 }
 
-int batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, Tensor *out,
+int bertc_batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, Tensor *out,
               BertcError *err)
 {
-    const BatchItem *it = batch_find(b, name);
+    const BatchItem *it = bertc_batch_find(b, name);
     if (!it)
         return bertc_errorf(err, "%s: missing input tensor '%s'", b->source, name);
     if (it->is_int)
@@ -177,7 +177,7 @@ int batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, 
     return 0;
 }
 
-int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
+int bertc_batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
                       int64_t hi, const char *limit_name, BertcError *err)
 {
     for (int64_t i = 0; i < t->numel; i++) {
@@ -185,7 +185,7 @@ int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_
         if (v >= lo && v < hi)
             continue;
         char at[SHAPE_STR_LEN];
-        index_str(at, sizeof at, t->ndim, t->shape, i);
+        bertc_index_str(at, sizeof at, t->ndim, t->shape, i);
         if (v < lo)
             return bertc_errorf(err, "%s: '%s'%s = %lld is below %lld", b->source, name, at,
                                 (long long)v, (long long)lo);
@@ -195,20 +195,20 @@ int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_
     return 0;
 }
 
-int batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err)
+int bertc_batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err)
 {
     for (int64_t i = 0; i < t->numel; i++) {
         if (t->data[i] == 0 || t->data[i] == 1)
             continue;
         char at[SHAPE_STR_LEN];
-        index_str(at, sizeof at, t->ndim, t->shape, i);
+        bertc_index_str(at, sizeof at, t->ndim, t->shape, i);
         return bertc_errorf(err, "%s: '%s'%s = %d is neither 0 nor 1", b->source, name, at,
                             (int)t->data[i]);
     }
     return 0;
 }
 
-int batch_check_real(const Batch *b, const char *name, const Tensor *t, double lo, double hi,
+int bertc_batch_check_real(const Batch *b, const char *name, const Tensor *t, double lo, double hi,
                      BertcError *err)
 {
     for (int64_t i = 0; i < t->numel; i++) {
@@ -216,7 +216,7 @@ int batch_check_real(const Batch *b, const char *name, const Tensor *t, double l
         if (isfinite(v) && v >= lo && v <= hi)
             continue;
         char at[SHAPE_STR_LEN];
-        index_str(at, sizeof at, t->ndim, t->shape, i);
+        bertc_index_str(at, sizeof at, t->ndim, t->shape, i);
         if (!isfinite(v))
             return bertc_errorf(err, "%s: '%s'%s = %g is not a finite number", b->source, name,
                                 at, v);
@@ -226,7 +226,7 @@ int batch_check_real(const Batch *b, const char *name, const Tensor *t, double l
     return 0;
 }
 
-int batch_check_all_read(const Batch *b, const char *model, BertcError *err)
+int bertc_batch_check_all_read(const Batch *b, const char *model, BertcError *err)
 {
     const BatchLookups *l = b->lookups;
     if (!l || l->overflow)
@@ -247,7 +247,7 @@ int batch_check_all_read(const Batch *b, const char *model, BertcError *err)
 
 /* ------------------------------------------------------------------------ */
 
-void outputs_init(Outputs *o)
+void bertc_outputs_init(Outputs *o)
 {
     o->n = 0;
     o->cap = 0;
@@ -260,7 +260,7 @@ void outputs_init(Outputs *o)
 static void outputs_grow(Outputs *o, Graph *g)
 {
     int cap = o->cap ? 2 * o->cap : 64;
-    OutputItem *items = arena_alloc(g->step, sizeof *items * (size_t)cap);
+    OutputItem *items = bertc_arena_alloc(g->step, sizeof *items * (size_t)cap);
     if (o->n)
         memcpy(items, o->items, sizeof *items * (size_t)o->n);
     o->items = items;
@@ -274,7 +274,7 @@ static OutputItem *output_slot(Outputs *o, Graph *g, const char *fmt, va_list ap
     char buf[256];
     vsnprintf(buf, sizeof buf, fmt, ap);
     size_t n = strlen(buf) + 1;
-    char *name = arena_alloc(g->step, n);
+    char *name = bertc_arena_alloc(g->step, n);
     memcpy(name, buf, n);
     OutputItem *it = &o->items[o->n++];
     memset(it, 0, sizeof *it);
@@ -282,7 +282,7 @@ static OutputItem *output_slot(Outputs *o, Graph *g, const char *fmt, va_list ap
     return it;
 }
 
-void outputs_put(Outputs *o, Graph *g, Var *v, const char *fmt, ...)
+void bertc_outputs_put(Outputs *o, Graph *g, Var *v, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -291,7 +291,7 @@ void outputs_put(Outputs *o, Graph *g, Var *v, const char *fmt, ...)
     it->var = v;
 }
 
-void outputs_put_ids(Outputs *o, Graph *g, ITensor t, const char *fmt, ...)
+void bertc_outputs_put_ids(Outputs *o, Graph *g, ITensor t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -301,7 +301,7 @@ void outputs_put_ids(Outputs *o, Graph *g, ITensor t, const char *fmt, ...)
     it->is_int = true;
 }
 
-Var *outputs_get(const Outputs *o, const char *name)
+Var *bertc_outputs_get(const Outputs *o, const char *name)
 {
     for (int i = 0; i < o->n; i++)
         if (!o->items[i].is_int && strcmp(o->items[i].name, name) == 0)

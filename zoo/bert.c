@@ -30,22 +30,22 @@ static const char *act_repr(BertAct act)
     return "GELUActivation()";
 }
 
-Var *bert_activation(Graph *g, BertAct act, Var *x)
+Var *bertc_bert_activation(Graph *g, BertAct act, Var *x)
 {
     switch (act) {
-    case ACT_GELU_TANH: return ag_gelu_tanh(g, x);
-    case ACT_RELU: return ag_relu(g, x);
+    case ACT_GELU_TANH: return bertc_ag_gelu_tanh(g, x);
+    case ACT_RELU: return bertc_ag_relu(g, x);
     case ACT_GELU: break;
     }
-    return ag_gelu(g, x);   /* erf form, as BERT */
+    return bertc_ag_gelu(g, x);   /* erf form, as BERT */
 }
 
-/* LayerNorm(a + b), the residual "Add & Norm", as one op (ag_add_layernorm):
+/* LayerNorm(a + b), the residual "Add & Norm", as one op (bertc_ag_add_layernorm):
  * each row is summed and normalised while it is in cache, and the gradient of
- * the sum is never allocated. Same values as ag_layernorm(ag_add(a, b)). */
-Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b)
+ * the sum is never allocated. Same values as bertc_ag_layernorm(bertc_ag_add(a, b)). */
+Var *bertc_bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b)
 {
-    return ag_add_layernorm(g, a, b, ln->weight, ln->bias, ln->eps);
+    return bertc_ag_add_layernorm(g, a, b, ln->weight, ln->bias, ln->eps);
 }
 
 static const BertClasses hf_classes = {
@@ -55,13 +55,13 @@ static const BertClasses hf_classes = {
     .output = "BertOutput", .pooler = "BertPooler",
 };
 
-const BertSpelling bert_spelling_hf = {
+const BertSpelling bertc_bert_spelling_hf = {
     .flavor = BERT_HF, .classes = &hf_classes, .ln_weight = "weight", .ln_bias = "bias",
     .word_padding = WORD_PAD_CONFIG, .act_leaf = true,
 };
 
 /* pytorch_pretrained_bert 0.6.2 prints HF's classes. */
-const BertSpelling bert_spelling_ppb = {
+const BertSpelling bertc_bert_spelling_ppb = {
     .flavor = BERT_PPB, .classes = &hf_classes, .ln_weight = "weight", .ln_bias = "bias",
     .word_padding = WORD_PAD_ZERO, .act_leaf = true,
 };
@@ -73,28 +73,28 @@ static void norm_init(LayerNorm *ln, Registry *r, const BertSpelling *s, const B
 {
     int64_t H = cfg->hidden_size;
     if (!s->layernorm) {
-        layernorm_init_named(ln, r, "LayerNorm", H, cfg->layer_norm_eps, s->ln_weight,
+        bertc_layernorm_init_named(ln, r, "LayerNorm", H, cfg->layer_norm_eps, s->ln_weight,
                              s->ln_bias);
         return;
     }
     ln->dim = H;
     ln->eps = cfg->layer_norm_eps;
-    nn_push(r, "LayerNorm", s->layernorm, true);
-    ln->weight = nn_param(r, s->ln_weight, 1, &H, INIT_ONES);
-    ln->bias = nn_param(r, s->ln_bias, 1, &H, INIT_ZEROS);
-    nn_pop(r);
+    bertc_nn_push(r, "LayerNorm", s->layernorm, true);
+    ln->weight = bertc_nn_param(r, s->ln_weight, 1, &H, INIT_ONES);
+    ln->bias = bertc_nn_param(r, s->ln_bias, 1, &H, INIT_ZEROS);
+    bertc_nn_pop(r);
 }
 
 static void self_attention_init(BertLayer *l, Registry *r, const BertModel *m,
                                 const BertConfig *cfg)
 {
-    nn_push(r, "self", m->spelling->classes->self_attention, false);
+    bertc_nn_push(r, "self", m->spelling->classes->self_attention, false);
     if (m->attention)
         l->hooked_self = m->attention->init(r, cfg);
     else
-        bert_self_attention_init(&l->self, r, cfg->hidden_size, cfg->num_attention_heads,
+        bertc_bert_self_attention_init(&l->self, r, cfg->hidden_size, cfg->num_attention_heads,
                                  cfg->attention_probs_dropout_prob);
-    nn_pop(r);
+    bertc_nn_pop(r);
 }
 
 static void layer_init(BertLayer *l, Registry *r, const BertModel *m, const BertConfig *cfg,
@@ -103,26 +103,26 @@ static void layer_init(BertLayer *l, Registry *r, const BertModel *m, const Bert
     const BertSpelling *s = m->spelling;
     int64_t H = cfg->hidden_size, I = cfg->intermediate_size;
     float p = cfg->hidden_dropout_prob;
-    nn_push(r, nn_format(r, "%d", index), s->classes->layer, false);
-    nn_push(r, "attention", s->classes->attention, false);
+    bertc_nn_push(r, bertc_nn_format(r, "%d", index), s->classes->layer, false);
+    bertc_nn_push(r, "attention", s->classes->attention, false);
     self_attention_init(l, r, m, cfg);
-    nn_push(r, "output", s->classes->self_output, false);
-    linear_init(&l->attn_out, r, "dense", H, H, true);
+    bertc_nn_push(r, "output", s->classes->self_output, false);
+    bertc_linear_init(&l->attn_out, r, "dense", H, H, true);
     norm_init(&l->attn_ln, r, s, cfg);
-    dropout_init(&l->attn_drop, r, "dropout", p);
-    nn_pop(r);
-    nn_pop(r);
-    nn_push(r, "intermediate", s->classes->intermediate, false);
-    linear_init(&l->inter, r, "dense", H, I, true);
+    bertc_dropout_init(&l->attn_drop, r, "dropout", p);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
+    bertc_nn_push(r, "intermediate", s->classes->intermediate, false);
+    bertc_linear_init(&l->inter, r, "dense", H, I, true);
     if (s->act_leaf)
-        nn_leaf(r, "intermediate_act_fn", act_repr(cfg->hidden_act));
-    nn_pop(r);
-    nn_push(r, "output", s->classes->output, false);
-    linear_init(&l->out, r, "dense", I, H, true);
+        bertc_nn_leaf(r, "intermediate_act_fn", act_repr(cfg->hidden_act));
+    bertc_nn_pop(r);
+    bertc_nn_push(r, "output", s->classes->output, false);
+    bertc_linear_init(&l->out, r, "dense", I, H, true);
     norm_init(&l->out_ln, r, s, cfg);
-    dropout_init(&l->out_drop, r, "dropout", p);
-    nn_pop(r);
-    nn_pop(r);
+    bertc_dropout_init(&l->out_drop, r, "dropout", p);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
 }
 
 static void embeddings_init(BertModel *m, Registry *r, const BertConfig *cfg)
@@ -131,39 +131,39 @@ static void embeddings_init(BertModel *m, Registry *r, const BertConfig *cfg)
     int64_t H = cfg->hidden_size;
     int padding = s->word_padding == WORD_PAD_CONFIG ? cfg->pad_token_id
                   : s->word_padding == WORD_PAD_ZERO ? 0 : -1;
-    nn_push(r, "embeddings", s->classes->embeddings, false);
-    embedding_init(&m->word, r, "word_embeddings", cfg->vocab_size, H, padding);
-    embedding_init(&m->position, r, "position_embeddings", cfg->max_position_embeddings, H, -1);
-    embedding_init(&m->token_type, r, "token_type_embeddings", cfg->type_vocab_size, H, -1);
+    bertc_nn_push(r, "embeddings", s->classes->embeddings, false);
+    bertc_embedding_init(&m->word, r, "word_embeddings", cfg->vocab_size, H, padding);
+    bertc_embedding_init(&m->position, r, "position_embeddings", cfg->max_position_embeddings, H, -1);
+    bertc_embedding_init(&m->token_type, r, "token_type_embeddings", cfg->type_vocab_size, H, -1);
     norm_init(&m->emb_ln, r, s, cfg);
-    dropout_init(&m->emb_drop, r, "dropout", cfg->hidden_dropout_prob);
-    nn_pop(r);
+    bertc_dropout_init(&m->emb_drop, r, "dropout", cfg->hidden_dropout_prob);
+    bertc_nn_pop(r);
 }
 
 static void encoder_init(BertModel *m, Registry *r, const BertConfig *cfg)
 {
-    nn_push(r, "encoder", m->spelling->classes->encoder, false);
-    nn_push(r, "layer", "ModuleList", false);
-    m->layers = arena_calloc(r->arena, (size_t)m->n_layers, sizeof(BertLayer));
+    bertc_nn_push(r, "encoder", m->spelling->classes->encoder, false);
+    bertc_nn_push(r, "layer", "ModuleList", false);
+    m->layers = bertc_arena_calloc(r->arena, (size_t)m->n_layers, sizeof(BertLayer));
     for (int l = 0; l < m->n_layers; l++)
         layer_init(&m->layers[l], r, m, cfg, l);
-    nn_pop(r);
+    bertc_nn_pop(r);
     if (m->hooks && m->hooks->encoder_init)
         m->hooks->encoder_init(m->owner, r, cfg);
-    nn_pop(r);
+    bertc_nn_pop(r);
 }
 
 static void pooler_init(BertModel *m, Registry *r, const BertConfig *cfg)
 {
-    nn_push(r, "pooler", m->spelling->classes->pooler, false);
+    bertc_nn_push(r, "pooler", m->spelling->classes->pooler, false);
     if (m->hooks && m->hooks->pooler_init)
         m->hooks->pooler_init(m->owner, r, cfg);
-    linear_init(&m->pooler, r, "dense", cfg->hidden_size, cfg->hidden_size, true);
-    nn_leaf(r, "activation", "Tanh()");
-    nn_pop(r);
+    bertc_linear_init(&m->pooler, r, "dense", cfg->hidden_size, cfg->hidden_size, true);
+    bertc_nn_leaf(r, "activation", "Tanh()");
+    bertc_nn_pop(r);
 }
 
-void bert_encoder_init(BertModel *m, Registry *r, const BertConfig *cfg,
+void bertc_bert_encoder_init(BertModel *m, Registry *r, const BertConfig *cfg,
                        const BertEncoderSpec *spec)
 {
     m->spelling = spec->spelling;
@@ -180,22 +180,22 @@ void bert_encoder_init(BertModel *m, Registry *r, const BertConfig *cfg,
         pooler_init(m, r, cfg);
 }
 
-void bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
+void bertc_bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
                      bool has_pooler)
 {
-    const BertSpelling *s = flavor == BERT_PPB ? &bert_spelling_ppb : &bert_spelling_hf;
-    bert_encoder_init(m, r, cfg, &(BertEncoderSpec){.spelling = s, .has_pooler = has_pooler});
+    const BertSpelling *s = flavor == BERT_PPB ? &bertc_bert_spelling_ppb : &bertc_bert_spelling_hf;
+    bertc_bert_encoder_init(m, r, cfg, &(BertEncoderSpec){.spelling = s, .has_pooler = has_pooler});
 }
 
 /* ---- forward ----------------------------------------------------------- */
 
-int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const char *ids_name,
+int bertc_bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const char *ids_name,
                      const char *mask_name, const char *types_name, BertInputs *out,
                      BertcError *err)
 {
     int64_t any2[2] = {-1, -1};
     out->hook_input = NULL;
-    if (batch_ids(in, ids_name, 2, any2, &out->input_ids, err) != 0)
+    if (bertc_batch_ids(in, ids_name, 2, any2, &out->input_ids, err) != 0)
         return -1;
     out->B = out->input_ids.shape[0];
     out->S = out->input_ids.shape[1];
@@ -204,25 +204,25 @@ int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const cha
         return bertc_errorf(err, "%s: '%s' has sequence length %lld, longer than "
                             "max_position_embeddings %d", in->source, ids_name,
                             (long long)out->S, cfg->max_position_embeddings);
-    if (batch_check_range(in, ids_name, &out->input_ids, 0, cfg->vocab_size, "vocab_size",
+    if (bertc_batch_check_range(in, ids_name, &out->input_ids, 0, cfg->vocab_size, "vocab_size",
                           err) != 0)
         return -1;
-    if (batch_find(in, mask_name)) {
-        if (batch_ids(in, mask_name, 2, bs, &out->attention_mask, err) != 0 ||
-            batch_check_binary(in, mask_name, &out->attention_mask, err) != 0)
+    if (bertc_batch_find(in, mask_name)) {
+        if (bertc_batch_ids(in, mask_name, 2, bs, &out->attention_mask, err) != 0 ||
+            bertc_batch_check_binary(in, mask_name, &out->attention_mask, err) != 0)
             return -1;
     } else {   /* absent: every token is real */
-        out->attention_mask = itensor_new(g->step, 2, bs);
+        out->attention_mask = bertc_itensor_new(g->step, 2, bs);
         for (int64_t i = 0; i < out->attention_mask.numel; i++)
             out->attention_mask.data[i] = 1;
     }
-    if (types_name && batch_find(in, types_name)) {
-        if (batch_ids(in, types_name, 2, bs, &out->token_type_ids, err) != 0 ||
-            batch_check_range(in, types_name, &out->token_type_ids, 0, cfg->type_vocab_size,
+    if (types_name && bertc_batch_find(in, types_name)) {
+        if (bertc_batch_ids(in, types_name, 2, bs, &out->token_type_ids, err) != 0 ||
+            bertc_batch_check_range(in, types_name, &out->token_type_ids, 0, cfg->type_vocab_size,
                               "type_vocab_size", err) != 0)
             return -1;
     } else {
-        out->token_type_ids = itensor_new(g->step, 2, bs);
+        out->token_type_ids = bertc_itensor_new(g->step, 2, bs);
     }
     return 0;
 }
@@ -232,7 +232,7 @@ int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const cha
 static Var *additive_mask(Graph *g, BertFlavor flavor, const ITensor *mask)
 {
     int64_t shape[4] = {mask->shape[0], 1, 1, mask->shape[1]};
-    Var *m = ag_tensor(g, 4, shape, false);
+    Var *m = bertc_ag_tensor(g, 4, shape, false);
     float pad = flavor == BERT_HF ? -3.40282346638528859812e38f : -10000.0f;
     for (int64_t i = 0; i < mask->numel; i++)
         m->value.data[i] = mask->data[i] ? 0.0f : pad;
@@ -242,15 +242,15 @@ static Var *additive_mask(Graph *g, BertFlavor flavor, const ITensor *mask)
 static Var *embeddings_forward(Graph *g, const BertModel *m, const BertInputs *in)
 {
     int64_t S = in->S;
-    ITensor positions = itensor_new(g->step, 1, &S);
+    ITensor positions = bertc_itensor_new(g->step, 1, &S);
     for (int64_t t = 0; t < S; t++)
         positions.data[t] = (int32_t)t;
-    Var *word = embedding_forward(g, &m->word, &in->input_ids);           /* (B, S, H) */
-    Var *type = embedding_forward(g, &m->token_type, &in->token_type_ids);
-    Var *pos = embedding_forward(g, &m->position, &positions);            /* (S, H) */
-    Var *sum = m->spelling->flavor == BERT_HF ? ag_add(g, ag_add(g, word, type), pos)
-                                              : ag_add(g, ag_add(g, word, pos), type);
-    return dropout_forward(g, &m->emb_drop, layernorm_forward(g, &m->emb_ln, sum));
+    Var *word = bertc_embedding_forward(g, &m->word, &in->input_ids);           /* (B, S, H) */
+    Var *type = bertc_embedding_forward(g, &m->token_type, &in->token_type_ids);
+    Var *pos = bertc_embedding_forward(g, &m->position, &positions);            /* (S, H) */
+    Var *sum = m->spelling->flavor == BERT_HF ? bertc_ag_add(g, bertc_ag_add(g, word, type), pos)
+                                              : bertc_ag_add(g, bertc_ag_add(g, word, pos), type);
+    return bertc_dropout_forward(g, &m->emb_drop, bertc_layernorm_forward(g, &m->emb_ln, sum));
 }
 
 static const BertMap bert_maps[1] = {{.name = "attention_probs"}};
@@ -268,7 +268,7 @@ static Var *self_attention_forward(Graph *g, const BertModel *m, int l, Var *x, 
 {
     const BertLayer *layer = &m->layers[l];
     if (!m->attention)
-        return bert_self_attention_forward(g, &layer->self, x, mask, &maps[0]);
+        return bertc_bert_self_attention_forward(g, &layer->self, x, mask, &maps[0]);
     Var *extra = m->hooks && m->hooks->before_attention
                      ? m->hooks->before_attention(g, m->owner, l, x, in->hook_input)
                      : NULL;
@@ -276,18 +276,18 @@ static Var *self_attention_forward(Graph *g, const BertModel *m, int l, Var *x, 
 }
 
 /* One encoder layer, the equations at the top of this file. Each residual sum
- * and its LayerNorm are one fused op (bert_add_norm): one pass over the rows
- * instead of two, with the values of ag_layernorm(ag_add(...)). */
+ * and its LayerNorm are one fused op (bertc_bert_add_norm): one pass over the rows
+ * instead of two, with the values of bertc_ag_layernorm(bertc_ag_add(...)). */
 static Var *layer_forward(Graph *g, const BertModel *m, int l, Var *x, Var *mask,
                           const BertInputs *in, Var **maps)
 {
     const BertLayer *layer = &m->layers[l];
     Var *context = self_attention_forward(g, m, l, x, mask, in, maps);
-    Var *attn = dropout_forward(g, &layer->attn_drop, linear_forward(g, &layer->attn_out, context));
-    Var *y = bert_add_norm(g, &layer->attn_ln, attn, x);             /* LN(attn + X_l) */
-    Var *f = bert_activation(g, m->act, linear_forward(g, &layer->inter, y));    /* (B, S, I) */
-    Var *o = dropout_forward(g, &layer->out_drop, linear_forward(g, &layer->out, f));
-    return bert_add_norm(g, &layer->out_ln, o, y);                   /* LN(o + Y) */
+    Var *attn = bertc_dropout_forward(g, &layer->attn_drop, bertc_linear_forward(g, &layer->attn_out, context));
+    Var *y = bertc_bert_add_norm(g, &layer->attn_ln, attn, x);             /* LN(attn + X_l) */
+    Var *f = bertc_bert_activation(g, m->act, bertc_linear_forward(g, &layer->inter, y));    /* (B, S, I) */
+    Var *o = bertc_dropout_forward(g, &layer->out_drop, bertc_linear_forward(g, &layer->out, f));
+    return bertc_bert_add_norm(g, &layer->out_ln, o, y);                   /* LN(o + Y) */
 }
 
 /* A map of layer output y's batch: (B, nh, S, S), or (B, nh, S, 1) per row. */
@@ -295,7 +295,7 @@ static Var *empty_map(Graph *g, const BertModel *m, const BertMap *map, const Va
 {
     int64_t B = x->value.shape[0], S = x->value.shape[1];
     int64_t shape[4] = {B, m->heads, S, map->per_row ? 1 : S};
-    return ag_constant(g, tensor_empty(g->step, 4, shape));
+    return bertc_ag_constant(g, bertc_tensor_empty(g->step, 4, shape));
 }
 
 static void copy_down(Var *to, const Var *from, const char *name)
@@ -316,43 +316,43 @@ static Var *layer_forward_inference(Graph *g, const BertModel *m, int l, Var *x,
 {
     int n_maps;
     const BertMap *info = layer_maps(m, &n_maps);
-    Var *out = ag_constant(g, tensor_empty(g->step, 3, x->value.shape));
-    Var **kept = arena_alloc(g->step, sizeof(Var *) * (size_t)n_maps);
+    Var *out = bertc_ag_constant(g, bertc_tensor_empty(g->step, 3, x->value.shape));
+    Var **kept = bertc_arena_alloc(g->step, sizeof(Var *) * (size_t)n_maps);
     for (int i = 0; i < n_maps; i++)
         kept[i] = empty_map(g, m, &info[i], x);
-    ArenaMark mark = arena_mark(g->step);
+    ArenaMark mark = bertc_arena_mark(g->step);
     Var *y = layer_forward(g, m, l, x, mask, in, maps);
     copy_down(out, y, "output");
     for (int i = 0; i < n_maps; i++) {
         copy_down(kept[i], maps[i], info[i].name);
         maps[i] = kept[i];
     }
-    arena_release(g->step, mark);
+    bertc_arena_release(g->step, mark);
     return out;
 }
 
-Var *bert_first_token(Graph *g, Var *x)
+Var *bertc_bert_first_token(Graph *g, Var *x)
 {
     int64_t bh[2] = {x->value.shape[0], x->value.shape[2]};
-    return ag_reshape(g, ag_slice(g, x, 1, 0, 1), 2, bh);                /* X[:, 0] */
+    return bertc_ag_reshape(g, bertc_ag_slice(g, x, 1, 0, 1), 2, bh);                /* X[:, 0] */
 }
 
 /* pool = tanh(Dense(h)), h = X_L[:, 0] or the pool hook's. */
 static Var *pooler_forward(Graph *g, const BertModel *m, Var *x, const ITensor *mask)
 {
     Var *h = m->hooks && m->hooks->pool ? m->hooks->pool(g, m->owner, x, mask)
-                                        : bert_first_token(g, x);
-    return ag_tanh(g, linear_forward(g, &m->pooler, h));
+                                        : bertc_bert_first_token(g, x);
+    return bertc_ag_tanh(g, bertc_linear_forward(g, &m->pooler, h));
 }
 
-BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in)
+BertOutput bertc_bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in)
 {
     BertOutput r;
     int n_maps;
     layer_maps(m, &n_maps);
     size_t L = (size_t)m->n_layers;
-    r.hidden_states = arena_alloc(g->step, sizeof(Var *) * (L + 1));
-    r.maps = arena_alloc(g->step, sizeof(Var *) * (L ? L * (size_t)n_maps : 1));
+    r.hidden_states = bertc_arena_alloc(g->step, sizeof(Var *) * (L + 1));
+    r.maps = bertc_arena_alloc(g->step, sizeof(Var *) * (L ? L * (size_t)n_maps : 1));
     Var *mask = additive_mask(g, m->spelling->flavor, &in->attention_mask);
     Var *x = embeddings_forward(g, m, in);
     r.hidden_states[0] = x;
@@ -367,29 +367,29 @@ BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in
     return r;
 }
 
-void bert_put_layer_maps(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r, int l)
+void bertc_bert_put_layer_maps(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r, int l)
 {
     int n_maps;
     const BertMap *info = layer_maps(m, &n_maps);
     for (int i = 0; i < n_maps; i++)
-        outputs_put(o, g, r->maps[(size_t)l * (size_t)n_maps + (size_t)i], "layers.%d.%s", l,
+        bertc_outputs_put(o, g, r->maps[(size_t)l * (size_t)n_maps + (size_t)i], "layers.%d.%s", l,
                     info[i].name);
 }
 
-void bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
+void bertc_bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
 {
     for (int l = 0; l < m->n_layers; l++)
-        bert_put_layer_maps(o, g, m, r, l);
+        bertc_bert_put_layer_maps(o, g, m, r, l);
 }
 
-void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
+void bertc_bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
 {
-    outputs_put(o, g, r->last_hidden_state, "last_hidden_state");
+    bertc_outputs_put(o, g, r->last_hidden_state, "last_hidden_state");
     if (r->pooler_output)
-        outputs_put(o, g, r->pooler_output, "pooler_output");
+        bertc_outputs_put(o, g, r->pooler_output, "pooler_output");
     for (int l = 0; l <= m->n_layers; l++)
-        outputs_put(o, g, r->hidden_states[l], "hidden_states.%d", l);
-    bert_put_attention(o, g, m, r);
+        bertc_outputs_put(o, g, r->hidden_states[l], "hidden_states.%d", l);
+    bertc_bert_put_attention(o, g, m, r);
 }
 
 /* ---- other spellings in weight files ------------------------------------ */
@@ -402,7 +402,7 @@ static bool replace_segment(const char *name, const char *at, const char *end, c
     return n > 0 && (size_t)n < len;
 }
 
-bool bert_spelling_rename(const BertSpelling *s, const char *name, char *alt, size_t len)
+bool bertc_bert_spelling_rename(const BertSpelling *s, const char *name, char *alt, size_t len)
 {
     const char *self = strstr(name, ".attention.self.");
     if (!self)
@@ -419,7 +419,7 @@ bool bert_spelling_rename(const BertSpelling *s, const char *name, char *alt, si
     return false;
 }
 
-bool bert_layernorm_rename(const char *name, char *alt, size_t len)
+bool bertc_bert_layernorm_rename(const char *name, char *alt, size_t len)
 {
     /* {HF's name, the TF-era and CGBERT BERTLayerNorm name}, both ways */
     static const char *const names[][2] = {{"weight", "gamma"}, {"bias", "beta"}};
@@ -435,8 +435,8 @@ bool bert_layernorm_rename(const char *name, char *alt, size_t len)
     return false;
 }
 
-LoadOptions model_load_options(const Model *m, bool init_missing)
+LoadOptions bertc_model_load_options(const Model *m, bool init_missing)
 {
     return (LoadOptions){.init_missing = init_missing,
-                         .renames = {m->arch->rename, bert_layernorm_rename}};
+                         .renames = {m->arch->rename, bertc_bert_layernorm_rename}};
 }

@@ -26,7 +26,7 @@ static bool drop_bert_prefix(const char *name, char *alt, size_t len)
 
 /* ---- the inputs and outputs every head shares ------------------------- */
 
-const InputSpec bert_inputs[BERT_N_INPUTS] = {
+const InputSpec bertc_bert_inputs[BERT_N_INPUTS] = {
     {.name = "input_ids", .type = INPUT_IDS, .shape = "(B, S)", .values = "[0, vocab_size)",
      .required = true},
     {.name = "attention_mask", .type = INPUT_IDS, .shape = "(B, S)",
@@ -35,7 +35,7 @@ const InputSpec bert_inputs[BERT_N_INPUTS] = {
      .values = "[0, type_vocab_size) (absent: all 0)"},
 };
 
-const OutputSpec bert_outputs[BERT_N_OUTPUTS] = {
+const OutputSpec bertc_bert_outputs[BERT_N_OUTPUTS] = {
     {"last_hidden_state", "(B, S, H)"},
     {"hidden_states.{i}", "(B, S, H)"},
     {"layers.{l}.attention_probs", "(B, nh, S, S)"},
@@ -46,8 +46,8 @@ const OutputSpec bert_outputs[BERT_N_OUTPUTS] = {
 static void *bert_model_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
     (void)err;
-    BertModel *m = arena_calloc(r->arena, 1, sizeof *m);
-    bert_model_init(m, r, cfg, BERT_HF, cfg->add_pooling_layer);
+    BertModel *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
+    bertc_bert_model_init(m, r, cfg, BERT_HF, cfg->add_pooling_layer);
     return m;
 }
 
@@ -56,11 +56,11 @@ static int bert_model_run(void *impl, const BertConfig *cfg, Graph *g, const Bat
 {
     BertModel *m = impl;
     BertInputs x;
-    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
+    if (bertc_bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
                          err) != 0)
         return -1;
-    BertOutput r = bert_model_forward(g, m, &x);
-    bert_put_outputs(out, g, m, &r);
+    BertOutput r = bertc_bert_model_forward(g, m, &x);
+    bertc_bert_put_outputs(out, g, m, &r);
     return 0;
 }
 
@@ -71,7 +71,7 @@ static int bert_model_random_batch(const BertConfig *cfg, Graph *g, int64_t B, i
     (void)labels;
     (void)err;
     ITensor unused;
-    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
                        &unused);
     return 0;
 }
@@ -80,12 +80,12 @@ static const OutputSpec bert_model_outputs[] = {
     {"pooler_output", "(B, H)"},
 };
 
-const ModelArch arch_bert_model = {
+const ModelArch bertc_arch_bert_model = {
     .name = "BertModel",
     .summary = "the BERT encoder (Devlin et al. 2019): hidden states, pooler output",
-    .shared_inputs = bert_inputs,
+    .shared_inputs = bertc_bert_inputs,
     .n_shared_inputs = BERT_N_INPUTS,
-    .shared_outputs = bert_outputs,
+    .shared_outputs = bertc_bert_outputs,
     .n_shared_outputs = BERT_N_OUTPUTS,
     .outputs = bert_model_outputs,
     .n_outputs = 1,
@@ -94,7 +94,7 @@ const ModelArch arch_bert_model = {
     .forward = bert_model_run,
     .rename = add_bert_prefix,
     .random_batch = bert_model_random_batch,
-    .batch_from_text = bert_batch_from_text,
+    .batch_from_text = bertc_bert_batch_from_text,
 };
 
 /* ---- BertForSequenceClassification ------------------------------------ */
@@ -111,12 +111,12 @@ static void *seqcls_build(Registry *r, const BertConfig *cfg, BertcError *err)
         bertc_errorf(err, "config: num_labels must be >= 1, got %d", cfg->num_labels);
         return NULL;
     }
-    BertSeqCls *m = arena_calloc(r->arena, 1, sizeof *m);
-    nn_push(r, "bert", "BertModel", false);
-    bert_model_init(&m->bert, r, cfg, BERT_HF, true);
-    nn_pop(r);
-    dropout_init(&m->dropout, r, "dropout", cfg->hidden_dropout_prob);
-    linear_init(&m->classifier, r, "classifier", cfg->hidden_size, cfg->num_labels, true);
+    BertSeqCls *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
+    bertc_nn_push(r, "bert", "BertModel", false);
+    bertc_bert_model_init(&m->bert, r, cfg, BERT_HF, true);
+    bertc_nn_pop(r);
+    bertc_dropout_init(&m->dropout, r, "dropout", cfg->hidden_dropout_prob);
+    bertc_linear_init(&m->classifier, r, "classifier", cfg->hidden_size, cfg->num_labels, true);
     return m;
 }
 
@@ -137,13 +137,13 @@ static ProblemType resolve_problem(const BertConfig *cfg, const BatchItem *label
 static int float_labels(const Batch *in, int ndim, const int64_t *shape, Graph *g, Tensor *out,
                         BertcError *err)
 {
-    const BatchItem *it = batch_find(in, "labels");
+    const BatchItem *it = bertc_batch_find(in, "labels");
     if (!it->is_int)
-        return batch_f32(in, "labels", ndim, shape, out, err);
+        return bertc_batch_f32(in, "labels", ndim, shape, out, err);
     ITensor ids;
-    if (batch_ids(in, "labels", ndim, shape, &ids, err) != 0)
+    if (bertc_batch_ids(in, "labels", ndim, shape, &ids, err) != 0)
         return -1;
-    *out = tensor_empty(g->step, ids.ndim, ids.shape);
+    *out = bertc_tensor_empty(g->step, ids.ndim, ids.shape);
     for (int64_t i = 0; i < ids.numel; i++)
         out->data[i] = (float)ids.data[i];
     return 0;
@@ -153,7 +153,7 @@ static int float_labels(const Batch *in, int ndim, const int64_t *shape, Graph *
 static int seqcls_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *logits,
                        Var **loss, BertcError *err)
 {
-    const BatchItem *labels = batch_find(in, "labels");
+    const BatchItem *labels = bertc_batch_find(in, "labels");
     int64_t B = logits->value.shape[0], C = cfg->num_labels;
     *loss = NULL;
     if (!labels)
@@ -167,28 +167,28 @@ static int seqcls_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *lo
             return bertc_errorf(err, "config: regression needs num_labels 1, got %lld",
                                 (long long)C);
         if (float_labels(in, 1, shape, g, &y, err) != 0 ||
-            batch_check_real(in, "labels", &y, -HUGE_VAL, HUGE_VAL, err) != 0)
+            bertc_batch_check_real(in, "labels", &y, -HUGE_VAL, HUGE_VAL, err) != 0)
             return -1;
-        *loss = ag_mse(g, ag_reshape(g, logits, 1, shape), &y);
+        *loss = bertc_ag_mse(g, bertc_ag_reshape(g, logits, 1, shape), &y);
     } else if (problem == PROBLEM_MULTI_LABEL) {
         int64_t shape[2] = {B, C};
         Tensor y;
         /* targets are probabilities (SPEC 6.2: 0/1; soft labels in between) */
         if (float_labels(in, 2, shape, g, &y, err) != 0 ||
-            batch_check_real(in, "labels", &y, 0.0, 1.0, err) != 0)
+            bertc_batch_check_real(in, "labels", &y, 0.0, 1.0, err) != 0)
             return -1;
-        *loss = ag_bce_with_logits(g, logits, &y);
+        *loss = bertc_ag_bce_with_logits(g, logits, &y);
     } else {
         int64_t shape[1] = {B};
         ITensor target;
-        if (batch_ids(in, "labels", 1, shape, &target, err) != 0)
+        if (bertc_batch_ids(in, "labels", 1, shape, &target, err) != 0)
             return -1;
         for (int64_t i = 0; i < B; i++)
             if (target.data[i] != -100 && (target.data[i] < 0 || target.data[i] >= C))
                 return bertc_errorf(err, "%s: 'labels'[%lld] = %d is outside [0, num_labels "
                                     "%lld)", in->source, (long long)i, (int)target.data[i],
                                     (long long)C);
-        *loss = ag_cross_entropy(g, logits, &target, -100);
+        *loss = bertc_ag_cross_entropy(g, logits, &target, -100);
     }
     return 0;
 }
@@ -198,19 +198,19 @@ static int seqcls_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
 {
     BertSeqCls *m = impl;
     BertInputs x;
-    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
+    if (bertc_bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
                          err) != 0)
         return -1;
-    BertOutput r = bert_model_forward(g, &m->bert, &x);
-    Var *pooled = dropout_forward(g, &m->dropout, r.pooler_output);
-    Var *logits = linear_forward(g, &m->classifier, pooled);          /* (B, num_labels) */
+    BertOutput r = bertc_bert_model_forward(g, &m->bert, &x);
+    Var *pooled = bertc_dropout_forward(g, &m->dropout, r.pooler_output);
+    Var *logits = bertc_linear_forward(g, &m->classifier, pooled);          /* (B, num_labels) */
     Var *loss;
     if (seqcls_loss(cfg, g, in, logits, &loss, err) != 0)
         return -1;
-    outputs_put(out, g, logits, "logits");
-    bert_put_outputs(out, g, &m->bert, &r);
+    bertc_outputs_put(out, g, logits, "logits");
+    bertc_bert_put_outputs(out, g, &m->bert, &r);
     if (loss)
-        outputs_put(out, g, loss, "loss");
+        bertc_outputs_put(out, g, loss, "loss");
     return 0;
 }
 
@@ -225,17 +225,17 @@ static void seqcls_random_labels(const BertConfig *cfg, Graph *g, int64_t B, Rng
     const BatchItem integer_labels = {.name = "labels", .is_int = true};
     ProblemType problem = resolve_problem(cfg, &integer_labels);
     if (problem == PROBLEM_SINGLE_LABEL) {
-        batch_put_ids(out, "labels", random_classes(g, B, C, rng));
+        bertc_batch_put_ids(out, "labels", bertc_random_classes(g, B, C, rng));
     } else if (problem == PROBLEM_REGRESSION) {
-        Tensor y = tensor_empty(g->step, 1, &B);
+        Tensor y = bertc_tensor_empty(g->step, 1, &B);
         for (int64_t i = 0; i < B; i++)
-            y.data[i] = (float)rng_normal(rng);
-        batch_put_f32(out, "labels", y);
+            y.data[i] = (float)bertc_rng_normal(rng);
+        bertc_batch_put_f32(out, "labels", y);
     } else {
-        Tensor y = tensor_empty(g->step, 2, bc);
+        Tensor y = bertc_tensor_empty(g->step, 2, bc);
         for (int64_t i = 0; i < B * C; i++)
-            y.data[i] = rng_uniform(rng) < 0.5 ? 1.0f : 0.0f;
-        batch_put_f32(out, "labels", y);
+            y.data[i] = bertc_rng_uniform(rng) < 0.5 ? 1.0f : 0.0f;
+        bertc_batch_put_f32(out, "labels", y);
     }
 }
 
@@ -244,7 +244,7 @@ static int seqcls_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64
 {
     (void)err;
     ITensor unused;
-    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
                        &unused);
     if (labels)
         seqcls_random_labels(cfg, g, B, rng, out);
@@ -274,16 +274,16 @@ static const OutputSpec seqcls_outputs[] = {
     {"loss", "()"},
 };
 
-const ModelArch arch_bert_seqcls = {
+const ModelArch bertc_arch_bert_seqcls = {
     .name = "BertForSequenceClassification",
     .summary = "BERT with a classifier on the pooled [CLS]: classes, regression or "
                "multi-label",
     .check_config = seqcls_check_config,
-    .shared_inputs = bert_inputs,
+    .shared_inputs = bertc_bert_inputs,
     .n_shared_inputs = BERT_N_INPUTS,
     .inputs = seqcls_inputs,
     .n_inputs = 1,
-    .shared_outputs = bert_outputs,
+    .shared_outputs = bertc_bert_outputs,
     .n_shared_outputs = BERT_N_OUTPUTS,
     .outputs = seqcls_outputs,
     .n_outputs = 3,
@@ -293,37 +293,37 @@ const ModelArch arch_bert_seqcls = {
     .forward = seqcls_run,
     .rename = drop_bert_prefix,
     .random_batch = seqcls_random_batch,
-    .batch_from_text = bert_batch_from_text,
+    .batch_from_text = bertc_bert_batch_from_text,
 };
 
 /* ---- the LM head and BertForMaskedLM ---------------------------------- */
 
-void bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings)
+void bertc_bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings)
 {
     int64_t H = cfg->hidden_size, V = cfg->vocab_size;
     h->act = cfg->hidden_act;
-    nn_push(r, "cls", "BertOnlyMLMHead", false);
-    nn_push(r, "predictions", "BertLMPredictionHead", false);
-    nn_push(r, "transform", "BertPredictionHeadTransform", false);
-    linear_init(&h->transform, r, "dense", H, H, true);
-    layernorm_init(&h->transform_ln, r, "LayerNorm", H, cfg->layer_norm_eps);
-    nn_pop(r);
-    h->bias = nn_param(r, "bias", 1, &V, INIT_ZEROS);
-    nn_push(r, "decoder", nn_format(r, "Linear(in_features=%lld, out_features=%lld, bias=True)",
+    bertc_nn_push(r, "cls", "BertOnlyMLMHead", false);
+    bertc_nn_push(r, "predictions", "BertLMPredictionHead", false);
+    bertc_nn_push(r, "transform", "BertPredictionHeadTransform", false);
+    bertc_linear_init(&h->transform, r, "dense", H, H, true);
+    bertc_layernorm_init(&h->transform_ln, r, "LayerNorm", H, cfg->layer_norm_eps);
+    bertc_nn_pop(r);
+    h->bias = bertc_nn_param(r, "bias", 1, &V, INIT_ZEROS);
+    bertc_nn_push(r, "decoder", bertc_nn_format(r, "Linear(in_features=%lld, out_features=%lld, bias=True)",
                                     (long long)H, (long long)V), true);
-    nn_tie(r, "cls.predictions.decoder.weight", word_embeddings);
-    nn_tie(r, "cls.predictions.decoder.bias", h->bias);
-    nn_pop(r);
+    bertc_nn_tie(r, "cls.predictions.decoder.weight", word_embeddings);
+    bertc_nn_tie(r, "cls.predictions.decoder.bias", h->bias);
+    bertc_nn_pop(r);
     h->decoder_weight = word_embeddings;
-    nn_pop(r);
-    nn_pop(r);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
 }
 
-Var *bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x)
+Var *bertc_bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x)
 {
-    Var *t = bert_activation(g, h->act, linear_forward(g, &h->transform, x));
-    t = layernorm_forward(g, &h->transform_ln, t);
-    return ag_linear(g, t, h->decoder_weight, h->bias);       /* t E^T + b */
+    Var *t = bertc_bert_activation(g, h->act, bertc_linear_forward(g, &h->transform, x));
+    t = bertc_layernorm_forward(g, &h->transform_ln, t);
+    return bertc_ag_linear(g, t, h->decoder_weight, h->bias);       /* t E^T + b */
 }
 
 typedef struct BertMLM {
@@ -334,11 +334,11 @@ typedef struct BertMLM {
 static void *mlm_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
     (void)err;
-    BertMLM *m = arena_calloc(r->arena, 1, sizeof *m);
-    nn_push(r, "bert", "BertModel", false);
-    bert_model_init(&m->bert, r, cfg, BERT_HF, false);
-    nn_pop(r);
-    bert_lm_head_init(&m->head, r, cfg, m->bert.word.weight);
+    BertMLM *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
+    bertc_nn_push(r, "bert", "BertModel", false);
+    bertc_bert_model_init(&m->bert, r, cfg, BERT_HF, false);
+    bertc_nn_pop(r);
+    bertc_bert_lm_head_init(&m->head, r, cfg, m->bert.word.weight);
     return m;
 }
 
@@ -361,14 +361,14 @@ static int mlm_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *logit
     int64_t bs[2] = {B, S};
     ITensor labels;
     *loss = NULL;
-    if (!batch_find(in, "labels"))
+    if (!bertc_batch_find(in, "labels"))
         return 0;
-    if (batch_ids(in, "labels", 2, bs, &labels, err) != 0 ||
+    if (bertc_batch_ids(in, "labels", 2, bs, &labels, err) != 0 ||
         mlm_check_labels(in, &labels, V, err) != 0)
         return -1;
     int64_t flat[2] = {B * S, V}, n = B * S;
-    ITensor target = itensor_view(labels.data, 1, &n);
-    *loss = ag_cross_entropy(g, ag_reshape(g, logits, 2, flat), &target, -100);
+    ITensor target = bertc_itensor_view(labels.data, 1, &n);
+    *loss = bertc_ag_cross_entropy(g, bertc_ag_reshape(g, logits, 2, flat), &target, -100);
     return 0;
 }
 
@@ -384,15 +384,15 @@ static Var *mlm_loss_only(const BertConfig *cfg, Graph *g, const Batch *in, cons
     int64_t bs[2] = {B, S}, flat[2] = {B * S, H}, n = 0;
     ITensor labels;
     *rc = 0;
-    if (!batch_find(in, "labels"))
+    if (!bertc_batch_find(in, "labels"))
         return NULL;
-    if (batch_ids(in, "labels", 2, bs, &labels, err) != 0 ||
+    if (bertc_batch_ids(in, "labels", 2, bs, &labels, err) != 0 ||
         mlm_check_labels(in, &labels, cfg->vocab_size, err) != 0) {
         *rc = -1;
         return NULL;
     }
-    int32_t *rows = arena_alloc(g->step, sizeof(int32_t) * (size_t)(B * S));
-    int32_t *target = arena_alloc(g->step, sizeof(int32_t) * (size_t)(B * S));
+    int32_t *rows = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)(B * S));
+    int32_t *target = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)(B * S));
     for (int64_t i = 0; i < B * S; i++)
         if (labels.data[i] != -100) {
             rows[n] = (int32_t)i;
@@ -400,12 +400,12 @@ static Var *mlm_loss_only(const BertConfig *cfg, Graph *g, const Batch *in, cons
         }
     if (n == 0)
         return NULL;
-    ITensor idx = itensor_view(rows, 1, &n), t = itensor_view(target, 1, &n);
-    Var *x = ag_index_select(g, ag_reshape(g, hidden, 2, flat), 0, &idx);   /* (n, H) */
+    ITensor idx = bertc_itensor_view(rows, 1, &n), t = bertc_itensor_view(target, 1, &n);
+    Var *x = bertc_ag_index_select(g, bertc_ag_reshape(g, hidden, 2, flat), 0, &idx);   /* (n, H) */
     const BertLMHead *h = &m->head;
-    x = bert_activation(g, h->act, linear_forward(g, &h->transform, x));
-    x = layernorm_forward(g, &h->transform_ln, x);
-    return ag_linear_cross_entropy(g, x, h->decoder_weight, h->bias, &t, -100);
+    x = bertc_bert_activation(g, h->act, bertc_linear_forward(g, &h->transform, x));
+    x = bertc_layernorm_forward(g, &h->transform_ln, x);
+    return bertc_ag_linear_cross_entropy(g, x, h->decoder_weight, h->bias, &t, -100);
 }
 
 static int mlm_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
@@ -413,42 +413,42 @@ static int mlm_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
 {
     BertMLM *m = impl;
     BertInputs x;
-    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
+    if (bertc_bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", &x,
                          err) != 0)
         return -1;
-    BertOutput r = bert_model_forward(g, &m->bert, &x);
+    BertOutput r = bertc_bert_model_forward(g, &m->bert, &x);
     if (out->loss_only) {
         int rc;
         Var *loss = mlm_loss_only(cfg, g, in, m, r.last_hidden_state, err, &rc);
         if (rc != 0)
             return -1;
         if (loss) {
-            outputs_put(out, g, loss, "loss");
+            bertc_outputs_put(out, g, loss, "loss");
             return 0;
         }
     }
-    Var *logits = bert_lm_head_forward(g, &m->head, r.last_hidden_state);
+    Var *logits = bertc_bert_lm_head_forward(g, &m->head, r.last_hidden_state);
     Var *loss;
     if (mlm_loss(cfg, g, in, logits, &loss, err) != 0)
         return -1;
-    outputs_put(out, g, logits, "logits");
-    bert_put_outputs(out, g, &m->bert, &r);
+    bertc_outputs_put(out, g, logits, "logits");
+    bertc_bert_put_outputs(out, g, &m->bert, &r);
     if (loss)
-        outputs_put(out, g, loss, "loss");
+        bertc_outputs_put(out, g, loss, "loss");
     return 0;
 }
 
-/* 15% of the positions labelled with their own token (random_tokens); the
+/* 15% of the positions labelled with their own token (bertc_random_tokens); the
  * ids are not replaced by [MASK]: the cost of a step does not depend on it. */
 static int mlm_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels,
                             Rng *rng, Batch *out, BertcError *err)
 {
     (void)err;
     ITensor mlm_labels;
-    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
                        &mlm_labels);
     if (labels)
-        batch_put_ids(out, "labels", mlm_labels);
+        bertc_batch_put_ids(out, "labels", mlm_labels);
     return 0;
 }
 
@@ -462,14 +462,14 @@ static const OutputSpec mlm_outputs[] = {
     {"loss", "()"},
 };
 
-const ModelArch arch_bert_mlm = {
+const ModelArch bertc_arch_bert_mlm = {
     .name = "BertForMaskedLM",
     .summary = "BERT with the masked-language-model head (tied to the word embeddings)",
-    .shared_inputs = bert_inputs,
+    .shared_inputs = bertc_bert_inputs,
     .n_shared_inputs = BERT_N_INPUTS,
     .inputs = mlm_inputs,
     .n_inputs = 1,
-    .shared_outputs = bert_outputs,
+    .shared_outputs = bertc_bert_outputs,
     .n_shared_outputs = BERT_N_OUTPUTS,
     .outputs = mlm_outputs,
     .n_outputs = 2,
@@ -478,5 +478,5 @@ const ModelArch arch_bert_mlm = {
     .forward = mlm_run,
     .rename = drop_bert_prefix,
     .random_batch = mlm_random_batch,
-    .batch_from_text = bert_batch_from_text,
+    .batch_from_text = bertc_bert_batch_from_text,
 };

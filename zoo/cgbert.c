@@ -26,7 +26,7 @@
 
 static const char *const pooler_types[] = {"attention_gate", "first_token", NULL};
 
-const ConfigKey cg_keys[CG_N_KEYS] = {
+const ConfigKey bertc_cg_keys[CG_N_KEYS] = {
     {.key = "context_vocab_size", .offset = offsetof(CgKeys, context_vocab_size),
      .kind = CONFIG_INT, .range = RANGE_POSITIVE, .default_value = 8,
      .doc = "rows of the context (aspect/target) embedding"},
@@ -35,14 +35,14 @@ const ConfigKey cg_keys[CG_N_KEYS] = {
      .doc = "attention_gate (the seed's) or first_token (the original repository's)"},
 };
 
-CgKeys cg_keys_of(const BertConfig *cfg)
+CgKeys bertc_cg_keys_of(const BertConfig *cfg)
 {
     CgKeys k;
-    model_keys(cfg, &k, sizeof k);
+    bertc_model_keys(cfg, &k, sizeof k);
     return k;
 }
 
-const InputSpec cg_inputs[CG_N_INPUTS] = {
+const InputSpec bertc_cg_inputs[CG_N_INPUTS] = {
     {.name = "context_ids", .type = INPUT_IDS, .shape = "(B, 1)",
      .values = "[0, context_vocab_size)", .required = true},
     {.name = "labels", .type = INPUT_IDS, .shape = "(B)", .values = "[0, num_labels)",
@@ -51,39 +51,39 @@ const InputSpec cg_inputs[CG_N_INPUTS] = {
 
 /* ---- helpers shared with QACGBERT ------------------------------------ */
 
-Var *cg_one_minus(Graph *g, Var *x)
+Var *bertc_cg_one_minus(Graph *g, Var *x)
 {
     int64_t one = 1;
-    Var *ones = ag_tensor(g, 1, &one, false);
+    Var *ones = bertc_ag_tensor(g, 1, &one, false);
     ones->value.data[0] = 1.0f;
-    return ag_sub(g, ones, x);
+    return bertc_ag_sub(g, ones, x);
 }
 
 /* q (B, nh, S, d), k (B, nh, S, d), mask (B, 1, 1, S) -> (B, nh, S, S). */
-Var *cg_scores(Graph *g, Var *q, Var *k, Var *mask)
+Var *bertc_cg_scores(Graph *g, Var *q, Var *k, Var *mask)
 {
     float scale = 1.0f / sqrtf((float)q->value.shape[3]);
-    return ag_add(g, ag_scale(g, ag_matmul(g, q, k, false, true), scale), mask);
+    return bertc_ag_add(g, bertc_ag_scale(g, bertc_ag_matmul(g, q, k, false, true), scale), mask);
 }
 
 /* ---- the context-guided self-attention -------------------------------- */
 
 static void *cgbert_attention_init(Registry *r, const BertConfig *cfg)
 {
-    CgSelfAttention *m = arena_calloc(r->arena, 1, sizeof *m);
+    CgSelfAttention *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
     int64_t H = cfg->hidden_size, d = H / cfg->num_attention_heads;
     m->heads = cfg->num_attention_heads;
-    linear_init(&m->Wq, r, "Wq", H, H, true);
-    linear_init(&m->Wk, r, "Wk", H, H, true);
-    linear_init(&m->Wv, r, "Wv", H, H, true);
-    linear_init(&m->Wcq, r, "Wcq", d, d, true);     /* per head, shared by the heads */
-    linear_init(&m->Wck, r, "Wck", d, d, true);
-    linear_init(&m->lambda_Qc, r, "lambda_Qc", d, 1, false);
-    linear_init(&m->lambda_Q, r, "lambda_Q", d, 1, false);
-    linear_init(&m->lambda_Kc, r, "lambda_Kc", d, 1, false);
-    linear_init(&m->lambda_K, r, "lambda_K", d, 1, false);
-    dropout_init(&m->dropout, r, "dropout", cfg->attention_probs_dropout_prob);
-    nn_leaf(r, "lambda_act", "Sigmoid()");
+    bertc_linear_init(&m->Wq, r, "Wq", H, H, true);
+    bertc_linear_init(&m->Wk, r, "Wk", H, H, true);
+    bertc_linear_init(&m->Wv, r, "Wv", H, H, true);
+    bertc_linear_init(&m->Wcq, r, "Wcq", d, d, true);     /* per head, shared by the heads */
+    bertc_linear_init(&m->Wck, r, "Wck", d, d, true);
+    bertc_linear_init(&m->lambda_Qc, r, "lambda_Qc", d, 1, false);
+    bertc_linear_init(&m->lambda_Q, r, "lambda_Q", d, 1, false);
+    bertc_linear_init(&m->lambda_Kc, r, "lambda_Kc", d, 1, false);
+    bertc_linear_init(&m->lambda_K, r, "lambda_K", d, 1, false);
+    bertc_dropout_init(&m->dropout, r, "dropout", cfg->attention_probs_dropout_prob);
+    bertc_nn_leaf(r, "lambda_act", "Sigmoid()");
     return m;
 }
 
@@ -91,9 +91,9 @@ static void *cgbert_attention_init(Registry *r, const BertConfig *cfg)
 static Var *context_gate(Graph *g, const Linear *v_context, const Linear *v_x, Var *context,
                          Var *x, Var **lambda)
 {
-    *lambda = ag_sigmoid(g, ag_add(g, linear_forward(g, v_context, context),
-                                   linear_forward(g, v_x, x)));
-    return ag_add(g, ag_mul(g, cg_one_minus(g, *lambda), x), ag_mul(g, *lambda, context));
+    *lambda = bertc_ag_sigmoid(g, bertc_ag_add(g, bertc_linear_forward(g, v_context, context),
+                                   bertc_linear_forward(g, v_x, x)));
+    return bertc_ag_add(g, bertc_ag_mul(g, bertc_cg_one_minus(g, *lambda), x), bertc_ag_mul(g, *lambda, context));
 }
 
 /* x (B, S, H), D (B, S, H) the layer's deep context, mask (B, 1, 1, S). */
@@ -101,21 +101,21 @@ static Var *cgbert_attention_forward(Graph *g, const void *self, Var *x, Var *D,
                                      Var **maps)
 {
     const CgSelfAttention *m = self;
-    Var *Q = nn_split_heads(g, linear_forward(g, &m->Wq, x), m->heads);   /* (B, nh, S, d) */
-    Var *K = nn_split_heads(g, linear_forward(g, &m->Wk, x), m->heads);
-    Var *V = nn_split_heads(g, linear_forward(g, &m->Wv, x), m->heads);
-    Var *C = nn_split_heads(g, D, m->heads);       /* heads first, then Wcq/Wck (SPEC §6.8) */
-    Var *Qc = linear_forward(g, &m->Wcq, C);
-    Var *Kc = linear_forward(g, &m->Wck, C);
+    Var *Q = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wq, x), m->heads);   /* (B, nh, S, d) */
+    Var *K = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wk, x), m->heads);
+    Var *V = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wv, x), m->heads);
+    Var *C = bertc_nn_split_heads(g, D, m->heads);       /* heads first, then Wcq/Wck (SPEC §6.8) */
+    Var *Qc = bertc_linear_forward(g, &m->Wcq, C);
+    Var *Kc = bertc_linear_forward(g, &m->Wck, C);
     Var *Q_hat = context_gate(g, &m->lambda_Qc, &m->lambda_Q, Qc, Q, &maps[CG_LAMBDA_Q]);
     Var *K_hat = context_gate(g, &m->lambda_Kc, &m->lambda_K, Kc, K, &maps[CG_LAMBDA_K]);
-    Var *A = ag_softmax(g, cg_scores(g, Q_hat, K_hat, mask));             /* (B, nh, S, S) */
+    Var *A = bertc_ag_softmax(g, bertc_cg_scores(g, Q_hat, K_hat, mask));             /* (B, nh, S, S) */
     maps[CG_ATTENTION_PROBS] = A;
-    Var *probs = dropout_forward(g, &m->dropout, A);
-    return nn_merge_heads(g, ag_matmul(g, probs, V, false, false));      /* (B, S, H) */
+    Var *probs = bertc_dropout_forward(g, &m->dropout, A);
+    return bertc_nn_merge_heads(g, bertc_ag_matmul(g, probs, V, false, false));      /* (B, S, H) */
 }
 
-const BertMap cg_maps[CG_MAPS] = {
+const BertMap bertc_cg_maps[CG_MAPS] = {
     [CG_ATTENTION_PROBS] = {.name = "attention_probs"},
     [CG_LAMBDA_Q] = {.name = "lambda_q", .per_row = true},
     [CG_LAMBDA_K] = {.name = "lambda_k", .per_row = true},
@@ -169,11 +169,11 @@ static void context_layers_init(void *owner, Registry *r, const BertConfig *cfg)
 {
     CgModel *m = owner;
     int64_t H = cfg->hidden_size;
-    m->context_layer = arena_calloc(r->arena, (size_t)cfg->num_hidden_layers, sizeof(Linear));
-    nn_push(r, "context_layer", "ModuleList", false);
+    m->context_layer = bertc_arena_calloc(r->arena, (size_t)cfg->num_hidden_layers, sizeof(Linear));
+    bertc_nn_push(r, "context_layer", "ModuleList", false);
     for (int l = 0; l < cfg->num_hidden_layers; l++)
-        linear_init(&m->context_layer[l], r, nn_format(r, "%d", l), 2 * H, H, true);
-    nn_pop(r);
+        bertc_linear_init(&m->context_layer[l], r, bertc_nn_format(r, "%d", l), 2 * H, H, true);
+    bertc_nn_pop(r);
 }
 
 /* Deep context D = Linear([C0; X_l]) + C0: context_layer.weight columns
@@ -182,7 +182,7 @@ static Var *deep_context(Graph *g, const void *owner, int l, Var *x, Var *C0)
 {
     const CgModel *m = owner;
     Var *both[2] = {C0, x};
-    return ag_add(g, linear_forward(g, &m->context_layer[l], ag_concat(g, both, 2, 2)), C0);
+    return bertc_ag_add(g, bertc_linear_forward(g, &m->context_layer[l], bertc_ag_concat(g, both, 2, 2)), C0);
 }
 
 /* ContextBERTPooler: attention_gate = Sequential(Linear(H, 32), ReLU, Dropout,
@@ -190,12 +190,12 @@ static Var *deep_context(Graph *g, const void *owner, int l, Var *x, Var *C0)
 static void attention_gate_init(void *owner, Registry *r, const BertConfig *cfg)
 {
     CgModel *m = owner;
-    nn_push(r, "attention_gate", "Sequential", false);
-    linear_init(&m->gate0, r, "0", cfg->hidden_size, 32, true);
-    nn_leaf(r, "1", "ReLU()");
-    dropout_init(&m->gate_drop, r, "2", cfg->hidden_dropout_prob);
-    linear_init(&m->gate3, r, "3", 32, 1, true);
-    nn_pop(r);
+    bertc_nn_push(r, "attention_gate", "Sequential", false);
+    bertc_linear_init(&m->gate0, r, "0", cfg->hidden_size, 32, true);
+    bertc_nn_leaf(r, "1", "ReLU()");
+    bertc_dropout_init(&m->gate_drop, r, "2", cfg->hidden_dropout_prob);
+    bertc_linear_init(&m->gate3, r, "3", 32, 1, true);
+    bertc_nn_pop(r);
 }
 
 /* The seed's local context attention: s = gate(X_L) (B, S, 1), −1e9 at
@@ -203,21 +203,21 @@ static void attention_gate_init(void *owner, Registry *r, const BertConfig *cfg)
 static Var *attention_gate_pool(Graph *g, const CgModel *m, Var *x, const ITensor *mask)
 {
     int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
-    Var *s = linear_forward(g, &m->gate0, x);
-    s = linear_forward(g, &m->gate3, dropout_forward(g, &m->gate_drop, ag_relu(g, s)));
+    Var *s = bertc_linear_forward(g, &m->gate0, x);
+    s = bertc_linear_forward(g, &m->gate3, bertc_dropout_forward(g, &m->gate_drop, bertc_ag_relu(g, s)));
     int64_t bs1[3] = {B, S, 1}, b1s[3] = {B, 1, S}, bh[2] = {B, H};
-    ITensor pad = itensor_new(g->step, 3, bs1);
+    ITensor pad = bertc_itensor_new(g->step, 3, bs1);
     for (int64_t i = 0; i < pad.numel; i++)
         pad.data[i] = mask->data[i] == 0;
-    Var *a = ag_softmax(g, ag_reshape(g, ag_masked_fill(g, s, &pad, -1e9f), 3, b1s));
-    return ag_reshape(g, ag_matmul(g, a, x, false, false), 2, bh);        /* (B, H) */
+    Var *a = bertc_ag_softmax(g, bertc_ag_reshape(g, bertc_ag_masked_fill(g, s, &pad, -1e9f), 3, b1s));
+    return bertc_ag_reshape(g, bertc_ag_matmul(g, a, x, false, false), 2, bh);        /* (B, H) */
 }
 
 /* The pooler's input h (B, H): pooler_type's. */
 static Var *pool(Graph *g, const void *owner, Var *x, const ITensor *mask)
 {
     const CgModel *m = owner;
-    return m->pooler_type == POOLER_FIRST_TOKEN ? bert_first_token(g, x)
+    return m->pooler_type == POOLER_FIRST_TOKEN ? bertc_bert_first_token(g, x)
                                                 : attention_gate_pool(g, m, x, mask);
 }
 
@@ -228,22 +228,22 @@ static const BertHooks cg_hooks = {
     .pool = pool,
 };
 
-void *cg_build(Registry *r, const BertConfig *cfg, const BertAttentionHook *attention,
+void *bertc_cg_build(Registry *r, const BertConfig *cfg, const BertAttentionHook *attention,
                BertcError *err)
 {
-    (void)err;   /* bert_config_check has checked every key */
-    CgKeys keys = cg_keys_of(cfg);
-    CgModel *m = arena_calloc(r->arena, 1, sizeof *m);
+    (void)err;   /* bertc_bert_config_check has checked every key */
+    CgKeys keys = bertc_cg_keys_of(cfg);
+    CgModel *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
     m->pooler_type = (PoolerType)keys.pooler_type;
-    nn_push(r, "bert", "ContextBertModel", false);
-    bert_encoder_init(&m->bert, r, cfg,
+    bertc_nn_push(r, "bert", "ContextBertModel", false);
+    bertc_bert_encoder_init(&m->bert, r, cfg,
                       &(BertEncoderSpec){.spelling = &cg_spelling, .attention = attention,
                                          .hooks = &cg_hooks, .owner = m, .has_pooler = true});
-    embedding_init(&m->context, r, "context_embeddings", keys.context_vocab_size,
+    bertc_embedding_init(&m->context, r, "context_embeddings", keys.context_vocab_size,
                    cfg->hidden_size, -1);
-    nn_pop(r);
-    dropout_init(&m->dropout, r, "dropout", cfg->hidden_dropout_prob);
-    linear_init(&m->classifier, r, "classifier", cfg->hidden_size, cfg->num_labels, true);
+    bertc_nn_pop(r);
+    bertc_dropout_init(&m->dropout, r, "dropout", cfg->hidden_dropout_prob);
+    bertc_linear_init(&m->classifier, r, "classifier", cfg->hidden_size, cfg->num_labels, true);
     return m;
 }
 
@@ -259,46 +259,46 @@ typedef struct CgInputs {
 static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, CgInputs *x,
                        BertcError *err)
 {
-    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids",
+    if (bertc_bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids",
                          &x->bert, err) != 0)
         return -1;
     int64_t b1[2] = {x->bert.B, 1}, b[1] = {x->bert.B};
-    if (batch_ids(in, "context_ids", 2, b1, &x->context_ids, err) != 0 ||
-        batch_check_range(in, "context_ids", &x->context_ids, 0,
-                          cg_keys_of(cfg).context_vocab_size,
+    if (bertc_batch_ids(in, "context_ids", 2, b1, &x->context_ids, err) != 0 ||
+        bertc_batch_check_range(in, "context_ids", &x->context_ids, 0,
+                          bertc_cg_keys_of(cfg).context_vocab_size,
                           "context_vocab_size", err) != 0)
         return -1;
-    x->has_labels = batch_find(in, "labels") != NULL;
+    x->has_labels = bertc_batch_find(in, "labels") != NULL;
     if (x->has_labels &&
-        (batch_ids(in, "labels", 1, b, &x->labels, err) != 0 ||
-         batch_check_range(in, "labels", &x->labels, 0, cfg->num_labels, "num_labels",
+        (bertc_batch_ids(in, "labels", 1, b, &x->labels, err) != 0 ||
+         bertc_batch_check_range(in, "labels", &x->labels, 0, cfg->num_labels, "num_labels",
                            err) != 0))
         return -1;
     return 0;
 }
 
-int cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
+int bertc_cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
                     Batch *out, BertcError *err)
 {
     (void)err;
     int64_t b1[2] = {B, 1};
     ITensor unused;
-    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
                        &unused);
-    ITensor context_ids = random_classes(g, B, cg_keys_of(cfg).context_vocab_size, rng);
-    batch_put_ids(out, "context_ids", itensor_view(context_ids.data, 2, b1));
+    ITensor context_ids = bertc_random_classes(g, B, bertc_cg_keys_of(cfg).context_vocab_size, rng);
+    bertc_batch_put_ids(out, "context_ids", bertc_itensor_view(context_ids.data, 2, b1));
     if (labels)
-        batch_put_ids(out, "labels", random_classes(g, B, cfg->num_labels, rng));
+        bertc_batch_put_ids(out, "labels", bertc_random_classes(g, B, cfg->num_labels, rng));
     return 0;
 }
 
 /* BERT's inputs and each example's context id (the aspect or target). */
-int cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+int bertc_cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                        int32_t max_len, Graph *g, Batch *out, BertcError *err)
 {
-    int context_vocab_size = cg_keys_of(&m->cfg).context_vocab_size;
+    int context_vocab_size = bertc_cg_keys_of(&m->cfg).context_vocab_size;
     int64_t n1[2] = {n, 1};
-    ITensor context_ids = itensor_new(g->step, 2, n1);
+    ITensor context_ids = bertc_itensor_new(g->step, 2, n1);
     for (int i = 0; i < n; i++) {
         if (ex[i].context_id < 0 || ex[i].context_id >= context_vocab_size)
             return bertc_errorf(err, "%s needs a context id in [0, %d) (context_vocab_size), "
@@ -306,9 +306,9 @@ int cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *
                                 ex[i].context_id, i);
         context_ids.data[i] = ex[i].context_id;
     }
-    if (bert_batch_from_text(m, tok, ex, n, max_len, g, out, err) != 0)
+    if (bertc_bert_batch_from_text(m, tok, ex, n, max_len, g, out, err) != 0)
         return -1;
-    batch_put_ids(out, "context_ids", context_ids);
+    bertc_batch_put_ids(out, "context_ids", context_ids);
     return 0;
 }
 
@@ -318,13 +318,13 @@ int cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *
 static Var *context_forward(Graph *g, const CgModel *m, const CgInputs *x)
 {
     int64_t bs[2] = {x->bert.B, x->bert.S};
-    ITensor ids = itensor_new(g->step, 2, bs);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs);
     for (int64_t i = 0; i < ids.numel; i++)
         ids.data[i] = x->context_ids.data[i / x->bert.S];
-    return embedding_forward(g, &m->context, &ids);
+    return bertc_embedding_forward(g, &m->context, &ids);
 }
 
-int cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
+int bertc_cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
                BertcError *err)
 {
     const CgModel *m = impl;
@@ -332,26 +332,26 @@ int cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Out
     if (read_inputs(cfg, g, in, &x, err) != 0)
         return -1;
     x.bert.hook_input = context_forward(g, m, &x);                       /* C0 */
-    BertOutput r = bert_model_forward(g, &m->bert, &x.bert);
-    outputs_put(out, g, r.hidden_states[0], "hidden_states.0");
+    BertOutput r = bertc_bert_model_forward(g, &m->bert, &x.bert);
+    bertc_outputs_put(out, g, r.hidden_states[0], "hidden_states.0");
     for (int l = 0; l < m->bert.n_layers; l++) {
-        outputs_put(out, g, r.hidden_states[l + 1], "hidden_states.%d", l + 1);
-        bert_put_layer_maps(out, g, &m->bert, &r, l);
+        bertc_outputs_put(out, g, r.hidden_states[l + 1], "hidden_states.%d", l + 1);
+        bertc_bert_put_layer_maps(out, g, &m->bert, &r, l);
     }
     Var *pooled = r.pooler_output;                                        /* (B, H) */
-    Var *logits = linear_forward(g, &m->classifier, dropout_forward(g, &m->dropout, pooled));
-    outputs_put(out, g, pooled, "pooled_output");
-    outputs_put(out, g, logits, "logits");
+    Var *logits = bertc_linear_forward(g, &m->classifier, bertc_dropout_forward(g, &m->dropout, pooled));
+    bertc_outputs_put(out, g, pooled, "pooled_output");
+    bertc_outputs_put(out, g, logits, "logits");
     if (x.has_labels)
-        outputs_put(out, g, ag_cross_entropy(g, logits, &x.labels, -100), "loss");
+        bertc_outputs_put(out, g, bertc_ag_cross_entropy(g, logits, &x.labels, -100), "loss");
     return 0;
 }
 
 /* ---- original-repository names ---------------------------------------- */
 
-bool cg_rename(const char *name, char *alt, size_t len)
+bool bertc_cg_rename(const char *name, char *alt, size_t len)
 {
-    return bert_spelling_rename(&cg_spelling, name, alt, len);
+    return bertc_bert_spelling_rename(&cg_spelling, name, alt, len);
 }
 
 /* ---- the architecture --------------------------------------------------- */
@@ -359,13 +359,13 @@ bool cg_rename(const char *name, char *alt, size_t len)
 static const BertAttentionHook cgbert_attention = {
     .init = cgbert_attention_init,
     .forward = cgbert_attention_forward,
-    .maps = cg_maps,
+    .maps = bertc_cg_maps,
     .n_maps = CG_CGBERT_MAPS,
 };
 
 static void *cgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
-    return cg_build(r, cfg, &cgbert_attention, err);
+    return bertc_cg_build(r, cfg, &cgbert_attention, err);
 }
 
 static const OutputSpec cgbert_outputs[] = {
@@ -378,21 +378,21 @@ static const OutputSpec cgbert_outputs[] = {
     {"loss", "()"},
 };
 
-const ModelArch arch_cgbert = {
+const ModelArch bertc_arch_cgbert = {
     .name = "CGBertForSequenceClassification",
     .summary = "Context-Guided BERT for targeted aspect-based sentiment (Wu & Ong 2021)",
-    .keys = cg_keys,
+    .keys = bertc_cg_keys,
     .n_keys = CG_N_KEYS,
-    .shared_inputs = bert_inputs,
+    .shared_inputs = bertc_bert_inputs,
     .n_shared_inputs = BERT_N_INPUTS,
-    .inputs = cg_inputs,
+    .inputs = bertc_cg_inputs,
     .n_inputs = CG_N_INPUTS,
     .outputs = cgbert_outputs,
     .n_outputs = sizeof cgbert_outputs / sizeof cgbert_outputs[0],
     .loss = "cross-entropy of logits against labels",
     .build = cgbert_build,
-    .forward = cg_forward,
-    .rename = cg_rename,
-    .random_batch = cg_random_batch,
-    .batch_from_text = cg_batch_from_text,
+    .forward = bertc_cg_forward,
+    .rename = bertc_cg_rename,
+    .random_batch = bertc_cg_random_batch,
+    .batch_from_text = bertc_cg_batch_from_text,
 };

@@ -25,18 +25,18 @@ typedef enum PoolerType {
     POOLER_FIRST_TOKEN
 } PoolerType;
 
-/* The config keys both models add to BERT's (cg_keys, cfg->model). */
+/* The config keys both models add to BERT's (bertc_cg_keys, cfg->model). */
 typedef struct CgKeys {
     int context_vocab_size;            /* context_embeddings rows [8] */
     int pooler_type;                   /* PoolerType [attention_gate] */
 } CgKeys;
 
 #define CG_N_KEYS 2
-extern const ConfigKey cg_keys[CG_N_KEYS];
+extern const ConfigKey bertc_cg_keys[CG_N_KEYS];
 /* Their inputs after BERT's (context_ids, labels), the same for both. */
 #define CG_N_INPUTS 2
-extern const InputSpec cg_inputs[CG_N_INPUTS];
-CgKeys cg_keys_of(const BertConfig *cfg);
+extern const InputSpec bertc_cg_inputs[CG_N_INPUTS];
+CgKeys bertc_cg_keys_of(const BertConfig *cfg);
 
 /* ContextBERTSelfAttention. CGBERT: Wcq/Wck (d, d), lambda_* without bias;
  * QACGBERT: Wcq/Wck (H, H), lambda_* with a bias. */
@@ -48,7 +48,7 @@ typedef struct CgSelfAttention {
     int64_t heads;
 } CgSelfAttention;
 
-/* The per-layer maps, "layers.{l}.<name>" (cg_maps): CGBERT puts the first
+/* The per-layer maps, "layers.{l}.<name>" (bertc_cg_maps): CGBERT puts the first
  * CG_CGBERT_MAPS, QACGBERT all CG_MAPS. */
 enum {
     CG_ATTENTION_PROBS,                /* (B, nh, S, S) */
@@ -59,26 +59,26 @@ enum {
     CG_QUASI_ATTENTION_PROB,           /* QACGBERT: (B, nh, S, S) */
     CG_MAPS
 };
-extern const BertMap cg_maps[CG_MAPS];
+extern const BertMap bertc_cg_maps[CG_MAPS];
 
 /* Both architectures' build/forward/rename, parameterised by the attention. */
-void *cg_build(Registry *r, const BertConfig *cfg, const BertAttentionHook *attention,
+void *bertc_cg_build(Registry *r, const BertConfig *cfg, const BertAttentionHook *attention,
                BertcError *err);
-int cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
+int bertc_cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *in, Outputs *out,
                BertcError *err);
 /* BERT's inputs, context_ids (B, 1) below context_vocab_size and, with
  * labels, labels (B) below num_labels. */
-int cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
+int bertc_cg_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
                     Batch *out, BertcError *err);
 /* BERT's inputs from the text, and context_ids (n, 1) from each example's
  * context_id (an error when it is outside [0, context_vocab_size)). */
-int cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+int bertc_cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                        int32_t max_len, Graph *g, Batch *out, BertcError *err);
 /* Original-repository spelling of a parameter (Wq -> query, Wcq -> context_for_q, ...). */
-bool cg_rename(const char *name, char *alt, size_t len);
+bool bertc_cg_rename(const char *name, char *alt, size_t len);
 
 /* Helpers for the attentions: 1 - x (broadcast), and q k^T / sqrt(d) + mask. */
-Var *cg_one_minus(Graph *g, Var *x);
-Var *cg_scores(Graph *g, Var *q, Var *k, Var *mask);
+Var *bertc_cg_one_minus(Graph *g, Var *x);
+Var *bertc_cg_scores(Graph *g, Var *q, Var *k, Var *mask);
 
 #endif /* BERTC_ZOO_CGBERT_INTERNAL_H */

@@ -1,5 +1,5 @@
 /* zoo/config_file.c — reading config.json from a path (bare-metal builds leave
- * this file out and call bert_config_parse on text they hold). */
+ * this file out and call bertc_bert_config_parse on text they hold). */
 #include "zoo/zoo.h"
 
 #include <errno.h>
@@ -11,23 +11,23 @@
 
 /* bertc_read_file refuses a FIFO or a directory and a file too big for
  * memory; the JSON tree is parsed into the same scratch arena. */
-int bert_config_read(const char *path, BertConfig *cfg, BertcError *err)
+int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err)
 {
     Arena *a;
     char *text;
     size_t n;
     int rc = bertc_read_file(path, CONFIG_MAX_BYTES, "a config.json", &a, &text, &n, err);
     if (rc == 0)
-        rc = bert_config_parse(a, path, text, n, cfg, err);
-    arena_destroy(a);
+        rc = bertc_bert_config_parse(a, path, text, n, cfg, err);
+    bertc_arena_destroy(a);
     return rc;
 }
 
-int bert_config_write(const char *path, const BertConfig *cfg, BertcError *err)
+int bertc_bert_config_write(const char *path, const BertConfig *cfg, BertcError *err)
 {
     char text[8192];
     size_t n;
-    if (bert_config_format(cfg, text, sizeof text, &n, err) != 0)
+    if (bertc_bert_config_format(cfg, text, sizeof text, &n, err) != 0)
         return -1;
     FILE *fp = bertc_open_write(path, err);
     if (!fp)

@@ -23,11 +23,11 @@ static int size_keys(const BertConfig *c, SizeKey *keys, int cap)
     keys[n++] = (SizeKey){"max_position_embeddings", c->max_position_embeddings};
     keys[n++] = (SizeKey){"type_vocab_size", c->type_vocab_size};
     keys[n++] = (SizeKey){"num_labels", c->num_labels};
-    const ModelArch *arch = zoo_arch(c->architecture);
+    const ModelArch *arch = bertc_zoo_arch(c->architecture);
     for (int i = 0; arch && i < arch->n_keys && n < cap; i++)
         if (arch->keys[i].kind == CONFIG_INT && arch->keys[i].range != RANGE_TOKEN_ID)
             keys[n++] = (SizeKey){arch->keys[i].key,
-                                  (int)config_key_value(&arch->keys[i], c->model.bytes)};
+                                  (int)bertc_config_key_value(&arch->keys[i], c->model.bytes)};
     return n;
 }
 
@@ -57,7 +57,7 @@ static int too_big(const BertConfig *cfg, const Registry *r, BertcError *err)
 {
     const Param *p = &r->params[r->dry_largest];
     char shape[SHAPE_STR_LEN], keys[256];
-    shape_str(shape, sizeof shape, p->var->value.ndim, p->var->value.shape);
+    bertc_shape_str(shape, sizeof shape, p->var->value.ndim, p->var->value.shape);
     keys_of(cfg, &p->var->value, keys, sizeof keys);
     return bertc_errorf(err, "config: %s with num_hidden_layers %d asks for %.3g parameter "
                         "and buffer elements (%.3g GiB of float32), more than bertc's limit "
@@ -68,7 +68,7 @@ static int too_big(const BertConfig *cfg, const Registry *r, BertcError *err)
 }
 
 /* The dry run, under bertc_try, in `arena` from `mark` on: size_in
- * releases what it allocated, so model_build can use the caller's arena
+ * releases what it allocated, so bertc_model_build can use the caller's arena
  * (a fixed one on bare metal, where there is no heap for another). */
 typedef struct DryBuild {
     const ModelArch *arch;
@@ -80,26 +80,26 @@ typedef struct DryBuild {
 static int dry_build(void *ctx, BertcError *err)
 {
     DryBuild *d = ctx;
-    d->r = registry_create_dry(d->arena, d->arch->name);
+    d->r = bertc_registry_create_dry(d->arena, d->arch->name);
     return d->arch->build(d->r, d->cfg, err) ? 0 : -1;
 }
 
-/* model_size with the dry run in `arena`; it leaves the arena as it was. */
+/* bertc_model_size with the dry run in `arena`; it leaves the arena as it was. */
 static int size_in(const BertConfig *cfg, Arena *arena, double *floats, BertcError *err)
 {
-    if (bert_config_check(cfg, err) != 0)
+    if (bertc_bert_config_check(cfg, err) != 0)
         return -1;
-    const ModelArch *arch = zoo_arch(cfg->architecture);
+    const ModelArch *arch = bertc_zoo_arch(cfg->architecture);
     /* the dry run allocates names, Vars without data and the model's own
      * structs: a few KB per layer, the layer counts being bounded */
-    ArenaMark mark = arena_mark(arena);
+    ArenaMark mark = bertc_arena_mark(arena);
     DryBuild d = {arch, cfg, arena, NULL};
     int rc = bertc_try(dry_build, &d, err);
     if (rc == 0 && d.r->dry_floats > MODEL_MAX_FLOATS)
         rc = too_big(cfg, d.r, err);
     if (rc == 0)
         *floats = d.r->dry_floats;
-    arena_release(arena, mark);
+    bertc_arena_release(arena, mark);
     return rc;
 }
 
@@ -112,19 +112,19 @@ typedef struct SizeCall {
 static int size_in_own_arena(void *ctx, BertcError *err)
 {
     SizeCall *c = ctx;
-    c->arena = arena_create("model_size", 1 << 16);
+    c->arena = bertc_arena_create("bertc_model_size", 1 << 16);
     return size_in(c->cfg, c->arena, c->floats, err);
 }
 
-int model_size(const BertConfig *cfg, double *floats, BertcError *err)
+int bertc_model_size(const BertConfig *cfg, double *floats, BertcError *err)
 {
     SizeCall c = {cfg, NULL, floats};
     int rc = bertc_try(size_in_own_arena, &c, err);
-    arena_destroy(c.arena);
+    bertc_arena_destroy(c.arena);
     return rc;
 }
 
-void model_config_error(BertcError *err, const char *config_path)
+void bertc_model_config_error(BertcError *err, const char *config_path)
 {
     static const char prefix[] = "config: ";
     if (strncmp(err->msg, prefix, sizeof prefix - 1) != 0)
@@ -149,14 +149,14 @@ typedef struct BuildCall {
 static int build(void *ctx, BertcError *err)
 {
     BuildCall *c = ctx;
-    c->m->reg = registry_create(c->arena, c->m->arch->name);
+    c->m->reg = bertc_registry_create(c->arena, c->m->arch->name);
     c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
     return c->m->impl ? 0 : -1;
 }
 
-int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
+int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
 {
-    const ModelArch *arch = zoo_arch(cfg->architecture);
+    const ModelArch *arch = bertc_zoo_arch(cfg->architecture);
     double floats;
     if (size_in(cfg, arena, &floats, err) != 0)
         return -1;
@@ -184,7 +184,7 @@ static int forward(void *ctx, BertcError *err)
 /* The forward runs on a shallow copy of the batch (the tensors are shared)
  * that records every name the model looks up; an input it never looked up
  * is then an error rather than silently ignored. */
-int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err)
+int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err)
 {
     BatchLookups asked = {0};
     Batch seen = *in;
@@ -192,7 +192,7 @@ int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError 
     ForwardCall c = {m, g, &seen, out};
     if (bertc_try(forward, &c, err) != 0)
         return -1;
-    return batch_check_all_read(&seen, m->arch->name, err);
+    return bertc_batch_check_all_read(&seen, m->arch->name, err);
 }
 
 typedef struct BackwardCall {
@@ -204,11 +204,11 @@ static int backward(void *ctx, BertcError *err)
 {
     (void)err;
     BackwardCall *c = ctx;
-    ag_backward(c->g, c->loss);
+    bertc_ag_backward(c->g, c->loss);
     return 0;
 }
 
-int model_backward(Graph *g, Var *loss, BertcError *err)
+int bertc_model_backward(Graph *g, Var *loss, BertcError *err)
 {
     BackwardCall c = {g, loss};
     return bertc_try(backward, &c, err);

@@ -17,28 +17,28 @@
 
 static void *qacgbert_attention_init(Registry *r, const BertConfig *cfg)
 {
-    CgSelfAttention *m = arena_calloc(r->arena, 1, sizeof *m);
+    CgSelfAttention *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
     int64_t H = cfg->hidden_size, d = H / cfg->num_attention_heads;
     m->heads = cfg->num_attention_heads;
-    linear_init(&m->Wq, r, "Wq", H, H, true);
-    linear_init(&m->Wk, r, "Wk", H, H, true);
-    linear_init(&m->Wv, r, "Wv", H, H, true);
-    linear_init(&m->Wcq, r, "Wcq", H, H, true);     /* applied to D before the head split */
-    linear_init(&m->Wck, r, "Wck", H, H, true);
-    linear_init(&m->lambda_Qc, r, "lambda_Qc", d, 1, true);
-    linear_init(&m->lambda_Q, r, "lambda_Q", d, 1, true);
-    linear_init(&m->lambda_Kc, r, "lambda_Kc", d, 1, true);
-    linear_init(&m->lambda_K, r, "lambda_K", d, 1, true);
-    dropout_init(&m->dropout, r, "dropout", cfg->attention_probs_dropout_prob);
-    nn_leaf(r, "lambda_act", "Sigmoid()");
-    nn_leaf(r, "quasi_act", "Sigmoid()");
+    bertc_linear_init(&m->Wq, r, "Wq", H, H, true);
+    bertc_linear_init(&m->Wk, r, "Wk", H, H, true);
+    bertc_linear_init(&m->Wv, r, "Wv", H, H, true);
+    bertc_linear_init(&m->Wcq, r, "Wcq", H, H, true);     /* applied to D before the head split */
+    bertc_linear_init(&m->Wck, r, "Wck", H, H, true);
+    bertc_linear_init(&m->lambda_Qc, r, "lambda_Qc", d, 1, true);
+    bertc_linear_init(&m->lambda_Q, r, "lambda_Q", d, 1, true);
+    bertc_linear_init(&m->lambda_Kc, r, "lambda_Kc", d, 1, true);
+    bertc_linear_init(&m->lambda_K, r, "lambda_K", d, 1, true);
+    bertc_dropout_init(&m->dropout, r, "dropout", cfg->attention_probs_dropout_prob);
+    bertc_nn_leaf(r, "lambda_act", "Sigmoid()");
+    bertc_nn_leaf(r, "quasi_act", "Sigmoid()");
     return m;
 }
 
 /* λ = σ(Linear(c; V^C) + Linear(x; V)): (B, nh, S, 1). */
 static Var *gate(Graph *g, const Linear *v_context, const Linear *v_x, Var *c, Var *x)
 {
-    return ag_sigmoid(g, ag_add(g, linear_forward(g, v_context, c), linear_forward(g, v_x, x)));
+    return bertc_ag_sigmoid(g, bertc_ag_add(g, bertc_linear_forward(g, v_context, c), bertc_linear_forward(g, v_x, x)));
 }
 
 /* x (B, S, H), D (B, S, H) the layer's deep context, mask (B, 1, 1, S). */
@@ -46,38 +46,38 @@ static Var *qacgbert_attention_forward(Graph *g, const void *self, Var *x, Var *
                                        Var **maps)
 {
     const CgSelfAttention *m = self;
-    Var *Q = nn_split_heads(g, linear_forward(g, &m->Wq, x), m->heads);   /* (B, nh, S, d) */
-    Var *K = nn_split_heads(g, linear_forward(g, &m->Wk, x), m->heads);
-    Var *V = nn_split_heads(g, linear_forward(g, &m->Wv, x), m->heads);
-    Var *A = ag_softmax(g, cg_scores(g, Q, K, mask));                     /* (B, nh, S, S) */
-    Var *Cq = nn_split_heads(g, linear_forward(g, &m->Wcq, D), m->heads);
-    Var *Ck = nn_split_heads(g, linear_forward(g, &m->Wck, D), m->heads);
-    Var *quasi = ag_sigmoid(g, cg_scores(g, Cq, Ck, mask));                /* A_quasi */
+    Var *Q = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wq, x), m->heads);   /* (B, nh, S, d) */
+    Var *K = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wk, x), m->heads);
+    Var *V = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wv, x), m->heads);
+    Var *A = bertc_ag_softmax(g, bertc_cg_scores(g, Q, K, mask));                     /* (B, nh, S, S) */
+    Var *Cq = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wcq, D), m->heads);
+    Var *Ck = bertc_nn_split_heads(g, bertc_linear_forward(g, &m->Wck, D), m->heads);
+    Var *quasi = bertc_ag_sigmoid(g, bertc_cg_scores(g, Cq, Ck, mask));                /* A_quasi */
     Var *lambda_q = gate(g, &m->lambda_Qc, &m->lambda_Q, Cq, Q);
     Var *lambda_k = gate(g, &m->lambda_Kc, &m->lambda_K, Ck, K);          /* key row i */
-    Var *lambda_A = cg_one_minus(g, ag_add(g, lambda_q, lambda_k));       /* λ_A */
-    Var *quasi_A = ag_mul(g, lambda_A, quasi);
-    Var *A_hat = ag_add(g, A, quasi_A);                                   /* Â */
+    Var *lambda_A = bertc_cg_one_minus(g, bertc_ag_add(g, lambda_q, lambda_k));       /* λ_A */
+    Var *quasi_A = bertc_ag_mul(g, lambda_A, quasi);
+    Var *A_hat = bertc_ag_add(g, A, quasi_A);                                   /* Â */
     maps[CG_ATTENTION_PROBS] = A;
     maps[CG_LAMBDA_Q] = lambda_q;
     maps[CG_LAMBDA_K] = lambda_k;
     maps[CG_LAMBDA_CONTEXT] = lambda_A;
     maps[CG_NEW_ATTENTION_PROBS] = A_hat;
     maps[CG_QUASI_ATTENTION_PROB] = quasi_A;
-    Var *probs = dropout_forward(g, &m->dropout, A_hat);
-    return nn_merge_heads(g, ag_matmul(g, probs, V, false, false));      /* (B, S, H) */
+    Var *probs = bertc_dropout_forward(g, &m->dropout, A_hat);
+    return bertc_nn_merge_heads(g, bertc_ag_matmul(g, probs, V, false, false));      /* (B, S, H) */
 }
 
 static const BertAttentionHook qacgbert_attention = {
     .init = qacgbert_attention_init,
     .forward = qacgbert_attention_forward,
-    .maps = cg_maps,
+    .maps = bertc_cg_maps,
     .n_maps = CG_MAPS,
 };
 
 static void *qacgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
-    return cg_build(r, cfg, &qacgbert_attention, err);
+    return bertc_cg_build(r, cfg, &qacgbert_attention, err);
 }
 
 static const OutputSpec qacgbert_outputs[] = {
@@ -93,21 +93,21 @@ static const OutputSpec qacgbert_outputs[] = {
     {"loss", "()"},
 };
 
-const ModelArch arch_qacgbert = {
+const ModelArch bertc_arch_qacgbert = {
     .name = "QACGBertForSequenceClassification",
     .summary = "CGBERT with context-guided quasi-attention (Wu & Ong 2021)",
-    .keys = cg_keys,
+    .keys = bertc_cg_keys,
     .n_keys = CG_N_KEYS,
-    .shared_inputs = bert_inputs,
+    .shared_inputs = bertc_bert_inputs,
     .n_shared_inputs = BERT_N_INPUTS,
-    .inputs = cg_inputs,
+    .inputs = bertc_cg_inputs,
     .n_inputs = CG_N_INPUTS,
     .outputs = qacgbert_outputs,
     .n_outputs = sizeof qacgbert_outputs / sizeof qacgbert_outputs[0],
     .loss = "cross-entropy of logits against labels",
     .build = qacgbert_build,
-    .forward = cg_forward,
-    .rename = cg_rename,
-    .random_batch = cg_random_batch,
-    .batch_from_text = cg_batch_from_text,
+    .forward = bertc_cg_forward,
+    .rename = bertc_cg_rename,
+    .random_batch = bertc_cg_random_batch,
+    .batch_from_text = bertc_cg_batch_from_text,
 };

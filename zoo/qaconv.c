@@ -52,7 +52,7 @@ static const ConfigKey qaconv_keys_table[] = {
 static QAConvKeys qaconv_keys(const BertConfig *cfg)
 {
     QAConvKeys k;
-    model_keys(cfg, &k, sizeof k);
+    bertc_model_keys(cfg, &k, sizeof k);
     return k;
 }
 
@@ -91,23 +91,23 @@ typedef struct QAConv {
 /* Registered in the seed's __init__ order, so the tree prints as its repr. */
 static void *qaconv_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
-    (void)err;   /* bert_config_check has checked every key */
+    (void)err;   /* bertc_bert_config_check has checked every key */
     QAConvKeys k = qaconv_keys(cfg);
     int64_t H = cfg->hidden_size, Q = k.query_len, F = k.conv_filters;
-    QAConv *m = arena_calloc(r->arena, 1, sizeof *m);
-    nn_push(r, "backbone", "BertModel", false);
-    bert_model_init(&m->backbone, r, cfg, BERT_HF, true);
-    nn_pop(r);
-    linear_init(&m->query_layer, r, "query_layer", Q * H, H, true);
-    linear_init(&m->query_calssify_layer, r, "query_calssify_layer", H,
+    QAConv *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
+    bertc_nn_push(r, "backbone", "BertModel", false);
+    bertc_bert_model_init(&m->backbone, r, cfg, BERT_HF, true);
+    bertc_nn_pop(r);
+    bertc_linear_init(&m->query_layer, r, "query_layer", Q * H, H, true);
+    bertc_linear_init(&m->query_calssify_layer, r, "query_calssify_layer", H,
                 k.num_question_types, true);
-    linear_init(&m->key_layer, r, "key_layer", H, H, true);
-    linear_init(&m->value_layer, r, "value_layer", H, H, true);
-    conv1d_init(&m->conv1d_layer1, r, "conv1d_layer1", H, F, 1);
-    conv1d_init(&m->conv1d_layer3, r, "conv1d_layer3", H, F, 3);
-    conv1d_init(&m->conv1d_layer5, r, "conv1d_layer5", H, F, 5);
-    dropout_init(&m->drop_out, r, "drop_out", SPAN_DROPOUT);
-    linear_init(&m->classify_layer, r, "classify_layer", 3 * F, 2, true);
+    bertc_linear_init(&m->key_layer, r, "key_layer", H, H, true);
+    bertc_linear_init(&m->value_layer, r, "value_layer", H, H, true);
+    bertc_conv1d_init(&m->conv1d_layer1, r, "conv1d_layer1", H, F, 1);
+    bertc_conv1d_init(&m->conv1d_layer3, r, "conv1d_layer3", H, F, 3);
+    bertc_conv1d_init(&m->conv1d_layer5, r, "conv1d_layer5", H, F, 5);
+    bertc_dropout_init(&m->drop_out, r, "drop_out", SPAN_DROPOUT);
+    bertc_linear_init(&m->classify_layer, r, "classify_layer", 3 * F, 2, true);
     return m;
 }
 
@@ -121,7 +121,7 @@ static int derive_token_types(const BertConfig *cfg, Graph *g, const Batch *in,
                               const ITensor *ids, ITensor *tt, BertcError *err)
 {
     int64_t B = ids->shape[0], S = ids->shape[1];
-    *tt = itensor_new(g->step, 2, ids->shape);
+    *tt = bertc_itensor_new(g->step, 2, ids->shape);
     for (int64_t b = 0; b < B; b++) {
         const int32_t *row = ids->data + b * S;
         int64_t sep = 0;
@@ -143,14 +143,14 @@ static int derive_token_types(const BertConfig *cfg, Graph *g, const Batch *in,
 static int qaconv_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInputs *x,
                               ITensor *tt, BertcError *err)
 {
-    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", x,
+    if (bertc_bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", x,
                          err) != 0)
         return -1;
     if (x->S < qaconv_keys(cfg).query_len)
         return bertc_errorf(err, "%s: 'input_ids' has sequence length %lld, shorter than "
                             "query_len %d (the question is read from the first query_len "
                             "tokens)", in->source, (long long)x->S, qaconv_keys(cfg).query_len);
-    if (batch_find(in, "token_type_ids")) {
+    if (bertc_batch_find(in, "token_type_ids")) {
         *tt = x->token_type_ids;
         return 0;
     }
@@ -167,15 +167,15 @@ typedef struct QAConvLabels {
 static int qaconv_read_labels(const BertConfig *cfg, const Batch *in, int64_t B,
                               QAConvLabels *y, BertcError *err)
 {
-    y->has_labels = batch_find(in, "start_positions") || batch_find(in, "end_positions") ||
-                    batch_find(in, "question_type");
+    y->has_labels = bertc_batch_find(in, "start_positions") || bertc_batch_find(in, "end_positions") ||
+                    bertc_batch_find(in, "question_type");
     if (!y->has_labels)
         return 0;
-    if (batch_ids(in, "start_positions", 1, &B, &y->start_positions, err) != 0 ||
-        batch_ids(in, "end_positions", 1, &B, &y->end_positions, err) != 0 ||
-        batch_ids(in, "question_type", 1, &B, &y->question_type, err) != 0)
+    if (bertc_batch_ids(in, "start_positions", 1, &B, &y->start_positions, err) != 0 ||
+        bertc_batch_ids(in, "end_positions", 1, &B, &y->end_positions, err) != 0 ||
+        bertc_batch_ids(in, "question_type", 1, &B, &y->question_type, err) != 0)
         return -1;
-    return batch_check_range(in, "question_type", &y->question_type, 0,
+    return bertc_batch_check_range(in, "question_type", &y->question_type, 0,
                              qaconv_keys(cfg).num_question_types, "num_question_types", err);
 }
 
@@ -187,7 +187,7 @@ static int qaconv_read_labels(const BertConfig *cfg, const Batch *in, int64_t B,
 static Var *type_mask(Graph *g, const ITensor *tt, int type)
 {
     int64_t shape[3] = {tt->shape[0], tt->shape[1], 1};
-    Var *m = ag_tensor(g, 3, shape, false);
+    Var *m = bertc_ag_tensor(g, 3, shape, false);
     for (int64_t i = 0; i < tt->numel; i++)
         m->value.data[i] = tt->data[i] == type ? 1.0f : 0.0f;
     return m;
@@ -198,11 +198,11 @@ static Var *type_mask(Graph *g, const ITensor *tt, int type)
 static Var *query_vector(Graph *g, const QAConv *m, int64_t Q, Var *seq, const ITensor *tt)
 {
     int64_t B = seq->value.shape[0], H = seq->value.shape[2];
-    Var *q = ag_relu(g, ag_mul(g, seq, type_mask(g, tt, 0)));            /* (B, S, H) */
-    q = ag_dropout(g, q, QUERY_DROPOUT);
-    q = ag_slice(g, q, 1, 0, Q);                                         /* (B, Q, H) */
+    Var *q = bertc_ag_relu(g, bertc_ag_mul(g, seq, type_mask(g, tt, 0)));            /* (B, S, H) */
+    q = bertc_ag_dropout(g, q, QUERY_DROPOUT);
+    q = bertc_ag_slice(g, q, 1, 0, Q);                                         /* (B, Q, H) */
     int64_t flat[3] = {B, 1, Q * H};
-    return linear_forward(g, &m->query_layer, ag_reshape(g, q, 3, flat)); /* (B, 1, H) */
+    return bertc_linear_forward(g, &m->query_layer, bertc_ag_reshape(g, q, 3, flat)); /* (B, 1, H) */
 }
 
 /* attention_rate (B, S, 1) = softmax over t of k[b,t]·qv[b] / √H / T. The
@@ -212,33 +212,33 @@ static Var *attention_rate(Graph *g, const QAConv *m, float temperature, Var *se
                            const ITensor *tt, Var *qv)
 {
     int64_t B = seq->value.shape[0], S = seq->value.shape[1], H = seq->value.shape[2];
-    Var *k = linear_forward(g, &m->key_layer, ag_mul(g, seq, type_mask(g, tt, 1)));
-    Var *r = ag_matmul(g, k, qv, false, true);                           /* (B, S, 1) */
-    r = ag_scale(g, ag_scale(g, r, 1.0f / sqrtf((float)H)), 1.0f / temperature);
+    Var *k = bertc_linear_forward(g, &m->key_layer, bertc_ag_mul(g, seq, type_mask(g, tt, 1)));
+    Var *r = bertc_ag_matmul(g, k, qv, false, true);                           /* (B, S, 1) */
+    r = bertc_ag_scale(g, bertc_ag_scale(g, r, 1.0f / sqrtf((float)H)), 1.0f / temperature);
     int64_t bs[2] = {B, S}, bs1[3] = {B, S, 1};
-    return ag_reshape(g, ag_softmax(g, ag_reshape(g, r, 2, bs)), 3, bs1);
+    return bertc_ag_reshape(g, bertc_ag_softmax(g, bertc_ag_reshape(g, r, 2, bs)), 3, bs1);
 }
 
 /* v (B, S, H) -> z (B, S, 2). The three convolutions see the same x = vᵀ and
  * their feature maps are stacked in the order 1, 3, 5 (torch.cat dim 1). */
 static Var *span_logits(Graph *g, const QAConv *m, Var *v)
 {
-    Var *x = ag_transpose(g, v, 1, 2);                                   /* (B, H, S) */
+    Var *x = bertc_ag_transpose(g, v, 1, 2);                                   /* (B, H, S) */
     Var *c[3] = {
-        ag_relu(g, conv1d_forward(g, &m->conv1d_layer1, x)),            /* (B, F, S) */
-        ag_relu(g, conv1d_forward(g, &m->conv1d_layer3, x)),
-        ag_relu(g, conv1d_forward(g, &m->conv1d_layer5, x)),
+        bertc_ag_relu(g, bertc_conv1d_forward(g, &m->conv1d_layer1, x)),            /* (B, F, S) */
+        bertc_ag_relu(g, bertc_conv1d_forward(g, &m->conv1d_layer3, x)),
+        bertc_ag_relu(g, bertc_conv1d_forward(g, &m->conv1d_layer5, x)),
     };
-    Var *features = ag_transpose(g, ag_concat(g, c, 3, 1), 1, 2);       /* (B, S, 3F) */
-    features = dropout_forward(g, &m->drop_out, features);
-    return linear_forward(g, &m->classify_layer, features);             /* (B, S, 2) */
+    Var *features = bertc_ag_transpose(g, bertc_ag_concat(g, c, 3, 1), 1, 2);       /* (B, S, 3F) */
+    features = bertc_dropout_forward(g, &m->drop_out, features);
+    return bertc_linear_forward(g, &m->classify_layer, features);             /* (B, S, 2) */
 }
 
 /* z[..., which] as (B, S). */
 static Var *logit_column(Graph *g, Var *z, int which)
 {
     int64_t bs[2] = {z->value.shape[0], z->value.shape[1]};
-    return ag_reshape(g, ag_slice(g, z, 2, which, which + 1), 2, bs);
+    return bertc_ag_reshape(g, bertc_ag_slice(g, z, 2, which, which + 1), 2, bs);
 }
 
 /* ---- loss (the seed's trainer, train_mrc.py) --------------------------- */
@@ -247,7 +247,7 @@ static Var *logit_column(Graph *g, Var *z, int which)
  * position at or past the end drops out of the mean; a negative one becomes 0. */
 static ITensor clamp_positions(Graph *g, const ITensor *p, int64_t S)
 {
-    ITensor out = itensor_new(g->step, 1, p->shape);
+    ITensor out = bertc_itensor_new(g->step, 1, p->shape);
     for (int64_t i = 0; i < p->numel; i++)
         out.data[i] = p->data[i] < 0 ? 0 : p->data[i] > S ? (int32_t)S : p->data[i];
     return out;
@@ -259,17 +259,17 @@ static void qaconv_loss(const BertConfig *cfg, Graph *g, const QAConvLabels *y, 
     int64_t S = start->value.shape[1];
     ITensor sp = clamp_positions(g, &y->start_positions, S);
     ITensor ep = clamp_positions(g, &y->end_positions, S);
-    Var *qa_loss = ag_scale(g, ag_add(g, ag_cross_entropy(g, start, &sp, (int)S),
-                                         ag_cross_entropy(g, end, &ep, (int)S)), 0.5f);
+    Var *qa_loss = bertc_ag_scale(g, bertc_ag_add(g, bertc_ag_cross_entropy(g, start, &sp, (int)S),
+                                         bertc_ag_cross_entropy(g, end, &ep, (int)S)), 0.5f);
     /* The seed feeds the softmax PROBABILITIES of the question-type branch to
      * CrossEntropyLoss, which applies log_softmax again, and divides by 5
      * (query_loss_divisor). Kept on purpose: it is what the model was trained
      * with (SPEC §6.8); it flattens that branch's gradient. */
-    Var *query_loss = ag_scale(g, ag_cross_entropy(g, query_logits, &y->question_type, -100),
+    Var *query_loss = bertc_ag_scale(g, bertc_ag_cross_entropy(g, query_logits, &y->question_type, -100),
                                1.0f / qaconv_keys(cfg).query_loss_divisor);
-    outputs_put(out, g, qa_loss, "qa_loss");
-    outputs_put(out, g, query_loss, "query_loss");
-    outputs_put(out, g, ag_add(g, qa_loss, query_loss), "loss");
+    bertc_outputs_put(out, g, qa_loss, "qa_loss");
+    bertc_outputs_put(out, g, query_loss, "query_loss");
+    bertc_outputs_put(out, g, bertc_ag_add(g, qa_loss, query_loss), "loss");
 }
 
 static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
@@ -282,24 +282,24 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
     if (qaconv_read_inputs(cfg, g, in, &x, &tt, err) != 0 ||
         qaconv_read_labels(cfg, in, x.B, &y, err) != 0)
         return -1;
-    BertOutput backbone = bert_model_forward(g, &m->backbone, &x);
+    BertOutput backbone = bertc_bert_model_forward(g, &m->backbone, &x);
     Var *seq = backbone.last_hidden_state;                                   /* (B, S, H) */
     QAConvKeys k = qaconv_keys(cfg);
     Var *qv = query_vector(g, m, k.query_len, seq, &tt);                 /* (B, 1, H) */
     int64_t bh[2] = {x.B, cfg->hidden_size};
-    Var *query_logits = ag_softmax(g, linear_forward(g, &m->query_calssify_layer,
-                                                     ag_reshape(g, qv, 2, bh)));   /* (B, C) */
+    Var *query_logits = bertc_ag_softmax(g, bertc_linear_forward(g, &m->query_calssify_layer,
+                                                     bertc_ag_reshape(g, qv, 2, bh)));   /* (B, C) */
     Var *rate = attention_rate(g, m, k.attention_temperature, seq, &tt, qv);
-    Var *v = ag_mul(g, linear_forward(g, &m->value_layer, seq), rate);        /* (B, S, H) */
+    Var *v = bertc_ag_mul(g, bertc_linear_forward(g, &m->value_layer, seq), rate);        /* (B, S, H) */
     Var *z = span_logits(g, m, v);
     Var *start = logit_column(g, z, 0), *end = logit_column(g, z, 1);
-    outputs_put(out, g, start, "start_logits");
-    outputs_put(out, g, end, "end_logits");
-    outputs_put(out, g, query_logits, "query_logits");
-    outputs_put(out, g, rate, "attention_rate");
-    outputs_put(out, g, seq, "last_hidden_state");
-    outputs_put_ids(out, g, tt, "used_token_type_ids");
-    bert_put_attention(out, g, &m->backbone, &backbone);
+    bertc_outputs_put(out, g, start, "start_logits");
+    bertc_outputs_put(out, g, end, "end_logits");
+    bertc_outputs_put(out, g, query_logits, "query_logits");
+    bertc_outputs_put(out, g, rate, "attention_rate");
+    bertc_outputs_put(out, g, seq, "last_hidden_state");
+    bertc_outputs_put_ids(out, g, tt, "used_token_type_ids");
+    bertc_bert_put_attention(out, g, &m->backbone, &backbone);
     if (y.has_labels)
         qaconv_loss(cfg, g, &y, start, end, query_logits, out);
     return 0;
@@ -319,22 +319,22 @@ static int qaconv_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64
         return bertc_errorf(err, "random batch: QAConvModelV2 needs S > query_len %lld (the "
                             "question) to hold a context, got S = %lld", (long long)Q,
                             (long long)S);
-    ITensor unused, tt = itensor_new(g->step, 2, bs);
-    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+    ITensor unused, tt = bertc_itensor_new(g->step, 2, bs);
+    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
                        &unused);
     for (int64_t i = 0; i < B * S; i++)
         tt.data[i] = i % S >= Q;
-    batch_put_ids(out, "token_type_ids", tt);
+    bertc_batch_put_ids(out, "token_type_ids", tt);
     if (!labels)
         return 0;
-    ITensor start = itensor_new(g->step, 1, &B), end = itensor_new(g->step, 1, &B);
+    ITensor start = bertc_itensor_new(g->step, 1, &B), end = bertc_itensor_new(g->step, 1, &B);
     for (int64_t b = 0; b < B; b++) {
-        start.data[b] = (int32_t)rng_randint(rng, Q, S - 1);
-        end.data[b] = (int32_t)rng_randint(rng, start.data[b], S - 1);
+        start.data[b] = (int32_t)bertc_rng_randint(rng, Q, S - 1);
+        end.data[b] = (int32_t)bertc_rng_randint(rng, start.data[b], S - 1);
     }
-    batch_put_ids(out, "start_positions", start);
-    batch_put_ids(out, "end_positions", end);
-    batch_put_ids(out, "question_type", random_classes(g, B, qaconv_keys(cfg).num_question_types, rng));
+    bertc_batch_put_ids(out, "start_positions", start);
+    bertc_batch_put_ids(out, "end_positions", end);
+    bertc_batch_put_ids(out, "question_type", bertc_random_classes(g, B, qaconv_keys(cfg).num_question_types, rng));
     return 0;
 }
 
@@ -344,11 +344,11 @@ static int cut_question(const Tokenizer *tok, const char *question, int32_t Q, G
                         const char **cut, BertcError *err)
 {
     Encoding e;
-    if (tokenizer_encode(tok, g->step, question, strlen(question), NULL, 0, Q, false, &e,
+    if (bertc_tokenizer_encode(tok, g->step, question, strlen(question), NULL, 0, Q, false, &e,
                          err) != 0)
         return -1;
     size_t bytes = e.n_a > 0 ? (size_t)e.byte_end[e.n_a] : 0;   /* token 0 is [CLS] */
-    char *text = arena_alloc(g->step, bytes + 1);
+    char *text = bertc_arena_alloc(g->step, bytes + 1);
     memcpy(text, question, bytes);
     text[bytes] = '\0';
     *cut = text;
@@ -364,7 +364,7 @@ static int qaconv_batch_from_text(const Model *m, const Tokenizer *tok, const Te
     int32_t Q = qaconv_keys(&m->cfg).query_len;
     if (Q < 3)
         return bertc_errorf(err, "query_len %d holds no question between [CLS] and [SEP]", (int)Q);
-    TextExample *cut = arena_alloc(g->step, sizeof *cut * (size_t)(n > 0 ? n : 1));
+    TextExample *cut = bertc_arena_alloc(g->step, sizeof *cut * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) {
         cut[i] = ex[i];
         if (cut_question(tok, ex[i].text ? ex[i].text : "", Q, g, &cut[i].text, err) != 0)
@@ -373,13 +373,13 @@ static int qaconv_batch_from_text(const Model *m, const Tokenizer *tok, const Te
     if (max_len > 0 && max_len < Q)
         max_len = Q;   /* every input holds the query_len tokens at least */
     TextBatch tb;
-    if (text_batch_encode(&m->cfg, tok, cut, n, max_len, Q, g, &tb, err) != 0)
+    if (bertc_text_batch_encode(&m->cfg, tok, cut, n, max_len, Q, g, &tb, err) != 0)
         return -1;
     for (int i = 0; i < n; i++)
         if (tb.enc[i].n_a + 2 > Q)
             return bertc_errorf(err, "example %d: the question is %d tokens with [CLS] and "
                                 "[SEP], more than query_len %d", i, (int)tb.enc[i].n_a + 2, (int)Q);
-    text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
+    bertc_text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
     return 0;
 }
 
@@ -410,7 +410,7 @@ static const OutputSpec qaconv_outputs[] = {
     {"loss", "()"},
 };
 
-const ModelArch arch_qaconv = {
+const ModelArch bertc_arch_qaconv = {
     .name = "QAConvModelV2",
     .summary = "QAConv: span QA over conversations with query attention and Conv1d "
                "(Wu et al. 2022)",

@@ -12,7 +12,7 @@
 /* The MLM share of labelled positions, as BERT's pre-training. */
 #define MLM_PROBABILITY 0.15
 
-int32_t random_first_token(const BertConfig *cfg)
+int32_t bertc_random_first_token(const BertConfig *cfg)
 {
     if (cfg->vocab_size > BERT_BASE_FIRST_WORD)
         return BERT_BASE_FIRST_WORD;
@@ -21,7 +21,7 @@ int32_t random_first_token(const BertConfig *cfg)
                                 cfg->mask_token_id};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         last = specials[i] > last ? specials[i] : last;
-    ConfigTokenIds more = model_config_token_ids(cfg, "masking.special_token_ids");
+    ConfigTokenIds more = bertc_model_config_token_ids(cfg, "masking.special_token_ids");
     for (int i = 0; i < more.n; i++)
         last = more.ids[i] > last ? more.ids[i] : last;
     return last + 1 < cfg->vocab_size ? last + 1 : 0;
@@ -30,16 +30,16 @@ int32_t random_first_token(const BertConfig *cfg)
 /* One draw per position, and the MLM draw right after it (not for position
  * 0 of a row): the order bench/ has always used, so its BERT-base figures
  * stay comparable across versions. */
-void random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
+void bertc_random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
                    ITensor *ids, ITensor *mlm_labels)
 {
     int64_t bs[2] = {B, S};
-    int64_t first = random_first_token(cfg), n_labelled = 0;
-    *ids = itensor_new(g->step, 2, bs);
-    *mlm_labels = itensor_new(g->step, 2, bs);
+    int64_t first = bertc_random_first_token(cfg), n_labelled = 0;
+    *ids = bertc_itensor_new(g->step, 2, bs);
+    *mlm_labels = bertc_itensor_new(g->step, 2, bs);
     for (int64_t i = 0; i < B * S; i++) {
-        ids->data[i] = (int32_t)rng_randint(rng, first, cfg->vocab_size - 1);
-        bool labelled = i % S && rng_uniform(rng) < MLM_PROBABILITY;
+        ids->data[i] = (int32_t)bertc_rng_randint(rng, first, cfg->vocab_size - 1);
+        bool labelled = i % S && bertc_rng_uniform(rng) < MLM_PROBABILITY;
         mlm_labels->data[i] = labelled ? ids->data[i] : -100;
         n_labelled += labelled;
     }
@@ -48,29 +48,29 @@ void random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *r
         mlm_labels->data[1] = ids->data[1];
 }
 
-void random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
+void bertc_random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
                         const char *ids_name, const char *mask_name, const char *types_name,
                         Batch *out, ITensor *mlm_labels)
 {
     int64_t bs[2] = {B, S};
-    ITensor ids, mask = itensor_new(g->step, 2, bs);
-    random_tokens(cfg, g, B, S, rng, &ids, mlm_labels);
+    ITensor ids, mask = bertc_itensor_new(g->step, 2, bs);
+    bertc_random_tokens(cfg, g, B, S, rng, &ids, mlm_labels);
     for (int64_t i = 0; i < B * S; i++)
         mask.data[i] = 1;
-    batch_put_ids(out, ids_name, ids);
-    batch_put_ids(out, mask_name, mask);
-    batch_put_ids(out, types_name, itensor_new(g->step, 2, bs));
+    bertc_batch_put_ids(out, ids_name, ids);
+    bertc_batch_put_ids(out, mask_name, mask);
+    bertc_batch_put_ids(out, types_name, bertc_itensor_new(g->step, 2, bs));
 }
 
-ITensor random_classes(Graph *g, int64_t n, int64_t C, Rng *rng)
+ITensor bertc_random_classes(Graph *g, int64_t n, int64_t C, Rng *rng)
 {
-    ITensor t = itensor_new(g->step, 1, &n);
+    ITensor t = bertc_itensor_new(g->step, 1, &n);
     for (int64_t i = 0; i < n; i++)
-        t.data[i] = (int32_t)rng_randint(rng, 0, C - 1);
+        t.data[i] = (int32_t)bertc_rng_randint(rng, 0, C - 1);
     return t;
 }
 
-int model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
+int bertc_model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
                        Batch *out, BertcError *err)
 {
     if (B < 1 || S < 1)
@@ -78,15 +78,15 @@ int model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labe
                             (long long)B, (long long)S);
     if (!m->arch->random_batch)
         return bertc_errorf(err, "random batch: %s cannot make one", m->arch->name);
-    batch_init(out, "random batch");
+    bertc_batch_init(out, "random batch");
     return m->arch->random_batch(&m->cfg, g, B, S, labels, rng, out, err);
 }
 
-Var *model_step_loss(Graph *g, const Outputs *out)
+Var *bertc_model_step_loss(Graph *g, const Outputs *out)
 {
-    Var *loss = outputs_get(out, "loss"), *h = outputs_get(out, "last_hidden_state");
+    Var *loss = bertc_outputs_get(out, "loss"), *h = bertc_outputs_get(out, "last_hidden_state");
     if (loss || !h)
         return loss;
-    Tensor zeros = tensor_new(g->step, h->value.ndim, h->value.shape);
-    return ag_mse(g, h, &zeros);
+    Tensor zeros = bertc_tensor_new(g->step, h->value.ndim, h->value.shape);
+    return bertc_ag_mse(g, h, &zeros);
 }

@@ -13,15 +13,15 @@ static int output_file_reserve(EntryList *f, const Outputs *o, const Registry *r
     size_t names = 1;
     for (int i = 0; i < r->n_params; i++)
         names += strlen(r->params[i].name) + 6;
-    return entry_list_reserve(f, (size_t)(o->n + r->n_params + 1), names, err);
+    return bertc_entry_list_reserve(f, (size_t)(o->n + r->n_params + 1), names, err);
 }
 
 static void add_outputs(EntryList *f, const Outputs *o)
 {
     for (int i = 0; i < o->n; i++) {
         const OutputItem *it = &o->items[i];
-        entry_list_add(f, it->is_int ? st_entry_itensor(it->name, &it->ids)
-                                     : st_entry_tensor(it->name, &it->var->value));
+        bertc_entry_list_add(f, it->is_int ? bertc_st_entry_itensor(it->name, &it->ids)
+                                     : bertc_st_entry_tensor(it->name, &it->var->value));
     }
 }
 
@@ -34,7 +34,7 @@ static void add_gradients(EntryList *f, const Registry *r, const float *zeros)
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
         if (!p->buffer)
-            entry_list_add_f32(f, entry_list_name(f, "grad.", p->name), &p->var->value,
+            bertc_entry_list_add_f32(f, bertc_entry_list_name(f, "grad.", p->name), &p->var->value,
                                p->var->grad ? p->var->grad : zeros);
     }
 }
@@ -46,27 +46,27 @@ static const float *zero_gradient(const Registry *r, Graph *g)
     for (int i = 0; i < r->n_params; i++)
         if (r->params[i].var->value.numel > n)
             n = r->params[i].var->value.numel;
-    return arena_calloc(g->step, (size_t)n, sizeof(float));
+    return bertc_arena_calloc(g->step, (size_t)n, sizeof(float));
 }
 
 static int read_inputs(const char *path, Arena *arena, Batch *in, BertcError *err)
 {
     SafeTensors *st;
-    if (st_open_file(NULL, path, &st, err) != 0)
+    if (bertc_st_open_file(NULL, path, &st, err) != 0)
         return -1;
-    batch_init(in, path);
-    int rc = batch_from_safetensors(in, st, arena, err);
-    st_close(st);
+    bertc_batch_init(in, path);
+    int rc = bertc_batch_from_safetensors(in, st, arena, err);
+    bertc_st_close(st);
     return rc;
 }
 
 static void print_stats(const Arena *params, const Arena *inputs, const Graph *g)
 {
     fprintf(stderr, "memory: parameters %.2f MiB, inputs %.2f MiB, step high-water %.2f MiB\n",
-            arena_high_water(params) / 1048576.0, arena_high_water(inputs) / 1048576.0,
-            arena_high_water(g->step) / 1048576.0);
-    fprintf(stderr, "path: %s, %d thread%s\n", cpu_isa_name(cpu_isa()), threads_count(),
-            threads_count() == 1 ? "" : "s");
+            bertc_arena_high_water(params) / 1048576.0, bertc_arena_high_water(inputs) / 1048576.0,
+            bertc_arena_high_water(g->step) / 1048576.0);
+    fprintf(stderr, "path: %s, %d thread%s\n", bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(),
+            bertc_threads_count() == 1 ? "" : "s");
 }
 
 static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *g,
@@ -76,18 +76,18 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
     Outputs out;
     if (read_inputs(args->inputs, inputs_arena, &in, err) != 0)
         return -1;
-    ag_set_training(g, false);
-    ag_set_no_grad(g, !args->grad);
-    outputs_init(&out);
-    if (model_forward(m, g, &in, &out, err) != 0)
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, !args->grad);
+    bertc_outputs_init(&out);
+    if (bertc_model_forward(m, g, &in, &out, err) != 0)
         return -1;
     if (args->grad) {
-        Var *loss = outputs_get(&out, "loss");
+        Var *loss = bertc_outputs_get(&out, "loss");
         if (!loss)
             return bertc_errorf(err, "%s: --grad needs a loss: give the labels the model "
                                 "needs", args->inputs);
-        registry_zero_grad(m->reg);
-        if (model_backward(g, loss, err) != 0)
+        bertc_registry_zero_grad(m->reg);
+        if (bertc_model_backward(g, loss, err) != 0)
             return -1;
     }
     /* allocated before the list, whose malloc must not be held across a
@@ -99,13 +99,13 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
         add_outputs(&f, &out);
         if (args->grad)
             add_gradients(&f, m->reg, zeros);
-        rc = st_write_file(args->output, f.entries, f.n, NULL, 0, err);
+        rc = bertc_st_write_file(args->output, f.entries, f.n, NULL, 0, err);
     }
-    entry_list_free(&f);
+    bertc_entry_list_free(&f);
     return rc;
 }
 
-/* What zoo_run creates, released by zoo_run whatever happens inside. */
+/* What bertc_zoo_run creates, released by bertc_zoo_run whatever happens inside. */
 typedef struct RunState {
     const RunArgs *args;
     Arena *params, *inputs;
@@ -115,11 +115,11 @@ typedef struct RunState {
 static int run_all(void *ctx, BertcError *err)
 {
     RunState *s = ctx;
-    s->params = arena_create("params", 1 << 20);
-    s->inputs = arena_create("inputs", 1 << 16);
-    s->g = ag_graph_create(1 << 20, 0);
+    s->params = bertc_arena_create("params", 1 << 20);
+    s->inputs = bertc_arena_create("inputs", 1 << 16);
+    s->g = bertc_ag_graph_create(1 << 20, 0);
     Model m;
-    if (model_open(&m, s->params, s->args->config, s->args->weights, err) != 0)
+    if (bertc_model_open(&m, s->params, s->args->config, s->args->weights, err) != 0)
         return -1;
     if (run_model(s->args, &m, s->inputs, s->g, err) != 0)
         return -1;
@@ -129,12 +129,12 @@ static int run_all(void *ctx, BertcError *err)
 }
 
 /* Under bertc_try: a batch or model too big for memory is an error. */
-int zoo_run(const RunArgs *args, BertcError *err)
+int bertc_zoo_run(const RunArgs *args, BertcError *err)
 {
     RunState s = {.args = args};
     int rc = bertc_try(run_all, &s, err);
-    ag_graph_destroy(s.g);
-    arena_destroy(s.inputs);
-    arena_destroy(s.params);
+    bertc_ag_graph_destroy(s.g);
+    bertc_arena_destroy(s.inputs);
+    bertc_arena_destroy(s.params);
     return rc;
 }

@@ -34,8 +34,8 @@ static bool is_cls_or_sep(const BertConfig *cfg, int32_t id)
 static Candidates find_candidates(const BertConfig *cfg, const int32_t *tokens,
                                   const int32_t *kinds, int64_t l, Arena *scratch)
 {
-    Candidates c = {arena_alloc(scratch, sizeof(int64_t) * (size_t)(l ? l : 1)),
-                    arena_alloc(scratch, sizeof(int64_t) * (size_t)(l ? l : 1)), 0};
+    Candidates c = {bertc_arena_alloc(scratch, sizeof(int64_t) * (size_t)(l ? l : 1)),
+                    bertc_arena_alloc(scratch, sizeof(int64_t) * (size_t)(l ? l : 1)), 0};
     for (int64_t i = 0; i < l; i++) {
         if (is_cls_or_sep(cfg, tokens[i]))
             continue;
@@ -53,19 +53,19 @@ static Candidates find_candidates(const BertConfig *cfg, const int32_t *tokens,
 /* Draw 1: the span length, Geo(p) clipped to [1, cap]. */
 static int64_t draw_span_length(const SpanMaskingConfig *mc, Rng *rng)
 {
-    int64_t span = rng_geometric(rng, mc->span_probability);
+    int64_t span = bertc_rng_geometric(rng, mc->span_probability);
     if (span > mc->max_span_length_cap)
         span = mc->max_span_length_cap;
     return span < 1 ? 1 : span;
 }
 
-int span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
+int bertc_span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
                   Rng *rng, Arena *scratch, int32_t *raw_mask, BertcError *err)
 {
-    SpanBertKeys keys = spanbert_keys(cfg);
+    SpanBertKeys keys = bertc_spanbert_keys(cfg);
     const SpanMaskingConfig *mc = &keys.masking;
     Candidates cand = find_candidates(cfg, tokens, kinds, l, scratch);
-    bool *covered = arena_calloc(scratch, (size_t)(l ? l : 1), sizeof(bool));
+    bool *covered = bertc_arena_calloc(scratch, (size_t)(l ? l : 1), sizeof(bool));
     /* floor in double, as Python's int(masking_budget * l) */
     int64_t budget = (int64_t)(mc->masking_budget * (double)l);
     if (budget > 0 && cand.n == 0)
@@ -77,7 +77,7 @@ int span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *k
                                 "of the budget unspent: no candidate can start a span",
                                 draws, (long long)budget);
         int64_t span = draw_span_length(mc, rng);
-        int64_t src = rng_randint(rng, 0, cand.n - 1);      /* draw 2, always drawn */
+        int64_t src = bertc_rng_randint(rng, 0, cand.n - 1);      /* draw 2, always drawn */
         if (span > budget) {
             if (budget >= 5)
                 continue;
@@ -101,7 +101,7 @@ int span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *k
 /* SpanCollator.get_mask_tokens: never predict a special token or padding. */
 static bool is_special(const BertConfig *cfg, int32_t id)
 {
-    SpanBertKeys keys = spanbert_keys(cfg);
+    SpanBertKeys keys = bertc_spanbert_keys(cfg);
     const SpanMaskingConfig *mc = &keys.masking;
     if (id == cfg->pad_token_id || id == cfg->unk_token_id || id == cfg->mask_token_id ||
         is_cls_or_sep(cfg, id))
@@ -124,20 +124,20 @@ static void apply_mask(const BertConfig *cfg, const ITensor *ids, SpanMasking *o
     }
 }
 
-int span_masking_rng(const BertConfig *cfg, const ITensor *original_input_ids,
+int bertc_span_masking_rng(const BertConfig *cfg, const ITensor *original_input_ids,
                      const ITensor *token_kinds, const ITensor *lengths, Rng *rng,
                      Arena *arena, SpanMasking *out, BertcError *err)
 {
     int64_t B = original_input_ids->shape[0], S = original_input_ids->shape[1];
     const int64_t *bs = original_input_ids->shape;
-    out->raw_mask_labels = itensor_new(arena, 2, bs);        /* padding stays 0 */
-    out->mask_labels = itensor_new(arena, 2, bs);
-    out->input_ids = itensor_new(arena, 2, bs);
-    out->labels = itensor_new(arena, 2, bs);
+    out->raw_mask_labels = bertc_itensor_new(arena, 2, bs);        /* padding stays 0 */
+    out->mask_labels = bertc_itensor_new(arena, 2, bs);
+    out->input_ids = bertc_itensor_new(arena, 2, bs);
+    out->labels = bertc_itensor_new(arena, 2, bs);
     for (int64_t b = 0; b < B; b++) {
         const int32_t *row = original_input_ids->data + b * S;
         BertcError why;
-        if (span_mask_row(cfg, row, token_kinds->data + b * S, lengths->data[b], rng, arena,
+        if (bertc_span_mask_row(cfg, row, token_kinds->data + b * S, lengths->data[b], rng, arena,
                           out->raw_mask_labels.data + b * S, &why) != 0)
             return bertc_errorf(err, "span masking of row %lld (length %d): %s", (long long)b,
                                 (int)lengths->data[b], why.msg);
@@ -146,11 +146,11 @@ int span_masking_rng(const BertConfig *cfg, const ITensor *original_input_ids,
     return 0;
 }
 
-int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
+int bertc_span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
                  const ITensor *token_kinds, const ITensor *lengths, Arena *arena,
                  SpanMasking *out, BertcError *err)
 {
-    Rng rng = rng_seed(spanbert_keys(cfg).masking.seed);
-    return span_masking_rng(cfg, original_input_ids, token_kinds, lengths, &rng, arena, out,
+    Rng rng = bertc_rng_seed(bertc_spanbert_keys(cfg).masking.seed);
+    return bertc_span_masking_rng(cfg, original_input_ids, token_kinds, lengths, &rng, arena, out,
                             err);
 }

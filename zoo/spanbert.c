@@ -58,10 +58,10 @@ static const ConfigKey spanbert_keys_table[] = {
      .kind = CONFIG_TOKEN_IDS, .doc = "more ids never masked"},
 };
 
-SpanBertKeys spanbert_keys(const BertConfig *cfg)
+SpanBertKeys bertc_spanbert_keys(const BertConfig *cfg)
 {
     SpanBertKeys k;
-    model_keys(cfg, &k, sizeof k);
+    bertc_model_keys(cfg, &k, sizeof k);
     return k;
 }
 
@@ -101,38 +101,38 @@ typedef struct SpanBert {
  * then given `bias`, so it prints as bias=True. */
 static void sbo_head_init(SBOHead *h, Registry *r, const BertConfig *cfg)
 {
-    int64_t H = cfg->hidden_size, I = spanbert_keys(cfg).sbo_dim_ffn, V = cfg->vocab_size;
-    float eps = spanbert_keys(cfg).sbo_layer_norm_eps;
-    nn_push(r, "sbo_head", "SBOHead", false);
-    h->bias = nn_param(r, "bias", 1, &V, INIT_ZEROS);
-    linear_init(&h->projector, r, "projector", H, 3 * H, false);
-    embedding_init(&h->span_pos_emb, r, "span_pos_emb", 3 * (int64_t)spanbert_keys(cfg).sbo_max_span_length,
+    int64_t H = cfg->hidden_size, I = bertc_spanbert_keys(cfg).sbo_dim_ffn, V = cfg->vocab_size;
+    float eps = bertc_spanbert_keys(cfg).sbo_layer_norm_eps;
+    bertc_nn_push(r, "sbo_head", "SBOHead", false);
+    h->bias = bertc_nn_param(r, "bias", 1, &V, INIT_ZEROS);
+    bertc_linear_init(&h->projector, r, "projector", H, 3 * H, false);
+    bertc_embedding_init(&h->span_pos_emb, r, "span_pos_emb", 3 * (int64_t)bertc_spanbert_keys(cfg).sbo_max_span_length,
                    H, -1);
-    nn_push(r, "head", "Sequential", false);
-    linear_init(&h->head0, r, "0", 3 * H, I, true);
-    nn_leaf(r, "1", "GELU(approximate='none')");
-    layernorm_init(&h->head2, r, "2", I, eps);
-    linear_init(&h->head3, r, "3", I, H, false);
-    nn_leaf(r, "4", "GELU(approximate='none')");
-    layernorm_init(&h->head5, r, "5", H, eps);
-    nn_pop(r);
-    nn_push(r, "classifier", nn_format(r, "Linear(in_features=%lld, out_features=%lld, "
+    bertc_nn_push(r, "head", "Sequential", false);
+    bertc_linear_init(&h->head0, r, "0", 3 * H, I, true);
+    bertc_nn_leaf(r, "1", "GELU(approximate='none')");
+    bertc_layernorm_init(&h->head2, r, "2", I, eps);
+    bertc_linear_init(&h->head3, r, "3", I, H, false);
+    bertc_nn_leaf(r, "4", "GELU(approximate='none')");
+    bertc_layernorm_init(&h->head5, r, "5", H, eps);
+    bertc_nn_pop(r);
+    bertc_nn_push(r, "classifier", bertc_nn_format(r, "Linear(in_features=%lld, out_features=%lld, "
                                        "bias=True)", (long long)H, (long long)V), true);
     int64_t vh[2] = {V, H};
-    h->classifier = nn_param(r, "weight", 2, vh, INIT_NORMAL);
-    nn_tie(r, "sbo_head.classifier.bias", h->bias);
-    nn_pop(r);
-    nn_pop(r);
+    h->classifier = bertc_nn_param(r, "weight", 2, vh, INIT_NORMAL);
+    bertc_nn_tie(r, "sbo_head.classifier.bias", h->bias);
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
 }
 
 static void *spanbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
     (void)err;
-    SpanBert *m = arena_calloc(r->arena, 1, sizeof *m);
-    nn_push(r, "bert", "BertModel", false);
-    bert_model_init(&m->bert, r, cfg, BERT_HF, false);
-    nn_pop(r);
-    bert_lm_head_init(&m->mlm, r, cfg, m->bert.word.weight);
+    SpanBert *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
+    bertc_nn_push(r, "bert", "BertModel", false);
+    bertc_bert_model_init(&m->bert, r, cfg, BERT_HF, false);
+    bertc_nn_pop(r);
+    bertc_bert_lm_head_init(&m->mlm, r, cfg, m->bert.word.weight);
     sbo_head_init(&m->sbo, r, cfg);
     return m;
 }
@@ -187,10 +187,10 @@ static int find_spans(const Batch *in, const ITensor *mask_labels, int64_t max_l
 {
     int64_t B = mask_labels->shape[0], S = mask_labels->shape[1], BS = B * S;
     sp->n = 0;
-    sp->left = itensor_new(a, 1, &BS);     /* G <= B·S; the views below shrink to G */
-    sp->right = itensor_new(a, 1, &BS);
-    sp->offset = itensor_new(a, 1, &BS);
-    sp->rows = itensor_new(a, 1, &BS);
+    sp->left = bertc_itensor_new(a, 1, &BS);     /* G <= B·S; the views below shrink to G */
+    sp->right = bertc_itensor_new(a, 1, &BS);
+    sp->offset = bertc_itensor_new(a, 1, &BS);
+    sp->rows = bertc_itensor_new(a, 1, &BS);
     for (int64_t i = 0; i < BS; i++)
         sp->rows.data[i] = (int32_t)i;
     for (int64_t b = 0; b < B; b++) {
@@ -206,9 +206,9 @@ static int find_spans(const Batch *in, const ITensor *mask_labels, int64_t max_l
             s = e;
         }
     }
-    sp->left = itensor_view(sp->left.data, 1, &sp->n);
-    sp->right = itensor_view(sp->right.data, 1, &sp->n);
-    sp->offset = itensor_view(sp->offset.data, 1, &sp->n);
+    sp->left = bertc_itensor_view(sp->left.data, 1, &sp->n);
+    sp->right = bertc_itensor_view(sp->right.data, 1, &sp->n);
+    sp->offset = bertc_itensor_view(sp->offset.data, 1, &sp->n);
     return 0;
 }
 
@@ -219,23 +219,23 @@ static Var *sbo_head_forward(Graph *g, const SBOHead *h, Var *x, const SpanPosit
 {
     int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
     int64_t flat[2] = {B * S, H};
-    Var *xf = ag_reshape(g, x, 2, flat);                             /* (B·S, H) */
-    Var *hid = ag_linear(g, xf, h->projector.weight, NULL);          /* (B·S, 3H) */
+    Var *xf = bertc_ag_reshape(g, x, 2, flat);                             /* (B·S, H) */
+    Var *hid = bertc_ag_linear(g, xf, h->projector.weight, NULL);          /* (B·S, 3H) */
     if (sp->n > 0) {
         Var *parts[3] = {
-            ag_index_select(g, xf, 0, &sp->left),                    /* x_{s-1}   (G, H) */
-            embedding_forward(g, &h->span_pos_emb, &sp->offset),     /* p_{i-s+1} (G, H) */
-            ag_index_select(g, xf, 0, &sp->right),                   /* x_{e+1}   (G, H) */
+            bertc_ag_index_select(g, xf, 0, &sp->left),                    /* x_{s-1}   (G, H) */
+            bertc_embedding_forward(g, &h->span_pos_emb, &sp->offset),     /* p_{i-s+1} (G, H) */
+            bertc_ag_index_select(g, xf, 0, &sp->right),                   /* x_{e+1}   (G, H) */
         };
-        Var *rows[2] = {hid, ag_concat(g, parts, 3, 1)};             /* h_0 (G, 3H) */
-        hid = ag_index_select(g, ag_concat(g, rows, 2, 0), 0, &sp->rows);  /* (B·S, 3H) */
+        Var *rows[2] = {hid, bertc_ag_concat(g, parts, 3, 1)};             /* h_0 (G, 3H) */
+        hid = bertc_ag_index_select(g, bertc_ag_concat(g, rows, 2, 0), 0, &sp->rows);  /* (B·S, 3H) */
     }
     /* nn.GELU(): erf form; LayerNorm eps sbo_layer_norm_eps */
-    Var *z = layernorm_forward(g, &h->head2, ag_gelu(g, linear_forward(g, &h->head0, hid)));
-    z = layernorm_forward(g, &h->head5, ag_gelu(g, linear_forward(g, &h->head3, z)));
-    Var *logits = ag_linear(g, z, h->classifier, h->bias);           /* (B·S, V) */
+    Var *z = bertc_layernorm_forward(g, &h->head2, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head0, hid)));
+    z = bertc_layernorm_forward(g, &h->head5, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head3, z)));
+    Var *logits = bertc_ag_linear(g, z, h->classifier, h->bias);           /* (B·S, V) */
     int64_t bsv[3] = {B, S, h->bias->value.shape[0]};
-    return ag_reshape(g, logits, 3, bsv);
+    return bertc_ag_reshape(g, logits, 3, bsv);
 }
 
 /* ---- inputs ------------------------------------------------------------ */
@@ -245,7 +245,7 @@ static Var *sbo_head_forward(Graph *g, const SBOHead *h, Var *x, const SpanPosit
 static int read_labels(const BertConfig *cfg, const Batch *in, const int64_t *bs, ITensor *labels,
                        BertcError *err)
 {
-    if (batch_ids(in, "labels", 2, bs, labels, err) != 0)
+    if (bertc_batch_ids(in, "labels", 2, bs, labels, err) != 0)
         return -1;
     for (int64_t i = 0; i < labels->numel; i++) {
         int32_t v = labels->data[i];
@@ -262,16 +262,16 @@ static int read_labels(const BertConfig *cfg, const Batch *in, const int64_t *bs
 static Var *token_loss(Graph *g, Var *logits, const ITensor *labels)
 {
     int64_t n = labels->numel, flat[2] = {n, logits->value.shape[2]};
-    ITensor target = itensor_view(labels->data, 1, &n);
-    return ag_cross_entropy(g, ag_reshape(g, logits, 2, flat), &target, -100);
+    ITensor target = bertc_itensor_view(labels->data, 1, &n);
+    return bertc_ag_cross_entropy(g, bertc_ag_reshape(g, logits, 2, flat), &target, -100);
 }
 
 /* ---- the span masking test vectors (SPEC §6.7.2) ----------------------- */
 
 static bool has_masking_inputs(const Batch *in)
 {
-    return batch_find(in, "masking.original_input_ids") || batch_find(in, "masking.token_kinds")
-        || batch_find(in, "masking.lengths");
+    return bertc_batch_find(in, "masking.original_input_ids") || bertc_batch_find(in, "masking.token_kinds")
+        || bertc_batch_find(in, "masking.lengths");
 }
 
 /* token kinds: -1 padding, 0 word start, 1 continuation, 2 excluded. */
@@ -303,27 +303,27 @@ static int run_masking(const BertConfig *cfg, Graph *g, const Batch *in, Outputs
 {
     int64_t any2[2] = {-1, -1};
     ITensor ids, kinds, lengths;
-    if (!spanbert_keys(cfg).masking.present)
+    if (!bertc_spanbert_keys(cfg).masking.present)
         return bertc_errorf(err, "%s: the masking.* inputs need a \"masking\" object (with its "
                             "\"seed\") in config.json", in->source);
-    if (batch_ids(in, "masking.original_input_ids", 2, any2, &ids, err) != 0 ||
-        batch_check_range(in, "masking.original_input_ids", &ids, 0, cfg->vocab_size,
+    if (bertc_batch_ids(in, "masking.original_input_ids", 2, any2, &ids, err) != 0 ||
+        bertc_batch_check_range(in, "masking.original_input_ids", &ids, 0, cfg->vocab_size,
                           "vocab_size", err) != 0 ||
-        batch_ids(in, "masking.token_kinds", 2, ids.shape, &kinds, err) != 0 ||
+        bertc_batch_ids(in, "masking.token_kinds", 2, ids.shape, &kinds, err) != 0 ||
         check_kinds(in, &kinds, err) != 0 ||
-        batch_ids(in, "masking.lengths", 1, ids.shape, &lengths, err) != 0 ||
+        bertc_batch_ids(in, "masking.lengths", 1, ids.shape, &lengths, err) != 0 ||
         check_lengths(in, &lengths, ids.shape[1], err) != 0)
         return -1;
     SpanMasking m;
-    if (span_masking(cfg, &ids, &kinds, &lengths, g->step, &m, err) != 0) {
+    if (bertc_span_masking(cfg, &ids, &kinds, &lengths, g->step, &m, err) != 0) {
         char why[BERTC_ERROR_LEN];
         snprintf(why, sizeof why, "%s", err ? err->msg : "");
         return bertc_errorf(err, "%s: %s", in->source, why);   /* name the inputs file */
     }
-    outputs_put_ids(out, g, m.raw_mask_labels, "masking.raw_mask_labels");
-    outputs_put_ids(out, g, m.mask_labels, "masking.mask_labels");
-    outputs_put_ids(out, g, m.input_ids, "masking.input_ids");
-    outputs_put_ids(out, g, m.labels, "masking.labels");
+    bertc_outputs_put_ids(out, g, m.raw_mask_labels, "masking.raw_mask_labels");
+    bertc_outputs_put_ids(out, g, m.mask_labels, "masking.mask_labels");
+    bertc_outputs_put_ids(out, g, m.input_ids, "masking.input_ids");
+    bertc_outputs_put_ids(out, g, m.labels, "masking.labels");
     return 0;
 }
 
@@ -336,17 +336,17 @@ static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInp
                        SpanPositions *sp, ITensor *labels, BertcError *err)
 {
     ITensor mask_labels;
-    if (bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", x,
+    if (bertc_bert_read_inputs(cfg, g, in, "input_ids", "attention_mask", "token_type_ids", x,
                          err) != 0)
         return -1;
     int64_t bs[2] = {x->B, x->S};
-    if (batch_ids(in, "mask_labels", 2, bs, &mask_labels, err) != 0 ||
-        batch_check_binary(in, "mask_labels", &mask_labels, err) != 0 ||
-        find_spans(in, &mask_labels, 3 * (int64_t)spanbert_keys(cfg).sbo_max_span_length, g->step, sp,
+    if (bertc_batch_ids(in, "mask_labels", 2, bs, &mask_labels, err) != 0 ||
+        bertc_batch_check_binary(in, "mask_labels", &mask_labels, err) != 0 ||
+        find_spans(in, &mask_labels, 3 * (int64_t)bertc_spanbert_keys(cfg).sbo_max_span_length, g->step, sp,
                    err) != 0)
         return -1;
     labels->data = NULL;
-    if (batch_find(in, "labels") && read_labels(cfg, in, bs, labels, err) != 0)
+    if (bertc_batch_find(in, "labels") && read_labels(cfg, in, bs, labels, err) != 0)
         return -1;
     return 0;
 }
@@ -362,18 +362,18 @@ static int spanbert_run(void *impl, const BertConfig *cfg, Graph *g, const Batch
         return -1;
     if (has_masking_inputs(in) && run_masking(cfg, g, in, out, err) != 0)
         return -1;
-    BertOutput r = bert_model_forward(g, &m->bert, &x);
-    Var *mlm_logits = bert_lm_head_forward(g, &m->mlm, r.last_hidden_state);   /* (B, S, V) */
+    BertOutput r = bertc_bert_model_forward(g, &m->bert, &x);
+    Var *mlm_logits = bertc_bert_lm_head_forward(g, &m->mlm, r.last_hidden_state);   /* (B, S, V) */
     Var *sbo_logits = sbo_head_forward(g, &m->sbo, r.last_hidden_state, &sp);  /* (B, S, V) */
-    outputs_put(out, g, mlm_logits, "mlm_logits");
-    outputs_put(out, g, sbo_logits, "sbo_logits");
-    bert_put_outputs(out, g, &m->bert, &r);
+    bertc_outputs_put(out, g, mlm_logits, "mlm_logits");
+    bertc_outputs_put(out, g, sbo_logits, "sbo_logits");
+    bertc_bert_put_outputs(out, g, &m->bert, &r);
     if (labels.data) {
         Var *mlm_loss = token_loss(g, mlm_logits, &labels);
         Var *sbo_loss = token_loss(g, sbo_logits, &labels);
-        outputs_put(out, g, mlm_loss, "mlm_loss");
-        outputs_put(out, g, sbo_loss, "sbo_loss");
-        outputs_put(out, g, ag_add(g, mlm_loss, sbo_loss), "loss");
+        bertc_outputs_put(out, g, mlm_loss, "mlm_loss");
+        bertc_outputs_put(out, g, sbo_loss, "sbo_loss");
+        bertc_outputs_put(out, g, bertc_ag_add(g, mlm_loss, sbo_loss), "loss");
     }
     return 0;
 }
@@ -395,7 +395,7 @@ static void unmask(SpanMasking *m, const ITensor *original, int64_t i)
  * loss is defined. */
 static void fit_spans(const BertConfig *cfg, const ITensor *original, SpanMasking *m)
 {
-    int64_t S = original->shape[1], max_len = 3 * (int64_t)spanbert_keys(cfg).sbo_max_span_length;
+    int64_t S = original->shape[1], max_len = 3 * (int64_t)bertc_spanbert_keys(cfg).sbo_max_span_length;
     int64_t run = 0, masked = 0;
     for (int64_t i = 0; i < original->numel; i++) {
         run = i % S && m->mask_labels.data[i] ? run + 1 : 0;
@@ -413,7 +413,7 @@ static void fit_spans(const BertConfig *cfg, const ITensor *original, SpanMaskin
 }
 
 /* Rows [CLS] w_1 .. w_{S-2} [SEP] of random words (every token a word
- * start), masked by span_masking_rng with the config's masking block
+ * start), masked by bertc_span_masking_rng with the config's masking block
  * (budget, span lengths) from rng: input_ids with [MASK]s, mask_labels and,
  * with labels, the original tokens at the masked positions. */
 static int spanbert_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int64_t S,
@@ -423,10 +423,10 @@ static int spanbert_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int
         return bertc_errorf(err, "random batch: SpanBertForPreTraining needs S >= 3 ([CLS], a "
                             "word, [SEP]), got S = %lld", (long long)S);
     int64_t bs[2] = {B, S};
-    ITensor unused, kinds = itensor_new(g->step, 2, bs), lengths = itensor_new(g->step, 1, &B);
-    random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
+    ITensor unused, kinds = bertc_itensor_new(g->step, 2, bs), lengths = bertc_itensor_new(g->step, 1, &B);
+    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
                        &unused);
-    ITensor original = batch_find(out, "input_ids")->ids;
+    ITensor original = bertc_batch_find(out, "input_ids")->ids;
     for (int64_t b = 0; b < B; b++) {
         original.data[b * S] = cfg->cls_token_id;
         original.data[b * S + S - 1] = cfg->sep_token_id;
@@ -435,13 +435,13 @@ static int spanbert_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int
     for (int64_t i = 0; i < B * S; i++)
         kinds.data[i] = TOKEN_WORD_START;
     SpanMasking m;
-    if (span_masking_rng(cfg, &original, &kinds, &lengths, rng, g->step, &m, err) != 0)
+    if (bertc_span_masking_rng(cfg, &original, &kinds, &lengths, rng, g->step, &m, err) != 0)
         return -1;
     fit_spans(cfg, &original, &m);
-    batch_put_ids(out, "input_ids", m.input_ids);
-    batch_put_ids(out, "mask_labels", m.mask_labels);
+    bertc_batch_put_ids(out, "input_ids", m.input_ids);
+    bertc_batch_put_ids(out, "mask_labels", m.mask_labels);
     if (labels)
-        batch_put_ids(out, "labels", m.labels);
+        bertc_batch_put_ids(out, "labels", m.labels);
     return 0;
 }
 
@@ -452,10 +452,10 @@ static int spanbert_batch_from_text(const Model *m, const Tokenizer *tok, const 
                                     BertcError *err)
 {
     TextBatch tb;
-    if (text_batch_encode(&m->cfg, tok, ex, n, max_len, 0, g, &tb, err) != 0)
+    if (bertc_text_batch_encode(&m->cfg, tok, ex, n, max_len, 0, g, &tb, err) != 0)
         return -1;
-    text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
-    batch_put_ids(out, "mask_labels", itensor_new(g->step, 2, tb.input_ids.shape));
+    bertc_text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
+    bertc_batch_put_ids(out, "mask_labels", bertc_itensor_new(g->step, 2, tb.input_ids.shape));
     return 0;
 }
 
@@ -483,17 +483,17 @@ static const OutputSpec spanbert_outputs[] = {
     {"loss", "()"},
 };
 
-const ModelArch arch_spanbert = {
+const ModelArch bertc_arch_spanbert = {
     .name = "SpanBertForPreTraining",
     .summary = "SpanBERT: masked spans and the Span Boundary Objective (Joshi et al. 2020)",
     .keys = spanbert_keys_table,
     .n_keys = sizeof spanbert_keys_table / sizeof spanbert_keys_table[0],
     .check_config = check_spanbert_keys,
-    .shared_inputs = bert_inputs,
+    .shared_inputs = bertc_bert_inputs,
     .n_shared_inputs = BERT_N_INPUTS,
     .inputs = spanbert_inputs,
     .n_inputs = sizeof spanbert_inputs / sizeof spanbert_inputs[0],
-    .shared_outputs = bert_outputs,
+    .shared_outputs = bertc_bert_outputs,
     .n_shared_outputs = BERT_N_OUTPUTS,
     .outputs = spanbert_outputs,
     .n_outputs = sizeof spanbert_outputs / sizeof spanbert_outputs[0],

@@ -61,7 +61,7 @@ static const ConfigKey sum_keys_table[] = {
 static SumKeys sum_keys(const BertConfig *cfg)
 {
     SumKeys k;
-    model_keys(cfg, &k, sizeof k);
+    bertc_model_keys(cfg, &k, sizeof k);
     return k;
 }
 
@@ -119,24 +119,24 @@ static void positional_encoding_fill(Var *pe)
 static void feed_forward_init(FeedForward *f, Registry *r, const BertConfig *cfg, float p)
 {
     int64_t H = cfg->hidden_size;
-    nn_push(r, "feed_forward", "PositionwiseFeedForward", false);
-    linear_init(&f->w_1, r, "w_1", H, sum_keys(cfg).ff_size, true);
-    linear_init(&f->w_2, r, "w_2", sum_keys(cfg).ff_size, H, true);
-    layernorm_init(&f->layer_norm, r, "layer_norm", H, sum_keys(cfg).inter_layer_norm_eps);
-    dropout_init(&f->dropout_1, r, "dropout_1", p);
-    dropout_init(&f->dropout_2, r, "dropout_2", p);
-    nn_pop(r);
+    bertc_nn_push(r, "feed_forward", "PositionwiseFeedForward", false);
+    bertc_linear_init(&f->w_1, r, "w_1", H, sum_keys(cfg).ff_size, true);
+    bertc_linear_init(&f->w_2, r, "w_2", sum_keys(cfg).ff_size, H, true);
+    bertc_layernorm_init(&f->layer_norm, r, "layer_norm", H, sum_keys(cfg).inter_layer_norm_eps);
+    bertc_dropout_init(&f->dropout_1, r, "dropout_1", p);
+    bertc_dropout_init(&f->dropout_2, r, "dropout_2", p);
+    bertc_nn_pop(r);
 }
 
 static void inter_layer_init(InterLayer *l, Registry *r, const BertConfig *cfg, int index,
                              float p)
 {
-    nn_push(r, nn_format(r, "%d", index), "TransformerEncoderLayer", false);
-    onmt_attention_init(&l->self_attn, r, "self_attn", cfg->hidden_size, sum_keys(cfg).heads, p);
+    bertc_nn_push(r, bertc_nn_format(r, "%d", index), "TransformerEncoderLayer", false);
+    bertc_onmt_attention_init(&l->self_attn, r, "self_attn", cfg->hidden_size, sum_keys(cfg).heads, p);
     feed_forward_init(&l->feed_forward, r, cfg, p);
-    layernorm_init(&l->layer_norm, r, "layer_norm", cfg->hidden_size, sum_keys(cfg).inter_layer_norm_eps);
-    dropout_init(&l->dropout, r, "dropout", p);
-    nn_pop(r);
+    bertc_layernorm_init(&l->layer_norm, r, "layer_norm", cfg->hidden_size, sum_keys(cfg).inter_layer_norm_eps);
+    bertc_dropout_init(&l->dropout, r, "dropout", p);
+    bertc_nn_pop(r);
 }
 
 /* encoder.*: the TransformerInterEncoder. Its dropout is BertSum's
@@ -146,36 +146,36 @@ static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg
 {
     int64_t H = cfg->hidden_size, pe_shape[3] = {1, sum_keys(cfg).pe_max_len, H};
     float p = cfg->hidden_dropout_prob;
-    const char *dropout_repr = nn_format(r, "Dropout(p=%g, inplace=False)", (double)p);
-    nn_push(r, "encoder", "TransformerInterEncoder", false);
-    nn_push(r, "pos_emb", "PositionalEncoding", false);
-    m->pe = nn_buffer(r, "pe", 3, pe_shape);
-    if (!r->dry_run)   /* a dry run (model_size) only counts it */
+    const char *dropout_repr = bertc_nn_format(r, "Dropout(p=%g, inplace=False)", (double)p);
+    bertc_nn_push(r, "encoder", "TransformerInterEncoder", false);
+    bertc_nn_push(r, "pos_emb", "PositionalEncoding", false);
+    m->pe = bertc_nn_buffer(r, "pe", 3, pe_shape);
+    if (!r->dry_run)   /* a dry run (bertc_model_size) only counts it */
         positional_encoding_fill(m->pe);
-    nn_leaf(r, "dropout", dropout_repr);   /* the encoder adds pe itself, undropped */
-    nn_pop(r);
-    nn_push(r, "transformer_inter", "ModuleList", false);
+    bertc_nn_leaf(r, "dropout", dropout_repr);   /* the encoder adds pe itself, undropped */
+    bertc_nn_pop(r);
+    bertc_nn_push(r, "transformer_inter", "ModuleList", false);
     m->n_inter = sum_keys(cfg).inter_layers;
-    m->inter = arena_calloc(r->arena, (size_t)(m->n_inter ? m->n_inter : 1), sizeof(InterLayer));
+    m->inter = bertc_arena_calloc(r->arena, (size_t)(m->n_inter ? m->n_inter : 1), sizeof(InterLayer));
     for (int l = 0; l < m->n_inter; l++)
         inter_layer_init(&m->inter[l], r, cfg, l, p);
-    nn_pop(r);
-    nn_leaf(r, "dropout", dropout_repr);   /* unused by TransformerInterEncoder.forward */
-    layernorm_init(&m->layer_norm, r, "layer_norm", H, sum_keys(cfg).inter_layer_norm_eps);
-    linear_init(&m->wo, r, "wo", H, 1, true);
-    nn_leaf(r, "sigmoid", "Sigmoid()");
-    nn_pop(r);
+    bertc_nn_pop(r);
+    bertc_nn_leaf(r, "dropout", dropout_repr);   /* unused by TransformerInterEncoder.forward */
+    bertc_layernorm_init(&m->layer_norm, r, "layer_norm", H, sum_keys(cfg).inter_layer_norm_eps);
+    bertc_linear_init(&m->wo, r, "wo", H, 1, true);
+    bertc_nn_leaf(r, "sigmoid", "Sigmoid()");
+    bertc_nn_pop(r);
 }
 
 static void *summarizer_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
     (void)err;   /* nn/config.c has checked heads | hidden_size and the sizes */
-    Summarizer *m = arena_calloc(r->arena, 1, sizeof *m);
-    nn_push(r, "bert", "Bert", false);
-    nn_push(r, "model", "BertModel", false);
-    bert_model_init(&m->bert, r, cfg, BERT_PPB, true);   /* the pooler is never used */
-    nn_pop(r);
-    nn_pop(r);
+    Summarizer *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
+    bertc_nn_push(r, "bert", "Bert", false);
+    bertc_nn_push(r, "model", "BertModel", false);
+    bertc_bert_model_init(&m->bert, r, cfg, BERT_PPB, true);   /* the pooler is never used */
+    bertc_nn_pop(r);
+    bertc_nn_pop(r);
     inter_encoder_init(m, r, cfg);
     return m;
 }
@@ -194,7 +194,7 @@ static int require_inputs(const Batch *in, BertcError *err)
 {
     static const char *const names[] = {"src", "segs", "clss", "mask", "mask_cls"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!batch_find(in, names[i]))
+        if (!bertc_batch_find(in, names[i]))
             return bertc_errorf(err, "%s: missing input tensor '%s' (Summarizer needs src, "
                                 "segs, clss, mask, mask_cls and, for a loss, labels)",
                                 in->source, names[i]);
@@ -206,7 +206,7 @@ static int read_sentences(const BertConfig *cfg, const Batch *in, const BertInpu
                           SentenceInputs *s, BertcError *err)
 {
     int64_t b_any[2] = {x->B, -1};
-    if (batch_ids(in, "clss", 2, b_any, &s->clss, err) != 0)
+    if (bertc_batch_ids(in, "clss", 2, b_any, &s->clss, err) != 0)
         return -1;
     s->N = s->clss.shape[1];
     if (s->N < 1)
@@ -216,17 +216,17 @@ static int read_sentences(const BertConfig *cfg, const Batch *in, const BertInpu
         return bertc_errorf(err, "%s: 'clss' has N = %lld sentences, more than pe_max_len %d "
                             "(the rows of encoder.pos_emb.pe)", in->source, (long long)s->N,
                             sum_keys(cfg).pe_max_len);
-    if (batch_check_range(in, "clss", &s->clss, 0, x->S, "the sequence length S", err) != 0)
+    if (bertc_batch_check_range(in, "clss", &s->clss, 0, x->S, "the sequence length S", err) != 0)
         return -1;
     int64_t bn[2] = {x->B, s->N};
-    if (batch_ids(in, "mask_cls", 2, bn, &s->mask_cls, err) != 0 ||
-        batch_check_binary(in, "mask_cls", &s->mask_cls, err) != 0)
+    if (bertc_batch_ids(in, "mask_cls", 2, bn, &s->mask_cls, err) != 0 ||
+        bertc_batch_check_binary(in, "mask_cls", &s->mask_cls, err) != 0)
         return -1;
     s->labels.numel = 0;
-    if (!batch_find(in, "labels"))
+    if (!bertc_batch_find(in, "labels"))
         return 0;
-    if (batch_ids(in, "labels", 2, bn, &s->labels, err) != 0 ||
-        batch_check_binary(in, "labels", &s->labels, err) != 0)
+    if (bertc_batch_ids(in, "labels", 2, bn, &s->labels, err) != 0 ||
+        bertc_batch_check_binary(in, "labels", &s->labels, err) != 0)
         return -1;
     return 0;
 }
@@ -239,19 +239,19 @@ static Var *gather_sentences(Graph *g, Var *top_vec, const ITensor *clss)
 {
     int64_t B = top_vec->value.shape[0], S = top_vec->value.shape[1];
     int64_t H = top_vec->value.shape[2], N = clss->shape[1], BN = B * N;
-    ITensor rows = itensor_new(g->step, 1, &BN);
+    ITensor rows = bertc_itensor_new(g->step, 1, &BN);
     for (int64_t i = 0; i < BN; i++)
         rows.data[i] = (int32_t)((i / N) * S + clss->data[i]);
     int64_t flat[2] = {B * S, H}, bnh[3] = {B, N, H};
-    Var *picked = ag_index_select(g, ag_reshape(g, top_vec, 2, flat), 0, &rows);
-    return ag_reshape(g, picked, 3, bnh);
+    Var *picked = bertc_ag_index_select(g, bertc_ag_reshape(g, top_vec, 2, flat), 0, &rows);
+    return bertc_ag_reshape(g, picked, 3, bnh);
 }
 
 /* mask_cls as floats (B, N, 1), to broadcast over H. */
 static Var *mask_cls_var(Graph *g, const ITensor *mask_cls)
 {
     int64_t shape[3] = {mask_cls->shape[0], mask_cls->shape[1], 1};
-    Var *m = ag_tensor(g, 3, shape, false);
+    Var *m = bertc_ag_tensor(g, 3, shape, false);
     for (int64_t i = 0; i < mask_cls->numel; i++)
         m->value.data[i] = (float)mask_cls->data[i];
     return m;
@@ -261,7 +261,7 @@ static Var *mask_cls_var(Graph *g, const ITensor *mask_cls)
 static ITensor key_padding(Graph *g, const ITensor *mask_cls)
 {
     int64_t shape[4] = {mask_cls->shape[0], 1, 1, mask_cls->shape[1]};
-    ITensor pad = itensor_new(g->step, 4, shape);
+    ITensor pad = bertc_itensor_new(g->step, 4, shape);
     for (int64_t i = 0; i < mask_cls->numel; i++)
         pad.data[i] = mask_cls->data[i] == 0;
     return pad;
@@ -270,10 +270,10 @@ static ITensor key_padding(Graph *g, const ITensor *mask_cls)
 /* FFN with its residual: x + W_2 gelu_tanh(W_1 LN(x)). (B, N, H) */
 static Var *feed_forward(Graph *g, const FeedForward *f, Var *x)
 {
-    Var *x_norm = layernorm_forward(g, &f->layer_norm, x);
-    Var *inter = ag_gelu_tanh(g, linear_forward(g, &f->w_1, x_norm));            /* (B, N, ff) */
-    Var *out = linear_forward(g, &f->w_2, dropout_forward(g, &f->dropout_1, inter));
-    return ag_add(g, dropout_forward(g, &f->dropout_2, out), x);
+    Var *x_norm = bertc_layernorm_forward(g, &f->layer_norm, x);
+    Var *inter = bertc_ag_gelu_tanh(g, bertc_linear_forward(g, &f->w_1, x_norm));            /* (B, N, ff) */
+    Var *out = bertc_linear_forward(g, &f->w_2, bertc_dropout_forward(g, &f->dropout_1, inter));
+    return bertc_ag_add(g, bertc_dropout_forward(g, &f->dropout_2, out), x);
 }
 
 /* One inter-sentence layer (h^(l-1) -> h^l). Layer 0 attends over x itself:
@@ -281,10 +281,10 @@ static Var *feed_forward(Graph *g, const FeedForward *f, Var *x)
 static Var *inter_layer_forward(Graph *g, const InterLayer *l, int index, Var *x,
                                 const ITensor *key_pad)
 {
-    Var *x_norm = index == 0 ? x : layernorm_forward(g, &l->layer_norm, x);
-    Var *context = onmt_attention_forward(g, &l->self_attn, x_norm, x_norm, x_norm, key_pad,
+    Var *x_norm = index == 0 ? x : bertc_layernorm_forward(g, &l->layer_norm, x);
+    Var *context = bertc_onmt_attention_forward(g, &l->self_attn, x_norm, x_norm, x_norm, key_pad,
                                           NULL);
-    Var *out = ag_add(g, dropout_forward(g, &l->dropout, context), x);            /* h~^l */
+    Var *out = bertc_ag_add(g, bertc_dropout_forward(g, &l->dropout, context), x);            /* h~^l */
     return feed_forward(g, &l->feed_forward, out);
 }
 
@@ -293,26 +293,26 @@ static Var *inter_encoder_forward(Graph *g, const Summarizer *m, Var *sents_vec,
                                   const ITensor *key_pad)
 {
     int64_t B = sents_vec->value.shape[0], N = sents_vec->value.shape[1];
-    Var *pos_emb = ag_slice(g, m->pe, 1, 0, N);                         /* (1, N, H) */
-    Var *x = ag_add(g, ag_mul(g, sents_vec, mask), pos_emb);           /* h^0 */
+    Var *pos_emb = bertc_ag_slice(g, m->pe, 1, 0, N);                         /* (1, N, H) */
+    Var *x = bertc_ag_add(g, bertc_ag_mul(g, sents_vec, mask), pos_emb);           /* h^0 */
     for (int l = 0; l < m->n_inter; l++)
         x = inter_layer_forward(g, &m->inter[l], l, x, key_pad);
-    Var *logit = linear_forward(g, &m->wo, layernorm_forward(g, &m->layer_norm, x)); /* (B, N, 1) */
+    Var *logit = bertc_linear_forward(g, &m->wo, bertc_layernorm_forward(g, &m->layer_norm, x)); /* (B, N, 1) */
     int64_t bn[2] = {B, N};
-    return ag_reshape(g, ag_mul(g, ag_sigmoid(g, logit), mask), 2, bn);  /* Y^ */
+    return bertc_ag_reshape(g, bertc_ag_mul(g, bertc_ag_sigmoid(g, logit), mask), 2, bn);  /* Y^ */
 }
 
 /* loss = Σ_{b,n} mask_cls · BCE(sent_scores, labels), BCE's logs clamped at
  * −100 (torch.nn.BCELoss). A padded sentence has sent_scores exactly 0, so
  * its term mask_cls·BCE(0, y) = 0 equals BCE(0, 0) = 0, also in the gradient
  * ((0 − 0)/max(0, 1e-12) = 0): the mask is applied to the labels and the
- * sum taken by ag_bce. */
+ * sum taken by bertc_ag_bce. */
 static Var *summarizer_loss(Graph *g, Var *sent_scores, const SentenceInputs *s)
 {
-    Tensor y = tensor_empty(g->step, 2, s->labels.shape);
+    Tensor y = bertc_tensor_empty(g->step, 2, s->labels.shape);
     for (int64_t i = 0; i < y.numel; i++)
         y.data[i] = (float)(s->labels.data[i] * s->mask_cls.data[i]);
-    return ag_bce(g, sent_scores, &y, true);
+    return bertc_ag_bce(g, sent_scores, &y, true);
 }
 
 static int summarizer_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
@@ -322,21 +322,21 @@ static int summarizer_run(void *impl, const BertConfig *cfg, Graph *g, const Bat
     BertInputs x;
     SentenceInputs s;
     if (require_inputs(in, err) != 0 ||
-        bert_read_inputs(cfg, g, in, "src", "mask", "segs", &x, err) != 0 ||
+        bertc_bert_read_inputs(cfg, g, in, "src", "mask", "segs", &x, err) != 0 ||
         read_sentences(cfg, in, &x, &s, err) != 0)
         return -1;
-    BertOutput r = bert_model_forward(g, &m->bert, &x);
+    BertOutput r = bertc_bert_model_forward(g, &m->bert, &x);
     Var *top_vec = r.last_hidden_state;                                 /* (B, S, H) */
     Var *mask = mask_cls_var(g, &s.mask_cls);                           /* (B, N, 1) */
     ITensor key_pad = key_padding(g, &s.mask_cls);
-    Var *sents_vec = ag_mul(g, gather_sentences(g, top_vec, &s.clss), mask);   /* (B, N, H) */
+    Var *sents_vec = bertc_ag_mul(g, gather_sentences(g, top_vec, &s.clss), mask);   /* (B, N, H) */
     Var *sent_scores = inter_encoder_forward(g, m, sents_vec, mask, &key_pad); /* (B, N) */
-    outputs_put(out, g, top_vec, "top_vec");
-    outputs_put(out, g, sents_vec, "sents_vec");
-    outputs_put(out, g, sent_scores, "sent_scores");
-    bert_put_attention(out, g, &m->bert, &r);
+    bertc_outputs_put(out, g, top_vec, "top_vec");
+    bertc_outputs_put(out, g, sents_vec, "sents_vec");
+    bertc_outputs_put(out, g, sent_scores, "sent_scores");
+    bertc_bert_put_attention(out, g, &m->bert, &r);
     if (s.labels.numel)
-        outputs_put(out, g, summarizer_loss(g, sent_scores, &s), "loss");
+        bertc_outputs_put(out, g, summarizer_loss(g, sent_scores, &s), "loss");
     return 0;
 }
 
@@ -357,10 +357,10 @@ static int summarizer_random_batch(const BertConfig *cfg, Graph *g, int64_t B, i
     int64_t N = (S + RANDOM_SENTENCE_TOKENS - 1) / RANDOM_SENTENCE_TOKENS;
     N = N < sum_keys(cfg).pe_max_len ? N : sum_keys(cfg).pe_max_len;
     int64_t bs[2] = {B, S}, bn[2] = {B, N};
-    ITensor unused, segs = itensor_new(g->step, 2, bs);
-    ITensor clss = itensor_new(g->step, 2, bn), mask_cls = itensor_new(g->step, 2, bn);
-    ITensor y = itensor_new(g->step, 2, bn);
-    random_bert_inputs(cfg, g, B, S, rng, "src", "mask", "segs", out, &unused);
+    ITensor unused, segs = bertc_itensor_new(g->step, 2, bs);
+    ITensor clss = bertc_itensor_new(g->step, 2, bn), mask_cls = bertc_itensor_new(g->step, 2, bn);
+    ITensor y = bertc_itensor_new(g->step, 2, bn);
+    bertc_random_bert_inputs(cfg, g, B, S, rng, "src", "mask", "segs", out, &unused);
     for (int64_t i = 0; i < B * S; i++) {
         int64_t sentence = (i % S) / RANDOM_SENTENCE_TOKENS;
         sentence = sentence < N ? sentence : N - 1;
@@ -369,13 +369,13 @@ static int summarizer_random_batch(const BertConfig *cfg, Graph *g, int64_t B, i
     for (int64_t i = 0; i < B * N; i++) {
         clss.data[i] = (int32_t)((i % N) * RANDOM_SENTENCE_TOKENS);
         mask_cls.data[i] = 1;
-        y.data[i] = rng_uniform(rng) < 0.5;
+        y.data[i] = bertc_rng_uniform(rng) < 0.5;
     }
-    batch_put_ids(out, "segs", segs);
-    batch_put_ids(out, "clss", clss);
-    batch_put_ids(out, "mask_cls", mask_cls);
+    bertc_batch_put_ids(out, "segs", segs);
+    bertc_batch_put_ids(out, "clss", clss);
+    bertc_batch_put_ids(out, "mask_cls", mask_cls);
     if (labels)
-        batch_put_ids(out, "labels", y);
+        bertc_batch_put_ids(out, "labels", y);
     return 0;
 }
 
@@ -408,13 +408,13 @@ static int encode_document(const BertConfig *cfg, const Tokenizer *tok, const Te
 {
     const char *const *sents;
     int n = example_sentences(ex, &sents), pe_max_len = sum_keys(cfg).pe_max_len;
-    d->ids = arena_alloc(g->step, sizeof(int32_t) * (size_t)limit);
-    d->segs = arena_alloc(g->step, sizeof(int32_t) * (size_t)limit);
-    d->clss = arena_alloc(g->step, sizeof(int32_t) * (size_t)n);
+    d->ids = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)limit);
+    d->segs = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)limit);
+    d->clss = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)n);
     d->S = d->n_sents = 0;
     for (int k = 0; k < n && d->n_sents < pe_max_len; k++) {
         Encoding e;
-        if (tokenizer_encode(tok, g->step, sents[k], strlen(sents[k]), NULL, 0,
+        if (bertc_tokenizer_encode(tok, g->step, sents[k], strlen(sents[k]), NULL, 0,
                              k == 0 ? limit : 0, false, &e, err) != 0)
             return -1;
         if (d->S + e.S > limit)
@@ -439,7 +439,7 @@ static int summarizer_batch_from_text(const Model *m, const Tokenizer *tok, cons
     if (n < 1 || limit < 2)
         return bertc_errorf(err, "no document to encode (%d examples, %d tokens each)", n,
                             (int)limit);
-    Document *docs = arena_alloc(g->step, sizeof(Document) * (size_t)n);
+    Document *docs = bertc_arena_alloc(g->step, sizeof(Document) * (size_t)n);
     int64_t S = 1, N = 1;
     for (int i = 0; i < n; i++) {
         if (encode_document(&m->cfg, tok, &ex[i], limit, g, &docs[i], err) != 0)
@@ -448,9 +448,9 @@ static int summarizer_batch_from_text(const Model *m, const Tokenizer *tok, cons
         N = docs[i].n_sents > N ? docs[i].n_sents : N;
     }
     int64_t bs[2] = {n, S}, bn[2] = {n, N};
-    ITensor src = itensor_new(g->step, 2, bs), segs = itensor_new(g->step, 2, bs);
-    ITensor mask = itensor_new(g->step, 2, bs);
-    ITensor clss = itensor_new(g->step, 2, bn), mask_cls = itensor_new(g->step, 2, bn);
+    ITensor src = bertc_itensor_new(g->step, 2, bs), segs = bertc_itensor_new(g->step, 2, bs);
+    ITensor mask = bertc_itensor_new(g->step, 2, bs);
+    ITensor clss = bertc_itensor_new(g->step, 2, bn), mask_cls = bertc_itensor_new(g->step, 2, bn);
     for (int i = 0; i < n; i++) {
         for (int64_t t = 0; t < S; t++) {
             bool real = t < docs[i].S;
@@ -463,11 +463,11 @@ static int summarizer_batch_from_text(const Model *m, const Tokenizer *tok, cons
             mask_cls.data[i * N + k] = 1;
         }
     }
-    batch_put_ids(out, "src", src);
-    batch_put_ids(out, "segs", segs);
-    batch_put_ids(out, "mask", mask);
-    batch_put_ids(out, "clss", clss);
-    batch_put_ids(out, "mask_cls", mask_cls);
+    bertc_batch_put_ids(out, "src", src);
+    bertc_batch_put_ids(out, "segs", segs);
+    bertc_batch_put_ids(out, "mask", mask);
+    bertc_batch_put_ids(out, "clss", clss);
+    bertc_batch_put_ids(out, "mask_cls", mask_cls);
     return 0;
 }
 
@@ -491,7 +491,7 @@ static const OutputSpec summarizer_outputs[] = {
     {"loss", "()"},
 };
 
-const ModelArch arch_summarizer = {
+const ModelArch bertc_arch_summarizer = {
     .name = "Summarizer",
     .summary = "BertSumExt: extractive summarization with an inter-sentence Transformer "
                "(Liu 2019)",

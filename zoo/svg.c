@@ -76,7 +76,7 @@ static void axes(FILE *f, const Plot *p)
             p->left + p->width / 2, p->top + p->height + 36);
 }
 
-int svg_loss_curve(const char *path, const TrainResult *res, const char *title,
+int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *title,
                    BertcError *err)
 {
     Plot p = {0, 1, 0, 1e-9, 60, 40, 520, 280};
@@ -140,7 +140,7 @@ static void labels(FILE *f, const char *const *tokens, int64_t S, int x, int y, 
     }
 }
 
-int svg_attention(const char *path, const float *probs, int64_t nh, int64_t S,
+int bertc_svg_attention(const char *path, const float *probs, int64_t nh, int64_t S,
                   const char *const *tokens, const char *title, BertcError *err)
 {
     if (nh < 1 || nh > SVG_MAX_HEADS || S < 1 || S > SVG_MAX_TOKENS)   /* sizes fit in int */

@@ -7,7 +7,7 @@
 #include "zoo/train.h"
 
 /* Train loss (and eval loss / metric where present) against the step. */
-int svg_loss_curve(const char *path, const TrainResult *res, const char *title,
+int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *title,
                    BertcError *err);
 
 /* One heat map per head: probs is (nh, S, S) for one sequence of one layer
@@ -16,7 +16,7 @@ int svg_loss_curve(const char *path, const TrainResult *res, const char *title,
  * tokens (an error otherwise). */
 #define SVG_MAX_HEADS 1024
 #define SVG_MAX_TOKENS 4096
-int svg_attention(const char *path, const float *probs, int64_t nh, int64_t S,
+int bertc_svg_attention(const char *path, const float *probs, int64_t nh, int64_t S,
                   const char *const *tokens, const char *title, BertcError *err);
 
 #endif

@@ -15,25 +15,25 @@ static int32_t length_limit(const BertConfig *cfg, int32_t max_len)
     return max_len > 0 && max_len < limit ? max_len : limit;
 }
 
-int text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
+int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
                       int32_t max_len, int32_t min_len, Graph *g, TextBatch *tb, BertcError *err)
 {
     if (n < 1)
         return bertc_errorf(err, "no text to encode: a batch needs at least one example");
     int32_t limit = length_limit(cfg, max_len);
-    tb->enc = arena_alloc(g->step, sizeof(Encoding) * (size_t)n);
+    tb->enc = bertc_arena_alloc(g->step, sizeof(Encoding) * (size_t)n);
     int64_t S = min_len;
     for (int i = 0; i < n; i++) {
         const char *a = ex[i].text ? ex[i].text : "", *b = ex[i].text_pair;
-        if (tokenizer_encode(tok, g->step, a, strlen(a), b, b ? strlen(b) : 0, limit, false,
+        if (bertc_tokenizer_encode(tok, g->step, a, strlen(a), b, b ? strlen(b) : 0, limit, false,
                              &tb->enc[i], err) != 0)
             return -1;
         S = tb->enc[i].S > S ? tb->enc[i].S : S;
     }
     int64_t shape[2] = {n, S};
-    tb->input_ids = itensor_new(g->step, 2, shape);         /* zeros: [PAD] is id 0 ... */
-    tb->attention_mask = itensor_new(g->step, 2, shape);
-    tb->token_type_ids = itensor_new(g->step, 2, shape);
+    tb->input_ids = bertc_itensor_new(g->step, 2, shape);         /* zeros: [PAD] is id 0 ... */
+    tb->attention_mask = bertc_itensor_new(g->step, 2, shape);
+    tb->token_type_ids = bertc_itensor_new(g->step, 2, shape);
     for (int i = 0; i < n; i++) {
         const Encoding *e = &tb->enc[i];
         for (int64_t t = 0; t < S; t++)   /* ... unless the vocab says otherwise */
@@ -44,21 +44,21 @@ int text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExa
     return 0;
 }
 
-void text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
+void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
                     Batch *out)
 {
-    batch_put_ids(out, ids, tb->input_ids);
-    batch_put_ids(out, mask, tb->attention_mask);
-    batch_put_ids(out, types, tb->token_type_ids);
+    bertc_batch_put_ids(out, ids, tb->input_ids);
+    bertc_batch_put_ids(out, mask, tb->attention_mask);
+    bertc_batch_put_ids(out, types, tb->token_type_ids);
 }
 
-int bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                          int32_t max_len, Graph *g, Batch *out, BertcError *err)
 {
     TextBatch tb;
-    if (text_batch_encode(&m->cfg, tok, ex, n, max_len, 0, g, &tb, err) != 0)
+    if (bertc_text_batch_encode(&m->cfg, tok, ex, n, max_len, 0, g, &tb, err) != 0)
         return -1;
-    text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
+    bertc_text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", out);
     return 0;
 }
 
@@ -79,7 +79,7 @@ static int from_text(void *ctx, BertcError *err)
                                        err);
 }
 
-int model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+int bertc_model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                           int32_t max_len, Graph *g, Batch *out, BertcError *err)
 {
     if (!m->arch->batch_from_text)

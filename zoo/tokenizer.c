@@ -53,8 +53,8 @@ static int32_t lookup_chars(const Tokenizer *t, const NormChar *c, int32_t n, bo
         buf[len++] = '#';
     }
     for (int32_t i = 0; i < n; i++)
-        len += (size_t)utf8_encode(c[i].cp, buf + len);
-    return tokenizer_id(t, buf, len);
+        len += (size_t)bertc_utf8_encode(c[i].cp, buf + len);
+    return bertc_tokenizer_id(t, buf, len);
 }
 
 /* One word of the basic tokenizer -> its pieces, or one [UNK] for all of it
@@ -88,11 +88,11 @@ static void wordpiece(const Tokenizer *t, Work *w, const NormChar *c, int32_t n)
  * empty (only marks) vanishes: it has no characters to make a token of. */
 static void flush_word(const Tokenizer *t, Work *w)
 {
-    int32_t m = basic_normalize_word(w->raw, w->raw_n, t->do_lower_case, w->tmp, w->norm);
+    int32_t m = bertc_basic_normalize_word(w->raw, w->raw_n, t->do_lower_case, w->tmp, w->norm);
     w->raw_n = 0;
     int32_t b = 0;
     for (int32_t i = 0; i < m; i++) {
-        if (!(uc_flags(w->norm[i].cp) & UC_PUNCT))
+        if (!(bertc_uc_flags(w->norm[i].cp) & UC_PUNCT))
             continue;
         if (i > b)
             wordpiece(t, w, w->norm + b, i - b);
@@ -152,7 +152,7 @@ static void tokenize_text(const Tokenizer *t, Work *w)
     for (int32_t i = 0; i < w->n;) {
         int32_t id, len = special_at(t, w, i, &id);
         uint32_t cp = w->cps[i];
-        unsigned f = uc_flags(cp);
+        unsigned f = bertc_uc_flags(cp);
         if (len > 0 || ends_word(f))
             flush_word(t, w);
         if (len > 0) {
@@ -181,7 +181,7 @@ static int32_t longest_word(const Work *w)
 {
     int32_t best = 0, run = 0;
     for (int32_t i = 0; i < w->n; i++) {
-        run = ends_word(uc_flags(w->cps[i])) ? 0 : run + 1;
+        run = ends_word(bertc_uc_flags(w->cps[i])) ? 0 : run + 1;
         best = run > best ? run : best;
     }
     return best > 0 ? best : 1;
@@ -194,10 +194,10 @@ static int decode_text(Work *w, Arena *a, const char *what, const char *s, size_
         return bertc_errorf(err, "%s: %zu bytes, more than a text may have", what, len);
     memset(w, 0, sizeof *w);
     w->s = s;
-    w->cps = arena_alloc(a, (len + 1) * sizeof *w->cps);
-    w->bpos = arena_alloc(a, (len + 1) * sizeof *w->bpos);
+    w->cps = bertc_arena_alloc(a, (len + 1) * sizeof *w->cps);
+    w->bpos = bertc_arena_alloc(a, (len + 1) * sizeof *w->bpos);
     for (size_t i = 0; i < len;) {
-        int k = utf8_decode((const uint8_t *)s, len, i, &w->cps[w->n]);
+        int k = bertc_utf8_decode((const uint8_t *)s, len, i, &w->cps[w->n]);
         if (k == 0)
             return bertc_errorf(err, "%s: invalid UTF-8 at byte %zu (0x%02x)", what, i,
                                 (uint8_t)s[i]);
@@ -206,10 +206,10 @@ static int decode_text(Work *w, Arena *a, const char *what, const char *s, size_
     }
     w->bpos[w->n] = (int32_t)len;
     int32_t W = longest_word(w);
-    w->raw = arena_alloc(a, (size_t)W * sizeof *w->raw);
-    w->tmp = arena_alloc(a, (size_t)W * UC_EXPAND_MAX * sizeof *w->tmp);
-    w->norm = arena_alloc(a, (size_t)W * UC_EXPAND_MAX * sizeof *w->norm);
-    w->pieces = arena_alloc(a, ((size_t)w->n * UC_EXPAND_MAX + 1) * sizeof *w->pieces);
+    w->raw = bertc_arena_alloc(a, (size_t)W * sizeof *w->raw);
+    w->tmp = bertc_arena_alloc(a, (size_t)W * UC_EXPAND_MAX * sizeof *w->tmp);
+    w->norm = bertc_arena_alloc(a, (size_t)W * UC_EXPAND_MAX * sizeof *w->norm);
+    w->pieces = bertc_arena_alloc(a, ((size_t)w->n * UC_EXPAND_MAX + 1) * sizeof *w->pieces);
     return 0;
 }
 
@@ -289,7 +289,7 @@ static void alloc_encoding(Encoding *e, Arena *a, int32_t S)
                            &e->end, &e->byte_start, &e->byte_end};
     e->S = S;
     for (int k = 0; k < 7; k++)
-        *arrays[k] = arena_alloc(a, ((size_t)S + 1) * sizeof(int32_t));
+        *arrays[k] = bertc_arena_alloc(a, ((size_t)S + 1) * sizeof(int32_t));
 }
 
 /* build_inputs_with_special_tokens + create_token_type_ids_from_sequences,
@@ -359,7 +359,7 @@ static int encode_call(void *ctx, BertcError *err)
 
 /* Under bertc_try: a text too long for the memory it needs (~290 bytes a
  * byte, zoo.h) is an error, not an abort. */
-int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
+int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err)
 {

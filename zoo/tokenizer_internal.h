@@ -27,26 +27,26 @@ typedef struct UcCccRun { uint32_t first, last; uint8_t ccc; } UcCccRun;
 #define UC_SEQ_MAX 4
 typedef struct UcMulti { uint32_t cp; uint8_t n; uint32_t seq[UC_SEQ_MAX]; } UcMulti;
 
-extern const char uc_unicode_version[];
-extern const UcClassRun uc_class[];
-extern const int uc_class_n;
-extern const UcLowerRun uc_lower[];
-extern const int uc_lower_n;
-extern const UcMulti uc_lower_multi[];
-extern const int uc_lower_multi_n;
-extern const UcCccRun uc_ccc[];
-extern const int uc_ccc_n;
-extern const UcMulti uc_decomp[];
-extern const int uc_decomp_n;
+extern const char bertc_uc_unicode_version[];
+extern const UcClassRun bertc_uc_class[];
+extern const int bertc_uc_class_n;
+extern const UcLowerRun bertc_uc_lower[];
+extern const int bertc_uc_lower_n;
+extern const UcMulti bertc_uc_lower_multi[];
+extern const int bertc_uc_lower_multi_n;
+extern const UcCccRun bertc_uc_ccc[];
+extern const int bertc_uc_ccc_n;
+extern const UcMulti bertc_uc_decomp[];
+extern const int bertc_uc_decomp_n;
 
-unsigned uc_flags(uint32_t cp);
+unsigned bertc_uc_flags(uint32_t cp);
 
 /* Strict UTF-8, as Python's decoder: no overlong forms, no surrogates,
  * nothing past U+10FFFF. Returns the sequence's length (1-4) and sets *cp,
  * or 0 when the bytes at s[i] do not start a valid sequence. */
-int utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp);
+int bertc_utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp);
 /* Writes cp as UTF-8 into out (4 bytes room) and returns the length. */
-int utf8_encode(uint32_t cp, char *out);
+int bertc_utf8_encode(uint32_t cp, char *out);
 
 /* One character on its way through normalisation, with the span of the
  * ORIGINAL text it came from: code points [start, end), bytes [bstart, bend)
@@ -68,6 +68,6 @@ typedef struct NormChar {
  * raw (n) -> out, returns the count. A character made by decomposition or
  * lowercasing has the span of its source; a dropped one leaves no trace.
  * out must hold UC_EXPAND_MAX * n; tmp the same. */
-int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out);
+int bertc_basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out);
 
 #endif /* BERTC_ZOO_TOKENIZER_INTERNAL_H */

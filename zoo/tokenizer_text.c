@@ -14,7 +14,7 @@ static bool cont(const uint8_t *s, size_t len, size_t i)
     return i < len && (s[i] & 0xC0) == 0x80;
 }
 
-int utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp)
+int bertc_utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp)
 {
     uint8_t b = s[i];
     if (b < 0x80) {
@@ -40,7 +40,7 @@ int utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp)
     return n;
 }
 
-int utf8_encode(uint32_t cp, char *out)
+int bertc_utf8_encode(uint32_t cp, char *out)
 {
     if (cp < 0x80) {
         out[0] = (char)cp;
@@ -60,17 +60,17 @@ int utf8_encode(uint32_t cp, char *out)
 /* Table look-ups (all tables sorted by code point)                          */
 /* ------------------------------------------------------------------------ */
 
-unsigned uc_flags(uint32_t cp)
+unsigned bertc_uc_flags(uint32_t cp)
 {
-    int lo = 0, hi = uc_class_n - 1;        /* the last run with first <= cp */
+    int lo = 0, hi = bertc_uc_class_n - 1;        /* the last run with first <= cp */
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (uc_class[mid].first <= cp)
+        if (bertc_uc_class[mid].first <= cp)
             lo = mid;
         else
             hi = mid - 1;
     }
-    return uc_class[lo].flags;
+    return bertc_uc_class[lo].flags;
 }
 
 static const UcMulti *multi_find(const UcMulti *t, int n, uint32_t cp)
@@ -91,16 +91,16 @@ static const UcMulti *multi_find(const UcMulti *t, int n, uint32_t cp)
 /* Rust char::to_lowercase of one code point: writes 1-3 code points. */
 static int lower_one(uint32_t cp, uint32_t *out)
 {
-    const UcMulti *m = multi_find(uc_lower_multi, uc_lower_multi_n, cp);
+    const UcMulti *m = multi_find(bertc_uc_lower_multi, bertc_uc_lower_multi_n, cp);
     if (m) {
         for (int k = 0; k < m->n; k++)
             out[k] = m->seq[k];
         return m->n;
     }
-    int lo = 0, hi = uc_lower_n - 1;
+    int lo = 0, hi = bertc_uc_lower_n - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        const UcLowerRun *r = &uc_lower[mid];
+        const UcLowerRun *r = &bertc_uc_lower[mid];
         if (cp < r->first) {
             hi = mid - 1;
         } else if (cp > r->last) {
@@ -116,15 +116,15 @@ static int lower_one(uint32_t cp, uint32_t *out)
 
 static int ccc_of(uint32_t cp)
 {
-    int lo = 0, hi = uc_ccc_n - 1;
+    int lo = 0, hi = bertc_uc_ccc_n - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        if (cp < uc_ccc[mid].first)
+        if (cp < bertc_uc_ccc[mid].first)
             hi = mid - 1;
-        else if (cp > uc_ccc[mid].last)
+        else if (cp > bertc_uc_ccc[mid].last)
             lo = mid + 1;
         else
-            return uc_ccc[mid].ccc;
+            return bertc_uc_ccc[mid].ccc;
     }
     return 0;
 }
@@ -144,7 +144,7 @@ static int decompose_one(uint32_t cp, uint32_t *out)
         out[2] = T_BASE + s % T_COUNT;
         return 3;
     }
-    const UcMulti *m = multi_find(uc_decomp, uc_decomp_n, cp);
+    const UcMulti *m = multi_find(bertc_uc_decomp, bertc_uc_decomp_n, cp);
     if (!m) {
         out[0] = cp;
         return 1;
@@ -223,7 +223,7 @@ static int drop_mn(const NormChar *in, int n, NormChar *out)
 {
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (!(uc_flags(in[i].cp) & UC_MN))
+        if (!(bertc_uc_flags(in[i].cp) & UC_MN))
             out[m++] = in[i];
     return m;
 }
@@ -245,7 +245,7 @@ static int lowercase(const NormChar *in, int n, NormChar *out)
     return m;
 }
 
-int basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out)
+int bertc_basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out)
 {
     if (!lower) {
         for (int i = 0; i < n; i++)

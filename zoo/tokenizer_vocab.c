@@ -29,12 +29,12 @@ static uint32_t slot_of(const Tokenizer *t, const char *token, size_t len)
     }
 }
 
-int32_t tokenizer_id(const Tokenizer *t, const char *token, size_t len)
+int32_t bertc_tokenizer_id(const Tokenizer *t, const char *token, size_t len)
 {
     return t->slots[slot_of(t, token, len)] - 1;
 }
 
-const char *tokenizer_token(const Tokenizer *t, int32_t id)
+const char *bertc_tokenizer_token(const Tokenizer *t, int32_t id)
 {
     return id >= 0 && id < t->V ? t->text + t->offset[id] : NULL;
 }
@@ -59,7 +59,7 @@ static int32_t check_line(const Tokenizer *t, const char *s, size_t b, size_t e,
     int32_t chars = 0;
     for (size_t i = b; i < e; chars++) {
         uint32_t cp;
-        int n = utf8_decode((const uint8_t *)s, e, i, &cp);
+        int n = bertc_utf8_decode((const uint8_t *)s, e, i, &cp);
         if (n == 0)
             return bertc_errorf(err, "%s:%d: invalid UTF-8 at byte %zu of the file", t->name,
                                 (int)line, i);
@@ -114,19 +114,19 @@ static int find_specials(Tokenizer *t, BertcError *err)
     static const char *names[5] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
     int32_t *ids[5] = {&t->pad_id, &t->unk_id, &t->cls_id, &t->sep_id, &t->mask_id};
     for (int k = 0; k < 5; k++) {
-        *ids[k] = tokenizer_id(t, names[k], strlen(names[k]));
+        *ids[k] = bertc_tokenizer_id(t, names[k], strlen(names[k]));
         if (*ids[k] < 0)
             return bertc_errorf(err, "%s: the vocabulary has no %s token", t->name, names[k]);
     }
     return 0;
 }
 
-int tokenizer_parse(Tokenizer *t, Arena *a, const char *name, const char *text, size_t len,
+int bertc_tokenizer_parse(Tokenizer *t, Arena *a, const char *name, const char *text, size_t len,
                     BertcError *err)
 {
     memset(t, 0, sizeof *t);
     size_t name_len = strlen(name);
-    char *name_copy = arena_alloc(a, name_len + 1);
+    char *name_copy = bertc_arena_alloc(a, name_len + 1);
     memcpy(name_copy, name, name_len + 1);
     t->name = name_copy;
     t->do_lower_case = true;                       /* bert-base-uncased */
@@ -138,11 +138,11 @@ int tokenizer_parse(Tokenizer *t, Arena *a, const char *name, const char *text, 
     uint32_t cap = 1;
     while (cap < 2 * (uint32_t)t->V)
         cap *= 2;                                  /* load factor <= 1/2 */
-    char *copy = arena_alloc(a, len + 1);
+    char *copy = bertc_arena_alloc(a, len + 1);
     memcpy(copy, text, len);
     copy[len] = '\0';
-    uint32_t *offset = arena_alloc(a, (size_t)t->V * sizeof *offset);
-    int32_t *slots = arena_calloc(a, cap, sizeof *slots);
+    uint32_t *offset = bertc_arena_alloc(a, (size_t)t->V * sizeof *offset);
+    int32_t *slots = bertc_arena_calloc(a, cap, sizeof *slots);
     t->text = copy;
     t->offset = offset;
     t->slots = slots;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-TrainOptions train_defaults(void)
+TrainOptions bertc_train_defaults(void)
 {
     TrainOptions o = {.steps = 100, .batch_size = 16, .lr = 1e-3, .warmup = 0.1,
                       .weight_decay = 0.01, .clip_norm = 1.0f, .eval_every = 0, .seed = 42,
@@ -20,13 +20,13 @@ TrainOptions train_defaults(void)
     return o;
 }
 
-void train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch)
+void bertc_train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch)
 {
-    Rng r = rng_seed(seed * 0x9E3779B97F4A7C15ull + (uint64_t)epoch);
+    Rng r = bertc_rng_seed(seed * 0x9E3779B97F4A7C15ull + (uint64_t)epoch);
     for (int64_t i = 0; i < n; i++)
         order[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = rng_randint(&r, 0, i);
+        int64_t j = bertc_rng_randint(&r, 0, i);
         int64_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -60,7 +60,7 @@ typedef struct RunFields {
 /* SIGINT or SIGTERM during a run: the handler only records it; the loop
  * finishes the step, saves and returns (interrupted()). A second signal
  * while saving changes nothing: the handler stays installed until
- * train_run returns (after a stop, for good) and writes are restarted
+ * bertc_train_run returns (after a stop, for good) and writes are restarted
  * (SA_RESTART). */
 static volatile sig_atomic_t stop_signal;
 
@@ -93,7 +93,7 @@ static void batch_indices(Run *r, int64_t step)
     for (int64_t j = 0; j < B; j++) {
         int64_t k = step * B + j, epoch = k / n;
         if (epoch != r->order_epoch) {
-            train_epoch_order(r->order, n, r->opt->seed, epoch);
+            bertc_train_epoch_order(r->order, n, r->opt->seed, epoch);
             r->order_epoch = epoch;
         }
         r->batch_idx[j] = r->order[k % n];
@@ -147,7 +147,7 @@ static bool first_non_finite(const Registry *reg, bool grads, char *buf, size_t 
                 continue;
             char at[SHAPE_STR_LEN];
             snprintf(buf, len, "%s '%s'%s = %g", grads ? "gradient of" : "parameter", p->name,
-                     index_str(at, sizeof at, v->ndim, v->shape, k), x[k]);
+                     bertc_index_str(at, sizeof at, v->ndim, v->shape, k), x[k]);
             return true;
         }
     }
@@ -164,7 +164,7 @@ static int non_finite_step(Run *r, int64_t step, const char *what, BertcError *e
                             "weights (--nan-policy skip skips such steps)", (long long)step,
                             what);
     bertc_warn("training: step %lld: %s; step skipped", (long long)step, what);
-    registry_zero_grad(r->m->reg);
+    bertc_registry_zero_grad(r->m->reg);
     r->res->skipped_steps++;
     return 0;
 }
@@ -175,17 +175,17 @@ static int one_step(Run *r, int64_t step, BertcError *err)
     Batch batch;
     Outputs out;
     int64_t tokens = 0;
-    ag_graph_reset(g);
+    bertc_ag_graph_reset(g);
     batch_indices(r, step);
-    batch_init(&batch, "batch");
+    bertc_batch_init(&batch, "batch");
     if (r->task->make_batch(r->task->ctx, r->batch_idx, r->opt->batch_size, g, &batch, &tokens,
                             err) != 0)
         return -1;
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     out.loss_only = true;   /* the step reads only the loss: no (B, S, V) MLM logits */
-    if (model_forward(r->m, g, &batch, &out, err) != 0)
+    if (bertc_model_forward(r->m, g, &batch, &out, err) != 0)
         return -1;
-    Var *loss = outputs_get(&out, "loss");
+    Var *loss = bertc_outputs_get(&out, "loss");
     if (!loss)
         return bertc_errorf(err, "training: the model produced no loss (are the labels in "
                             "the batch?)");
@@ -198,13 +198,13 @@ static int one_step(Run *r, int64_t step, BertcError *err)
                  weight ? bad : "", weight ? ")" : "");
         return non_finite_step(r, step, what, err);
     }
-    ag_backward(g, loss);
+    bertc_ag_backward(g, loss);
     if (first_non_finite(r->m->reg, true, what, sizeof what))
         return non_finite_step(r, step, what, err);
     if (r->opt->clip_norm > 0)
-        clip_grad_norm(r->m->reg, r->opt->clip_norm);
-    optimizer_step(&r->adamw, schedule_lr(&r->schedule, step));
-    registry_zero_grad(r->m->reg);
+        bertc_clip_grad_norm(r->m->reg, r->opt->clip_norm);
+    bertc_optimizer_step(&r->adamw, bertc_schedule_lr(&r->schedule, step));
+    bertc_registry_zero_grad(r->m->reg);
     r->loss_sum += value;
     r->loss_count++;
     r->tokens += tokens;
@@ -216,12 +216,12 @@ static int evaluate(Run *r, int64_t step, BertcError *err)
 {
     TrainPoint p = {step, r->loss_count ? r->loss_sum / (double)r->loss_count : NAN, NAN, NAN};
     if (r->task->evaluate) {
-        ag_graph_reset(r->g);
-        ag_set_training(r->g, false);
-        bool old = ag_set_no_grad(r->g, true);
+        bertc_ag_graph_reset(r->g);
+        bertc_ag_set_training(r->g, false);
+        bool old = bertc_ag_set_no_grad(r->g, true);
         int rc = r->task->evaluate(r->task->ctx, r->m, r->g, &p.metric, &p.eval_loss, err);
-        ag_set_no_grad(r->g, old);
-        ag_set_training(r->g, true);
+        bertc_ag_set_no_grad(r->g, old);
+        bertc_ag_set_training(r->g, true);
         if (rc != 0)
             return -1;
         if (!r->opt->quiet)
@@ -245,7 +245,7 @@ static int save(Run *r, int64_t steps_done, BertcError *err)
     if (!r->opt->checkpoint || r->saved_at == steps_done)
         return 0;
     CheckpointRun run = {r->fields.meta, RUN_FIELDS, r->opt->steps};
-    if (checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
+    if (bertc_checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
                         &run, err) != 0)
         return -1;
     r->saved_at = steps_done;
@@ -265,13 +265,13 @@ static int resume(Run *r, int64_t *start, BertcError *err)
         return 0;
     }
     SafeTensors *st;
-    if (st_open_file(NULL, r->opt->checkpoint, &st, err) != 0)
+    if (bertc_st_open_file(NULL, r->opt->checkpoint, &st, err) != 0)
         return -1;
-    int rc = checkpoint_require_crc(st, err) != 0
+    int rc = bertc_checkpoint_require_crc(st, err) != 0
                  ? -1
-                 : train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng,
+                 : bertc_train_load_checkpoint(r->m, r->task, r->opt, st, &r->adamw, &r->g->rng,
                                          start, err);
-    st_close(st);
+    bertc_st_close(st);
     if (rc != 0)
         return -1;
     r->saved_at = *start;
@@ -384,12 +384,12 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
                        const TrainOptions *o, BertcError *err)
 {
     size_t len = 0;
-    bert_config_format(&m->cfg, NULL, 0, &len, NULL);
+    bertc_bert_config_format(&m->cfg, NULL, 0, &len, NULL);
     char *text = bertc_sys_alloc(len + 1);
     if (!text)
         return bertc_errorf(err, "training: out of memory formatting the config");
-    int rc = bert_config_format(&m->cfg, text, len + 1, &len, err);
-    uint32_t crc = st_crc32(0, text, len);
+    int rc = bertc_bert_config_format(&m->cfg, text, len + 1, &len, err);
+    uint32_t crc = bertc_st_crc32(0, text, len);
     bertc_sys_free(text);
     if (rc != 0)
         return -1;
@@ -402,14 +402,14 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
     format_double(f->text[6], RUN_FIELD_LEN, o->clip_norm > 0 ? (double)o->clip_norm : 0.0);
     snprintf(f->text[7], RUN_FIELD_LEN, "%lld", (long long)task->n_train);
     snprintf(f->text[8], RUN_FIELD_LEN, "%08" PRIx32, crc);
-    snprintf(f->text[9], RUN_FIELD_LEN, "%s", cpu_isa_name(cpu_isa()));
+    snprintf(f->text[9], RUN_FIELD_LEN, "%s", bertc_cpu_isa_name(bertc_cpu_isa()));
     snprintf(f->text[10], RUN_FIELD_LEN, "%s", BERTC_VERSION);
     for (int i = 0; i < RUN_FIELDS; i++)
         f->meta[i] = (StMetadata){run_field_keys[i], f->text[i]};
     return 0;
 }
 
-int train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
+int bertc_train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
                           const SafeTensors *st, Optimizer *adamw, Rng *rng, int64_t *step,
                           BertcError *err)
 {
@@ -417,7 +417,7 @@ int train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *o
     if (make_fields(&f, m, task, opt, err) != 0)
         return -1;
     CheckpointRun run = {f.meta, RUN_FIELDS, opt->steps};
-    return checkpoint_load_st(st, m->reg, adamw, rng, step, &run, err);
+    return bertc_checkpoint_load_st(st, m->reg, adamw, rng, step, &run, err);
 }
 
 /* Before the first step: the checkpoint's directory exists (made if need
@@ -433,16 +433,16 @@ static int check_checkpoint_path(const char *path, BertcError *err)
             return bertc_errorf(err, "%s: path too long", path);
         memcpy(dir, path, n);
         dir[n] = '\0';
-        if (train_make_dirs(dir, err) != 0)
+        if (bertc_train_make_dirs(dir, err) != 0)
             return -1;
     }
-    return st_check_writable(path, err);
+    return bertc_st_check_writable(path, err);
 }
 
-int train_check_out_dir(const char *dir, BertcError *err)
+int bertc_train_check_out_dir(const char *dir, BertcError *err)
 {
     char probe[1100];
-    if (train_make_dirs(dir, err) != 0)
+    if (bertc_train_make_dirs(dir, err) != 0)
         return -1;
     /* a fresh name (mkstemp: O_CREAT | O_EXCL, mode 0600), so that whatever
      * already sits in dir under some fixed name (a directory, a FIFO, a link)
@@ -467,7 +467,7 @@ static void on_stop_signal(int sig)
         stop_signal = sig;
 }
 
-int train_stop_signal(void)
+int bertc_train_stop_signal(void)
 {
     return (int)stop_signal;
 }
@@ -521,18 +521,18 @@ static int prepare(Run *r, BertcError *err)
 
 /* Everything that allocates or runs the model, under bertc_try: a batch size
  * whose step needs more memory than the machine has is an error naming the
- * arena, and train_run still frees what was made. */
+ * arena, and bertc_train_run still frees what was made. */
 static int run_guarded(void *ctx, BertcError *err)
 {
     Run *r = ctx;
-    r->g = ag_graph_create(1 << 20, r->opt->seed);
-    OptimizerConfig oc = optimizer_defaults(OPT_ADAMW, r->opt->lr);
+    r->g = bertc_ag_graph_create(1 << 20, r->opt->seed);
+    OptimizerConfig oc = bertc_optimizer_defaults(OPT_ADAMW, r->opt->lr);
     oc.weight_decay = r->opt->weight_decay;
-    optimizer_init(&r->adamw, r->m->reg, oc);
+    bertc_optimizer_init(&r->adamw, r->m->reg, oc);
     return prepare(r, err) == 0 ? loop(r, err) : -1;
 }
 
-int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
+int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
               BertcError *err)
 {
     memset(res, 0, sizeof *res);
@@ -551,12 +551,12 @@ int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainRes
      * 128 + the signal, and a second Ctrl-C must not kill it on the way. */
     if (!res->interrupted)
         restore_signals(&saved);
-    res->step_arena_high_water = r.g ? arena_high_water(r.g->step) : 0;
+    res->step_arena_high_water = r.g ? bertc_arena_high_water(r.g->step) : 0;
     if (r.csv)
         fclose(r.csv);
     bertc_sys_free(r.order);
     bertc_sys_free(r.batch_idx);
-    ag_graph_destroy(r.g);
+    bertc_ag_graph_destroy(r.g);
     return rc;
 }
 
@@ -625,7 +625,7 @@ static int parse_flag_value(const char *flag, const char *value, TrainOptions *o
     return bertc_errorf(err, "unknown option '%s'", flag);
 }
 
-int train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
+int bertc_train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
                       BertcError *err)
 {
     for (int i = 1; i < argc; i++) {
@@ -644,7 +644,7 @@ int train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out
     return 0;
 }
 
-int train_make_dirs(const char *path, BertcError *err)
+int bertc_train_make_dirs(const char *path, BertcError *err)
 {
     char buf[1024];
     size_t n = strlen(path);

@@ -5,7 +5,7 @@
  *
  * The loop, one step:
  *     reset the step arena -> make_batch(examples of this step) ->
- *     model_forward (training mode) -> backward(loss) -> clip -> AdamW ->
+ *     bertc_model_forward (training mode) -> backward(loss) -> clip -> AdamW ->
  *     zero_grad.
  * Nothing in that loop calls malloc once the step arena has grown to its
  * high-water mark in the first step.
@@ -24,27 +24,27 @@
  * weight or moment or a negative second moment (nn/checkpoint.c).
  *
  * Checkpoints are never lost: they are written atomically (nn/safetensors.h,
- * st_write_file), a save that would write a non-finite weight or moment is
+ * bertc_st_write_file), a save that would write a non-finite weight or moment is
  * refused so the last good file stays, and the checkpoint path is checked
  * writable (its directory made) before the first step.
  *
  * Signals: with catch_signals (the default), SIGINT and SIGTERM during
- * train_run finish the step in progress, save the checkpoint and make
- * train_run return -1 with res->interrupted set to the signal and a message
+ * bertc_train_run finish the step in progress, save the checkpoint and make
+ * bertc_train_run return -1 with res->interrupted set to the signal and a message
  * saying where the checkpoint is. The library never exits: a program ends
- * with status 128 + train_stop_signal() (130, 143), as a shell expects of a
+ * with status 128 + bertc_train_stop_signal() (130, 143), as a shell expects of a
  * program stopped by a signal. The handlers only set a flag; they are
- * installed while train_run runs, and after a run they stopped they stay
+ * installed while bertc_train_run runs, and after a run they stopped they stay
  * installed, so that a second Ctrl-C cannot kill the program on its way to
  * that exit.
  *
  *     TrainTask task = {.n_train = n, .make_batch = my_batch, .ctx = &data,
  *                       .evaluate = my_eval};
- *     TrainOptions opt = train_defaults();
+ *     TrainOptions opt = bertc_train_defaults();
  *     opt.steps = 600;
  *     opt.checkpoint = "out/ckpt.safetensors";
  *     TrainResult res;
- *     train_run(&model, &task, &opt, &res, &err);
+ *     bertc_train_run(&model, &task, &opt, &res, &err);
  */
 #ifndef BERTC_ZOO_TRAIN_H
 #define BERTC_ZOO_TRAIN_H
@@ -96,13 +96,13 @@ typedef struct TrainOptions {
                                  (default true; see the top) */
 } TrainOptions;
 
-/* The ranges train_run accepts (and the flags parse): steps 1..TRAIN_MAX_STEPS,
+/* The ranges bertc_train_run accepts (and the flags parse): steps 1..TRAIN_MAX_STEPS,
  * batch size 1..TRAIN_MAX_BATCH, lr finite and > 0, warmup 0..1, weight decay
  * finite and >= 0, eval_every and checkpoint_every 0..TRAIN_MAX_STEPS. */
 #define TRAIN_MAX_STEPS 1000000000LL
 #define TRAIN_MAX_BATCH (1 << 20)
 
-TrainOptions train_defaults(void);
+TrainOptions bertc_train_defaults(void);
 
 /* One point of the loss curve. */
 typedef struct TrainPoint {
@@ -128,22 +128,22 @@ typedef struct TrainResult {
 
 /* 0 when every step ran; -1 with err set on an error or an interruption
  * (res->interrupted tells which). */
-int train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
+int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
               BertcError *err);
 
 /* What --resume does with the checkpoint st, from memory (a port without a
  * file system, and test/fuzz/fuzz_checkpoint.c, call it): check that it was
  * made by this run (the fields above, for this model, task and options) and
  * holds valid counters and values, then load the weights into m, the AdamW
- * state into adamw (made by optimizer_init for m), the dropout RNG into rng
+ * state into adamw (made by bertc_optimizer_init for m), the dropout RNG into rng
  * and the steps done into *step. */
-int train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
+int bertc_train_load_checkpoint(Model *m, const TrainTask *task, const TrainOptions *opt,
                           const SafeTensors *st, Optimizer *adamw, Rng *rng, int64_t *step,
                           BertcError *err);
 
-/* The signal that interrupted the last train_run of this process, else 0:
+/* The signal that interrupted the last bertc_train_run of this process, else 0:
  * for main() to exit with 128 + it. */
-int train_stop_signal(void);
+int bertc_train_stop_signal(void);
 
 /* The flags every example (and `bertc train NAME`) understands, applied on
  * top of the example's own defaults in *opt:
@@ -155,18 +155,18 @@ int train_stop_signal(void);
  * the ranges above; --seed is any unsigned 64-bit integer without a sign;
  * --lr a finite number > 0. Anything else, and unknown flags, is an error
  * naming the flag and the value. */
-int train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
+int bertc_train_parse_flags(int argc, char **argv, TrainOptions *opt, const char **out_dir,
                       BertcError *err);
 
 /* The example order of an epoch: a Fisher–Yates shuffle of 0..n-1 driven by
  * SplitMix64 seeded with seed + epoch (so a resumed run can recompute it). */
-void train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch);
+void bertc_train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch);
 
 /* mkdir -p: create `path` and its missing parents (mode 0755). */
-int train_make_dirs(const char *path, BertcError *err);
-/* train_make_dirs, then create and remove a temporary file in dir: an
+int bertc_train_make_dirs(const char *path, BertcError *err);
+/* bertc_train_make_dirs, then create and remove a temporary file in dir: an
  * output directory that cannot be written is an error naming it before any
  * work is done. */
-int train_check_out_dir(const char *dir, BertcError *err);
+int bertc_train_check_out_dir(const char *dir, BertcError *err);
 
 #endif /* BERTC_ZOO_TRAIN_H */

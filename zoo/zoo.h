@@ -9,18 +9,18 @@
  * "layers.0.attention_probs" or "hidden_states.2" can be looked at.
  *
  *     BertConfig cfg;  Model m;  BertcError err;
- *     bert_config_read("config.json", &cfg, &err);
- *     Arena *params = arena_create("params", 1 << 20);
- *     model_build(&m, params, &cfg, &err);           // registers every parameter
- *     model_load(&m, "weights.safetensors", false, &err);
- *     Graph *g = ag_graph_create(1 << 20, 0);
- *     ag_set_training(g, false);
- *     Batch in;  batch_init(&in, "inputs");
- *     batch_put_ids(&in, "input_ids", ids);           // (B, S)
- *     batch_put_ids(&in, "attention_mask", mask);     // (B, S)
- *     Outputs out;  outputs_init(&out);
- *     model_forward(&m, g, &in, &out, &err);          // out: "logits", "pooler_output", ...
- *     Var *logits = outputs_get(&out, "logits");
+ *     bertc_bert_config_read("config.json", &cfg, &err);
+ *     Arena *params = bertc_arena_create("params", 1 << 20);
+ *     bertc_model_build(&m, params, &cfg, &err);           // registers every parameter
+ *     bertc_model_load(&m, "weights.safetensors", false, &err);
+ *     Graph *g = bertc_ag_graph_create(1 << 20, 0);
+ *     bertc_ag_set_training(g, false);
+ *     Batch in;  bertc_batch_init(&in, "inputs");
+ *     bertc_batch_put_ids(&in, "input_ids", ids);           // (B, S)
+ *     bertc_batch_put_ids(&in, "attention_mask", mask);     // (B, S)
+ *     Outputs out;  bertc_outputs_init(&out);
+ *     bertc_model_forward(&m, g, &in, &out, &err);          // out: "logits", "pooler_output", ...
+ *     Var *logits = bertc_outputs_get(&out, "logits");
  */
 #ifndef BERTC_ZOO_H
 #define BERTC_ZOO_H
@@ -40,8 +40,8 @@ typedef struct BatchItem {
     Tensor f32;           /* float inputs (regression / multi-label labels) */
 } BatchItem;
 
-/* The names a model looked up in a batch (batch_find, batch_ids, batch_f32),
- * present in it or not: model_forward refuses an input the model never
+/* The names a model looked up in a batch (bertc_batch_find, bertc_batch_ids, bertc_batch_f32),
+ * present in it or not: bertc_model_forward refuses an input the model never
  * looked up (a misspelled 'attention_masks' would otherwise be ignored) and
  * lists these as the names it reads. */
 #define BATCH_LOOKUPS_MAX 64
@@ -55,41 +55,41 @@ typedef struct Batch {
     const char *source;   /* named in messages: the inputs file, or "batch" */
     int n;
     BatchItem items[BATCH_MAX];
-    BatchLookups *lookups;   /* NULL, or where lookups are recorded (model_forward) */
+    BatchLookups *lookups;   /* NULL, or where lookups are recorded (bertc_model_forward) */
 } Batch;
 
-void batch_init(Batch *b, const char *source);
-void batch_put_ids(Batch *b, const char *name, ITensor t);
-void batch_put_f32(Batch *b, const char *name, Tensor t);
+void bertc_batch_init(Batch *b, const char *source);
+void bertc_batch_put_ids(Batch *b, const char *name, ITensor t);
+void bertc_batch_put_f32(Batch *b, const char *name, Tensor t);
 /* Every tensor of a safetensors file: I64/I32/U8/BOOL become ITensor (range
  * checked), F32/F16/BF16/F64 become Tensor. */
-int batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcError *err);
-const BatchItem *batch_find(const Batch *b, const char *name);
+int bertc_batch_from_safetensors(Batch *b, const SafeTensors *st, Arena *arena, BertcError *err);
+const BatchItem *bertc_batch_find(const Batch *b, const char *name);
 
 /* A required integer input with ndim dims; shape[i] == -1 accepts any size,
  * otherwise it must match. Errors name the source, the tensor and both
  * shapes ("inputs.safetensors: 'input_ids' must be (B, S) = [2, 16], got
  * [2, 17]"). A float tensor where ids are expected is an error too. */
-int batch_ids(const Batch *b, const char *name, int ndim, const int64_t *shape, ITensor *out,
+int bertc_batch_ids(const Batch *b, const char *name, int ndim, const int64_t *shape, ITensor *out,
               BertcError *err);
-int batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, Tensor *out,
+int bertc_batch_f32(const Batch *b, const char *name, int ndim, const int64_t *shape, Tensor *out,
               BertcError *err);
 /* Every value in [lo, hi): else an error naming the tensor, the position,
  * the value and the limit ("'input_ids'[1, 5] = 30522 is >= vocab_size 30522"). */
-int batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
+int bertc_batch_check_range(const Batch *b, const char *name, const ITensor *t, int64_t lo,
                       int64_t hi, const char *limit_name, BertcError *err);
 /* Every value 0 or 1 (masks, 0/1 labels): else an error naming the tensor,
  * the position and the value ("'mask_cls'[1, 2] = 2 is neither 0 nor 1"). */
-int batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err);
+int bertc_batch_check_binary(const Batch *b, const char *name, const ITensor *t, BertcError *err);
 /* Every value finite and in [lo, hi] (float labels: a NaN or infinite target
  * would only make the loss and every gradient NaN): else an error naming the
  * tensor, the position and the value ("'labels'[1, 2] = nan is not a finite
  * number"). */
-int batch_check_real(const Batch *b, const char *name, const Tensor *t, double lo, double hi,
+int bertc_batch_check_real(const Batch *b, const char *name, const Tensor *t, double lo, double hi,
                      BertcError *err);
 /* Every input of b was looked up (b->lookups): else an error naming the first
  * one nobody read and listing the names `model` reads. */
-int batch_check_all_read(const Batch *b, const char *model, BertcError *err);
+int bertc_batch_check_all_read(const Batch *b, const char *model, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Outputs: the named results of one forward                                 */
@@ -106,19 +106,19 @@ typedef struct Outputs {
     int n;
     /* Set by a caller that reads only "loss" (training): a model may then
      * skip outputs that cost memory, e.g. BertForMaskedLM's (B, S, V) logits.
-     * outputs_init clears it. */
+     * bertc_outputs_init clears it. */
     bool loss_only;
     int cap;
     OutputItem *items;    /* in the graph's step arena, grown as outputs are put */
 } Outputs;
 
-void outputs_init(Outputs *o);
+void bertc_outputs_init(Outputs *o);
 /* The name is copied into the graph's step arena (printf-style). */
-void outputs_put(Outputs *o, Graph *g, Var *v, const char *fmt, ...)
+void bertc_outputs_put(Outputs *o, Graph *g, Var *v, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void outputs_put_ids(Outputs *o, Graph *g, ITensor t, const char *fmt, ...)
+void bertc_outputs_put_ids(Outputs *o, Graph *g, ITensor t, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-Var *outputs_get(const Outputs *o, const char *name);     /* NULL if absent */
+Var *bertc_outputs_get(const Outputs *o, const char *name);     /* NULL if absent */
 
 /* ------------------------------------------------------------------------ */
 /* Architectures and models                                                  */
@@ -167,7 +167,7 @@ typedef struct ModelArch {
     const char *name;     /* architectures[0], also the printed root module */
     const char *summary;  /* one line: what it is and where it comes from */
     /* Its own config.json keys, stored in cfg->model (nn/config.h): the
-     * model reads them with model_keys. The common BertConfig keys are
+     * model reads them with bertc_model_keys. The common BertConfig keys are
      * nn/'s. n_keys entries; size_t model_bytes the struct they fill. */
     const ConfigKey *keys;
     int n_keys;
@@ -176,8 +176,8 @@ typedef struct ModelArch {
      * with "config: ". NULL: none. */
     int (*check_config)(const BertConfig *cfg, BertcError *err);
     /* Its inputs and outputs, and its loss in words: a family's shared
-     * ones first (e.g. bert_inputs, bert_outputs: the encoder's), then the
-     * model's own. model_input/model_output walk both. */
+     * ones first (e.g. bertc_bert_inputs, bertc_bert_outputs: the encoder's), then the
+     * model's own. bertc_model_input/model_output walk both. */
     const InputSpec *shared_inputs;
     int n_shared_inputs;
     const InputSpec *inputs;
@@ -196,12 +196,12 @@ typedef struct ModelArch {
                    BertcError *err);
     /* Optional: another spelling of a parameter name in weight files. */
     bool (*rename)(const char *name, char *alt, size_t len);
-    /* A valid random batch of B sequences of S tokens (model_random_batch):
+    /* A valid random batch of B sequences of S tokens (bertc_model_random_batch):
      * every input the forward reads and, with labels, what its loss needs. */
     int (*random_batch)(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, bool labels,
                         Rng *rng, Batch *out, BertcError *err);
     /* Optional: the batch of n examples of raw text, tokenized with tok to
-     * at most max_len tokens each, in g->step (model_batch_from_text). */
+     * at most max_len tokens each, in g->step (bertc_model_batch_from_text). */
     int (*batch_from_text)(const struct Model *m, const struct Tokenizer *tok,
                            const TextExample *ex, int n, int32_t max_len, Graph *g, Batch *out,
                            BertcError *err);
@@ -209,12 +209,12 @@ typedef struct ModelArch {
 
 /* The architectures (zoo/architectures.c: one line each), by name; NULL if
  * none has it. */
-const ModelArch *zoo_arch(const char *name);
+const ModelArch *bertc_zoo_arch(const char *name);
 /* The i-th architecture of the table, NULL past the end (for listings). */
-const ModelArch *zoo_arch_at(int i);
+const ModelArch *bertc_zoo_arch_at(int i);
 /* Input i (the shared ones first), NULL past the end; output likewise. */
-const InputSpec *model_input(const ModelArch *arch, int i);
-const OutputSpec *model_output(const ModelArch *arch, int i);
+const InputSpec *bertc_model_input(const ModelArch *arch, int i);
+const OutputSpec *bertc_model_output(const ModelArch *arch, int i);
 
 /* ------------------------------------------------------------------------ */
 /* config.json: the common keys (nn/config.h) and the architecture's own     */
@@ -222,32 +222,32 @@ const OutputSpec *model_output(const ModelArch *arch, int i);
 
 /* HF's defaults for the common keys and the architecture's defaults for
  * its own; an error for an unknown architecture (listing the known ones). */
-int model_config_default(BertConfig *cfg, const char *architecture, BertcError *err);
+int bertc_model_config_default(BertConfig *cfg, const char *architecture, BertcError *err);
 /* config.json text -> BertConfig: the common keys, then the architecture's
  * (`name` is used in messages; the JSON tree lives in `scratch`, NULL: an
  * arena of its own). */
-int bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
+int bertc_bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
                       BertConfig *cfg, BertcError *err);
-int bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/config_file.c */
-/* Every rule of bert_config_parse on a BertConfig made or changed in code.
+int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/config_file.c */
+/* Every rule of bertc_bert_config_parse on a BertConfig made or changed in code.
  * Errors start with "config: " and name the key. */
-int bert_config_check(const BertConfig *cfg, BertcError *err);
+int bertc_bert_config_check(const BertConfig *cfg, BertcError *err);
 /* BertConfig -> config.json text in buf[0..cap), NUL-terminated, *len its
- * length: every key bert_config_parse reads, so the round trip is exact. */
-int bert_config_format(const BertConfig *cfg, char *buf, size_t cap, size_t *len,
+ * length: every key bertc_bert_config_parse reads, so the round trip is exact. */
+int bertc_bert_config_format(const BertConfig *cfg, char *buf, size_t cap, size_t *len,
                        BertcError *err);
-int bert_config_write(const char *path, const BertConfig *cfg, BertcError *err);
+int bertc_bert_config_write(const char *path, const BertConfig *cfg, BertcError *err);
 /* One of the architecture's own keys by name ("query_len", "masking.seed"),
  * as a number: set (range-checked; an error names the key and the
  * architecture's keys) and get (NaN if it has no such key). */
-int model_config_set(BertConfig *cfg, const char *key, double value, BertcError *err);
-double model_config_get(const BertConfig *cfg, const char *key);
+int bertc_model_config_set(BertConfig *cfg, const char *key, double value, BertcError *err);
+double bertc_model_config_get(const BertConfig *cfg, const char *key);
 /* The architecture's own keys, copied out of cfg->model into the struct
  * its table describes (bytes of it). */
-void model_keys(const BertConfig *cfg, void *keys, size_t bytes);
+void bertc_model_keys(const BertConfig *cfg, void *keys, size_t bytes);
 /* A CONFIG_TOKEN_IDS key of the architecture; none (n = 0) if it has no
  * such key. */
-ConfigTokenIds model_config_token_ids(const BertConfig *cfg, const char *key);
+ConfigTokenIds bertc_model_config_token_ids(const BertConfig *cfg, const char *key);
 
 typedef struct Model {
     BertConfig cfg;
@@ -256,10 +256,10 @@ typedef struct Model {
     void *impl;
 } Model;
 
-/* Checks the config (bert_config_check), then the model's size
- * (model_size), then registers every parameter in `arena`. Errors about the
- * config start with "config: " (model_config_error puts the file there). */
-int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
+/* Checks the config (bertc_bert_config_check), then the model's size
+ * (bertc_model_size), then registers every parameter in `arena`. Errors about the
+ * config start with "config: " (bertc_model_config_error puts the file there). */
+int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
 
 /* The most elements the parameters and buffers of a model may have: 2^34
  * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused
@@ -268,34 +268,34 @@ int model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
 
 /* The number of parameter and buffer elements the config's model would have,
  * counted by the architecture's own build code in a dry-run registry
- * (registry_create_dry), so it cannot drift from the real model; nothing of
+ * (bertc_registry_create_dry), so it cannot drift from the real model; nothing of
  * the model's size is allocated. Above MODEL_MAX_FLOATS: an error naming the
  * largest tensor and the config keys that size it. The dry run takes a few
- * KB per layer from an arena of its own (the heap); model_build counts in
+ * KB per layer from an arena of its own (the heap); bertc_model_build counts in
  * the caller's arena instead and gives that memory back, so it also works
  * on a fixed arena with no heap. */
-int model_size(const BertConfig *cfg, double *floats, BertcError *err);
+int bertc_model_size(const BertConfig *cfg, double *floats, BertcError *err);
 
-/* An error from model_build that starts with "config: " gets the config
+/* An error from bertc_model_build that starts with "config: " gets the config
  * file's path in its place, so the one-line message names the file. */
-void model_config_error(BertcError *err, const char *config_path);
+void bertc_model_config_error(BertcError *err, const char *config_path);
 /* Load weights by name (SPEC §5 rules). init_missing: keep parameters the
  * file lacks at their init, with one warning listing them. */
-int model_load(Model *m, const char *path, bool init_missing, BertcError *err);
+int bertc_model_load(Model *m, const char *path, bool init_missing, BertcError *err);
 /* config.json + weights (NULL: none, the model stays at its init) -> a
  * built, loaded model (zoo/model_file.c), as HF's from_pretrained: a
  * weights file without a pooler (pooler.dense.* under any prefix: saved
  * with add_pooling_layer=False) builds the model without one. Errors name
  * the file. */
-int model_open(Model *m, Arena *arena, const char *config_path, const char *weights_path,
+int bertc_model_open(Model *m, Arena *arena, const char *config_path, const char *weights_path,
                BertcError *err);
 /* Runs the model on the named inputs. An input the model does not read is an
  * error naming it and the inputs the model reads, caught after the forward
  * (the model's own lookups say what it reads) and before any output is used. */
-int model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err);
-/* ag_backward(g, loss) for a loss model_forward produced, as an error (not
+int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err);
+/* bertc_ag_backward(g, loss) for a loss bertc_model_forward produced, as an error (not
  * an abort) when the step's gradients do not fit in memory. */
-int model_backward(Graph *g, Var *loss, BertcError *err);
+int bertc_model_backward(Graph *g, Var *loss, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Random batches (zoo/random_batch.c): benches and smoke tests              */
@@ -303,40 +303,40 @@ int model_backward(Graph *g, Var *loss, BertcError *err);
 
 /* A valid random batch of B x S for m's architecture, tensors in g->step,
  * drawn from rng: token ids uniform over the real vocabulary
- * (random_first_token), no padding, one segment, the architecture's other
+ * (bertc_random_first_token), no padding, one segment, the architecture's other
  * inputs in their ranges and, with labels, targets that give a finite loss
  * (BertModel has no loss). Errors: B or S below 1, or an S the architecture
  * cannot fill (QAConv: S <= query_len; SpanBERT: S < 3). */
-int model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
+int bertc_model_random_batch(const Model *m, Graph *g, int64_t B, int64_t S, bool labels, Rng *rng,
                        Batch *out, BertcError *err);
 /* What a step on such a batch trains: the model's "loss" or, for a model
  * without one (BertModel), a stand-in whose backward runs through the whole
  * encoder (not the pooler): mean(last_hidden_state^2), the MSE against zeros.
  * NULL when there is neither. */
-Var *model_step_loss(Graph *g, const Outputs *out);
+Var *bertc_model_step_loss(Graph *g, const Outputs *out);
 
 /* The first id of the "real" vocabulary: 1000 when vocab_size > 1000
  * (bert-base-uncased keeps [PAD], [unusedN], [UNK], [CLS], [SEP], [MASK]
  * below 999), else one past the largest special token id of the config
  * (pad, unk, cls, sep, mask, masking.special_token_ids); 0 if none is left. */
-int32_t random_first_token(const BertConfig *cfg);
+int32_t bertc_random_first_token(const BertConfig *cfg);
 
-/* ids (B, S) uniform in [random_first_token, V) and, drawn in the same
+/* ids (B, S) uniform in [bertc_random_first_token, V) and, drawn in the same
  * stream position by position, mlm_labels (B, S): the token at 15% of the
  * positions (position 0 of every row excluded), -100 elsewhere, and at
  * least one labelled position when S > 1. The same numbers as
  * tools/bench_torch.py draws for vocab_size > 1000. */
-void random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
+void bertc_random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
                    ITensor *ids, ITensor *mlm_labels);
 
-/* random_tokens put under ids_name, an all-ones mask_name and all-zero
- * types_name (B, S); *mlm_labels as random_tokens'. */
-void random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
+/* bertc_random_tokens put under ids_name, an all-ones mask_name and all-zero
+ * types_name (B, S); *mlm_labels as bertc_random_tokens'. */
+void bertc_random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
                         const char *ids_name, const char *mask_name, const char *types_name,
                         Batch *out, ITensor *mlm_labels);
 
 /* (n) class indices uniform in [0, C). */
-ITensor random_classes(Graph *g, int64_t n, int64_t C, Rng *rng);
+ITensor bertc_random_classes(Graph *g, int64_t n, int64_t C, Rng *rng);
 
 /* ------------------------------------------------------------------------ */
 /* The shared BERT encoder (zoo/bert.c), SPEC §6.1                           */
@@ -372,13 +372,13 @@ typedef struct BertSpelling {
     BertWordPadding word_padding;
     bool act_leaf;                    /* intermediate prints (intermediate_act_fn) */
     /* Self-attention parameters a file may spell otherwise, {ours, theirs}
-     * (bert_spelling_rename): CGBERT's Wq -> query, ... */
+     * (bertc_bert_spelling_rename): CGBERT's Wq -> query, ... */
     const char *const (*attention_names)[2];
     int n_attention_names;
 } BertSpelling;
 
 /* HF's modeling_bert, and pytorch_pretrained_bert 0.6.2 (BertSum). */
-extern const BertSpelling bert_spelling_hf, bert_spelling_ppb;
+extern const BertSpelling bertc_bert_spelling_hf, bertc_bert_spelling_ppb;
 
 /* One per-layer output of a self-attention, "layers.{l}.<name>":
  * (B, nh, S, S), or (B, nh, S, 1) for a per_row gate. */
@@ -401,7 +401,7 @@ typedef struct BertAttentionHook {
 } BertAttentionHook;
 
 /* What a model adds around the encoder; each hook gets back the `owner`
- * given to bert_encoder_init (the model that holds the BertModel). */
+ * given to bertc_bert_encoder_init (the model that holds the BertModel). */
 typedef struct BertHooks {
     /* Registers, inside "encoder." after the layers, what before_attention
      * uses (CGBERT: context_layer.{l}). */
@@ -412,7 +412,7 @@ typedef struct BertHooks {
     /* Registers, inside "pooler." before its dense, what pool uses. */
     void (*pooler_init)(void *owner, Registry *r, const BertConfig *cfg);
     /* The pooler's input (B, H) from X_L (B, S, H) and the 0/1 attention
-     * mask (B, S); without this hook, X_L[:, 0] (bert_first_token). */
+     * mask (B, S); without this hook, X_L[:, 0] (bertc_bert_first_token). */
     Var *(*pool)(Graph *g, const void *owner, Var *x, const ITensor *mask);
 } BertHooks;
 
@@ -444,7 +444,7 @@ typedef struct BertModel {
     int64_t heads;
 } BertModel;
 
-/* What bert_encoder_init builds: the spelling, and for a model that changes
+/* What bertc_bert_encoder_init builds: the spelling, and for a model that changes
  * the encoder its attention and hooks (NULL: BERT's). */
 typedef struct BertEncoderSpec {
     const BertSpelling *spelling;
@@ -457,10 +457,10 @@ typedef struct BertEncoderSpec {
 /* Registers "embeddings.*", "encoder.layer.{l}.*" and (has_pooler)
  * "pooler.dense.*" under the current prefix of r (push "bert" first for
  * "bert.embeddings..."); the module tree prints as the spelling's family. */
-void bert_encoder_init(BertModel *m, Registry *r, const BertConfig *cfg,
+void bertc_bert_encoder_init(BertModel *m, Registry *r, const BertConfig *cfg,
                        const BertEncoderSpec *spec);
 /* The plain encoder of a flavor (HF's or pytorch_pretrained_bert's). */
-void bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
+void bertc_bert_model_init(BertModel *m, Registry *r, const BertConfig *cfg, BertFlavor flavor,
                      bool has_pooler);
 
 /* The validated inputs of a BERT forward. */
@@ -476,7 +476,7 @@ typedef struct BertInputs {
  * (zeros if absent) from the batch (names may be changed, e.g. BertSum's
  * "src", "mask", "segs"), checking shapes, S <= max_position_embeddings,
  * ids < vocab_size and types < type_vocab_size. */
-int bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const char *ids_name,
+int bertc_bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, const char *ids_name,
                      const char *mask_name, const char *types_name, BertInputs *out,
                      BertcError *err);
 
@@ -490,36 +490,36 @@ typedef struct BertOutput {
 /* Runs the embeddings, the encoder and the pooler; hidden states and
  * attention maps are kept for the outputs. In no_grad mode each layer's
  * temporaries are released once its output and maps are copied out. */
-BertOutput bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in);
+BertOutput bertc_bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in);
 /* X (B, S, H) -> X[:, 0] (B, H). */
-Var *bert_first_token(Graph *g, Var *x);
+Var *bertc_bert_first_token(Graph *g, Var *x);
 /* Adds "hidden_states.{0..L}", "last_hidden_state", "pooler_output" and
- * the attention maps of bert_put_attention. */
-void bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
+ * the attention maps of bertc_bert_put_attention. */
+void bertc_bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
 /* The inputs every BERT head reads (input_ids, attention_mask,
- * token_type_ids) and the outputs bert_put_outputs puts (last_hidden_state,
+ * token_type_ids) and the outputs bertc_bert_put_outputs puts (last_hidden_state,
  * hidden_states.{i}, layers.{l}.attention_probs; pooler_output is each
  * model's own): a ModelArch's shared_inputs and shared_outputs. */
 #define BERT_N_INPUTS 3
 #define BERT_N_OUTPUTS 3
-extern const InputSpec bert_inputs[BERT_N_INPUTS];
-extern const OutputSpec bert_outputs[BERT_N_OUTPUTS];
+extern const InputSpec bertc_bert_inputs[BERT_N_INPUTS];
+extern const OutputSpec bertc_bert_outputs[BERT_N_OUTPUTS];
 /* Adds "layers.{l}.attention_probs" (B, nh, S, S) (and a hook's other maps)
  * for every layer: what `bertc attention` draws. */
-void bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
+void bertc_bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);
 /* The same for layer l only. */
-void bert_put_layer_maps(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r, int l);
+void bertc_bert_put_layer_maps(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r, int l);
 
 /* Another spelling of a parameter in files, for LoadOptions.renames:
- * bert_spelling_rename, the spelling's attention_names ({ours, theirs}, in
- * "...attention.self.<ours>.*"); bert_layernorm_rename, as HF's
+ * bertc_bert_spelling_rename, the spelling's attention_names ({ours, theirs}, in
+ * "...attention.self.<ours>.*"); bertc_bert_layernorm_rename, as HF's
  * from_pretrained, "LayerNorm.gamma"/"beta" for "weight"/"bias" and back
  * (TF-era and original-repository checkpoints). */
-bool bert_spelling_rename(const BertSpelling *s, const char *name, char *alt, size_t len);
-bool bert_layernorm_rename(const char *name, char *alt, size_t len);
-/* The options model_load uses for m: its architecture's rename and the
+bool bertc_bert_spelling_rename(const BertSpelling *s, const char *name, char *alt, size_t len);
+bool bertc_bert_layernorm_rename(const char *name, char *alt, size_t len);
+/* The options bertc_model_load uses for m: its architecture's rename and the
  * legacy LayerNorm names (every zoo model is a BERT). */
-LoadOptions model_load_options(const Model *m, bool init_missing);
+LoadOptions bertc_model_load_options(const Model *m, bool init_missing);
 
 /* HF BertLMPredictionHead (zoo/bert_heads.c), used by BertForMaskedLM and
  * SpanBERT: t = LN(act(Dense(X))), logits = t E^T + bias with E the word
@@ -534,12 +534,12 @@ typedef struct BertLMHead {
 } BertLMHead;
 
 /* Registers "cls.predictions.*" at the root of r, tied to word_embeddings. */
-void bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings);
-Var *bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x);   /* (B,S,H) -> (B,S,V) */
+void bertc_bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings);
+Var *bertc_bert_lm_head_forward(Graph *g, const BertLMHead *h, Var *x);   /* (B,S,H) -> (B,S,V) */
 /* The activation named by hidden_act (gelu = erf form). */
-Var *bert_activation(Graph *g, BertAct act, Var *x);
-/* LayerNorm(a + b), the residual Add & Norm, as one op (ag_add_layernorm). */
-Var *bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b);
+Var *bertc_bert_activation(Graph *g, BertAct act, Var *x);
+/* LayerNorm(a + b), the residual Add & Norm, as one op (bertc_ag_add_layernorm). */
+Var *bertc_bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b);
 
 /* ------------------------------------------------------------------------ */
 /* SpanBERT span masking (zoo/span_masking.c), SPEC §6.7.2                   */
@@ -563,7 +563,7 @@ typedef struct SpanBertKeys {
     SpanMaskingConfig masking;
 } SpanBertKeys;
 
-SpanBertKeys spanbert_keys(const BertConfig *cfg);
+SpanBertKeys bertc_spanbert_keys(const BertConfig *cfg);
 
 /* masking.token_kinds: what each token may be in the candidate list. */
 typedef enum TokenKind {
@@ -590,7 +590,7 @@ typedef enum TokenKind {
  * for covered positions, 0 elsewhere; the scratch (3 arrays of l) comes from
  * `scratch`. Errors: a positive budget with no candidate, or
  * SPAN_MASKING_MAX_DRAWS draws without spending the budget. */
-int span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
+int bertc_span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
                   Rng *rng, Arena *scratch, int32_t *raw_mask, BertcError *err);
 
 typedef struct SpanMasking {
@@ -604,12 +604,12 @@ typedef struct SpanMasking {
  * lengths (B), rows in order from one stream seeded with cfg->masking.seed.
  * Special tokens (cleaned out of mask_labels): pad, unk, cls, sep, mask ids
  * and masking.special_token_ids. Inputs are assumed validated. */
-int span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
+int bertc_span_masking(const BertConfig *cfg, const ITensor *original_input_ids,
                  const ITensor *token_kinds, const ITensor *lengths, Arena *arena,
                  SpanMasking *out, BertcError *err);
-/* span_masking drawing from the caller's stream instead of one seeded with
+/* bertc_span_masking drawing from the caller's stream instead of one seeded with
  * masking.seed: a new mask for every random batch. */
-int span_masking_rng(const BertConfig *cfg, const ITensor *original_input_ids,
+int bertc_span_masking_rng(const BertConfig *cfg, const ITensor *original_input_ids,
                      const ITensor *token_kinds, const ITensor *lengths, Rng *rng,
                      Arena *arena, SpanMasking *out, BertcError *err);
 
@@ -626,7 +626,7 @@ typedef struct RunArgs {
 /* config + weights + inputs -> every output (F32; integer outputs I64) and,
  * with grad, "grad.<key>" for every parameter key (tied aliases under both
  * names) into args->output, written atomically. Eval mode. */
-int zoo_run(const RunArgs *args, BertcError *err);
+int bertc_zoo_run(const RunArgs *args, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* WordPiece tokenizer (zoo/tokenizer*.c), SPEC §7                           */
@@ -638,15 +638,15 @@ int zoo_run(const RunArgs *args, BertcError *err);
  * (bert-base-cased: lowercase=False):
  *
  *     Tokenizer tok;  Encoding enc;  BertcError err;
- *     Arena *a = arena_create("tokenizer", 1 << 20);
- *     tokenizer_load(&tok, a, "data/bert-base-uncased-vocab.txt", &err);
+ *     Arena *a = bertc_arena_create("tokenizer", 1 << 20);
+ *     bertc_tokenizer_load(&tok, a, "data/bert-base-uncased-vocab.txt", &err);
  *     const char *q = "Who wrote it?", *c = "Héllo wörld";
- *     tokenizer_encode(&tok, a, q, strlen(q), c, strlen(c), 16, true, &enc, &err);
+ *     bertc_tokenizer_encode(&tok, a, q, strlen(q), c, strlen(c), 16, true, &enc, &err);
  *     // enc.input_ids      101 2040 2626 2009 1029 102 7592 2088 102 0 ...
  *     // enc.token_type_ids   0    0    0    0    0   0    1    1   1 0 ...
  *     // enc.attention_mask   1 ... 1 (9 ones) then 0 for the 7 [PAD]s
  *     // enc.start/end: "héllo" is chars [0, 5) of c; specials and pads (0, 0)
- *     arena_destroy(a);
+ *     bertc_arena_destroy(a);
  *
  * The steps, each mirroring a part of tokenizers (docs/tokenizer.md has
  * the details and every deliberate difference from the slow BertTokenizer):
@@ -690,10 +690,10 @@ int zoo_run(const RunArgs *args, BertcError *err);
  * "cafe" (0, 4). Offsets of B tokens are into text B. [CLS], [SEP] and
  * [PAD] get (0, 0).
  *
- * Memory: everything comes from the caller's arena. tokenizer_parse keeps a
+ * Memory: everything comes from the caller's arena. bertc_tokenizer_parse keeps a
  * copy of the text, 4 bytes of index and at most 16 of hash table per token:
  * 0.6 MB for bert-base-uncased (2.7x the file), never more than 11x a file
- * (one-letter tokens). tokenizer_encode takes at most 290 bytes per byte of
+ * (one-letter tokens). bertc_tokenizer_encode takes at most 290 bytes per byte of
  * text (less when words are short) plus 28 per output token. */
 
 typedef struct Tokenizer {
@@ -715,13 +715,13 @@ typedef struct Tokenizer {
  * an empty line, invalid UTF-8 (with its byte offset), a NUL byte, a
  * duplicate token (with the line it first appeared on), or a missing
  * [PAD] [UNK] [CLS] [SEP] [MASK]. The text is copied into the arena. */
-int tokenizer_parse(Tokenizer *t, Arena *a, const char *name, const char *text, size_t len,
+int bertc_tokenizer_parse(Tokenizer *t, Arena *a, const char *name, const char *text, size_t len,
                     BertcError *err);
-/* tokenizer_parse of a file (zoo/tokenizer_file.c). */
-int tokenizer_load(Tokenizer *t, Arena *a, const char *path, BertcError *err);
+/* bertc_tokenizer_parse of a file (zoo/tokenizer_file.c). */
+int bertc_tokenizer_load(Tokenizer *t, Arena *a, const char *path, BertcError *err);
 
-int32_t tokenizer_id(const Tokenizer *t, const char *token, size_t len);   /* -1 if absent */
-const char *tokenizer_token(const Tokenizer *t, int32_t id);  /* NULL if out of range */
+int32_t bertc_tokenizer_id(const Tokenizer *t, const char *token, size_t len);   /* -1 if absent */
+const char *bertc_tokenizer_token(const Tokenizer *t, int32_t id);  /* NULL if out of range */
 
 /* One encoded sequence of S tokens; arrays of S in the caller's arena. */
 typedef struct Encoding {
@@ -738,7 +738,7 @@ typedef struct Encoding {
  * tokenizer does, and, with pad, pads with [PAD] (type 0, mask 0) up to it;
  * max_len 0 keeps every token. Errors: invalid UTF-8 ("text B: invalid
  * UTF-8 at byte 7"), max_len below the 2 (3 for a pair) special tokens. */
-int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
+int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err);
 
@@ -752,8 +752,8 @@ int tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t le
  * padded to the longest. An error for an architecture without one, and for
  * text its inputs cannot hold (a question longer than QAConv's query_len,
  * no context id for CGBERT). The batch's source (in its errors) is set by
- * the caller (batch_init) before. */
-int model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+ * the caller (bertc_batch_init) before. */
+int bertc_model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                           int32_t max_len, Graph *g, Batch *out, BertcError *err);
 
 /* The pieces architectures build theirs from: n encodings stacked (n, S),
@@ -763,15 +763,15 @@ typedef struct TextBatch {
     ITensor input_ids, attention_mask, token_type_ids;   /* (n, S) */
 } TextBatch;
 
-int text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
+int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
                       int32_t max_len, int32_t min_len, Graph *g, TextBatch *tb,
                       BertcError *err);
 /* Puts the three (n, S) tensors under the given names. */
-void text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
+void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
                     Batch *out);
 /* The BERT heads' batch_from_text: [CLS] text [SEP] (text_pair [SEP]) as
  * input_ids, attention_mask, token_type_ids. */
-int bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
+int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                          int32_t max_len, Graph *g, Batch *out, BertcError *err);
 
 #endif /* BERTC_ZOO_H */

@@ -4,7 +4,7 @@
  * bytes, split at NUL bytes, are the arguments after the required --config,
  * --weights and --vocab (texts, --layer, --map, --context, ...). They go the
  * way cmd_attention takes them: attention_parse -> tokenize with a small
- * vocabulary -> model_forward -> the map's shape check -> svg_attention,
+ * vocabulary -> bertc_model_forward -> the map's shape check -> bertc_svg_attention,
  * drawn into /dev/null. Any arguments must draw or give one error line; a
  * map of the wrong shape must never be read past its end. */
 #include "cli/cli.h"
@@ -36,11 +36,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
     fuzz_load_fixtures(models, fixtures, N_MODELS);
-    vocab = arena_create("vocab", 1 << 16);
+    vocab = bertc_arena_create("vocab", 1 << 16);
     BertcError err;
-    if (tokenizer_parse(&tok, vocab, "vocab.txt", vocab_text, strlen(vocab_text), &err) != 0)
+    if (bertc_tokenizer_parse(&tok, vocab, "vocab.txt", vocab_text, strlen(vocab_text), &err) != 0)
         fuzz_setup_failed(&err);
-    scratch = arena_create("attention", 1 << 20);
+    scratch = bertc_arena_create("attention", 1 << 20);
     return 0;
 }
 
@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (rc != 0)
         fuzz_expect_one_line(&err);
-    arena_reset(scratch);
+    bertc_arena_reset(scratch);
     free(text);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* test/fuzz/fuzz_checkpoint.c — libFuzzer target: any bytes as the
  * checkpoint a training run resumes from. They go the way `--resume` takes
- * them, from memory: st_open_memory -> train_load_checkpoint (the run's
+ * them, from memory: bertc_st_open_memory -> bertc_train_load_checkpoint (the run's
  * fields, the counters, every weight and moment) into a tiny BERT classifier
  * trained by the run below. A bad checkpoint must be an error naming the
  * file, never a crash; one that loads must hold only finite weights and
@@ -38,14 +38,14 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     (void)ctx;
     (void)err;
     int64_t bs[2] = {n, S}, bl[1] = {n};
-    ITensor ids = itensor_new(g->step, 2, bs), labels = itensor_new(g->step, 1, bl);
+    ITensor ids = bertc_itensor_new(g->step, 2, bs), labels = bertc_itensor_new(g->step, 1, bl);
     for (int64_t j = 0; j < n; j++) {
         for (int t = 0; t < S; t++)
             ids.data[j * S + t] = (int32_t)(1 + (idx[j] + t) % 9);
         labels.data[j] = (int32_t)(idx[j] % 2);
     }
-    batch_put_ids(b, "input_ids", ids);
-    batch_put_ids(b, "labels", labels);
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "labels", labels);
     *tokens = n * S;
     return 0;
 }
@@ -58,7 +58,7 @@ static void die(const char *what, const BertcError *err)
 
 static void build(void)
 {
-    BertConfig c = bert_config_default("BertForSequenceClassification");
+    BertConfig c = bertc_bert_config_default("BertForSequenceClassification");
     c.vocab_size = 10;
     c.hidden_size = 4;
     c.num_hidden_layers = 1;
@@ -68,10 +68,10 @@ static void build(void)
     c.num_labels = 2;
     c.problem_type = PROBLEM_SINGLE_LABEL;
     BertcError err;
-    if (model_build(&model, arena_create("fuzz", 1 << 16), &c, &err) != 0)
+    if (bertc_model_build(&model, bertc_arena_create("fuzz", 1 << 16), &c, &err) != 0)
         die("model", &err);
-    Rng init = rng_seed(7);
-    registry_init_weights(model.reg, &init, 0.02f);
+    Rng init = bertc_rng_seed(7);
+    bertc_registry_init_weights(model.reg, &init, 0.02f);
 }
 
 /* BERTC_FUZZ_WRITE_CHECKPOINT=path: the seed checkpoint (see the top). */
@@ -83,7 +83,7 @@ static void write_seed(const char *path)
     o.stop_after = 2;
     TrainResult res;
     BertcError err;
-    if (train_run(&model, &task, &o, &res, &err) != 0)
+    if (bertc_train_run(&model, &task, &o, &res, &err) != 0)
         die("writing the seed", &err);
     fprintf(stderr, "wrote %s\n", path);
     exit(0);
@@ -94,10 +94,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
-    cpu_set_isa(ISA_SCALAR);
+    bertc_cpu_set_isa(ISA_SCALAR);
     build();
     task = (TrainTask){.n_train = 8, .make_batch = make_batch, .metric_name = "accuracy"};
-    options = train_defaults();
+    options = bertc_train_defaults();
     options.steps = 4;
     options.batch_size = 2;
     options.quiet = true;
@@ -105,10 +105,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *seed = getenv("BERTC_FUZZ_WRITE_CHECKPOINT");
     if (seed && *seed)
         write_seed(seed);
-    OptimizerConfig oc = optimizer_defaults(OPT_ADAMW, options.lr);
+    OptimizerConfig oc = bertc_optimizer_defaults(OPT_ADAMW, options.lr);
     oc.weight_decay = options.weight_decay;
-    optimizer_init(&adamw, model.reg, oc);
-    graph = ag_graph_create(1 << 16, 0);
+    bertc_optimizer_init(&adamw, model.reg, oc);
+    graph = bertc_ag_graph_create(1 << 16, 0);
     return 0;
 }
 
@@ -134,31 +134,31 @@ static void one_step(void)
     Outputs out;
     int64_t idx[2] = {0, 1}, tokens;
     BertcError err;
-    ag_graph_reset(graph);
-    batch_init(&b, "batch");
+    bertc_ag_graph_reset(graph);
+    bertc_batch_init(&b, "batch");
     make_batch(NULL, idx, 2, graph, &b, &tokens, &err);
-    outputs_init(&out);
-    if (model_forward(&model, graph, &b, &out, &err) != 0)
+    bertc_outputs_init(&out);
+    if (bertc_model_forward(&model, graph, &b, &out, &err) != 0)
         die("forward after a good load", &err);
-    ag_backward(graph, outputs_get(&out, "loss"));
-    clip_grad_norm(model.reg, options.clip_norm);
-    optimizer_step(&adamw, options.lr);
-    registry_zero_grad(model.reg);
+    bertc_ag_backward(graph, bertc_outputs_get(&out, "loss"));
+    bertc_clip_grad_norm(model.reg, options.clip_norm);
+    bertc_optimizer_step(&adamw, options.lr);
+    bertc_registry_zero_grad(model.reg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     SafeTensors *st;
     BertcError err = {{0}};
-    if (st_open_memory(NULL, NAME, data, size, &st, &err) != 0) {
+    if (bertc_st_open_memory(NULL, NAME, data, size, &st, &err) != 0) {
         if (!strstr(err.msg, NAME))
             die("an error without the file's name", &err);
         return 0;
     }
     int64_t step = -1;
     Rng rng;
-    int rc = train_load_checkpoint(&model, &task, &options, st, &adamw, &rng, &step, &err);
-    st_close(st);
+    int rc = bertc_train_load_checkpoint(&model, &task, &options, st, &adamw, &rng, &step, &err);
+    bertc_st_close(st);
     if (rc != 0) {
         if (!strstr(err.msg, NAME) || strchr(err.msg, '\n'))
             die("an error without the file's name, or of several lines", &err);

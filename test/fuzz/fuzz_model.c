@@ -10,12 +10,12 @@
  *                   else the low bits pick a value from the key's edge table
  *                   (0, 1, 2, ..., 2^31 - 1, -1, 2^31, 1e14; 1e-45, 3.4e38, ...)
  *
- * The text goes through bert_config_parse (the JSON parser and every key's
- * range), model_size (each architecture's dry-run build and the total), and
+ * The text goes through bertc_bert_config_parse (the JSON parser and every key's
+ * range), bertc_model_size (each architecture's dry-run build and the total), and
  * a config that passes and is small (FUZZ_MAX_FLOATS, so the run stays
  * within -malloc_limit_mb) is built, initialised and run forward in eval mode
- * on model_random_batch of B x S (and, with bit 7 of byte 0, a training
- * forward and the backward of model_step_loss). Errors are fine; an abort from deep inside
+ * on bertc_model_random_batch of B x S (and, with bit 7 of byte 0, a training
+ * forward and the backward of bertc_model_step_loss). Errors are fine; an abort from deep inside
  * an op (bertc_fatal) means a size the config checks let through. */
 #include "zoo/zoo.h"
 
@@ -110,45 +110,45 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
-    graph = ag_graph_create(1 << 20, 0);
+    graph = bertc_ag_graph_create(1 << 20, 0);
     return 0;
 }
 
 /* One forward of a random batch; in training mode, then the backward. */
 static void step(Model *m, int64_t B, int64_t S, bool labels, bool training, Rng *rng)
 {
-    ag_graph_reset(graph);
-    ag_set_training(graph, training);
+    bertc_ag_graph_reset(graph);
+    bertc_ag_set_training(graph, training);
     Batch batch;
     Outputs out;
     BertcError err;
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     out.loss_only = training;
-    if (model_random_batch(m, graph, B, S, labels || training, rng, &batch, &err) != 0 ||
-        model_forward(m, graph, &batch, &out, &err) != 0 || !training)
+    if (bertc_model_random_batch(m, graph, B, S, labels || training, rng, &batch, &err) != 0 ||
+        bertc_model_forward(m, graph, &batch, &out, &err) != 0 || !training)
         return;
-    Var *loss = model_step_loss(graph, &out);
+    Var *loss = bertc_model_step_loss(graph, &out);
     if (loss) {
-        registry_zero_grad(m->reg);
-        ag_backward(graph, loss);
+        bertc_registry_zero_grad(m->reg);
+        bertc_ag_backward(graph, loss);
     }
 }
 
 static void run(const BertConfig *cfg, int64_t B, int64_t S, bool labels, bool training)
 {
-    Arena *params = arena_create("params", 1 << 16);
+    Arena *params = bertc_arena_create("params", 1 << 16);
     Model m;
     BertcError err;
-    if (model_build(&m, params, cfg, &err) != 0) {
-        fprintf(stderr, "model_size passed but model_build failed: %s\n", err.msg);
+    if (bertc_model_build(&m, params, cfg, &err) != 0) {
+        fprintf(stderr, "bertc_model_size passed but bertc_model_build failed: %s\n", err.msg);
         abort();
     }
-    Rng rng = rng_seed(1);
-    registry_init_weights(m.reg, &rng, 0.02f);
+    Rng rng = bertc_rng_seed(1);
+    bertc_registry_init_weights(m.reg, &rng, 0.02f);
     step(&m, B, S, labels, false, &rng);
     if (training)
         step(&m, B, S, labels, true, &rng);
-    arena_destroy(params);
+    bertc_arena_destroy(params);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -161,8 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     BertConfig cfg;
     BertcError err;
     double floats;
-    if (bert_config_parse(NULL, "c.json", text, len, &cfg, &err) != 0 ||
-        model_size(&cfg, &floats, &err) != 0 || floats > FUZZ_MAX_FLOATS)
+    if (bertc_bert_config_parse(NULL, "c.json", text, len, &cfg, &err) != 0 ||
+        bertc_model_size(&cfg, &floats, &err) != 0 || floats > FUZZ_MAX_FLOATS)
         return 0;
     run(&cfg, 1 + (data[1] & 1), 1 + (data[1] >> 1 & 15) % 12, data[1] & 0x80, data[0] & 0x80);
     return 0;

@@ -3,8 +3,8 @@
  * test/data/zoo/ (one per architecture, built once; run from the repository
  * root); its top bit asks for init_missing (HF's fresh heads), the next bit
  * for a forward pass on the fixture's own inputs after a successful load.
- * The other bytes go the way model_load takes a file: st_open_memory ->
- * registry_load with the architecture's renames. Wrong names, dtypes, shapes
+ * The other bytes go the way bertc_model_load takes a file: bertc_st_open_memory ->
+ * bertc_registry_load with the architecture's renames. Wrong names, dtypes, shapes
  * or values must be errors naming the weights file, never a crash; whatever
  * finite weights load, the forward must run. Each input starts from the
  * fixture's own weights (restored from a copy), so a run is reproducible. */
@@ -34,20 +34,20 @@ static void load(Fixture *f, const char *name)
 {
     char inputs[256];
     snprintf(inputs, sizeof inputs, "test/data/zoo/%s/inputs.safetensors", name);
-    Arena *a = arena_create(name, 1 << 20);
+    Arena *a = bertc_arena_create(name, 1 << 20);
     fuzz_load_fixture(&f->m, a, name);
     BertcError err;
     SafeTensors *st;
-    if (st_open_file(a, inputs, &st, &err) != 0)
+    if (bertc_st_open_file(a, inputs, &st, &err) != 0)
         fuzz_setup_failed(&err);
-    batch_init(&f->inputs, "inputs.safetensors");
-    if (batch_from_safetensors(&f->inputs, st, a, &err) != 0)
+    bertc_batch_init(&f->inputs, "inputs.safetensors");
+    if (bertc_batch_from_safetensors(&f->inputs, st, a, &err) != 0)
         fuzz_setup_failed(&err);
     const Registry *r = f->m.reg;
-    f->weights = arena_alloc(a, sizeof *f->weights * (size_t)r->n_params);
+    f->weights = bertc_arena_alloc(a, sizeof *f->weights * (size_t)r->n_params);
     for (int i = 0; i < r->n_params; i++) {
         const Tensor *v = &r->params[i].var->value;
-        f->weights[i] = arena_alloc(a, sizeof(float) * (size_t)v->numel);
+        f->weights[i] = bertc_arena_alloc(a, sizeof(float) * (size_t)v->numel);
         memcpy(f->weights[i], v->data, sizeof(float) * (size_t)v->numel);
     }
 }
@@ -69,9 +69,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     bertc_set_warn_hook(quiet, NULL);   /* "unused keys" on every other input */
     for (size_t i = 0; i < N_MODELS; i++)
         load(&models[i], fixtures[i]);
-    graph = ag_graph_create(1 << 20, 0);
-    ag_set_training(graph, false);
-    ag_set_no_grad(graph, true);
+    graph = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(graph, false);
+    bertc_ag_set_no_grad(graph, true);
     return 0;
 }
 
@@ -91,25 +91,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     restore(f);
     SafeTensors *st;
     BertcError err = {{0}};
-    if (st_open_memory(NULL, "weights.safetensors", data + 1, size - 1, &st, &err) != 0) {
+    if (bertc_st_open_memory(NULL, "weights.safetensors", data + 1, size - 1, &st, &err) != 0) {
         check_message(&err);
         return 0;
     }
-    LoadOptions opts = model_load_options(&f->m, data[0] & 128);
-    int rc = registry_load(f->m.reg, st, &opts, &err);
-    st_close(st);
+    LoadOptions opts = bertc_model_load_options(&f->m, data[0] & 128);
+    int rc = bertc_registry_load(f->m.reg, st, &opts, &err);
+    bertc_st_close(st);
     if (rc != 0) {
         check_message(&err);
         return 0;
     }
     if (data[0] & 64) {
         Outputs out;
-        outputs_init(&out);
-        if (model_forward(&f->m, graph, &f->inputs, &out, &err) != 0) {
+        bertc_outputs_init(&out);
+        if (bertc_model_forward(&f->m, graph, &f->inputs, &out, &err) != 0) {
             fprintf(stderr, "the fixture's inputs failed after a good load: %s\n", err.msg);
             abort();
         }
-        ag_graph_reset(graph);
+        bertc_ag_graph_reset(graph);
     }
     return 0;
 }

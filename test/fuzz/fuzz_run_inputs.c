@@ -2,8 +2,8 @@
  * `bertc run`. Byte 0 picks one of the small fixture models of
  * test/data/zoo/ (one per architecture, loaded once; run from the repository
  * root) and, with its top bit, a backward pass as `bertc run --grad` does;
- * the other bytes are the inputs safetensors file. They go the way zoo_run
- * takes them: st_open_memory -> batch_from_safetensors -> model_forward
+ * the other bytes are the inputs safetensors file. They go the way bertc_zoo_run
+ * takes them: bertc_st_open_memory -> bertc_batch_from_safetensors -> bertc_model_forward
  * (eval mode, no-grad unless backward). Wrong names, dtypes, shapes or
  * values must be errors naming the input file, never a crash. */
 #include "test/fuzz/fuzz_util.h"
@@ -27,9 +27,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
     fuzz_load_fixtures(models, fixtures, N_MODELS);
-    graph = ag_graph_create(1 << 20, 0);
-    ag_set_training(graph, false);
-    inputs = arena_create("inputs", 1 << 16);
+    graph = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(graph, false);
+    inputs = bertc_arena_create("inputs", 1 << 16);
     return 0;
 }
 
@@ -45,16 +45,16 @@ static void forward(Model *m, const Batch *in, bool grad)
 {
     Outputs out;
     BertcError err = {{0}};
-    ag_set_no_grad(graph, !grad);
-    outputs_init(&out);
-    if (model_forward(m, graph, in, &out, &err) != 0) {
+    bertc_ag_set_no_grad(graph, !grad);
+    bertc_outputs_init(&out);
+    if (bertc_model_forward(m, graph, in, &out, &err) != 0) {
         check_message(&err);
         return;
     }
-    Var *loss = outputs_get(&out, "loss");
+    Var *loss = bertc_outputs_get(&out, "loss");
     if (grad && loss) {
-        registry_zero_grad(m->reg);
-        ag_backward(graph, loss);
+        bertc_registry_zero_grad(m->reg);
+        bertc_ag_backward(graph, loss);
     }
 }
 
@@ -65,17 +65,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Model *m = &models[(data[0] & 127) % N_MODELS];
     SafeTensors *st;
     BertcError err = {{0}};
-    if (st_open_memory(NULL, "inputs.safetensors", data + 1, size - 1, &st, &err) != 0)
+    if (bertc_st_open_memory(NULL, "inputs.safetensors", data + 1, size - 1, &st, &err) != 0)
         return 0;
     Batch in;
-    batch_init(&in, "inputs.safetensors");
-    int rc = batch_from_safetensors(&in, st, inputs, &err);
-    st_close(st);
+    bertc_batch_init(&in, "inputs.safetensors");
+    int rc = bertc_batch_from_safetensors(&in, st, inputs, &err);
+    bertc_st_close(st);
     if (rc != 0)
         check_message(&err);
     else
         forward(m, &in, data[0] & 128);
-    ag_graph_reset(graph);
-    arena_reset(inputs);
+    bertc_ag_graph_reset(graph);
+    bertc_arena_reset(inputs);
     return 0;
 }

@@ -1,5 +1,5 @@
 /* test/fuzz/fuzz_safetensors.c — libFuzzer target: any bytes as a
- * safetensors file (st_open_memory), then every tensor read both as float32
+ * safetensors file (bertc_st_open_memory), then every tensor read both as float32
  * and as int32. A bad file must be an error with a message, never a crash,
  * a sanitizer report or an allocation beyond what the file's size allows.
  *
@@ -23,8 +23,8 @@ static void read_all(const SafeTensors *st, size_t file_size)
 {
     for (size_t i = 0; i < st->n_tensors; i++) {
         const StTensorInfo *t = &st->tensors[i];
-        if (st_find(st, t->name) != t) {
-            fprintf(stderr, "st_find(\"%s\") does not find its own entry\n", t->name);
+        if (bertc_st_find(st, t->name) != t) {
+            fprintf(stderr, "bertc_st_find(\"%s\") does not find its own entry\n", t->name);
             abort();
         }
         /* Every element takes at least one byte of the file. */
@@ -38,15 +38,15 @@ static void read_all(const SafeTensors *st, size_t file_size)
         float *f = malloc(sizeof(float) * (n ? n : 1));
         int32_t *ids = malloc(sizeof(int32_t) * (n ? n : 1));
         BertcError err = {{0}};
-        if (st_read_f32(st, t, f, n, &err) != 0)
+        if (bertc_st_read_f32(st, t, f, n, &err) != 0)
             check_message(&err);
-        if (st_read_i32(st, t, ids, n, &err) != 0)
+        if (bertc_st_read_i32(st, t, ids, n, &err) != 0)
             check_message(&err);
         free(f);
         free(ids);
     }
     for (size_t i = 0; i < st->n_metadata; i++)
-        if (st_metadata_get(st, st->metadata[i].key) == NULL)
+        if (bertc_st_metadata_get(st, st->metadata[i].key) == NULL)
             abort();
 }
 
@@ -56,11 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     SafeTensors *st;
     BertcError err = {{0}};
-    if (st_open_memory(NULL, "fuzz.safetensors", data, size, &st, &err) != 0) {
+    if (bertc_st_open_memory(NULL, "fuzz.safetensors", data, size, &st, &err) != 0) {
         check_message(&err);
         return 0;
     }
     read_all(st, size);
-    st_close(st);
+    bertc_st_close(st);
     return 0;
 }

@@ -1,5 +1,5 @@
 /* test/fuzz/fuzz_tokenize.c — libFuzzer target: arbitrary bytes through
- * tokenizer_encode with the real bert-base-uncased vocabulary (run from the
+ * bertc_tokenizer_encode with the real bert-base-uncased vocabulary (run from the
  * repository root). Byte 0 picks max_len (0..31), padding, whether the
  * rest is split into a pair at byte 1's fraction of it, and do_lower_case. An encoding must be
  * well formed: S within max_len (exactly max_len when padding), ids in the
@@ -24,9 +24,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     BertcError err;
-    vocab_arena = arena_create("vocab", 1 << 20);
-    work = arena_create("fuzz_tokenize", 1 << 20);
-    if (tokenizer_load(&tok, vocab_arena, VOCAB, &err) != 0) {
+    vocab_arena = bertc_arena_create("vocab", 1 << 20);
+    work = bertc_arena_create("fuzz_tokenize", 1 << 20);
+    if (bertc_tokenizer_load(&tok, vocab_arena, VOCAB, &err) != 0) {
         fprintf(stderr, "%s (run from the repository root)\n", err.msg);
         exit(1);
     }
@@ -78,11 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = size - 2, len_a = pair ? n * data[1] / 255 : n, len_b = n - len_a;
     Encoding e;
     BertcError err = {{0}};
-    if (tokenizer_encode(&tok, work, text, len_a, pair ? text + len_a : NULL, len_b, max_len,
+    if (bertc_tokenizer_encode(&tok, work, text, len_a, pair ? text + len_a : NULL, len_b, max_len,
                          pad, &e, &err) == 0)
         check(&e, max_len, pad, len_a, pair ? len_b : 0);
     else if (!err.msg[0])
         abort();
-    arena_reset(work);
+    bertc_arena_reset(work);
     return 0;
 }

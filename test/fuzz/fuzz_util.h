@@ -27,8 +27,8 @@ static inline void fuzz_load_fixture(Model *m, Arena *arena, const char *name)
     snprintf(weights, sizeof weights, "test/data/zoo/%s/weights.safetensors", name);
     BertConfig cfg;
     BertcError err;
-    if (bert_config_read(config, &cfg, &err) != 0 || model_build(m, arena, &cfg, &err) != 0 ||
-        model_load(m, weights, false, &err) != 0)
+    if (bertc_bert_config_read(config, &cfg, &err) != 0 || bertc_model_build(m, arena, &cfg, &err) != 0 ||
+        bertc_model_load(m, weights, false, &err) != 0)
         fuzz_setup_failed(&err);
 }
 
@@ -36,7 +36,7 @@ static inline void fuzz_load_fixture(Model *m, Arena *arena, const char *name)
 static inline void fuzz_load_fixtures(Model *models, const char *const *fixtures, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        fuzz_load_fixture(&models[i], arena_create(fixtures[i], 1 << 20), fixtures[i]);
+        fuzz_load_fixture(&models[i], bertc_arena_create(fixtures[i], 1 << 20), fixtures[i]);
 }
 
 /* An error must be one non-empty line; anything else is a finding. */

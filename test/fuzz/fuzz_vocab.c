@@ -1,5 +1,5 @@
 /* test/fuzz/fuzz_vocab.c — libFuzzer target: any bytes as vocab.txt
- * (tokenizer_parse). A vocabulary that loads must map every id back to
+ * (bertc_tokenizer_parse). A vocabulary that loads must map every id back to
  * itself, and must tokenize its own text (capped) into valid ids. */
 #include "zoo/zoo.h"
 
@@ -14,8 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_ids(const Tokenizer *t)
 {
     for (int32_t id = 0; id < t->V; id++) {
-        const char *tok = tokenizer_token(t, id);
-        if (!tok || tokenizer_id(t, tok, strlen(tok)) != id) {
+        const char *tok = bertc_tokenizer_token(t, id);
+        if (!tok || bertc_tokenizer_id(t, tok, strlen(tok)) != id) {
             fprintf(stderr, "id %d (\"%s\") does not map back to itself\n", id,
                     tok ? tok : "(null)");
             abort();
@@ -26,15 +26,15 @@ static void check_ids(const Tokenizer *t)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!arena)
-        arena = arena_create("fuzz_vocab", 1 << 20);
+        arena = bertc_arena_create("fuzz_vocab", 1 << 20);
     Tokenizer t;
     BertcError err = {{0}};
     const char *text = (const char *)data;
-    if (tokenizer_parse(&t, arena, "fuzz.txt", text, size, &err) == 0) {
+    if (bertc_tokenizer_parse(&t, arena, "fuzz.txt", text, size, &err) == 0) {
         check_ids(&t);
         Encoding e;
         size_t n = size < 512 ? size : 512;
-        if (tokenizer_encode(&t, arena, text, n, NULL, 0, 0, false, &e, &err) == 0)
+        if (bertc_tokenizer_encode(&t, arena, text, n, NULL, 0, 0, false, &e, &err) == 0)
             for (int32_t i = 0; i < e.S; i++)
                 if (e.input_ids[i] < 0 || e.input_ids[i] >= t.V)
                     abort();
@@ -42,6 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "error without the file's name: \"%s\"\n", err.msg);
         abort();
     }
-    arena_reset(arena);
+    bertc_arena_reset(arena);
     return 0;
 }

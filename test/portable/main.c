@@ -46,8 +46,8 @@ static Arena arena;
 
 Arena *pt_arena(void)
 {
-    arena_init_fixed(&arena, "portable", arena_buffer, sizeof arena_buffer);
-    gemm_set_pack_arena(&arena); /* no heap: GEMM packs into the arena too */
+    bertc_arena_init_fixed(&arena, "portable", arena_buffer, sizeof arena_buffer);
+    bertc_gemm_set_pack_arena(&arena); /* no heap: GEMM packs into the arena too */
     return &arena;
 }
 
@@ -61,7 +61,7 @@ static void fatal_hook(const char *msg, void *user)
 int main(void)
 {
     bertc_set_error_hook(fatal_hook, NULL);
-    threads_set_count(1);
+    bertc_threads_set_count(1);
     void (*const groups[])(void) = {test_format, test_vmath, test_gemm, test_row_kernels,
                                     test_grad, test_safetensors, test_model};
     for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)

@@ -9,37 +9,37 @@
 static void fill(Rng *r, float *x, int64_t n, float scale)
 {
     for (int64_t i = 0; i < n; i++)
-        x[i] = scale * (float)(2.0 * rng_uniform(r) - 1.0);
+        x[i] = scale * (float)(2.0 * bertc_rng_uniform(r) - 1.0);
 }
 
-/* One GEMM case against gemm_reference; |c - ref| <= 1e-6 K + 1e-5 |ref|. */
+/* One GEMM case against bertc_gemm_reference; |c - ref| <= 1e-6 K + 1e-5 |ref|. */
 static void gemm_case(CpuIsa isa, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
                       float alpha, float beta)
 {
     Arena *a = pt_arena();
-    Rng r = rng_seed((uint64_t)(M * 10007 + N * 101 + K));
+    Rng r = bertc_rng_seed((uint64_t)(M * 10007 + N * 101 + K));
     int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 1, ldc = N + 2;
-    float *A = arena_alloc(a, sizeof(float) * (size_t)((ta ? K : M) * lda));
-    float *B = arena_alloc(a, sizeof(float) * (size_t)((tb ? N : K) * ldb));
-    float *C = arena_alloc(a, sizeof(float) * (size_t)(M * ldc));
-    float *R = arena_alloc(a, sizeof(float) * (size_t)(M * ldc));
+    float *A = bertc_arena_alloc(a, sizeof(float) * (size_t)((ta ? K : M) * lda));
+    float *B = bertc_arena_alloc(a, sizeof(float) * (size_t)((tb ? N : K) * ldb));
+    float *C = bertc_arena_alloc(a, sizeof(float) * (size_t)(M * ldc));
+    float *R = bertc_arena_alloc(a, sizeof(float) * (size_t)(M * ldc));
     fill(&r, A, (ta ? K : M) * lda, 1.0f);
     fill(&r, B, (tb ? N : K) * ldb, 1.0f);
     fill(&r, C, M * ldc, 1.0f);
     for (int64_t i = 0; i < M * ldc; i++)
         R[i] = C[i];
-    gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    gemm_reference(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, R, ldc);
+    bertc_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    bertc_gemm_reference(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, R, ldc);
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++)
             if (!pt_close(C[i * ldc + j], R[i * ldc + j], 1e-6 * (double)K, 1e-5)) {
-                pt_check(false, "gemm %s ta=%d tb=%d M=%lld N=%lld K=%lld: C[%lld,%lld] = %.9g, "
-                         "reference %.9g", cpu_isa_name(isa), ta, tb, (long long)M,
+                pt_check(false, "bertc_gemm %s ta=%d tb=%d M=%lld N=%lld K=%lld: C[%lld,%lld] = %.9g, "
+                         "reference %.9g", bertc_cpu_isa_name(isa), ta, tb, (long long)M,
                          (long long)N, (long long)K, (long long)i, (long long)j,
                          (double)C[i * ldc + j], (double)R[i * ldc + j]);
                 return;
             }
-    pt_check(true, "gemm");
+    pt_check(true, "bertc_gemm");
 }
 
 void test_gemm(void)
@@ -47,9 +47,9 @@ void test_gemm(void)
     const int64_t sizes[] = {1, 3, 7, 16, 17, 33, 67};
     const int64_t bert[][3] = {{48, 128, 32}, {48, 32, 128}, {16, 96, 32}, {128, 128, 300}};
     for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++) {
-        if (!cpu_isa_supported((CpuIsa)isa))
+        if (!bertc_cpu_isa_supported((CpuIsa)isa))
             continue;
-        cpu_set_isa((CpuIsa)isa);
+        bertc_cpu_set_isa((CpuIsa)isa);
         int before = 0;
         for (int t = 0; t < 4; t++)
             for (size_t i = 0; i < 7; i++)
@@ -60,9 +60,9 @@ void test_gemm(void)
         for (size_t b = 0; b < 4; b++, before++)
             gemm_case((CpuIsa)isa, b & 1, b == 2, bert[b][0], bert[b][1], bert[b][2], 1.0f,
                       0.0f);
-        pt_print("gemm %s: %d cases", cpu_isa_name((CpuIsa)isa), before);
+        pt_print("bertc_gemm %s: %d cases", bertc_cpu_isa_name((CpuIsa)isa), before);
     }
-    cpu_set_isa(ISA_SCALAR);
+    bertc_cpu_set_isa(ISA_SCALAR);
 }
 
 /* |got - want| <= 2e-6 + 2e-5 |want| over n floats. */
@@ -71,7 +71,7 @@ static void expect_rows(const char *what, CpuIsa isa, int64_t n, const float *go
 {
     for (int64_t i = 0; i < count; i++)
         if (!pt_close(got[i], want[i], 2e-6, 2e-5)) {
-            pt_check(false, "%s %s n=%lld: [%lld] = %.9g, scalar %.9g", what, cpu_isa_name(isa),
+            pt_check(false, "%s %s n=%lld: [%lld] = %.9g, scalar %.9g", what, bertc_cpu_isa_name(isa),
                      (long long)n, (long long)i, (double)got[i], (double)want[i]);
             return;
         }
@@ -81,15 +81,15 @@ static void expect_rows(const char *what, CpuIsa isa, int64_t n, const float *go
 static void rows_case(CpuIsa isa, int64_t n)
 {
     Arena *a = pt_arena();
-    const RowKernels *k = row_kernels(isa), *s = &row_kernels_scalar;
+    const RowKernels *k = bertc_row_kernels(isa), *s = &bertc_row_kernels_scalar;
     const int64_t rows = 3, count = rows * n;
-    Rng r = rng_seed((uint64_t)n);
-    float *x = arena_alloc(a, sizeof(float) * (size_t)count);
-    float *dy = arena_alloc(a, sizeof(float) * (size_t)count);
-    float *g = arena_alloc(a, sizeof(float) * (size_t)n);
-    float *b = arena_alloc(a, sizeof(float) * (size_t)n);
-    float *y1 = arena_calloc(a, (size_t)count, sizeof(float));
-    float *y2 = arena_calloc(a, (size_t)count, sizeof(float));
+    Rng r = bertc_rng_seed((uint64_t)n);
+    float *x = bertc_arena_alloc(a, sizeof(float) * (size_t)count);
+    float *dy = bertc_arena_alloc(a, sizeof(float) * (size_t)count);
+    float *g = bertc_arena_alloc(a, sizeof(float) * (size_t)n);
+    float *b = bertc_arena_alloc(a, sizeof(float) * (size_t)n);
+    float *y1 = bertc_arena_calloc(a, (size_t)count, sizeof(float));
+    float *y2 = bertc_arena_calloc(a, (size_t)count, sizeof(float));
     fill(&r, x, count, 4.0f);
     fill(&r, dy, count, 1.0f);
     fill(&r, g, n, 1.0f);
@@ -112,11 +112,11 @@ static void rows_case(CpuIsa isa, int64_t n)
     for (int64_t i = 0; i < n; i++)
         y1[i] = y2[i] = x[i];
     float max1 = k->add_max(y1, b, n), max2 = s->add_max(y2, b, n);
-    pt_check(max1 == max2, "add_max %s n=%lld: max %.9g, scalar %.9g", cpu_isa_name(isa),
+    pt_check(max1 == max2, "add_max %s n=%lld: max %.9g, scalar %.9g", bertc_cpu_isa_name(isa),
              (long long)n, (double)max1, (double)max2);
     double sum1 = k->exp_sum(y1, y1, max1, n), sum2 = s->exp_sum(y2, y2, max2, n);
     pt_check(pt_close(sum1, sum2, 0.0, 1e-6), "exp_sum %s n=%lld: sum %.17g, scalar %.17g",
-             cpu_isa_name(isa), (long long)n, sum1, sum2);
+             bertc_cpu_isa_name(isa), (long long)n, sum1, sum2);
     expect_rows("exp_sum", isa, n, y1, y2, n);
     for (int64_t i = 0; i < count; i++)
         y1[i] = y2[i] = dy[i];
@@ -132,14 +132,14 @@ static void rows_case(CpuIsa isa, int64_t n)
     }
     k->gelu_backward(y1, x, dy, count, false);
     s->gelu_backward(y2, x, dy, count, true);
-    expect_rows("gelu_backward", isa, n, y1, y2, count);
+    expect_rows("bertc_gelu_backward", isa, n, y1, y2, count);
 }
 
 void test_row_kernels(void)
 {
     const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 64, 67, 128};
     for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++)
-        if (cpu_isa_supported((CpuIsa)isa))
+        if (bertc_cpu_isa_supported((CpuIsa)isa))
             for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
                 rows_case((CpuIsa)isa, sizes[i]);
 }

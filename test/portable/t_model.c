@@ -21,10 +21,10 @@ extern const unsigned long tiny_config_len, tiny_weights_len, tiny_inputs_len,
 static void expect_output(const Outputs *out, const SafeTensors *want, const char *name,
                           Arena *a)
 {
-    Var *v = outputs_get(out, name);
+    Var *v = bertc_outputs_get(out, name);
     Tensor ref;
     BertcError err;
-    if (!pt_check(v && st_load_tensor(want, name, a, &ref, &err) == 0, "output %s: %s", name,
+    if (!pt_check(v && bertc_st_load_tensor(want, name, a, &ref, &err) == 0, "output %s: %s", name,
                   v ? err.msg : "missing"))
         return;
     if (!pt_check(ref.numel == v->value.numel, "%s: %lld values, PyTorch %lld", name,
@@ -47,47 +47,47 @@ void test_model(void)
     BertConfig cfg;
     Model m;
     SafeTensors *weights, *inputs, *expected;
-    if (!pt_check(bert_config_parse(a, "config.json", (const char *)tiny_config,
+    if (!pt_check(bertc_bert_config_parse(a, "config.json", (const char *)tiny_config,
                                     tiny_config_len, &cfg, &err) == 0 &&
-                      model_build(&m, a, &cfg, &err) == 0,
+                      bertc_model_build(&m, a, &cfg, &err) == 0,
                   "config: %s", err.msg))
         return;
-    size_t model_bytes = arena_used(a);
-    LoadOptions opts = model_load_options(&m, false);
-    if (!pt_check(st_open_memory(a, "weights", tiny_weights, tiny_weights_len, &weights, &err) ==
+    size_t model_bytes = bertc_arena_used(a);
+    LoadOptions opts = bertc_model_load_options(&m, false);
+    if (!pt_check(bertc_st_open_memory(a, "weights", tiny_weights, tiny_weights_len, &weights, &err) ==
                           0 &&
-                      registry_load(m.reg, weights, &opts, &err) == 0,
+                      bertc_registry_load(m.reg, weights, &opts, &err) == 0,
                   "weights: %s", err.msg))
         return;
     Batch in;
-    batch_init(&in, "inputs");
-    if (!pt_check(st_open_memory(a, "inputs", tiny_inputs, tiny_inputs_len, &inputs, &err) == 0 &&
-                      batch_from_safetensors(&in, inputs, a, &err) == 0,
+    bertc_batch_init(&in, "inputs");
+    if (!pt_check(bertc_st_open_memory(a, "inputs", tiny_inputs, tiny_inputs_len, &inputs, &err) == 0 &&
+                      bertc_batch_from_safetensors(&in, inputs, a, &err) == 0,
                   "inputs: %s", err.msg))
         return;
-    size_t before_forward = arena_used(a);
+    size_t before_forward = bertc_arena_used(a);
 
     Arena step;
-    arena_init_fixed(&step, "step", arena_alloc(a, STEP_BYTES), STEP_BYTES);
+    bertc_arena_init_fixed(&step, "step", bertc_arena_alloc(a, STEP_BYTES), STEP_BYTES);
     Graph g;
-    ag_graph_init(&g, &step, 0);
-    ag_set_training(&g, false);
-    ag_set_no_grad(&g, true);
+    bertc_ag_graph_init(&g, &step, 0);
+    bertc_ag_set_training(&g, false);
+    bertc_ag_set_no_grad(&g, true);
     static Outputs out; /* 512 named slots: too big for a small stack */
-    outputs_init(&out);
+    bertc_outputs_init(&out);
     clock_t t0 = clock();
-    int rc = model_forward(&m, &g, &in, &out, &err);
+    int rc = bertc_model_forward(&m, &g, &in, &out, &err);
     clock_t t1 = clock();
     if (!pt_check(rc == 0, "forward: %s", err.msg))
         return;
 
-    Var *logits = outputs_get(&out, "logits");
+    Var *logits = bertc_outputs_get(&out, "logits");
     for (int64_t b = 0; b < logits->value.shape[0]; b++) {
         const float *l = logits->value.data + b * logits->value.shape[1];
         pt_print("logits[%lld] = %.9g %.9g %.9g", (long long)b, (double)l[0], (double)l[1],
                  (double)l[2]);
     }
-    pt_check(st_open_memory(a, "expected", tiny_expected, tiny_expected_len, &expected, &err) == 0,
+    pt_check(bertc_st_open_memory(a, "expected", tiny_expected, tiny_expected_len, &expected, &err) == 0,
              "expected: %s", err.msg);
     expect_output(&out, expected, "logits", a);
     expect_output(&out, expected, "loss", a);
@@ -95,6 +95,6 @@ void test_model(void)
     expect_output(&out, expected, "last_hidden_state", a);
     pt_print("memory: model %zu bytes (parameters), weights and inputs "
              "bookkeeping %zu, forward step high-water %zu; GEMM packs in the arena",
-             model_bytes, before_forward - model_bytes, arena_high_water(&step));
+             model_bytes, before_forward - model_bytes, bertc_arena_high_water(&step));
     pt_print("forward: %.1f ms (clock())", 1000.0 * (double)(t1 - t0) / CLOCKS_PER_SEC);
 }

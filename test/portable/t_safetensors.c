@@ -46,8 +46,8 @@ static void expect_f32(const SafeTensors *st, const char *name, const float *wan
 {
     float got[4];
     BertcError err;
-    const StTensorInfo *t = st_find(st, name);
-    if (!pt_check(t && st_read_f32(st, t, got, n, &err) == 0, "read %s: %s", name,
+    const StTensorInfo *t = bertc_st_find(st, name);
+    if (!pt_check(t && bertc_st_read_f32(st, t, got, n, &err) == 0, "read %s: %s", name,
                   t ? err.msg : "missing"))
         return;
     for (size_t i = 0; i < n; i++)
@@ -61,8 +61,8 @@ static void read_known_file(Arena *a)
     size_t len = build_file(file);
     SafeTensors *st;
     BertcError err;
-    if (!pt_check(st_open_memory(a, "known.safetensors", file, len, &st, &err) == 0,
-                  "st_open_memory: %s", err.msg))
+    if (!pt_check(bertc_st_open_memory(a, "known.safetensors", file, len, &st, &err) == 0,
+                  "bertc_st_open_memory: %s", err.msg))
         return;
     pt_check(st->n_tensors == 6, "6 tensors, got %zu", st->n_tensors);
     expect_f32(st, "f32", (const float[]){1.5f, -2.25f, 3.0e-5f, 65504.0f}, 4);
@@ -72,17 +72,17 @@ static void read_known_file(Arena *a)
     expect_f32(st, "i32", (const float[]){123456789.0f, -5.0f}, 2);
     expect_f32(st, "f64", (const float[]){0.1f}, 1);
     int32_t ids[2];
-    pt_check(st_read_i32(st, st_find(st, "i32"), ids, 2, &err) == 0 && ids[0] == 123456789 &&
+    pt_check(bertc_st_read_i32(st, bertc_st_find(st, "i32"), ids, 2, &err) == 0 && ids[0] == 123456789 &&
                  ids[1] == -5, "i32 as ids: %d %d", (int)ids[0], (int)ids[1]);
     /* 2^40 does not fit an int32 id: an error naming the element, not a wrap */
-    pt_check(st_read_i32(st, st_find(st, "i64"), (int32_t[3]){0}, 3, &err) != 0 &&
+    pt_check(bertc_st_read_i32(st, bertc_st_find(st, "i64"), (int32_t[3]){0}, 3, &err) != 0 &&
                  strstr(err.msg, "element 1"), "I64 2^40 as an id: %s", err.msg);
 }
 
 #if !defined(BERTC_FREESTANDING)
 /* The writer's file, read back and compared byte for byte where the format
  * fixes the bytes: 1.5f is 00 00 c0 3f, the I64 7 is 07 00 .. 00. (Hosted
- * only: st_write takes its header buffer from bertc_sys_alloc.) */
+ * only: bertc_st_write takes its header buffer from bertc_sys_alloc.) */
 static void write_known_values(Arena *a)
 {
     int64_t s2[1] = {2}, s1[1] = {1};
@@ -92,8 +92,8 @@ static void write_known_values(Arena *a)
                     {.name = "b", .dtype = ST_I64, .ndim = 1, .shape = s1, .i64 = i}};
     size_t size = 0;
     BertcError err;
-    unsigned char *buf = arena_alloc(a, 512);
-    if (!pt_check(st_write_buffer(e, 2, NULL, 0, buf, 512, &size, &err) == 0, "write: %s",
+    unsigned char *buf = bertc_arena_alloc(a, 512);
+    if (!pt_check(bertc_st_write_buffer(e, 2, NULL, 0, buf, 512, &size, &err) == 0, "write: %s",
                   err.msg))
         return;
     uint64_t n = 0;
@@ -105,7 +105,7 @@ static void write_known_values(Arena *a)
     pt_check(size == 8 + n + 16 && memcmp(d, want, 16) == 0,
              "writer data bytes differ from the little-endian layout");
     SafeTensors *st;
-    pt_check(st_open_memory(a, "written", buf, size, &st, &err) == 0, "reopen: %s", err.msg);
+    pt_check(bertc_st_open_memory(a, "written", buf, size, &st, &err) == 0, "reopen: %s", err.msg);
 }
 #endif
 

@@ -34,7 +34,7 @@ void test_vmath(void)
     };
     enum { N = 20000 };
     Arena *a = pt_arena();
-    float *x = arena_alloc(a, N * sizeof(float)), *y = arena_alloc(a, N * sizeof(float));
+    float *x = bertc_arena_alloc(a, N * sizeof(float)), *y = bertc_arena_alloc(a, N * sizeof(float));
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const VmathCase *vc = &cases[c];
         uint32_t hash = 2166136261u;
@@ -68,6 +68,6 @@ void test_vmath(void)
                 worst_n = ulps;
         }
         pt_check(worst_n <= vc->max_ulps, "bertc_%s_n (%s): %.3g ulps > %.3g", vc->name,
-                 cpu_isa_name(cpu_isa()), worst_n, vc->max_ulps);
+                 bertc_cpu_isa_name(bertc_cpu_isa()), worst_n, vc->max_ulps);
     }
 }
