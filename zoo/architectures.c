@@ -6,7 +6,8 @@
 #include <string.h>
 
 extern const ModelArch arch_bert_model, arch_bert_seqcls, arch_bert_mlm, arch_cgbert,
-    arch_qacgbert, arch_summarizer, arch_qaconv, arch_spanbert;
+    arch_qacgbert, arch_summarizer, arch_qaconv, arch_spanbert, arch_bert_token_classification,
+    arch_bert_question_answering, arch_bert_next_sentence, arch_bert_pretraining;
 
 static const ModelArch *const architectures[] = {
     &arch_bert_model,
@@ -17,6 +18,10 @@ static const ModelArch *const architectures[] = {
     &arch_summarizer,
     &arch_qaconv,
     &arch_spanbert,
+    &arch_bert_token_classification,
+    &arch_bert_question_answering,
+    &arch_bert_next_sentence,
+    &arch_bert_pretraining,
 };
 
 #define N_ARCHITECTURES ((int)(sizeof architectures / sizeof architectures[0]))
