@@ -245,6 +245,44 @@ Test(zoo_heads, heads_load_base_checkpoints_and_back)
     test_model_load(&base, ZOO "bert_tokcls/weights.safetensors");
 }
 
+/* ---- BertForMultipleChoice ------------------------------------------------- */
+
+/* (B, C, S) inputs: shapes and values are checked with their own indices
+ * before the rows are flattened; labels are choices. */
+Test(zoo_heads, multiple_choice_inputs_and_labels)
+{
+    test_model_build(&model, arena, ZOO "bert_multiple_choice/config.json", NULL);
+    int64_t bcs[3] = {B, 3, S}, wrong[3] = {B, 2, S};
+    const int32_t ids[] = {5, 6, 7}, ones[] = {1}, bad_mask[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 2};
+    const int32_t label[] = {2, 0}, bad_label[] = {0, 3};
+    batch_init(&batch, "inputs.safetensors");
+    put("input_ids", 3, bcs, ids, 3);
+    put("attention_mask", 3, bcs, ones, 1);
+    put("labels", 1, b1, label, 2);
+    Outputs out;
+    test_forward_ok(&model, graph, &batch, &out);
+    Var *logits = outputs_get(&out, "logits");
+    cr_assert(logits && logits->value.ndim == 2 && logits->value.shape[0] == B &&
+              logits->value.shape[1] == 3 && outputs_get(&out, "loss"));
+    batch.n--;
+    put("labels", 1, b1, bad_label, 2);
+    test_forward_fails(&model, graph, &batch, "'labels'[1] = 3", "num_choices 3", NULL);
+    batch.n -= 2;
+    put("attention_mask", 3, bcs, bad_mask, 10);
+    put("labels", 1, b1, label, 2);
+    test_forward_fails(&model, graph, &batch, "'attention_mask'[0, 1, 1] = 2", "neither", NULL);
+    batch.n -= 2;
+    put("attention_mask", 3, wrong, ones, 1);
+    test_forward_fails(&model, graph, &batch, "'attention_mask'", "[2, 2, 8]", NULL);
+    batch.n = 0;
+    put("input_ids", 2, bs2, ids, 3);
+    test_forward_fails(&model, graph, &batch, "'input_ids'", "[2, 8]", NULL);
+    int64_t none[3] = {B, 0, S};
+    batch.n = 0;
+    put("input_ids", 3, none, ids, 3);
+    test_forward_fails(&model, graph, &batch, "'input_ids' has shape [2, 0, 8]", "size 0", NULL);
+}
+
 /* ---- the config keys the heads read ------------------------------------------ */
 
 /* add_pooling_layer false and classifier_dropout survive bert_config_format;

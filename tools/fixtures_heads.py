@@ -72,6 +72,17 @@ def pretraining_case(name, S, lengths, nsp_labels, seed, **kw):
     run_case(name, HR.BertForPreTraining, c, x, seed, tied=LM_TIES)
 
 
+def multiple_choice_case(name, S, lengths, labels, seed, **kw):
+    """lengths[b][k]: the real tokens of choice k of question b (padded to S)."""
+    gen = torch.Generator().manual_seed(seed)
+    c = config("BertForMultipleChoice", **kw)
+    B, C = len(lengths), len(lengths[0])
+    flat = inputs(gen, c, S, [n for row in lengths for n in row])
+    x = {k: v.reshape(B, C, S) for k, v in flat.items()}
+    x["labels"] = torch.tensor(labels)
+    run_case(name, HR.BertForMultipleChoice, c, x, seed)
+
+
 def bert_model_no_pooler_case(name, S, lengths, seed):
     """add_pooling_layer false: no pooler.* in the weights, no pooler_output."""
     gen = torch.Generator().manual_seed(seed)
@@ -89,6 +100,8 @@ CASES = {
                                  hidden_act="gelu_new", classifier_dropout=None),
     "bert_nsp": lambda: nsp_case("bert_nsp", 16, [16, 10, 13], [0, 1, 1], 25),
     "bert_pretraining": lambda: pretraining_case("bert_pretraining", 16, [16, 12], [1, 0], 26),
+    "bert_multiple_choice": lambda: multiple_choice_case(
+        "bert_multiple_choice", 12, [[12, 7, 9], [5, 12, 10]], [2, 0], 27),
     "bert_model_no_pooler": lambda: bert_model_no_pooler_case("bert_model_no_pooler", 16,
                                                               [16, 10], 28),
 }

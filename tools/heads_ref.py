@@ -9,6 +9,7 @@ head's own outputs under HF's names and loss is None without labels.
   BertForQuestionAnswering     bert (no pooler), qa_outputs (2, H)
   BertForNextSentencePrediction bert, cls.seq_relationship (2, H)
   BertForPreTraining           bert, cls.predictions (tied), cls.seq_relationship
+  BertForMultipleChoice        bert, dropout, classifier (1, H), inputs (B, C, S)
 Dropout is the identity here (the fixtures are eval-mode forwards).
 """
 import torch.nn as nn
@@ -114,3 +115,19 @@ class BertForPreTraining(nn.Module):
         R.bert_outputs(out, h, pooled, hidden, probs)
         return out, loss
 
+
+class BertForMultipleChoice(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bert = R.BertModel(c)
+        self.classifier = nn.Linear(c["hidden_size"], 1)
+
+    def forward(self, x):
+        C, S = x["input_ids"].shape[1], x["input_ids"].shape[2]
+        flat = [x[k].reshape(-1, S) for k in ("input_ids", "attention_mask", "token_type_ids")]
+        h, pooled, hidden, probs = self.bert(*flat)
+        logits = self.classifier(pooled).reshape(-1, C)
+        loss = F.cross_entropy(logits, x["labels"]) if "labels" in x else None
+        out = {"logits": logits}
+        R.bert_outputs(out, h, pooled, hidden, probs)
+        return out, loss

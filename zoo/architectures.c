@@ -7,7 +7,8 @@
 
 extern const ModelArch arch_bert_model, arch_bert_seqcls, arch_bert_mlm, arch_cgbert,
     arch_qacgbert, arch_summarizer, arch_qaconv, arch_spanbert, arch_bert_token_classification,
-    arch_bert_question_answering, arch_bert_next_sentence, arch_bert_pretraining;
+    arch_bert_question_answering, arch_bert_next_sentence, arch_bert_pretraining,
+    arch_bert_multiple_choice;
 
 static const ModelArch *const architectures[] = {
     &arch_bert_model,
@@ -22,6 +23,7 @@ static const ModelArch *const architectures[] = {
     &arch_bert_question_answering,
     &arch_bert_next_sentence,
     &arch_bert_pretraining,
+    &arch_bert_multiple_choice,
 };
 
 #define N_ARCHITECTURES ((int)(sizeof architectures / sizeof architectures[0]))
