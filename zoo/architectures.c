@@ -6,7 +6,9 @@
 #include <string.h>
 
 extern const ModelArch bertc_arch_bert_model, bertc_arch_bert_seqcls, bertc_arch_bert_mlm, bertc_arch_cgbert,
-    bertc_arch_qacgbert, bertc_arch_summarizer, bertc_arch_qaconv, bertc_arch_spanbert;
+    bertc_arch_qacgbert, bertc_arch_summarizer, bertc_arch_qaconv, bertc_arch_spanbert, bertc_arch_bert_token_classification,
+    bertc_arch_bert_question_answering, bertc_arch_bert_next_sentence, bertc_arch_bert_pretraining,
+    bertc_arch_bert_multiple_choice;
 
 static const ModelArch *const architectures[] = {
     &bertc_arch_bert_model,
@@ -17,6 +19,11 @@ static const ModelArch *const architectures[] = {
     &bertc_arch_summarizer,
     &bertc_arch_qaconv,
     &bertc_arch_spanbert,
+    &bertc_arch_bert_token_classification,
+    &bertc_arch_bert_question_answering,
+    &bertc_arch_bert_next_sentence,
+    &bertc_arch_bert_pretraining,
+    &bertc_arch_bert_multiple_choice,
 };
 
 #define N_ARCHITECTURES ((int)(sizeof architectures / sizeof architectures[0]))

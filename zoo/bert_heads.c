@@ -1,28 +1,8 @@
 /* zoo/bert_heads.c — HF BertModel, BertForSequenceClassification (§6.2) and
  * BertForMaskedLM with the LM head shared by SpanBERT. */
-#include "zoo/zoo.h"
-#include "tensor/format_internal.h"
+#include "zoo/bert_heads_internal.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-/* ---- checkpoints of the base model and of models with heads ------------ */
-
-/* As HF's from_pretrained (base_model_prefix "bert"): a BertModel loads the
- * "bert.*" weights of a checkpoint with heads, and a model with heads loads
- * a bare BertModel checkpoint (its heads then come from init_missing). */
-static bool add_bert_prefix(const char *name, char *alt, size_t len)
-{
-    return (size_t)snprintf(alt, len, "bert.%s", name) < len;
-}
-
-static bool drop_bert_prefix(const char *name, char *alt, size_t len)
-{
-    if (strncmp(name, "bert.", 5) != 0)
-        return false;
-    return (size_t)snprintf(alt, len, "%s", name + 5) < len;
-}
 
 /* ---- the inputs and outputs every head shares ------------------------- */
 
@@ -92,7 +72,7 @@ const ModelArch bertc_arch_bert_model = {
     .loss = "none",
     .build = bert_model_build,
     .forward = bert_model_run,
-    .rename = add_bert_prefix,
+    .rename = bertc_bert_add_prefix,
     .random_batch = bert_model_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
 };
@@ -115,7 +95,7 @@ static void *seqcls_build(Registry *r, const BertConfig *cfg, BertcError *err)
     bertc_nn_push(r, "bert", "BertModel", false);
     bertc_bert_model_init(&m->bert, r, cfg, BERT_HF, true);
     bertc_nn_pop(r);
-    bertc_dropout_init(&m->dropout, r, "dropout", cfg->hidden_dropout_prob);
+    bertc_dropout_init(&m->dropout, r, "dropout", bertc_bert_classifier_dropout(cfg));
     bertc_linear_init(&m->classifier, r, "classifier", cfg->hidden_size, cfg->num_labels, true);
     return m;
 }
@@ -291,18 +271,18 @@ const ModelArch bertc_arch_bert_seqcls = {
             "(multi-label)",
     .build = seqcls_build,
     .forward = seqcls_run,
-    .rename = drop_bert_prefix,
+    .rename = bertc_bert_drop_prefix,
     .random_batch = seqcls_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
 };
 
 /* ---- the LM head and BertForMaskedLM ---------------------------------- */
 
-void bertc_bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings)
+void bertc_bert_lm_predictions_init(BertLMHead *h, Registry *r, const BertConfig *cfg,
+                              Var *word_embeddings)
 {
     int64_t H = cfg->hidden_size, V = cfg->vocab_size;
     h->act = cfg->hidden_act;
-    bertc_nn_push(r, "cls", "BertOnlyMLMHead", false);
     bertc_nn_push(r, "predictions", "BertLMPredictionHead", false);
     bertc_nn_push(r, "transform", "BertPredictionHeadTransform", false);
     bertc_linear_init(&h->transform, r, "dense", H, H, true);
@@ -311,11 +291,18 @@ void bertc_bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, 
     h->bias = bertc_nn_param(r, "bias", 1, &V, INIT_ZEROS);
     bertc_nn_push(r, "decoder", bertc_nn_format(r, "Linear(in_features=%lld, out_features=%lld, bias=True)",
                                     (long long)H, (long long)V), true);
-    bertc_nn_tie(r, "cls.predictions.decoder.weight", word_embeddings);
-    bertc_nn_tie(r, "cls.predictions.decoder.bias", h->bias);
+    /* r->prefix is now "<...>predictions.decoder." */
+    bertc_nn_tie(r, bertc_nn_format(r, "%sweight", r->prefix), word_embeddings);
+    bertc_nn_tie(r, bertc_nn_format(r, "%sbias", r->prefix), h->bias);
     bertc_nn_pop(r);
     h->decoder_weight = word_embeddings;
     bertc_nn_pop(r);
+}
+
+void bertc_bert_lm_head_init(BertLMHead *h, Registry *r, const BertConfig *cfg, Var *word_embeddings)
+{
+    bertc_nn_push(r, "cls", "BertOnlyMLMHead", false);
+    bertc_bert_lm_predictions_init(h, r, cfg, word_embeddings);
     bertc_nn_pop(r);
 }
 
@@ -476,7 +463,7 @@ const ModelArch bertc_arch_bert_mlm = {
     .loss = "CE of logits against labels over the positions whose label is not -100",
     .build = mlm_build,
     .forward = mlm_run,
-    .rename = drop_bert_prefix,
+    .rename = bertc_bert_drop_prefix,
     .random_batch = mlm_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
 };
