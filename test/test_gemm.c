@@ -204,7 +204,7 @@ static void sizes_1_to_67(void)
         }
 }
 
-Test(bertc_gemm, every_size_1_to_67_exact) { for_each_isa(sizes_1_to_67); }
+Test(gemm, every_size_1_to_67_exact) { for_each_isa(sizes_1_to_67); }
 
 /* Random triples in 1..67, padded leading dims, float data and alpha/beta. */
 static void random_triples(void)
@@ -220,7 +220,7 @@ static void random_triples(void)
     }
 }
 
-Test(bertc_gemm, random_sizes_padded_alpha_beta) { for_each_isa(random_triples); }
+Test(gemm, random_sizes_padded_alpha_beta) { for_each_isa(random_triples); }
 
 /* Sizes that cross the cache blocks: K > KC (several rank-KC updates, the
  * first applying beta), M > MC, N > NC, with beta 0 (NaN C), 1 and 0.5. */
@@ -236,7 +236,7 @@ static void block_edges(void)
         all_ops(cases[i], 500 + i);
 }
 
-Test(bertc_gemm, cache_block_edges) { for_each_isa(block_edges); }
+Test(gemm, cache_block_edges) { for_each_isa(block_edges); }
 
 /* BERT Linear shapes (x (M, K) . W^T, W (N, K)) and their backward products. */
 static void bert_shapes(void)
@@ -254,10 +254,10 @@ static void bert_shapes(void)
     }
 }
 
-Test(bertc_gemm, bert_shapes, .timeout = 120) { for_each_isa(bert_shapes); }
+Test(gemm, bert_shapes, .timeout = 120) { for_each_isa(bert_shapes); }
 
 /* alpha = 0 and K = 0 scale C by beta without reading A or B. */
-Test(bertc_gemm, alpha_zero_scales_c)
+Test(gemm, alpha_zero_scales_c)
 {
     float A[6] = {NAN, NAN, NAN, NAN, NAN, NAN}, B[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
     float C[4] = {1, 2, 3, 4};
@@ -309,10 +309,10 @@ static void threads_equal_serial(void)
         }
 }
 
-Test(bertc_gemm, threaded_equals_single_thread) { for_each_isa(threads_equal_serial); }
+Test(gemm, threaded_equals_single_thread) { for_each_isa(threads_equal_serial); }
 
 /* bertc_gemm_batched: attention-like heads, shared B (stride_b = 0), threads. */
-Test(bertc_gemm, batched_matches_reference)
+Test(gemm, batched_matches_reference)
 {
     enum { BATCH = 6, M = 64, N = 40, K = 48 };
     Rng rng = bertc_rng_seed(77);
@@ -334,7 +334,7 @@ Test(bertc_gemm, batched_matches_reference)
 }
 
 /* Pack buffers are allocated once per thread: a repeated GEMM mallocs nothing. */
-Test(bertc_gemm, no_allocation_in_steady_state)
+Test(gemm, no_allocation_in_steady_state)
 {
     enum { M = 200, N = 300, K = 400 };
     Rng rng = bertc_rng_seed(5);

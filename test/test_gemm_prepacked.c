@@ -79,7 +79,7 @@ static void check_case(const PackCase *c, bool ta, bool tb, int threads, Rng *rn
     free(A), free(B), free(C0), free(want), free(got), free(packed), free(back);
 }
 
-Test(bertc_gemm_prepacked, equals_gemm_bit_for_bit_on_every_isa, .timeout = 120)
+Test(gemm_prepacked, equals_gemm_bit_for_bit_on_every_isa, .timeout = 120)
 {
     CpuIsa saved_isa = bertc_cpu_isa();
     int saved_threads = bertc_threads_count();
@@ -100,7 +100,7 @@ Test(bertc_gemm_prepacked, equals_gemm_bit_for_bit_on_every_isa, .timeout = 120)
 }
 
 /* A B packed under one ISA keeps its layout when another is forced later. */
-Test(bertc_gemm_prepacked, keeps_the_layout_it_was_packed_for)
+Test(gemm_prepacked, keeps_the_layout_it_was_packed_for)
 {
     CpuIsa saved = bertc_cpu_isa();
     Rng rng = bertc_rng_seed(8);

@@ -39,7 +39,7 @@ static void one_case(CpuIsa isa, bool decoupled, bool with_grad)
                       (double)want[k][i]);
 }
 
-Test(bertc_kernel_adam, every_path_matches_the_scalar_bits)
+Test(kernel_adam, every_path_matches_the_scalar_bits)
 {
     const CpuIsa isas[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
     for (size_t i = 0; i < sizeof isas / sizeof *isas; i++) {
