@@ -774,4 +774,29 @@ void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask
 int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                          int32_t max_len, Graph *g, Batch *out, BertcError *err);
 
+/* ------------------------------------------------------------------------ */
+/* Model directories                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* A Hugging Face model directory as one unit (zoo/model_dir_file.c):
+ * config.json, model.safetensors (absent: the model keeps its init),
+ * vocab.txt (absent: no tokenizer) and tokenizer_config.json (do_lower_case,
+ * strip_accents null or equal to it, the special tokens, model_max_length). */
+typedef struct ModelDir {
+    char dir[512];
+    Model model;
+    bool has_weights;
+    bool has_tokenizer;
+    Tokenizer tok;
+    int32_t model_max_length;         /* at most max_position_embeddings */
+} ModelDir;
+
+int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError *err);
+/* Writes config.json (with id2label/label2id), model.safetensors (HF's
+ * names, atomically) and, with tok, vocab.txt and tokenizer_config.json,
+ * into dir (created if needed): what from_pretrained, AutoTokenizer and
+ * bertc_model_dir_open read back. */
+int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok,
+                         BertcError *err);
+
 #endif /* BERTC_ZOO_H */

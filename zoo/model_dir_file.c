@@ -1,0 +1,194 @@
+/* zoo/model_dir_file.c — a Hugging Face model directory as one unit:
+ * config.json, model.safetensors, vocab.txt and tokenizer_config.json, read
+ * as from_pretrained and AutoTokenizer do, and written so that both read
+ * them back. */
+#include "zoo/zoo.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define TOKENIZER_CONFIG_MAX_BYTES (1L << 20)
+
+static void join(char *buf, size_t cap, const char *dir, const char *file)
+{
+    size_t n = strlen(dir);
+    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The special token a tokenizer_config.json names (cls_token: "[CLS]"), a
+ * string or HF's AddedToken object {"content": "[CLS]", ...}: its id in the
+ * vocab, which must have it. */
+static int special_token(const JsonValue *root, const char *key, const Tokenizer *tok,
+                         int32_t *id, BertcError *err)
+{
+    const JsonValue *v = bertc_json_get(root, key);
+    if (!v || v->type == JSON_NULL)
+        return 0;
+    if (v->type == JSON_OBJECT)
+        v = bertc_json_get(v, "content");
+    const char *s;
+    if (!v || bertc_json_as_string(v, &s, err) != 0)
+        return v ? -1 : bertc_json_errorf(err, bertc_json_get(root, key), "must be a token "
+                                          "string or {\"content\": ...}");
+    int32_t found = bertc_tokenizer_id(tok, s, strlen(s));
+    if (found < 0)
+        return bertc_json_errorf(err, v, "%s \"%.40s\" is not in %s", key, s, tok->name);
+    *id = found;
+    return 0;
+}
+
+/* HF writes model_max_length 1e30 (int(1e30)) when it is unbounded. */
+static int max_length(const JsonValue *root, int32_t *out, BertcError *err)
+{
+    const JsonValue *v = bertc_json_get(root, "model_max_length");
+    if (!v || v->type == JSON_NULL)
+        return 0;
+    double x;
+    if (bertc_json_as_double(v, &x, err) != 0)
+        return -1;
+    if (!(x >= 1))
+        return bertc_json_errorf(err, v, "must be a positive number of tokens, found %g", x);
+    *out = x > INT32_MAX ? INT32_MAX : (int32_t)x;
+    return 0;
+}
+
+/* do_lower_case, strip_accents (null: as do_lower_case, the only rule
+ * bertc's tokenizer has), the special tokens, model_max_length. */
+static int read_tokenizer_config(const char *path, ModelDir *d, BertcError *err)
+{
+    Arena *a;
+    char *text;
+    size_t n;
+    JsonDoc *doc;
+    int rc = bertc_read_file(path, TOKENIZER_CONFIG_MAX_BYTES, "a tokenizer_config.json", &a,
+                             &text, &n, err);
+    if (rc == 0)
+        rc = bertc_json_parse(a, path, text, n, &doc, err);
+    if (rc == 0 && doc->root->type != JSON_OBJECT)
+        rc = bertc_json_errorf(err, doc->root, "must hold a JSON object");
+    bool lower = d->tok.do_lower_case;
+    if (rc == 0)
+        rc = bertc_json_opt_bool(doc->root, "do_lower_case", lower, &lower, err);
+    const JsonValue *strip = rc == 0 ? bertc_json_get(doc->root, "strip_accents") : NULL;
+    if (strip && strip->type != JSON_NULL && !(strip->type == JSON_BOOL && strip->boolean == lower))
+        rc = bertc_json_errorf(err, strip, "strip_accents must be null or equal do_lower_case "
+                               "(%s): bertc strips accents exactly when it lowercases",
+                               lower ? "true" : "false");
+    Tokenizer *t = &d->tok;
+    if (rc == 0)
+        rc = special_token(doc->root, "cls_token", t, &t->cls_id, err) ||
+             special_token(doc->root, "sep_token", t, &t->sep_id, err) ||
+             special_token(doc->root, "pad_token", t, &t->pad_id, err) ||
+             special_token(doc->root, "unk_token", t, &t->unk_id, err) ||
+             special_token(doc->root, "mask_token", t, &t->mask_id, err) ||
+             max_length(doc->root, &d->model_max_length, err) ? -1 : 0;
+    t->do_lower_case = lower;
+    bertc_arena_destroy(a);
+    return rc;
+}
+
+int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError *err)
+{
+    char config[1024], weights[1024], vocab[1024], tokenizer[1024];
+    memset(d, 0, sizeof *d);
+    snprintf(d->dir, sizeof d->dir, "%s", dir);
+    join(config, sizeof config, dir, "config.json");
+    join(weights, sizeof weights, dir, "model.safetensors");
+    join(vocab, sizeof vocab, dir, "vocab.txt");
+    join(tokenizer, sizeof tokenizer, dir, "tokenizer_config.json");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return bertc_errorf(err, "%s: not a model directory (%s)", dir,
+                            errno ? strerror(errno) : "not a directory");
+    if (!exists(config))
+        return bertc_errorf(err, "%s: no config.json in the model directory", dir);
+    if (bertc_model_open(&d->model, arena, config, exists(weights) ? weights : NULL, err) != 0)
+        return -1;
+    d->has_weights = exists(weights);
+    d->model_max_length = d->model.cfg.max_position_embeddings;
+    if (!exists(vocab))
+        return 0;
+    if (bertc_tokenizer_load(&d->tok, arena, vocab, err) != 0)
+        return -1;
+    d->has_tokenizer = true;
+    if (exists(tokenizer) && read_tokenizer_config(tokenizer, d, err) != 0)
+        return -1;
+    if (d->model_max_length > d->model.cfg.max_position_embeddings)
+        d->model_max_length = d->model.cfg.max_position_embeddings;
+    return 0;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static int write_text(const char *path, const char *text, size_t n, BertcError *err)
+{
+    FILE *fp = bertc_open_write(path, err);
+    if (!fp)
+        return -1;
+    bool ok = fwrite(text, 1, n, fp) == n;
+    if (fclose(fp) != 0 || !ok)
+        return bertc_errorf(err, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}
+
+static int write_vocab(const char *path, const Tokenizer *tok, BertcError *err)
+{
+    FILE *fp = bertc_open_write(path, err);
+    if (!fp)
+        return -1;
+    bool ok = true;
+    for (int32_t id = 0; id < tok->V && ok; id++)
+        ok = fprintf(fp, "%s\n", bertc_tokenizer_token(tok, id)) > 0;
+    if (fclose(fp) != 0 || !ok)
+        return bertc_errorf(err, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}
+
+/* What AutoTokenizer needs to rebuild the tokenizer from vocab.txt. */
+static int write_tokenizer_config(const char *path, const Tokenizer *tok, int32_t max_len,
+                                  BertcError *err)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof text,
+                     "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": %s,\n"
+                     "  \"strip_accents\": null,\n  \"tokenize_chinese_chars\": true,\n"
+                     "  \"model_max_length\": %d,\n  \"cls_token\": \"%s\",\n"
+                     "  \"sep_token\": \"%s\",\n  \"pad_token\": \"%s\",\n  \"unk_token\": \"%s\",\n"
+                     "  \"mask_token\": \"%s\"\n}\n",
+                     tok->do_lower_case ? "true" : "false", (int)max_len,
+                     bertc_tokenizer_token(tok, tok->cls_id), bertc_tokenizer_token(tok, tok->sep_id),
+                     bertc_tokenizer_token(tok, tok->pad_id), bertc_tokenizer_token(tok, tok->unk_id),
+                     bertc_tokenizer_token(tok, tok->mask_id));
+    if (n < 0 || (size_t)n >= sizeof text)
+        return bertc_errorf(err, "%s: the special tokens are too long to write", path);
+    return write_text(path, text, (size_t)n, err);
+}
+
+int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok, BertcError *err)
+{
+    char path[1024];
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return bertc_errorf(err, "%s: cannot create the model directory: %s", dir,
+                            strerror(errno));
+    join(path, sizeof path, dir, "config.json");
+    if (bertc_bert_config_write(path, &m->cfg, err) != 0)
+        return -1;
+    join(path, sizeof path, dir, "model.safetensors");
+    if (bertc_registry_save_file(m->reg, path, err) != 0)
+        return -1;
+    if (!tok)
+        return 0;
+    join(path, sizeof path, dir, "vocab.txt");
+    if (write_vocab(path, tok, err) != 0)
+        return -1;
+    join(path, sizeof path, dir, "tokenizer_config.json");
+    return write_tokenizer_config(path, tok, m->cfg.max_position_embeddings, err);
+}
