@@ -8,6 +8,55 @@
 
 #include "zoo/zoo.h"
 
+#include <stdio.h>
+
+/* ---- cli/options.c: one flag parser and help printer for every command ---- */
+
+/* One option of a command: its name, the placeholder of its value (NULL: a
+ * switch), its default as --help shows it (and cli_value returns when it
+ * is not given), and one line of help. */
+typedef struct CliOption {
+    const char *name;          /* "--max-len" */
+    const char *arg;           /* "N"; NULL for a switch */
+    const char *def;           /* "128", or NULL */
+    const char *help;
+} CliOption;
+
+/* A command as `bertc help` and its parser see it. */
+typedef struct CliCommand {
+    const char *name;          /* "predict" */
+    const char *summary;       /* one line */
+    const char *usage;         /* after "bertc predict " */
+    const char *description;   /* a paragraph, or NULL */
+    const CliOption *options;
+    int n_options;
+    int max_positional;        /* positional arguments it takes */
+    const char *positional;    /* "TEXT [TEXT_PAIR]", for the error message */
+    const char *example;       /* one command line */
+} CliCommand;
+
+#define CLI_MAX_OPTIONS 48
+#define CLI_MAX_POSITIONAL 8
+
+typedef struct CliArgs {
+    const char *values[CLI_MAX_OPTIONS];   /* as given, "1" for a switch; NULL: absent */
+    const char *pos[CLI_MAX_POSITIONAL];
+    int n_pos;
+    bool help;                             /* --help or -h */
+} CliArgs;
+
+/* argv[0] is the command's name. --flag value, --flag=value, switches, "--"
+ * then positionals only. Errors (one line): an unknown option (with the
+ * nearest known one), a flag given twice, a missing value, a value given to
+ * a switch, too many positionals. */
+int cli_parse(const CliCommand *c, int argc, char **argv, CliArgs *a, BertcError *err);
+/* The value of option `name`: as given, else its default, else NULL. */
+const char *cli_value(const CliCommand *c, const CliArgs *a, const char *name);
+bool cli_given(const CliCommand *c, const CliArgs *a, const char *name);
+/* `bertc CMD --help`: usage, description, every option with its default,
+ * an example. */
+void cli_print_help(const CliCommand *c, FILE *out);
+
 /* ---- cli/flags.c: the flags of run, init, summary and tokenize ----------- */
 
 /* --name value pairs, --flag switches and up to two positional arguments
