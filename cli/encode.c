@@ -230,6 +230,11 @@ int cmd_encode(int argc, char **argv)
         fprintf(stderr, "bertc encode: %s\n", err.msg);
         return 2;
     }
+    if (!f.dir && !cli_value(c, &a, "--vocab")) {
+        fprintf(stderr, "bertc encode: --vocab is required with --config (see bertc encode "
+                "--help)\n");
+        return 2;
+    }
     static const char *const flags[] = {"--config", "--vocab", "--input"};
     const char *paths[] = {f.config, cli_value(c, &a, "--vocab"), cli_value(c, &a, "--input")};
     if (cli_output_not_an_input("--output", output, 3, flags, paths, &err) != 0)
