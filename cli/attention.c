@@ -239,8 +239,12 @@ int cmd_attention(int argc, char **argv)
         fprintf(stderr, "bertc attention: %s\n", err.msg);
         return 2;
     }
-    static const char *const flags[] = {"--config", "--weights", "--vocab"};
-    const char *paths[] = {a.config, a.weights, a.vocab};
+    CliModelFiles f;   /* with --model: DIR/config.json and DIR/model.safetensors */
+    if (cli_model_files(c, &args, &f, &err) != 0)
+        return cli_fail(&err);
+    const char *const flags[] = {f.dir ? "--model" : "--config", f.dir ? "--model" : "--weights",
+                                 "--vocab"};
+    const char *paths[] = {f.config, f.weights, a.vocab};
     if (cli_output_not_an_input("--output", a.output, 3, flags, paths, &err) != 0)
         return cli_fail(&err);
     Arena *arena = bertc_arena_create("attention", 1 << 20);

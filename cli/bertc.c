@@ -126,7 +126,7 @@ static const CliOption train_options[] = {
     {"--lr", "X", NULL, "peak learning rate, > 0 (default: the example's)"},
     {"--seed", "N", NULL, "shuffling and dropout, 0..2^64-1 (default: the example's)"},
     {"--eval-every", "N", NULL, "steps between evaluations, 0: only at the end"},
-    {"--checkpoint", "PATH", NULL, "the checkpoint file (default: OUT/ckpt.safetensors)"},
+    {"--checkpoint", "PATH", NULL, "the checkpoint file (default: OUT/checkpoint.safetensors)"},
     {"--checkpoint-every", "N", NULL, "steps between checkpoints"},
     {"--resume", NULL, NULL, "continue exactly from the checkpoint"},
     {"--quiet", NULL, NULL, "no progress bar"},

@@ -277,7 +277,7 @@ static void make_model_dir(const char *fixture, char *md, size_t len)
  * encode and attention. */
 Test(cli_commands, model_dir_is_the_files_it_holds)
 {
-    char md[400], vocab[300], args[2048], a[400], b[400];
+    char md[400], vocab[300], args[2048], a[600], b[600];
     make_model_dir("cgbert_gate", md, sizeof md);
     write_vocab(vocab, sizeof vocab);
     const char *F = ZOO "cgbert_gate", *log;
@@ -309,6 +309,13 @@ Test(cli_commands, model_dir_is_the_files_it_holds)
     snprintf(args, sizeof args, "attention --model %s --context 2 --output %s/a.svg 'the cat'",
              md, dir);
     cr_assert_eq(bertc(args, &log), 0, "%s", log);
+    snprintf(args, sizeof args, "attention --model %s --output %s/model.safetensors 'the cat'",
+             md, md);   /* the picture over the directory's weights */
+    cr_expect_eq(bertc(args, &log), 1, "%s", log);
+    cr_expect(one_line(log) && strstr(log, "is the file given to --model"), "%s", log);
+    snprintf(a, sizeof a, "%s/model.safetensors", md);
+    snprintf(b, sizeof b, "%s/weights.safetensors", F);
+    cr_expect(test_same_file(a, b), "attention replaced %s", a);
     snprintf(args, sizeof args, "run --model %s/nowhere --inputs %s/f_in.st --output %s/o.st",
              dir, dir, dir);
     cr_expect_eq(bertc(args, &log), 1, "%s", log);
