@@ -1,8 +1,9 @@
 /* cli/cli.h — the `bertc` command's pieces that live outside its main
- * (cli/bertc.c): the flag parsers, kept apart so the tests and the fuzz
- * targets (test/fuzz/fuzz_cli_flags.c, fuzz_attention.c) run them without
- * exec'ing bertc, and `bertc attention`. Parsers print nothing: an error is
- * one line in err, naming the flag. */
+ * (cli/bertc.c, the registry of commands): the flag parser and its tables,
+ * each command's table and entry (cli/run.c, show.c, encode.c, attention.c),
+ * kept apart so the tests and the fuzz targets (test/fuzz/fuzz_cli_flags.c,
+ * fuzz_attention.c) run them without exec'ing bertc. Parsers print nothing:
+ * an error is one line in err, naming the flag. */
 #ifndef BERTC_CLI_H
 #define BERTC_CLI_H
 
