@@ -297,6 +297,10 @@ static int run_command(int argc, char **argv)
         return cmd_train(argc, argv);
     if (!strcmp(argv[1], "attention"))
         return cmd_attention(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "predict"))
+        return cmd_predict(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "embed"))
+        return cmd_embed(argc - 1, argv + 1);
     CliFlags f;
     if (cli_parse_flags(argc - 2, argv + 2, &f, &err) != 0) {
         fprintf(stderr, "bertc: %s\n", err.msg);
