@@ -187,12 +187,20 @@ static int check_output(const CliArgs *a, BertcError *err)
     if (!ends_with(out, ".tsv") && !ends_with(out, ".safetensors"))
         return bertc_errorf(err, "--output '%s': the name must end in .tsv or .safetensors",
                             cli_shown(out, shown));
-    static const char *const flags[] = {"--model", "--config", "--weights", "--vocab",
-                                        "--input"};
-    const char *paths[5];
-    for (int i = 0; i < 5; i++)
+    /* --model DIR's files count as inputs too: the output must not replace them */
+    static const char *const flags[] = {"--config", "--weights", "--vocab", "--input",
+                                        "--model", "--model", "--model", "--model"};
+    static const char *const dir_files[] = {"config.json", "model.safetensors", "vocab.txt",
+                                            "tokenizer_config.json"};
+    const char *paths[8];
+    char in_dir[4][1100];
+    const char *dir = cli_value(&cli_cmd_embed, a, "--model");
+    for (int i = 0; i < 4; i++) {
         paths[i] = cli_value(&cli_cmd_embed, a, flags[i]);
-    return cli_output_not_an_input("--output", out, 5, flags, paths, err);
+        snprintf(in_dir[i], sizeof in_dir[i], "%.1000s/%s", dir ? dir : "", dir_files[i]);
+        paths[4 + i] = dir ? in_dir[i] : NULL;
+    }
+    return cli_output_not_an_input("--output", out, 8, flags, paths, err);
 }
 
 static int parse_run(const CliArgs *a, EmbedRun *r, BertcError *err)
