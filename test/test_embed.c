@@ -226,3 +226,40 @@ Test(embed, errors_are_one_line_naming_the_flag)
                   args, cases[i].want, out);
     }
 }
+
+/* Journey (b) of issue 15: a Hugging Face-style directory written by
+ * tools/embed_ref.py with PyTorch's vectors for its texts (one padded batch,
+ * float64): bertc embed gives them within the parity tolerance. */
+Test(embed, equals_pytorch_on_a_hf_directory)
+{
+    static const struct {
+        const char *flags, *name;
+    } cases[] = {{"--pooling mean", "mean"}, {"--pooling cls", "cls"},
+                 {"--pooling pooler", "pooler"}, {"--normalize", "mean_normalized"}};
+    Arena *a = bertc_arena_create("st", 1 << 16);
+    SafeTensors *ref;
+    BertcError err;
+    cr_assert_eq(bertc_st_open_file(a, "test/data/embed/expected.safetensors", &ref, &err), 0,
+                 "%s", err.msg);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[300], args[1024];
+        snprintf(path, sizeof path, "%s/%s.safetensors", root, cases[c].name);
+        snprintf(args, sizeof args, "embed --model test/data/embed --input "
+                 "test/data/embed/texts.txt %s --output %s", cases[c].flags, path);
+        cr_assert_eq(bertc_out(args), 0, "%s: %s", args, out);
+        SafeTensors *got;
+        Tensor want, have;
+        cr_assert_eq(bertc_st_open_file(a, path, &got, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_load_tensor(got, "embeddings", a, &have, &err), 0, "%s", err.msg);
+        cr_assert_eq(bertc_st_load_tensor(ref, cases[c].name, a, &want, &err), 0, "%s", err.msg);
+        cr_assert_eq(have.numel, want.numel, "%s: %lld values, PyTorch %lld", cases[c].name,
+                     (long long)have.numel, (long long)want.numel);
+        for (int64_t i = 0; i < want.numel; i++)
+            cr_expect(fabsf(have.data[i] - want.data[i]) <= 1e-5f + 1e-4f * fabsf(want.data[i]),
+                      "%s[%lld, %lld]: %.9g, PyTorch %.9g", cases[c].name,
+                      (long long)(i / H), (long long)(i % H), have.data[i], want.data[i]);
+        bertc_st_close(got);
+    }
+    bertc_st_close(ref);
+    bertc_arena_destroy(a);
+}

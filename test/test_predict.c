@@ -46,7 +46,8 @@ static void setup(void)
     snprintf(root, sizeof root, "/tmp/bertc_predict_%d", (int)getpid());
     static const char *const models[] = {"bert_seqcls_single", "bert_tokcls", "bert_qa",
                                          "bert_mlm", "cgbert_gate", "bertsum_a",
-                                         "qaconv_given", "bert_model"};
+                                         "qaconv_given", "bert_model", "bert_seqcls_multi",
+                                         "bert_seqcls_regression"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         make_model_dir(models[i]);
 }
@@ -188,6 +189,43 @@ Test(predict, seq_cls_label_is_the_argmax_of_the_forward)
     snprintf(want_tsv, sizeof want_tsv, "%s\t", label);
     cr_expect(!strncmp(out, want_tsv, strlen(want_tsv)) && strstr(out, "\tt29 t109 t113\n"),
               "label<TAB>score<TAB>text: %s", out);
+}
+
+Test(predict, multi_label_lists_sigmoids_at_half_and_regression_the_value)
+{
+    TextExample ex = {.text = "t5 t6 t7 t40", .context_id = -1};
+    Direct x;
+    direct_run(&x, "bert_seqcls_multi", &ex, 1);
+    Tensor logits = direct_output(&x, "logits");
+    int C = (int)logits.shape[1];
+    char want[512] = "";
+    float p[16];
+    int order[16];
+    for (int c = 0; c < C; c++)
+        p[c] = 1.0f / (1.0f + expf(-logits.data[c]));
+    bertc_top_k(p, C, C, order);
+    for (int j = 0, n = 0; j < C && p[order[j]] >= 0.5f; j++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%sLABEL_%d", n++ ? " " : "",
+                 order[j]);
+    direct_close(&x);
+    char args[1024];
+    snprintf(args, sizeof args, "predict --model %s/bert_seqcls_multi 't5 t6 t7 t40'", root);
+    cr_assert_eq(bertc_out(args), 0, "%s", out);
+    /* the fourth column: label:score pairs; keep the labels */
+    char got[512] = "", *col = strrchr(out, '\t') + 1;
+    for (char *tok = strtok(col, " \n"); tok; tok = strtok(NULL, " \n"))
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%.*s", got[0] ? " " : "",
+                 (int)strcspn(tok, ":"), tok);
+    cr_expect_str_eq(got, want, "labels at or above 0.5 (sigmoid), best first");
+
+    direct_run(&x, "bert_seqcls_regression", &ex, 1);
+    float value = direct_output(&x, "logits").data[0];
+    direct_close(&x);
+    snprintf(args, sizeof args, "predict --model %s/bert_seqcls_regression 't5 t6 t7 t40'", root);
+    cr_assert_eq(bertc_out(args), 0, "%s", out);
+    float score;
+    cr_assert_eq(sscanf(out, "LABEL_0\t%f\t", &score), 1, "%s", out);
+    cr_expect(close_to(score, value, 1e-5, 1e-4), "regression: %g, the logit %g", score, value);
 }
 
 Test(predict, cgbert_classifies_in_the_given_context)
