@@ -181,7 +181,8 @@ static int fill_mask_batch(PredictRun *r, Graph *g, const CliText *t, int first,
             return -1;
         PredictMask *masks = bertc_arena_alloc(g->step, sizeof *masks * (size_t)e.S);
         int n_masks = 0;
-        for (int32_t pos = 0; pos < e.S; pos++) {
+        /* the [MASK]s of TEXT (positions 1 .. n_a); the sequences print TEXT */
+        for (int32_t pos = 1; pos < 1 + e.n_a; pos++) {
             if (e.input_ids[pos] != tok->mask_id)
                 continue;
             PredictMask *mk = &masks[n_masks++];
@@ -189,7 +190,8 @@ static int fill_mask_batch(PredictRun *r, Graph *g, const CliText *t, int first,
             mk->byte_end = e.byte_end[pos];
             mk->p = bertc_arena_alloc(g->step, sizeof(float) * (size_t)V);
             bertc_softmax(logits->value.data + ((int64_t)i * S + pos) * V, (int)V, mk->p);
-            int k = r->top_k > 0 && r->top_k < V ? r->top_k : (V < 5 ? (int)V : 5);
+            int k = r->top_k > 0 ? r->top_k : 5;
+            k = k < V ? k : (int)V;
             mk->ids = bertc_arena_alloc(g->step, sizeof(int) * (size_t)k);
             mk->k = bertc_top_k(mk->p, (int)V, k, mk->ids);
         }

@@ -516,3 +516,34 @@ Test(predict, errors_are_one_line_naming_the_flag_or_file)
     cr_assert_eq(bertc_out("predict --help"), 0);
     cr_expect(strstr(out, "--stride") && strstr(out, "--top-k"), "--help lists the flags");
 }
+
+Test(predict, jsonl_quotes_the_text_and_input_lines_hold_pairs)
+{
+    char input[300], args[1024];
+    snprintf(input, sizeof input, "%s/qa.tsv", root);
+    FILE *f = fopen(input, "w");
+    cr_assert(f);
+    fputs("t71 t46\tt27 \"t35\" t112 \\ t82\r\nt9\tt10 t11\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "predict --model %s/bert_qa --format jsonl --input %s", root,
+             input);
+    cr_assert_eq(bertc_out(args), 0, "%s", out);
+    cr_assert_eq(count_lines(out), 2, "%s", out);
+    Arena *a = bertc_arena_create("json", 0);
+    const JsonValue *o = parse_line(a, out);
+    cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "question")), "t71 t46");
+    cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "context")), "t27 \"t35\" t112 \\ t82",
+                     "quotes and backslashes round-trip, the \\r is dropped");
+    const char *ctx = "t27 \"t35\" t112 \\ t82";
+    int s = (int)bertc_json_number(bertc_json_get(o, "start"));
+    int e = (int)bertc_json_number(bertc_json_get(o, "end"));
+    cr_assert(s >= 0 && s < e && e <= (int)strlen(ctx), "[%d, %d)", s, e);
+    cr_expect(!strncmp(bertc_json_string(bertc_json_get(o, "answer")), ctx + s, (size_t)(e - s)),
+              "the answer is context[%d, %d): %s", s, e, out);
+    o = parse_line(a, strchr(out, '\n') + 1);
+    cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "context")), "t10 t11");
+    bertc_arena_destroy(a);
+    snprintf(args, sizeof args, "predict --model %s/bert_mlm --top-k 500 't5 [MASK]'", root);
+    cr_assert_eq(bertc_out(args), 0, "%s", out);
+    cr_expect_eq(count_lines(out), 120, "--top-k above the vocabulary: all 120 tokens");
+}

@@ -87,18 +87,21 @@ float bertc_sigmoid(float x)
     return (float)(e / (1.0 + e));
 }
 
+/* i comes before j in the order of bertc_top_k: larger, or as large and first. */
+static bool ranks_before(const float *x, int i, int j)
+{
+    return x[i] > x[j] || (x[i] == x[j] && i < j);
+}
+
 int bertc_top_k(const float *x, int n, int k, int *idx)
 {
     k = k < n ? k : n;
-    for (int j = 0; j < k; j++) {   /* k passes: k is small (5 tokens, a few labels) */
+    for (int j = 0; j < k; j++) {   /* pick j: the first of those after pick j - 1, O(k n) */
         int best = -1;
-        for (int i = 0; i < n; i++) {
-            bool taken = false;
-            for (int q = 0; q < j && !taken; q++)
-                taken = idx[q] == i;
-            if (!taken && (best < 0 || x[i] > x[best]))
+        for (int i = 0; i < n; i++)
+            if ((j == 0 || ranks_before(x, idx[j - 1], i)) &&
+                (best < 0 || ranks_before(x, i, best)))
                 best = i;
-        }
         idx[j] = best;
     }
     return k > 0 ? k : 0;
