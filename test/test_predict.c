@@ -547,3 +547,45 @@ Test(predict, jsonl_quotes_the_text_and_input_lines_hold_pairs)
     cr_assert_eq(bertc_out(args), 0, "%s", out);
     cr_expect_eq(count_lines(out), 120, "--top-k above the vocabulary: all 120 tokens");
 }
+
+/* Journey (b) of issue 15: a Hugging Face-style classifier directory with
+ * id2label, written by tools/embed_ref.py with PyTorch's probabilities for its
+ * texts; bertc predict names the same labels in the same order with the same
+ * scores, within the parity tolerance. */
+Test(predict, equals_pytorch_on_a_hf_classifier_directory)
+{
+    static const char *const names[3] = {"negative", "neutral", "positive"};
+    Arena *a = bertc_arena_create("st", 1 << 16);
+    SafeTensors *ref;
+    BertcError err;
+    Tensor probs;
+    cr_assert_eq(bertc_st_open_file(a, "test/data/predict_seqcls/expected.safetensors", &ref,
+                                    &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_load_tensor(ref, "probs", a, &probs, &err), 0, "%s", err.msg);
+    bertc_st_close(ref);
+    cr_assert_eq(bertc_out("predict --model test/data/predict_seqcls --input "
+                           "test/data/predict_seqcls/texts.txt --format jsonl --top-k 3"), 0,
+                 "%s", out);
+    int64_t N = probs.shape[0];
+    cr_assert_eq(count_lines(out), (int)N, "%s", out);
+    const char *line = out;
+    for (int64_t i = 0; i < N; i++) {
+        const JsonValue *o = parse_line(a, line);
+        int order[3];
+        bertc_top_k(probs.data + i * 3, 3, 3, order);
+        const JsonValue *labels = bertc_json_get(o, "labels");
+        cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "label")), names[order[0]],
+                         "text %lld", (long long)i);
+        for (int j = 0; j < 3; j++) {
+            const JsonValue *l = bertc_json_at(labels, (size_t)j);
+            double want = probs.data[i * 3 + order[j]];
+            double got = bertc_json_number(bertc_json_get(l, "score"));
+            cr_expect_str_eq(bertc_json_string(bertc_json_get(l, "label")), names[order[j]],
+                             "text %lld, rank %d", (long long)i, j);
+            cr_expect(close_to(got, want, 1e-5, 1e-4), "text %lld, %s: %.6g, PyTorch %.6g",
+                      (long long)i, names[order[j]], got, want);
+        }
+        line = strchr(line, '\n') + 1;
+    }
+    bertc_arena_destroy(a);
+}
