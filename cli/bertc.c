@@ -211,6 +211,8 @@ static const CliCommand cli_cmd_help, cli_cmd_version;
 /* `bertc help` lists them in this order. */
 static const CliEntry commands[] = {
     {&cli_cmd_run, cmd_run},
+    {&cli_cmd_predict, cmd_predict},
+    {&cli_cmd_embed, cmd_embed},
     {&cli_cmd_encode, cmd_encode},
     {&cli_cmd_show, cmd_show},
     {&cli_cmd_init, cmd_init},

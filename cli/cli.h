@@ -153,4 +153,48 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
 /* bertc attention ...: argv[0] is "attention". Returns the exit status. */
 int cmd_attention(int argc, char **argv);
 
+/* ---- cli/text_model.c: what predict and embed share ------------------------ */
+
+/* A model with its tokenizer, from --model DIR (bertc_model_dir_open) or
+ * --config, --weights and --vocab; `name` (the directory or the config)
+ * is named in messages. */
+typedef struct CliModel {
+    ModelDir dir;
+    const char *name;
+} CliModel;
+
+int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel *cm,
+                   BertcError *err);
+/* --max-len (2 .. max_position_embeddings), else model_max_length. */
+int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm, int32_t *max_len,
+                      BertcError *err);
+/* A flag's whole number in [lo, hi], else an error naming the flag. */
+int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *out,
+                  BertcError *err);
+
+/* One input: a text, the pair (TEXT_PAIR, or after a tab in --input) and
+ * its line in the --input file (0: from the command line). */
+typedef struct CliText {
+    const char *text, *pair;
+    int line;
+} CliText;
+
+/* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else
+ * each positional is one) or the non-blank lines of --input. */
+int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
+              int *n, BertcError *err);
+/* The tokens of t with its special tokens, untruncated. */
+int cli_count_tokens(const Tokenizer *tok, Arena *scratch, const CliText *t, int32_t *tokens,
+                     BertcError *err);
+/* "bertc predict: warning: line 3 is 700 tokens, truncated to 512 (--max-len)" */
+void cli_warn_truncated(const char *command, const CliText *t, int index, int32_t tokens,
+                        int32_t max_len);
+
+/* ---- cli/predict.c, cli/embed.c ------------------------------------------ */
+
+extern const CliCommand cli_cmd_predict, cli_cmd_embed;
+/* bertc predict|embed ...: argv[0] is the command. Returns the exit status. */
+int cmd_predict(int argc, char **argv);
+int cmd_embed(int argc, char **argv);
+
 #endif
