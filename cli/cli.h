@@ -90,6 +90,8 @@ int cli_fail(const BertcError *err);
 const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
 /* --threads N: 1..THREADS_MAX. */
 int cli_parse_threads(const char *value, int *n, BertcError *err);
+/* The command's --threads N, when given, as the thread count. */
+int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err);
 /* tokenize --max-len N: 1..CLI_MAX_LEN tokens. */
 #define CLI_MAX_LEN (1L << 20)
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);

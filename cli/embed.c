@@ -212,13 +212,7 @@ static int parse_run(const CliArgs *a, EmbedRun *r, BertcError *err)
                       err) != 0 ||
         check_output(a, err) != 0)
         return -1;
-    if (cli_given(c, a, "--threads")) {
-        int n;
-        if (cli_parse_threads(cli_value(c, a, "--threads"), &n, err) != 0)
-            return -1;
-        bertc_threads_set_count(n);
-    }
-    return 0;
+    return cli_apply_threads(c, a, err);
 }
 
 static int embed(const CliArgs *a, Arena *arena, BertcError *err)

@@ -195,3 +195,14 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
         return bertc_errorf(err, "%s: no vocab.txt: give --vocab V.txt", cli_shown(f.dir, shown));
     return 0;
 }
+
+int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err)
+{
+    int n;
+    if (!cli_given(c, a, "--threads"))
+        return 0;
+    if (cli_parse_threads(cli_value(c, a, "--threads"), &n, err) != 0)
+        return -1;
+    bertc_threads_set_count(n);
+    return 0;
+}

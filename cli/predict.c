@@ -336,13 +336,7 @@ static int parse_run(const CliArgs *a, PredictRun *r, BertcError *err)
         (cli_given(c, a, "--stride") &&
          cli_parse_int("--stride", cli_value(c, a, "--stride"), 0, 1 << 20, &r->stride, err) != 0))
         return -1;
-    if (cli_given(c, a, "--threads")) {
-        int n;
-        if (cli_parse_threads(cli_value(c, a, "--threads"), &n, err) != 0)
-            return -1;
-        bertc_threads_set_count(n);
-    }
-    return 0;
+    return cli_apply_threads(c, a, err);
 }
 
 static int predict(const CliArgs *a, Arena *arena, BertcError *err)
