@@ -94,15 +94,6 @@ int attention_parse(int argc, char **argv, AttentionArgs *a, BertcError *err)
     return 0;
 }
 
-/* Whether the architecture reads an input of this name. */
-static bool reads_input(const ModelArch *arch, const char *name)
-{
-    for (int i = 0; bertc_model_input(arch, i); i++)
-        if (strcmp(bertc_model_input(arch, i)->name, name) == 0)
-            return true;
-    return false;
-}
-
 /* --layer and --context against the model: a layer it has, and --context
  * only for a model that reads a context id (its range is batch_from_text's
  * to check). */
@@ -112,7 +103,7 @@ static int check_args(const AttentionArgs *a, const Model *m, BertcError *err)
     if (a->layer >= cfg->num_hidden_layers)
         return bertc_errorf(err, "--layer %d: %s has layers 0..%d", a->layer, m->arch->name,
                             cfg->num_hidden_layers - 1);
-    if (a->context >= 0 && !reads_input(m->arch, "context_ids"))
+    if (a->context >= 0 && !bertc_model_reads_input(m->arch, "context_ids"))
         return bertc_errorf(err, "--context %d: %s takes no context id (it reads no "
                             "context_ids)", a->context, m->arch->name);
     return 0;
@@ -196,7 +187,7 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
                             max_len, specials,
                             a->text_b ? "TEXT and TEXT_PAIR" : "TEXT", specials);
     TextExample ex = {.text = a->text_a, .text_pair = a->text_b, .context_id = a->context};
-    if (ex.context_id < 0 && reads_input(m->arch, "context_ids"))
+    if (ex.context_id < 0 && bertc_model_reads_input(m->arch, "context_ids"))
         ex.context_id = 0;
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);

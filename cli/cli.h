@@ -161,8 +161,10 @@ int cmd_attention(int argc, char **argv);
  * --config, --weights and --vocab; `name` (the directory or the config)
  * is named in messages. */
 typedef struct CliModel {
-    ModelDir dir;
-    const char *name;
+    Model *model;
+    Tokenizer *tok;
+    int32_t model_max_length;         /* the directory's, else max_position_embeddings */
+    const char *name;                 /* --model DIR, else --config */
 } CliModel;
 
 int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel *cm,

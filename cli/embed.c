@@ -73,7 +73,7 @@ static int parse_pooling(const char *value, EmbedPooling *p, BertcError *err)
 static int pool_batch(const EmbedRun *r, const Batch *b, const Outputs *out, int n, float *vec,
                       BertcError *err)
 {
-    const char *arch = r->cm->dir.model.arch->name;
+    const char *arch = r->cm->model->arch->name;
     if (r->pooling == EMBED_POOLER) {
         Var *pooled = bertc_outputs_get(out, "pooler_output");
         if (!pooled)
@@ -104,8 +104,8 @@ static int embed_batch(EmbedRun *r, Graph *g, const CliText *t, int n, float *ve
     Outputs out;
     bertc_batch_init(&b, "the texts");
     bertc_outputs_init(&out);
-    Model *m = &r->cm->dir.model;
-    if (bertc_model_batch_from_text(m, &r->cm->dir.tok, ex, n, r->max_len, g, &b, err) != 0 ||
+    Model *m = r->cm->model;
+    if (bertc_model_batch_from_text(m, r->cm->tok, ex, n, r->max_len, g, &b, err) != 0 ||
         bertc_model_forward(m, g, &b, &out, err) != 0 || pool_batch(r, &b, &out, n, vec, err) != 0)
         return -1;
     for (int i = 0; r->normalize && i < n; i++)
@@ -118,7 +118,7 @@ static int embed_all(EmbedRun *r, const CliText *texts, int n, Arena *arena, Ber
     r->vectors = bertc_arena_calloc(arena, (size_t)n * (size_t)r->H, sizeof(float));
     for (int i = 0; i < n; i++) {
         int32_t tokens;
-        if (cli_count_tokens(&r->cm->dir.tok, arena, &texts[i], &tokens, err) != 0)
+        if (cli_count_tokens(r->cm->tok, arena, &texts[i], &tokens, err) != 0)
             return -1;
         if (tokens > r->max_len)
             cli_warn_truncated("embed", &texts[i], i, tokens, r->max_len);
@@ -226,7 +226,7 @@ static int embed(const CliArgs *a, Arena *arena, BertcError *err)
         cli_model_open(c, a, arena, &cm, err) != 0 ||
         cli_model_max_len(c, a, &cm, &r.max_len, err) != 0)
         return -1;
-    r.H = cm.dir.model.cfg.hidden_size;
+    r.H = cm.model->cfg.hidden_size;
     if (embed_all(&r, texts, n, arena, err) != 0)
         return -1;
     return write_output(&r, texts, n, cli_value(c, a, "--output"), err);

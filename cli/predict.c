@@ -53,7 +53,7 @@ const CliCommand cli_cmd_predict = {
 static int forward_texts(const PredictRun *r, Graph *g, const CliText *t, int first, int n,
                          Batch *b, Outputs *out, BertcError *err)
 {
-    const Tokenizer *tok = &r->cm->dir.tok;
+    const Tokenizer *tok = r->cm->tok;
     TextExample *ex = bertc_arena_calloc(g->step, (size_t)n, sizeof *ex);
     for (int i = 0; i < n; i++) {
         int32_t tokens;
@@ -66,7 +66,7 @@ static int forward_texts(const PredictRun *r, Graph *g, const CliText *t, int fi
     }
     bertc_batch_init(b, "the texts");
     bertc_outputs_init(out);
-    Model *m = &r->cm->dir.model;
+    Model *m = r->cm->model;
     if (bertc_model_batch_from_text(m, tok, ex, n, r->max_len, g, b, err) != 0) {
         if (r->context >= 0) {   /* the flag the value came from */
             char msg[BERTC_ERROR_LEN];
@@ -83,7 +83,7 @@ static int forward_texts(const PredictRun *r, Graph *g, const CliText *t, int fi
 static int encode_like_batch(const PredictRun *r, Graph *g, const CliText *t, Encoding *e,
                              BertcError *err)
 {
-    return bertc_tokenizer_encode(&r->cm->dir.tok, g->step, t->text, strlen(t->text), t->pair,
+    return bertc_tokenizer_encode(r->cm->tok, g->step, t->text, strlen(t->text), t->pair,
                                   t->pair ? strlen(t->pair) : 0, r->max_len, false, e, err);
 }
 
@@ -93,7 +93,7 @@ static Var *need_output(const PredictRun *r, const Outputs *out, const char *nam
     Var *v = bertc_outputs_get(out, name);
     if (!v || v->value.ndim != ndim) {
         bertc_errorf(err, "%s (%s) gave no %dD output '%s'", r->cm->name,
-                     r->cm->dir.model.arch->name, ndim, name);
+                     r->cm->model->arch->name, ndim, name);
         return NULL;
     }
     return v;
@@ -174,7 +174,7 @@ static int fill_mask_batch(PredictRun *r, Graph *g, const CliText *t, int first,
     if (!logits || logits->value.ndim != 3)
         return bertc_errorf(err, "%s gave no (B, S, V) logits", r->cm->name);
     int64_t S = logits->value.shape[1], V = logits->value.shape[2];
-    const Tokenizer *tok = &r->cm->dir.tok;
+    const Tokenizer *tok = r->cm->tok;
     for (int i = 0; i < n; i++) {
         Encoding e;
         if (encode_like_batch(r, g, &t[i], &e, err) != 0)
@@ -198,7 +198,7 @@ static int fill_mask_batch(PredictRun *r, Graph *g, const CliText *t, int first,
         if (n_masks == 0)
             return bertc_errorf(err, "%s has no [MASK] token to fill (fill-mask model %s)",
                                 predict_input_name(&t[i], first + i),
-                                r->cm->dir.model.arch->name);
+                                r->cm->model->arch->name);
         predict_print_masks(r, &t[i], masks, n_masks);
     }
     return 0;
@@ -226,8 +226,8 @@ static int summarize_one(PredictRun *r, Graph *g, const CliText *t, int index, B
     Outputs out;
     bertc_batch_init(&b, "the text");
     bertc_outputs_init(&out);
-    Model *m = &r->cm->dir.model;
-    if (bertc_model_batch_from_text(m, &r->cm->dir.tok, &ex, 1, r->max_len, g, &b, err) != 0 ||
+    Model *m = r->cm->model;
+    if (bertc_model_batch_from_text(m, r->cm->tok, &ex, 1, r->max_len, g, &b, err) != 0 ||
         bertc_model_forward(m, g, &b, &out, err) != 0)
         return -1;
     Var *scores = need_output(r, &out, "sent_scores", 2, err);
@@ -291,7 +291,7 @@ static int run_task(PredictRun *r, const CliText *texts, int n, BertcError *err)
     case TASK_NONE:
         break;
     }
-    const Model *m = &r->cm->dir.model;
+    const Model *m = r->cm->model;
     return bertc_errorf(err, "%s: bertc predict has no task for %s (its outputs are not "
                         "classification, token, question-answering, fill-mask or summary "
                         "scores)%s", r->cm->name, m->arch->name,
@@ -303,7 +303,7 @@ static int run_task(PredictRun *r, const CliText *texts, int n, BertcError *err)
 /* id2label's names, else HF's LABEL_i. */
 static void label_names(PredictRun *r, Arena *arena)
 {
-    const BertConfig *cfg = &r->cm->dir.model.cfg;
+    const BertConfig *cfg = &r->cm->model->cfg;
     r->n_labels = cfg->num_labels > 0 ? cfg->num_labels : 1;
     r->labels = bertc_arena_alloc(arena, sizeof *r->labels * (size_t)r->n_labels);
     for (int i = 0; i < r->n_labels; i++) {
@@ -350,13 +350,13 @@ static int predict(const CliArgs *a, Arena *arena, BertcError *err)
         cli_model_open(c, a, arena, &cm, err) != 0 ||
         cli_model_max_len(c, a, &cm, &r.max_len, err) != 0)
         return -1;
-    r.task = bertc_pipeline_task(cm.dir.model.arch);
-    if (r.context >= 0 && !predict_reads_input(cm.dir.model.arch, "context_ids"))
+    r.task = bertc_pipeline_task(cm.model->arch);
+    if (r.context >= 0 && !bertc_model_reads_input(cm.model->arch, "context_ids"))
         return bertc_errorf(err, "--context: %s (%s) takes no context id", cm.name,
-                            cm.dir.model.arch->name);
-    if (r.context < 0 && predict_reads_input(cm.dir.model.arch, "context_ids"))
+                            cm.model->arch->name);
+    if (r.context < 0 && bertc_model_reads_input(cm.model->arch, "context_ids"))
         return bertc_errorf(err, "%s (%s) classifies a text in a context: give --context N "
-                            "(N in [0, context_vocab_size))", cm.name, cm.dir.model.arch->name);
+                            "(N in [0, context_vocab_size))", cm.name, cm.model->arch->name);
     if (r.stride >= 0 && r.task != TASK_QA)
         return bertc_errorf(err, "--stride: %s is not a question-answering model", cm.name);
     label_names(&r, arena);

@@ -37,7 +37,6 @@ typedef struct PredictAnswer {
 
 /* "line 3" (of --input) or "text 1" (a positional) in a static buffer. */
 const char *predict_input_name(const CliText *t, int index);
-bool predict_reads_input(const ModelArch *arch, const char *name);
 
 /* Question answering on inputs [0, n): each question with its context. */
 int predict_qa_batch(PredictRun *r, Graph *g, const CliText *t, int first, int n,

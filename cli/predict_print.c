@@ -16,15 +16,6 @@ const char *predict_input_name(const CliText *t, int index)
     return name;
 }
 
-bool predict_reads_input(const ModelArch *arch, const char *name)
-{
-    const InputSpec *in;
-    for (int i = 0; (in = bertc_model_input(arch, i)) != NULL; i++)
-        if (!strcmp(in->name, name))
-            return true;
-    return false;
-}
-
 static void tsv_field(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
@@ -79,7 +70,7 @@ static ClassRule class_rule(const BertConfig *cfg, int C)
 
 void predict_print_classes(const PredictRun *r, const CliText *t, const float *logits, int C)
 {
-    ClassRule rule = class_rule(&r->cm->dir.model.cfg, C);
+    ClassRule rule = class_rule(&r->cm->model->cfg, C);
     float p[C];
     int order[C], n_list = 0;
     if (rule == RULE_SOFTMAX)
@@ -182,7 +173,7 @@ static void filled(const CliText *t, const PredictMask *m, const char *token,
 
 void predict_print_masks(const PredictRun *r, const CliText *t, const PredictMask *m, int n)
 {
-    const Tokenizer *tok = &r->cm->dir.tok;
+    const Tokenizer *tok = r->cm->tok;
     if (r->jsonl) {
         json_open(t, "text", "text_pair");
         printf(", \"masks\": [");

@@ -81,7 +81,7 @@ static int answer_windows(const PredictRun *r, Graph *g, const Encoding *e, cons
     ITensor ids = bertc_itensor_new(g->step, 2, shape);       /* zeros: [PAD] = 0 ... */
     ITensor mask = bertc_itensor_new(g->step, 2, shape);
     ITensor types = bertc_itensor_new(g->step, 2, shape);
-    const Tokenizer *tok = &r->cm->dir.tok;
+    const Tokenizer *tok = r->cm->tok;
     for (int64_t i = 0; i < ids.numel; i++)                    /* ... unless the vocab says */
         ids.data[i] = tok->pad_id;
     for (int32_t win = 0; win < w->n; win++)
@@ -93,7 +93,7 @@ static int answer_windows(const PredictRun *r, Graph *g, const Encoding *e, cons
     bertc_batch_put_ids(&b, "input_ids", ids);
     bertc_batch_put_ids(&b, "attention_mask", mask);
     bertc_batch_put_ids(&b, "token_type_ids", types);
-    if (bertc_model_forward(&r->cm->dir.model, g, &b, &out, err) != 0)
+    if (bertc_model_forward(r->cm->model, g, &b, &out, err) != 0)
         return -1;
     Var *sl = bertc_outputs_get(&out, "start_logits"), *el = bertc_outputs_get(&out, "end_logits");
     if (!sl || !el)
@@ -118,7 +118,7 @@ static int qa_windows(const PredictRun *r, Graph *g, const CliText *t, int index
                       PredictAnswer *a, BertcError *err)
 {
     Encoding e;
-    if (bertc_tokenizer_encode(&r->cm->dir.tok, g->step, t->text, strlen(t->text), t->pair,
+    if (bertc_tokenizer_encode(r->cm->tok, g->step, t->text, strlen(t->text), t->pair,
                                strlen(t->pair), 0, false, &e, err) != 0)
         return -1;
     if (e.n_b == 0)
@@ -137,7 +137,7 @@ static int qa_windows(const PredictRun *r, Graph *g, const CliText *t, int index
 static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int index, int32_t Q,
                         PredictAnswer *a, BertcError *err)
 {
-    const Tokenizer *tok = &r->cm->dir.tok;
+    const Tokenizer *tok = r->cm->tok;
     int32_t limit = r->max_len > Q ? r->max_len : Q, tokens;
     Encoding q, e;
     if (bertc_tokenizer_encode(tok, g->step, t->text, strlen(t->text), NULL, 0, Q, false, &q,
@@ -159,7 +159,7 @@ static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int ind
     Outputs out;
     bertc_batch_init(&b, "the question and its context");
     bertc_outputs_init(&out);
-    Model *m = &r->cm->dir.model;
+    Model *m = r->cm->model;
     if (bertc_model_batch_from_text(m, tok, &ex, 1, limit, g, &b, err) != 0 ||
         bertc_model_forward(m, g, &b, &out, err) != 0)
         return -1;
@@ -183,7 +183,7 @@ static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int ind
 int predict_qa_batch(PredictRun *r, Graph *g, const CliText *t, int first, int n,
                      BertcError *err)
 {
-    double query_len = bertc_model_config_get(&r->cm->dir.model.cfg, "query_len");
+    double query_len = bertc_model_config_get(&r->cm->model->cfg, "query_len");
     for (int i = 0; i < n; i++) {
         if (!t[i].pair)
             return bertc_errorf(err, "%s: question answering needs a question and a context "

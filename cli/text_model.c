@@ -22,54 +22,26 @@ int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *ou
     return 0;
 }
 
-static int open_parts(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel *cm,
-                      BertcError *err)
-{
-    static const char *const need[] = {"--config", "--weights", "--vocab"};
-    for (int i = 0; i < 3; i++)
-        if (!cli_given(c, a, need[i]))
-            return bertc_errorf(err, "give --model DIR, or --config, --weights and --vocab "
-                                "(%s is missing)", need[i]);
-    ModelDir *d = &cm->dir;
-    memset(d, 0, sizeof *d);
-    if (bertc_model_open(&d->model, arena, cli_value(c, a, "--config"),
-                         cli_value(c, a, "--weights"), err) != 0 ||
-        bertc_tokenizer_load(&d->tok, arena, cli_value(c, a, "--vocab"), err) != 0)
-        return -1;
-    d->has_weights = d->has_tokenizer = true;
-    d->model_max_length = d->model.cfg.max_position_embeddings;
-    cm->name = cli_value(c, a, "--config");
-    return 0;
-}
-
+/* cli_open_text_model with trained weights required. */
 int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel *cm,
                    BertcError *err)
 {
-    if (!cli_given(c, a, "--model"))
-        return open_parts(c, a, arena, cm, err);
-    static const char *const parts[] = {"--config", "--weights", "--vocab"};
-    for (int i = 0; i < 3; i++)
-        if (cli_given(c, a, parts[i]))
-            return bertc_errorf(err, "--model and %s: give a model directory or its files, "
-                                "not both", parts[i]);
-    const char *dir = cli_value(c, a, "--model");
-    if (bertc_model_dir_open(&cm->dir, arena, dir, err) != 0)
+    CliTextModel t;
+    if (cli_open_text_model(c, a, true, arena, &t, err) != 0)
         return -1;
-    cm->name = dir;
-    if (!cm->dir.has_weights)
-        return bertc_errorf(err, "%s: no model.safetensors; bertc %s needs trained weights",
-                            dir, c->name);
-    if (!cm->dir.has_tokenizer)
-        return bertc_errorf(err, "%s: no vocab.txt; bertc %s needs the model's tokenizer", dir,
-                            c->name);
+    cm->model = t.model;
+    cm->tok = t.tok;
+    cm->model_max_length = t.max_len;
+    cm->name = cli_given(c, a, "--model") ? cli_value(c, a, "--model")
+                                          : cli_value(c, a, "--config");
     return 0;
 }
 
 int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm, int32_t *max_len,
                       BertcError *err)
 {
-    int positions = cm->dir.model.cfg.max_position_embeddings;
-    *max_len = cm->dir.model_max_length > 0 ? cm->dir.model_max_length : positions;
+    int positions = cm->model->cfg.max_position_embeddings;
+    *max_len = cm->model_max_length;
     if (!cli_given(c, a, "--max-len"))
         return 0;
     int n;

@@ -213,7 +213,7 @@ Test(embed, errors_are_one_line_naming_the_flag)
         {"--model %s/bert_model --batch-size 0 t5", "--batch-size '0'"},
         {"--model %s/bert_model --max-len 1 t5", "--max-len '1'"},
         {"--model %s/bert_model --input %s/missing.txt", "missing.txt"},
-        {"--weights x.safetensors t5", "--config is missing"},
+        {"--weights x.safetensors t5", "--model DIR or --config C.json is required"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char fmt[512], args[1024];
