@@ -15,7 +15,7 @@
  * bench/ort_forward.js to check ORT's output against.
  * One warm-up forward, then K timed ones (default 5), each on a fresh step
  * arena. Prints one line:
- *   forward <arch> B=.. S=.. threads=.. median_ms .. min_ms .. params_mib ..
+ *   forward <arch> B=.. S=.. threads=.. isa .. median_ms .. min_ms .. params_mib ..
  *   step_high_water_mib .. peak_rss_mib .. cores_used .. prepacked .. prepack_ms ..
  * peak_rss is the whole process (weights, arenas, libc); cores_used is the
  * CPU time of the timed forwards over their wall time. */
@@ -116,10 +116,11 @@ int main(int argc, char **argv)
     }
     double cores = (bench_cpu_ms() - cpu0) / (bench_now_ms() - wall0);
     double med = bench_median(ms, iters);
-    printf("forward %s B=%lld S=%lld threads=%d median_ms %.2f min_ms %.2f params_mib %.1f "
+    printf("forward %s B=%lld S=%lld threads=%d isa %s median_ms %.2f min_ms %.2f params_mib %.1f "
            "step_high_water_mib %.1f peak_rss_mib %.1f cores_used %.2f prepacked %d "
            "prepack_ms %.1f\n",
-           m.cfg.architecture, (long long)B, (long long)S, bertc_threads_count(), med, ms[0],
+           m.cfg.architecture, (long long)B, (long long)S, bertc_threads_count(),
+           bertc_cpu_isa_name(bertc_cpu_isa()), med, ms[0],
            bertc_arena_high_water(params) / 1048576.0, bertc_arena_high_water(g->step) / 1048576.0,
            bench_peak_rss_mib(), cores, packed, t_pack);
     bertc_ag_graph_destroy(g);

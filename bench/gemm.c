@@ -3,6 +3,7 @@
  *
  *   build/bench/gemm [--threads N] [--compare openblas|onednn|blis|all|A,B]
  *                    [--isa avx2|avx512|scalar] [--shapes LIST] [--reps R]
+ *   build/bench/gemm --openblas-coretype
  *
  * LIST is comma-separated MxNxK:OP items, OP one of NN NT TN TT, e.g.
  * --shapes 128x768x768:NT,256x256x256:NN. The default list is 256^3, 512^3,
@@ -27,7 +28,11 @@
  * each reference, R times (so all see the same machine noise), and the best
  * run of each is reported. Each reference's result is checked against bertc's.
  * The last line is each side's CPU time over wall time in its timed runs:
- * the cores it really used. */
+ * the cores it really used.
+ *
+ * --openblas-coretype prints the OPENBLAS_CORETYPE that gives OpenBLAS its
+ * best kernels here ("-": leave it unset) and why, for bench/compare.sh to
+ * give PyTorch's OpenBLAS the same. */
 #include "bench/gemm_refs.h"
 #include "tensor/kernels_internal.h"
 
@@ -328,7 +333,8 @@ static void parse_compare(const char *list, bool wanted[REF_COUNT])
 static void usage(void)
 {
     fprintf(stderr, "usage: gemm [--threads N] [--compare openblas|onednn|blis|all] "
-                    "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R]\n");
+                    "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R]\n"
+                    "       gemm --openblas-coretype\n");
     exit(2);
 }
 
@@ -369,6 +375,13 @@ int main(int argc, char **argv)
     static Shape shapes[MAX_SHAPES];
     int n_shapes = 0, reps = 5, threads = 0;
     bool wanted[REF_COUNT] = {false};
+    if (argc == 2 && strcmp(argv[1], "--openblas-coretype") == 0) {
+        char why[160];
+        refs_openblas_coretype(false, why, sizeof why);
+        const char *core = getenv("OPENBLAS_CORETYPE");
+        printf("%s %s\n", core ? core : "-", why);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage();
