@@ -65,7 +65,7 @@ TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 # (test/support_io_fault.c).
 TEST_LDFLAGS += -Wl,--wrap=open,--wrap=write,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename
 
-.PHONY: all lib test check-criterion check-symbols sanitize bench demo clean cross-test freestanding-check check-clang fuzz fuzzers \
+.PHONY: all lib test check-criterion check-symbols sanitize bench bench-refs demo clean cross-test freestanding-check check-clang fuzz fuzzers \
         check-valgrind valgrind install install-check
 
 all: $(LIB) $(CLI) $(EXAMPLES)
@@ -95,6 +95,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) $< $(LIB) $(LDLIBS) -ldl -o $@
 
 bench: $(BENCHES)
+
+# The reference libraries build/bench/gemm --compare dlopens (OpenBLAS,
+# oneDNN, BLIS): installed from Debian when missing and root.
+bench-refs:
+	sh bench/install_refs.sh
 
 # --- tests -----------------------------------------------------------------
 

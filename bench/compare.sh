@@ -1,42 +1,89 @@
 #!/bin/sh
-# bench/compare.sh — bertc against PyTorch on the same work, side by side.
+# bench/compare.sh — bertc against PyTorch and ONNX Runtime on the same work,
+# side by side, each reference at its best on this machine.
 #
 #   bench/compare.sh [PAIRS]          (default 5; BUILD=build by default)
 #
-# For each case the two programs run alternately, bertc then PyTorch, PAIRS
-# times (A B A B ...), so both see the same machine noise; each run prints
-# its own per-iteration median (bench/forward.c, bench/train.c,
-# tools/bench_torch.py) and this script prints the median of those medians,
-# the speed ratio (PyTorch time / bertc time: > 1 means bertc is faster) and
-# the peak RSS of each side. PyTorch is Debian's python3-torch run by
-# /usr/bin/python3.
+# For each case the programs run alternately, bertc then the references,
+# PAIRS times (A B C A B C ...), so all see the same machine noise; each run
+# prints its own per-iteration median (bench/forward.c, bench/train.c,
+# tools/bench_torch.py, bench/ort_forward.js) and this script prints the
+# median of those medians, the speed ratios (reference time / bertc time: > 1
+# means bertc is faster), each side's peak RSS and its CPU time over wall
+# time (*_cpu: the cores it really used).
 #
-# Same thread count means the same number of cores. Debian's PyTorch has two
-# thread pools: its own (torch.set_num_threads) and OpenBLAS's, which does
-# its matmuls and which torch.set_num_threads does not limit. At N threads
-# PyTorch gets N cores and its fastest split of them: at 1 thread both pools
-# are 1; at N > 1 one probe run of each of (torch N, BLAS 1), (torch 1,
-# BLAS N) and (torch N, BLAS N) picks the setting the pairs then use (the
-# torch_set column, torch x BLAS). c_cpu and t_cpu are each side's CPU time
-# over wall time: what it really used.
+# References:
+# - PyTorch: Debian's python3-torch run by /usr/bin/python3; its matmuls are
+#   OpenBLAS's, given the core build/bench/gemm --openblas-coretype picks
+#   (OpenBLAS 0.3.21 falls back to weak kernels on recent CPUs; an inherited
+#   OPENBLAS_CORETYPE below the CPU is dropped). Debian's PyTorch has two
+#   thread pools: its own (torch.set_num_threads) and OpenBLAS's, which
+#   torch.set_num_threads does not limit. At N threads PyTorch gets N cores
+#   and its fastest split of them: at 1 thread both pools are 1; at N > 1 one
+#   probe run of each of (torch N, BLAS 1), (torch 1, BLAS N) and (torch N,
+#   BLAS N) picks the setting the pairs then use (torch_set, torch x BLAS).
+# - ONNX Runtime (npm onnxruntime-node, installed into ORT_DIR, default
+#   $HOME/.cache/bertc-bench-ort, with ONNXRUNTIME_NODE_INSTALL=skip: its
+#   postinstall only fetches GPU providers): the inference reference, on
+#   tools/export_onnx.py's ONNX export of the very weights bertc loads
+#   (--weights), intraOpNumThreads = N, at the faster of its 'all' and
+#   'extended' optimisation levels (one probe run; ort_level). ort_diff is
+#   max |ORT - bertc| over last_hidden_state on the same inputs.
+# - The MLM step has two PyTorch variants: HF's (the LM head on every
+#   position) and torchM, the LM head on the labelled positions only, as
+#   bertc runs it: speedM compares the same work.
 #
-# Cases (issue 7): BERT-base forward 1x128 and 8x128 at 1 and 2 threads; the
-# MLM training step (AdamW, dropout on) of L2/H128, L4/H256 and L4/H512 at
-# batch 8 x 128, at 1 and 2 threads.
+# Cases (issues 7 and 16): BERT-base forward 1x128 and 8x128 at 1 and 2
+# threads; the MLM training step (AdamW, dropout on) of L2/H128, L4/H256 and
+# L4/H512 at batch 8 x 128, at 1 and 2 threads.
 set -eu
 PAIRS=${1:-5}
 BUILD=${BUILD:-build}
+ORT_DIR=${ORT_DIR:-$HOME/.cache/bertc-bench-ort}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-make --no-print-directory -s BUILD="$BUILD" "$BUILD/bench/forward" "$BUILD/bench/train" >&2
+sh bench/install_refs.sh
+make --no-print-directory -s BUILD="$BUILD" "$BUILD/bench/forward" "$BUILD/bench/train" \
+    "$BUILD/bench/gemm" >&2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 BASE=examples/configs/bert-base-uncased.json
-sed 's/"BertForMaskedLM"/"BertModel"/' "$BASE" > "$TMP/bert-base-model.json"
+MODEL_CFG=$TMP/bert-base-model.json
+sed 's/"BertForMaskedLM"/"BertModel"/' "$BASE" > "$MODEL_CFG"
 
-# field NAME LINE: the number after NAME in a bench output line
+# field NAME LINE: the word after NAME in a bench output line
 field() { echo "$2" | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# record FILE LINE: "median_ms peak_rss_mib cores_used" of one run
+record() { echo "$(field median_ms "$2") $(field peak_rss_mib "$2") $(field cores_used "$2")" >> "$1"; }
+# col FILE N: the median of column N over the runs
+col() { cut -d' ' -f"$2" "$1" | median; }
+
+# OpenBLAS's best core here, for PyTorch's OpenBLAS ("-": its own pick).
+set -- $("$BUILD/bench/gemm" --openblas-coretype)
+if [ "$1" = "-" ]; then unset OPENBLAS_CORETYPE; else export OPENBLAS_CORETYPE="$1"; fi
+shift
+CORE_WHY="$*"
+torch() { /usr/bin/python3 tools/bench_torch.py "$@"; }
+
+# ONNX Runtime: the npm package in a scratch directory, and the exported model.
+ORT=""
+if command -v node >/dev/null && command -v npm >/dev/null; then
+    if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
+        mkdir -p "$ORT_DIR"
+        echo "compare.sh: installing onnxruntime-node into $ORT_DIR" >&2
+        (cd "$ORT_DIR" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund \
+            onnxruntime-node >&2) || echo "compare.sh: npm install onnxruntime-node failed" >&2
+    fi
+    if [ -d "$ORT_DIR/node_modules/onnxruntime-node" ] &&
+        /usr/bin/python3 tools/export_onnx.py --config "$MODEL_CFG" --out "$TMP/onnx" >&2; then
+        ORT=yes
+    fi
+fi
+[ -n "$ORT" ] || echo "compare.sh: no ONNX Runtime (needs node, npm and python3-torch's onnx export)" >&2
+ort() { NODE_PATH="$ORT_DIR/node_modules" node bench/ort_forward.js --model "$TMP/onnx/model.onnx" "$@"; }
+WEIGHTS=""
+[ -n "$ORT" ] && WEIGHTS="--weights $TMP/onnx/model.safetensors"
 
 # best_torch_setting THREADS PY_ARGS: "TORCH BLAS", PyTorch's fastest split of
 # THREADS cores between its two thread pools (one probe run each).
@@ -45,7 +92,7 @@ best_torch_setting() {
     if [ "$t" -gt 1 ]; then
         for s in "$t 1" "1 $t" "$t $t"; do
             set -- $s
-            out=$(/usr/bin/python3 tools/bench_torch.py $args --threads "$1" --blas-threads "$2" || true)
+            out=$(torch $args --threads "$1" --blas-threads "$2" || true)
             ms=$(field median_ms "$out")
             if [ -n "$ms" ] && { [ -z "$best_ms" ] || awk -v a="$ms" -v b="$best_ms" 'BEGIN { exit !(a < b) }'; }; then
                 best="$s" best_ms=$ms
@@ -55,54 +102,88 @@ best_torch_setting() {
     echo "$best"
 }
 
-# run LABEL THREADS C_CMD... -- PY_ARGS...
-run() {
-    label=$1 threads=$2
-    shift 2
-    ccmd="" pyargs=""
-    while [ "$1" != "--" ]; do ccmd="$ccmd $1"; shift; done
-    shift
-    pyargs="$*"
-    set -- $(best_torch_setting "$threads" "$pyargs")
-    tt=$1 bt=$2
-    : > "$TMP/c" ; : > "$TMP/p"
+# forward_case B S THREADS ITERS: one row of the forward table.
+forward_case() {
+    B=$1 S=$2 t=$3 iters=$4
+    shape="--batch $B --seq $S --iters $iters"
+    set -- $(best_torch_setting "$t" "forward --config $MODEL_CFG $shape")
+    tt=$1 bt=$2 level=- diff=-
+    [ -n "$ORT" ] && level=$(field best_level "$(ort $shape --threads "$t" --level probe)")
+    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/o"
     i=0
     while [ $i -lt "$PAIRS" ]; do
-        c=$(BERTC_THREADS=$threads $ccmd --threads "$threads")
-        p=$(/usr/bin/python3 tools/bench_torch.py $pyargs --threads "$tt" --blas-threads "$bt")
-        echo "$(field median_ms "$c") $(field peak_rss_mib "$c") $(field cores_used "$c")" >> "$TMP/c"
-        echo "$(field median_ms "$p") $(field peak_rss_mib "$p") $(field cores_used "$p")" >> "$TMP/p"
+        dump=""
+        [ $i = 0 ] && [ -n "$ORT" ] && dump="--dump $TMP/d"
+        c=$(BERTC_THREADS=$t "$BUILD/bench/forward" --config "$MODEL_CFG" $WEIGHTS $shape --threads "$t" $dump)
+        p=$(torch forward --config "$MODEL_CFG" $shape --threads "$tt" --blas-threads "$bt")
+        record "$TMP/c" "$c"; record "$TMP/p" "$p"
+        if [ -n "$ORT" ]; then
+            check=""
+            [ $i = 0 ] && check="--check $TMP/d"
+            o=$(ort $shape --threads "$t" --level "$level" $check)
+            [ $i = 0 ] && diff=$(field max_abs_diff_vs_bertc "$o")
+            record "$TMP/o" "$o"
+        else
+            echo "0 0 0" >> "$TMP/o"
+        fi
         i=$((i + 1))
     done
-    cm=$(cut -d' ' -f1 "$TMP/c" | median); pm=$(cut -d' ' -f1 "$TMP/p" | median)
-    cr=$(cut -d' ' -f2 "$TMP/c" | median); pr=$(cut -d' ' -f2 "$TMP/p" | median)
-    cc=$(cut -d' ' -f3 "$TMP/c" | median); pc=$(cut -d' ' -f3 "$TMP/p" | median)
-    awk -v l="$label" -v t="$threads" -v cm="$cm" -v pm="$pm" -v cr="$cr" -v pr="$pr" \
-        -v cc="$cc" -v pc="$pc" -v ts="${tt}x$bt" 'BEGIN {
-        printf "%-24s %2d %9.1f %9.1f %7.2fx %9.0f %9.0f %5.2f %5.2f %5.2f %9s\n",
-               l, t, cm, pm, pm / cm, cr, pr, cr / pr, cc, pc, ts }'
+    awk -v l="forward bert-base ${B}x$S" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v pm="$(col "$TMP/p" 1)" \
+        -v om="$(col "$TMP/o" 1)" -v cr="$(col "$TMP/c" 2)" -v pr="$(col "$TMP/p" 2)" \
+        -v orss="$(col "$TMP/o" 2)" -v cc="$(col "$TMP/c" 3)" -v pc="$(col "$TMP/p" 3)" \
+        -v oc="$(col "$TMP/o" 3)" -v ts="${tt}x$bt" -v lv="$level" -v d="$diff" 'BEGIN {
+        printf "%-24s %2d %8.1f %8.1f %8.1f %6.2fx %6.2fx %8.0f %8.0f %7.0f %5.2f %5.2f %5.2f %9s %9s %8s\n",
+               l, t, cm, pm, om, pm / cm, (om > 0 ? om / cm : 0), cr, pr, orss, cc, pc, oc, ts, lv, d }'
 }
 
-echo "bench/compare.sh: $PAIRS alternating pairs per case; times are medians of per-run medians"
+# train_case L H THREADS: one row of the training table.
+train_case() {
+    L=$1 H=$2 t=$3
+    args="--config $BASE --layers $L --hidden $H --batch 8 --seq 128 --steps 5"
+    set -- $(best_torch_setting "$t" "train $args")
+    tt=$1 bt=$2
+    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/m"
+    i=0
+    while [ $i -lt "$PAIRS" ]; do
+        c=$(BERTC_THREADS=$t "$BUILD/bench/train" $args --threads "$t")
+        p=$(torch train $args --threads "$tt" --blas-threads "$bt")
+        m=$(torch train $args --threads "$tt" --blas-threads "$bt" --lm-head masked)
+        record "$TMP/c" "$c"; record "$TMP/p" "$p"; record "$TMP/m" "$m"
+        i=$((i + 1))
+    done
+    awk -v l="train MLM L$L/H$H 8x128" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v pm="$(col "$TMP/p" 1)" \
+        -v mm="$(col "$TMP/m" 1)" -v cr="$(col "$TMP/c" 2)" -v pr="$(col "$TMP/p" 2)" \
+        -v mr="$(col "$TMP/m" 2)" -v cc="$(col "$TMP/c" 3)" -v pc="$(col "$TMP/p" 3)" \
+        -v mc="$(col "$TMP/m" 3)" -v ts="${tt}x$bt" 'BEGIN {
+        printf "%-24s %2d %8.1f %8.1f %9.1f %6.2fx %6.2fx %8.0f %8.0f %9.0f %5.2f %5.2f %5.2f %9s\n",
+               l, t, cm, pm, mm, pm / cm, mm / cm, cr, pr, mr, cc, pc, mc, ts }'
+}
+
+echo "bench/compare.sh: $PAIRS alternating runs per side and case; times are medians of per-run medians (ms)"
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-24s %2s %9s %9s %8s %9s %9s %5s %5s %5s %9s\n" case thr bertc_ms torch_ms speedup \
-    bertc_MiB torch_MiB rss c_cpu t_cpu torch_set
-for t in 1 2; do
-    run "forward bert-base 1x128" $t "$BUILD/bench/forward" --config "$TMP/bert-base-model.json" \
-        --batch 1 --seq 128 --iters 5 -- forward --config "$TMP/bert-base-model.json" \
-        --batch 1 --seq 128 --iters 5
+echo "bertc: isa $(field isa "$(BERTC_THREADS=1 "$BUILD/bench/train" --config "$BASE" --layers 1 --hidden 64 --batch 1 --seq 8 --steps 1)") (BERTC_ISA=${BERTC_ISA:-unset}), threads as the column thr"
+echo "torch: $(torch info --threads 1 | head -1); OpenBLAS: $CORE_WHY; threads as torch_set"
+torch info --threads 1 | sed -n '2,$p' | grep -E '^(ATen parallel backend|MKL|OpenMP|Intel)' | sed 's/^/       /'
+if [ -n "$ORT" ]; then
+    echo "ORT: onnxruntime-node $(cd "$ORT_DIR" && node -p "require('onnxruntime-node/package.json').version") (CPU EP, MLAS), intraOpNumThreads = thr, level as ort_level"
+fi
+echo
+printf "%-24s %2s %8s %8s %8s %7s %7s %8s %8s %7s %5s %5s %5s %9s %9s %8s\n" case thr bertc_ms \
+    torch_ms ort_ms speedT speedO bertcMiB torchMiB ortMiB c_cpu t_cpu o_cpu torch_set ort_level ort_diff
+for BS in "1 128 5" "8 128 3"; do
+    set -- $BS
+    for t in 1 2; do
+        forward_case "$1" "$2" "$t" "$3"
+        set -- $BS
+    done
 done
-for t in 1 2; do
-    run "forward bert-base 8x128" $t "$BUILD/bench/forward" --config "$TMP/bert-base-model.json" \
-        --batch 8 --seq 128 --iters 3 -- forward --config "$TMP/bert-base-model.json" \
-        --batch 8 --seq 128 --iters 3
-done
+echo
+printf "%-24s %2s %8s %8s %9s %7s %7s %8s %8s %9s %5s %5s %5s %9s\n" case thr bertc_ms \
+    torch_ms torchM_ms speedT speedM bertcMiB torchMiB torchMMiB c_cpu t_cpu m_cpu torch_set
 for size in "2 128" "4 256" "4 512"; do
     set -- $size
     for t in 1 2; do
-        run "train MLM L$1/H$2 8x128" $t "$BUILD/bench/train" --config "$BASE" --layers "$1" \
-            --hidden "$2" --batch 8 --seq 128 --steps 5 -- train --config "$BASE" \
-            --layers "$1" --hidden "$2" --batch 8 --seq 128 --steps 5
+        train_case "$1" "$2" "$t"
         set -- $size
     done
 done

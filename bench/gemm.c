@@ -1,66 +1,58 @@
-/* bench/gemm.c — GFLOP/s of bertc's bertc_gemm(), optionally against OpenBLAS.
+/* bench/gemm.c — GFLOP/s of bertc's bertc_gemm(), optionally against the best
+ * reference SGEMMs this machine has (bench/gemm_refs.h):
  *
- *   build/bench/gemm [--threads N] [--compare openblas] [--shapes LIST] [--reps R]
+ *   build/bench/gemm [--threads N] [--compare openblas|onednn|blis|all|A,B]
+ *                    [--isa avx2|avx512|scalar] [--shapes LIST] [--reps R]
+ *   build/bench/gemm --openblas-coretype
  *
  * LIST is comma-separated MxNxK:OP items, OP one of NN NT TN TT, e.g.
  * --shapes 128x768x768:NT,256x256x256:NN. The default list is 256^3, 512^3,
- * 1024^3 and the BERT Linear shapes (M = 128 and 1024 tokens; K -> N of
- * 768->768, 768->3072, 3072->768, 768->2304), each as NN, NT and TN.
+ * 1024^3 and BERT-base's Linear shapes at M = 128 and 1024 tokens: K -> N of
+ * 768->768 (query, key, value and attention output: bertc runs Q, K and V as
+ * three 768x768 products, no fused 768x2304), 768->3072 and 3072->768, each
+ * as NN, NT and TN.
  *
- * One line per shape: M N K op bertc_GFLOPs ref_GFLOPs ratio. A "run" repeats
- * the GEMM for at least ~20 ms; runs alternate bertc, reference, bertc, ... R
- * times each (so both see the same machine noise), and the best run of each is
- * reported. OpenBLAS is loaded with dlopen at run time, set to the same thread
- * count, and never linked; its result is also checked against bertc's.
+ * Each reference (OpenBLAS, oneDNN's dnnl_sgemm, BLIS) is loaded with dlopen
+ * when installed (bench/install_refs.sh, `make bench-refs`), never linked, at
+ * the same thread count and at its best kernels for this CPU: the header lines
+ * say which core/ISA/arch and how many threads each used. --isa avx2 runs
+ * bertc's AVX2 path (BERTC_ISA=avx2) against references limited to AVX2 as
+ * well (OPENBLAS_CORETYPE=Haswell, DNNL_MAX_CPU_ISA=AVX2, BLIS haswell): the
+ * laptop case.
  *
- * OpenBLAS's idle threads spin (sched_yield) for ~2^28 cycles after each call;
- * with alternating runs they would steal a core from bertc's next run. Unless
- * the user set it, OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles) makes them sleep at
- * once, as bertc's do after a short spin, so neither run pays for the other. */
+ * One line per shape: M N K op, bertc's GFLOP/s, each reference's, bertc's
+ * ratio to the best reference (> 1: bertc faster), and bertc's and the best
+ * reference's share of the peak: the single-core FMA peak, measured with a
+ * short loop of independent FMAs on the active ISA, times the thread count.
+ * A "run" repeats the GEMM for at least ~20 ms; runs alternate bertc, then
+ * each reference, R times (so all see the same machine noise), and the best
+ * run of each is reported. Each reference's result is checked against bertc's.
+ * The last line is each side's CPU time over wall time in its timed runs:
+ * the cores it really used.
+ *
+ * --openblas-coretype prints the OPENBLAS_CORETYPE that gives OpenBLAS its
+ * best kernels here ("-": leave it unset) and why, for bench/compare.sh to
+ * give PyTorch's OpenBLAS the same. */
+#include "bench/gemm_refs.h"
 #include "tensor/kernels_internal.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 typedef struct Shape {
     int64_t M, N, K;
     bool ta, tb;
 } Shape;
 
-/* cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) */
-typedef void (*CblasSgemm)(int, int, int, int, int, int, float, const float *, int,
-                           const float *, int, float, float *, int);
-typedef void (*OpenblasSetThreads)(int);
-enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
-
-static CblasSgemm ref_sgemm;
-
-static int load_openblas(int threads)
-{
-    const char *names[] = {"libopenblas.so.0", "libopenblas.so"};
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0); /* read when the library loads */
-    void *lib = NULL;
-    for (int i = 0; i < 2 && !lib; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "gemm bench: cannot dlopen OpenBLAS (%s); install libopenblas-dev\n",
-                dlerror());
-        return -1;
-    }
-    OpenblasSetThreads set_threads;
-    *(void **)&ref_sgemm = dlsym(lib, "cblas_sgemm");
-    *(void **)&set_threads = dlsym(lib, "openblas_set_num_threads");
-    if (!ref_sgemm || !set_threads) {
-        fprintf(stderr, "gemm bench: OpenBLAS lacks cblas_sgemm/openblas_set_num_threads\n");
-        return -1;
-    }
-    set_threads(threads);
-    return 0;
-}
+static Ref refs[REF_COUNT];
 
 static double now_seconds(void)
 {
@@ -79,23 +71,44 @@ typedef struct Operands {
 static void run_bertc(const Operands *o)
 {
     bertc_gemm(o->s.ta, o->s.tb, o->s.M, o->s.N, o->s.K, 1.0f, o->A, o->lda, o->B, o->ldb, 0.0f,
-         o->C, o->ldc);
+               o->C, o->ldc);
 }
 
-static void run_ref(const Operands *o)
+static void run_ref(const Ref *r, const Operands *o)
 {
-    ref_sgemm(CBLAS_ROW_MAJOR, o->s.ta ? CBLAS_TRANS : CBLAS_NO_TRANS,
-              o->s.tb ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)o->s.M, (int)o->s.N, (int)o->s.K,
-              1.0f, o->A, (int)o->lda, o->B, (int)o->ldb, 0.0f, o->C, (int)o->ldc);
+    RefCall c = {.ta = o->s.ta, .tb = o->s.tb, .M = o->s.M, .N = o->s.N, .K = o->s.K,
+                 .A = o->A, .B = o->B, .C = o->C, .lda = o->lda, .ldb = o->ldb, .ldc = o->ldc};
+    r->sgemm(r, &c);
 }
 
-/* Seconds per call, averaged over `reps` back-to-back calls. */
-static double time_run(void (*run)(const Operands *), const Operands *o, int reps)
+static double cpu_seconds(void)
 {
-    double t0 = now_seconds();
-    for (int i = 0; i < reps; i++)
-        run(o);
-    return (now_seconds() - t0) / reps;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Wall and CPU seconds a side spent in its timed runs, over every shape. */
+typedef struct Usage {
+    double wall, cpu;
+} Usage;
+
+/* Seconds per call, averaged over `reps` back-to-back calls; side r (NULL:
+ * bertc). Adds the run's wall and CPU time to *u. */
+static double time_run(const Ref *r, const Operands *o, int reps, Usage *u)
+{
+    double c0 = cpu_seconds(), t0 = now_seconds();
+    for (int i = 0; i < reps; i++) {
+        if (r)
+            run_ref(r, o);
+        else
+            run_bertc(o);
+    }
+    double wall = now_seconds() - t0;
+    u->wall += wall;
+    u->cpu += cpu_seconds() - c0;
+    return wall / reps;
 }
 
 static float *random_matrix(int64_t n, Rng *rng)
@@ -110,52 +123,144 @@ static float *random_matrix(int64_t n, Rng *rng)
     return x;
 }
 
-/* max |bertc - reference| over C, relative to sqrt(K) (entries of C ~ sqrt(K)). */
-static void check_against_ref(const Operands *o)
+/* max |bertc - reference| over C, relative to K (entries of C ~ sqrt(K)). */
+static void check_against_ref(const Ref *r, const Operands *o)
 {
     int64_t n = o->s.M * o->s.N;
     float *mine = malloc(sizeof(float) * (size_t)n);
     run_bertc(o);
     memcpy(mine, o->C, sizeof(float) * (size_t)n);
-    run_ref(o);
+    run_ref(r, o);
     double worst = 0.0;
     for (int64_t i = 0; i < n; i++)
         worst = fmax(worst, fabs((double)mine[i] - o->C[i]));
-    if (worst > 1e-5 * (double)o->s.K)
-        fprintf(stderr, "gemm bench: bertc and OpenBLAS differ by %g\n", worst);
+    if (!(worst <= 1e-5 * (double)o->s.K))
+        fprintf(stderr, "gemm bench: %lldx%lldx%lld: bertc and %s differ by %g\n",
+                (long long)o->s.M, (long long)o->s.N, (long long)o->s.K, r->name, worst);
     free(mine);
 }
 
-static void bench_shape(Shape s, bool compare, int reps, Rng *rng)
+/* Everything one table row needs besides the shape. */
+typedef struct Setup {
+    int reps, threads;
+    double peak;                     /* single-core FMA peak, GFLOP/s; 0 if unmeasured */
+    Usage usage[REF_COUNT + 1];      /* [0] bertc, [1 + i] refs[i] */
+} Setup;
+
+static void print_percent(double gflops, const Setup *st)
+{
+    if (st->peak > 0.0 && gflops > 0.0)
+        printf(" %6.0f%%", 100.0 * gflops / (st->peak * st->threads));
+    else
+        printf(" %7s", "-");
+}
+
+static void bench_shape(Shape s, Setup *st, Rng *rng)
 {
     Operands o = {.s = s, .lda = s.ta ? s.M : s.K, .ldb = s.tb ? s.K : s.N, .ldc = s.N};
     o.A = random_matrix(s.M * s.K, rng);
     o.B = random_matrix(s.K * s.N, rng);
     o.C = random_matrix(s.M * s.N, rng);
     double flops = 2.0 * (double)s.M * (double)s.N * (double)s.K;
-    double once = time_run(run_bertc, &o, 1); /* warm-up, and sizes a run */
+    Usage warm = {0};
+    double once = time_run(NULL, &o, 1, &warm); /* warm-up, and sizes a run */
     int inner = once > 0.02 ? 1 : (int)(0.02 / fmax(once, 1e-7)) + 1;
-    if (compare)
-        check_against_ref(&o);
-    double best_mine = 1e30, best_ref = 1e30;
-    for (int r = 0; r < reps; r++) {
-        best_mine = fmin(best_mine, time_run(run_bertc, &o, inner));
-        if (compare)
-            best_ref = fmin(best_ref, time_run(run_ref, &o, inner));
+    for (int i = 0; i < REF_COUNT; i++)
+        if (refs[i].sgemm)
+            check_against_ref(&refs[i], &o); /* also the references' warm-up (JIT, buffers) */
+    double best[REF_COUNT + 1];
+    for (int i = 0; i <= REF_COUNT; i++)
+        best[i] = 1e30;
+    for (int r = 0; r < st->reps; r++) {
+        best[0] = fmin(best[0], time_run(NULL, &o, inner, &st->usage[0]));
+        for (int i = 0; i < REF_COUNT; i++)
+            if (refs[i].sgemm)
+                best[1 + i] = fmin(best[1 + i], time_run(&refs[i], &o, inner, &st->usage[1 + i]));
     }
     char op[3] = {s.ta ? 'T' : 'N', s.tb ? 'T' : 'N', 0};
-    double mine = flops / best_mine * 1e-9, ref = flops / best_ref * 1e-9;
-    if (compare)
-        printf("%6lld %6lld %6lld %s %12.1f %12.1f %6.2f\n", (long long)s.M, (long long)s.N,
-               (long long)s.K, op, mine, ref, mine / ref);
+    double mine = flops / best[0] * 1e-9, best_ref = 0.0;
+    printf("%5lld %5lld %5lld %s %8.1f", (long long)s.M, (long long)s.N, (long long)s.K, op, mine);
+    for (int i = 0; i < REF_COUNT; i++)
+        if (refs[i].sgemm) {
+            double g = flops / best[1 + i] * 1e-9;
+            best_ref = fmax(best_ref, g);
+            printf(" %8.1f", g);
+        }
+    if (best_ref > 0.0)
+        printf(" %6.2f", mine / best_ref);
     else
-        printf("%6lld %6lld %6lld %s %12.1f %12s %6s\n", (long long)s.M, (long long)s.N,
-               (long long)s.K, op, mine, "-", "-");
+        printf(" %6s", "-");
+    print_percent(mine, st);
+    print_percent(best_ref, st);
+    printf("\n");
     fflush(stdout);
     free(o.A);
     free(o.B);
     free(o.C);
 }
+
+/* --- the single-core FMA peak ------------------------------------------- */
+
+#if defined(__x86_64__)
+/* `iters` rounds of 16 independent 16-wide FMAs (enough to cover the FMA
+ * latency on every unit); returns a sum so the work is kept. */
+__attribute__((target("avx512f"))) static float fma_loop_avx512(long iters)
+{
+    __m512 acc[16], m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
+    for (int j = 0; j < 16; j++)
+        acc[j] = _mm512_set1_ps((float)j);
+    for (long i = 0; i < iters; i++)
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++)
+            acc[j] = _mm512_fmadd_ps(acc[j], m, a);
+    for (int j = 1; j < 16; j++)
+        acc[0] = _mm512_add_ps(acc[0], acc[j]);
+    return _mm512_reduce_add_ps(acc[0]);
+}
+
+/* 12 independent 8-wide FMAs per round (16 ymm registers). */
+__attribute__((target("avx2,fma"))) static float fma_loop_avx2(long iters)
+{
+    __m256 acc[12], m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
+    for (int j = 0; j < 12; j++)
+        acc[j] = _mm256_set1_ps((float)j);
+    for (long i = 0; i < iters; i++)
+#pragma GCC unroll 12
+        for (int j = 0; j < 12; j++)
+            acc[j] = _mm256_fmadd_ps(acc[j], m, a);
+    for (int j = 1; j < 12; j++)
+        acc[0] = _mm256_add_ps(acc[0], acc[j]);
+    float v[8];
+    _mm256_storeu_ps(v, acc[0]);
+    return v[0] + v[7];
+}
+#endif
+
+/* GFLOP/s of one core running FMAs on `isa`'s widest vectors, best of 5
+ * ~10 ms runs; 0 when no loop exists for it (scalar, NEON). */
+static double measure_fma_peak(CpuIsa isa)
+{
+#if defined(__x86_64__)
+    if (isa != ISA_AVX512 && isa != ISA_AVX2)
+        return 0.0;
+    double per_iter = isa == ISA_AVX512 ? 16 * 16 * 2 : 12 * 8 * 2, best = 0.0;
+    long iters = 1 << 20;
+    volatile float sink = 0.0f;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now_seconds();
+        sink += isa == ISA_AVX512 ? fma_loop_avx512(iters) : fma_loop_avx2(iters);
+        double t = now_seconds() - t0;
+        best = fmax(best, per_iter * (double)iters / t * 1e-9);
+    }
+    (void)sink;
+    return best;
+#else
+    (void)isa;
+    return 0.0;
+#endif
+}
+
+/* --- flags and the shape list --------------------------------------------- */
 
 /* "MxNxK:OP" -> shape; false if malformed. */
 static bool parse_shape(const char *item, Shape *s)
@@ -170,13 +275,13 @@ static bool parse_shape(const char *item, Shape *s)
     return true;
 }
 
-/* The default list: squares, then BERT Linear layers, each as NN, NT, TN. */
+/* The default list: squares, then BERT-base's Linear layers, each as NN, NT, TN. */
 static int default_shapes(Shape *out)
 {
     const int64_t mnk[][3] = {
-        {256, 256, 256},   {512, 512, 512},   {1024, 1024, 1024},
-        {128, 768, 768},   {128, 3072, 768},  {128, 768, 3072},  {128, 2304, 768},
-        {1024, 768, 768},  {1024, 3072, 768}, {1024, 768, 3072}, {1024, 2304, 768},
+        {256, 256, 256},  {512, 512, 512},   {1024, 1024, 1024},
+        {128, 768, 768},  {128, 3072, 768},  {128, 768, 3072},
+        {1024, 768, 768}, {1024, 3072, 768}, {1024, 768, 3072},
     };
     const bool ops[3][2] = {{false, false}, {false, true}, {true, false}};
     int n = 0;
@@ -205,18 +310,78 @@ static int parse_shapes(const char *list, Shape *out)
     return n;
 }
 
+/* "openblas,blis" or "all" -> wanted[]; exits 2 on an unknown name. */
+static void parse_compare(const char *list, bool wanted[REF_COUNT])
+{
+    const char *names[REF_COUNT] = {"openblas", "onednn", "blis"};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *item = strtok(buf, ","); item; item = strtok(NULL, ",")) {
+        bool all = strcasecmp(item, "all") == 0, known = all;
+        for (int i = 0; i < REF_COUNT; i++)
+            if (all || strcasecmp(item, names[i]) == 0 ||
+                (i == REF_ONEDNN && strcasecmp(item, "dnnl") == 0))
+                wanted[i] = known = true;
+        if (!known) {
+            fprintf(stderr, "gemm bench: --compare %s: unknown reference '%s' (want openblas, "
+                            "onednn, blis or all)\n", list, item);
+            exit(2);
+        }
+    }
+}
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: gemm [--threads N] [--compare openblas] [--shapes MxNxK:OP,...] "
-                    "[--reps R]\n");
+    fprintf(stderr, "usage: gemm [--threads N] [--compare openblas|onednn|blis|all] "
+                    "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R]\n"
+                    "       gemm --openblas-coretype\n");
     exit(2);
+}
+
+static void print_usage_line(const Setup *st)
+{
+    printf("# cores used (cpu/wall of the timed runs): bertc %.2f",
+           st->usage[0].cpu / fmax(st->usage[0].wall, 1e-9));
+    for (int i = 0; i < REF_COUNT; i++)
+        if (refs[i].sgemm)
+            printf(", %s %.2f", refs[i].name, st->usage[1 + i].cpu / fmax(st->usage[1 + i].wall, 1e-9));
+    printf("; wall s: bertc %.1f", st->usage[0].wall);
+    for (int i = 0; i < REF_COUNT; i++)
+        if (refs[i].sgemm)
+            printf(", %s %.1f", refs[i].name, st->usage[1 + i].wall);
+    printf("\n");
+}
+
+static void print_header(const Setup *st)
+{
+    printf("# gemm: bertc isa %s, %d thread(s), best of %d alternating runs\n",
+           bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(), st->reps);
+    for (int i = 0; i < REF_COUNT; i++)
+        if (refs[i].sgemm)
+            printf("# %s: %s\n", refs[i].name, refs[i].what);
+    if (st->peak > 0.0)
+        printf("# FMA peak (measured, one core, %s): %.1f GFLOP/s; %%pk = share of %d x that\n",
+               bertc_cpu_isa_name(bertc_cpu_isa()), st->peak, st->threads);
+    printf("%5s %5s %5s %s %8s", "M", "N", "K", "op", "bertc");
+    for (int i = 0; i < REF_COUNT; i++)
+        if (refs[i].sgemm)
+            printf(" %8s", refs[i].name);
+    printf(" %6s %7s %7s   (GFLOP/s; ratio = bertc / best reference)\n", "ratio", "bertc%pk",
+           "ref%pk");
 }
 
 int main(int argc, char **argv)
 {
     static Shape shapes[MAX_SHAPES];
-    int n_shapes = 0, reps = 5, threads = bertc_threads_count();
-    bool compare = false;
+    int n_shapes = 0, reps = 5, threads = 0;
+    bool wanted[REF_COUNT] = {false};
+    if (argc == 2 && strcmp(argv[1], "--openblas-coretype") == 0) {
+        char why[160];
+        refs_openblas_coretype(false, why, sizeof why);
+        const char *core = getenv("OPENBLAS_CORETYPE");
+        printf("%s %s\n", core ? core : "-", why);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage();
@@ -226,23 +391,34 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--shapes") == 0)
             n_shapes = parse_shapes(argv[++i], shapes);
-        else if (strcmp(argv[i], "--compare") == 0 && strcmp(argv[i + 1], "openblas") == 0)
-            compare = true, i++;
+        else if (strcmp(argv[i], "--compare") == 0)
+            parse_compare(argv[++i], wanted);
+        else if (strcmp(argv[i], "--isa") == 0)
+            setenv("BERTC_ISA", argv[++i], 1);
         else
             usage();
     }
+    BertcError err;
+    if (bertc_check_env(&err) != 0) {
+        fprintf(stderr, "gemm bench: %s\n", err.msg);
+        return 2;
+    }
     if (n_shapes == 0)
         n_shapes = default_shapes(shapes);
+    if (threads == 0)
+        threads = bertc_threads_count();
     if (reps < 1 || threads < 1)
         usage();
+    /* The references load first: OpenBLAS's core probe forks, before any
+     * bertc thread exists. */
+    bool avx2_only = bertc_cpu_isa() == ISA_AVX2;
+    refs_load(refs, wanted, threads, avx2_only);
     bertc_threads_set_count(threads);
-    if (compare && load_openblas(threads) != 0)
-        return 1;
-    printf("# gemm: isa %s, %d thread(s), best of %d runs%s\n", bertc_cpu_isa_name(bertc_cpu_isa()),
-           bertc_threads_count(), reps, compare ? ", reference OpenBLAS (alternating)" : "");
-    printf("%6s %6s %6s %s %12s %12s %6s\n", "M", "N", "K", "op", "bertc_GFLOPs", "ref_GFLOPs", "ratio");
+    Setup st = {.reps = reps, .threads = threads, .peak = measure_fma_peak(bertc_cpu_isa())};
+    print_header(&st);
     Rng rng = bertc_rng_seed(1234);
     for (int i = 0; i < n_shapes; i++)
-        bench_shape(shapes[i], compare, reps, &rng);
+        bench_shape(shapes[i], &st, &rng);
+    print_usage_line(&st);
     return 0;
 }

@@ -10,7 +10,7 @@
  * has no loss of its own: its step uses mean(last_hidden_state^2) in its
  * place. One warm-up step (it grows the arenas), then
  * K timed steps (default 5). Prints one line:
- *   train <arch> B=.. S=.. threads=.. median_ms .. tokens_per_s .. params_mib ..
+ *   train <arch> B=.. S=.. threads=.. isa .. median_ms .. tokens_per_s .. params_mib ..
  *   step_high_water_mib .. peak_rss_mib .. mallocs_after_warmup .. cores_used ..
  * mallocs_after_warmup counts bertc's system allocations in the timed steps
  * (0: the arenas and GEMM buffers reached their size in the warm-up step).
@@ -88,10 +88,11 @@ int main(int argc, char **argv)
     allocs = bertc_sys_alloc_count() - allocs;
     double cores = (bench_cpu_ms() - cpu0) / (bench_now_ms() - wall0);
     double med = bench_median(ms, steps);
-    printf("train %s B=%lld S=%lld threads=%d median_ms %.2f tokens_per_s %.0f loss %.4f "
+    printf("train %s B=%lld S=%lld threads=%d isa %s median_ms %.2f tokens_per_s %.0f loss %.4f "
            "params_mib %.1f step_high_water_mib %.1f peak_rss_mib %.1f mallocs_after_warmup "
            "%zu cores_used %.2f\n",
-           m.cfg.architecture, (long long)B, (long long)S, bertc_threads_count(), med,
+           m.cfg.architecture, (long long)B, (long long)S, bertc_threads_count(),
+           bertc_cpu_isa_name(bertc_cpu_isa()), med,
            (double)(B * S) / (med * 1e-3), loss, bertc_arena_high_water(params) / 1048576.0,
            bertc_arena_high_water(g->step) / 1048576.0, bench_peak_rss_mib(), allocs, cores);
     bertc_ag_graph_destroy(g);

@@ -4,13 +4,17 @@
     tools/bench_torch.py forward --config C.json [--batch B] [--seq S] [--threads N]
                                  [--blas-threads N] [--iters K] [--layers L --hidden H]
     tools/bench_torch.py train   --config C.json [...same...] [--steps K]
+                                 [--lm-head all|masked]
 
 The same work as the C benches, on the models of tools/bert_ref.py (SPEC 6.1
 written in PyTorch, no transformers): random weights (HF init), random ids in
 [1000, V), no padding. forward: eval mode, no_grad, one BertModel forward
 (hidden states and attention maps kept, as bertc keeps them). train: one
 BertForMaskedLM step in training mode with dropout where HF puts it, CE over
-the 15% labelled positions, backward, AdamW, zero_grad. One warm-up, then K
+the 15% labelled positions, backward, AdamW, zero_grad. --lm-head all (the
+default, as HF) runs the LM head on every position and drops the unlabelled
+ones in the loss; --lm-head masked runs it on the labelled rows only, as
+bertc does, so the ratio compares the same work. One warm-up, then K
 timed iterations; prints one line in the C benches' format, peak RSS of the
 whole Python process included (the interpreter and libtorch are part of what
 a PyTorch user pays).
@@ -21,8 +25,12 @@ and MKL_NUM_THREADS before torch is loaded. Debian's PyTorch runs its
 matmuls in OpenBLAS, whose thread pool torch.set_num_threads does not touch:
 without the variable a "1-thread" PyTorch run multiplies on every core.
 cores_used (process CPU time over wall time of the timed part) shows what a
-run really used."""
+run really used; blas_core is openblas_get_corename() of the OpenBLAS torch
+loaded (OPENBLAS_CORETYPE, read when it loads, can raise it: bench/compare.sh
+sets it as build/bench/gemm does). --info prints torch.__config__'s
+parallel info and the BLAS core, and exits."""
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -62,8 +70,19 @@ def batch(c, B, S, gen):
     return ids, torch.ones(B, S, dtype=torch.long), torch.zeros(B, S, dtype=torch.long), labels
 
 
-def mlm_train_loss(m, c, ids, mask, types, labels):
-    """BertForMaskedLM of bert_ref.py with HF's dropouts (p = the config's)."""
+def blas_core():
+    """The core of the OpenBLAS torch loaded ("-" if torch's BLAS is not OpenBLAS)."""
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "-"
+
+
+def mlm_train_loss(m, c, ids, mask, types, labels, masked_head=False):
+    """BertForMaskedLM of bert_ref.py with HF's dropouts (p = the config's).
+    masked_head: the LM head on the labelled rows only (bertc's way)."""
     p, pa = c["hidden_dropout_prob"], c["attention_probs_dropout_prob"]
     b = m.bert
     x = F.dropout(b.embeddings(ids, types), p, True)
@@ -78,14 +97,20 @@ def mlm_train_loss(m, c, ids, mask, types, labels):
         y = ao.LayerNorm(F.dropout(ao.dense(ctx), p, True) + x)
         o = layer.output
         x = o.LayerNorm(F.dropout(o.dense(layer.act(layer.intermediate.dense(y))), p, True) + y)
+    if masked_head:
+        keep = labels.view(-1) != -100
+        rows = x.reshape(-1, x.shape[-1])[keep]
+        logits = m.cls.predictions(rows, b.embeddings.word_embeddings.weight)
+        return F.cross_entropy(logits, labels.view(-1)[keep])
     logits = m.cls.predictions(x, b.embeddings.word_embeddings.weight)
     return F.cross_entropy(logits.view(-1, c["vocab_size"]), labels.view(-1), ignore_index=-100)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["forward", "train"])
-    ap.add_argument("--config", required=True)
+    ap.add_argument("mode", choices=["forward", "train", "info"])
+    ap.add_argument("--config")
+    ap.add_argument("--lm-head", choices=["all", "masked"], default="all")
     ap.add_argument("--batch", type=int, default=None)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--threads", type=int, default=0)
@@ -98,6 +123,13 @@ def main():
     load_torch(a.blas_threads or a.threads or os.cpu_count())
     if a.threads:
         torch.set_num_threads(a.threads)
+    if a.mode == "info":
+        print("torch %s, BLAS core %s (OPENBLAS_CORETYPE=%s)"
+              % (torch.__version__, blas_core(), os.environ.get("OPENBLAS_CORETYPE", "unset")))
+        print(torch.__config__.parallel_info().rstrip())
+        return
+    if not a.config:
+        ap.error("--config is required")
     c = config(a)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
@@ -127,14 +159,15 @@ def main():
                 cpu0, wall0 = time.process_time(), time.perf_counter()
             ids, mask, types, labels = batch(c, B, S, gen)
             t0 = time.perf_counter()
-            loss = mlm_train_loss(m, c, ids, mask, types, labels)
+            loss = mlm_train_loss(m, c, ids, mask, types, labels, a.lm_head == "masked")
             loss.backward()
             opt.step()
             opt.zero_grad()
             if it:
                 times.append((time.perf_counter() - t0) * 1e3)
         med = sorted(times)[len(times) // 2]
-        extra = " tokens_per_s %.0f loss %.4f" % (B * S / (med * 1e-3), loss.item())
+        extra = " tokens_per_s %.0f loss %.4f lm_head %s" % (B * S / (med * 1e-3), loss.item(),
+                                                            a.lm_head)
     cores = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
     times.sort()
     n = len(times)
@@ -142,9 +175,9 @@ def main():
     name = "BertModel" if a.mode == "forward" else "BertForMaskedLM"
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print("%s %s B=%d S=%d threads=%d blas_threads=%s median_ms %.2f%s min_ms %.2f "
-          "peak_rss_mib %.1f cores_used %.2f torch %s"
+          "peak_rss_mib %.1f cores_used %.2f blas_core %s torch %s"
           % (a.mode, name, B, S, torch.get_num_threads(), os.environ["OPENBLAS_NUM_THREADS"],
-             med, extra, times[0], rss, cores, torch.__version__))
+             med, extra, times[0], rss, cores, blas_core(), torch.__version__))
 
 
 if __name__ == "__main__":
