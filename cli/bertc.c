@@ -2,6 +2,7 @@
  * flags and calls the library; errors are one line on stderr and a non-zero
  * exit status. */
 #include "cli/cli.h"
+#include "cli/finetune.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -297,6 +298,8 @@ static int run_command(int argc, char **argv)
         return cmd_train(argc, argv);
     if (!strcmp(argv[1], "attention"))
         return cmd_attention(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "finetune"))
+        return cmd_finetune(argc - 1, argv + 1);
     CliFlags f;
     if (cli_parse_flags(argc - 2, argv + 2, &f, &err) != 0) {
         fprintf(stderr, "bertc: %s\n", err.msg);

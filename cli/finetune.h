@@ -1,0 +1,71 @@
+/* cli/finetune.h — the pieces of `bertc finetune` (cli/finetune.c: the
+ * command; cli/finetune_task.c: the data as a TrainTask and its evaluation). */
+#ifndef BERTC_CLI_FINETUNE_H
+#define BERTC_CLI_FINETUNE_H
+
+#include "cli/cli.h"
+#include "zoo/dataset.h"
+#include "zoo/train.h"
+
+#include <stdio.h>
+
+typedef enum FinetuneKind {
+    FT_SEQ_CLS,        /* one label of C: cross-entropy; accuracy, macro-F1 */
+    FT_MULTI_LABEL,    /* any of C labels ("a|b"): BCE; micro-F1 */
+    FT_REGRESSION      /* one number: MSE; MSE, Pearson */
+} FinetuneKind;
+
+/* The scores of one evaluation: the main metric, then the second
+ * (macro-F1, MSE; NaN for multi-label). */
+typedef struct EvalRecord {
+    double loss;
+    double metric[2];
+} EvalRecord;
+
+/* The examples, train rows first: [0, n_train) are trained on, [n_train, n)
+ * scored. */
+typedef struct FinetuneData {
+    FinetuneKind kind;
+    int64_t n, n_train;
+    TextExample *ex;          /* (n) */
+    int32_t *label;           /* (n) seq-cls class ids */
+    float *target;            /* (n, C) multi-label 0/1, (n) regression */
+    LabelSet labels;          /* seq-cls and multi-label; n = 1 for regression */
+    const Tokenizer *tok;
+    const Model *model;
+    int32_t max_len;
+    /* evaluation: predictions of the held-out rows, the best so far, the plateau */
+    int32_t *pred_class;      /* (n - n_train) */
+    uint8_t *pred_set, *gold_set;   /* (n - n_train, C) */
+    float *pred_value;        /* (n - n_train) */
+    const char *out;          /* the model directory, written at each new best */
+    int64_t patience, bad_evals;
+    double best;              /* the main metric's best (higher is better; -inf: none) */
+    bool saved;               /* the model directory was written */
+    int n_evals, best_eval;   /* evaluations of this run; the best one's index (-1: none) */
+    EvalRecord evals[TRAIN_MAX_POINTS];
+} FinetuneData;
+
+/* The columns of d (text, optional pair, label) as examples rows[first ..]
+ * of data (its arrays allocated for all rows by the caller); labels not in
+ * data->labels, and regression targets that are not finite numbers, are
+ * errors naming the file and line. */
+int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
+                      int label, Arena *arena, BertcError *err);
+/* The TrainTask of data: make_batch tokenizes with batch_from_text and
+ * adds "labels"; evaluate scores the held-out rows, logs, saves the best
+ * model to data->out, and counts evaluations without improvement. */
+TrainTask finetune_task(FinetuneData *data);
+/* One JSON line per evaluation of the run res into log: step, train_loss,
+ * eval_loss, the metrics, best (true on the one saved). */
+void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log);
+/* The main metric's name ("accuracy", "micro_f1", "pearson"). */
+const char *finetune_metric_name(FinetuneKind kind);
+/* The majority-class accuracy of the held-out rows (seq-cls), else NaN. */
+double finetune_majority_baseline(const FinetuneData *data);
+
+extern const CliCommand cli_cmd_finetune;
+/* bertc finetune ...: argv[0] is "finetune". Returns the exit status. */
+int cmd_finetune(int argc, char **argv);
+
+#endif /* BERTC_CLI_FINETUNE_H */
