@@ -44,6 +44,7 @@ static const CliOption finetune_options[] = {
     {"--eval-every", "N", NULL, "steps between evaluations [default: a tenth of the run]"},
     {"--patience", "N", "5", "stop after N evaluations without improvement (0: never)"},
     {"--resume", NULL, NULL, "continue from OUT/checkpoint.safetensors"},
+    {"--stop-after", "N", NULL, "stop after N steps as a kill would (to try --resume)"},
     {"--threads", "N", NULL, "worker threads"},
     {"--quiet", NULL, NULL, "no progress bar"},
 };
@@ -68,7 +69,7 @@ typedef struct FinetuneArgs {
     const char *model, *config, *vocab, *train, *eval, *out;
     const char *text_col, *pair_col, *label_col;
     FinetuneKind kind;
-    int64_t steps, epochs, batch_size, max_len, eval_every, patience;
+    int64_t steps, epochs, batch_size, max_len, eval_every, patience, stop_after;
     double lr;
     uint64_t seed;
     bool resume, quiet;
@@ -141,7 +142,8 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
         count_flag(a, "--batch-size", 1, &f->batch_size, err) ||
         count_flag(a, "--max-len", 3, &f->max_len, err) ||
         count_flag(a, "--eval-every", 1, &f->eval_every, err) ||
-        count_flag(a, "--patience", 0, &f->patience, err))
+        count_flag(a, "--patience", 0, &f->patience, err) ||
+        count_flag(a, "--stop-after", 1, &f->stop_after, err))
         return -1;
     if (f->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
@@ -373,6 +375,8 @@ static TrainOptions train_options(const FinetuneArgs *f, const FinetuneData *dat
     opt.seed = f->seed;
     opt.eval_every = f->eval_every ? f->eval_every : (opt.steps >= 10 ? opt.steps / 10 : 1);
     opt.checkpoint = checkpoint;
+    opt.checkpoint_every = opt.eval_every;
+    opt.stop_after = f->stop_after;
     opt.resume = f->resume;
     opt.quiet = f->quiet;
     return opt;
