@@ -266,3 +266,24 @@ Test(dataset, regression_metrics_by_hand)
     float flat[3] = {5, 5, 5};
     expect_near(bertc_metric_pearson(gold, flat, 3), 0.0, "Pearson of a constant");
 }
+
+Test(dataset, entity_f1_by_hand)
+{
+    /* sentence 1: gold PER[0,2) LOC[3,4), predicted PER[0,2) ORG[3,4): 1 found.
+     * sentence 2: gold I-MISC I-MISC is one chunk [0,2) (I after O starts
+     * one); B-MISC B-MISC predicts two: none found.
+     * gold 3, predicted 4, TP 1 -> F1 = 2 / 7 */
+    const char *gold[6] = {"B-PER", "I-PER", "O", "B-LOC", "I-MISC", "I-MISC"};
+    const char *pred[6] = {"B-PER", "I-PER", "O", "B-ORG", "B-MISC", "B-MISC"};
+    int64_t lengths[2] = {4, 2};
+    expect_near(bertc_metric_entity_f1(gold, pred, lengths, 2), 2.0 / 7.0, "entity F1");
+    expect_near(bertc_metric_entity_f1(gold, gold, lengths, 2), 1.0, "entity F1 of gold");
+    /* a chunk does not run across sentences: I-PER at the start of the
+     * second sentence is a chunk of its own in both */
+    const char *g2[3] = {"B-PER", "I-PER", "I-PER"}, *p2[3] = {"B-PER", "I-PER", "I-PER"};
+    int64_t split[2] = {2, 1}, whole[1] = {3};
+    expect_near(bertc_metric_entity_f1(g2, p2, split, 2), 1.0, "entity F1, split");
+    const char *p3[3] = {"B-PER", "I-PER", "O"};
+    expect_near(bertc_metric_entity_f1(g2, p3, whole, 1), 0.0, "a chunk cut short is missed");
+    expect_near(bertc_metric_entity_f1(g2, p3, split, 2), 2.0 / 3.0, "one of two chunks found");
+}

@@ -112,4 +112,14 @@ double bertc_metric_micro_f1(const uint8_t *gold, const uint8_t *pred, int64_t n
 double bertc_metric_mse(const float *gold, const float *pred, int64_t n);
 double bertc_metric_pearson(const float *gold, const float *pred, int64_t n);
 
+/* Entity-level F1 of tag sequences, as seqeval's default (conlleval)
+ * scheme: a chunk is a maximal run of one entity type started by B- (or S-),
+ * or by I-/E- after O, after another type or after an E-/S-; it counts as
+ * found when the prediction has a chunk of the same type over exactly the
+ * same positions. gold and pred are the n_seqs sequences one after the
+ * other, lengths[s] tags each. F1 = 2 TP / (gold chunks + predicted
+ * chunks); 1 when there are none at all. */
+double bertc_metric_entity_f1(const char *const *gold, const char *const *pred,
+                              const int64_t *lengths, int64_t n_seqs);
+
 #endif /* BERTC_ZOO_DATASET_H */

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 double bertc_metric_accuracy(const int32_t *gold, const int32_t *pred, int64_t n)
 {
@@ -90,4 +91,101 @@ double bertc_metric_pearson(const float *gold, const float *pred, int64_t n)
         syy += dy * dy;
     }
     return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0.0;
+}
+
+/* ---- entity-level F1 (seqeval) ------------------------------------------ */
+
+/* "B-PER" -> prefix 'B', type "PER"; "O" -> 'O'; a tag without a prefix is
+ * an inside tag of its own type (as seqeval reads "PER"). */
+static char tag_prefix(const char *tag, const char **type)
+{
+    if (strcmp(tag, "O") == 0) {
+        *type = "";
+        return 'O';
+    }
+    if (strlen(tag) >= 2 && tag[1] == '-' && strchr("BIES", tag[0])) {
+        *type = tag + 2;
+        return tag[0];
+    }
+    *type = tag;
+    return 'I';
+}
+
+/* Whether a chunk starts at tag i given the tag before it (conlleval's
+ * start_of_chunk): B or S always; I or E after O, after an E or S, or
+ * after another type. */
+static bool chunk_starts(char prev, const char *prev_type, char cur, const char *type)
+{
+    if (cur == 'O')
+        return false;
+    if (cur == 'B' || cur == 'S' || prev == 'O' || prev == 'E' || prev == 'S')
+        return true;
+    return strcmp(prev_type, type) != 0;
+}
+
+/* The chunks of tags[0..n) as [start, end), written to start[]/end[] (the
+ * type is that of the tag at start); returns how many. */
+static int64_t chunks(const char *const *tags, int64_t n, int64_t *start, int64_t *end)
+{
+    int64_t k = 0;
+    char prev = 'O';
+    const char *prev_type = "";
+    for (int64_t i = 0; i < n; i++) {
+        const char *type;
+        char cur = tag_prefix(tags[i], &type);
+        bool starts = chunk_starts(prev, prev_type, cur, type);
+        /* the open chunk ends before i unless i continues it */
+        if (k && end[k - 1] < 0 && (starts || cur == 'O'))
+            end[k - 1] = i;
+        if (starts) {
+            start[k] = i;
+            end[k++] = -1;
+        }
+        prev = cur;
+        prev_type = type;
+        if ((cur == 'E' || cur == 'S') && k && end[k - 1] < 0)
+            end[k - 1] = i + 1;   /* E and S close their chunk */
+    }
+    if (k && end[k - 1] < 0)
+        end[k - 1] = n;
+    return k;
+}
+
+static bool same_chunk(const char *const *gold, const char *const *pred, int64_t s)
+{
+    const char *tg, *tp;
+    tag_prefix(gold[s], &tg);
+    tag_prefix(pred[s], &tp);
+    return strcmp(tg, tp) == 0;
+}
+
+double bertc_metric_entity_f1(const char *const *gold, const char *const *pred,
+                              const int64_t *lengths, int64_t n_seqs)
+{
+    int64_t tp = 0, n_gold = 0, n_pred = 0, total = 0;
+    for (int64_t s = 0; s < n_seqs; s++)
+        total = lengths[s] > total ? lengths[s] : total;
+    int64_t *buf = malloc(sizeof *buf * 4 * (size_t)(total + 1));
+    if (!buf)
+        return NAN;
+    int64_t *gs = buf, *ge = buf + total + 1, *ps = ge + total + 1, *pe = ps + total + 1;
+    for (int64_t s = 0, off = 0; s < n_seqs; off += lengths[s++]) {
+        int64_t ng = chunks(gold + off, lengths[s], gs, ge);
+        int64_t np = chunks(pred + off, lengths[s], ps, pe);
+        for (int64_t i = 0, j = 0; i < ng && j < np;) {   /* both sorted by start */
+            if (gs[i] == ps[j]) {
+                tp += ge[i] == pe[j] && same_chunk(gold + off, pred + off, gs[i]);
+                i++;
+                j++;
+            } else if (gs[i] < ps[j]) {
+                i++;
+            } else {
+                j++;
+            }
+        }
+        n_gold += ng;
+        n_pred += np;
+    }
+    free(buf);
+    return n_gold + n_pred == 0 ? 1.0 : 2.0 * (double)tp / (double)(n_gold + n_pred);
 }
