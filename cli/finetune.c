@@ -30,11 +30,12 @@ static const CliOption finetune_options[] = {
     {"--vocab", "V.txt", NULL, "WordPiece vocabulary for --config"},
     {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys"},
     {"--eval", "FILE", NULL, "held-out data (default: 10 % of --train, after shuffling)"},
-    {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b') or regression"},
+    {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression or token-cls"},
     {"--out", "DIR", NULL, "output model directory (created)"},
-    {"--text-column", "NAME", "text", "column of the text ('sentence' if there is no 'text')"},
+    {"--text-column", "NAME", "text", "column of the text ('sentence' if there is no 'text'; "
+                                      "token-cls: 'tokens', a list of words)"},
     {"--text-pair-column", "NAME", NULL, "column of the second text of a pair"},
-    {"--label-column", "NAME", "label", "column of the label"},
+    {"--label-column", "NAME", "label", "column of the label (token-cls: 'tags', a list)"},
     {"--steps", "N", NULL, "optimizer steps (default: --epochs over the training rows)"},
     {"--epochs", "N", "3", "passes over the training rows, when --steps is not given"},
     {"--batch-size", "N", "16", "examples a step"},
@@ -57,7 +58,8 @@ const CliCommand cli_cmd_finetune = {
     .description = "Builds the label set from the training rows, trains with AdamW, "
                    "evaluates (accuracy and macro-F1; micro-F1; Pearson and MSE), keeps the "
                    "best model in OUT as a Hugging Face directory, writes OUT/log.jsonl and "
-                   "OUT/loss.svg. token-cls, qa and mlm are not supported yet.",
+                   "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists and "
+                   "scores entity F1. qa and mlm are not supported yet.",
     .options = finetune_options,
     .n_options = (int)(sizeof finetune_options / sizeof finetune_options[0]),
     .example = "bertc finetune --config cfg.json --vocab vocab.txt --train reviews.csv "
@@ -100,12 +102,14 @@ static int parse_task(const char *task, FinetuneKind *kind, BertcError *err)
         *kind = FT_MULTI_LABEL;
     else if (strcmp(task, "regression") == 0)
         *kind = FT_REGRESSION;
-    else if (!strcmp(task, "token-cls") || !strcmp(task, "qa") || !strcmp(task, "mlm"))
+    else if (strcmp(task, "token-cls") == 0)
+        *kind = FT_TOKEN_CLS;
+    else if (!strcmp(task, "qa") || !strcmp(task, "mlm"))
         return bertc_errorf(err, "--task %s is not supported by bertc finetune yet (it "
-                            "trains seq-cls, multi-label and regression)", task);
+                            "trains seq-cls, multi-label, regression and token-cls)", task);
     else
-        return bertc_errorf(err, "--task must be seq-cls, multi-label or regression, got '%s'",
-                            cli_shown(task, shown));
+        return bertc_errorf(err, "--task must be seq-cls, multi-label, regression or token-cls, "
+                            "got '%s'", cli_shown(task, shown));
     return 0;
 }
 
@@ -119,6 +123,12 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
                         .label_col = value(a, "--label-column"),
                         .resume = cli_given(&cli_cmd_finetune, a, "--resume"),
                         .quiet = cli_given(&cli_cmd_finetune, a, "--quiet")};
+    if (parse_task(value(a, "--task"), &f->kind, err) != 0)
+        return -1;
+    if (f->kind == FT_TOKEN_CLS && !cli_given(&cli_cmd_finetune, a, "--text-column"))
+        f->text_col = "tokens";
+    if (f->kind == FT_TOKEN_CLS && !cli_given(&cli_cmd_finetune, a, "--label-column"))
+        f->label_col = "tags";
     if (!f->train || !f->out)
         return bertc_errorf(err, "%s is required (see bertc finetune --help)",
                             f->train ? "--out" : "--train");
@@ -153,7 +163,7 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
             return -1;
         bertc_threads_set_count(threads);
     }
-    return parse_task(value(a, "--task"), &f->kind, err);
+    return 0;
 }
 
 /* ---- the base model and its tokenizer ----------------------------------- */
@@ -207,7 +217,14 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
     cfg->model = fresh.model;
     cfg->add_pooling_layer = true;
     cfg->n_label_names = 0;
-    if (data->kind == FT_REGRESSION) {
+    if (data->kind == FT_TOKEN_CLS) {   /* no pooler, as HF's token classifier */
+        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForTokenClassification");
+        cfg->add_pooling_layer = false;
+        cfg->num_labels = data->labels.n;
+        cfg->problem_type = PROBLEM_UNSET;
+        if (bertc_bert_config_set_labels(cfg, data->labels.names, data->labels.n, err) != 0)
+            return -1;
+    } else if (data->kind == FT_REGRESSION) {
         cfg->num_labels = 1;
         cfg->problem_type = PROBLEM_REGRESSION;
     } else {
@@ -256,6 +273,25 @@ static int find_columns(const FinetuneArgs *f, const Dataset *d, Columns *c, Ber
     return 0;
 }
 
+/* token-cls: the words of the examples in the order `order`. */
+static void shuffle_words(FinetuneData *data, const int64_t *order, Arena *arena)
+{
+    int64_t n = data->n, W = data->word_off[n];
+    int64_t *off = bertc_arena_alloc(arena, sizeof *off * (size_t)(n + 1));
+    int32_t *cp = bertc_arena_alloc(arena, sizeof *cp * (size_t)W);
+    int32_t *tag = bertc_arena_alloc(arena, sizeof *tag * (size_t)W);
+    off[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t from = data->word_off[order[i]], nw = data->word_off[order[i] + 1] - from;
+        memcpy(cp + off[i], data->word_cp + from, sizeof *cp * (size_t)nw);
+        memcpy(tag + off[i], data->word_tag + from, sizeof *tag * (size_t)nw);
+        off[i + 1] = off[i] + nw;
+    }
+    data->word_off = off;
+    data->word_cp = cp;
+    data->word_tag = tag;
+}
+
 /* Train rows, then eval rows: shuffled with the seed and split 90/10 when
  * there is no eval file. */
 static void shuffle_split(FinetuneData *data, uint64_t seed, bool has_eval, Arena *arena)
@@ -277,10 +313,28 @@ static void shuffle_split(FinetuneData *data, uint64_t seed, bool has_eval, Aren
     data->label = label;
     data->target = target;
     data->n_train = n - n / 10;
+    if (data->kind == FT_TOKEN_CLS)
+        shuffle_words(data, order, arena);
 }
 
-static void alloc_rows(FinetuneData *data, int64_t n, Arena *arena)
+/* token-cls: the words of a '|'-joined column, over all rows. */
+static int64_t count_words(const Dataset *d, int column)
 {
+    int64_t W = 0;
+    for (int64_t i = 0; i < d->n_rows; i++) {
+        const char *c = bertc_dataset_cell(d, i, column);
+        for (W += c && *c ? 1 : 0; c && *c; c++)
+            W += *c == '|';
+    }
+    return W;
+}
+
+static void alloc_rows(FinetuneData *data, int64_t n, int64_t W, Arena *arena)
+{
+    data->word_off = bertc_arena_calloc(arena, (size_t)n + 1, sizeof *data->word_off);
+    data->word_cp = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
+    data->word_tag = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
+    data->pred_tag = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
     int64_t C = data->labels.n;
     data->n = n;
     data->ex = bertc_arena_alloc(arena, sizeof *data->ex * (size_t)n);
@@ -303,7 +357,7 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
     if (f->kind == FT_REGRESSION)
         data->labels = (LabelSet){.n = 1};
     else if (bertc_label_set_build(&data->labels, arena, &train, ct.label,
-                                   f->kind == FT_MULTI_LABEL, err) != 0)
+                                   f->kind == FT_MULTI_LABEL || f->kind == FT_TOKEN_CLS, err) != 0)
         return -1;
     if (f->kind == FT_SEQ_CLS && data->labels.n < 2)
         return bertc_errorf(err, "%s: one label ('%s') in column '%s': a classifier needs two "
@@ -315,11 +369,17 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
             return -1;
         n_eval = eval.n_rows;
     }
-    alloc_rows(data, train.n_rows + n_eval, arena);
+    bool tokens = f->kind == FT_TOKEN_CLS;
+    int64_t W = tokens ? count_words(&train, ct.text) + (f->eval ? count_words(&eval, ce.text) : 0)
+                       : 0;
+    alloc_rows(data, train.n_rows + n_eval, W, arena);
     data->n_train = train.n_rows;
-    if (finetune_add_rows(data, 0, &train, ct.text, ct.pair, ct.label, arena, err) != 0 ||
-        (f->eval && finetune_add_rows(data, train.n_rows, &eval, ce.text, ce.pair, ce.label,
-                                      arena, err) != 0))
+    if (tokens ? finetune_token_rows(data, 0, &train, ct.text, ct.label, arena, err) != 0 ||
+                     (f->eval && finetune_token_rows(data, train.n_rows, &eval, ce.text, ce.label,
+                                                     arena, err) != 0)
+               : finetune_add_rows(data, 0, &train, ct.text, ct.pair, ct.label, arena, err) != 0 ||
+                     (f->eval && finetune_add_rows(data, train.n_rows, &eval, ce.text, ce.pair,
+                                                   ce.label, arena, err) != 0))
         return -1;
     shuffle_split(data, f->seed, f->eval != NULL, arena);
     if (data->n_train < 1)

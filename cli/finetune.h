@@ -12,7 +12,8 @@
 typedef enum FinetuneKind {
     FT_SEQ_CLS,        /* one label of C: cross-entropy; accuracy, macro-F1 */
     FT_MULTI_LABEL,    /* any of C labels ("a|b"): BCE; micro-F1 */
-    FT_REGRESSION      /* one number: MSE; MSE, Pearson */
+    FT_REGRESSION,     /* one number: MSE; MSE, Pearson */
+    FT_TOKEN_CLS       /* a tag per word ("tokens"/"tags" lists): CE; entity F1 */
 } FinetuneKind;
 
 /* The scores of one evaluation: the main metric, then the second
@@ -38,6 +39,11 @@ typedef struct FinetuneData {
     int32_t *pred_class;      /* (n - n_train) */
     uint8_t *pred_set, *gold_set;   /* (n - n_train, C) */
     float *pred_value;        /* (n - n_train) */
+    /* token-cls: example e has words word_off[e] .. word_off[e + 1] - 1 */
+    int64_t *word_off;        /* (n + 1) */
+    int32_t *word_cp;         /* (W) a word's first code point in the example's text */
+    int32_t *word_tag;        /* (W) its tag */
+    int32_t *pred_tag;        /* (W) the predicted tag (held-out rows) */
     const char *out;          /* the model directory, written at each new best */
     int64_t patience, bad_evals;
     double best;              /* the main metric's best (higher is better; -inf: none) */
@@ -63,6 +69,25 @@ void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *
 const char *finetune_metric_name(FinetuneKind kind);
 /* The majority-class accuracy of the held-out rows (seq-cls), else NaN. */
 double finetune_majority_baseline(const FinetuneData *data);
+
+/* ---- cli/finetune_tokens.c: token classification ---------------------- */
+
+/* Rows of '|'-joined words and tags (columns `words`, `tags`) as examples
+ * first.. of data (word_off[first] set by the caller); a word count that is
+ * not the tag count, or a tag not in data->labels, is an error naming the
+ * file and line. */
+int finetune_token_rows(FinetuneData *data, int64_t first, const Dataset *d, int words, int tags,
+                        Arena *arena, BertcError *err);
+/* The batch of examples idx[0..n) with "labels" (n, S): each word's tag on its
+ * first WordPiece, -100 elsewhere; pos[j][w] receives the position of word w
+ * of example j (-1: truncated away). */
+int finetune_token_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                         Graph *g, Batch *b, int32_t **pos, int64_t *tokens, BertcError *err);
+/* data->pred_tag of the words of examples idx[0..n) from logits (n, S, C). */
+void finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
+                            const int64_t *idx, int64_t n, int32_t *const *pos);
+/* Entity F1 of the held-out rows' predicted tags. */
+double finetune_token_score(const FinetuneData *data, Arena *scratch);
 
 extern const CliCommand cli_cmd_finetune;
 /* bertc finetune ...: argv[0] is "finetune". Returns the exit status. */

@@ -13,7 +13,8 @@
 
 const char *finetune_metric_name(FinetuneKind kind)
 {
-    return kind == FT_SEQ_CLS ? "accuracy" : kind == FT_MULTI_LABEL ? "micro_f1" : "pearson";
+    static const char *const names[] = {"accuracy", "micro_f1", "pearson", "entity_f1"};
+    return names[kind];
 }
 
 /* ---- rows -> examples --------------------------------------------------- */
@@ -119,6 +120,10 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
                       int64_t *tokens, BertcError *err)
 {
     const FinetuneData *data = ctx;
+    if (data->kind == FT_TOKEN_CLS) {
+        int32_t **pos = bertc_arena_alloc(g->step, sizeof(int32_t *) * (size_t)n);
+        return finetune_token_batch(data, data->model, idx, n, g, b, pos, tokens, err);
+    }
     return rows_batch(data, data->model, idx, n, g, b, tokens, err);
 }
 
@@ -146,11 +151,15 @@ static void predict(FinetuneData *data, const float *logits, int64_t row, int64_
 }
 
 /* The task's metrics of the predictions; the main one first. */
-static void score(FinetuneData *data, EvalRecord *rec)
+static void score(FinetuneData *data, Graph *g, EvalRecord *rec)
 {
     int64_t n = data->n - data->n_train;
     int C = data->labels.n;
-    if (data->kind == FT_SEQ_CLS) {
+    rec->metric[1] = NAN;
+    if (data->kind == FT_TOKEN_CLS) {
+        bertc_ag_graph_reset(g);
+        rec->metric[0] = finetune_token_score(data, g->step);
+    } else if (data->kind == FT_SEQ_CLS) {
         rec->metric[0] = bertc_metric_accuracy(data->label + data->n_train, data->pred_class, n);
         rec->metric[1] = bertc_metric_macro_f1(data->label + data->n_train, data->pred_class, n, C);
     } else if (data->kind == FT_MULTI_LABEL) {
@@ -193,16 +202,23 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
         bertc_ag_graph_reset(g);
         bertc_batch_init(&b, "eval");
         bertc_outputs_init(&out);
-        if (rows_batch(data, m, idx, k, g, &b, &tokens, err) != 0 ||
+        int32_t *pos[EVAL_BATCH];
+        if ((data->kind == FT_TOKEN_CLS
+                 ? finetune_token_batch(data, m, idx, k, g, &b, pos, &tokens, err)
+                 : rows_batch(data, m, idx, k, g, &b, &tokens, err)) != 0 ||
             bertc_model_forward(m, g, &b, &out, err) != 0)
             return -1;
-        predict(data, bertc_outputs_get(&out, "logits")->value.data, row, k);
+        const Var *logits = bertc_outputs_get(&out, "logits");
+        if (data->kind == FT_TOKEN_CLS)
+            finetune_token_predict(data, logits->value.data, logits->value.shape[1], idx, k, pos);
+        else
+            predict(data, logits->value.data, row, k);
         loss_sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)k;
     }
     EvalRecord *rec = &data->evals[data->n_evals < TRAIN_MAX_POINTS ? data->n_evals
                                                                       : TRAIN_MAX_POINTS - 1];
     *rec = (EvalRecord){.loss = loss_sum / (double)(data->n - data->n_train)};
-    score(data, rec);
+    score(data, g, rec);
     *metric = rec->metric[0];
     *loss = rec->loss;
     if (keep_best(data, m, *metric, err) != 0)
@@ -244,7 +260,7 @@ double finetune_majority_baseline(const FinetuneData *data)
  * the engine's points. */
 void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log)
 {
-    static const char *const second[] = {"macro_f1", NULL, "mse"};
+    static const char *const second[] = {"macro_f1", NULL, "mse", NULL};
     for (int i = 0, e = 0; i < res->n_points && e < data->n_evals; i++) {
         const TrainPoint *p = &res->points[i];
         if (isnan(p->metric))
