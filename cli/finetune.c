@@ -1,5 +1,6 @@
 /* cli/finetune.c — `bertc finetune`: labelled texts in a CSV, TSV or JSONL
- * file (zoo/dataset.h) -> a trained BertForSequenceClassification saved as a
+ * file (zoo/dataset.h) -> a trained BertForSequenceClassification (or, for
+ * token-cls, BertForTokenClassification: cli/finetune_tokens.c) saved as a
  * Hugging Face model directory (bertc_model_dir_save).
  *
  *   1. the model: a pretrained --model DIR of any BERT head (its encoder is
@@ -43,7 +44,8 @@ static const CliOption finetune_options[] = {
     {"--max-len", "N", "128", "tokens an example is truncated to"},
     {"--seed", "S", "42", "shuffling, the held-out split, the new head's init, dropout"},
     {"--eval-every", "N", NULL, "steps between evaluations [default: a tenth of the run]"},
-    {"--patience", "N", "5", "stop after N evaluations without improvement (0: never)"},
+    {"--patience", "N", "0", "stop after N evaluations in a row without a better metric "
+                             "(0: never; the best model is kept either way)"},
     {"--resume", NULL, NULL, "continue from OUT/checkpoint.safetensors"},
     {"--stop-after", "N", NULL, "stop after N steps as a kill would (to try --resume)"},
     {"--threads", "N", NULL, "worker threads"},
@@ -52,9 +54,9 @@ static const CliOption finetune_options[] = {
 
 const CliCommand cli_cmd_finetune = {
     .name = "finetune",
-    .summary = "train a text classifier or regressor on your own CSV, TSV or JSONL",
+    .summary = "train a text classifier, regressor or tagger on your own CSV, TSV or JSONL",
     .usage = "(--model DIR | --config C.json --vocab V.txt) --train FILE [--eval FILE] "
-             "--task seq-cls|multi-label|regression --out DIR [options]",
+             "--task seq-cls|multi-label|regression|token-cls --out DIR [options]",
     .description = "Builds the label set from the training rows, trains with AdamW, "
                    "evaluates (accuracy and macro-F1; micro-F1; Pearson and MSE), keeps the "
                    "best model in OUT as a Hugging Face directory, writes OUT/log.jsonl and "
