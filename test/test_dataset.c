@@ -138,7 +138,8 @@ Test(dataset, jsonl_strings_numbers_lists_and_absent_keys)
     cr_assert_eq(d.line[2], 4, "the third object is on line 4, got %lld", (long long)d.line[2]);
     expect_error("j.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\",}\n", "j.jsonl:2:");
     expect_error("j.jsonl", "{\"text\": \"a\"}\n[1]\n", "j.jsonl:2: a JSONL line must be an object");
-    expect_error("j.jsonl", "{\"text\": {\"x\": 1}}\n", "j.jsonl:1: column 'text' is an object");
+    expect_error("j.jsonl", "{\"text\": \"a\"}\n{\"text\": {\"x\": 1}}\n",
+                 "j.jsonl:2: column 'text' is an object");
     expect_error("j.jsonl", "{\"tags\": [\"a|b\"]}\n", "j.jsonl:1: column 'tags' must be a list");
 }
 
@@ -286,4 +287,35 @@ Test(dataset, entity_f1_by_hand)
     const char *p3[3] = {"B-PER", "I-PER", "O"};
     expect_near(bertc_metric_entity_f1(g2, p3, whole, 1), 0.0, "a chunk cut short is missed");
     expect_near(bertc_metric_entity_f1(g2, p3, split, 2), 2.0 / 3.0, "one of two chunks found");
+}
+
+Test(dataset, squad_em_and_f1_by_hand)
+{
+    /* normalised: "eiffel tower" vs "eiffel tower" */
+    expect_near(bertc_metric_squad_em("The Eiffel Tower!", "eiffel  tower"), 1.0, "EM");
+    expect_near(bertc_metric_squad_em("Eiffel", "the Eiffel tower"), 0.0, "EM, partial");
+    /* pred {in, paris, france}, gold {paris}: same 1, P 1/3, R 1 -> F1 0.5 */
+    expect_near(bertc_metric_squad_f1("in Paris, France", "Paris"), 0.5, "F1");
+    /* repeated words count once per match: pred {a->dropped} "paris paris"
+     * vs "paris": same 1, P 1/2, R 1 -> 2/3 */
+    expect_near(bertc_metric_squad_f1("Paris paris", "Paris"), 2.0 / 3.0, "F1, repeats");
+    expect_near(bertc_metric_squad_f1("London", "Paris"), 0.0, "F1, disjoint");
+    expect_near(bertc_metric_squad_f1("the", ""), 1.0, "F1, both empty after normalising");
+    expect_near(bertc_metric_squad_f1("x", "a"), 0.0, "F1, one side empty");
+}
+
+Test(dataset, jsonl_nested_answers_become_dotted_columns)
+{
+    const char *text = "{\"question\": \"where?\", \"context\": \"in Paris\", "
+                       "\"answers\": {\"text\": [\"Paris\", \"in Paris\"], "
+                       "\"answer_start\": [3, 0]}}\n";
+    Dataset d;
+    BertcError err;
+    cr_assert_eq(parse(&d, "s.jsonl", text, &err), 0, "%s", err.msg);
+    cr_assert_eq(d.n_columns, 4);
+    int t = bertc_dataset_column(&d, "answers.text", &err);
+    int s = bertc_dataset_column(&d, "answers.answer_start", &err);
+    cr_assert(t >= 0 && s >= 0, "%s", err.msg);
+    expect_cell(&d, 0, t, "Paris|in Paris");
+    expect_cell(&d, 0, s, "3|0");
 }

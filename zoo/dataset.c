@@ -243,38 +243,68 @@ static const char *number_text(Parser *p, const JsonDoc *doc, const JsonValue *v
     return copy(p->arena, s, n);
 }
 
-/* ["a", "b"] -> "a|b". */
-static int joined_list(Parser *p, int64_t line, const char *col, const JsonValue *v,
-                       const char **out, BertcError *err)
+/* A list element as text: a string's bytes or a number's literal. */
+static const char *element_text(Parser *p, const JsonDoc *doc, const JsonValue *e, size_t *len)
 {
-    size_t total = 1;
+    if (e->type == JSON_NUMBER) {
+        const char *s = number_text(p, doc, e);
+        *len = strlen(s);
+        return s;
+    }
+    *len = e->length;
+    return e->type == JSON_STRING ? bertc_json_string(e) : NULL;
+}
+
+/* ["a", "b"] -> "a|b"; [12, 40] -> "12|40". */
+static int joined_list(Parser *p, int64_t line, const char *col, const JsonDoc *doc,
+                       const JsonValue *v, const char **out, BertcError *err)
+{
+    size_t total = 1, len;
     for (uint32_t i = 0; i < v->length; i++) {
-        const JsonValue *e = bertc_json_at(v, i);
-        const char *s = bertc_json_string(e);
-        if (!s || memchr(s, '|', e->length) || memchr(s, '\0', e->length))
+        const char *s = element_text(p, doc, bertc_json_at(v, i), &len);
+        if (!s || memchr(s, '|', len) || memchr(s, '\0', len))
             return bertc_errorf(err, "%s:%lld: column '%.60s' must be a list of strings "
-                                "without '|' (element %u)", p->d->name, (long long)line, col, i);
-        total += e->length + 1;
+                                "without '|' or numbers (element %u)", p->d->name,
+                                (long long)line, col, i);
+        total += len + 1;
     }
     char *s = bertc_arena_alloc(p->arena, total);
     size_t n = 0;
     for (uint32_t i = 0; i < v->length; i++) {
-        const JsonValue *e = bertc_json_at(v, i);
+        const char *e = element_text(p, doc, bertc_json_at(v, i), &len);
         if (i)
             s[n++] = '|';
-        memcpy(s + n, bertc_json_string(e), e->length);
-        n += e->length;
+        memcpy(s + n, e, len);
+        n += len;
     }
     s[n] = '\0';
     *out = s;
     return 0;
 }
 
+/* Column "answers.text": the top-level key if there is one, else member
+ * "text" of the object "answers" (one level, as SQuAD's files nest). */
+static const JsonValue *json_column(const JsonValue *root, const char *col)
+{
+    const JsonValue *v = bertc_json_get(root, col);
+    const char *dot = strchr(col, '.');
+    if (v || !dot)
+        return v;
+    char outer[256];
+    size_t n = (size_t)(dot - col);
+    if (n >= sizeof outer)
+        return NULL;
+    memcpy(outer, col, n);
+    outer[n] = '\0';
+    const JsonValue *o = bertc_json_get(root, outer);
+    return o && o->type == JSON_OBJECT ? bertc_json_get(o, dot + 1) : NULL;
+}
+
 static int json_cell(Parser *p, int64_t line, int k, const JsonDoc *doc, const char **out,
                      BertcError *err)
 {
     const char *col = p->d->columns[k];
-    const JsonValue *v = bertc_json_get(doc->root, col);
+    const JsonValue *v = json_column(doc->root, col);
     *out = NULL;
     if (!v || v->type == JSON_NULL)
         return 0;
@@ -291,24 +321,45 @@ static int json_cell(Parser *p, int64_t line, int k, const JsonDoc *doc, const c
         *out = v->boolean ? "true" : "false";
         return 0;
     case JSON_ARRAY:
-        return joined_list(p, line, col, v, out, err);
+        return joined_list(p, line, col, doc, v, out, err);
     default:
         return bertc_errorf(err, "%s:%lld: column '%.60s' is an object; give a string, a "
                             "number or a list of strings", p->d->name, (long long)line, col);
     }
 }
 
-/* The first object's keys, in the order written. */
-static void json_header(Parser *p, const JsonValue *root)
+/* The first object's keys, in the order written; an object's members
+ * become columns "key.member" (one level). */
+static int json_header(Parser *p, const JsonValue *root, const char *name, BertcError *err)
 {
     Dataset *d = p->d;
-    d->n_columns = (int)root->length;
-    d->columns = bertc_arena_alloc(p->arena, sizeof(char *) * (root->length + 1));
+    int n = 0;
     for (uint32_t i = 0; i < root->length; i++) {
-        size_t n;
-        const char *key = bertc_json_key(bertc_json_at(root, i), &n);
-        d->columns[i] = copy(p->arena, key, n);
+        const JsonValue *v = bertc_json_at(root, i);
+        n += v->type == JSON_OBJECT ? (int)v->length : 1;
     }
+    if (n == 0 || n > DATASET_MAX_COLUMNS)
+        return bertc_errorf(err, "%s: the first object must have 1 to %d keys", name,
+                            DATASET_MAX_COLUMNS);
+    d->columns = bertc_arena_alloc(p->arena, sizeof(char *) * (size_t)n);
+    for (uint32_t i = 0; i < root->length; i++) {
+        size_t len, sub;
+        const JsonValue *v = bertc_json_at(root, i);
+        const char *key = bertc_json_key(v, &len);
+        if (v->type != JSON_OBJECT) {
+            d->columns[d->n_columns++] = copy(p->arena, key, len);
+            continue;
+        }
+        for (uint32_t j = 0; j < v->length; j++) {
+            const char *member = bertc_json_key(bertc_json_at(v, j), &sub);
+            char *c = bertc_arena_alloc(p->arena, len + sub + 2);
+            memcpy(c, key, len);
+            c[len] = '.';
+            memcpy(c + len + 1, member, sub + 1);
+            d->columns[d->n_columns++] = c;
+        }
+    }
+    return 0;
 }
 
 static int json_line(Parser *p, Arena *scratch, size_t end, BertcError *err)
@@ -323,12 +374,8 @@ static int json_line(Parser *p, Arena *scratch, size_t end, BertcError *err)
     if (doc->root->type != JSON_OBJECT)
         return bertc_errorf(err, "%s: a JSONL line must be an object {...}, found %s", name,
                             bertc_json_type_name(doc->root->type));
-    if (!p->d->columns) {
-        if (doc->root->length == 0 || doc->root->length > DATASET_MAX_COLUMNS)
-            return bertc_errorf(err, "%s: the first object must have 1 to %d keys", name,
-                                DATASET_MAX_COLUMNS);
-        json_header(p, doc->root);
-    }
+    if (!p->d->columns && json_header(p, doc->root, name, err) != 0)
+        return -1;
     if (grow(p, err) != 0)
         return -1;
     const char **row = p->d->cells + p->d->n_rows * p->d->n_columns;

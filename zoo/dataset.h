@@ -17,10 +17,12 @@
  *    number of fields.
  *  - TSV: the first line is the header; fields separated by TAB, no quoting
  *    (a '"' is an ordinary character, as in data/topics.tsv); LF or CRLF.
- *  - JSONL: one JSON object a line; the columns are the first object's keys.
- *    A string is its text, a number its literal ("3", "0.25"), a list of
- *    strings its elements joined by '|' (multi-label), null or an absent key
- *    an absent cell (NULL).
+ *  - JSONL: one JSON object a line; the columns are the first object's keys,
+ *    and "key.member" for the members of an object value (one level: SQuAD's
+ *    "answers.text"). A string is its text, a number its literal ("3",
+ *    "0.25"), a list of strings or numbers its elements joined by '|'
+ *    (multi-label, token tags, SQuAD answers), null or an absent key an
+ *    absent cell (NULL).
  * Empty lines between records are skipped. Every cell is valid UTF-8 without
  * NUL bytes. Errors are one line naming the file and the line of the record:
  * "train.csv:7: 3 fields, the header has 2", "train.csv:9: unterminated
@@ -121,5 +123,14 @@ double bertc_metric_pearson(const float *gold, const float *pred, int64_t n);
  * chunks); 1 when there are none at all. */
 double bertc_metric_entity_f1(const char *const *gold, const char *const *pred,
                               const int64_t *lengths, int64_t n_seqs);
+
+/* SQuAD's exact match and F1 of a predicted answer against one gold answer,
+ * after its normalize_answer (lowercase, ASCII punctuation and the articles
+ * a/an/the removed, whitespace collapsed); F1 over the words in common
+ * (each counted as often as both have it). With no words on either side
+ * F1 is 1 if both are empty, else 0 (SQuAD 2.0). The caller takes the
+ * maximum over the gold answers. */
+double bertc_metric_squad_em(const char *pred, const char *gold);
+double bertc_metric_squad_f1(const char *pred, const char *gold);
 
 #endif /* BERTC_ZOO_DATASET_H */

@@ -4,6 +4,7 @@
  * integers; sums of floats are taken in double. */
 #include "zoo/dataset.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,4 +189,83 @@ double bertc_metric_entity_f1(const char *const *gold, const char *const *pred,
     }
     free(buf);
     return n_gold + n_pred == 0 ? 1.0 : 2.0 * (double)tp / (double)(n_gold + n_pred);
+}
+
+/* ---- SQuAD exact match and F1 ------------------------------------------- */
+
+/* SQuAD's normalize_answer: lowercase, drop ASCII punctuation, drop the
+ * articles a/an/the, split on whitespace. The words are written into buf
+ * NUL-separated; returns how many (start offsets in starts[]). */
+static int squad_words(const char *s, char *buf, int *starts)
+{
+    size_t n = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 128 && ispunct(c))
+            continue;
+        buf[n++] = (char)(c < 128 ? tolower(c) : c);
+    }
+    buf[n] = '\0';
+    int k = 0;
+    for (char *w = buf, *save = NULL; (w = strtok_r(w, " \t\n\r\f\v", &save)); w = NULL)
+        if (strcmp(w, "a") != 0 && strcmp(w, "an") != 0 && strcmp(w, "the") != 0)
+            starts[k++] = (int)(w - buf);
+    return k;
+}
+
+/* The two texts' words, in one allocation (free *mem). */
+static void squad_pair(const char *pred, const char *gold, void **mem, char **pb, int **ps,
+                       int *np, char **gb, int **gs, int *ng)
+{
+    size_t lp = strlen(pred) + 1, lg = strlen(gold) + 1;
+    int *m = malloc(sizeof(int) * (lp + lg) + lp + lg);   /* the ints first: aligned */
+    *mem = m;
+    if (!m) {
+        *np = *ng = -1;
+        return;
+    }
+    *ps = m;
+    *gs = m + lp;
+    *pb = (char *)(m + lp + lg);
+    *gb = *pb + lp;
+    *np = squad_words(pred, *pb, *ps);
+    *ng = squad_words(gold, *gb, *gs);
+}
+
+double bertc_metric_squad_em(const char *pred, const char *gold)
+{
+    void *mem;
+    char *pb, *gb;
+    int *ps, *gs, np, ng;
+    squad_pair(pred, gold, &mem, &pb, &ps, &np, &gb, &gs, &ng);
+    bool same = np == ng && np >= 0;
+    for (int i = 0; same && i < np; i++)
+        same = strcmp(pb + ps[i], gb + gs[i]) == 0;
+    free(mem);
+    return same ? 1.0 : 0.0;
+}
+
+double bertc_metric_squad_f1(const char *pred, const char *gold)
+{
+    void *mem;
+    char *pb, *gb;
+    int *ps, *gs, np, ng;
+    squad_pair(pred, gold, &mem, &pb, &ps, &np, &gb, &gs, &ng);
+    if (np <= 0 || ng <= 0) {   /* SQuAD 2.0: no words on a side scores 1 only if both */
+        free(mem);
+        return np == 0 && ng == 0 ? 1.0 : 0.0;
+    }
+    int same = 0;   /* the multiset intersection: each gold word used once */
+    for (int i = 0; i < np; i++)
+        for (int j = 0; j < ng; j++)
+            if (gs[j] >= 0 && strcmp(pb + ps[i], gb + gs[j]) == 0) {
+                gs[j] = -1;
+                same++;
+                break;
+            }
+    free(mem);
+    if (same == 0)
+        return 0.0;
+    double precision = (double)same / np, recall = (double)same / ng;
+    return 2 * precision * recall / (precision + recall);
 }
