@@ -106,12 +106,14 @@ static int parse_task(const char *task, FinetuneKind *kind, BertcError *err)
         *kind = FT_REGRESSION;
     else if (strcmp(task, "token-cls") == 0)
         *kind = FT_TOKEN_CLS;
-    else if (!strcmp(task, "qa") || !strcmp(task, "mlm"))
+    else if (strcmp(task, "qa") == 0)
+        *kind = FT_QA;
+    else if (!strcmp(task, "mlm"))
         return bertc_errorf(err, "--task %s is not supported by bertc finetune yet (it "
-                            "trains seq-cls, multi-label, regression and token-cls)", task);
+                            "trains seq-cls, multi-label, regression, token-cls and qa)", task);
     else
-        return bertc_errorf(err, "--task must be seq-cls, multi-label, regression or token-cls, "
-                            "got '%s'", cli_shown(task, shown));
+        return bertc_errorf(err, "--task must be seq-cls, multi-label, regression, token-cls or "
+                            "qa, got '%s'", cli_shown(task, shown));
     return 0;
 }
 
@@ -131,6 +133,12 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
         f->text_col = "tokens";
     if (f->kind == FT_TOKEN_CLS && !cli_given(&cli_cmd_finetune, a, "--label-column"))
         f->label_col = "tags";
+    if (f->kind == FT_QA && !cli_given(&cli_cmd_finetune, a, "--text-column"))
+        f->text_col = "question";
+    if (f->kind == FT_QA && !cli_given(&cli_cmd_finetune, a, "--text-pair-column"))
+        f->pair_col = "context";
+    if (f->kind == FT_QA && !cli_given(&cli_cmd_finetune, a, "--label-column"))
+        f->label_col = "answers.text";
     if (!f->train || !f->out)
         return bertc_errorf(err, "%s is required (see bertc finetune --help)",
                             f->train ? "--out" : "--train");
@@ -219,7 +227,12 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
     cfg->model = fresh.model;
     cfg->add_pooling_layer = true;
     cfg->n_label_names = 0;
-    if (data->kind == FT_TOKEN_CLS) {   /* no pooler, as HF's token classifier */
+    if (data->kind == FT_QA) {   /* no pooler, as HF's span head */
+        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForQuestionAnswering");
+        cfg->add_pooling_layer = false;
+        cfg->num_labels = 2;
+        cfg->problem_type = PROBLEM_UNSET;
+    } else if (data->kind == FT_TOKEN_CLS) {   /* no pooler, as HF's token classifier */
         snprintf(cfg->architecture, sizeof cfg->architecture, "BertForTokenClassification");
         cfg->add_pooling_layer = false;
         cfg->num_labels = data->labels.n;
@@ -311,6 +324,15 @@ static void shuffle_split(FinetuneData *data, uint64_t seed, bool has_eval, Aren
         label[i] = data->label[order[i]];
         memcpy(target + i * C, data->target + order[i] * C, sizeof *target * (size_t)C);
     }
+    const char **answers = bertc_arena_alloc(arena, sizeof *answers * (size_t)n);
+    int32_t *span = bertc_arena_alloc(arena, sizeof *span * (size_t)(2 * n));
+    for (int64_t i = 0; i < n; i++) {
+        answers[i] = data->answers[order[i]];
+        span[2 * i] = data->span[2 * order[i]];
+        span[2 * i + 1] = data->span[2 * order[i] + 1];
+    }
+    data->answers = answers;
+    data->span = span;
     data->ex = ex;
     data->label = label;
     data->target = target;
@@ -337,6 +359,8 @@ static void alloc_rows(FinetuneData *data, int64_t n, int64_t W, Arena *arena)
     data->word_cp = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
     data->word_tag = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
     data->pred_tag = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
+    data->answers = bertc_arena_calloc(arena, (size_t)n, sizeof *data->answers);
+    data->span = bertc_arena_calloc(arena, 2 * (size_t)n, sizeof *data->span);
     int64_t C = data->labels.n;
     data->n = n;
     data->ex = bertc_arena_alloc(arena, sizeof *data->ex * (size_t)n);
@@ -348,6 +372,33 @@ static void alloc_rows(FinetuneData *data, int64_t n, int64_t W, Arena *arena)
     data->gold_set = bertc_arena_alloc(arena, (size_t)(n * C));
 }
 
+/* qa: question, context, answers.text and (beside it) answers.answer_start. */
+static int qa_columns(const FinetuneArgs *f, const Dataset *d, int *col, BertcError *err)
+{
+    char start[300];
+    const char *dot = strrchr(f->label_col, '.');
+    snprintf(start, sizeof start, "%.*sanswer_start", dot ? (int)(dot - f->label_col + 1) : 0,
+             f->label_col);
+    const char *names[4] = {f->text_col, f->pair_col, f->label_col, start};
+    for (int k = 0; k < 4; k++)
+        if ((col[k] = bertc_dataset_column(d, names[k], err)) < 0)
+            return -1;
+    return 0;
+}
+
+static int qa_rows(const FinetuneArgs *f, FinetuneData *data, const Dataset *train,
+                   const Dataset *eval, Arena *arena, BertcError *err)
+{
+    (void)arena;
+    int col[4];
+    if (qa_columns(f, train, col, err) != 0 || finetune_qa_rows(data, 0, train, col, err) != 0)
+        return -1;
+    return eval && (qa_columns(f, eval, col, err) != 0 ||
+                    finetune_qa_rows(data, train->n_rows, eval, col, err) != 0)
+               ? -1
+               : 0;
+}
+
 static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, BertcError *err)
 {
     Dataset train, eval;
@@ -356,7 +407,7 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
         find_columns(f, &train, &ct, err) != 0)
         return -1;
     data->kind = f->kind;
-    if (f->kind == FT_REGRESSION)
+    if (f->kind == FT_REGRESSION || f->kind == FT_QA)
         data->labels = (LabelSet){.n = 1};
     else if (bertc_label_set_build(&data->labels, arena, &train, ct.label,
                                    f->kind == FT_MULTI_LABEL || f->kind == FT_TOKEN_CLS, err) != 0)
@@ -376,6 +427,9 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
                        : 0;
     alloc_rows(data, train.n_rows + n_eval, W, arena);
     data->n_train = train.n_rows;
+    if (f->kind == FT_QA)
+        return qa_rows(f, data, &train, f->eval ? &eval : NULL, arena, err) != 0 ? -1
+               : (shuffle_split(data, f->seed, f->eval != NULL, arena), 0);
     if (tokens ? finetune_token_rows(data, 0, &train, ct.text, ct.label, arena, err) != 0 ||
                      (f->eval && finetune_token_rows(data, train.n_rows, &eval, ce.text, ce.label,
                                                      arena, err) != 0)

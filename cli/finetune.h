@@ -13,7 +13,8 @@ typedef enum FinetuneKind {
     FT_SEQ_CLS,        /* one label of C: cross-entropy; accuracy, macro-F1 */
     FT_MULTI_LABEL,    /* any of C labels ("a|b"): BCE; micro-F1 */
     FT_REGRESSION,     /* one number: MSE; MSE, Pearson */
-    FT_TOKEN_CLS       /* a tag per word ("tokens"/"tags" lists): CE; entity F1 */
+    FT_TOKEN_CLS,      /* a tag per word ("tokens"/"tags" lists): CE; entity F1 */
+    FT_QA              /* a span of the context (SQuAD): CE of start and end; F1, EM */
 } FinetuneKind;
 
 /* The scores of one evaluation: the main metric, then the second
@@ -44,6 +45,10 @@ typedef struct FinetuneData {
     int32_t *word_cp;         /* (W) a word's first code point in the example's text */
     int32_t *word_tag;        /* (W) its tag */
     int32_t *pred_tag;        /* (W) the predicted tag (held-out rows) */
+    /* qa */
+    const char **answers;     /* (n) the gold answers, '|'-joined */
+    int32_t *span;            /* (n, 2) the first answer's [start, end) code points */
+    double qa_em, qa_f1;      /* sums over the held-out rows of this evaluation */
     const char *out;          /* the model directory, written at each new best */
     int64_t patience, bad_evals;
     double best;              /* the main metric's best (higher is better; -inf: none) */
@@ -88,6 +93,22 @@ void finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
                             const int64_t *idx, int64_t n, int32_t *const *pos);
 /* Entity F1 of the held-out rows' predicted tags. */
 double finetune_token_score(const FinetuneData *data, Arena *scratch);
+
+/* ---- cli/finetune_qa.c: extractive question answering ----------------- */
+
+/* Rows with columns col[0..3] = question, context, answers.text,
+ * answers.answer_start as examples first..; an answer_start that does not
+ * point at the answer's text is an error naming the file and line. */
+int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
+                     BertcError *err);
+/* The batch of examples idx[0..n) with start_positions and end_positions;
+ * *enc receives their encodings (for the spans' offsets). */
+int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                      Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err);
+/* Adds the best span's SQuAD EM and F1 of examples idx[0..n) to
+ * data->qa_em, qa_f1, from start/end logits (n, S). */
+void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
+                         int64_t S, const int64_t *idx, int64_t n, const Encoding *enc);
 
 extern const CliCommand cli_cmd_finetune;
 /* bertc finetune ...: argv[0] is "finetune". Returns the exit status. */

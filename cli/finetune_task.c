@@ -13,7 +13,7 @@
 
 const char *finetune_metric_name(FinetuneKind kind)
 {
-    static const char *const names[] = {"accuracy", "micro_f1", "pearson", "entity_f1"};
+    static const char *const names[] = {"accuracy", "micro_f1", "pearson", "entity_f1", "f1"};
     return names[kind];
 }
 
@@ -120,6 +120,10 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
                       int64_t *tokens, BertcError *err)
 {
     const FinetuneData *data = ctx;
+    if (data->kind == FT_QA) {
+        Encoding *enc;
+        return finetune_qa_batch(data, data->model, idx, n, g, b, &enc, tokens, err);
+    }
     if (data->kind == FT_TOKEN_CLS) {
         int32_t **pos = bertc_arena_alloc(g->step, sizeof(int32_t *) * (size_t)n);
         return finetune_token_batch(data, data->model, idx, n, g, b, pos, tokens, err);
@@ -156,7 +160,10 @@ static void score(FinetuneData *data, Graph *g, EvalRecord *rec)
     int64_t n = data->n - data->n_train;
     int C = data->labels.n;
     rec->metric[1] = NAN;
-    if (data->kind == FT_TOKEN_CLS) {
+    if (data->kind == FT_QA) {
+        rec->metric[0] = data->qa_f1 / (double)n;
+        rec->metric[1] = data->qa_em / (double)n;
+    } else if (data->kind == FT_TOKEN_CLS) {
         bertc_ag_graph_reset(g);
         rec->metric[0] = finetune_token_score(data, g->step);
     } else if (data->kind == FT_SEQ_CLS) {
@@ -193,6 +200,7 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     FinetuneData *data = ctx;
     int64_t idx[EVAL_BATCH], tokens;
     double loss_sum = 0;
+    data->qa_em = data->qa_f1 = 0;
     for (int64_t row = data->n_train; row < data->n; row += EVAL_BATCH) {
         int64_t k = data->n - row < EVAL_BATCH ? data->n - row : EVAL_BATCH;
         for (int64_t j = 0; j < k; j++)
@@ -203,13 +211,20 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
         bertc_batch_init(&b, "eval");
         bertc_outputs_init(&out);
         int32_t *pos[EVAL_BATCH];
-        if ((data->kind == FT_TOKEN_CLS
+        Encoding *enc = NULL;
+        if ((data->kind == FT_QA ? finetune_qa_batch(data, m, idx, k, g, &b, &enc, &tokens, err)
+             : data->kind == FT_TOKEN_CLS
                  ? finetune_token_batch(data, m, idx, k, g, &b, pos, &tokens, err)
                  : rows_batch(data, m, idx, k, g, &b, &tokens, err)) != 0 ||
             bertc_model_forward(m, g, &b, &out, err) != 0)
             return -1;
         const Var *logits = bertc_outputs_get(&out, "logits");
-        if (data->kind == FT_TOKEN_CLS)
+        if (data->kind == FT_QA) {
+            const Var *sl = bertc_outputs_get(&out, "start_logits");
+            finetune_qa_predict(data, sl->value.data,
+                                bertc_outputs_get(&out, "end_logits")->value.data,
+                                sl->value.shape[1], idx, k, enc);
+        } else if (data->kind == FT_TOKEN_CLS)
             finetune_token_predict(data, logits->value.data, logits->value.shape[1], idx, k, pos);
         else
             predict(data, logits->value.data, row, k);
@@ -260,7 +275,7 @@ double finetune_majority_baseline(const FinetuneData *data)
  * the engine's points. */
 void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log)
 {
-    static const char *const second[] = {"macro_f1", NULL, "mse", NULL};
+    static const char *const second[] = {"macro_f1", NULL, "mse", NULL, "exact_match"};
     for (int i = 0, e = 0; i < res->n_points && e < data->n_evals; i++) {
         const TrainPoint *p = &res->points[i];
         if (isnan(p->metric))
