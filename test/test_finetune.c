@@ -279,8 +279,8 @@ Test(finetune, a_bad_row_is_a_one_line_error_naming_file_and_line)
 Test(finetune, tasks_it_cannot_train_are_refused_in_one_line)
 {
     const char *log;
-    for (int i = 0; i < 2; i++) {
-        const char *task = (const char *[]){"qa", "mlm"}[i];
+    for (int i = 0; i < 1; i++) {
+        const char *task = (const char *[]){"mlm"}[i];
         char want[100];
         snprintf(want, sizeof want, "--task %s is not supported by bertc finetune yet", task);
         int rc = finetune_on("t.csv", "text,label\nx,a\ny,b\n", task, "", &log);
@@ -511,5 +511,117 @@ Test(finetune, token_classification_learns_entities)
     cr_assert_str_eq(d.model.cfg.architecture, "BertForTokenClassification");
     cr_assert_eq(d.model.cfg.num_labels, 4);
     cr_assert_str_eq(bertc_bert_config_label(&d.model.cfg, 3), "O");
+    bertc_arena_destroy(a);
+}
+
+/* qa labels: the first and last context token of the answer; 0 0 when
+ * truncation cut it off. */
+Test(finetune, qa_positions_come_from_the_tokenizer_offsets)
+{
+    const char *rows = "{\"question\": \"Where does Alice live?\", \"context\": \"Alice lives in "
+                       "Paris Nord.\", \"answers\": {\"text\": [\"Paris Nord\"], "
+                       "\"answer_start\": [15]}}\n";
+    Arena *a = bertc_arena_create("qa", 1 << 20);
+    Dataset d;
+    Tokenizer tok;
+    BertcError err;
+    cr_assert_eq(bertc_dataset_parse(&d, a, "q.jsonl", DATASET_JSONL, rows, strlen(rows), &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(bertc_tokenizer_load(&tok, a, VOCAB, &err), 0, "%s", err.msg);
+    FinetuneData data = {.kind = FT_QA, .n = 1, .n_train = 1, .tok = &tok};
+    data.ex = bertc_arena_alloc(a, sizeof(TextExample));
+    data.answers = bertc_arena_alloc(a, sizeof(char *));
+    data.span = bertc_arena_alloc(a, sizeof(int32_t) * 2);
+    int col[4] = {0, 1, 2, 3};
+    cr_assert_eq(finetune_qa_rows(&data, 0, &d, col, &err), 0, "%s", err.msg);
+    cr_assert(data.span[0] == 15 && data.span[1] == 25, "span [%d, %d), expected [15, 25)",
+              data.span[0], data.span[1]);
+    Model m = {.cfg = bertc_bert_config_default("BertForQuestionAnswering")};
+    Graph *g = bertc_ag_graph_create(1 << 16, 0);
+    int64_t idx[1] = {0}, tokens;
+    /* [CLS] where does alice live ? [SEP] alice lives in paris nord . [SEP]
+     *   0     1    2     3     4   5   6     7     8    9  10    11  12  13 */
+    int32_t max_len[2] = {0, 10}, want[2][2] = {{10, 11}, {0, 0}};
+    for (int c = 0; c < 2; c++) {
+        Batch b;
+        Encoding *enc;
+        data.max_len = max_len[c];
+        bertc_ag_graph_reset(g);
+        bertc_batch_init(&b, "q");
+        cr_assert_eq(finetune_qa_batch(&data, &m, idx, 1, g, &b, &enc, &tokens, &err), 0, "%s",
+                     err.msg);
+        int32_t s = bertc_batch_find(&b, "start_positions")->ids.data[0];
+        int32_t e = bertc_batch_find(&b, "end_positions")->ids.data[0];
+        cr_assert(s == want[c][0] && e == want[c][1], "max_len %d: positions %d %d, expected "
+                  "%d %d", max_len[c], s, e, want[c][0], want[c][1]);
+    }
+    bertc_ag_graph_destroy(g);
+
+    const char *bad = "{\"question\": \"q\", \"context\": \"in Paris\", \"answers\": "
+                      "{\"text\": [\"Paris\"], \"answer_start\": [2]}}\n";
+    cr_assert_eq(bertc_dataset_parse(&d, a, "b.jsonl", DATASET_JSONL, bad, strlen(bad), &err), 0);
+    cr_assert_neq(finetune_qa_rows(&data, 0, &d, col, &err), 0);
+    cr_assert(strstr(err.msg, "b.jsonl:1: answer_start 2 does not point at the answer 'Paris'"),
+              "%s", err.msg);
+    bertc_arena_destroy(a);
+}
+
+/* Generated questions about two people of a context (no QA set in data/):
+ * where each lives, and the first one's job. Answering "the first city"
+ * always is right on about a third of them. */
+static void write_qa(const char *path, int n)
+{
+    static const char *const names[] = {"Alice", "Bob", "Carol", "David", "Emma", "Frank",
+                                        "Grace", "Henry", "Irene", "Jack", "Karen", "Louis"};
+    static const char *const cities[] = {"Paris", "London", "Berlin", "Madrid", "Rome", "Vienna",
+                                         "Oslo", "Lisbon", "Dublin", "Prague"};
+    static const char *const jobs[] = {"baker", "teacher", "doctor", "pilot", "farmer", "singer"};
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    uint32_t s = 7;
+    for (int i = 0; i < n; i++) {
+        int pa = lcg(&s) % 12, pb = (pa + 1 + lcg(&s) % 11) % 12;
+        int ca = lcg(&s) % 10, cb = (ca + 1 + lcg(&s) % 9) % 10, job = lcg(&s) % 6;
+        char context[256], question[128];
+        snprintf(context, sizeof context, "%s lives in %s and works as a %s. %s lives in %s.",
+                 names[pa], cities[ca], jobs[job], names[pb], cities[cb]);
+        int kind = lcg(&s) % 3;
+        const char *answer = kind == 0 ? cities[ca] : kind == 1 ? cities[cb] : jobs[job];
+        snprintf(question, sizeof question, kind == 2 ? "What is the job of %s?"
+                                                      : "Where does %s live?",
+                 names[kind == 1 ? pb : pa]);
+        const char *at = kind == 1 ? strstr(strstr(context, ". ") + 2, answer)
+                                   : strstr(context, answer);
+        fprintf(f, "{\"question\": \"%s\", \"context\": \"%s\", \"answers\": {\"text\": "
+                   "[\"%s\"], \"answer_start\": [%d]}}\n", question, context, answer,
+                (int)(at - context));
+    }
+    fclose(f);
+}
+
+Test(finetune, question_answering_learns_spans)
+{
+    char data[300], cfg[300], out[300], args[2048];
+    snprintf(data, sizeof data, "%s/qa.jsonl", dir);
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    snprintf(out, sizeof out, "%s/qa", dir);
+    write_qa(data, 400);
+    write_config(cfg, "BertModel");
+    const char *log;
+    snprintf(args, sizeof args, "--config %s --vocab " VOCAB " --train %s --task qa --out %s "
+             "--max-len 48 --steps 200 --eval-every 40 --batch-size 16 --lr 3e-3 --quiet",
+             cfg, data, out);
+    cr_assert_eq(finetune(args, &log), 0, "%s", log);
+    const char *best = strstr(log, "best held-out f1 ");
+    cr_assert(best, "no f1 in:\n%s", log);
+    double f1 = atof(best + strlen("best held-out f1 "));
+    /* measured 0.805 (seed 42, x86-64); always answering "the first city"
+     * scores about 0.33 */
+    cr_assert(f1 >= 0.5, "SQuAD F1 %.3f on held-out questions, expected >= 0.5\n%s", f1, log);
+    Arena *a = bertc_arena_create("dir", 1 << 20);
+    ModelDir d;
+    BertcError err;
+    cr_assert_eq(bertc_model_dir_open(&d, a, out, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(d.model.cfg.architecture, "BertForQuestionAnswering");
     bertc_arena_destroy(a);
 }
