@@ -2,7 +2,6 @@
  * flags and calls the library; errors are one line on stderr and a non-zero
  * exit status. */
 #include "cli/cli.h"
-#include "cli/finetune.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -1,7 +1,8 @@
 /* cli/finetune.c — `bertc finetune`: labelled texts in a CSV, TSV or JSONL
- * file (zoo/dataset.h) -> a trained BertForSequenceClassification (or, for
- * token-cls, BertForTokenClassification: cli/finetune_tokens.c) saved as a
- * Hugging Face model directory (bertc_model_dir_save).
+ * file (zoo/dataset.h) -> a trained BertForSequenceClassification (token-cls:
+ * BertForTokenClassification, cli/finetune_tokens.c; qa:
+ * BertForQuestionAnswering, cli/finetune_qa.c) saved as a Hugging Face model
+ * directory (bertc_model_dir_save).
  *
  *   1. the model: a pretrained --model DIR of any BERT head (its encoder is
  *      loaded, the new head initialised as from_pretrained does, the keys
@@ -31,12 +32,14 @@ static const CliOption finetune_options[] = {
     {"--vocab", "V.txt", NULL, "WordPiece vocabulary for --config"},
     {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys"},
     {"--eval", "FILE", NULL, "held-out data (default: 10 % of --train, after shuffling)"},
-    {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression or token-cls"},
+    {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression, token-cls "
+                                  "or qa"},
     {"--out", "DIR", NULL, "output model directory (created)"},
     {"--text-column", "NAME", "text", "column of the text ('sentence' if there is no 'text'; "
-                                      "token-cls: 'tokens', a list of words)"},
-    {"--text-pair-column", "NAME", NULL, "column of the second text of a pair"},
-    {"--label-column", "NAME", "label", "column of the label (token-cls: 'tags', a list)"},
+                                      "token-cls: 'tokens', a list of words; qa: 'question')"},
+    {"--text-pair-column", "NAME", NULL, "column of the second text of a pair (qa: 'context')"},
+    {"--label-column", "NAME", "label", "column of the label (token-cls: 'tags', a list; qa: "
+                                        "'answers.text', with answers.answer_start)"},
     {"--steps", "N", NULL, "optimizer steps (default: --epochs over the training rows)"},
     {"--epochs", "N", "3", "passes over the training rows, when --steps is not given"},
     {"--batch-size", "N", "16", "examples a step"},
@@ -54,14 +57,16 @@ static const CliOption finetune_options[] = {
 
 const CliCommand cli_cmd_finetune = {
     .name = "finetune",
-    .summary = "train a text classifier, regressor or tagger on your own CSV, TSV or JSONL",
+    .summary = "train a classifier, regressor, tagger or QA model on your own CSV, TSV or JSONL",
     .usage = "(--model DIR | --config C.json --vocab V.txt) --train FILE [--eval FILE] "
-             "--task seq-cls|multi-label|regression|token-cls --out DIR [options]",
+             "--task seq-cls|multi-label|regression|token-cls|qa --out DIR [options]",
     .description = "Builds the label set from the training rows, trains with AdamW, "
                    "evaluates (accuracy and macro-F1; micro-F1; Pearson and MSE), keeps the "
                    "best model in OUT as a Hugging Face directory, writes OUT/log.jsonl and "
                    "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists and "
-                   "scores entity F1. qa and mlm are not supported yet.",
+                   "scores entity F1; qa reads SQuAD-style JSONL (question, context, "
+                   "answers.text, answers.answer_start) and scores SQuAD F1 and exact match. "
+                   "mlm is not supported yet. See docs/finetune.md.",
     .options = finetune_options,
     .n_options = (int)(sizeof finetune_options / sizeof finetune_options[0]),
     .example = "bertc finetune --config cfg.json --vocab vocab.txt --train reviews.csv "
@@ -533,8 +538,8 @@ static void report(const FinetuneArgs *f, const FinetuneData *data, const TrainR
         printf("best held-out %s %.4f", finetune_metric_name(data->kind), data->best);
     if (!isnan(base))
         printf(" (majority-class baseline %.4f)", base);
-    printf("\nsaved %s (config.json, model.safetensors, vocab.txt, tokenizer_config.json, "
-           "log.jsonl, loss.svg)\n", f->out);
+    printf("%ssaved %s (config.json, model.safetensors, vocab.txt, tokenizer_config.json, "
+           "log.jsonl, loss.svg)\n", data->n > data->n_train ? "\n" : "", f->out);
 }
 
 static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)

@@ -110,8 +110,5 @@ int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *i
 void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
                          int64_t S, const int64_t *idx, int64_t n, const Encoding *enc);
 
-extern const CliCommand cli_cmd_finetune;
-/* bertc finetune ...: argv[0] is "finetune". Returns the exit status. */
-int cmd_finetune(int argc, char **argv);
 
 #endif /* BERTC_CLI_FINETUNE_H */
