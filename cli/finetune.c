@@ -392,9 +392,8 @@ static int qa_columns(const FinetuneArgs *f, const Dataset *d, int *col, BertcEr
 }
 
 static int qa_rows(const FinetuneArgs *f, FinetuneData *data, const Dataset *train,
-                   const Dataset *eval, Arena *arena, BertcError *err)
+                   const Dataset *eval, BertcError *err)
 {
-    (void)arena;
     int col[4];
     if (qa_columns(f, train, col, err) != 0 || finetune_qa_rows(data, 0, train, col, err) != 0)
         return -1;
@@ -433,14 +432,14 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
     alloc_rows(data, train.n_rows + n_eval, W, arena);
     data->n_train = train.n_rows;
     if (f->kind == FT_QA)
-        return qa_rows(f, data, &train, f->eval ? &eval : NULL, arena, err) != 0 ? -1
+        return qa_rows(f, data, &train, f->eval ? &eval : NULL, err) != 0 ? -1
                : (shuffle_split(data, f->seed, f->eval != NULL, arena), 0);
     if (tokens ? finetune_token_rows(data, 0, &train, ct.text, ct.label, arena, err) != 0 ||
                      (f->eval && finetune_token_rows(data, train.n_rows, &eval, ce.text, ce.label,
                                                      arena, err) != 0)
-               : finetune_add_rows(data, 0, &train, ct.text, ct.pair, ct.label, arena, err) != 0 ||
+               : finetune_add_rows(data, 0, &train, ct.text, ct.pair, ct.label, err) != 0 ||
                      (f->eval && finetune_add_rows(data, train.n_rows, &eval, ce.text, ce.pair,
-                                                   ce.label, arena, err) != 0))
+                                                   ce.label, err) != 0))
         return -1;
     shuffle_split(data, f->seed, f->eval != NULL, arena);
     if (data->n_train < 1)

@@ -62,7 +62,7 @@ typedef struct FinetuneData {
  * data->labels, and regression targets that are not finite numbers, are
  * errors naming the file and line. */
 int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
-                      int label, Arena *arena, BertcError *err);
+                      int label, BertcError *err);
 /* The TrainTask of data: make_batch tokenizes with batch_from_text and
  * adds "labels"; evaluate scores the held-out rows, logs, saves the best
  * model to data->out, and counts evaluations without improvement. */

@@ -61,9 +61,8 @@ static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,
 }
 
 int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
-                      int label, Arena *arena, BertcError *err)
+                      int label, BertcError *err)
 {
-    (void)arena;
     for (int64_t i = 0; i < d->n_rows; i++) {
         int64_t r = first + i;
         const char *t = bertc_dataset_cell(d, i, text), *y = bertc_dataset_cell(d, i, label);
