@@ -32,8 +32,8 @@ static const CliOption finetune_options[] = {
     {"--vocab", "V.txt", NULL, "WordPiece vocabulary for --config"},
     {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys"},
     {"--eval", "FILE", NULL, "held-out data (default: 10 % of --train, after shuffling)"},
-    {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression, token-cls "
-                                  "or qa"},
+    {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression, token-cls, "
+                                  "qa or mlm (no labels)"},
     {"--out", "DIR", NULL, "output model directory (created)"},
     {"--text-column", "NAME", "text", "column of the text ('sentence' if there is no 'text'; "
                                       "token-cls: 'tokens', a list of words; qa: 'question')"},
@@ -57,16 +57,17 @@ static const CliOption finetune_options[] = {
 
 const CliCommand cli_cmd_finetune = {
     .name = "finetune",
-    .summary = "train a classifier, regressor, tagger or QA model on your own CSV, TSV or JSONL",
+    .summary = "train a classifier, tagger, QA or masked-LM model on your own CSV, TSV or JSONL",
     .usage = "(--model DIR | --config C.json --vocab V.txt) --train FILE [--eval FILE] "
-             "--task seq-cls|multi-label|regression|token-cls|qa --out DIR [options]",
+             "--task seq-cls|multi-label|regression|token-cls|qa|mlm --out DIR [options]",
     .description = "Builds the label set from the training rows, trains with AdamW, "
                    "evaluates (accuracy and macro-F1; micro-F1; Pearson and MSE), keeps the "
                    "best model in OUT as a Hugging Face directory, writes OUT/log.jsonl and "
                    "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists and "
                    "scores entity F1; qa reads SQuAD-style JSONL (question, context, "
-                   "answers.text, answers.answer_start) and scores SQuAD F1 and exact match. "
-                   "mlm is not supported yet. See docs/finetune.md.",
+                   "answers.text, answers.answer_start) and scores SQuAD F1 and exact match; "
+                   "mlm masks 15 % of the tokens of unlabelled text and scores perplexity. "
+                   "See docs/finetune.md.",
     .options = finetune_options,
     .n_options = (int)(sizeof finetune_options / sizeof finetune_options[0]),
     .example = "bertc finetune --config cfg.json --vocab vocab.txt --train reviews.csv "
@@ -113,12 +114,11 @@ static int parse_task(const char *task, FinetuneKind *kind, BertcError *err)
         *kind = FT_TOKEN_CLS;
     else if (strcmp(task, "qa") == 0)
         *kind = FT_QA;
-    else if (!strcmp(task, "mlm"))
-        return bertc_errorf(err, "--task %s is not supported by bertc finetune yet (it "
-                            "trains seq-cls, multi-label, regression, token-cls and qa)", task);
+    else if (strcmp(task, "mlm") == 0)
+        *kind = FT_MLM;
     else
-        return bertc_errorf(err, "--task must be seq-cls, multi-label, regression, token-cls or "
-                            "qa, got '%s'", cli_shown(task, shown));
+        return bertc_errorf(err, "--task must be seq-cls, multi-label, regression, token-cls, "
+                            "qa or mlm, got '%s'", cli_shown(task, shown));
     return 0;
 }
 
@@ -232,7 +232,11 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
     cfg->model = fresh.model;
     cfg->add_pooling_layer = true;
     cfg->n_label_names = 0;
-    if (data->kind == FT_QA) {   /* no pooler, as HF's span head */
+    if (data->kind == FT_MLM) {   /* no pooler, as HF's BertForMaskedLM */
+        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForMaskedLM");
+        cfg->add_pooling_layer = false;
+        cfg->problem_type = PROBLEM_UNSET;
+    } else if (data->kind == FT_QA) {   /* no pooler, as HF's span head */
         snprintf(cfg->architecture, sizeof cfg->architecture, "BertForQuestionAnswering");
         cfg->add_pooling_layer = false;
         cfg->num_labels = 2;
@@ -284,9 +288,9 @@ static int find_columns(const FinetuneArgs *f, const Dataset *d, Columns *c, Ber
     const char *text[2] = {f->text_col, "sentence"};
     /* the default "text" falls back to "sentence" (GLUE's files) */
     int n = strcmp(f->text_col, "text") == 0 ? 2 : 1;
-    c->pair = -1;
+    c->pair = c->label = -1;
     if ((c->text = bertc_dataset_column_of(d, text, n, err)) < 0 ||
-        (c->label = bertc_dataset_column(d, f->label_col, err)) < 0)
+        (f->kind != FT_MLM && (c->label = bertc_dataset_column(d, f->label_col, err)) < 0))
         return -1;
     if (f->pair_col && (c->pair = bertc_dataset_column(d, f->pair_col, err)) < 0)
         return -1;
@@ -411,7 +415,9 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
         find_columns(f, &train, &ct, err) != 0)
         return -1;
     data->kind = f->kind;
-    if (f->kind == FT_REGRESSION || f->kind == FT_QA)
+    data->name = f->train;
+    data->seed = f->seed;
+    if (f->kind == FT_REGRESSION || f->kind == FT_QA || f->kind == FT_MLM)
         data->labels = (LabelSet){.n = 1};
     else if (bertc_label_set_build(&data->labels, arena, &train, ct.label,
                                    f->kind == FT_MULTI_LABEL || f->kind == FT_TOKEN_CLS, err) != 0)
@@ -534,7 +540,8 @@ static void report(const FinetuneArgs *f, const FinetuneData *data, const TrainR
            res->seconds, res->tokens_per_second, (long long)data->n_train,
            (long long)(data->n - data->n_train));
     if (data->n > data->n_train)
-        printf("best held-out %s %.4f", finetune_metric_name(data->kind), data->best);
+        printf("best held-out %s %.4f", finetune_metric_name(data->kind),
+               data->kind == FT_MLM ? -data->best : data->best);
     if (!isnan(base))
         printf(" (majority-class baseline %.4f)", base);
     printf("%ssaved %s (config.json, model.safetensors, vocab.txt, tokenizer_config.json, "

@@ -14,7 +14,8 @@ typedef enum FinetuneKind {
     FT_MULTI_LABEL,    /* any of C labels ("a|b"): BCE; micro-F1 */
     FT_REGRESSION,     /* one number: MSE; MSE, Pearson */
     FT_TOKEN_CLS,      /* a tag per word ("tokens"/"tags" lists): CE; entity F1 */
-    FT_QA              /* a span of the context (SQuAD): CE of start and end; F1, EM */
+    FT_QA,             /* a span of the context (SQuAD): CE of start and end; F1, EM */
+    FT_MLM             /* unlabelled text, 15 % masked: CE; perplexity (lower is better) */
 } FinetuneKind;
 
 /* The scores of one evaluation: the main metric, then the second
@@ -35,6 +36,8 @@ typedef struct FinetuneData {
     LabelSet labels;          /* seq-cls and multi-label; n = 1 for regression */
     const Tokenizer *tok;
     const Model *model;
+    const char *name;         /* the training file, for messages */
+    uint64_t seed;            /* mlm: the held-out rows' masking */
     int32_t max_len;
     /* evaluation: predictions of the held-out rows, the best so far, the plateau */
     int32_t *pred_class;      /* (n - n_train) */
@@ -51,7 +54,8 @@ typedef struct FinetuneData {
     double qa_em, qa_f1;      /* sums over the held-out rows of this evaluation */
     const char *out;          /* the model directory, written at each new best */
     int64_t patience, bad_evals;
-    double best;              /* the main metric's best (higher is better; -inf: none) */
+    double best;              /* the main metric's best (higher is better: perplexity's
+                                 negation; -inf: none) */
     bool saved;               /* the model directory was written */
     int n_evals, best_eval;   /* evaluations of this run; the best one's index (-1: none) */
     EvalRecord evals[TRAIN_MAX_POINTS];
@@ -110,5 +114,15 @@ int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *i
 void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
                          int64_t S, const int64_t *idx, int64_t n, const Encoding *enc);
 
+
+/* ---- cli/finetune_mlm.c: masked language modelling ---------------------- */
+
+/* The batch of examples idx[0..n) with 15 % of the real tokens masked
+ * (80/10/10) and "labels" the original ids there, -100 elsewhere: drawn
+ * from g->rng in training, from data->seed + the row when eval. *masked
+ * receives the number of labelled positions. */
+int finetune_mlm_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                       Graph *g, Batch *b, bool eval, int64_t *tokens, int64_t *masked,
+                       BertcError *err);
 
 #endif /* BERTC_CLI_FINETUNE_H */

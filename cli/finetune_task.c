@@ -13,7 +13,8 @@
 
 const char *finetune_metric_name(FinetuneKind kind)
 {
-    static const char *const names[] = {"accuracy", "micro_f1", "pearson", "entity_f1", "f1"};
+    static const char *const names[] = {"accuracy", "micro_f1", "pearson", "entity_f1", "f1",
+                                        "perplexity"};
     return names[kind];
 }
 
@@ -65,13 +66,14 @@ int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int t
 {
     for (int64_t i = 0; i < d->n_rows; i++) {
         int64_t r = first + i;
-        const char *t = bertc_dataset_cell(d, i, text), *y = bertc_dataset_cell(d, i, label);
+        const char *t = bertc_dataset_cell(d, i, text);
+        const char *y = label >= 0 ? bertc_dataset_cell(d, i, label) : NULL;
         const char *p = pair >= 0 ? bertc_dataset_cell(d, i, pair) : NULL;
-        if (!t || (pair >= 0 && !p) || !y)
+        if (!t || (pair >= 0 && !p) || (label >= 0 && !y))
             return bertc_errorf(err, "%s:%lld: no '%s'", d->name, (long long)d->line[i],
-                                d->columns[!t ? text : !y ? label : pair]);
+                                d->columns[!t ? text : (label >= 0 && !y) ? label : pair]);
         data->ex[r] = (TextExample){.text = t, .text_pair = p, .context_id = -1};
-        if (add_label(data, r, d, i, y, err) != 0)
+        if (label >= 0 && add_label(data, r, d, i, y, err) != 0)
             return -1;
     }
     return 0;
@@ -119,6 +121,10 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
                       int64_t *tokens, BertcError *err)
 {
     const FinetuneData *data = ctx;
+    if (data->kind == FT_MLM) {
+        int64_t masked;
+        return finetune_mlm_batch(data, data->model, idx, n, g, b, false, tokens, &masked, err);
+    }
     if (data->kind == FT_QA) {
         Encoding *enc;
         return finetune_qa_batch(data, data->model, idx, n, g, b, &enc, tokens, err);
@@ -183,20 +189,22 @@ static void score(FinetuneData *data, Graph *g, EvalRecord *rec)
  * evaluation without improvement. */
 static int keep_best(FinetuneData *data, const Model *m, double metric, BertcError *err)
 {
-    if (!(metric > data->best)) {
+    /* perplexity: lower is better (data->best holds its negation) */
+    double score = data->kind == FT_MLM ? -metric : metric;
+    if (!(score > data->best)) {
         data->bad_evals++;
         return 0;
     }
-    data->best = metric;
+    data->best = score;
     data->best_eval = data->n_evals;
     data->bad_evals = 0;
     data->saved = true;
     return bertc_model_dir_save(data->out, m, data->tok, err);
 }
 
-static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss, BertcError *err)
+/* The held-out rows' predictions in batches, then the task's metrics. */
+static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec, BertcError *err)
 {
-    FinetuneData *data = ctx;
     int64_t idx[EVAL_BATCH], tokens;
     double loss_sum = 0;
     data->qa_em = data->qa_f1 = 0;
@@ -229,10 +237,45 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
             predict(data, logits->value.data, row, k);
         loss_sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)k;
     }
-    EvalRecord *rec = &data->evals[data->n_evals < TRAIN_MAX_POINTS ? data->n_evals
-                                                                      : TRAIN_MAX_POINTS - 1];
     *rec = (EvalRecord){.loss = loss_sum / (double)(data->n - data->n_train)};
     score(data, g, rec);
+    return 0;
+}
+
+/* Perplexity of the held-out rows: exp of the CE averaged over every
+ * masked token (each batch's mean weighted by its masked count). */
+static int evaluate_mlm(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec, BertcError *err)
+{
+    int64_t idx[EVAL_BATCH], tokens, masked, total = 0;
+    double sum = 0;
+    for (int64_t row = data->n_train; row < data->n; row += EVAL_BATCH) {
+        int64_t k = data->n - row < EVAL_BATCH ? data->n - row : EVAL_BATCH;
+        for (int64_t j = 0; j < k; j++)
+            idx[j] = row + j;
+        Batch b;
+        Outputs out;
+        bertc_ag_graph_reset(g);
+        bertc_batch_init(&b, "eval");
+        bertc_outputs_init(&out);
+        out.loss_only = true;   /* no (B, S, V) logits */
+        if (finetune_mlm_batch(data, m, idx, k, g, &b, true, &tokens, &masked, err) != 0 ||
+            bertc_model_forward(m, g, &b, &out, err) != 0)
+            return -1;
+        sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)masked;
+        total += masked;
+    }
+    *rec = (EvalRecord){.loss = sum / (double)total, .metric = {exp(sum / (double)total), NAN}};
+    return 0;
+}
+
+static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss, BertcError *err)
+{
+    FinetuneData *data = ctx;
+    EvalRecord *rec = &data->evals[data->n_evals < TRAIN_MAX_POINTS ? data->n_evals
+                                                                      : TRAIN_MAX_POINTS - 1];
+    if ((data->kind == FT_MLM ? evaluate_mlm(data, m, g, rec, err)
+                              : evaluate_rows(data, m, g, rec, err)) != 0)
+        return -1;
     *metric = rec->metric[0];
     *loss = rec->loss;
     if (keep_best(data, m, *metric, err) != 0)
@@ -274,7 +317,7 @@ double finetune_majority_baseline(const FinetuneData *data)
  * the engine's points. */
 void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log)
 {
-    static const char *const second[] = {"macro_f1", NULL, "mse", NULL, "exact_match"};
+    static const char *const second[] = {"macro_f1", NULL, "mse", NULL, "exact_match", NULL};
     for (int i = 0, e = 0; i < res->n_points && e < data->n_evals; i++) {
         const TrainPoint *p = &res->points[i];
         if (isnan(p->metric))
