@@ -264,13 +264,17 @@ valgrind: check-criterion check-valgrind
 # The private headers (*_internal.h, nn/crc32_tables.h) stay behind. For
 # `bertc train NAME` the example programs go to PREFIX/libexec/bertc/examples
 # and data/ (with its README and licences) to PREFIX/share/bertc/data, where
-# the installed bertc finds them (cli/bertc.c, train_layout).
+# the installed bertc finds them (cli/bertc.c, train_layout). The manual page
+# docs/bertc.1 goes to PREFIX/share/man/man1, its version line set to
+# BERTC_VERSION.
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tensor.h)
 # The headers a program includes: bertc.h includes every other one, and each
 # compiles on its own with -std=c11 -pedantic (test/test_public_headers.c).
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
-                  nn/json.h nn/safetensors.h nn/state.h zoo/zoo.h zoo/train.h zoo/svg.h
+                  nn/json.h nn/safetensors.h nn/state.h zoo/zoo.h zoo/pipeline.h zoo/train.h zoo/svg.h
+# (rebuilt when this file changes: the list is compiled into the test)
+$(BUILD)/obj/test/test_public_headers.o: Makefile
 $(BUILD)/obj/test/test_public_headers.o: ALL_CFLAGS += -DBERTC_CC='"$(CC)"' \
     -DBERTC_PUBLIC_HEADERS='"$(PUBLIC_HEADERS)"'
 PKG_LIBS := -lbertc $(LDLIBS)
@@ -288,6 +292,9 @@ install: $(LIB) $(CLI) $(EXAMPLES)
 	mkdir -p "$(DESTDIR)$(PREFIX)/libexec/bertc/examples" "$(DESTDIR)$(PREFIX)/share/bertc/data"
 	cp $(EXAMPLES) "$(DESTDIR)$(PREFIX)/libexec/bertc/examples/"
 	cp $(DATA_FILES) "$(DESTDIR)$(PREFIX)/share/bertc/data/"
+	mkdir -p "$(DESTDIR)$(PREFIX)/share/man/man1"
+	sed 's/"bertc [0-9][0-9.]*"/"bertc $(VERSION)"/' docs/bertc.1 \
+	  > "$(DESTDIR)$(PREFIX)/share/man/man1/bertc.1"
 	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include/bertc' \
 	  'libdir=$${prefix}/lib' '' 'Name: bertc' \
 	  'Description: BERT variants in C11: tensors, autograd, nn modules and a model zoo' \

@@ -54,6 +54,7 @@
 #include "nn/safetensors.h"
 #include "nn/state.h"
 #include "zoo/zoo.h"
+#include "zoo/pipeline.h"
 #include "zoo/train.h"
 #include "zoo/svg.h"
 

@@ -1,9 +1,9 @@
 /* cli/attention.c — `bertc attention`: run any model (and its checkpoint) on
  * a sentence and draw one layer's attention, every head, as an SVG.
  *
- *   bertc attention --config C.json --weights W.safetensors --vocab vocab.txt
- *                   [--layer L] [--map NAME] [--context N] [--output A.svg]
- *                   TEXT [TEXT_PAIR]
+ *   bertc attention (--model DIR | --config C.json --weights W.safetensors
+ *                   --vocab vocab.txt) [--layer L] [--map NAME] [--context N]
+ *                   [--output A.svg] TEXT [TEXT_PAIR]
  *
  * --map picks the per-layer output to draw: attention_probs (default), or any
  * other (B, nh, S, S) output the architecture declares (QACGBERT's
@@ -17,15 +17,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE "usage: bertc attention --config C.json --weights W.safetensors --vocab vocab.txt " \
-              "[--layer L] [--map NAME] [--context N] [--output A.svg] TEXT [TEXT_PAIR]"
+static const CliOption attention_options[] = {
+    {"--model", "DIR", NULL, "a model directory (config.json, model.safetensors, vocab.txt, "
+                             "tokenizer_config.json) instead of --config, --weights, --vocab"},
+    {"--config", "C.json", NULL, "the model's config.json"},
+    {"--weights", "W.safetensors", NULL, "its weights"},
+    {"--vocab", "V.txt", NULL, "the WordPiece vocabulary (with --model: replaces DIR's)"},
+    {"--layer", "L", NULL, "the layer to draw, 0..num_hidden_layers-1 (default: the last)"},
+    {"--map", "NAME", "attention_probs", "the per-layer (B, nh, S, S) output to draw "
+                                         "(QACGBERT: quasi_attention_prob, ...)"},
+    {"--context", "N", NULL, "the context id of a CGBERT/QACGBERT model (default: 0)"},
+    {"--output", "A.svg", "attention.svg", "the picture"},
+};
+
+const CliCommand cli_cmd_attention = {
+    .name = "attention",
+    .summary = "draw one layer's attention, every head, for a sentence (SVG)",
+    .usage = "(--model DIR | --config C.json --weights W.safetensors --vocab V.txt) [--layer L] "
+             "[--map NAME] [--context N] [--output A.svg] TEXT [TEXT_PAIR]",
+    .description = "Runs the model on TEXT (and TEXT_PAIR), its inputs built by the "
+                   "architecture from the text, and draws the layer's map of every head.",
+    .options = attention_options,
+    .n_options = sizeof attention_options / sizeof attention_options[0],
+    .max_positional = 2,
+    .positional = "TEXT [TEXT_PAIR]",
+    .example = "bertc attention --model my-model --layer 0 --output a.svg 'the cat sat.'",
+};
 
 /* --layer / --context: a whole number from 0 to INT32_MAX (the model's own
- * range is checked in check_args). */
-static int whole_number(const char *flag, const char *text, int *out, BertcError *err)
+ * range is checked in check_args); absent: `absent`. */
+static int whole_number(const CliArgs *args, const char *flag, int absent, int *out,
+                        BertcError *err)
 {
+    const char *text = cli_value(&cli_cmd_attention, args, flag);
     int64_t v;
     char shown[CLI_SHOWN];
+    *out = absent;
+    if (!text)
+        return 0;
     if (!bertc_parse_i64(text, 0, INT32_MAX, &v))
         return bertc_errorf(err, "%s needs a whole number from 0 to %d, got '%s'", flag,
                             INT32_MAX, cli_shown(text, shown));
@@ -33,65 +62,36 @@ static int whole_number(const char *flag, const char *text, int *out, BertcError
     return 0;
 }
 
-/* Where the value of flag f goes, or NULL if f takes none. */
-static const char **text_slot(AttentionArgs *a, const char *f)
-{
-    return !strcmp(f, "--config")    ? &a->config
-           : !strcmp(f, "--weights") ? &a->weights
-           : !strcmp(f, "--vocab")   ? &a->vocab
-           : !strcmp(f, "--output")  ? &a->output
-           : !strcmp(f, "--map")     ? &a->map
-                                     : NULL;
-}
-
-static int positional(AttentionArgs *a, const char *f, BertcError *err)
-{
-    char shown[CLI_SHOWN];
-    if (f[0] == '-' && f[1] == '-')
-        return bertc_errorf(err, "unknown option '%s'", cli_shown(f, shown));
-    if (!a->text_a)
-        a->text_a = f;
-    else if (!a->text_b)
-        a->text_b = f;
-    else
-        return bertc_errorf(err, "unexpected argument '%s' (at most TEXT and TEXT_PAIR)",
-                            cli_shown(f, shown));
-    return 0;
-}
-
 int attention_parse(int argc, char **argv, AttentionArgs *a, BertcError *err)
 {
+    const CliCommand *c = &cli_cmd_attention;
+    CliArgs args;
     memset(a, 0, sizeof *a);
-    a->output = "attention.svg";
-    a->map = "attention_probs";
-    a->layer = -1;
-    a->context = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        const char **slot = text_slot(a, f);
-        int *number = !strcmp(f, "--layer")     ? &a->layer
-                      : !strcmp(f, "--context") ? &a->context
-                                                : NULL;
-        if ((slot || number) && i + 1 >= argc)
-            return bertc_errorf(err, "%s needs a value", f);
-        if (slot)
-            *slot = argv[++i];
-        else if (number ? whole_number(f, argv[++i], number, err) != 0
-                        : positional(a, f, err) != 0)
-            return -1;
-    }
-    if (!a->config || !a->weights || !a->vocab || !a->text_a)
-        return bertc_errorf(err, "%s", USAGE);
+    if (cli_parse(c, argc, argv, &args, err) != 0)
+        return -1;
+    a->help = args.help;
+    a->model = cli_given(c, &args, "--model") ? cli_value(c, &args, "--model") : NULL;
+    a->config = cli_value(c, &args, "--config");
+    a->weights = cli_value(c, &args, "--weights");
+    a->vocab = cli_value(c, &args, "--vocab");
+    a->output = cli_value(c, &args, "--output");
+    a->map = cli_value(c, &args, "--map");
+    a->text_a = args.n_pos > 0 ? args.pos[0] : NULL;
+    a->text_b = args.n_pos > 1 ? args.pos[1] : NULL;
+    if (a->help)
+        return 0;
+    if (whole_number(&args, "--layer", -1, &a->layer, err) != 0 ||
+        whole_number(&args, "--context", -1, &a->context, err) != 0)
+        return -1;
+    CliModelFiles f;
+    if (cli_model_files(c, &args, &f, err) != 0)
+        return -1;
+    if (!a->model && (!a->weights || !a->vocab))
+        return bertc_errorf(err, "%s is required with --config (see bertc attention --help)",
+                            a->weights ? "--vocab" : "--weights");
+    if (!a->text_a)
+        return bertc_errorf(err, "TEXT is required (see bertc attention --help)");
     return 0;
-}
-
-/* Whether the architecture reads an input of this name. */
-static bool reads_input(const ModelArch *arch, const char *name)
-{
-    for (int i = 0; bertc_model_input(arch, i); i++)
-        if (strcmp(bertc_model_input(arch, i)->name, name) == 0)
-            return true;
-    return false;
 }
 
 /* --layer and --context against the model: a layer it has, and --context
@@ -103,7 +103,7 @@ static int check_args(const AttentionArgs *a, const Model *m, BertcError *err)
     if (a->layer >= cfg->num_hidden_layers)
         return bertc_errorf(err, "--layer %d: %s has layers 0..%d", a->layer, m->arch->name,
                             cfg->num_hidden_layers - 1);
-    if (a->context >= 0 && !reads_input(m->arch, "context_ids"))
+    if (a->context >= 0 && !bertc_model_reads_input(m->arch, "context_ids"))
         return bertc_errorf(err, "--context %d: %s takes no context id (it reads no "
                             "context_ids)", a->context, m->arch->name);
     return 0;
@@ -183,10 +183,11 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
     if (max_len < specials)   /* [CLS] TEXT [SEP] (TEXT_PAIR [SEP]) */
         return bertc_errorf(err, "%s: max_position_embeddings %d leaves no room for the %d "
                             "special tokens of %s; bertc attention needs a model of at least "
-                            "%d positions", cli_shown(a->config, shown), max_len, specials,
+                            "%d positions", cli_shown(a->model ? a->model : a->config, shown),
+                            max_len, specials,
                             a->text_b ? "TEXT and TEXT_PAIR" : "TEXT", specials);
     TextExample ex = {.text = a->text_a, .text_pair = a->text_b, .context_id = a->context};
-    if (ex.context_id < 0 && reads_input(m->arch, "context_ids"))
+    if (ex.context_id < 0 && bertc_model_reads_input(m->arch, "context_ids"))
         ex.context_id = 0;
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
@@ -195,7 +196,8 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
      * vocab_size means --vocab and the model do not belong together */
     size_t len = CLI_SHOWN + 64;
     char *source = bertc_arena_alloc(arena, len);
-    snprintf(source, len, "the text as tokenized with %s", cli_shown(a->vocab, shown));
+    snprintf(source, len, "the text as tokenized with %s",
+             cli_shown(a->vocab ? a->vocab : a->model, shown));
     Batch b;
     Outputs out;
     bertc_batch_init(&b, source);
@@ -217,31 +219,33 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
 
 int cmd_attention(int argc, char **argv)
 {
+    const CliCommand *c = &cli_cmd_attention;
     AttentionArgs a;
+    CliArgs args;
     BertcError err;
+    int rc = cli_start(c, argc, argv, &args);   /* --help, and the parse errors */
+    if (rc >= 0)
+        return rc;
     if (attention_parse(argc, argv, &a, &err) != 0) {
         fprintf(stderr, "bertc attention: %s\n", err.msg);
         return 2;
     }
-    static const char *const flags[] = {"--config", "--weights", "--vocab"};
-    const char *paths[] = {a.config, a.weights, a.vocab};
-    if (cli_output_not_an_input("--output", a.output, 3, flags, paths, &err) != 0) {
-        fprintf(stderr, "bertc: %s\n", err.msg);
-        return 1;
-    }
+    CliModelFiles f;   /* with --model: DIR/config.json and DIR/model.safetensors */
+    if (cli_model_files(c, &args, &f, &err) != 0)
+        return cli_fail(&err);
+    const char *const flags[] = {f.dir ? "--model" : "--config", f.dir ? "--model" : "--weights",
+                                 "--vocab"};
+    const char *paths[] = {f.config, f.weights, a.vocab};
+    if (cli_output_not_an_input("--output", a.output, 3, flags, paths, &err) != 0)
+        return cli_fail(&err);
     Arena *arena = bertc_arena_create("attention", 1 << 20);
-    Tokenizer tok;
-    Model m;
-    int rc = bertc_model_open(&m, arena, a.config, a.weights, &err);
+    CliTextModel t;
+    rc = cli_open_text_model(c, &args, true, arena, &t, &err);
     if (rc == 0)
-        rc = bertc_tokenizer_load(&tok, arena, a.vocab, &err);
-    if (rc == 0)
-        rc = attention_draw(&a, &m, &tok, arena, &err);
+        rc = attention_draw(&a, t.model, t.tok, arena, &err);
     bertc_arena_destroy(arena);
-    if (rc != 0) {
-        fprintf(stderr, "bertc: %s\n", err.msg);
-        return 1;
-    }
+    if (rc != 0)
+        return cli_fail(&err);
     printf("wrote %s\n", a.output);
     return 0;
 }

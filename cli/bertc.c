@@ -1,6 +1,19 @@
-/* cli/bertc.c — the `bertc` command (SPEC §5). Each subcommand parses its
- * flags and calls the library; errors are one line on stderr and a non-zero
- * exit status. */
+/* cli/bertc.c — the `bertc` command (SPEC §5): the registry of its commands,
+ * `bertc help [CMD]`, `--version`, and main. Each command lives in its own
+ * file with its table (cli/cli.h, CliCommand: summary, usage, every option
+ * with its default, an example) and its entry `int cmd_NAME(int argc, char
+ * **argv)` (argv[0] = "NAME"; returns the exit status: 0, 1 on a failure of
+ * the work, 2 on a usage error), which starts with cli_start (the parse and
+ * --help).
+ *
+ * Adding a command is one line in `commands` below,
+ *     {&cli_cmd_predict, cmd_predict},
+ * after declaring both in cli/cli.h:
+ *     extern const CliCommand cli_cmd_predict;
+ *     int cmd_predict(int argc, char **argv);
+ * `bertc help`, `bertc help predict`, `bertc predict --help`, the nearest
+ * name for a typo and dispatch then all know it (and docs/bertc.1 wants a
+ * section). Errors are one line on stderr. */
 #include "cli/cli.h"
 
 #include <dirent.h>
@@ -12,155 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int usage(void)
-{
-    fprintf(stderr,
-            "usage: bertc <command> [options]\n"
-            "  run      --config C.json --weights W.safetensors --inputs I.safetensors\n"
-            "           --output O.safetensors [--grad] [--threads N] [--stats]\n"
-            "  init     --config C.json --output W.safetensors [--seed S]\n"
-            "  summary  --config C.json\n"
-            "  tokenize --vocab vocab.txt [--max-len N] [--cased] TEXT [TEXT_PAIR]\n"
-            "  train    NAME [--steps N] [--out DIR] [--resume] ...   (an example)\n"
-            "  attention --config C.json --weights W.safetensors --vocab vocab.txt\n"
-            "           [--layer L] [--map NAME] [--context N] [--output A.svg] TEXT [PAIR]\n");
-    return 2;
-}
-
-static int require(const char *value, const char *flag, const char *command)
-{
-    if (value)
-        return 0;
-    fprintf(stderr, "bertc %s: %s is required\n", command, flag);
-    return -1;
-}
-
-static int fail(const BertcError *err)
-{
-    fprintf(stderr, "bertc: %s\n", err->msg);
-    return 1;
-}
-
-static int set_threads(const char *value)
-{
-    int n;
-    BertcError err;
-    if (!value)
-        return 0;
-    if (cli_parse_threads(value, &n, &err) != 0) {
-        fprintf(stderr, "bertc: %s\n", err.msg);
-        return -1;
-    }
-    bertc_threads_set_count(n);
-    return 0;
-}
-
-static int cmd_run(const CliFlags *f)
-{
-    if (require(f->config, "--config", "run") || require(f->weights, "--weights", "run") ||
-        require(f->inputs, "--inputs", "run") || require(f->output, "--output", "run") ||
-        set_threads(f->threads))
-        return 2;
-    static const char *const flags[] = {"--config", "--weights", "--inputs"};
-    const char *paths[] = {f->config, f->weights, f->inputs};
-    RunArgs args = {f->config, f->weights, f->inputs, f->output, f->grad, f->stats};
-    BertcError err;
-    if (cli_output_not_an_input("--output", f->output, 3, flags, paths, &err) != 0)
-        return fail(&err);
-    return bertc_zoo_run(&args, &err) == 0 ? 0 : fail(&err);
-}
-
-static int cmd_init(const CliFlags *f)
-{
-    if (require(f->config, "--config", "init") || require(f->output, "--output", "init"))
-        return 2;
-    uint64_t seed = 0;
-    if (f->seed && !bertc_parse_u64(f->seed, &seed)) {
-        fprintf(stderr, "bertc init: --seed needs a whole number from 0 to %llu, got '%s'\n",
-                (unsigned long long)UINT64_MAX, f->seed);
-        return 2;
-    }
-    BertConfig cfg;
-    BertcError err;
-    static const char *const flags[] = {"--config"};
-    if (cli_output_not_an_input("--output", f->output, 1, flags, &f->config, &err) != 0 ||
-        bertc_bert_config_read(f->config, &cfg, &err) != 0)
-        return fail(&err);
-    Arena *arena = bertc_arena_create("params", 1 << 20);
-    Model m;
-    int rc = bertc_model_build(&m, arena, &cfg, &err);
-    if (rc != 0)
-        bertc_model_config_error(&err, f->config);
-    if (rc == 0) {
-        Rng rng = bertc_rng_seed(seed);
-        bertc_registry_init_weights(m.reg, &rng, cfg.initializer_range);
-        rc = bertc_registry_save_file(m.reg, f->output, &err);
-    }
-    bertc_arena_destroy(arena);
-    return rc == 0 ? 0 : fail(&err);
-}
-
-static int cmd_summary(const CliFlags *f)
-{
-    if (require(f->config, "--config", "summary"))
-        return 2;
-    BertConfig cfg;
-    BertcError err;
-    if (bertc_bert_config_read(f->config, &cfg, &err) != 0)
-        return fail(&err);
-    Arena *arena = bertc_arena_create("params", 1 << 20);
-    Model m;
-    int rc = bertc_model_build(&m, arena, &cfg, &err);
-    if (rc != 0)
-        bertc_model_config_error(&err, f->config);
-    if (rc == 0)
-        bertc_registry_print(m.reg, stdout);
-    bertc_arena_destroy(arena);
-    return rc == 0 ? 0 : fail(&err);
-}
-
-/* One line per token: index, id, token, type, mask, and its span of the
- * text it came from in code points [start, end) ((0, 0) for specials). */
-static void print_encoding(const Tokenizer *t, const Encoding *e)
-{
-    printf("index     id  %-16s type mask  start   end\n", "token");
-    for (int32_t i = 0; i < e->S; i++)
-        printf("%5d %6d  %-16s %4d %4d  %5d %5d\n", i, e->input_ids[i],
-               bertc_tokenizer_token(t, e->input_ids[i]), e->token_type_ids[i], e->attention_mask[i],
-               e->start[i], e->end[i]);
-}
-
-/* --max-len N truncates (longest_first) and pads to N tokens; --cased keeps
- * case and accents (do_lower_case=False, for cased vocabs such as
- * bert-base-cased). */
-static int cmd_tokenize(const CliFlags *f)
-{
-    if (require(f->vocab, "--vocab", "tokenize"))
-        return 2;
-    if (f->n_pos == 0) {
-        fprintf(stderr, "bertc tokenize: TEXT is required\n");
-        return 2;
-    }
-    int32_t max_len = 0;
-    BertcError err;
-    if (f->max_len && cli_parse_max_len(f->max_len, &max_len, &err) != 0) {
-        fprintf(stderr, "bertc tokenize: %s\n", err.msg);
-        return 2;
-    }
-    const char *a = f->pos[0], *b = f->n_pos > 1 ? f->pos[1] : NULL;
-    Arena *arena = bertc_arena_create("tokenize", 1 << 20);
-    Tokenizer t;
-    Encoding e;
-    int rc = bertc_tokenizer_load(&t, arena, f->vocab, &err);
-    t.do_lower_case = !f->cased;
-    if (rc == 0)
-        rc = bertc_tokenizer_encode(&t, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len,
-                              max_len > 0, &e, &err);
-    if (rc == 0)
-        print_encoding(&t, &e);
-    bertc_arena_destroy(arena);
-    return rc == 0 ? 0 : fail(&err);
-}
+static const char *program;   /* argv[0] of main */
 
 /* The folder bertc runs from: /proc/self/exe where there is one, else argv[0]. */
 static void own_dir(const char *argv0, char *dir, size_t len)
@@ -253,23 +118,71 @@ static void train_layout(const char *dir, char *examples, size_t ex_len, char *d
         data_root[0] = '\0';
 }
 
+/* bertc train's flags are the examples' own (zoo/train.h,
+ * bertc_train_parse_flags, which parses them): listed here for --help. */
+static const CliOption train_options[] = {
+    {"--steps", "N", NULL, "optimizer steps (default: the example's)"},
+    {"--batch-size", "N", NULL, "examples per step (default: the example's)"},
+    {"--lr", "X", NULL, "peak learning rate, > 0 (default: the example's)"},
+    {"--seed", "N", NULL, "shuffling and dropout, 0..2^64-1 (default: the example's)"},
+    {"--eval-every", "N", NULL, "steps between evaluations, 0: only at the end"},
+    {"--checkpoint", "PATH", NULL, "the checkpoint file (default: OUT/checkpoint.safetensors)"},
+    {"--checkpoint-every", "N", NULL, "steps between checkpoints"},
+    {"--resume", NULL, NULL, "continue exactly from the checkpoint"},
+    {"--quiet", NULL, NULL, "no progress bar"},
+    {"--out", "DIR", NULL, "where the model, curves and log go (default: the example's)"},
+    {"--nan-policy", "stop|skip", "stop", "what a non-finite loss or gradient does"},
+};
+
+static const CliCommand cli_cmd_train = {
+    .name = "train",
+    .summary = "train one of the examples (topics, absa, bertsum, qaconv, spanbert)",
+    .usage = "NAME [--steps N] [--batch-size N] [--lr X] [--seed N] [--out DIR] [--resume] ...",
+    .description = "Runs the example program NAME with these flags, its data found next to "
+                   "bertc (or in BERTC_DATA_DIR/data when that is set).",
+    .options = train_options,
+    .n_options = sizeof train_options / sizeof train_options[0],
+    .max_positional = 1,
+    .positional = "NAME",
+    .example = "bertc train topics --steps 200 --out out/topics",
+};
+
+/* The example programs' names, one line: " a b c". */
+static void print_examples(const char *dir, FILE *out)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            fprintf(out, " %s", e->d_name);
+    if (d)
+        closedir(d);
+}
+
 /* bertc train NAME [flags]: run the example program NAME with the flags
  * passed on (see zoo/train.h), its data found through BERTC_DATA_DIR, which
- * is set to the data next to bertc unless the user set it. */
+ * is set to the data next to bertc unless the user set it. argv[0] is
+ * "train". */
 static int cmd_train(int argc, char **argv)
 {
     char dir[1024], examples[1100], data_root[1100], path[1400];
-    own_dir(argv[0], dir, sizeof dir);
+    own_dir(program, dir, sizeof dir);
     train_layout(dir, examples, sizeof examples, data_root, sizeof data_root);
-    if (argc < 3) {
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        cli_print_help(&cli_cmd_train, stdout);
+        printf("\nexamples (in %s):", examples);
+        print_examples(examples, stdout);
+        printf("\n");
+        return 0;
+    }
+    if (argc < 2) {
         fprintf(stderr, "usage: bertc train NAME [--steps N] [--out DIR] [--resume] ...");
         list_examples(examples);
         return 2;
     }
-    int n = snprintf(path, sizeof path, "%s/%s", examples, argv[2]);
-    if (n < 0 || (size_t)n >= sizeof path || !is_example(argv[2], path)) {
+    int n = snprintf(path, sizeof path, "%s/%s", examples, argv[1]);
+    if (n < 0 || (size_t)n >= sizeof path || !is_example(argv[1], path)) {
         char shown[CLI_SHOWN];
-        fprintf(stderr, "bertc train: no example '%s' in %s", cli_shown(argv[2], shown),
+        fprintf(stderr, "bertc train: no example '%s' in %s", cli_shown(argv[1], shown),
                 examples);
         list_examples(examples);
         return 2;
@@ -278,50 +191,168 @@ static int cmd_train(int argc, char **argv)
         fprintf(stderr, "bertc train: cannot set BERTC_DATA_DIR\n");
         return 1;
     }
-    argv[2] = path;
-    execv(path, argv + 2);
+    argv[1] = path;
+    execv(path, argv + 1);
     fprintf(stderr, "bertc train: cannot run %s\n", path);
     return 1;
 }
 
+/* ---- the registry ------------------------------------------------------- */
+
+typedef struct CliEntry {
+    const CliCommand *cmd;
+    int (*run)(int argc, char **argv);
+} CliEntry;
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+static const CliCommand cli_cmd_help, cli_cmd_version;
+
+/* `bertc help` lists them in this order. */
+static const CliEntry commands[] = {
+    {&cli_cmd_run, cmd_run},
+    {&cli_cmd_predict, cmd_predict},
+    {&cli_cmd_embed, cmd_embed},
+    {&cli_cmd_encode, cmd_encode},
+    {&cli_cmd_show, cmd_show},
+    {&cli_cmd_init, cmd_init},
+    {&cli_cmd_summary, cmd_summary},
+    {&cli_cmd_tokenize, cmd_tokenize},
+    {&cli_cmd_attention, cmd_attention},
+    {&cli_cmd_finetune, cmd_finetune},
+    {&cli_cmd_train, cmd_train},
+    {&cli_cmd_help, cmd_help},
+    {&cli_cmd_version, cmd_version},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static const CliEntry *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(commands[i].cmd->name, name))
+            return &commands[i];
+    return NULL;
+}
+
+/* Levenshtein distance of a and b (b at most 31 bytes; a longer a costs its
+ * extra length). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[32];
+    if (lb > 31)
+        lb = 31;
+    if (la > 64)
+        return la;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static const char *nearest_command(const char *typed)
+{
+    const char *best = commands[0].cmd->name;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        size_t d = edit_distance(typed, commands[i].cmd->name);
+        if (d < best_d)
+            best = commands[i].cmd->name, best_d = d;
+    }
+    return best;
+}
+
+static int unknown_command(const char *name)
+{
+    char shown[CLI_SHOWN];
+    fprintf(stderr, "bertc: unknown command '%s' (the nearest is '%s'; bertc help lists them)\n",
+            cli_shown(name, shown), nearest_command(name));
+    return 2;
+}
+
+static void print_commands(FILE *out)
+{
+    fprintf(out, "usage: bertc COMMAND [options]   (bertc help COMMAND, or bertc COMMAND --help, "
+                 "for its options)\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].cmd->name, commands[i].cmd->summary);
+    fprintf(out, "\nbertc --version prints the version; man bertc has the details.\n");
+}
+
+static const CliCommand cli_cmd_help = {
+    .name = "help",
+    .summary = "list the commands, or show one command's options",
+    .usage = "[COMMAND]",
+    .max_positional = 1,
+    .positional = "[COMMAND]",
+    .example = "bertc help run",
+};
+
+/* bertc help [CMD]: the list, or exactly what `bertc CMD --help` prints. */
+static int cmd_help(int argc, char **argv)
+{
+    CliArgs a;
+    int rc = cli_start(&cli_cmd_help, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (a.n_pos == 0) {
+        print_commands(stdout);
+        return 0;
+    }
+    const CliEntry *e = find_command(a.pos[0]);
+    if (!e)
+        return unknown_command(a.pos[0]);
+    char *help_argv[] = {(char *)e->cmd->name, "--help", NULL};
+    return e->run(2, help_argv);
+}
+
+static const CliCommand cli_cmd_version = {
+    .name = "version",
+    .summary = "print the version and the SIMD path this CPU runs",
+    .usage = "",
+    .example = "bertc --version",
+};
+
+static int cmd_version(int argc, char **argv)
+{
+    CliArgs a;
+    int rc = cli_start(&cli_cmd_version, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    printf("bertc %s (SIMD path: %s)\n", BERTC_VERSION, bertc_cpu_isa_name(bertc_cpu_isa()));
+    return 0;
+}
+
 static int run_command(int argc, char **argv)
 {
-    if (argc < 2)
-        return usage();
+    if (argc < 2) {
+        print_commands(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+        name = "help";
+    else if (!strcmp(name, "--version"))
+        name = "version";
     BertcError err;
     if (bertc_check_env(&err) != 0) {   /* the examples make the same check */
         fprintf(stderr, "bertc: %s\n", err.msg);
         return 2;
     }
-    if (!strcmp(argv[1], "train"))
-        return cmd_train(argc, argv);
-    if (!strcmp(argv[1], "attention"))
-        return cmd_attention(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "finetune"))
-        return cmd_finetune(argc - 1, argv + 1);
-    CliFlags f;
-    if (cli_parse_flags(argc - 2, argv + 2, &f, &err) != 0) {
-        fprintf(stderr, "bertc: %s\n", err.msg);
-        return 2;
-    }
-    const char *cmd = argv[1];
-    char shown[CLI_SHOWN], cmd_shown[CLI_SHOWN];
-    if (!strcmp(cmd, "tokenize"))
-        return cmd_tokenize(&f);
-    if (f.n_pos > 0) {
-        fprintf(stderr, "bertc %s: unexpected argument '%s'\n", cli_shown(cmd, cmd_shown),
-                cli_shown(f.pos[0], shown));
-        return 2;
-    }
-    if (!strcmp(cmd, "run"))
-        return cmd_run(&f);
-    if (!strcmp(cmd, "init"))
-        return cmd_init(&f);
-    if (!strcmp(cmd, "summary"))
-        return cmd_summary(&f);
-    fprintf(stderr, "bertc: unknown command '%s' (run bertc alone for the list)\n",
-            cli_shown(cmd, shown));
-    return 2;
+    const CliEntry *e = find_command(name);
+    if (!e)
+        return unknown_command(name);
+    argv[1] = (char *)e->cmd->name;
+    return e->run(argc - 1, argv + 1);
 }
 
 /* The command runs under bertc_try: the library's entry points catch what
@@ -343,6 +374,7 @@ static int run_guarded(void *ctx, BertcError *err)
 
 int main(int argc, char **argv)
 {
+    program = argv[0];
     Command c = {argc, argv, 0};
     BertcError err;
     /* a file-size limit (ulimit -f) reached while writing is a failed write

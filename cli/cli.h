@@ -1,8 +1,9 @@
 /* cli/cli.h — the `bertc` command's pieces that live outside its main
- * (cli/bertc.c): the flag parsers, kept apart so the tests and the fuzz
- * targets (test/fuzz/fuzz_cli_flags.c, fuzz_attention.c) run them without
- * exec'ing bertc, and `bertc attention`. Parsers print nothing: an error is
- * one line in err, naming the flag. */
+ * (cli/bertc.c, the registry of commands): the flag parser and its tables,
+ * each command's table and entry (cli/run.c, show.c, encode.c, attention.c),
+ * kept apart so the tests and the fuzz targets (test/fuzz/fuzz_cli_flags.c,
+ * fuzz_attention.c) run them without exec'ing bertc. Parsers print nothing:
+ * an error is one line in err, naming the flag. */
 #ifndef BERTC_CLI_H
 #define BERTC_CLI_H
 
@@ -57,19 +58,31 @@ bool cli_given(const CliCommand *c, const CliArgs *a, const char *name);
  * an example. */
 void cli_print_help(const CliCommand *c, FILE *out);
 
-/* ---- cli/flags.c: the flags of run, init, summary and tokenize ----------- */
+/* ---- the commands (cli/bertc.c keeps their registry) -------------------- */
 
-/* --name value pairs, --flag switches and up to two positional arguments
- * (after "--", everything is positional). Values are kept as given; each
- * command checks the ones it takes (cli_parse_threads, cli_parse_max_len). */
-typedef struct CliFlags {
-    const char *config, *weights, *inputs, *output, *seed, *threads, *vocab, *max_len;
-    bool grad, stats, cased;
-    const char *pos[2];
-    int n_pos;
-} CliFlags;
+/* Each command: its table (for `bertc help` and its parser) and its entry,
+ * which takes argv[0] = the command's name and returns the exit status. */
+extern const CliCommand cli_cmd_run, cli_cmd_init, cli_cmd_summary, cli_cmd_tokenize,
+    cli_cmd_attention, cli_cmd_show, cli_cmd_encode;
+int cmd_run(int argc, char **argv);        /* cli/run.c */
+int cmd_init(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_show(int argc, char **argv);       /* cli/show.c */
+int cmd_encode(int argc, char **argv);     /* cli/encode.c */
 
-int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err);
+/* The start of every command: parse argv with c. Returns -1 to go on;
+ * otherwise the exit status to return at once: 0 after --help (printed to
+ * stdout), 2 after a parse error (one line on stderr, "bertc CMD: ..."). */
+int cli_start(const CliCommand *c, int argc, char **argv, CliArgs *a);
+/* An option the command needs and was not given: "bertc CMD: --flag is
+ * required" on stderr; returns 2. */
+int cli_required(const CliCommand *c, const char *flag);
+/* A library error: "bertc: MSG" on stderr; returns 1. */
+int cli_fail(const BertcError *err);
+
+/* ---- cli/flags.c: values of the shared flags ----------------------------- */
+
 /* An argument as an error message shows it: its first bytes, control
  * characters written \n, \t or \xNN, so the message stays one line.
  * Returns buf (CLI_SHOWN bytes). */
@@ -77,9 +90,39 @@ int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err);
 const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
 /* --threads N: 1..THREADS_MAX. */
 int cli_parse_threads(const char *value, int *n, BertcError *err);
+/* The command's --threads N, when given, as the thread count. */
+int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err);
 /* tokenize --max-len N: 1..CLI_MAX_LEN tokens. */
 #define CLI_MAX_LEN (1L << 20)
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);
+
+/* The model files of a command that takes --model DIR as the alternative to
+ * --config (and --weights, when the command has it): with --model,
+ * DIR/config.json and DIR/model.safetensors. --model with --config or
+ * --weights is an error naming both; neither --model nor --config, one
+ * naming both. */
+#define CLI_PATH_LEN 1100
+typedef struct CliModelFiles {
+    const char *dir;                  /* --model, or NULL */
+    const char *config, *weights;     /* weights NULL: not given */
+    char config_buf[CLI_PATH_LEN], weights_buf[CLI_PATH_LEN];
+} CliModelFiles;
+
+int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, BertcError *err);
+
+/* A model and its tokenizer, for a command that reads text (attention,
+ * encode), in arena: --model DIR (bertc_model_dir_open: its vocab.txt and
+ * tokenizer_config.json; --vocab, if given, replaces the vocabulary) or
+ * --config C.json [--weights W.safetensors] --vocab V.txt. need_weights:
+ * the weights are required (without them the model keeps its init). */
+typedef struct CliTextModel {
+    Model *model;
+    Tokenizer *tok;
+    int32_t max_len;                  /* model_max_length, else max_position_embeddings */
+} CliTextModel;
+
+int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights, Arena *arena,
+                        CliTextModel *t, BertcError *err);
 
 /* An output path that names the same file as one of the command's inputs
  * (`flags[i]` given as `paths[i]`, NULL when not given; a link or another
@@ -97,14 +140,17 @@ int cmd_finetune(int argc, char **argv);
 /* ---- cli/attention.c: bertc attention ----------------------------------- */
 
 typedef struct AttentionArgs {
+    const char *model;    /* --model DIR, or NULL */
     const char *config, *weights, *vocab, *output, *map;
+    bool help;            /* --help: nothing else is checked */
     const char *text_a, *text_b;
     int layer;            /* -1: the last */
     int context;          /* CGBERT/QACGBERT context id; -1: not given (0) */
 } AttentionArgs;
 
-/* argv[0] is "attention". --layer and --context are whole numbers (checked
- * against the model in attention_draw). */
+/* argv[0] is "attention"; parsed with cli_cmd_attention (cli_parse). --layer
+ * and --context are whole numbers (checked against the model in
+ * attention_draw); --model DIR or --config, --weights and --vocab; TEXT. */
 int attention_parse(int argc, char **argv, AttentionArgs *a, BertcError *err);
 /* Runs model m on the sentence(s) of `a`, tokenized by tok, and draws layer
  * a->layer's map a->map, every head, into a->output. The map must be
@@ -114,5 +160,51 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
                    BertcError *err);
 /* bertc attention ...: argv[0] is "attention". Returns the exit status. */
 int cmd_attention(int argc, char **argv);
+
+/* ---- cli/text_model.c: what predict and embed share ------------------------ */
+
+/* A model with its tokenizer, from --model DIR (bertc_model_dir_open) or
+ * --config, --weights and --vocab; `name` (the directory or the config)
+ * is named in messages. */
+typedef struct CliModel {
+    Model *model;
+    Tokenizer *tok;
+    int32_t model_max_length;         /* the directory's, else max_position_embeddings */
+    const char *name;                 /* --model DIR, else --config */
+} CliModel;
+
+int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel *cm,
+                   BertcError *err);
+/* --max-len (2 .. max_position_embeddings), else model_max_length. */
+int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm, int32_t *max_len,
+                      BertcError *err);
+/* A flag's whole number in [lo, hi], else an error naming the flag. */
+int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *out,
+                  BertcError *err);
+
+/* One input: a text, the pair (TEXT_PAIR, or after a tab in --input) and
+ * its line in the --input file (0: from the command line). */
+typedef struct CliText {
+    const char *text, *pair;
+    int line;
+} CliText;
+
+/* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else
+ * each positional is one) or the non-blank lines of --input. */
+int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
+              int *n, BertcError *err);
+/* The tokens of t with its special tokens, untruncated. */
+int cli_count_tokens(const Tokenizer *tok, Arena *scratch, const CliText *t, int32_t *tokens,
+                     BertcError *err);
+/* "bertc predict: warning: line 3 is 700 tokens, truncated to 512 (--max-len)" */
+void cli_warn_truncated(const char *command, const CliText *t, int index, int32_t tokens,
+                        int32_t max_len);
+
+/* ---- cli/predict.c, cli/embed.c ------------------------------------------ */
+
+extern const CliCommand cli_cmd_predict, cli_cmd_embed;
+/* bertc predict|embed ...: argv[0] is the command. Returns the exit status. */
+int cmd_predict(int argc, char **argv);
+int cmd_embed(int argc, char **argv);
 
 #endif

@@ -1,5 +1,8 @@
-/* cli/flags.c — the flags of `bertc run`, `init`, `summary` and `tokenize`
- * (cli/cli.h). Nothing here prints or exits: errors are one line in err. */
+/* cli/flags.c — what several commands share (cli/cli.h): their start (parse,
+ * --help), the values of --threads and --max-len, --model DIR or
+ * --config/--weights/--vocab, and one-line arguments in messages. Apart from
+ * cli_start, cli_required and cli_fail nothing here prints: errors are one
+ * line in err. */
 #include "cli/cli.h"
 
 #include <stdlib.h>
@@ -26,68 +29,6 @@ const char *cli_shown(const char *arg, char buf[CLI_SHOWN])
     }
     buf[n] = '\0';
     return buf;
-}
-
-static int add_positional(CliFlags *f, const char *a, BertcError *err)
-{
-    char shown[CLI_SHOWN];
-    if (f->n_pos == 2)
-        return bertc_errorf(err, "unexpected argument '%s' (at most TEXT and TEXT_PAIR)",
-                            cli_shown(a, shown));
-    f->pos[f->n_pos++] = a;
-    return 0;
-}
-
-/* The slot of a flag that takes a value, or NULL. */
-static const char **value_slot(CliFlags *f, const char *a)
-{
-    return !strcmp(a, "--config")    ? &f->config
-           : !strcmp(a, "--weights") ? &f->weights
-           : !strcmp(a, "--inputs")  ? &f->inputs
-           : !strcmp(a, "--output")  ? &f->output
-           : !strcmp(a, "--seed")    ? &f->seed
-           : !strcmp(a, "--threads") ? &f->threads
-           : !strcmp(a, "--vocab")   ? &f->vocab
-           : !strcmp(a, "--max-len") ? &f->max_len
-                                     : NULL;
-}
-
-static bool *switch_slot(CliFlags *f, const char *a)
-{
-    return !strcmp(a, "--grad")    ? &f->grad
-           : !strcmp(a, "--stats") ? &f->stats
-           : !strcmp(a, "--cased") ? &f->cased
-                                   : NULL;
-}
-
-int cli_parse_flags(int argc, char **argv, CliFlags *f, BertcError *err)
-{
-    memset(f, 0, sizeof *f);
-    bool options = true;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!options || strncmp(a, "--", 2) != 0) {
-            if (add_positional(f, a, err) != 0)
-                return -1;
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            options = false;
-            continue;
-        }
-        const char **slot = value_slot(f, a);
-        bool *on = switch_slot(f, a);
-        char shown[CLI_SHOWN];
-        if (slot && i + 1 >= argc)
-            return bertc_errorf(err, "%s needs a value", a);
-        if (slot)
-            *slot = argv[++i];
-        else if (on)
-            *on = true;
-        else
-            return bertc_errorf(err, "unknown option '%s'", cli_shown(a, shown));
-    }
-    return 0;
 }
 
 int cli_parse_threads(const char *value, int *n, BertcError *err)
@@ -127,5 +68,141 @@ int cli_output_not_an_input(const char *output_flag, const char *output, int n,
             return bertc_errorf(err, "%s '%s' is the file given to %s: writing it would replace "
                                 "what the command reads; give another %s path", output_flag,
                                 cli_shown(output, shown), flags[i], output_flag);
+    return 0;
+}
+
+int cli_start(const CliCommand *c, int argc, char **argv, CliArgs *a)
+{
+    BertcError err;
+    if (cli_parse(c, argc, argv, a, &err) != 0) {
+        fprintf(stderr, "bertc %s: %s\n", c->name, err.msg);
+        return 2;
+    }
+    if (a->help) {
+        cli_print_help(c, stdout);
+        return 0;
+    }
+    return -1;
+}
+
+int cli_required(const CliCommand *c, const char *flag)
+{
+    fprintf(stderr, "bertc %s: %s is required (see bertc %s --help)\n", c->name, flag, c->name);
+    return 2;
+}
+
+int cli_fail(const BertcError *err)
+{
+    fprintf(stderr, "bertc: %s\n", err->msg);
+    return 1;
+}
+
+/* DIR/NAME into buf, or an error naming --model when it does not fit. */
+static int dir_file(const char *dir, const char *name, char *buf, size_t cap, BertcError *err)
+{
+    char shown[CLI_SHOWN];
+    int n = snprintf(buf, cap, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= cap)
+        return bertc_errorf(err, "--model '%s': the path is too long", cli_shown(dir, shown));
+    return 0;
+}
+
+/* --model with one of the flags it replaces: an error naming both. */
+static int not_both(const CliCommand *c, const CliArgs *a, const char *flag, BertcError *err)
+{
+    if (cli_given(c, a, "--model") && cli_given(c, a, flag))
+        return bertc_errorf(err, "--model and %s both name the model: give --model DIR or %s, "
+                            "not both", flag, flag);
+    return 0;
+}
+
+int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, BertcError *err)
+{
+    memset(f, 0, sizeof *f);
+    if (not_both(c, a, "--config", err) != 0 || not_both(c, a, "--weights", err) != 0)
+        return -1;
+    f->dir = cli_given(c, a, "--model") ? cli_value(c, a, "--model") : NULL;
+    if (!f->dir) {
+        f->config = cli_value(c, a, "--config");
+        f->weights = cli_value(c, a, "--weights");
+        if (!f->config)
+            return bertc_errorf(err, "--model DIR or --config C.json is required (see bertc %s "
+                                "--help)", c->name);
+        return 0;
+    }
+    if (dir_file(f->dir, "config.json", f->config_buf, sizeof f->config_buf, err) != 0 ||
+        dir_file(f->dir, "model.safetensors", f->weights_buf, sizeof f->weights_buf, err) != 0)
+        return -1;
+    f->config = f->config_buf;
+    f->weights = f->weights_buf;
+    return 0;
+}
+
+/* --config C.json [--weights W]: built, and loaded when weights are given. */
+static int open_files(const CliModelFiles *f, Arena *arena, Model *m, BertcError *err)
+{
+    if (f->weights)
+        return bertc_model_open(m, arena, f->config, f->weights, err);
+    BertConfig cfg;
+    if (bertc_bert_config_read(f->config, &cfg, err) != 0)
+        return -1;
+    if (bertc_model_build(m, arena, &cfg, err) != 0) {
+        bertc_model_config_error(err, f->config);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights, Arena *arena,
+                        CliTextModel *t, BertcError *err)
+{
+    CliModelFiles f;
+    char shown[CLI_SHOWN];
+    memset(t, 0, sizeof *t);
+    if (cli_model_files(c, a, &f, err) != 0)
+        return -1;
+    const char *vocab = cli_value(c, a, "--vocab");
+    if (!f.dir) {
+        if (need_weights && !f.weights)
+            return bertc_errorf(err, "--weights is required with --config (see bertc %s --help)",
+                                c->name);
+        if (!vocab)
+            return bertc_errorf(err, "--vocab is required with --config (see bertc %s --help)",
+                                c->name);
+        t->model = bertc_arena_alloc(arena, sizeof *t->model);
+        t->tok = bertc_arena_alloc(arena, sizeof *t->tok);
+        if (open_files(&f, arena, t->model, err) != 0 ||
+            bertc_tokenizer_load(t->tok, arena, vocab, err) != 0)
+            return -1;
+        t->max_len = t->model->cfg.max_position_embeddings;
+        return 0;
+    }
+    ModelDir *d = bertc_arena_alloc(arena, sizeof *d);
+    if (bertc_model_dir_open(d, arena, f.dir, err) != 0)
+        return -1;
+    if (need_weights && !d->has_weights)
+        return bertc_errorf(err, "%s: no model.safetensors: bertc %s needs trained weights",
+                            cli_shown(f.dir, shown), c->name);
+    t->model = &d->model;
+    t->tok = &d->tok;
+    t->max_len = d->model_max_length > 0 ? d->model_max_length
+                                         : d->model.cfg.max_position_embeddings;
+    if (vocab) {
+        t->tok = bertc_arena_alloc(arena, sizeof *t->tok);
+        return bertc_tokenizer_load(t->tok, arena, vocab, err);
+    }
+    if (!d->has_tokenizer)
+        return bertc_errorf(err, "%s: no vocab.txt: give --vocab V.txt", cli_shown(f.dir, shown));
+    return 0;
+}
+
+int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err)
+{
+    int n;
+    if (!cli_given(c, a, "--threads"))
+        return 0;
+    if (cli_parse_threads(cli_value(c, a, "--threads"), &n, err) != 0)
+        return -1;
+    bertc_threads_set_count(n);
     return 0;
 }

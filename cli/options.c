@@ -127,7 +127,7 @@ void cli_print_help(const CliCommand *c, FILE *out)
         const CliOption *o = &c->options[i];
         char left[64];
         snprintf(left, sizeof left, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        fprintf(out, "  %-22s %s", left, o->help);
+        fprintf(out, "  %-24s %s", left, o->help);
         if (o->def)
             fprintf(out, " [default: %s]", o->def);
         fprintf(out, "\n");

@@ -152,3 +152,14 @@ int bertc_read_file(const char *path, size_t max_bytes, const char *what, Arena 
     fclose(fp);
     return rc;
 }
+
+int bertc_write_file(const char *path, const void *bytes, size_t n, BertcError *err)
+{
+    FILE *fp = bertc_open_write(path, err);
+    if (!fp)
+        return -1;
+    bool ok = fwrite(bytes, 1, n, fp) == n;
+    if (fclose(fp) != 0 || !ok)
+        return bertc_errorf(err, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}

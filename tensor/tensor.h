@@ -126,6 +126,9 @@ int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
  * /dev/null works as an output. Both return NULL with err set on failure. */
 FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err);
 FILE *bertc_open_write(const char *path, BertcError *err);
+/* bytes[0..n) as the whole file at path (bertc_open_write), closed; a
+ * failed write or close is an error naming the path. */
+int bertc_write_file(const char *path, const void *bytes, size_t n, BertcError *err);
 /* For a writer that renames a finished file over `path`: 0 when path does not
  * exist or is a regular file, else the same error (renaming over /dev/null
  * or a FIFO would replace it). */

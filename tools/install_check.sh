@@ -5,7 +5,10 @@
 # y = 3x - 1. Proves the installed headers are complete (each includes only
 # installed ones) and bertc.pc names everything the link needs. Then trains
 # the topics example for two steps through the installed bertc from outside
-# the source tree: the examples and their data/ were installed too.
+# the source tree: the examples and their data/ were installed too. The
+# manual page is installed, renders without a warning (groff, where there is
+# one), carries bertc's version and has a section for every command
+# `bertc help` lists.
 set -eu
 OUT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 rm -rf "$OUT"
@@ -50,3 +53,24 @@ rmdir "$ELSEWHERE"
 [ -f "$OUT/train/model.safetensors" ] ||
     { echo "install-check: FAILED: no $OUT/train/model.safetensors"; exit 1; }
 echo "install-check: the installed bertc train topics runs outside the source tree"
+# The manual page: installed, its version bertc's own, a section for every
+# command the installed bertc lists, and (with groff) no warning rendering it.
+MAN="$OUT/prefix/share/man/man1/bertc.1"
+[ -f "$MAN" ] || { echo "install-check: FAILED: no $MAN"; exit 1; }
+version=$("$OUT/prefix/bin/bertc" --version | sed -n 's/^bertc \([^ ]*\) .*/\1/p')
+grep -q "^\.TH BERTC 1 .*\"bertc $version\"" "$MAN" ||
+    { echo "install-check: FAILED: $MAN does not say bertc $version"; exit 1; }
+for cmd in $("$OUT/prefix/bin/bertc" help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p'); do
+    grep -Eq "^\.SS \".*bertc $cmd([ ,\"]|\$)" "$MAN" ||
+        { echo "install-check: FAILED: $MAN has no section for bertc $cmd"; exit 1; }
+done
+if command -v groff >/dev/null 2>&1; then
+    warnings=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$MAN" 2>&1)
+    [ -z "$warnings" ] || { echo "install-check: FAILED: groff on $MAN: $warnings"; exit 1; }
+    echo "install-check: the manual page renders without warnings"
+fi
+if command -v man >/dev/null 2>&1; then
+    MANPATH="$OUT/prefix/share/man" man bertc 2>/dev/null | grep -q "bertc encode" ||
+        { echo "install-check: FAILED: man bertc does not find the installed page"; exit 1; }
+    echo "install-check: man bertc finds the installed page"
+fi

@@ -60,3 +60,11 @@ const OutputSpec *bertc_model_output(const ModelArch *arch, int i)
     i -= arch->n_shared_outputs;
     return i < arch->n_outputs ? &arch->outputs[i] : NULL;
 }
+
+bool bertc_model_reads_input(const ModelArch *arch, const char *name)
+{
+    for (int i = 0; bertc_model_input(arch, i); i++)
+        if (strcmp(bertc_model_input(arch, i)->name, name) == 0)
+            return true;
+    return false;
+}

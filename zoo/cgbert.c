@@ -49,6 +49,16 @@ const InputSpec bertc_cg_inputs[CG_N_INPUTS] = {
      .label = true},
 };
 
+const OutputSpec bertc_cg_outputs[CG_N_OUTPUTS] = {
+    {"logits", "(B, num_labels)"},
+    {"pooled_output", "(B, H)"},
+    {"hidden_states.{i}", "(B, S, H)"},
+    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
+    {"layers.{l}.lambda_q", "(B, nh, S, 1)"},
+    {"layers.{l}.lambda_k", "(B, nh, S, 1)"},
+    {"loss", "()"},
+};
+
 /* ---- helpers shared with QACGBERT ------------------------------------ */
 
 Var *bertc_cg_one_minus(Graph *g, Var *x)
@@ -368,15 +378,6 @@ static void *cgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
     return bertc_cg_build(r, cfg, &cgbert_attention, err);
 }
 
-static const OutputSpec cgbert_outputs[] = {
-    {"logits", "(B, num_labels)"},
-    {"pooled_output", "(B, H)"},
-    {"hidden_states.{i}", "(B, S, H)"},
-    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
-    {"layers.{l}.lambda_q", "(B, nh, S, 1)"},
-    {"layers.{l}.lambda_k", "(B, nh, S, 1)"},
-    {"loss", "()"},
-};
 
 const ModelArch bertc_arch_cgbert = {
     .name = "CGBertForSequenceClassification",
@@ -387,8 +388,8 @@ const ModelArch bertc_arch_cgbert = {
     .n_shared_inputs = BERT_N_INPUTS,
     .inputs = bertc_cg_inputs,
     .n_inputs = CG_N_INPUTS,
-    .outputs = cgbert_outputs,
-    .n_outputs = sizeof cgbert_outputs / sizeof cgbert_outputs[0],
+    .shared_outputs = bertc_cg_outputs,
+    .n_shared_outputs = CG_N_OUTPUTS,
     .loss = "cross-entropy of logits against labels",
     .build = cgbert_build,
     .forward = bertc_cg_forward,

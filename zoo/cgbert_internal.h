@@ -35,6 +35,8 @@ typedef struct CgKeys {
 extern const ConfigKey bertc_cg_keys[CG_N_KEYS];
 /* Their inputs after BERT's (context_ids, labels), the same for both. */
 #define CG_N_INPUTS 2
+#define CG_N_OUTPUTS 7
+extern const OutputSpec bertc_cg_outputs[CG_N_OUTPUTS];
 extern const InputSpec bertc_cg_inputs[CG_N_INPUTS];
 CgKeys bertc_cg_keys_of(const BertConfig *cfg);
 

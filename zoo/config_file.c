@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A config.json is a few kilobytes; anything past this is not one. */
@@ -23,17 +24,19 @@ int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err)
     return rc;
 }
 
+/* A config is a few KB; with many labels (id2label and label2id) it may be
+ * more: the text is measured first, then formatted into a buffer that fits. */
 int bertc_bert_config_write(const char *path, const BertConfig *cfg, BertcError *err)
 {
-    char text[8192];
     size_t n;
-    if (bertc_bert_config_format(cfg, text, sizeof text, &n, err) != 0)
-        return -1;
-    FILE *fp = bertc_open_write(path, err);
-    if (!fp)
-        return -1;
-    bool ok = fwrite(text, 1, n, fp) == n;
-    if (fclose(fp) != 0 || !ok)
-        return bertc_errorf(err, "%s: write failed: %s", path, strerror(errno));
-    return 0;
+    BertcError unused;
+    bertc_bert_config_format(cfg, NULL, 0, &n, &unused);
+    char *text = malloc(n + 1);
+    if (!text)
+        return bertc_errorf(err, "%s: out of memory for %zu bytes of config", path, n + 1);
+    int rc = bertc_bert_config_format(cfg, text, n + 1, &n, err);
+    if (rc == 0)
+        rc = bertc_write_file(path, text, n, err);
+    free(text);
+    return rc;
 }

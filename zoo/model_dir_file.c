@@ -128,17 +128,6 @@ int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError 
 
 /* ---- writing ------------------------------------------------------------ */
 
-static int write_text(const char *path, const char *text, size_t n, BertcError *err)
-{
-    FILE *fp = bertc_open_write(path, err);
-    if (!fp)
-        return -1;
-    bool ok = fwrite(text, 1, n, fp) == n;
-    if (fclose(fp) != 0 || !ok)
-        return bertc_errorf(err, "%s: write failed: %s", path, strerror(errno));
-    return 0;
-}
-
 static int write_vocab(const char *path, const Tokenizer *tok, BertcError *err)
 {
     FILE *fp = bertc_open_write(path, err);
@@ -169,7 +158,7 @@ static int write_tokenizer_config(const char *path, const Tokenizer *tok, int32_
                      bertc_tokenizer_token(tok, tok->mask_id));
     if (n < 0 || (size_t)n >= sizeof text)
         return bertc_errorf(err, "%s: the special tokens are too long to write", path);
-    return write_text(path, text, (size_t)n, err);
+    return bertc_write_file(path, text, (size_t)n, err);
 }
 
 int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok, BertcError *err)

@@ -80,17 +80,11 @@ static void *qacgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
     return bertc_cg_build(r, cfg, &qacgbert_attention, err);
 }
 
+/* CGBERT's outputs (bertc_cg_outputs) and the quasi-attention's. */
 static const OutputSpec qacgbert_outputs[] = {
-    {"logits", "(B, num_labels)"},
-    {"pooled_output", "(B, H)"},
-    {"hidden_states.{i}", "(B, S, H)"},
-    {"layers.{l}.attention_probs", "(B, nh, S, S)"},
-    {"layers.{l}.lambda_q", "(B, nh, S, 1)"},
-    {"layers.{l}.lambda_k", "(B, nh, S, 1)"},
     {"layers.{l}.lambda_context", "(B, nh, S, 1)"},
     {"layers.{l}.new_attention_probs", "(B, nh, S, S)"},
     {"layers.{l}.quasi_attention_prob", "(B, nh, S, S)"},
-    {"loss", "()"},
 };
 
 const ModelArch bertc_arch_qacgbert = {
@@ -102,6 +96,8 @@ const ModelArch bertc_arch_qacgbert = {
     .n_shared_inputs = BERT_N_INPUTS,
     .inputs = bertc_cg_inputs,
     .n_inputs = CG_N_INPUTS,
+    .shared_outputs = bertc_cg_outputs,
+    .n_shared_outputs = CG_N_OUTPUTS,
     .outputs = qacgbert_outputs,
     .n_outputs = sizeof qacgbert_outputs / sizeof qacgbert_outputs[0],
     .loss = "cross-entropy of logits against labels",

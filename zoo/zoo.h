@@ -215,6 +215,8 @@ const ModelArch *bertc_zoo_arch_at(int i);
 /* Input i (the shared ones first), NULL past the end; output likewise. */
 const InputSpec *bertc_model_input(const ModelArch *arch, int i);
 const OutputSpec *bertc_model_output(const ModelArch *arch, int i);
+/* Whether the architecture declares an input of this name ("context_ids"). */
+bool bertc_model_reads_input(const ModelArch *arch, const char *name);
 
 /* ------------------------------------------------------------------------ */
 /* config.json: the common keys (nn/config.h) and the architecture's own     */

@@ -1,7 +1,8 @@
 /* test/fuzz/fuzz_cli_flags.c — libFuzzer target: the flag parsers of the
  * `bertc` command (cli/cli.h), linked without its main. Byte 0 picks the
- * parser (even: run/init/summary/tokenize flags and then their --threads and
- * --max-len values; odd: `bertc attention`); the other bytes, split at NUL
+ * parser (even: cli_parse with the table of run, init, summary, tokenize,
+ * show or encode (byte 0 / 2), then the --threads and --max-len values;
+ * odd: `bertc attention`); the other bytes, split at NUL
  * bytes, are argv. Any argv must give either a parse whose values are
  * arguments it was given (numbers in range) or one error line: never a
  * crash, a read past argv, or a multi-line message. */
@@ -24,25 +25,48 @@ static void check_from_argv(const char *v, char **argv, int argc)
     }
 }
 
-static void bertc_flags(int argc, char **argv)
+/* The commands of cli/run.c, show and encode, parsed with cli_parse: every
+ * value is one of the arguments (or its option's default), then the
+ * --threads and --max-len values go through their strict parsers. */
+static const CliCommand *const commands[] = {
+    &cli_cmd_run, &cli_cmd_init, &cli_cmd_summary, &cli_cmd_tokenize, &cli_cmd_show,
+    &cli_cmd_encode,
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+/* v is one of argv[0..argc), or (a "--flag=value" argument) points into one. */
+static void check_in_argv(const char *v, char **argv, int argc)
 {
-    CliFlags f;
+    for (int i = 0; i < argc; i++)
+        if (v >= argv[i] && v <= argv[i] + strlen(argv[i]))
+            return;
+    fprintf(stderr, "a parsed value is not in the arguments: \"%s\"\n", v);
+    abort();
+}
+
+static void bertc_flags(const CliCommand *c, int argc, char **argv)
+{
+    CliArgs a;
     BertcError err = {{0}};
-    if (cli_parse_flags(argc, argv, &f, &err) != 0) {
+    if (cli_parse(c, argc, argv, &a, &err) != 0) {
         fuzz_expect_one_line(&err);
         return;
     }
-    const char *values[] = {f.config, f.weights, f.inputs, f.output, f.seed, f.threads,
-                            f.vocab, f.max_len, f.n_pos > 0 ? f.pos[0] : NULL,
-                            f.n_pos > 1 ? f.pos[1] : NULL};
-    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-        check_from_argv(values[i], argv, argc);
+    for (int i = 0; i < c->n_options; i++)
+        if (a.values[i] && c->options[i].arg)
+            check_in_argv(a.values[i], argv, argc);
+    if (a.n_pos > c->max_positional)
+        abort();
+    for (int i = 0; i < a.n_pos; i++)
+        check_from_argv(a.pos[i], argv, argc);
+    const char *threads_text = cli_value(c, &a, "--threads");
+    const char *max_len_text = cli_value(c, &a, "--max-len");
     int threads;
     int32_t max_len;
-    if (f.threads && cli_parse_threads(f.threads, &threads, &err) == 0 &&
+    if (threads_text && cli_parse_threads(threads_text, &threads, &err) == 0 &&
         (threads < 1 || threads > THREADS_MAX))
         abort();
-    if (f.max_len && cli_parse_max_len(f.max_len, &max_len, &err) == 0 &&
+    if (max_len_text && cli_parse_max_len(max_len_text, &max_len, &err) == 0 &&
         (max_len < 1 || max_len > CLI_MAX_LEN))
         abort();
 }
@@ -55,9 +79,10 @@ static void attention_flags(int argc, char **argv)
         fuzz_expect_one_line(&err);
         return;
     }
-    const char *values[] = {a.config, a.weights, a.vocab, a.text_a, a.text_b};
+    const char *values[] = {a.model, a.config, a.weights, a.vocab, a.text_a, a.text_b};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-        check_from_argv(values[i], argv, argc);
+        if (values[i])
+            check_in_argv(values[i], argv, argc);
     if (a.layer < -1 || a.context < -1)
         abort();
 }
@@ -68,13 +93,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     /* argv strings: the bytes after byte 0, split at NULs */
     char *text;
-    char *argv[ARGS_MAX + 1] = {data[0] & 1 ? "attention" : "run"};
+    const CliCommand *c = commands[(data[0] >> 1) % N_COMMANDS];
+    char *argv[ARGS_MAX + 1] = {data[0] & 1 ? "attention" : (char *)c->name};
     int argc = fuzz_split_args(data + 1, size - 1, &text, argv, 1, ARGS_MAX);
     argv[argc] = NULL;
     if (data[0] & 1)
         attention_flags(argc, argv);
     else
-        bertc_flags(argc - 1, argv + 1);
+        bertc_flags(c, argc, argv);
     free(text);
     return 0;
 }

@@ -1,0 +1,53 @@
+/* cli/predict.h — the parts of `bertc predict` (cli/predict.c: the tasks
+ * and the driver; cli/predict_qa.c: question answering in windows;
+ * cli/predict_print.c: the TSV and JSONL lines). */
+#ifndef BERTC_CLI_PREDICT_H
+#define BERTC_CLI_PREDICT_H
+
+#include "cli/cli.h"
+#include "zoo/pipeline.h"
+
+typedef struct PredictRun {
+    CliModel *cm;
+    PipelineTask task;
+    bool jsonl;
+    int top_k;            /* -1: not given */
+    int context;          /* --context, -1: not given */
+    int stride;           /* --stride, -1: not given */
+    int batch_size;
+    int32_t max_len;
+    const char **labels;  /* n_labels names: id2label, else LABEL_i */
+    int n_labels;
+} PredictRun;
+
+/* One [MASK] of a fill-mask input: its bytes in the text and its k best
+ * token ids (ids) with their probabilities (p, over the vocabulary). */
+typedef struct PredictMask {
+    int32_t byte_start, byte_end;
+    float *p;
+    int *ids;
+    int k;
+} PredictMask;
+
+/* A question's answer: its score and its span in the context. */
+typedef struct PredictAnswer {
+    float score;
+    int32_t start, end, byte_start, byte_end;   /* code points and bytes, end exclusive */
+} PredictAnswer;
+
+/* "line 3" (of --input) or "text 1" (a positional) in a static buffer. */
+const char *predict_input_name(const CliText *t, int index);
+
+/* Question answering on inputs [0, n): each question with its context. */
+int predict_qa_batch(PredictRun *r, Graph *g, const CliText *t, int first, int n,
+                     BertcError *err);
+
+void predict_print_classes(const PredictRun *r, const CliText *t, const float *logits, int C);
+void predict_print_entities(const PredictRun *r, const CliText *t, int index, const Entity *e,
+                            int n);
+void predict_print_masks(const PredictRun *r, const CliText *t, const PredictMask *m, int n);
+void predict_print_sentences(const PredictRun *r, const CliText *t, const char *const *sents,
+                             const float *scores, int n);
+void predict_print_answer(const PredictRun *r, const CliText *t, const PredictAnswer *a);
+
+#endif

@@ -1,0 +1,147 @@
+/* cli/text_model.c — what `bertc predict` and `bertc embed` share: the
+ * model from --model DIR or --config/--weights/--vocab, the texts from
+ * positionals or --input FILE, whole-number flags, and the truncation
+ * warning. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *out,
+                  BertcError *err)
+{
+    char shown[CLI_SHOWN];
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (end == value || *end != '\0' || errno != 0 || v < lo || v > hi)
+        return bertc_errorf(err, "%s '%s': expected a whole number in [%ld, %ld]", flag,
+                            cli_shown(value, shown), lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+/* cli_open_text_model with trained weights required. */
+int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel *cm,
+                   BertcError *err)
+{
+    CliTextModel t;
+    if (cli_open_text_model(c, a, true, arena, &t, err) != 0)
+        return -1;
+    cm->model = t.model;
+    cm->tok = t.tok;
+    cm->model_max_length = t.max_len;
+    cm->name = cli_given(c, a, "--model") ? cli_value(c, a, "--model")
+                                          : cli_value(c, a, "--config");
+    return 0;
+}
+
+int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm, int32_t *max_len,
+                      BertcError *err)
+{
+    int positions = cm->model->cfg.max_position_embeddings;
+    *max_len = cm->model_max_length;
+    if (!cli_given(c, a, "--max-len"))
+        return 0;
+    int n;
+    if (cli_parse_int("--max-len", cli_value(c, a, "--max-len"), 2, positions, &n, err) != 0)
+        return -1;
+    *max_len = n;
+    return 0;
+}
+
+/* Splits text (len bytes, writable) into lines: "\n" or "\r\n" ends. */
+static int split_lines(char *text, size_t len, Arena *arena, CliText **out, int *n_out)
+{
+    int n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += text[i] == '\n';
+    n += len > 0 && text[len - 1] != '\n';
+    CliText *t = bertc_arena_alloc(arena, sizeof *t * (size_t)(n > 0 ? n : 1));
+    int k = 0;
+    char *line = text;
+    for (int no = 1; line < text + len; no++) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        char *stop = nl ? nl : text + len;
+        *stop = '\0';
+        if (stop > line && stop[-1] == '\r')
+            stop[-1] = '\0';
+        char *tab = strchr(line, '\t');
+        if (tab)
+            *tab = '\0';
+        if (*line != '\0' || tab)   /* blank lines are skipped, their numbers kept */
+            t[k++] = (CliText){.text = line, .pair = tab ? tab + 1 : NULL, .line = no};
+        line = stop + 1;
+    }
+    *out = t;
+    *n_out = k;
+    return 0;
+}
+
+int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
+              int *n, BertcError *err)
+{
+    if (!cli_given(c, a, "--input")) {
+        if (a->n_pos == 0)
+            return bertc_errorf(err, "no text: give %s or --input FILE", c->positional);
+        CliText *t = bertc_arena_alloc(arena, sizeof *t * (size_t)a->n_pos);
+        if (pairs) {   /* TEXT [TEXT_PAIR]: one input */
+            t[0] = (CliText){.text = a->pos[0], .pair = a->n_pos > 1 ? a->pos[1] : NULL};
+            *n = 1;
+        } else {       /* TEXT ...: one input each */
+            for (int i = 0; i < a->n_pos; i++)
+                t[i] = (CliText){.text = a->pos[i], .line = 0};
+            *n = a->n_pos;
+        }
+        *texts = t;
+        return 0;
+    }
+    if (a->n_pos > 0)
+        return bertc_errorf(err, "--input and the text '%s': give one or the other", a->pos[0]);
+    const char *path = cli_value(c, a, "--input");
+    Arena *file = NULL;
+    char *text;
+    size_t len;
+    if (bertc_read_file(path, (size_t)1 << 30, "an --input file", &file, &text, &len, err) != 0) {
+        if (file)
+            bertc_arena_destroy(file);
+        return -1;
+    }
+    char *copy = bertc_arena_alloc(arena, len + 1);
+    memcpy(copy, text, len + 1);
+    bertc_arena_destroy(file);
+    if (!bertc_json_utf8_valid(copy, len))
+        return bertc_errorf(err, "%s: not valid UTF-8 text", path);
+    split_lines(copy, len, arena, texts, n);
+    if (*n == 0)
+        return bertc_errorf(err, "%s: no text (every line is empty)", path);
+    for (int i = 0; i < *n; i++)
+        if ((*texts)[i].pair && !pairs)
+            return bertc_errorf(err, "%s:%d: a tab, but bertc %s takes one text a line", path,
+                                (*texts)[i].line, c->name);
+    return 0;
+}
+
+void cli_warn_truncated(const char *command, const CliText *t, int index, int32_t tokens,
+                        int32_t max_len)
+{
+    if (t->line > 0)
+        fprintf(stderr, "bertc %s: warning: line %d is %d tokens, truncated to %d (--max-len)\n",
+                command, t->line, (int)tokens, (int)max_len);
+    else
+        fprintf(stderr, "bertc %s: warning: text %d is %d tokens, truncated to %d (--max-len)\n",
+                command, index + 1, (int)tokens, (int)max_len);
+}
+
+int cli_count_tokens(const Tokenizer *tok, Arena *scratch, const CliText *t, int32_t *tokens,
+                     BertcError *err)
+{
+    Encoding e;
+    ArenaMark mark = bertc_arena_mark(scratch);
+    int rc = bertc_tokenizer_encode(tok, scratch, t->text, strlen(t->text), t->pair,
+                                    t->pair ? strlen(t->pair) : 0, 0, false, &e, err);
+    *tokens = rc == 0 ? e.S : 0;
+    bertc_arena_release(scratch, mark);
+    return rc;
+}
