@@ -131,6 +131,12 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
 int cli_output_not_an_input(const char *output_flag, const char *output, int n,
                             const char *const *flags, const char *const *paths, BertcError *err);
 
+/* ---- cli/finetune.c: bertc finetune (docs/finetune.md) ------------------ */
+
+extern const CliCommand cli_cmd_finetune;
+/* bertc finetune ...: argv[0] is "finetune". Returns the exit status. */
+int cmd_finetune(int argc, char **argv);
+
 /* ---- cli/attention.c: bertc attention ----------------------------------- */
 
 typedef struct AttentionArgs {

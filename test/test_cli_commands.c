@@ -71,7 +71,7 @@ static bool one_line(const char *log)
 
 static const CliCommand *const tables[] = {
     &cli_cmd_run, &cli_cmd_init, &cli_cmd_summary, &cli_cmd_tokenize, &cli_cmd_attention,
-    &cli_cmd_show, &cli_cmd_encode,
+    &cli_cmd_show, &cli_cmd_encode, &cli_cmd_finetune,
 };
 #define N_TABLES (sizeof tables / sizeof tables[0])
 

@@ -299,6 +299,16 @@ static int interrupted(Run *r, int64_t done, BertcError *err)
                         (long long)done, (long long)r->opt->steps, r->opt->checkpoint);
 }
 
+/* The task saw a plateau at step `done`: end here, as at the last step. */
+static int stop_early(Run *r, int64_t done, BertcError *err)
+{
+    r->res->seconds = now_seconds() - r->start;
+    r->res->tokens_per_second = r->res->seconds > 0 ? (double)r->tokens / r->res->seconds : 0;
+    r->res->steps_done = done;
+    r->res->stopped_early = true;
+    return save(r, done, err);
+}
+
 static int loop(Run *r, BertcError *err)
 {
     int64_t start;
@@ -311,9 +321,12 @@ static int loop(Run *r, BertcError *err)
             return -1;
         int64_t done = step + 1;
         r->res->final_train_loss = r->loss_sum / (double)r->loss_count;
-        if (r->opt->eval_every && done % r->opt->eval_every == 0 && done < r->opt->steps &&
-            evaluate(r, done, err) != 0)
-            return -1;
+        if (r->opt->eval_every && done % r->opt->eval_every == 0 && done < r->opt->steps) {
+            if (evaluate(r, done, err) != 0)
+                return -1;
+            if (r->task->stop_early && r->task->stop_early(r->task->ctx))
+                return stop_early(r, done, err);
+        }
         if (r->opt->checkpoint_every && done % r->opt->checkpoint_every == 0 &&
             save(r, done, err) != 0)
             return -1;

@@ -65,6 +65,10 @@ typedef struct TrainTask {
                     BertcError *err);
     const char *metric_name;  /* "accuracy", "exact match", ... */
     void *ctx;
+    /* Optional early stopping: asked after each periodic evaluation; true
+     * ends the run there (res->stopped_early, steps_done the step reached)
+     * with the checkpoint saved, as a plateau of the metric asks. */
+    bool (*stop_early)(void *ctx);
 } TrainTask;
 
 /* What to do with a step whose loss or any parameter gradient is not finite
@@ -124,6 +128,7 @@ typedef struct TrainResult {
     size_t step_arena_high_water;
     int64_t skipped_steps;    /* non-finite steps dropped (TRAIN_NAN_SKIP) */
     int interrupted;          /* SIGINT/SIGTERM that stopped the run, else 0 */
+    bool stopped_early;       /* TrainTask.stop_early ended the run */
 } TrainResult;
 
 /* 0 when every step ran; -1 with err set on an error or an interruption

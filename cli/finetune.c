@@ -1,0 +1,615 @@
+/* cli/finetune.c — `bertc finetune`: labelled texts in a CSV, TSV or JSONL
+ * file (zoo/dataset.h) -> a trained BertForSequenceClassification (token-cls:
+ * BertForTokenClassification, cli/finetune_tokens.c; qa:
+ * BertForQuestionAnswering, cli/finetune_qa.c) saved as a Hugging Face model
+ * directory (bertc_model_dir_save).
+ *
+ *   1. the model: a pretrained --model DIR of any BERT head (its encoder is
+ *      loaded, the new head initialised as from_pretrained does, the keys
+ *      it initialised listed), or --config + --vocab from scratch;
+ *   2. the data: the label set of the training rows (sorted), rows shuffled
+ *      with --seed and 10 % held out unless --eval is given;
+ *   3. the engine of zoo/train.h (AdamW, warmup, progress bar, checkpoint,
+ *      --resume, Ctrl-C saves), evaluating every --eval-every steps;
+ *   4. OUT/ holds the best evaluation's model (config.json with
+ *      id2label/label2id, model.safetensors, vocab.txt,
+ *      tokenizer_config.json), log.jsonl (one line per evaluation),
+ *      loss.svg, checkpoint.safetensors and trainer_state.json (the best
+ *      metric, for --resume).
+ * A plateau of --patience evaluations without a better metric ends the run. */
+#include "cli/finetune.h"
+#include "zoo/svg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const CliOption finetune_options[] = {
+    {"--model", "DIR", NULL, "pretrained model directory (config.json, model.safetensors, "
+                             "vocab.txt); its encoder is loaded, the new head initialised"},
+    {"--config", "C.json", NULL, "train from scratch with this config (needs --vocab)"},
+    {"--vocab", "V.txt", NULL, "WordPiece vocabulary for --config"},
+    {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys"},
+    {"--eval", "FILE", NULL, "held-out data (default: 10 % of --train, after shuffling)"},
+    {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression, token-cls, "
+                                  "qa or mlm (no labels)"},
+    {"--out", "DIR", NULL, "output model directory (created)"},
+    {"--text-column", "NAME", "text", "column of the text ('sentence' if there is no 'text'; "
+                                      "token-cls: 'tokens', a list of words; qa: 'question')"},
+    {"--text-pair-column", "NAME", NULL, "column of the second text of a pair (qa: 'context')"},
+    {"--label-column", "NAME", "label", "column of the label (token-cls: 'tags', a list; qa: "
+                                        "'answers.text', with answers.answer_start)"},
+    {"--steps", "N", NULL, "optimizer steps (default: --epochs over the training rows)"},
+    {"--epochs", "N", "3", "passes over the training rows, when --steps is not given"},
+    {"--batch-size", "N", "16", "examples a step"},
+    {"--lr", "X", NULL, "peak learning rate [default: 5e-5 with --model, 5e-4 from scratch]"},
+    {"--max-len", "N", "128", "tokens an example is truncated to"},
+    {"--seed", "S", "42", "shuffling, the held-out split, the new head's init, dropout"},
+    {"--eval-every", "N", NULL, "steps between evaluations [default: a tenth of the run]"},
+    {"--patience", "N", "0", "stop after N evaluations in a row without a better metric "
+                             "(0: never; the best model is kept either way)"},
+    {"--resume", NULL, NULL, "continue from OUT/checkpoint.safetensors"},
+    {"--stop-after", "N", NULL, "stop after N steps as a kill would (to try --resume)"},
+    {"--threads", "N", NULL, "worker threads"},
+    {"--quiet", NULL, NULL, "no progress bar"},
+};
+
+const CliCommand cli_cmd_finetune = {
+    .name = "finetune",
+    .summary = "train a classifier, tagger, QA or masked-LM model on your own CSV, TSV or JSONL",
+    .usage = "(--model DIR | --config C.json --vocab V.txt) --train FILE [--eval FILE] "
+             "--task seq-cls|multi-label|regression|token-cls|qa|mlm --out DIR [options]",
+    .description = "Builds the label set from the training rows, trains with AdamW, "
+                   "evaluates (accuracy and macro-F1; micro-F1; Pearson and MSE), keeps the "
+                   "best model in OUT as a Hugging Face directory, writes OUT/log.jsonl and "
+                   "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists and "
+                   "scores entity F1; qa reads SQuAD-style JSONL (question, context, "
+                   "answers.text, answers.answer_start) and scores SQuAD F1 and exact match; "
+                   "mlm masks 15 % of the tokens of unlabelled text and scores perplexity. "
+                   "See docs/finetune.md.",
+    .options = finetune_options,
+    .n_options = (int)(sizeof finetune_options / sizeof finetune_options[0]),
+    .example = "bertc finetune --config cfg.json --vocab vocab.txt --train reviews.csv "
+               "--task seq-cls --out model --epochs 5",
+};
+
+/* The flags as numbers and names. */
+typedef struct FinetuneArgs {
+    const char *model, *config, *vocab, *train, *eval, *out;
+    const char *text_col, *pair_col, *label_col;
+    FinetuneKind kind;
+    int64_t steps, epochs, batch_size, max_len, eval_every, patience, stop_after;
+    double lr;
+    uint64_t seed;
+    bool resume, quiet;
+} FinetuneArgs;
+
+static const char *value(const CliArgs *a, const char *name)
+{
+    return cli_value(&cli_cmd_finetune, a, name);
+}
+
+static int count_flag(const CliArgs *a, const char *name, int64_t min, int64_t *out,
+                      BertcError *err)
+{
+    const char *v = value(a, name);
+    char shown[CLI_SHOWN];
+    if (v && !bertc_parse_i64(v, min, TRAIN_MAX_STEPS, out))
+        return bertc_errorf(err, "%s needs a whole number from %lld to %lld, got '%s'", name,
+                            (long long)min, TRAIN_MAX_STEPS, cli_shown(v, shown));
+    return 0;
+}
+
+static int parse_task(const char *task, FinetuneKind *kind, BertcError *err)
+{
+    char shown[CLI_SHOWN];
+    if (strcmp(task, "seq-cls") == 0)
+        *kind = FT_SEQ_CLS;
+    else if (strcmp(task, "multi-label") == 0)
+        *kind = FT_MULTI_LABEL;
+    else if (strcmp(task, "regression") == 0)
+        *kind = FT_REGRESSION;
+    else if (strcmp(task, "token-cls") == 0)
+        *kind = FT_TOKEN_CLS;
+    else if (strcmp(task, "qa") == 0)
+        *kind = FT_QA;
+    else if (strcmp(task, "mlm") == 0)
+        *kind = FT_MLM;
+    else
+        return bertc_errorf(err, "--task must be seq-cls, multi-label, regression, token-cls, "
+                            "qa or mlm, got '%s'", cli_shown(task, shown));
+    return 0;
+}
+
+static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
+{
+    *f = (FinetuneArgs){.model = value(a, "--model"), .config = value(a, "--config"),
+                        .vocab = value(a, "--vocab"), .train = value(a, "--train"),
+                        .eval = value(a, "--eval"), .out = value(a, "--out"),
+                        .text_col = value(a, "--text-column"),
+                        .pair_col = value(a, "--text-pair-column"),
+                        .label_col = value(a, "--label-column"),
+                        .resume = cli_given(&cli_cmd_finetune, a, "--resume"),
+                        .quiet = cli_given(&cli_cmd_finetune, a, "--quiet")};
+    if (parse_task(value(a, "--task"), &f->kind, err) != 0)
+        return -1;
+    if (f->kind == FT_TOKEN_CLS && !cli_given(&cli_cmd_finetune, a, "--text-column"))
+        f->text_col = "tokens";
+    if (f->kind == FT_TOKEN_CLS && !cli_given(&cli_cmd_finetune, a, "--label-column"))
+        f->label_col = "tags";
+    if (f->kind == FT_QA && !cli_given(&cli_cmd_finetune, a, "--text-column"))
+        f->text_col = "question";
+    if (f->kind == FT_QA && !cli_given(&cli_cmd_finetune, a, "--text-pair-column"))
+        f->pair_col = "context";
+    if (f->kind == FT_QA && !cli_given(&cli_cmd_finetune, a, "--label-column"))
+        f->label_col = "answers.text";
+    if (!f->train || !f->out)
+        return bertc_errorf(err, "%s is required (see bertc finetune --help)",
+                            f->train ? "--out" : "--train");
+    if (!f->model == !f->config)
+        return bertc_errorf(err, "give either --model DIR or --config C.json with --vocab");
+    if (f->config && !f->vocab)
+        return bertc_errorf(err, "--config needs --vocab V.txt (the tokenizer's vocabulary)");
+    if (f->model && f->vocab)
+        return bertc_errorf(err, "--vocab goes with --config; --model DIR has its vocab.txt");
+    if (cli_given(&cli_cmd_finetune, a, "--steps") && cli_given(&cli_cmd_finetune, a, "--epochs"))
+        return bertc_errorf(err, "give --steps or --epochs, not both");
+    const char *lr = value(a, "--lr"), *seed = value(a, "--seed");
+    char shown[CLI_SHOWN];
+    f->lr = f->model ? 5e-5 : 5e-4;
+    if (lr && !(bertc_parse_f64(lr, &f->lr) && f->lr > 0))
+        return bertc_errorf(err, "--lr needs a number > 0, got '%s'", cli_shown(lr, shown));
+    if (!bertc_parse_u64(seed, &f->seed))
+        return bertc_errorf(err, "--seed needs a whole number >= 0, got '%s'",
+                            cli_shown(seed, shown));
+    if (count_flag(a, "--steps", 1, &f->steps, err) || count_flag(a, "--epochs", 1, &f->epochs, err) ||
+        count_flag(a, "--batch-size", 1, &f->batch_size, err) ||
+        count_flag(a, "--max-len", 3, &f->max_len, err) ||
+        count_flag(a, "--eval-every", 1, &f->eval_every, err) ||
+        count_flag(a, "--patience", 0, &f->patience, err) ||
+        count_flag(a, "--stop-after", 1, &f->stop_after, err))
+        return -1;
+    if (f->batch_size > TRAIN_MAX_BATCH)
+        return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
+    int threads;
+    if (value(a, "--threads")) {
+        if (cli_parse_threads(value(a, "--threads"), &threads, err) != 0)
+            return -1;
+        bertc_threads_set_count(threads);
+    }
+    return 0;
+}
+
+/* ---- the base model and its tokenizer ----------------------------------- */
+
+typedef struct Base {
+    BertConfig cfg;
+    Tokenizer tok;
+    char weights[1100];       /* "" from scratch */
+    Arena *arena;             /* what --model DIR opened */
+} Base;
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* --model DIR: its config, tokenizer (tokenizer_config.json applied) and
+ * weights; --config + --vocab: those. */
+static int open_base(const FinetuneArgs *f, Base *b, BertcError *err)
+{
+    b->weights[0] = '\0';
+    b->arena = bertc_arena_create("base model", 1 << 20);
+    if (f->config)
+        return bertc_bert_config_read(f->config, &b->cfg, err) != 0 ||
+                       bertc_tokenizer_load(&b->tok, b->arena, f->vocab, err) != 0
+                   ? -1
+                   : 0;
+    ModelDir *d = bertc_arena_alloc(b->arena, sizeof *d);
+    if (bertc_model_dir_open(d, b->arena, f->model, err) != 0)
+        return -1;
+    if (!d->has_tokenizer)
+        return bertc_errorf(err, "%s: no vocab.txt in the model directory (finetune needs the "
+                            "tokenizer)", f->model);
+    b->cfg = d->model.cfg;
+    b->tok = d->tok;
+    if (d->has_weights)
+        snprintf(b->weights, sizeof b->weights, "%s/model.safetensors", f->model);
+    return 0;
+}
+
+/* The base config as BertForSequenceClassification with the task's labels:
+ * num_labels, problem_type, id2label, a pooler (the head reads it). */
+static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg, BertcError *err)
+{
+    BertConfig fresh;
+    if (bertc_model_config_default(&fresh, "BertForSequenceClassification", err) != 0)
+        return -1;
+    *cfg = b->cfg;   /* keep the encoder's keys; take the head's name and own keys */
+    memcpy(cfg->architecture, fresh.architecture, sizeof cfg->architecture);
+    cfg->model = fresh.model;
+    cfg->add_pooling_layer = true;
+    cfg->n_label_names = 0;
+    if (data->kind == FT_MLM) {   /* no pooler, as HF's BertForMaskedLM */
+        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForMaskedLM");
+        cfg->add_pooling_layer = false;
+        cfg->problem_type = PROBLEM_UNSET;
+    } else if (data->kind == FT_QA) {   /* no pooler, as HF's span head */
+        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForQuestionAnswering");
+        cfg->add_pooling_layer = false;
+        cfg->num_labels = 2;
+        cfg->problem_type = PROBLEM_UNSET;
+    } else if (data->kind == FT_TOKEN_CLS) {   /* no pooler, as HF's token classifier */
+        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForTokenClassification");
+        cfg->add_pooling_layer = false;
+        cfg->num_labels = data->labels.n;
+        cfg->problem_type = PROBLEM_UNSET;
+        if (bertc_bert_config_set_labels(cfg, data->labels.names, data->labels.n, err) != 0)
+            return -1;
+    } else if (data->kind == FT_REGRESSION) {
+        cfg->num_labels = 1;
+        cfg->problem_type = PROBLEM_REGRESSION;
+    } else {
+        cfg->num_labels = data->labels.n;
+        cfg->problem_type = data->kind == FT_SEQ_CLS ? PROBLEM_SINGLE_LABEL : PROBLEM_MULTI_LABEL;
+        if (bertc_bert_config_set_labels(cfg, data->labels.names, data->labels.n, err) != 0)
+            return -1;
+    }
+    if (b->tok.V > cfg->vocab_size)
+        return bertc_errorf(err, "the vocabulary has %d tokens but the config's vocab_size is %d",
+                            (int)b->tok.V, cfg->vocab_size);
+    return 0;
+}
+
+/* Build, draw the init (seed), load the encoder from the base weights. */
+static int build_model(const Base *b, const BertConfig *cfg, uint64_t seed, Model *m,
+                       Arena *arena, BertcError *err)
+{
+    if (bertc_model_build(m, arena, cfg, err) != 0)
+        return -1;
+    Rng init = bertc_rng_seed(seed);
+    bertc_registry_init_weights(m->reg, &init, cfg->initializer_range);
+    if (!b->weights[0])
+        return 0;
+    /* the missing keys (the new head) are listed by the loader's warning */
+    return bertc_model_load(m, b->weights, true, err);
+}
+
+/* ---- the data ----------------------------------------------------------- */
+
+typedef struct Columns {
+    int text, pair, label;
+} Columns;
+
+static int find_columns(const FinetuneArgs *f, const Dataset *d, Columns *c, BertcError *err)
+{
+    const char *text[2] = {f->text_col, "sentence"};
+    /* the default "text" falls back to "sentence" (GLUE's files) */
+    int n = strcmp(f->text_col, "text") == 0 ? 2 : 1;
+    c->pair = c->label = -1;
+    if ((c->text = bertc_dataset_column_of(d, text, n, err)) < 0 ||
+        (f->kind != FT_MLM && (c->label = bertc_dataset_column(d, f->label_col, err)) < 0))
+        return -1;
+    if (f->pair_col && (c->pair = bertc_dataset_column(d, f->pair_col, err)) < 0)
+        return -1;
+    return 0;
+}
+
+/* token-cls: the words of the examples in the order `order`. */
+static void shuffle_words(FinetuneData *data, const int64_t *order, Arena *arena)
+{
+    int64_t n = data->n, W = data->word_off[n];
+    int64_t *off = bertc_arena_alloc(arena, sizeof *off * (size_t)(n + 1));
+    int32_t *cp = bertc_arena_alloc(arena, sizeof *cp * (size_t)W);
+    int32_t *tag = bertc_arena_alloc(arena, sizeof *tag * (size_t)W);
+    off[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t from = data->word_off[order[i]], nw = data->word_off[order[i] + 1] - from;
+        memcpy(cp + off[i], data->word_cp + from, sizeof *cp * (size_t)nw);
+        memcpy(tag + off[i], data->word_tag + from, sizeof *tag * (size_t)nw);
+        off[i + 1] = off[i] + nw;
+    }
+    data->word_off = off;
+    data->word_cp = cp;
+    data->word_tag = tag;
+}
+
+/* Train rows, then eval rows: shuffled with the seed and split 90/10 when
+ * there is no eval file. */
+static void shuffle_split(FinetuneData *data, uint64_t seed, bool has_eval, Arena *arena)
+{
+    if (has_eval)
+        return;   /* the engine shuffles the training rows every epoch */
+    int64_t n = data->n, C = data->kind == FT_MULTI_LABEL ? data->labels.n : 1;
+    int64_t *order = bertc_arena_alloc(arena, sizeof *order * (size_t)n);
+    bertc_train_epoch_order(order, n, seed, -1);
+    TextExample *ex = bertc_arena_alloc(arena, sizeof *ex * (size_t)n);
+    int32_t *label = bertc_arena_alloc(arena, sizeof *label * (size_t)n);
+    float *target = bertc_arena_alloc(arena, sizeof *target * (size_t)(n * C));
+    for (int64_t i = 0; i < n; i++) {
+        ex[i] = data->ex[order[i]];
+        label[i] = data->label[order[i]];
+        memcpy(target + i * C, data->target + order[i] * C, sizeof *target * (size_t)C);
+    }
+    const char **answers = bertc_arena_alloc(arena, sizeof *answers * (size_t)n);
+    int32_t *span = bertc_arena_alloc(arena, sizeof *span * (size_t)(2 * n));
+    for (int64_t i = 0; i < n; i++) {
+        answers[i] = data->answers[order[i]];
+        span[2 * i] = data->span[2 * order[i]];
+        span[2 * i + 1] = data->span[2 * order[i] + 1];
+    }
+    data->answers = answers;
+    data->span = span;
+    data->ex = ex;
+    data->label = label;
+    data->target = target;
+    data->n_train = n - n / 10;
+    if (data->kind == FT_TOKEN_CLS)
+        shuffle_words(data, order, arena);
+}
+
+/* token-cls: the words of a '|'-joined column, over all rows. */
+static int64_t count_words(const Dataset *d, int column)
+{
+    int64_t W = 0;
+    for (int64_t i = 0; i < d->n_rows; i++) {
+        const char *c = bertc_dataset_cell(d, i, column);
+        for (W += c && *c ? 1 : 0; c && *c; c++)
+            W += *c == '|';
+    }
+    return W;
+}
+
+static void alloc_rows(FinetuneData *data, int64_t n, int64_t W, Arena *arena)
+{
+    data->word_off = bertc_arena_calloc(arena, (size_t)n + 1, sizeof *data->word_off);
+    data->word_cp = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
+    data->word_tag = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
+    data->pred_tag = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(W + 1));
+    data->answers = bertc_arena_calloc(arena, (size_t)n, sizeof *data->answers);
+    data->span = bertc_arena_calloc(arena, 2 * (size_t)n, sizeof *data->span);
+    int64_t C = data->labels.n;
+    data->n = n;
+    data->ex = bertc_arena_alloc(arena, sizeof *data->ex * (size_t)n);
+    data->label = bertc_arena_calloc(arena, (size_t)n, sizeof *data->label);
+    data->target = bertc_arena_calloc(arena, (size_t)(n * C), sizeof *data->target);
+    data->pred_class = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)n);
+    data->pred_value = bertc_arena_alloc(arena, sizeof(float) * (size_t)n);
+    data->pred_set = bertc_arena_alloc(arena, (size_t)(n * C));
+    data->gold_set = bertc_arena_alloc(arena, (size_t)(n * C));
+}
+
+/* qa: question, context, answers.text and (beside it) answers.answer_start. */
+static int qa_columns(const FinetuneArgs *f, const Dataset *d, int *col, BertcError *err)
+{
+    char start[300];
+    const char *dot = strrchr(f->label_col, '.');
+    snprintf(start, sizeof start, "%.*sanswer_start", dot ? (int)(dot - f->label_col + 1) : 0,
+             f->label_col);
+    const char *names[4] = {f->text_col, f->pair_col, f->label_col, start};
+    for (int k = 0; k < 4; k++)
+        if ((col[k] = bertc_dataset_column(d, names[k], err)) < 0)
+            return -1;
+    return 0;
+}
+
+static int qa_rows(const FinetuneArgs *f, FinetuneData *data, const Dataset *train,
+                   const Dataset *eval, BertcError *err)
+{
+    int col[4];
+    if (qa_columns(f, train, col, err) != 0 || finetune_qa_rows(data, 0, train, col, err) != 0)
+        return -1;
+    return eval && (qa_columns(f, eval, col, err) != 0 ||
+                    finetune_qa_rows(data, train->n_rows, eval, col, err) != 0)
+               ? -1
+               : 0;
+}
+
+static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, BertcError *err)
+{
+    Dataset train, eval;
+    Columns ct, ce;
+    if (bertc_dataset_read(&train, arena, f->train, err) != 0 ||
+        find_columns(f, &train, &ct, err) != 0)
+        return -1;
+    data->kind = f->kind;
+    data->name = f->train;
+    data->seed = f->seed;
+    if (f->kind == FT_REGRESSION || f->kind == FT_QA || f->kind == FT_MLM)
+        data->labels = (LabelSet){.n = 1};
+    else if (bertc_label_set_build(&data->labels, arena, &train, ct.label,
+                                   f->kind == FT_MULTI_LABEL || f->kind == FT_TOKEN_CLS, err) != 0)
+        return -1;
+    if (f->kind == FT_SEQ_CLS && data->labels.n < 2)
+        return bertc_errorf(err, "%s: one label ('%s') in column '%s': a classifier needs two "
+                            "or more", f->train, data->labels.names[0], f->label_col);
+    int64_t n_eval = 0;
+    if (f->eval) {
+        if (bertc_dataset_read(&eval, arena, f->eval, err) != 0 ||
+            find_columns(f, &eval, &ce, err) != 0)
+            return -1;
+        n_eval = eval.n_rows;
+    }
+    bool tokens = f->kind == FT_TOKEN_CLS;
+    int64_t W = tokens ? count_words(&train, ct.text) + (f->eval ? count_words(&eval, ce.text) : 0)
+                       : 0;
+    alloc_rows(data, train.n_rows + n_eval, W, arena);
+    data->n_train = train.n_rows;
+    if (f->kind == FT_QA)
+        return qa_rows(f, data, &train, f->eval ? &eval : NULL, err) != 0 ? -1
+               : (shuffle_split(data, f->seed, f->eval != NULL, arena), 0);
+    if (tokens ? finetune_token_rows(data, 0, &train, ct.text, ct.label, arena, err) != 0 ||
+                     (f->eval && finetune_token_rows(data, train.n_rows, &eval, ce.text, ce.label,
+                                                     arena, err) != 0)
+               : finetune_add_rows(data, 0, &train, ct.text, ct.pair, ct.label, err) != 0 ||
+                     (f->eval && finetune_add_rows(data, train.n_rows, &eval, ce.text, ce.pair,
+                                                   ce.label, err) != 0))
+        return -1;
+    shuffle_split(data, f->seed, f->eval != NULL, arena);
+    if (data->n_train < 1)
+        return bertc_errorf(err, "%s: too few rows to train on", f->train);
+    return 0;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+/* OUT/trainer_state.json: the best metric and the plateau so far, so that a
+ * resumed run keeps the model it saved unless it beats it. */
+static int read_state(const char *path, FinetuneData *data, BertcError *err)
+{
+    Arena *a;
+    char *text;
+    size_t n;
+    JsonDoc *doc;
+    int64_t bad = 0;
+    int rc = bertc_read_file(path, 1 << 16, "a trainer_state.json", &a, &text, &n, err);
+    if (rc == 0)
+        rc = bertc_json_parse(a, path, text, n, &doc, err);
+    if (rc == 0)
+        rc = bertc_json_get_double(doc->root, "best_metric", &data->best, err) ||
+             bertc_json_get_int(doc->root, "bad_evals", &bad, err);
+    data->bad_evals = bad;
+    data->saved = rc == 0;
+    if (a)
+        bertc_arena_destroy(a);
+    return rc == 0 ? 0 : -1;
+}
+
+static int write_state(const char *path, const FinetuneData *data, BertcError *err)
+{
+    FILE *fp = bertc_open_write(path, err);
+    if (!fp)
+        return -1;
+    fprintf(fp, "{\"best_metric\": %.17g, \"bad_evals\": %lld, \"metric\": \"%s\"}\n",
+            isfinite(data->best) ? data->best : -1e308, (long long)data->bad_evals,
+            finetune_metric_name(data->kind));
+    return fclose(fp) == 0 ? 0 : bertc_errorf(err, "%s: write failed", path);
+}
+
+static TrainOptions train_options(const FinetuneArgs *f, const FinetuneData *data,
+                                  const char *checkpoint)
+{
+    TrainOptions opt = bertc_train_defaults();
+    int64_t per_epoch = (data->n_train + f->batch_size - 1) / f->batch_size;
+    opt.steps = f->steps ? f->steps : f->epochs * per_epoch;
+    opt.batch_size = f->batch_size;
+    opt.lr = f->lr;
+    opt.warmup = 0.1;
+    opt.weight_decay = 0.01;
+    opt.seed = f->seed;
+    opt.eval_every = f->eval_every ? f->eval_every : (opt.steps >= 10 ? opt.steps / 10 : 1);
+    opt.checkpoint = checkpoint;
+    opt.checkpoint_every = opt.eval_every;
+    opt.stop_after = f->stop_after;
+    opt.resume = f->resume;
+    opt.quiet = f->quiet;
+    return opt;
+}
+
+/* log.jsonl (appended to on --resume), trainer_state.json, loss.svg and,
+ * when no evaluation saved it, the final model. */
+static int write_outputs(const FinetuneArgs *f, FinetuneData *data, const Model *m,
+                         const TrainResult *res, BertcError *err)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/log.jsonl", f->out);
+    FILE *log = f->resume ? fopen(path, "a") : bertc_open_write(path, err);
+    if (!log)
+        return f->resume ? bertc_errorf(err, "%s: cannot append", path) : -1;
+    finetune_write_log(data, res, log);
+    if (fclose(log) != 0)
+        return bertc_errorf(err, "%s: write failed", path);
+    snprintf(path, sizeof path, "%s/trainer_state.json", f->out);
+    if (write_state(path, data, err) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/loss.svg", f->out);
+    if (res->n_points && bertc_svg_loss_curve(path, res, "bertc finetune", err) != 0)
+        return -1;
+    if (!data->saved && bertc_model_dir_save(f->out, m, data->tok, err) != 0)
+        return -1;
+    return 0;
+}
+
+static void report(const FinetuneArgs *f, const FinetuneData *data, const TrainResult *res)
+{
+    double base = finetune_majority_baseline(data);
+    printf("trained %lld steps%s in %.0f s (%.0f tokens/s); %lld train, %lld held-out rows\n",
+           (long long)res->steps_done, res->stopped_early ? " (stopped early: plateau)" : "",
+           res->seconds, res->tokens_per_second, (long long)data->n_train,
+           (long long)(data->n - data->n_train));
+    if (data->n > data->n_train)
+        printf("best held-out %s %.4f", finetune_metric_name(data->kind),
+               data->kind == FT_MLM ? -data->best : data->best);
+    if (!isnan(base))
+        printf(" (majority-class baseline %.4f)", base);
+    printf("%ssaved %s (config.json, model.safetensors, vocab.txt, tokenizer_config.json, "
+           "log.jsonl, loss.svg)\n", data->n > data->n_train ? "\n" : "", f->out);
+}
+
+static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
+{
+    Base base = {0};
+    FinetuneData *data = bertc_arena_calloc(arena, 1, sizeof *data);
+    BertConfig cfg;
+    Model m;
+    TrainResult res;
+    char checkpoint[1100], state[1100];
+    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", f->out);
+    snprintf(state, sizeof state, "%s/trainer_state.json", f->out);
+    *data = (FinetuneData){.out = f->out, .patience = f->patience, .best = -INFINITY,
+                           .best_eval = -1};
+    int rc = open_base(f, &base, err) != 0 || load_data(f, data, arena, err) != 0 ||
+             head_config(&base, data, &cfg, err) != 0 ||
+             build_model(&base, &cfg, f->seed, &m, arena, err) != 0 ||
+             bertc_train_check_out_dir(f->out, err) != 0 ||
+             (f->resume && is_file(state) && read_state(state, data, err) != 0);
+    if (rc == 0) {
+        data->tok = &base.tok;
+        data->model = &m;
+        data->max_len = (int32_t)(f->max_len < cfg.max_position_embeddings
+                                      ? f->max_len : cfg.max_position_embeddings);
+        TrainTask task = finetune_task(data);
+        TrainOptions opt = train_options(f, data, checkpoint);
+        int run = bertc_train_run(&m, &task, &opt, &res, err);
+        if (run == 0 || res.interrupted) {
+            BertcError out_err;
+            rc = write_outputs(f, data, &m, &res, &out_err) != 0;
+            if (rc && run == 0)
+                *err = out_err;
+        }
+        rc = rc || run != 0;
+        if (rc == 0)
+            report(f, data, &res);
+    }
+    if (base.arena)
+        bertc_arena_destroy(base.arena);
+    return rc ? -1 : 0;
+}
+
+int cmd_finetune(int argc, char **argv)
+{
+    CliArgs a;
+    FinetuneArgs f;
+    BertcError err;
+    if (cli_parse(&cli_cmd_finetune, argc, argv, &a, &err) != 0) {
+        fprintf(stderr, "bertc finetune: %s\n", err.msg);
+        return 2;
+    }
+    if (a.help) {
+        cli_print_help(&cli_cmd_finetune, stdout);
+        return 0;
+    }
+    if (parse_args(&a, &f, &err) != 0) {
+        fprintf(stderr, "bertc finetune: %s\n", err.msg);
+        return 2;
+    }
+    Arena *arena = bertc_arena_create("finetune", 1 << 20);
+    int rc = train(&f, arena, &err);
+    bertc_arena_destroy(arena);
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "bertc finetune: %s\n", err.msg);
+    return bertc_train_stop_signal() ? 128 + bertc_train_stop_signal() : 1;
+}

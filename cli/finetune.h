@@ -1,0 +1,128 @@
+/* cli/finetune.h — the pieces of `bertc finetune` (cli/finetune.c: the
+ * command; cli/finetune_task.c: the data as a TrainTask and its evaluation). */
+#ifndef BERTC_CLI_FINETUNE_H
+#define BERTC_CLI_FINETUNE_H
+
+#include "cli/cli.h"
+#include "zoo/dataset.h"
+#include "zoo/train.h"
+
+#include <stdio.h>
+
+typedef enum FinetuneKind {
+    FT_SEQ_CLS,        /* one label of C: cross-entropy; accuracy, macro-F1 */
+    FT_MULTI_LABEL,    /* any of C labels ("a|b"): BCE; micro-F1 */
+    FT_REGRESSION,     /* one number: MSE; MSE, Pearson */
+    FT_TOKEN_CLS,      /* a tag per word ("tokens"/"tags" lists): CE; entity F1 */
+    FT_QA,             /* a span of the context (SQuAD): CE of start and end; F1, EM */
+    FT_MLM             /* unlabelled text, 15 % masked: CE; perplexity (lower is better) */
+} FinetuneKind;
+
+/* The scores of one evaluation: the main metric, then the second
+ * (macro-F1, MSE; NaN for multi-label). */
+typedef struct EvalRecord {
+    double loss;
+    double metric[2];
+} EvalRecord;
+
+/* The examples, train rows first: [0, n_train) are trained on, [n_train, n)
+ * scored. */
+typedef struct FinetuneData {
+    FinetuneKind kind;
+    int64_t n, n_train;
+    TextExample *ex;          /* (n) */
+    int32_t *label;           /* (n) seq-cls class ids */
+    float *target;            /* (n, C) multi-label 0/1, (n) regression */
+    LabelSet labels;          /* seq-cls and multi-label; n = 1 for regression */
+    const Tokenizer *tok;
+    const Model *model;
+    const char *name;         /* the training file, for messages */
+    uint64_t seed;            /* mlm: the held-out rows' masking */
+    int32_t max_len;
+    /* evaluation: predictions of the held-out rows, the best so far, the plateau */
+    int32_t *pred_class;      /* (n - n_train) */
+    uint8_t *pred_set, *gold_set;   /* (n - n_train, C) */
+    float *pred_value;        /* (n - n_train) */
+    /* token-cls: example e has words word_off[e] .. word_off[e + 1] - 1 */
+    int64_t *word_off;        /* (n + 1) */
+    int32_t *word_cp;         /* (W) a word's first code point in the example's text */
+    int32_t *word_tag;        /* (W) its tag */
+    int32_t *pred_tag;        /* (W) the predicted tag (held-out rows) */
+    /* qa */
+    const char **answers;     /* (n) the gold answers, '|'-joined */
+    int32_t *span;            /* (n, 2) the first answer's [start, end) code points */
+    double qa_em, qa_f1;      /* sums over the held-out rows of this evaluation */
+    const char *out;          /* the model directory, written at each new best */
+    int64_t patience, bad_evals;
+    double best;              /* the main metric's best (higher is better: perplexity's
+                                 negation; -inf: none) */
+    bool saved;               /* the model directory was written */
+    int n_evals, best_eval;   /* evaluations of this run; the best one's index (-1: none) */
+    EvalRecord evals[TRAIN_MAX_POINTS];
+} FinetuneData;
+
+/* The columns of d (text, optional pair, label) as examples rows[first ..]
+ * of data (its arrays allocated for all rows by the caller); labels not in
+ * data->labels, and regression targets that are not finite numbers, are
+ * errors naming the file and line. */
+int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
+                      int label, BertcError *err);
+/* The TrainTask of data: make_batch tokenizes with batch_from_text and
+ * adds "labels"; evaluate scores the held-out rows, logs, saves the best
+ * model to data->out, and counts evaluations without improvement. */
+TrainTask finetune_task(FinetuneData *data);
+/* One JSON line per evaluation of the run res into log: step, train_loss,
+ * eval_loss, the metrics, best (true on the one saved). */
+void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log);
+/* The main metric's name ("accuracy", "micro_f1", "pearson"). */
+const char *finetune_metric_name(FinetuneKind kind);
+/* The majority-class accuracy of the held-out rows (seq-cls), else NaN. */
+double finetune_majority_baseline(const FinetuneData *data);
+
+/* ---- cli/finetune_tokens.c: token classification ---------------------- */
+
+/* Rows of '|'-joined words and tags (columns `words`, `tags`) as examples
+ * first.. of data (word_off[first] set by the caller); a word count that is
+ * not the tag count, or a tag not in data->labels, is an error naming the
+ * file and line. */
+int finetune_token_rows(FinetuneData *data, int64_t first, const Dataset *d, int words, int tags,
+                        Arena *arena, BertcError *err);
+/* The batch of examples idx[0..n) with "labels" (n, S): each word's tag on its
+ * first WordPiece, -100 elsewhere; pos[j][w] receives the position of word w
+ * of example j (-1: truncated away). */
+int finetune_token_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                         Graph *g, Batch *b, int32_t **pos, int64_t *tokens, BertcError *err);
+/* data->pred_tag of the words of examples idx[0..n) from logits (n, S, C). */
+void finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
+                            const int64_t *idx, int64_t n, int32_t *const *pos);
+/* Entity F1 of the held-out rows' predicted tags. */
+double finetune_token_score(const FinetuneData *data, Arena *scratch);
+
+/* ---- cli/finetune_qa.c: extractive question answering ----------------- */
+
+/* Rows with columns col[0..3] = question, context, answers.text,
+ * answers.answer_start as examples first..; an answer_start that does not
+ * point at the answer's text is an error naming the file and line. */
+int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
+                     BertcError *err);
+/* The batch of examples idx[0..n) with start_positions and end_positions;
+ * *enc receives their encodings (for the spans' offsets). */
+int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                      Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err);
+/* Adds the best span's SQuAD EM and F1 of examples idx[0..n) to
+ * data->qa_em, qa_f1, from start/end logits (n, S). */
+void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
+                         int64_t S, const int64_t *idx, int64_t n, const Encoding *enc);
+
+
+/* ---- cli/finetune_mlm.c: masked language modelling ---------------------- */
+
+/* The batch of examples idx[0..n) with 15 % of the real tokens masked
+ * (80/10/10) and "labels" the original ids there, -100 elsewhere: drawn
+ * from g->rng in training, from data->seed + the row when eval. *masked
+ * receives the number of labelled positions. */
+int finetune_mlm_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                       Graph *g, Batch *b, bool eval, int64_t *tokens, int64_t *masked,
+                       BertcError *err);
+
+#endif /* BERTC_CLI_FINETUNE_H */

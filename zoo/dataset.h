@@ -1,0 +1,136 @@
+/*
+ * zoo/dataset.h — labelled texts from CSV, TSV and JSONL files, the label
+ * set of a classification task, and the metrics `bertc finetune` scores a
+ * held-out set with.
+ *
+ *     Dataset d;  BertcError err;
+ *     Arena *a = bertc_arena_create("data", 1 << 20);
+ *     bertc_dataset_read(&d, a, "train.csv", &err);        // zoo/dataset_file.c
+ *     int text = bertc_dataset_column(&d, "text", &err);   // -1: not in the header
+ *     for (int64_t i = 0; i < d.n_rows; i++)
+ *         puts(bertc_dataset_cell(&d, i, text));           // NULL: absent (JSONL)
+ *
+ * The formats, as a table of rows under a header of column names:
+ *  - CSV (RFC 4180): the first record is the header; fields separated by
+ *    ',', a field in double quotes may hold ',', '"' written '""' and line
+ *    breaks; records end with LF or CRLF. Every record has the header's
+ *    number of fields.
+ *  - TSV: the first line is the header; fields separated by TAB, no quoting
+ *    (a '"' is an ordinary character, as in data/topics.tsv); LF or CRLF.
+ *  - JSONL: one JSON object a line; the columns are the first object's keys,
+ *    and "key.member" for the members of an object value (one level: SQuAD's
+ *    "answers.text"). A string is its text, a number its literal ("3",
+ *    "0.25"), a list of strings or numbers its elements joined by '|'
+ *    (multi-label, token tags, SQuAD answers), null or an absent key an
+ *    absent cell (NULL).
+ * Empty lines between records are skipped. Every cell is valid UTF-8 without
+ * NUL bytes. Errors are one line naming the file and the line of the record:
+ * "train.csv:7: 3 fields, the header has 2", "train.csv:9: unterminated
+ * quoted field (opened here)", "x.tsv:4: invalid UTF-8 in column 'text'".
+ *
+ * Memory: the cells are copied into the caller's arena; at most 8 bytes of
+ * row index per input byte besides.
+ */
+#ifndef BERTC_ZOO_DATASET_H
+#define BERTC_ZOO_DATASET_H
+
+#include "zoo/zoo.h"
+
+typedef enum DatasetFormat {
+    DATASET_CSV,
+    DATASET_TSV,
+    DATASET_JSONL
+} DatasetFormat;
+
+typedef struct Dataset {
+    const char *name;           /* the file, named in messages */
+    DatasetFormat format;
+    int n_columns;
+    const char **columns;       /* (n_columns) header names */
+    int64_t n_rows;             /* records after the header */
+    const char **cells;         /* (n_rows, n_columns); NULL: absent */
+    int64_t *line;              /* (n_rows) line where each record starts, 1-based */
+} Dataset;
+
+/* The most columns a header may have. */
+#define DATASET_MAX_COLUMNS 1024
+
+/* By the name's ending (.csv, .tsv, .jsonl/.json); otherwise by the
+ * content: '{' first is JSONL, a TAB in the first line TSV, else CSV. */
+DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, size_t len);
+/* text[0..len) (need not be NUL-terminated) -> d, cells in arena. */
+int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
+                        const char *text, size_t len, BertcError *err);
+/* bertc_dataset_parse of a regular file (zoo/dataset_file.c), the format by
+ * bertc_dataset_guess_format. Files above DATASET_MAX_BYTES are refused. */
+#define DATASET_MAX_BYTES (1ULL << 30)
+int bertc_dataset_read(Dataset *d, Arena *arena, const char *path, BertcError *err);
+
+/* The index of column `name`; -1 with err naming the file and listing the
+ * header when there is none. */
+int bertc_dataset_column(const Dataset *d, const char *name, BertcError *err);
+/* The first of names[0..n) the header has, else -1 with err listing them. */
+int bertc_dataset_column_of(const Dataset *d, const char *const *names, int n, BertcError *err);
+static inline const char *bertc_dataset_cell(const Dataset *d, int64_t row, int column)
+{
+    return d->cells[row * d->n_columns + column];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Label sets                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The distinct labels of a column, sorted by strcmp (so the same data gives
+ * the same ids whatever its order). multi: each cell is a '|'-separated
+ * list ("sports|politics"; "" is no label). */
+#define LABELS_MAX 1024
+typedef struct LabelSet {
+    int n;
+    const char **names;         /* (n) sorted, in the arena */
+} LabelSet;
+
+/* Errors name the file and line: an absent cell, an empty label, more than
+ * LABELS_MAX labels. */
+int bertc_label_set_build(LabelSet *s, Arena *arena, const Dataset *d, int column, bool multi,
+                          BertcError *err);
+/* The id of a label, -1 when the set has none. */
+int bertc_label_set_id(const LabelSet *s, const char *name, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Metrics (zoo/metrics.c)                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Single-label classification over n examples of C classes: the fraction
+ * right and the macro-averaged F1 (the mean over the classes that occur in
+ * gold or predictions of 2PR/(P+R), 0 when P+R is 0, as scikit-learn's
+ * f1_score(average="macro") over the labels present). */
+double bertc_metric_accuracy(const int32_t *gold, const int32_t *pred, int64_t n);
+double bertc_metric_macro_f1(const int32_t *gold, const int32_t *pred, int64_t n, int C);
+/* Multi-label: gold and pred are (n, C) 0/1; micro-F1 = 2 TP / (2 TP + FP +
+ * FN) over every cell (1 when there is no positive at all). */
+double bertc_metric_micro_f1(const uint8_t *gold, const uint8_t *pred, int64_t n, int C);
+/* Regression: mean squared error and Pearson's r (0 when either side is
+ * constant). Sums in double. */
+double bertc_metric_mse(const float *gold, const float *pred, int64_t n);
+double bertc_metric_pearson(const float *gold, const float *pred, int64_t n);
+
+/* Entity-level F1 of tag sequences, as seqeval's default (conlleval)
+ * scheme: a chunk is a maximal run of one entity type started by B- (or S-),
+ * or by I-/E- after O, after another type or after an E-/S-; it counts as
+ * found when the prediction has a chunk of the same type over exactly the
+ * same positions. gold and pred are the n_seqs sequences one after the
+ * other, lengths[s] tags each. F1 = 2 TP / (gold chunks + predicted
+ * chunks); 1 when there are none at all. */
+double bertc_metric_entity_f1(const char *const *gold, const char *const *pred,
+                              const int64_t *lengths, int64_t n_seqs);
+
+/* SQuAD's exact match and F1 of a predicted answer against one gold answer,
+ * after its normalize_answer (lowercase, ASCII punctuation and the articles
+ * a/an/the removed, whitespace collapsed); F1 over the words in common
+ * (each counted as often as both have it). With no words on either side
+ * F1 is 1 if both are empty, else 0 (SQuAD 2.0). The caller takes the
+ * maximum over the gold answers. */
+double bertc_metric_squad_em(const char *pred, const char *gold);
+double bertc_metric_squad_f1(const char *pred, const char *gold);
+
+#endif /* BERTC_ZOO_DATASET_H */

@@ -1,0 +1,18 @@
+/* zoo/dataset_file.c — a data file read whole (bertc_read_file: regular files
+ * only, so a FIFO or a device cannot block the reader) and parsed from
+ * memory by zoo/dataset.c. */
+#include "zoo/dataset.h"
+
+int bertc_dataset_read(Dataset *d, Arena *arena, const char *path, BertcError *err)
+{
+    Arena *file;
+    char *text;
+    size_t len;
+    int rc = bertc_read_file(path, DATASET_MAX_BYTES, "a data file", &file, &text, &len, err);
+    if (rc == 0)
+        rc = bertc_dataset_parse(d, arena, path, bertc_dataset_guess_format(path, text, len), text,
+                                 len, err);
+    if (file)
+        bertc_arena_destroy(file);
+    return rc;
+}
