@@ -162,8 +162,9 @@ train_case() {
 echo "bench/compare.sh: $PAIRS alternating runs per side and case; times are medians of per-run medians (ms)"
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bertc: isa $(field isa "$(BERTC_THREADS=1 "$BUILD/bench/train" --config "$BASE" --layers 1 --hidden 64 --batch 1 --seq 8 --steps 1)") (BERTC_ISA=${BERTC_ISA:-unset}), threads as the column thr"
-echo "torch: $(torch info --threads 1 | head -1); OpenBLAS: $CORE_WHY; threads as torch_set"
-torch info --threads 1 | sed -n '2,$p' | grep -E '^(ATen parallel backend|MKL|OpenMP|Intel)' | sed 's/^/       /'
+TORCH_INFO=$(torch info --threads 1)
+echo "torch: $(echo "$TORCH_INFO" | sed -n 1p); OpenBLAS: $CORE_WHY; threads as torch_set"
+echo "$TORCH_INFO" | sed -n '2,$p' | grep -E '^(ATen parallel backend|MKL|OpenMP|Intel)' | sed 's/^/       /'
 if [ -n "$ORT" ]; then
     echo "ORT: onnxruntime-node $(cd "$ORT_DIR" && node -p "require('onnxruntime-node/package.json').version") (CPU EP, MLAS), intraOpNumThreads = thr, level as ort_level"
 fi
