@@ -84,8 +84,9 @@ CORE_WHY="$*"
 torch() { /usr/bin/python3 tools/bench_finetune.py "$@"; }
 
 # Tokenizing once for the PyTorch side, timed on its own.
-set -- $(timed "$TMP/enc.out" "$BUILD/bertc" encode --config "$TMP/cfg.json" --vocab "$VOCAB" \
+ENC=$(timed "$TMP/enc.out" "$BUILD/bertc" encode --config "$TMP/cfg.json" --vocab "$VOCAB" \
     --max-len 64 --input "$TMP/texts.txt" --output "$TMP/train_in.safetensors")
+set -- $ENC
 ENC_WALL=$1 ENC_RSS=$3
 TRAIN="--config $TMP/cfg.json --inputs $TMP/train_in.safetensors --labels $TMP/labels.txt \
 --batch-size 32 --lr 1e-3"
