@@ -30,7 +30,8 @@ static const CliOption finetune_options[] = {
                              "vocab.txt); its encoder is loaded, the new head initialised"},
     {"--config", "C.json", NULL, "train from scratch with this config (needs --vocab)"},
     {"--vocab", "V.txt", NULL, "WordPiece vocabulary for --config"},
-    {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys"},
+    {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys; "
+                              "token-cls also CoNLL columns (.conll, .txt)"},
     {"--eval", "FILE", NULL, "held-out data (default: 10 % of --train, after shuffling)"},
     {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression, token-cls, "
                                   "qa or mlm (no labels)"},
@@ -63,7 +64,8 @@ const CliCommand cli_cmd_finetune = {
     .description = "Builds the label set from the training rows, trains with AdamW, "
                    "evaluates (accuracy and macro-F1; micro-F1; Pearson and MSE), keeps the "
                    "best model in OUT as a Hugging Face directory, writes OUT/log.jsonl and "
-                   "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists and "
+                   "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists or CoNLL "
+                   "columns (.conll, .txt: word first, tag last) and "
                    "scores entity F1; qa reads SQuAD-style JSONL (question, context, "
                    "answers.text, answers.answer_start) and scores SQuAD F1 and exact match; "
                    "mlm masks 15 % of the tokens of unlabelled text and scores perplexity. "
@@ -407,11 +409,21 @@ static int qa_rows(const FinetuneArgs *f, FinetuneData *data, const Dataset *tra
                : 0;
 }
 
+/* A data file; token-cls reads a .txt file as CoNLL columns. */
+static int read_data(const FinetuneArgs *f, Dataset *d, Arena *arena, const char *path,
+                     BertcError *err)
+{
+    size_t n = strlen(path);
+    if (f->kind == FT_TOKEN_CLS && n >= 4 && strcmp(path + n - 4, ".txt") == 0)
+        return bertc_dataset_read_format(d, arena, path, DATASET_CONLL, err);
+    return bertc_dataset_read(d, arena, path, err);
+}
+
 static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, BertcError *err)
 {
     Dataset train, eval;
     Columns ct, ce;
-    if (bertc_dataset_read(&train, arena, f->train, err) != 0 ||
+    if (read_data(f, &train, arena, f->train, err) != 0 ||
         find_columns(f, &train, &ct, err) != 0)
         return -1;
     data->kind = f->kind;
@@ -427,7 +439,7 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
                             "or more", f->train, data->labels.names[0], f->label_col);
     int64_t n_eval = 0;
     if (f->eval) {
-        if (bertc_dataset_read(&eval, arena, f->eval, err) != 0 ||
+        if (read_data(f, &eval, arena, f->eval, err) != 0 ||
             find_columns(f, &eval, &ce, err) != 0)
             return -1;
         n_eval = eval.n_rows;
