@@ -445,7 +445,20 @@ static uint32_t lcg(uint32_t *s)
     return (*s >> 16) & 0x7fff;
 }
 
-static void write_ner(const char *path, int n)
+/* One sentence of words and tags; JSONL lists or CoNLL-2003 lines (word,
+ * POS, chunk, tag) after a -DOCSTART- line. */
+static void put_word(FILE *f, bool conll, char *words, char *tags, const char *w, const char *t)
+{
+    if (conll) {
+        fprintf(f, "%s NN I-NP %s\n", w, t);
+        return;
+    }
+    const char *sep = words[0] ? ", " : "";
+    sprintf(words + strlen(words), "%s\"%s\"", sep, w);
+    sprintf(tags + strlen(tags), "%s\"%s\"", sep, t);
+}
+
+static void write_ner_as(const char *path, int n, bool conll)
 {
     static const char *const names[] = {"Alice", "Bob", "Carol", "David", "Emma", "Frank",
                                         "Grace", "Henry", "Irene", "Jack", "Karen", "Louis"};
@@ -458,28 +471,35 @@ static void write_ner(const char *path, int n)
                                             "we saw P near L"};
     FILE *f = fopen(path, "w");
     cr_assert(f);
+    if (conll)
+        fputs("-DOCSTART- -X- -X- O\n\n", f);
     uint32_t s = 5;
     for (int i = 0; i < n; i++) {
         char words[512] = "", tags[512] = "", t[64];
         snprintf(t, sizeof t, "%s", templates[lcg(&s) % 7]);
         for (char *w = strtok(t, " "); w; w = strtok(NULL, " ")) {
-            char *wend = words + strlen(words), *tend = tags + strlen(tags);
-            const char *sep = words[0] ? ", " : "";
-            if (strcmp(w, "P") == 0 && lcg(&s) % 2)
-                sprintf(wend, "%s\"%s\", \"%s\"", sep, names[lcg(&s) % 12], surnames[lcg(&s) % 5]),
-                    sprintf(tend, "%s\"B-PER\", \"I-PER\"", sep);
-            else if (strcmp(w, "P") == 0)
-                sprintf(wend, "%s\"%s\"", sep, names[lcg(&s) % 12]),
-                    sprintf(tend, "%s\"B-PER\"", sep);
+            if (strcmp(w, "P") == 0 && lcg(&s) % 2) {
+                const char *first = names[lcg(&s) % 12];
+                put_word(f, conll, words, tags, first, "B-PER");
+                put_word(f, conll, words, tags, surnames[lcg(&s) % 5], "I-PER");
+            } else if (strcmp(w, "P") == 0)
+                put_word(f, conll, words, tags, names[lcg(&s) % 12], "B-PER");
             else if (strcmp(w, "L") == 0)
-                sprintf(wend, "%s\"%s\"", sep, cities[lcg(&s) % 10]),
-                    sprintf(tend, "%s\"B-LOC\"", sep);
+                put_word(f, conll, words, tags, cities[lcg(&s) % 10], "B-LOC");
             else
-                sprintf(wend, "%s\"%s\"", sep, w), sprintf(tend, "%s\"O\"", sep);
+                put_word(f, conll, words, tags, w, "O");
         }
-        fprintf(f, "{\"tokens\": [%s], \"tags\": [%s]}\n", words, tags);
+        if (conll)
+            fputs("\n", f);
+        else
+            fprintf(f, "{\"tokens\": [%s], \"tags\": [%s]}\n", words, tags);
     }
     fclose(f);
+}
+
+static void write_ner(const char *path, int n)
+{
+    write_ner_as(path, n, false);
 }
 
 Test(finetune, token_classification_learns_entities)
@@ -508,6 +528,35 @@ Test(finetune, token_classification_learns_entities)
     cr_assert_eq(d.model.cfg.num_labels, 4);
     cr_assert_str_eq(bertc_bert_config_label(&d.model.cfg, 3), "O");
     bertc_arena_destroy(a);
+}
+
+/* The same sentences as CoNLL-2003 columns in a .txt file (read as CoNLL
+ * because of --task token-cls): the same path as the JSONL lists. */
+Test(finetune, token_classification_learns_from_conll_columns)
+{
+    char data[300], cfg[300], out[300], args[2048];
+    snprintf(data, sizeof data, "%s/ner.txt", dir);
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    snprintf(out, sizeof out, "%s/ner", dir);
+    write_ner_as(data, 300, true);
+    write_config(cfg, "BertModel");
+    const char *log;
+    snprintf(args, sizeof args, "--config %s --vocab " VOCAB " --train %s --task token-cls "
+             "--out %s --max-len 32 --steps 60 --eval-every 20 --batch-size 16 --lr 3e-3 --quiet",
+             cfg, data, out);
+    cr_assert_eq(finetune(args, &log), 0, "%s", log);
+    /* all-"O" scores 0 */
+    const char *best = strstr(log, "best held-out entity_f1 ");
+    cr_assert(best, "no entity_f1 in:\n%s", log);
+    double f1 = atof(best + strlen("best held-out entity_f1 "));
+    cr_assert(f1 >= 0.8, "entity F1 %.3f on held-out CoNLL sentences, expected >= 0.8", f1);
+    cr_assert(strstr(log, "270 train, 30 held-out rows"), "300 sentences, a row each:\n%s", log);
+
+    /* a line without a tag: one line naming the file and line (line 3,
+     * after -DOCSTART- and a blank line) */
+    write_file(data, "-DOCSTART- -X- -X- O\n\nAlice\nflew O\n");
+    cr_assert_neq(finetune(args, &log), 0);
+    cr_assert(strstr(log, "ner.txt:3: one column ('Alice')"), "%s", log);
 }
 
 /* qa labels: the first and last context token of the answer; 0 0 when
