@@ -45,7 +45,9 @@ static const CliOption finetune_options[] = {
     {"--epochs", "N", "3", "passes over the training rows, when --steps is not given"},
     {"--batch-size", "N", "16", "examples a step"},
     {"--lr", "X", NULL, "peak learning rate [default: 5e-5 with --model, 5e-4 from scratch]"},
-    {"--max-len", "N", "128", "tokens an example is truncated to"},
+    {"--max-len", "N", "128", "tokens an example is truncated to (qa: a window's tokens)"},
+    {"--doc-stride", "N", NULL, "qa: context tokens two windows of a long context share "
+                                "[default: min(128, max-len / 2), capped to fit], as run_qa"},
     {"--seed", "S", "42", "shuffling, the held-out split, the new head's init, dropout"},
     {"--eval-every", "N", NULL, "steps between evaluations [default: a tenth of the run]"},
     {"--patience", "N", "0", "stop after N evaluations in a row without a better metric "
@@ -82,6 +84,7 @@ typedef struct FinetuneArgs {
     const char *text_col, *pair_col, *label_col;
     FinetuneKind kind;
     int64_t steps, epochs, batch_size, max_len, eval_every, patience, stop_after;
+    int64_t doc_stride;       /* -1: the default */
     double lr;
     uint64_t seed;
     bool resume, quiet;
@@ -172,6 +175,11 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
         count_flag(a, "--patience", 0, &f->patience, err) ||
         count_flag(a, "--stop-after", 1, &f->stop_after, err))
         return -1;
+    f->doc_stride = -1;
+    if (count_flag(a, "--doc-stride", 0, &f->doc_stride, err))
+        return -1;
+    if (f->doc_stride >= 0 && f->kind != FT_QA)
+        return bertc_errorf(err, "--doc-stride goes with --task qa");
     if (f->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
     int threads;
@@ -504,7 +512,8 @@ static TrainOptions train_options(const FinetuneArgs *f, const FinetuneData *dat
                                   const char *checkpoint)
 {
     TrainOptions opt = bertc_train_defaults();
-    int64_t per_epoch = (data->n_train + f->batch_size - 1) / f->batch_size;
+    int64_t n = data->kind == FT_QA ? data->n_feat_train : data->n_train;   /* qa: windows */
+    int64_t per_epoch = (n + f->batch_size - 1) / f->batch_size;
     opt.steps = f->steps ? f->steps : f->epochs * per_epoch;
     opt.batch_size = f->batch_size;
     opt.lr = f->lr;
@@ -582,6 +591,11 @@ static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
         data->model = &m;
         data->max_len = (int32_t)(f->max_len < cfg.max_position_embeddings
                                       ? f->max_len : cfg.max_position_embeddings);
+        data->doc_stride = (int32_t)f->doc_stride;
+        if (data->kind == FT_QA && finetune_qa_windows(data, arena, err) != 0)
+            rc = -1;
+    }
+    if (rc == 0) {
         TrainTask task = finetune_task(data);
         TrainOptions opt = train_options(f, data, checkpoint);
         int run = bertc_train_run(&m, &task, &opt, &res, err);
