@@ -1,12 +1,14 @@
 /* cli/finetune_qa.c — extractive question answering for `bertc finetune
  * --task qa`: SQuAD-style rows (question, context, answers.text,
  * answers.answer_start in characters of the context) -> BertForQuestionAnswering
- * batches of [CLS] question [SEP] context [SEP] with start_positions and
+ * batches of windows [CLS] question [SEP] context[s, s + L) [SEP] (a long
+ * context split into windows overlapping by the doc stride, as Hugging
+ * Face's run_qa prepare_train_features) with start_positions and
  * end_positions, the first and last context token of the first answer
- * (both 0, the [CLS], when truncation cut the answer off, as Hugging Face's
- * run_qa does) — and evaluation by SQuAD's exact match and F1 of the best
- * span (start <= end, at most QA_MAX_ANSWER tokens), against every gold
- * answer. */
+ * (both 0, the [CLS], in a window that does not hold the whole answer) —
+ * and evaluation by SQuAD's exact match and F1 of the best span over a
+ * row's windows (start <= end, at most QA_MAX_ANSWER tokens), against every
+ * gold answer. */
 #include "cli/finetune.h"
 
 #include <math.h>
