@@ -647,6 +647,13 @@ Test(finetune, qa_windows_label_the_answer_where_it_is_whole)
     qa_data(&data, a, &d, &tok, 12, -1);
     cr_assert_eq(finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
     cr_assert_eq(data.n_feat, 14, "7 windows a row, got %lld", (long long)data.n_feat);
+    /* window 4 starts at "lives": it cuts "she lives" at its start -> 0 0 */
+    qa_labels(&data, g, 4, &s, &e, &enc);
+    cr_assert(s == 0 && e == 0, "a window starting inside the answer: positions %d %d, "
+              "expected 0 0", s, e);
+    qa_labels(&data, g, 3, &s, &e, &enc);
+    cr_assert(s == 7 && e == 8, "window 3 starts at \"she\": positions %d %d, expected 7 8", s,
+              e);
     /* a stride given too large, a question leaving no room: one-line errors */
     qa_data(&data, a, &d, &tok, 12, 4);
     cr_assert_neq(finetune_qa_windows(&data, a, &err), 0);
