@@ -30,7 +30,8 @@ static const CliOption finetune_options[] = {
                              "vocab.txt); its encoder is loaded, the new head initialised"},
     {"--config", "C.json", NULL, "train from scratch with this config (needs --vocab)"},
     {"--vocab", "V.txt", NULL, "WordPiece vocabulary for --config"},
-    {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys"},
+    {"--train", "FILE", NULL, "training data: .csv, .tsv or .jsonl with a header / keys; "
+                              "token-cls also CoNLL columns (.conll, .txt)"},
     {"--eval", "FILE", NULL, "held-out data (default: 10 % of --train, after shuffling)"},
     {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression, token-cls, "
                                   "qa or mlm (no labels)"},
@@ -44,7 +45,9 @@ static const CliOption finetune_options[] = {
     {"--epochs", "N", "3", "passes over the training rows, when --steps is not given"},
     {"--batch-size", "N", "16", "examples a step"},
     {"--lr", "X", NULL, "peak learning rate [default: 5e-5 with --model, 5e-4 from scratch]"},
-    {"--max-len", "N", "128", "tokens an example is truncated to"},
+    {"--max-len", "N", "128", "tokens an example is truncated to (qa: a window's tokens)"},
+    {"--doc-stride", "N", NULL, "qa: context tokens two windows of a long context share "
+                                "[default: min(128, max-len / 2), capped to fit], as run_qa"},
     {"--seed", "S", "42", "shuffling, the held-out split, the new head's init, dropout"},
     {"--eval-every", "N", NULL, "steps between evaluations [default: a tenth of the run]"},
     {"--patience", "N", "0", "stop after N evaluations in a row without a better metric "
@@ -63,7 +66,8 @@ const CliCommand cli_cmd_finetune = {
     .description = "Builds the label set from the training rows, trains with AdamW, "
                    "evaluates (accuracy and macro-F1; micro-F1; Pearson and MSE), keeps the "
                    "best model in OUT as a Hugging Face directory, writes OUT/log.jsonl and "
-                   "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists and "
+                   "OUT/loss.svg. token-cls reads JSONL \"tokens\"/\"tags\" lists or CoNLL "
+                   "columns (.conll, .txt: word first, tag last) and "
                    "scores entity F1; qa reads SQuAD-style JSONL (question, context, "
                    "answers.text, answers.answer_start) and scores SQuAD F1 and exact match; "
                    "mlm masks 15 % of the tokens of unlabelled text and scores perplexity. "
@@ -80,6 +84,7 @@ typedef struct FinetuneArgs {
     const char *text_col, *pair_col, *label_col;
     FinetuneKind kind;
     int64_t steps, epochs, batch_size, max_len, eval_every, patience, stop_after;
+    int64_t doc_stride;       /* -1: the default */
     double lr;
     uint64_t seed;
     bool resume, quiet;
@@ -170,6 +175,11 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
         count_flag(a, "--patience", 0, &f->patience, err) ||
         count_flag(a, "--stop-after", 1, &f->stop_after, err))
         return -1;
+    f->doc_stride = -1;
+    if (count_flag(a, "--doc-stride", 0, &f->doc_stride, err))
+        return -1;
+    if (f->doc_stride >= 0 && f->kind != FT_QA)
+        return bertc_errorf(err, "--doc-stride goes with --task qa");
     if (f->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
     int threads;
@@ -407,11 +417,21 @@ static int qa_rows(const FinetuneArgs *f, FinetuneData *data, const Dataset *tra
                : 0;
 }
 
+/* A data file; token-cls reads a .txt file as CoNLL columns. */
+static int read_data(const FinetuneArgs *f, Dataset *d, Arena *arena, const char *path,
+                     BertcError *err)
+{
+    size_t n = strlen(path);
+    if (f->kind == FT_TOKEN_CLS && n >= 4 && strcmp(path + n - 4, ".txt") == 0)
+        return bertc_dataset_read_format(d, arena, path, DATASET_CONLL, err);
+    return bertc_dataset_read(d, arena, path, err);
+}
+
 static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, BertcError *err)
 {
     Dataset train, eval;
     Columns ct, ce;
-    if (bertc_dataset_read(&train, arena, f->train, err) != 0 ||
+    if (read_data(f, &train, arena, f->train, err) != 0 ||
         find_columns(f, &train, &ct, err) != 0)
         return -1;
     data->kind = f->kind;
@@ -427,7 +447,7 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
                             "or more", f->train, data->labels.names[0], f->label_col);
     int64_t n_eval = 0;
     if (f->eval) {
-        if (bertc_dataset_read(&eval, arena, f->eval, err) != 0 ||
+        if (read_data(f, &eval, arena, f->eval, err) != 0 ||
             find_columns(f, &eval, &ce, err) != 0)
             return -1;
         n_eval = eval.n_rows;
@@ -492,7 +512,8 @@ static TrainOptions train_options(const FinetuneArgs *f, const FinetuneData *dat
                                   const char *checkpoint)
 {
     TrainOptions opt = bertc_train_defaults();
-    int64_t per_epoch = (data->n_train + f->batch_size - 1) / f->batch_size;
+    int64_t n = data->kind == FT_QA ? data->n_feat_train : data->n_train;   /* qa: windows */
+    int64_t per_epoch = (n + f->batch_size - 1) / f->batch_size;
     opt.steps = f->steps ? f->steps : f->epochs * per_epoch;
     opt.batch_size = f->batch_size;
     opt.lr = f->lr;
@@ -570,6 +591,11 @@ static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
         data->model = &m;
         data->max_len = (int32_t)(f->max_len < cfg.max_position_embeddings
                                       ? f->max_len : cfg.max_position_embeddings);
+        data->doc_stride = (int32_t)f->doc_stride;
+        if (data->kind == FT_QA && finetune_qa_windows(data, arena, err) != 0)
+            rc = -1;
+    }
+    if (rc == 0) {
         TrainTask task = finetune_task(data);
         TrainOptions opt = train_options(f, data, checkpoint);
         int run = bertc_train_run(&m, &task, &opt, &res, err);

@@ -52,6 +52,15 @@ typedef struct FinetuneData {
     const char **answers;     /* (n) the gold answers, '|'-joined */
     int32_t *span;            /* (n, 2) the first answer's [start, end) code points */
     double qa_em, qa_f1;      /* sums over the held-out rows of this evaluation */
+    /* qa windows (features): feature f is window feat_win[f] of row
+     * feat_row[f]; train rows' features first */
+    int32_t doc_stride;       /* -1: min(128, max_len / 2), capped to fit */
+    int64_t n_feat, n_feat_train;
+    int64_t *feat_row;        /* (n_feat) */
+    int32_t *feat_win;        /* (n_feat) */
+    int32_t *qa_L, *qa_step;  /* (n) context tokens a window, start to start */
+    float *qa_best;           /* (n - n_train) the best span score over a row's windows */
+    int32_t *qa_pred;         /* (n - n_train, 2) its bytes [start, end) in the context */
     const char *out;          /* the model directory, written at each new best */
     int64_t patience, bad_evals;
     double best;              /* the main metric's best (higher is better: perplexity's
@@ -105,15 +114,24 @@ double finetune_token_score(const FinetuneData *data, Arena *scratch);
  * point at the answer's text is an error naming the file and line. */
 int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
                      BertcError *err);
-/* The batch of examples idx[0..n) with start_positions and end_positions;
- * *enc receives their encodings (for the spans' offsets). */
+/* The windows of every row (data->tok, max_len and doc_stride set): a
+ * context longer than a window after its question becomes windows of L
+ * context tokens overlapping by the stride, as run_qa's
+ * prepare_train_features; a question that leaves no room is an error. */
+int finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err);
+/* The batch of features (windows) idx[0..n) with start_positions and
+ * end_positions (0 0 when the answer is not wholly in the window); *enc
+ * receives the windows' encodings (for the spans' offsets). */
 int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
                       Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err);
-/* Adds the best span's SQuAD EM and F1 of examples idx[0..n) to
- * data->qa_em, qa_f1, from start/end logits (n, S). */
+/* An evaluation: begin, predict the held-out features idx[0..n) from their
+ * start/end logits (n, S) keeping each row's best span over its windows,
+ * end: the SQuAD EM and F1 sums over the held-out rows in data->qa_em,
+ * qa_f1. */
+void finetune_qa_begin_eval(FinetuneData *data);
 void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
                          int64_t S, const int64_t *idx, int64_t n, const Encoding *enc);
-
+void finetune_qa_end_eval(FinetuneData *data);
 
 /* ---- cli/finetune_mlm.c: masked language modelling ---------------------- */
 

@@ -1,17 +1,21 @@
 /* cli/finetune_qa.c — extractive question answering for `bertc finetune
  * --task qa`: SQuAD-style rows (question, context, answers.text,
  * answers.answer_start in characters of the context) -> BertForQuestionAnswering
- * batches of [CLS] question [SEP] context [SEP] with start_positions and
+ * batches of windows [CLS] question [SEP] context[s, s + L) [SEP] (a long
+ * context split into windows overlapping by the doc stride, as Hugging
+ * Face's run_qa prepare_train_features) with start_positions and
  * end_positions, the first and last context token of the first answer
- * (both 0, the [CLS], when truncation cut the answer off, as Hugging Face's
- * run_qa does) — and evaluation by SQuAD's exact match and F1 of the best
- * span (start <= end, at most QA_MAX_ANSWER tokens), against every gold
- * answer. */
+ * (both 0, the [CLS], in a window that does not hold the whole answer) —
+ * and evaluation by SQuAD's exact match and F1 of the best span over a
+ * row's windows (start <= end, at most QA_MAX_ANSWER tokens), against every
+ * gold answer. */
 #include "cli/finetune.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "zoo/pipeline.h"
 
 #define QA_MAX_ANSWER 30   /* tokens, run_qa's max_answer_length */
 
@@ -74,49 +78,181 @@ int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const 
     return 0;
 }
 
-/* The context tokens' [first, last] over the answer span, or 0 0. */
+/* The context tokens' [first, last] over the answer span when the window
+ * holds it whole, else 0 0 (the [CLS]), as run_qa's prepare_train_features. */
 static void positions(const Encoding *e, const int32_t *span, int32_t *s, int32_t *t)
 {
-    int32_t first = -1, last = -1, covered = 0;
+    int32_t first = -1, last = -1;
     for (int32_t k = 0; k < e->S; k++) {
         if (!e->attention_mask[k] || !e->token_type_ids[k] || e->end[k] <= e->start[k])
             continue;   /* the question, [SEP], [PAD] */
         if (e->end[k] > span[0] && e->start[k] < span[1]) {
             first = first < 0 ? k : first;
             last = k;
-            covered = e->end[k];
         }
     }
-    bool whole = first >= 0 && covered >= span[1];
+    bool whole = first >= 0 && e->start[first] <= span[0] && e->end[last] >= span[1];
     *s = whole ? first : 0;
     *t = whole ? last : 0;
+}
+
+/* ---- windows ------------------------------------------------------------ */
+
+/* Row r's question and whole context, [CLS] q [SEP] c [SEP], no limit. */
+static int encode_row(const FinetuneData *data, int64_t r, Arena *a, Encoding *e, BertcError *err)
+{
+    const TextExample *x = &data->ex[r];
+    return bertc_tokenizer_encode(data->tok, a, x->text, strlen(x->text), x->text_pair,
+                                  strlen(x->text_pair), 0, false, e, err);
+}
+
+/* Context tokens a window holds after row r's question, and the step from
+ * one window's start to the next (HF's doc_stride: the overlap). */
+static int plan(const FinetuneData *data, int64_t r, const Encoding *e, int32_t *L,
+                int32_t *step, BertcError *err)
+{
+    *L = data->max_len > 0 ? data->max_len - e->n_a - 3 : (e->n_b > 0 ? e->n_b : 1);
+    if (*L < 1)
+        return bertc_errorf(err, "%s: the question '%.40s' is %d tokens, which leaves no room for "
+                            "the context in --max-len %d", data->name, data->ex[r].text,
+                            (int)e->n_a, (int)data->max_len);
+    int32_t stride = data->doc_stride >= 0 ? data->doc_stride
+                     : (QA_DOC_STRIDE < data->max_len / 2 ? QA_DOC_STRIDE : data->max_len / 2);
+    if (stride >= *L && data->doc_stride >= 0)
+        return bertc_errorf(err, "--doc-stride %d: a window holds %d context tokens after the "
+                            "question '%.40s'; give a smaller stride", (int)data->doc_stride,
+                            (int)*L, data->ex[r].text);
+    *step = *L - (stride < *L ? stride : *L - 1);
+    return 0;
+}
+
+static int32_t n_windows(int32_t n_ctx, int32_t L, int32_t step)
+{
+    int32_t n = 1;
+    while ((n - 1) * step + L < n_ctx)
+        n++;
+    return n;
+}
+
+int finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err)
+{
+    Arena *scratch = bertc_arena_create("qa windows", 1 << 16);
+    int32_t *count = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)data->n);
+    data->qa_L = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)data->n);
+    data->qa_step = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)data->n);
+    int64_t total = 0;
+    int rc = 0;
+    for (int64_t r = 0; r < data->n && rc == 0; r++) {
+        Encoding e;
+        bertc_arena_reset(scratch);
+        rc = encode_row(data, r, scratch, &e, err) != 0 ||
+             plan(data, r, &e, &data->qa_L[r], &data->qa_step[r], err) != 0;
+        count[r] = rc ? 0 : n_windows(e.n_b, data->qa_L[r], data->qa_step[r]);
+        total += count[r];
+        data->n_feat_train += r < data->n_train ? count[r] : 0;
+    }
+    bertc_arena_destroy(scratch);
+    if (rc)
+        return -1;
+    data->n_feat = total;
+    data->feat_row = bertc_arena_alloc(arena, sizeof(int64_t) * (size_t)total);
+    data->feat_win = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)total);
+    for (int64_t r = 0, f = 0; r < data->n; r++)
+        for (int32_t w = 0; w < count[r]; w++, f++) {
+            data->feat_row[f] = r;
+            data->feat_win[f] = w;
+        }
+    int64_t n_eval = data->n - data->n_train;
+    data->qa_best = bertc_arena_alloc(arena, sizeof(float) * (size_t)(n_eval + 1));
+    data->qa_pred = bertc_arena_alloc(arena, sizeof(int32_t) * 2 * (size_t)(n_eval + 1));
+    return 0;
+}
+
+/* Window w of row encoding e as an encoding of S tokens (padded): [CLS]
+ * question [SEP] context[w * step, + L) [SEP]; offsets kept (the context's
+ * are into the context). */
+static void window(const Encoding *e, int32_t L, int32_t step, int32_t w, int32_t S,
+                   const Tokenizer *tok, Arena *a, Encoding *out)
+{
+    int32_t first = w * step, n_ctx = e->n_b - first < L ? e->n_b - first : L;
+    int32_t head = 2 + e->n_a, n = head + n_ctx + 1;
+    int32_t **arr[7] = {&out->input_ids, &out->token_type_ids, &out->attention_mask,
+                        &out->start, &out->end, &out->byte_start, &out->byte_end};
+    int32_t *const from[7] = {e->input_ids, e->token_type_ids, e->attention_mask, e->start,
+                              e->end, e->byte_start, e->byte_end};
+    for (int k = 0; k < 7; k++) {
+        int32_t *x = bertc_arena_calloc(a, (size_t)S, sizeof(int32_t));
+        memcpy(x, from[k], sizeof(int32_t) * (size_t)head);
+        memcpy(x + head, from[k] + head + first, sizeof(int32_t) * (size_t)n_ctx);
+        *arr[k] = x;
+    }
+    out->S = S;
+    out->n_a = e->n_a;
+    out->n_b = n_ctx;
+    out->input_ids[n - 1] = tok->sep_id;   /* the final [SEP]: type 1, offsets (0, 0) */
+    out->token_type_ids[n - 1] = out->attention_mask[n - 1] = 1;
+    for (int32_t t = n; t < S; t++)
+        out->input_ids[t] = tok->pad_id;
+}
+
+/* Features idx[0..n) as windows enc[0..n), padded to the longest. */
+static int windows_of(const FinetuneData *data, const int64_t *idx, int64_t n, Arena *a,
+                      Encoding *enc, int64_t *S, BertcError *err)
+{
+    Encoding *full = bertc_arena_alloc(a, sizeof *full * (size_t)n);
+    *S = 0;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t r = data->feat_row[idx[j]];
+        if (encode_row(data, r, a, &full[j], err) != 0)
+            return -1;
+        int32_t first = data->feat_win[idx[j]] * data->qa_step[r], L = data->qa_L[r];
+        int32_t n_ctx = full[j].n_b - first < L ? full[j].n_b - first : L;
+        *S = 3 + full[j].n_a + n_ctx > *S ? 3 + full[j].n_a + n_ctx : *S;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        int64_t r = data->feat_row[idx[j]];
+        window(&full[j], data->qa_L[r], data->qa_step[r], data->feat_win[idx[j]], (int32_t)*S,
+               data->tok, a, &enc[j]);
+    }
+    return 0;
 }
 
 int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
                       Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err)
 {
-    TextExample *ex = bertc_arena_alloc(g->step, sizeof *ex * (size_t)n);
-    for (int64_t j = 0; j < n; j++)
-        ex[j] = data->ex[idx[j]];
-    TextBatch tb;
-    if (bertc_text_batch_encode(&m->cfg, data->tok, ex, (int)n, data->max_len, 0, g, &tb, err) != 0)
+    (void)m;
+    int64_t S;
+    *enc = bertc_arena_alloc(g->step, sizeof **enc * (size_t)n);
+    if (windows_of(data, idx, n, g->step, *enc, &S, err) != 0)
         return -1;
-    bertc_text_batch_put(&tb, "input_ids", "attention_mask", "token_type_ids", b);
+    int64_t shape[2] = {n, S};
+    ITensor ids = bertc_itensor_new(g->step, 2, shape), mask = bertc_itensor_new(g->step, 2, shape);
+    ITensor types = bertc_itensor_new(g->step, 2, shape);
     ITensor s = bertc_itensor_new(g->step, 1, &n), t = bertc_itensor_new(g->step, 1, &n);
     *tokens = 0;
-    for (int64_t k = 0; k < tb.attention_mask.numel; k++)
-        *tokens += tb.attention_mask.data[k];
-    for (int64_t j = 0; j < n; j++)
-        positions(&tb.enc[j], data->span + 2 * idx[j], &s.data[j], &t.data[j]);
+    for (int64_t j = 0; j < n; j++) {
+        const Encoding *e = &(*enc)[j];
+        memcpy(ids.data + j * S, e->input_ids, sizeof(int32_t) * (size_t)S);
+        memcpy(mask.data + j * S, e->attention_mask, sizeof(int32_t) * (size_t)S);
+        memcpy(types.data + j * S, e->token_type_ids, sizeof(int32_t) * (size_t)S);
+        for (int64_t k = 0; k < S; k++)
+            *tokens += e->attention_mask[k];
+        positions(e, data->span + 2 * data->feat_row[idx[j]], &s.data[j], &t.data[j]);
+    }
+    bertc_batch_put_ids(b, "input_ids", ids);
+    bertc_batch_put_ids(b, "attention_mask", mask);
+    bertc_batch_put_ids(b, "token_type_ids", types);
     bertc_batch_put_ids(b, "start_positions", s);
     bertc_batch_put_ids(b, "end_positions", t);
-    *enc = tb.enc;
     return 0;
 }
 
-/* The best context span of one example: argmax of start + end logits. */
-static void best_span(const Encoding *e, const float *sl, const float *el, int32_t *bs,
-                      int32_t *be)
+/* ---- evaluation --------------------------------------------------------- */
+
+/* The best context span of one window: argmax of start + end logits over
+ * start <= end < start + QA_MAX_ANSWER (postprocess_qa_predictions). */
+static float best_span(const Encoding *e, const float *sl, const float *el, int32_t *bs,
+                       int32_t *be)
 {
     float best = -INFINITY;
     *bs = *be = -1;
@@ -133,6 +269,15 @@ static void best_span(const Encoding *e, const float *sl, const float *el, int32
             }
         }
     }
+    return best;
+}
+
+void finetune_qa_begin_eval(FinetuneData *data)
+{
+    for (int64_t r = 0; r < data->n - data->n_train; r++) {
+        data->qa_best[r] = -INFINITY;
+        data->qa_pred[2 * r] = data->qa_pred[2 * r + 1] = 0;
+    }
 }
 
 void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
@@ -140,13 +285,25 @@ void finetune_qa_predict(FinetuneData *data, const float *start_logits, const fl
 {
     for (int64_t j = 0; j < n; j++) {
         int32_t bs, be;
-        best_span(&enc[j], start_logits + j * S, end_logits + j * S, &bs, &be);
-        const char *context = data->ex[idx[j]].text_pair;
-        char *pred = bs < 0 ? strdup("")
-                            : strndup(context + enc[j].byte_start[bs],
-                                      (size_t)(enc[j].byte_end[be] - enc[j].byte_start[bs]));
+        float score = best_span(&enc[j], start_logits + j * S, end_logits + j * S, &bs, &be);
+        int64_t r = data->feat_row[idx[j]] - data->n_train;
+        if (bs < 0 || !(score > data->qa_best[r]))
+            continue;   /* the row's best over its windows */
+        data->qa_best[r] = score;
+        data->qa_pred[2 * r] = enc[j].byte_start[bs];
+        data->qa_pred[2 * r + 1] = enc[j].byte_end[be];
+    }
+}
+
+void finetune_qa_end_eval(FinetuneData *data)
+{
+    data->qa_em = data->qa_f1 = 0;
+    for (int64_t r = 0; r < data->n - data->n_train; r++) {
+        const char *context = data->ex[data->n_train + r].text_pair;
+        char *pred = strndup(context + data->qa_pred[2 * r],
+                             (size_t)(data->qa_pred[2 * r + 1] - data->qa_pred[2 * r]));
         double em = 0, f1 = 0;
-        for (const char *a = data->answers[idx[j]]; pred;) {   /* max over "a|b" */
+        for (const char *a = data->answers[data->n_train + r]; pred;) {   /* max over "a|b" */
             size_t len = strcspn(a, "|");
             char *gold = strndup(a, len);
             if (gold) {

@@ -207,9 +207,12 @@ static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec
 {
     int64_t idx[EVAL_BATCH], tokens;
     double loss_sum = 0;
-    data->qa_em = data->qa_f1 = 0;
-    for (int64_t row = data->n_train; row < data->n; row += EVAL_BATCH) {
-        int64_t k = data->n - row < EVAL_BATCH ? data->n - row : EVAL_BATCH;
+    bool qa = data->kind == FT_QA;   /* qa: the held-out rows' windows */
+    int64_t lo = qa ? data->n_feat_train : data->n_train, hi = qa ? data->n_feat : data->n;
+    if (qa)
+        finetune_qa_begin_eval(data);
+    for (int64_t row = lo; row < hi; row += EVAL_BATCH) {
+        int64_t k = hi - row < EVAL_BATCH ? hi - row : EVAL_BATCH;
         for (int64_t j = 0; j < k; j++)
             idx[j] = row + j;
         Batch b;
@@ -237,7 +240,9 @@ static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec
             predict(data, logits->value.data, row, k);
         loss_sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)k;
     }
-    *rec = (EvalRecord){.loss = loss_sum / (double)(data->n - data->n_train)};
+    *rec = (EvalRecord){.loss = loss_sum / (double)(hi - lo)};
+    if (qa)
+        finetune_qa_end_eval(data);
     score(data, g, rec);
     return 0;
 }
@@ -292,7 +297,8 @@ static bool stop_early(void *ctx)
 
 TrainTask finetune_task(FinetuneData *data)
 {
-    return (TrainTask){.n_train = data->n_train, .make_batch = make_batch,
+    return (TrainTask){.n_train = data->kind == FT_QA ? data->n_feat_train : data->n_train,
+                       .make_batch = make_batch,
                        .evaluate = data->n > data->n_train ? evaluate : NULL,
                        .metric_name = finetune_metric_name(data->kind), .ctx = data,
                        .stop_early = stop_early};

@@ -319,3 +319,76 @@ Test(dataset, jsonl_nested_answers_become_dotted_columns)
     expect_cell(&d, 0, t, "Paris|in Paris");
     expect_cell(&d, 0, s, "3|0");
 }
+
+/* CoNLL-2003 as distributed: word, POS, chunk, NER tag; -DOCSTART- and
+ * blank lines between sentences. */
+static const char conll2003[] =
+    "-DOCSTART- -X- -X- O\n"
+    "\n"
+    "EU NNP B-NP B-ORG\n"
+    "rejects VBZ B-VP O\n"
+    "German JJ B-NP B-MISC\n"
+    "call NN I-NP O\n"
+    ". . O O\n"
+    "\n"
+    "Peter NNP B-NP B-PER\n"
+    "Blackburn NNP I-NP I-PER\n"
+    "\n"
+    "-DOCSTART- -X- -X- O\n"
+    "\n"
+    "BRUSSELS NNP B-NP B-LOC\n"
+    "1996-08-22 CD I-NP O\n";
+
+Test(dataset, conll_sentences_become_rows_of_tokens_and_tags)
+{
+    Dataset d;
+    BertcError err;
+    cr_assert_eq(parse(&d, "train.conll", conll2003, &err), 0, "%s", err.msg);
+    cr_assert_eq(d.format, DATASET_CONLL);
+    cr_assert_eq(d.n_columns, 2);
+    cr_assert_str_eq(d.columns[0], "tokens");
+    cr_assert_str_eq(d.columns[1], "tags");
+    cr_assert_eq(d.n_rows, 3, "3 sentences, got %lld rows", (long long)d.n_rows);
+    expect_cell(&d, 0, 0, "EU|rejects|German|call|.");
+    expect_cell(&d, 0, 1, "B-ORG|O|B-MISC|O|O");
+    expect_cell(&d, 1, 0, "Peter|Blackburn");
+    expect_cell(&d, 1, 1, "B-PER|I-PER");
+    expect_cell(&d, 2, 0, "BRUSSELS|1996-08-22");
+    expect_cell(&d, 2, 1, "B-LOC|O");
+    cr_assert_eq(d.line[0], 3, "a row's line is its first token's, got %lld", (long long)d.line[0]);
+    cr_assert_eq(d.line[1], 9);
+    cr_assert_eq(d.line[2], 14);
+}
+
+Test(dataset, conll_crlf_tabs_and_trailing_blank_lines)
+{
+    Dataset d;
+    BertcError err;
+    const char *text = "EU\tB-ORG\r\nrejects\tO\r\n\r\n \r\nBonn  B-LOC \r\n\r\n\r\n\n";
+    cr_assert_eq(parse(&d, "x.conll", text, &err), 0, "%s", err.msg);
+    cr_assert_eq(d.n_rows, 2, "trailing blank lines are no sentence: %lld rows",
+                 (long long)d.n_rows);
+    expect_cell(&d, 0, 0, "EU|rejects");
+    expect_cell(&d, 0, 1, "B-ORG|O");
+    expect_cell(&d, 1, 0, "Bonn");
+    expect_cell(&d, 1, 1, "B-LOC");
+    cr_assert_eq(d.line[1], 5);
+}
+
+Test(dataset, conll_bad_lines_name_the_file_and_line)
+{
+    expect_error("b.conll", "EU B-ORG\nrejects O\n\nGerman B-MISC\ncall\n",
+                 "b.conll:5: one column ('call')");
+    expect_error("b.conll", "EU B-ORG\na|b O\n", "b.conll:2: a '|' in the word 'a|b'");
+    expect_error("b.conll", "EU B-ORG\nx \xff\n", "b.conll:2: invalid UTF-8 in column 'tags'");
+    expect_error("b.conll", "\n\r\n-DOCSTART- O\n\n", "b.conll: no sentences");
+}
+
+Test(dataset, conll_by_extension_or_docstart)
+{
+    cr_assert_eq(bertc_dataset_guess_format("x.conll", "a,b", 3), DATASET_CONLL);
+    cr_assert_eq(bertc_dataset_guess_format("x.txt", "\n-DOCSTART- -X- O\n", 17), DATASET_CONLL);
+    cr_assert_eq(bertc_dataset_guess_format("x.txt", "EU\tB-ORG\n", 9), DATASET_TSV,
+                 "a .txt without -DOCSTART- is not guessed (finetune --task token-cls "
+                 "reads it as CoNLL)");
+}

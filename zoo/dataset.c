@@ -35,9 +35,13 @@ DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, siz
         return DATASET_TSV;
     if (name && (ends_with(name, ".jsonl") || ends_with(name, ".json")))
         return DATASET_JSONL;
+    if (name && (ends_with(name, ".conll") || ends_with(name, ".CONLL")))
+        return DATASET_CONLL;
     size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r'))
         i++;
+    if (len - i >= 10 && memcmp(text + i, "-DOCSTART-", 10) == 0)
+        return DATASET_CONLL;
     if (i < len && text[i] == '{')
         return DATASET_JSONL;
     for (; i < len && text[i] != '\n'; i++)
@@ -405,6 +409,114 @@ static int parse_jsonl(Parser *p, BertcError *err)
     return rc;
 }
 
+/* ---- CoNLL ------------------------------------------------------------ */
+
+/* The end of the line at i: its '\n' or the text's end. */
+static size_t line_end(const Parser *p, size_t i)
+{
+    const char *nl = memchr(p->text + i, '\n', p->len - i);
+    return nl ? (size_t)(nl - p->text) : p->len;
+}
+
+/* A line of only spaces, TABs and '\r', or a "-DOCSTART-" line: both end a
+ * sentence and are no token. */
+static bool conll_break(const Parser *p, size_t i, size_t end)
+{
+    while (i < end && (p->text[i] == ' ' || p->text[i] == '\t' || p->text[i] == '\r'))
+        i++;
+    return i == end || (end - i >= 10 && memcmp(p->text + i, "-DOCSTART-", 10) == 0);
+}
+
+/* One token line text[i..end): the first field (the word) and the last (the
+ * tag) appended to the '|'-joined cells at w and t. */
+static int conll_token(Parser *p, size_t i, size_t end, char *w, size_t *nw, char *t, size_t *nt,
+                       BertcError *err)
+{
+    const char *s = p->text, *field[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    int n = 0;
+    while (end > i && s[end - 1] == '\r')
+        end--;
+    while (i < end) {
+        while (i < end && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        size_t start = i;
+        while (i < end && s[i] != ' ' && s[i] != '\t')
+            i++;
+        if (i == start)
+            break;
+        int k = n++ == 0 ? 0 : 1;
+        field[k] = s + start;
+        len[k] = i - start;
+    }
+    if (n < 2)
+        return bertc_errorf(err, "%s:%lld: one column ('%.*s'): a CoNLL line is the word, "
+                            "any other columns, and the tag, separated by spaces or TABs",
+                            p->d->name, (long long)p->line, (int)(len[0] > 40 ? 40 : len[0]),
+                            field[0]);
+    char *out[2] = {w, t};
+    size_t *at[2] = {nw, nt};
+    for (int k = 0; k < 2; k++) {
+        if (memchr(field[k], '|', len[k]))
+            return bertc_errorf(err, "%s:%lld: a '|' in the %s '%.*s' (bertc joins a sentence's "
+                                "%ss with '|')", p->d->name, (long long)p->line,
+                                k ? "tag" : "word", (int)(len[k] > 40 ? 40 : len[k]), field[k],
+                                k ? "tag" : "word");
+        if (check_cell(p, p->line, k, field[k], len[k], err) != 0)
+            return -1;
+        if (*at[k])
+            out[k][(*at[k])++] = '|';
+        memcpy(out[k] + *at[k], field[k], len[k]);
+        *at[k] += len[k];
+        out[k][*at[k]] = '\0';
+    }
+    return 0;
+}
+
+/* The sentence of token lines from p->pos to the next break: one row. */
+static int conll_sentence(Parser *p, BertcError *err)
+{
+    size_t end = p->pos;
+    while (end < p->len && !conll_break(p, end, line_end(p, end)))
+        end = line_end(p, end) + 1;
+    end = end > p->len ? p->len : end;
+    char *w = bertc_arena_alloc(p->arena, end - p->pos + 1);
+    char *t = bertc_arena_alloc(p->arena, end - p->pos + 1);
+    size_t nw = 0, nt = 0;
+    int64_t first = p->line;
+    while (p->pos < end) {
+        size_t e = line_end(p, p->pos);
+        if (conll_token(p, p->pos, e, w, &nw, t, &nt, err) != 0)
+            return -1;
+        p->pos = e;
+        skip_record_end(p);
+    }
+    if (grow(p, err) != 0)
+        return -1;
+    p->d->cells[p->d->n_rows * 2] = w;
+    p->d->cells[p->d->n_rows * 2 + 1] = t;
+    p->d->line[p->d->n_rows++] = first;
+    return 0;
+}
+
+static int parse_conll(Parser *p, BertcError *err)
+{
+    static const char *columns[2] = {"tokens", "tags"};
+    p->d->columns = columns;
+    p->d->n_columns = 2;
+    while (p->pos < p->len) {
+        size_t e = line_end(p, p->pos);
+        if (conll_break(p, p->pos, e)) {
+            p->pos = e;
+            skip_record_end(p);
+            continue;
+        }
+        if (conll_sentence(p, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
@@ -415,13 +527,17 @@ int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetForma
     if (!p)
         return bertc_errorf(err, "%s: out of memory", name);
     *p = (Parser){.d = d, .arena = arena, .text = text, .len = len, .line = 1};
-    int rc = format == DATASET_JSONL ? parse_jsonl(p, err)
+    int rc = format == DATASET_JSONL   ? parse_jsonl(p, err)
+             : format == DATASET_CONLL ? parse_conll(p, err)
              : parse_separated(p, format == DATASET_TSV ? '\t' : ',', format == DATASET_CSV, err);
     free(p);
     if (rc == 0 && !d->columns)
         rc = bertc_errorf(err, "%s: empty: the first line must be a header of column names",
                           name);
-    if (rc == 0 && d->n_rows == 0)
+    if (rc == 0 && d->n_rows == 0 && format == DATASET_CONLL)
+        rc = bertc_errorf(err, "%s: no sentences (CoNLL: a token a line, a blank line between "
+                          "sentences)", name);
+    else if (rc == 0 && d->n_rows == 0)
         rc = bertc_errorf(err, "%s: a header and no rows", name);
     return rc;
 }

@@ -23,6 +23,13 @@
  *    "0.25"), a list of strings or numbers its elements joined by '|'
  *    (multi-label, token tags, SQuAD answers), null or an absent key an
  *    absent cell (NULL).
+ *  - CoNLL (token classification, CoNLL-2003's `EU NNP B-NP B-ORG`): one
+ *    token a line, columns separated by spaces or TABs, the word first and
+ *    the tag last; a blank line ends a sentence; "-DOCSTART-" lines are
+ *    skipped. The table has columns "tokens" and "tags", a row a sentence,
+ *    its words and tags joined by '|' as JSONL lists are (a '|' in a word
+ *    or tag is an error); a row's line is its first token's.
+ *    "x.conll:5: one column ('EU'): ..." names a line without a tag.
  * Empty lines between records are skipped. Every cell is valid UTF-8 without
  * NUL bytes. Errors are one line naming the file and the line of the record:
  * "train.csv:7: 3 fields, the header has 2", "train.csv:9: unterminated
@@ -39,7 +46,8 @@
 typedef enum DatasetFormat {
     DATASET_CSV,
     DATASET_TSV,
-    DATASET_JSONL
+    DATASET_JSONL,
+    DATASET_CONLL
 } DatasetFormat;
 
 typedef struct Dataset {
@@ -55,8 +63,9 @@ typedef struct Dataset {
 /* The most columns a header may have. */
 #define DATASET_MAX_COLUMNS 1024
 
-/* By the name's ending (.csv, .tsv, .jsonl/.json); otherwise by the
- * content: '{' first is JSONL, a TAB in the first line TSV, else CSV. */
+/* By the name's ending (.csv, .tsv, .jsonl/.json, .conll); otherwise by the
+ * content: "-DOCSTART-" first is CoNLL, '{' first JSONL, a TAB in the first
+ * line TSV, else CSV. */
 DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, size_t len);
 /* text[0..len) (need not be NUL-terminated) -> d, cells in arena. */
 int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
@@ -65,6 +74,10 @@ int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetForma
  * bertc_dataset_guess_format. Files above DATASET_MAX_BYTES are refused. */
 #define DATASET_MAX_BYTES (1ULL << 30)
 int bertc_dataset_read(Dataset *d, Arena *arena, const char *path, BertcError *err);
+/* The same in the given format (`bertc finetune --task token-cls` reads a
+ * .txt file as CoNLL). */
+int bertc_dataset_read_format(Dataset *d, Arena *arena, const char *path, DatasetFormat format,
+                              BertcError *err);
 
 /* The index of column `name`; -1 with err naming the file and listing the
  * header when there is none. */
