@@ -392,3 +392,35 @@ Test(dataset, conll_by_extension_or_docstart)
                  "a .txt without -DOCSTART- is not guessed (finetune --task token-cls "
                  "reads it as CoNLL)");
 }
+
+/* The official SQuAD JSON (v2.0 here: an unanswerable question) is read as
+ * Hugging Face's `datasets` flattens it: one row per question. */
+Test(dataset, squad_json_is_one_row_per_question)
+{
+    const char *text =
+        "{\"version\": \"v2.0\", \"data\": [{\"title\": \"T\", \"paragraphs\": [\n"
+        " {\"context\": \"Paris is in \\\"France\\\".\", \"qas\": [\n"
+        "  {\"id\": \"q1\", \"question\": \"Where is Paris?\", \"answers\": [\n"
+        "    {\"text\": \"France\", \"answer_start\": 13}, {\"text\": \"\\\"France\\\"\", "
+        "\"answer_start\": 12}]},\n"
+        "  {\"id\": \"q2\", \"question\": \"Who?\", \"answers\": [], \"is_impossible\": true}]},\n"
+        " {\"context\": \"Rome.\", \"qas\": [{\"id\": \"q3\", \"question\": \"City?\", "
+        "\"answers\": [{\"text\": \"Rome\", \"answer_start\": 0}]}]}]}]}\n";
+    Dataset d;
+    BertcError err;
+    cr_assert_eq(parse(&d, "train-v2.0.json", text, &err), 0, "%s", err.msg);
+    cr_assert_eq(d.n_rows, 3);
+    int q = bertc_dataset_column(&d, "question", &err), c = bertc_dataset_column(&d, "context", &err);
+    int at = bertc_dataset_column(&d, "answers.text", &err);
+    int st = bertc_dataset_column(&d, "answers.answer_start", &err);
+    cr_assert(q >= 0 && c >= 0 && at >= 0 && st >= 0, "%s", err.msg);
+    expect_cell(&d, 0, q, "Where is Paris?");
+    expect_cell(&d, 0, c, "Paris is in \"France\".");
+    expect_cell(&d, 0, at, "France|\"France\"");
+    expect_cell(&d, 0, st, "13|12");
+    expect_cell(&d, 1, at, "");
+    expect_cell(&d, 2, c, "Rome.");
+    expect_error("bad.json", "{\"data\": [{\"paragraphs\": [{\"context\": \"x\", \"qas\": [\n"
+                 "{\"question\": \"q\", \"answers\": [{\"text\": \"x\", \"answer_start\": -1}]}]}]}]}",
+                 "bad.json:2: SQuAD: an answer needs a whole \"answer_start\" >= 0");
+}

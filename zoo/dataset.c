@@ -519,6 +519,30 @@ static int parse_conll(Parser *p, BertcError *err)
 
 /* ---- the table ---------------------------------------------------------- */
 
+/* A .json file that is one SQuAD document ({"data": [{"paragraphs": ...}]})
+ * becomes its JSONL rows (zoo/dataset_squad.c) in *squad; any other text
+ * is left as it is (a JSONL file does not parse as one JSON value). */
+static int squad_file(const char *name, const char *text, size_t len, Arena **squad,
+                      const char **out, size_t *out_len, BertcError *err)
+{
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
+        i++;
+    if (i == len || text[i] != '{')
+        return 0;
+    *squad = bertc_arena_create("squad", len * 2 + 4096);
+    JsonDoc *doc;
+    BertcError not_one_value;
+    if (bertc_json_parse(*squad, name, text, len, &doc, &not_one_value) != 0 ||
+        !bertc_squad_is_squad(doc->root))
+        return 0;
+    char *rows;
+    if (bertc_squad_to_jsonl(*squad, name, doc->root, &rows, out_len, err) != 0)
+        return -1;
+    *out = rows;
+    return 0;
+}
+
 int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
                         const char *text, size_t len, BertcError *err)
 {
@@ -527,10 +551,18 @@ int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetForma
     if (!p)
         return bertc_errorf(err, "%s: out of memory", name);
     *p = (Parser){.d = d, .arena = arena, .text = text, .len = len, .line = 1};
+    Arena *squad = NULL;
+    if (format == DATASET_JSONL && squad_file(name, text, len, &squad, &p->text, &p->len,
+                                              err) != 0) {
+        free(p);
+        bertc_arena_destroy(squad);
+        return -1;
+    }
     int rc = format == DATASET_JSONL   ? parse_jsonl(p, err)
              : format == DATASET_CONLL ? parse_conll(p, err)
              : parse_separated(p, format == DATASET_TSV ? '\t' : ',', format == DATASET_CSV, err);
     free(p);
+    bertc_arena_destroy(squad);
     if (rc == 0 && !d->columns)
         rc = bertc_errorf(err, "%s: empty: the first line must be a header of column names",
                           name);

@@ -60,6 +60,14 @@ typedef struct Dataset {
     int64_t *line;              /* (n_rows) line where each record starts, 1-based */
 } Dataset;
 
+/* The official SQuAD JSON (v1.1, v2.0) as JSONL rows, one per question:
+ * id, question, context, answers {text: [...], answer_start: [...]}
+ * (zoo/dataset_squad.c). bertc_dataset_parse of a JSONL file does this by
+ * itself when the whole file is one such document. */
+bool bertc_squad_is_squad(const JsonValue *root);
+int bertc_squad_to_jsonl(Arena *arena, const char *name, const JsonValue *root, char **text,
+                         size_t *len, BertcError *err);
+
 /* The most columns a header may have. */
 #define DATASET_MAX_COLUMNS 1024
 
