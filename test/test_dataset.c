@@ -424,3 +424,10 @@ Test(dataset, squad_json_is_one_row_per_question)
                  "{\"question\": \"q\", \"answers\": [{\"text\": \"x\", \"answer_start\": -1}]}]}]}]}",
                  "bad.json:2: SQuAD: an answer needs a whole \"answer_start\" >= 0");
 }
+
+/* A row with more fields than the header and a bad byte in the extra one
+ * (the fuzzer's finding: the message read a header name past the end). */
+Test(dataset, a_bad_byte_past_the_header_is_named_by_its_number)
+{
+    expect_error("x.csv", "label,text\npos,a,b\xff\n", "x.csv:2: invalid UTF-8 in column '3, past the header'");
+}

@@ -52,11 +52,13 @@ DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, siz
 
 /* ---- cells ------------------------------------------------------------- */
 
+/* Field k's column: its header name, or its number when the header has
+ * none for it (the header itself, or a row with more fields than it). */
 static const char *column_name(const Parser *p, int k, char *buf, size_t cap)
 {
-    if (p->d->columns)
+    if (p->d->columns && k < p->d->n_columns)
         return p->d->columns[k];
-    snprintf(buf, cap, "%d of the header", k + 1);
+    snprintf(buf, cap, p->d->columns ? "%d, past the header" : "%d of the header", k + 1);
     return buf;
 }
 
