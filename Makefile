@@ -32,10 +32,11 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
 # FREESTANDING=1: the core for bare metal (docs/embedded.md). No stdio, heap
 # or threads (it implies NO_THREADS=1): it leaves out the files that need a
 # filesystem or a terminal (*_file.c, `bertc run`, the trainer's
-# progress bar, SVG output), and builds only the library.
+# progress bar, SVG output, the fine-tuning data readers and metrics), and
+# builds only the library.
 # With a cross CC, e.g.
 #   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
-HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c
+HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c zoo/dataset.c zoo/dataset_squad.c zoo/metrics.c
 ifeq ($(FREESTANDING),1)
   BASE_CFLAGS += -DBERTC_FREESTANDING
   LIB_SRC := $(filter-out $(HOSTED_ONLY),$(LIB_SRC))

@@ -271,7 +271,7 @@ static int joined_list(Parser *p, int64_t line, const char *col, const JsonDoc *
         if (!s || memchr(s, '|', len) || memchr(s, '\0', len))
             return bertc_errorf(err, "%s:%lld: column '%.60s' must be a list of strings "
                                 "without '|' or numbers (element %u)", p->d->name,
-                                (long long)line, col, i);
+                                (long long)line, col, (unsigned)i);
         total += len + 1;
     }
     char *s = bertc_arena_alloc(p->arena, total);
