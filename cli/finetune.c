@@ -182,13 +182,7 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
         return bertc_errorf(err, "--doc-stride goes with --task qa");
     if (f->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
-    int threads;
-    if (value(a, "--threads")) {
-        if (cli_parse_threads(value(a, "--threads"), &threads, err) != 0)
-            return -1;
-        bertc_threads_set_count(threads);
-    }
-    return 0;
+    return cli_apply_threads(&cli_cmd_finetune, a, err);
 }
 
 /* ---- the base model and its tokenizer ----------------------------------- */

@@ -36,20 +36,6 @@ const CliCommand cli_cmd_run = {
     .example = "bertc run --model my-model --inputs in.safetensors --output out.safetensors",
 };
 
-static int set_threads(const char *value)
-{
-    int n;
-    BertcError err;
-    if (!value)
-        return 0;
-    if (cli_parse_threads(value, &n, &err) != 0) {
-        fprintf(stderr, "bertc: %s\n", err.msg);
-        return -1;
-    }
-    bertc_threads_set_count(n);
-    return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
     const CliCommand *c = &cli_cmd_run;
@@ -70,8 +56,10 @@ int cmd_run(int argc, char **argv)
         return cli_required(c, "--inputs");
     if (!output)
         return cli_required(c, "--output");
-    if (set_threads(cli_value(c, &a, "--threads")) != 0)
+    if (cli_apply_threads(c, &a, &err) != 0) {
+        fprintf(stderr, "bertc: %s\n", err.msg);
         return 2;
+    }
     const char *const flags[] = {f.dir ? "--model" : "--config", f.dir ? "--model" : "--weights",
                                  "--inputs"};
     const char *paths[] = {f.config, f.weights, inputs};
