@@ -10,40 +10,40 @@ int bertc_model_load(Model *m, const char *path, bool init_missing, BertcError *
     return bertc_registry_load_file(m->reg, path, &opts, err);
 }
 
-/* Whether the weights file holds a pooler ("pooler.dense.weight" under any
+/* Whether the weights hold a pooler ("pooler.dense.weight" under any
  * prefix: "bert.", "backbone.", none). */
-static int has_pooler(const char *path, bool *has, BertcError *err)
+static bool has_pooler(const SafeTensors *st)
 {
     static const char suffix[] = "pooler.dense.weight";
-    SafeTensors *st;
-    if (bertc_st_open_file(NULL, path, &st, err) != 0)
-        return -1;
-    *has = false;
     for (size_t i = 0; i < st->n_tensors; i++) {
         size_t n = strlen(st->tensors[i].name);
         if (n >= sizeof suffix - 1 &&
             strcmp(st->tensors[i].name + n - (sizeof suffix - 1), suffix) == 0)
-            *has = true;
+            return true;
     }
-    bertc_st_close(st);
-    return 0;
+    return false;
 }
 
+/* The weights file is opened (and its CRC checked) once: its header decides
+ * the pooler, then the same SafeTensors fills the built model. */
 int bertc_model_open(Model *m, Arena *arena, const char *config_path, const char *weights_path,
-               BertcError *err)
+                     BertcError *err)
 {
     BertConfig cfg;
-    if (bertc_bert_config_read(config_path, &cfg, err) != 0)
+    SafeTensors *st = NULL;
+    if (bertc_bert_config_read(config_path, &cfg, err) != 0 ||
+        (weights_path && bertc_st_open_file(NULL, weights_path, &st, err) != 0))
         return -1;
-    if (weights_path && cfg.add_pooling_layer) {
-        bool pooler;
-        if (has_pooler(weights_path, &pooler, err) != 0)
-            return -1;
-        cfg.add_pooling_layer = pooler;
-    }
-    if (bertc_model_build(m, arena, &cfg, err) != 0) {
+    if (st && cfg.add_pooling_layer)
+        cfg.add_pooling_layer = has_pooler(st);
+    int rc = bertc_model_build(m, arena, &cfg, err);
+    if (rc != 0)
         bertc_model_config_error(err, config_path);
-        return -1;
+    if (rc == 0 && st) {
+        LoadOptions opts = bertc_model_load_options(m, false);
+        rc = bertc_registry_load(m->reg, st, &opts, err);
     }
-    return weights_path ? bertc_model_load(m, weights_path, false, err) : 0;
+    if (st)
+        bertc_st_close(st);
+    return rc;
 }
