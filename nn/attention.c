@@ -6,6 +6,25 @@
 #include "nn/nn.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+/* ---- BERTC_NAIVE: the unfused path, for learners and debuggers ---------- */
+
+/* -1 until BERTC_NAIVE is read (once: the first forward that asks), then 0
+ * or 1. Unset, empty or "0" is the fused path. A graph is built by one
+ * thread (the kernels' threads never ask), so a plain int does. */
+static int naive_mode = -1;
+
+bool bertc_naive(void)
+{
+    if (naive_mode < 0) {
+        const char *env = getenv("BERTC_NAIVE");
+        naive_mode = env && *env && !(env[0] == '0' && env[1] == '\0');
+    }
+    return naive_mode == 1;
+}
+
+void bertc_set_naive(bool on) { naive_mode = on; }
 
 Var *bertc_nn_split_heads(Graph *g, Var *x, int64_t nh)
 {
@@ -39,9 +58,30 @@ void bertc_bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H
     bertc_dropout_init(&m->dropout, r, "dropout", attention_dropout);
 }
 
+/* BERTC_NAIVE=1: "Attention Is All You Need" eq. 1 one op at a time, as
+ * HF's BertSelfAttention writes it: split the heads (permute copies),
+ * matmul, scale, add the mask, softmax, dropout, matmul, merge. */
+static Var *naive_attention(Graph *g, const BertSelfAttention *m, Var *q, Var *k, Var *v,
+                            float scale, Var *mask_add, Var **probs_out)
+{
+    Var *qh = bertc_nn_split_heads(g, q, m->heads);                             /* (B, nh, S, d) */
+    Var *kh = bertc_nn_split_heads(g, k, m->heads);
+    Var *vh = bertc_nn_split_heads(g, v, m->heads);
+    Var *scores = bertc_ag_scale(g, bertc_ag_matmul(g, qh, kh, false, true), scale); /* (B, nh, S, S) */
+    if (mask_add)
+        scores = bertc_ag_add(g, scores, mask_add);                         /* + (B, 1, 1, S) */
+    Var *probs = bertc_ag_softmax(g, scores);
+    if (probs_out)
+        *probs_out = probs;
+    Var *context = bertc_ag_matmul(g, bertc_dropout_forward(g, &m->dropout, probs), vh, false,
+                                   false);                                  /* (B, nh, S, d) */
+    return bertc_nn_merge_heads(g, context);                                /* (B, S, H) */
+}
+
 /* The heads are read where the Linear wrote them (bertc_ag_attention_scores and
  * bertc_ag_attention_context): the same numbers as split, matmul, scale, add the
- * mask, merge, without the four permute copies. */
+ * mask, merge, without the four permute copies. BERTC_NAIVE=1 takes those
+ * steps one by one instead (naive_attention). */
 Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
                                  Var **probs_out)
 {
@@ -49,6 +89,8 @@ Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var
     Var *k = bertc_linear_forward(g, &m->key, x);
     Var *v = bertc_linear_forward(g, &m->value, x);
     float scale = 1.0f / sqrtf((float)(q->value.shape[2] / m->heads));
+    if (bertc_naive())
+        return naive_attention(g, m, q, k, v, scale, mask_add, probs_out);
     Var *scores = bertc_ag_attention_scores(g, q, k, m->heads, scale, mask_add); /* (B, nh, S, S) */
     Var *probs = bertc_ag_softmax(g, scores);
     if (probs_out)

@@ -189,6 +189,15 @@ void bertc_nn_leaf(Registry *r, const char *attr, const char *repr);
 /* Multi-head attention                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* BERTC_NAIVE=1 in the environment (read once, at the first forward that
+ * asks): attention, add-and-norm and the MLM loss take the unfused ops
+ * (matmul, scale, add, softmax, dropout, matmul; add then layernorm; linear
+ * then cross_entropy) instead of the fused ones: slower, the same numbers
+ * within rounding, a tape a learner can follow op by op.
+ * bertc_set_naive overrides the environment (tests). */
+bool bertc_naive(void);
+void bertc_set_naive(bool on);
+
 /* Split (B, S, H) into heads (B, nh, S, d) and merge back; d = H / nh. */
 Var *bertc_nn_split_heads(Graph *g, Var *x, int64_t nh);
 Var *bertc_nn_merge_heads(Graph *g, Var *x);

@@ -42,9 +42,12 @@ Var *bertc_bert_activation(Graph *g, BertAct act, Var *x)
 
 /* LayerNorm(a + b), the residual "Add & Norm", as one op (bertc_ag_add_layernorm):
  * each row is summed and normalised while it is in cache, and the gradient of
- * the sum is never allocated. Same values as bertc_ag_layernorm(bertc_ag_add(a, b)). */
+ * the sum is never allocated. Same values as bertc_ag_layernorm(bertc_ag_add(a, b)),
+ * the two ops BERTC_NAIVE=1 takes instead (bertc_naive, nn/attention.c). */
 Var *bertc_bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b)
 {
+    if (bertc_naive())
+        return bertc_ag_layernorm(g, bertc_ag_add(g, a, b), ln->weight, ln->bias, ln->eps);
     return bertc_ag_add_layernorm(g, a, b, ln->weight, ln->bias, ln->eps);
 }
 

@@ -392,6 +392,8 @@ static Var *mlm_loss_only(const BertConfig *cfg, Graph *g, const Batch *in, cons
     const BertLMHead *h = &m->head;
     x = bertc_bert_activation(g, h->act, bertc_linear_forward(g, &h->transform, x));
     x = bertc_layernorm_forward(g, &h->transform_ln, x);
+    if (bertc_naive())   /* the (n, V) logits, then their cross-entropy */
+        return bertc_ag_cross_entropy(g, bertc_ag_linear(g, x, h->decoder_weight, h->bias), &t, -100);
     return bertc_ag_linear_cross_entropy(g, x, h->decoder_weight, h->bias, &t, -100);
 }
 
