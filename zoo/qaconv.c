@@ -24,12 +24,19 @@
 
 /* ---- config keys --------------------------------------------------------- */
 
+/* What the question-type cross-entropy reads: the seed's trainer
+ * (cal_query_loss) gives it the softmax probabilities, MT-DNN's task loss
+ * (the seed's reference, Liu et al. 2019) the logits. */
+enum { QUERY_LOSS_PROBABILITIES, QUERY_LOSS_LOGITS };
+static const char *const query_loss_inputs[] = {"probabilities", "logits", NULL};
+
 typedef struct QAConvKeys {
     int query_len;                 /* Q: the question's tokens, a prefix of every input */
     int conv_filters;              /* F */
     int num_question_types;        /* C */
     float attention_temperature;   /* T */
     float query_loss_divisor;      /* loss = qa_loss + query_loss / this */
+    int query_loss_input;          /* QUERY_LOSS_* */
 } QAConvKeys;
 
 static const ConfigKey qaconv_keys_table[] = {
@@ -47,6 +54,10 @@ static const ConfigKey qaconv_keys_table[] = {
     {.key = "query_loss_divisor", .offset = offsetof(QAConvKeys, query_loss_divisor),
      .kind = CONFIG_FLOAT, .range = RANGE_POSITIVE, .default_value = 5,
      .doc = "the question-type loss is divided by it"},
+    {.key = "query_loss_input", .offset = offsetof(QAConvKeys, query_loss_input),
+     .kind = CONFIG_CHOICE, .default_value = QUERY_LOSS_PROBABILITIES,
+     .choices = query_loss_inputs, .doc = "probabilities (the seed's trainer: CE over "
+     "softmax(query logits)) or logits (MT-DNN's task loss: CE over the logits)"},
 };
 
 static QAConvKeys qaconv_keys(const BertConfig *cfg)
@@ -220,8 +231,9 @@ static Var *attention_rate(Graph *g, const QAConv *m, float temperature, Var *se
 }
 
 /* v (B, S, H) -> z (B, S, 2). The three convolutions see the same x = vᵀ and
- * their feature maps are stacked in the order 1, 3, 5 (torch.cat dim 1). */
-static Var *span_logits(Graph *g, const QAConv *m, Var *v)
+ * their feature maps are stacked in the order 1, 3, 5 (torch.cat dim 1).
+ * Puts them as the seed names them: conv_output1, 3, 5 (B, F, S). */
+static Var *span_logits(Graph *g, const QAConv *m, Var *v, Outputs *out)
 {
     Var *x = bertc_ag_transpose(g, v, 1, 2);                                   /* (B, H, S) */
     Var *c[3] = {
@@ -229,6 +241,8 @@ static Var *span_logits(Graph *g, const QAConv *m, Var *v)
         bertc_ag_relu(g, bertc_conv1d_forward(g, &m->conv1d_layer3, x)),
         bertc_ag_relu(g, bertc_conv1d_forward(g, &m->conv1d_layer5, x)),
     };
+    for (int i = 0; i < 3; i++)
+        bertc_outputs_put(out, g, c[i], "conv_output%d", 2 * i + 1);
     Var *features = bertc_ag_transpose(g, bertc_ag_concat(g, c, 3, 1), 1, 2);       /* (B, S, 3F) */
     features = bertc_dropout_forward(g, &m->drop_out, features);
     return bertc_linear_forward(g, &m->classify_layer, features);             /* (B, S, 2) */
@@ -254,7 +268,7 @@ static ITensor clamp_positions(Graph *g, const ITensor *p, int64_t S)
 }
 
 static void qaconv_loss(const BertConfig *cfg, Graph *g, const QAConvLabels *y, Var *start,
-                        Var *end, Var *query_logits, Outputs *out)
+                        Var *end, Var *query_scores, Var *query_logits, Outputs *out)
 {
     int64_t S = start->value.shape[1];
     ITensor sp = clamp_positions(g, &y->start_positions, S);
@@ -264,8 +278,11 @@ static void qaconv_loss(const BertConfig *cfg, Graph *g, const QAConvLabels *y, 
     /* The seed feeds the softmax PROBABILITIES of the question-type branch to
      * CrossEntropyLoss, which applies log_softmax again, and divides by 5
      * (query_loss_divisor). Kept on purpose: it is what the model was trained
-     * with (SPEC §6.8); it flattens that branch's gradient. */
-    Var *query_loss = bertc_ag_scale(g, bertc_ag_cross_entropy(g, query_logits, &y->question_type, -100),
+     * with (SPEC §6.8); it flattens that branch's gradient. query_loss_input
+     * "logits" gives the cross-entropy the scores before that softmax. */
+    Var *ce_input = qaconv_keys(cfg).query_loss_input == QUERY_LOSS_LOGITS ? query_scores
+                                                                          : query_logits;
+    Var *query_loss = bertc_ag_scale(g, bertc_ag_cross_entropy(g, ce_input, &y->question_type, -100),
                                1.0f / qaconv_keys(cfg).query_loss_divisor);
     bertc_outputs_put(out, g, qa_loss, "qa_loss");
     bertc_outputs_put(out, g, query_loss, "query_loss");
@@ -287,11 +304,13 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
     QAConvKeys k = qaconv_keys(cfg);
     Var *qv = query_vector(g, m, k.query_len, seq, &tt);                 /* (B, 1, H) */
     int64_t bh[2] = {x.B, cfg->hidden_size};
-    Var *query_logits = bertc_ag_softmax(g, bertc_linear_forward(g, &m->query_calssify_layer,
-                                                     bertc_ag_reshape(g, qv, 2, bh)));   /* (B, C) */
+    Var *query_vector = bertc_ag_reshape(g, qv, 2, bh);                      /* (B, H) */
+    Var *query_scores = bertc_linear_forward(g, &m->query_calssify_layer, query_vector); /* (B, C) */
+    Var *query_logits = bertc_ag_softmax(g, query_scores);   /* the seed's name: probabilities */
     Var *rate = attention_rate(g, m, k.attention_temperature, seq, &tt, qv);
     Var *v = bertc_ag_mul(g, bertc_linear_forward(g, &m->value_layer, seq), rate);        /* (B, S, H) */
-    Var *z = span_logits(g, m, v);
+    bertc_outputs_put(out, g, query_vector, "query_vector");
+    Var *z = span_logits(g, m, v, out);
     Var *start = logit_column(g, z, 0), *end = logit_column(g, z, 1);
     bertc_outputs_put(out, g, start, "start_logits");
     bertc_outputs_put(out, g, end, "end_logits");
@@ -301,7 +320,7 @@ static int qaconv_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *
     bertc_outputs_put_ids(out, g, tt, "used_token_type_ids");
     bertc_bert_put_attention(out, g, &m->backbone, &backbone);
     if (y.has_labels)
-        qaconv_loss(cfg, g, &y, start, end, query_logits, out);
+        qaconv_loss(cfg, g, &y, start, end, query_scores, query_logits, out);
     return 0;
 }
 
@@ -402,6 +421,10 @@ static const OutputSpec qaconv_outputs[] = {
     {"end_logits", "(B, S)"},
     {"query_logits", "(B, num_question_types)"},
     {"attention_rate", "(B, S, 1)"},
+    {"query_vector", "(B, H)"},
+    {"conv_output1", "(B, conv_filters, S)"},
+    {"conv_output3", "(B, conv_filters, S)"},
+    {"conv_output5", "(B, conv_filters, S)"},
     {"last_hidden_state", "(B, S, H)"},
     {"used_token_type_ids", "(B, S)"},
     {"layers.{l}.attention_probs", "(B, nh, S, S)"},

@@ -35,12 +35,22 @@
 
 /* ---- config keys: the inter-sentence Transformer's sizes ---------------- */
 
+/* The originals as options (docs/models/bertsum.md, "where the seed, the
+ * paper and the original code differ"); the defaults are the code's. */
+enum { ENCODER_TRANSFORMER, ENCODER_CLASSIFIER };   /* model_builder.py args.encoder */
+enum { INTER_NORM_PRE, INTER_NORM_POST };           /* encoder.py's, or the paper's §2.2 */
+
+static const char *const encoder_choices[] = {"transformer", "classifier", NULL};
+static const char *const inter_norm_choices[] = {"pre", "post", NULL};
+
 typedef struct SumKeys {
     int ff_size;                   /* d_ff of its feed-forward */
     int heads;                     /* its attention heads */
     int inter_layers;              /* its layers (0: BERT alone, then the classifier) */
     int pe_max_len;                /* rows of the positional encoding: most sentences */
     float inter_layer_norm_eps;    /* every LayerNorm above BERT */
+    int encoder;                   /* ENCODER_*: the summarization layer */
+    int inter_norm;                /* INTER_NORM_*: where each LayerNorm sits */
 } SumKeys;
 
 static const ConfigKey sum_keys_table[] = {
@@ -56,6 +66,14 @@ static const ConfigKey sum_keys_table[] = {
      .doc = "epsilon of every LayerNorm above BERT"},
     {.key = "pe_max_len", .offset = offsetof(SumKeys, pe_max_len), .kind = CONFIG_INT,
      .range = RANGE_POSITIVE, .default_value = 5000, .doc = "most sentences a document may have"},
+    {.key = "encoder", .offset = offsetof(SumKeys, encoder), .kind = CONFIG_CHOICE,
+     .default_value = ENCODER_TRANSFORMER, .choices = encoder_choices,
+     .doc = "transformer (the inter-sentence Transformer) or classifier (the original's "
+     "Classifier: sigmoid(linear1 T_i), no positional encoding, no LayerNorm)"},
+    {.key = "inter_norm", .offset = offsetof(SumKeys, inter_norm), .kind = CONFIG_CHOICE,
+     .default_value = INTER_NORM_PRE, .choices = inter_norm_choices,
+     .doc = "pre (the code: LN before each sublayer, a final LN) or post (the paper's "
+     "equations: LN(x + sublayer(x)), no final LN)"},
 };
 
 static SumKeys sum_keys(const BertConfig *cfg)
@@ -93,11 +111,14 @@ typedef struct InterLayer {        /* encoder.py TransformerEncoderLayer */
 
 typedef struct Summarizer {
     BertModel bert;                /* bert.model. */
+    int encoder;                   /* ENCODER_*; the rest is the transformer's */
+    int inter_norm;                /* INTER_NORM_* */
     Var *pe;                       /* encoder.pos_emb.pe (1, pe_max_len, H), a buffer */
     int n_inter;
     InterLayer *inter;             /* encoder.transformer_inter.{l} */
     LayerNorm layer_norm;          /* encoder.layer_norm */
     Linear wo;                     /* encoder.wo (1, H) */
+    Linear linear1;                /* encoder.linear1 (1, H): the Classifier's */
 } Summarizer;
 
 /* The sinusoids of "Attention Is All You Need" §3.5, computed in float32 as
@@ -167,16 +188,31 @@ static void inter_encoder_init(Summarizer *m, Registry *r, const BertConfig *cfg
     bertc_nn_pop(r);
 }
 
+/* encoder.*: the original's Classifier (encoder.py), the paper's "simple
+ * classifier" Y^_i = σ(W_o T_i + b_o). */
+static void classifier_init(Summarizer *m, Registry *r, const BertConfig *cfg)
+{
+    bertc_nn_push(r, "encoder", "Classifier", false);
+    bertc_linear_init(&m->linear1, r, "linear1", cfg->hidden_size, 1, true);
+    bertc_nn_leaf(r, "sigmoid", "Sigmoid()");
+    bertc_nn_pop(r);
+}
+
 static void *summarizer_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
     (void)err;   /* nn/config.c has checked heads | hidden_size and the sizes */
     Summarizer *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
+    m->encoder = sum_keys(cfg).encoder;
+    m->inter_norm = sum_keys(cfg).inter_norm;
     bertc_nn_push(r, "bert", "Bert", false);
     bertc_nn_push(r, "model", "BertModel", false);
     bertc_bert_model_init(&m->bert, r, cfg, BERT_PPB, true);   /* the pooler is never used */
     bertc_nn_pop(r);
     bertc_nn_pop(r);
-    inter_encoder_init(m, r, cfg);
+    if (m->encoder == ENCODER_CLASSIFIER)
+        classifier_init(m, r, cfg);
+    else
+        inter_encoder_init(m, r, cfg);
     return m;
 }
 
@@ -267,39 +303,69 @@ static ITensor key_padding(Graph *g, const ITensor *mask_cls)
     return pad;
 }
 
-/* FFN with its residual: x + W_2 gelu_tanh(W_1 LN(x)). (B, N, H) */
-static Var *feed_forward(Graph *g, const FeedForward *f, Var *x)
+/* The FFN's sublayer W_2 gelu_tanh(W_1 x), dropouts included. (B, N, H) */
+static Var *ffn(Graph *g, const FeedForward *f, Var *x)
 {
-    Var *x_norm = bertc_layernorm_forward(g, &f->layer_norm, x);
-    Var *inter = bertc_ag_gelu_tanh(g, bertc_linear_forward(g, &f->w_1, x_norm));            /* (B, N, ff) */
+    Var *inter = bertc_ag_gelu_tanh(g, bertc_linear_forward(g, &f->w_1, x));                 /* (B, N, ff) */
     Var *out = bertc_linear_forward(g, &f->w_2, bertc_dropout_forward(g, &f->dropout_1, inter));
-    return bertc_ag_add(g, bertc_dropout_forward(g, &f->dropout_2, out), x);
+    return bertc_dropout_forward(g, &f->dropout_2, out);
 }
 
-/* One inter-sentence layer (h^(l-1) -> h^l). Layer 0 attends over x itself:
- * BertSum skips the pre-norm there (`if (iter != 0)`). (B, N, H) */
-static Var *inter_layer_forward(Graph *g, const InterLayer *l, int index, Var *x,
-                                const ITensor *key_pad)
+/* FFN with its residual. pre (the code): x + FFN(LN(x)); post (the paper):
+ * LN(x + FFN(x)), with the same feed_forward.layer_norm. (B, N, H) */
+static Var *feed_forward(Graph *g, const FeedForward *f, int norm, Var *x)
 {
-    Var *x_norm = index == 0 ? x : bertc_layernorm_forward(g, &l->layer_norm, x);
-    Var *context = bertc_onmt_attention_forward(g, &l->self_attn, x_norm, x_norm, x_norm, key_pad,
-                                          NULL);
-    Var *out = bertc_ag_add(g, bertc_dropout_forward(g, &l->dropout, context), x);            /* h~^l */
-    return feed_forward(g, &l->feed_forward, out);
+    if (norm == INTER_NORM_POST)
+        return bertc_layernorm_forward(g, &f->layer_norm, bertc_ag_add(g, ffn(g, f, x), x));
+    return bertc_ag_add(g, ffn(g, f, bertc_layernorm_forward(g, &f->layer_norm, x)), x);
 }
 
-/* TransformerInterEncoder.forward: sents_vec (B, N, H) -> sent_scores (B, N). */
+/* One inter-sentence layer (h^(l-1) -> h^l); *probs receives its attention
+ * (B, heads, N, N). pre: layer 0 attends over x itself (BertSum skips the
+ * pre-norm there, `if (iter != 0)`), layer l > 0 over LN(x); post: every
+ * layer over x, then h~^l = LN(x + MHAtt(x)) with the layer's layer_norm. */
+static Var *inter_layer_forward(Graph *g, const InterLayer *l, int norm, int index, Var *x,
+                                const ITensor *key_pad, Var **probs)
+{
+    bool pre_norm = norm == INTER_NORM_PRE && index != 0;
+    Var *x_norm = pre_norm ? bertc_layernorm_forward(g, &l->layer_norm, x) : x;
+    Var *context = bertc_onmt_attention_forward(g, &l->self_attn, x_norm, x_norm, x_norm, key_pad,
+                                                probs);
+    Var *out = bertc_ag_add(g, bertc_dropout_forward(g, &l->dropout, context), x);            /* h~^l */
+    if (norm == INTER_NORM_POST)
+        out = bertc_layernorm_forward(g, &l->layer_norm, out);
+    return feed_forward(g, &l->feed_forward, norm, out);
+}
+
+/* TransformerInterEncoder.forward: sents_vec (B, N, H) -> sent_scores (B, N).
+ * Puts inter_hidden_states.0 = h^0 and .{l+1} = h^(l+1) (B, N, H), and each
+ * layer's attention inter.{l}.attention_probs (B, heads, N, N). */
 static Var *inter_encoder_forward(Graph *g, const Summarizer *m, Var *sents_vec, Var *mask,
-                                  const ITensor *key_pad)
+                                  const ITensor *key_pad, Outputs *out)
 {
     int64_t B = sents_vec->value.shape[0], N = sents_vec->value.shape[1];
     Var *pos_emb = bertc_ag_slice(g, m->pe, 1, 0, N);                         /* (1, N, H) */
     Var *x = bertc_ag_add(g, bertc_ag_mul(g, sents_vec, mask), pos_emb);           /* h^0 */
-    for (int l = 0; l < m->n_inter; l++)
-        x = inter_layer_forward(g, &m->inter[l], l, x, key_pad);
-    Var *logit = bertc_linear_forward(g, &m->wo, bertc_layernorm_forward(g, &m->layer_norm, x)); /* (B, N, 1) */
+    bertc_outputs_put(out, g, x, "inter_hidden_states.0");
+    for (int l = 0; l < m->n_inter; l++) {
+        Var *probs;
+        x = inter_layer_forward(g, &m->inter[l], m->inter_norm, l, x, key_pad, &probs);
+        bertc_outputs_put(out, g, probs, "inter.%d.attention_probs", l);
+        bertc_outputs_put(out, g, x, "inter_hidden_states.%d", l + 1);
+    }
+    if (m->inter_norm == INTER_NORM_PRE)   /* post: h^L is normed already (the paper) */
+        x = bertc_layernorm_forward(g, &m->layer_norm, x);
+    Var *logit = bertc_linear_forward(g, &m->wo, x);                          /* (B, N, 1) */
     int64_t bn[2] = {B, N};
     return bertc_ag_reshape(g, bertc_ag_mul(g, bertc_ag_sigmoid(g, logit), mask), 2, bn);  /* Y^ */
+}
+
+/* Classifier.forward: σ(linear1(sents_vec)) · mask_cls. (B, N) */
+static Var *classifier_forward(Graph *g, const Summarizer *m, Var *sents_vec, Var *mask)
+{
+    int64_t bn[2] = {sents_vec->value.shape[0], sents_vec->value.shape[1]};
+    Var *logit = bertc_linear_forward(g, &m->linear1, sents_vec);            /* (B, N, 1) */
+    return bertc_ag_reshape(g, bertc_ag_mul(g, bertc_ag_sigmoid(g, logit), mask), 2, bn);
 }
 
 /* loss = Σ_{b,n} mask_cls · BCE(sent_scores, labels), BCE's logs clamped at
@@ -330,7 +396,9 @@ static int summarizer_run(void *impl, const BertConfig *cfg, Graph *g, const Bat
     Var *mask = mask_cls_var(g, &s.mask_cls);                           /* (B, N, 1) */
     ITensor key_pad = key_padding(g, &s.mask_cls);
     Var *sents_vec = bertc_ag_mul(g, gather_sentences(g, top_vec, &s.clss), mask);   /* (B, N, H) */
-    Var *sent_scores = inter_encoder_forward(g, m, sents_vec, mask, &key_pad); /* (B, N) */
+    Var *sent_scores = m->encoder == ENCODER_CLASSIFIER
+                           ? classifier_forward(g, m, sents_vec, mask)
+                           : inter_encoder_forward(g, m, sents_vec, mask, &key_pad, out); /* (B, N) */
     bertc_outputs_put(out, g, top_vec, "top_vec");
     bertc_outputs_put(out, g, sents_vec, "sents_vec");
     bertc_outputs_put(out, g, sent_scores, "sent_scores");
@@ -487,6 +555,8 @@ static const OutputSpec summarizer_outputs[] = {
     {"sent_scores", "(B, N)"},
     {"top_vec", "(B, S, H)"},
     {"sents_vec", "(B, N, H)"},
+    {"inter_hidden_states.{i}", "(B, N, H)"},
+    {"inter.{l}.attention_probs", "(B, heads, N, N)"},
     {"layers.{l}.attention_probs", "(B, nh, S, S)"},
     {"loss", "()"},
 };
