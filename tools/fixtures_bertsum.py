@@ -2,7 +2,19 @@
 """tools/fixtures_bertsum.py - parity fixtures for the BertSumExt Summarizer
 (SPEC 6.5, encoder = 'transformer'), written from the SPEC and nlpyang/BertSum
 (model_builder.py, encoder.py, neural.py) with the 6.8 fixes.
-Run: /usr/bin/python3 tools/fixtures_bertsum.py"""
+Run: /usr/bin/python3 tools/fixtures_bertsum.py
+
+Besides the scores and the loss, each case stores the inter-sentence
+Transformer's intermediates: inter_hidden_states.{i} (B, N, H), i = 0 the
+input h^0 and i = l + 1 the output of layer l, and inter.{l}.attention_probs
+(B, heads, N, N), the softmax of layer l before its dropout.
+
+The originals as options (config keys; docs/models/bertsum.md):
+  bertsum_classifier  "encoder": "classifier" - encoder.py's Classifier, the
+                      paper's simple classifier sigmoid(W_o T_i + b_o) * mask
+  bertsum_post        "inter_norm": "post" - the paper's section 2.2
+                      equations: h~ = LN(h + MHAtt(h)), h = LN(h~ + FFN(h~)),
+                      Y = sigmoid(W_o h^L + b_o) (no final LayerNorm)"""
 import math
 
 import torch
@@ -52,7 +64,8 @@ class MultiHeadedAttention(nn.Module):
         q = shape(self.linear_query(query)) / math.sqrt(self.d)
         scores = torch.matmul(q, k.transpose(2, 3))
         scores = scores.masked_fill(pad[:, None, None, :], -1e18)
-        ctx = torch.matmul(self.softmax(scores), v).transpose(1, 2).reshape(B, -1, self.heads * self.d)
+        self.probs = self.softmax(scores)                 # (B, heads, N, N), kept
+        ctx = torch.matmul(self.probs, v).transpose(1, 2).reshape(B, -1, self.heads * self.d)
         return self.final_linear(ctx)
 
 
@@ -65,7 +78,9 @@ class PositionwiseFeedForward(nn.Module):
         self.dropout_1 = nn.Dropout(dropout)
         self.dropout_2 = nn.Dropout(dropout)
 
-    def forward(self, x):
+    def forward(self, x, post=False):
+        if post:                                          # the paper: LN(x + FFN(x))
+            return self.layer_norm(self.w_2(Z.gelu_tanh(self.w_1(x))) + x)
         return self.w_2(Z.gelu_tanh(self.w_1(self.layer_norm(x)))) + x
 
 
@@ -77,7 +92,10 @@ class TransformerEncoderLayer(nn.Module):
         self.layer_norm = nn.LayerNorm(d_model, eps=1e-6)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, i, x, pad):
+    def forward(self, i, x, pad, post=False):
+        if post:                                          # the paper's h~ = LN(h + MHAtt(h))
+            h = self.layer_norm(self.self_attn(x, x, x, pad) + x)
+            return self.feed_forward(h, post=True)
         x_norm = self.layer_norm(x) if i != 0 else x      # layer 0: no pre-norm
         return self.feed_forward(self.self_attn(x_norm, x_norm, x_norm, pad) + x)
 
@@ -86,6 +104,7 @@ class TransformerInterEncoder(nn.Module):
     def __init__(self, c):
         super().__init__()
         H, p = c["hidden_size"], c["hidden_dropout_prob"]
+        self.post = c.get("inter_norm", "pre") == "post"
         self.pos_emb = PositionalEncoding(p, H, c["pe_max_len"])
         self.transformer_inter = nn.ModuleList(
             [TransformerEncoderLayer(H, c["heads"], c["ff_size"], p)
@@ -98,10 +117,26 @@ class TransformerInterEncoder(nn.Module):
     def forward(self, sents_vec, mask_cls):
         mask = mask_cls[:, :, None].to(sents_vec.dtype)
         x = sents_vec * mask + self.pos_emb.pe[:, :sents_vec.shape[1]]
+        self.intermediates = {"inter_hidden_states.0": x}
         for i, layer in enumerate(self.transformer_inter):
-            x = layer(i, x, mask_cls == 0)
-        scores = self.sigmoid(self.wo(self.layer_norm(x)))
+            x = layer(i, x, mask_cls == 0, self.post)
+            self.intermediates["inter.%d.attention_probs" % i] = layer.self_attn.probs
+            self.intermediates["inter_hidden_states.%d" % (i + 1)] = x
+        scores = self.sigmoid(self.wo(x if self.post else self.layer_norm(x)))
         return scores.squeeze(-1) * mask_cls.to(x.dtype)
+
+
+class Classifier(nn.Module):
+    """encoder.py's Classifier (args.encoder == 'classifier')."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.linear1 = nn.Linear(c["hidden_size"], 1)
+        self.sigmoid = nn.Sigmoid()
+        self.intermediates = {}
+
+    def forward(self, x, mask_cls):
+        return self.sigmoid(self.linear1(x).squeeze(-1)) * mask_cls.to(x.dtype)
 
 
 class Bert(nn.Module):
@@ -114,7 +149,8 @@ class Summarizer(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.bert = Bert(c)
-        self.encoder = TransformerInterEncoder(c)
+        classifier = c.get("encoder", "transformer") == "classifier"
+        self.encoder = Classifier(c) if classifier else TransformerInterEncoder(c)
 
     def forward(self, src, segs, clss, mask, mask_cls):
         top_vec = self.bert.model(src, mask, segs)[0]
@@ -176,6 +212,7 @@ def case(name, S, docs, N, seed, **kw):
     loss.backward()
     out = {"top_vec": top_vec, "sents_vec": sents_vec, "sent_scores": sent_scores,
            "loss": loss}
+    out.update(m.encoder.intermediates)
     Z.write_case(name, c, m, x, out)
 
 
@@ -189,3 +226,7 @@ if __name__ == "__main__":
     # inter_layers 3, heads 2, a one-sentence document
     case("bertsum_c", 18, [[18], [3, 4, 5, 3], [5, 6]], 5, 13, heads=2, ff_size=48,
          inter_layers=3, vocab_size=150, pe_max_len=32)
+    # the original's Classifier: no positional encoding, no LayerNorm
+    case("bertsum_classifier", 20, [[5, 6, 4], [7, 6]], 3, 14, encoder="classifier")
+    # the paper's post-norm equations, 2 layers (both use their layer_norm)
+    case("bertsum_post", 22, [[5, 6, 4, 7], [6, 5]], 4, 15, inter_norm="post")
