@@ -10,6 +10,13 @@ Cases (padding in every batch, float64 reference):
   qaconv_derived  token_type_ids derived from [SEP], L=1, Q=4 (one question is
                   longer than Q), F=8, 4 question types, T=4, divisor 3;
                   a start position past S (ignored)
+  qaconv_logits   "query_loss_input": "logits" - MT-DNN's task loss (the seed's
+                  reference): the question-type CE reads the logits, not the
+                  softmax probabilities the seed's cal_query_loss gives it
+
+Every case also stores the intermediates a learner draws: query_vector (B, H),
+the seed's embedded_query after query_layer, and conv_output1/3/5
+(B, conv_filters, S), the ReLU'd feature maps of the three Conv1d.
 """
 import math
 
@@ -57,7 +64,8 @@ class QAConvModelV2(nn.Module):
         q = F.relu(q)                                   # the seed's Dropout(0.1): eval
         q = q[:, :Q, :].reshape(B, 1, -1)
         q = self.query_layer(q)                         # (B, 1, H)
-        query_logits = F.softmax(self.query_calssify_layer(q.squeeze(1)), -1)
+        query_scores = self.query_calssify_layer(q.squeeze(1))
+        query_logits = F.softmax(query_scores, -1)
         k = self.key_layer(seq * (token_type_ids.unsqueeze(-1) == 1))
         rate = torch.matmul(k, q.transpose(1, 2))
         rate = rate / math.sqrt(H)
@@ -72,7 +80,9 @@ class QAConvModelV2(nn.Module):
         start, end = z.split(1, dim=-1)
         return {"start_logits": start.squeeze(-1), "end_logits": end.squeeze(-1),
                 "query_logits": query_logits, "attention_rate": rate,
-                "last_hidden_state": seq, "used_token_type_ids": token_type_ids}
+                "last_hidden_state": seq, "used_token_type_ids": token_type_ids,
+                "query_vector": q.squeeze(1), "conv_output1": c1, "conv_output3": c3,
+                "conv_output5": c5, "query_scores": query_scores}
 
 
 def trainer_loss(c, out, start_positions, end_positions, question_type):
@@ -82,7 +92,10 @@ def trainer_loss(c, out, start_positions, end_positions, question_type):
     ce = nn.CrossEntropyLoss(ignore_index=S)
     qa = (ce(out["start_logits"], start_positions.clamp(0, S)) +
           ce(out["end_logits"], end_positions.clamp(0, S))) / 2
-    query = nn.CrossEntropyLoss()(out["query_logits"], question_type) / c["query_loss_divisor"]
+    logits = c.get("query_loss_input", "probabilities") == "logits"
+    scores = out.pop("query_scores")  # not an output of bertc: the CE's input when logits
+    query = nn.CrossEntropyLoss()(scores if logits else out["query_logits"],
+                                  question_type) / c["query_loss_divisor"]
     out["qa_loss"], out["query_loss"], out["loss"] = qa, query, qa + query
 
 
@@ -143,3 +156,6 @@ if __name__ == "__main__":
                 attention_temperature=4.0, query_loss_divisor=3.0),
          18, [(6, 9), (2, 5)],
          start=[9, 18], end=[12, 9], qtype=[1, 3], seed=12, give_types=False)
+    case("qaconv_logits", config(num_hidden_layers=1, query_loss_input="logits"), 16,
+         [(5, 7), (4, 6)], start=[8, 10], end=[11, 12], qtype=[2, 4], seed=13,
+         give_types=True)
