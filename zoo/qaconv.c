@@ -15,7 +15,10 @@
  *   z    = classify_layer([c_1; c_3; c_5]ᵀ)                (B, S, 2): start, end
  *
  * Q = query_len, F = conv_filters, C = num_question_types,
- * T = attention_temperature. Dropout is identity in eval mode. */
+ * T = attention_temperature. Dropout is identity in eval mode. The forward
+ * also puts qv as query_vector (B, H) and c_1, c_3, c_5 as conv_output1/3/5
+ * (B, F, S); "query_loss_input": "logits" gives the question-type CE the
+ * logits (MT-DNN's loss) instead of the seed's probabilities. */
 #include "zoo/zoo.h"
 
 #include <math.h>

@@ -26,7 +26,13 @@
  * layer has no pre-norm (its layer_norm exists and gets a zero gradient), the
  * positional encoding is added unscaled, padded sentences are masked by
  * REPLACING their attention scores with −1e18, the FFN uses the tanh GELU,
- * and every LayerNorm here has ε = 1e-6 (inter_layer_norm_eps). */
+ * and every LayerNorm here has ε = 1e-6 (inter_layer_norm_eps).
+ *
+ * Two originals are config keys (docs/models/bertsum.md): "inter_norm":
+ * "post" computes the paper's equations above (no final LN), "encoder":
+ * "classifier" the code's Classifier, Y^_i = σ(W_o T_i + b_o) · mask_cls.
+ * The forward puts inter_hidden_states.{i} (h^i, (B, N, H)) and every
+ * layer's inter.{l}.attention_probs ((B, heads, N, N)). */
 #include "zoo/zoo.h"
 
 #include <math.h>
