@@ -14,7 +14,10 @@ The originals as options (config keys; docs/models/bertsum.md):
                       paper's simple classifier sigmoid(W_o T_i + b_o) * mask
   bertsum_post        "inter_norm": "post" - the paper's section 2.2
                       equations: h~ = LN(h + MHAtt(h)), h = LN(h~ + FFN(h~)),
-                      Y = sigmoid(W_o h^L + b_o) (no final LayerNorm)"""
+                      Y = sigmoid(W_o h^L + b_o) (no final LayerNorm)
+  bertsum_pe_scaled   "pe_scale": "sqrt_hidden" - the seed's
+                      PositionalEncoding.forward, h0 = T * sqrt(H) + pe (the
+                      original encoder adds pe[:, :N] to T unscaled)"""
 import math
 
 import torch
@@ -105,6 +108,7 @@ class TransformerInterEncoder(nn.Module):
         super().__init__()
         H, p = c["hidden_size"], c["hidden_dropout_prob"]
         self.post = c.get("inter_norm", "pre") == "post"
+        self.scale = math.sqrt(H) if c.get("pe_scale", "none") == "sqrt_hidden" else None
         self.pos_emb = PositionalEncoding(p, H, c["pe_max_len"])
         self.transformer_inter = nn.ModuleList(
             [TransformerEncoderLayer(H, c["heads"], c["ff_size"], p)
@@ -116,7 +120,10 @@ class TransformerInterEncoder(nn.Module):
 
     def forward(self, sents_vec, mask_cls):
         mask = mask_cls[:, :, None].to(sents_vec.dtype)
-        x = sents_vec * mask + self.pos_emb.pe[:, :sents_vec.shape[1]]
+        x = sents_vec * mask
+        if self.scale is not None:                        # PositionalEncoding.forward
+            x = x * self.scale
+        x = x + self.pos_emb.pe[:, :sents_vec.shape[1]]
         self.intermediates = {"inter_hidden_states.0": x}
         for i, layer in enumerate(self.transformer_inter):
             x = layer(i, x, mask_cls == 0, self.post)
@@ -230,3 +237,5 @@ if __name__ == "__main__":
     case("bertsum_classifier", 20, [[5, 6, 4], [7, 6]], 3, 14, encoder="classifier")
     # the paper's post-norm equations, 2 layers (both use their layer_norm)
     case("bertsum_post", 22, [[5, 6, 4, 7], [6, 5]], 4, 15, inter_norm="post")
+    # the seed's PositionalEncoding.forward: sentence vectors times sqrt(H)
+    case("bertsum_pe_scaled", 20, [[6, 5, 4], [8, 7]], 3, 16, pe_scale="sqrt_hidden")

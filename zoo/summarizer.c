@@ -28,9 +28,10 @@
  * REPLACING their attention scores with −1e18, the FFN uses the tanh GELU,
  * and every LayerNorm here has ε = 1e-6 (inter_layer_norm_eps).
  *
- * Two originals are config keys (docs/models/bertsum.md): "inter_norm":
+ * Three originals are config keys (docs/models/bertsum.md): "inter_norm":
  * "post" computes the paper's equations above (no final LN), "encoder":
- * "classifier" the code's Classifier, Y^_i = σ(W_o T_i + b_o) · mask_cls.
+ * "classifier" the code's Classifier, Y^_i = σ(W_o T_i + b_o) · mask_cls,
+ * "pe_scale": "sqrt_hidden" the seed's PositionalEncoding.forward (T·√H).
  * The forward puts inter_hidden_states.{i} (h^i, (B, N, H)) and every
  * layer's inter.{l}.attention_probs ((B, heads, N, N)). */
 #include "zoo/zoo.h"
@@ -48,6 +49,10 @@ enum { INTER_NORM_PRE, INTER_NORM_POST };           /* encoder.py's, or the pape
 
 static const char *const encoder_choices[] = {"transformer", "classifier", NULL};
 static const char *const inter_norm_choices[] = {"pre", "post", NULL};
+/* h^0: the encoder adds pe[:, :N] to the sentence vectors as they are; the
+ * seed shows PositionalEncoding.forward, which first multiplies them by √H. */
+enum { PE_SCALE_NONE, PE_SCALE_SQRT_HIDDEN };
+static const char *const pe_scale_choices[] = {"none", "sqrt_hidden", NULL};
 
 typedef struct SumKeys {
     int ff_size;                   /* d_ff of its feed-forward */
@@ -57,6 +62,7 @@ typedef struct SumKeys {
     float inter_layer_norm_eps;    /* every LayerNorm above BERT */
     int encoder;                   /* ENCODER_*: the summarization layer */
     int inter_norm;                /* INTER_NORM_*: where each LayerNorm sits */
+    int pe_scale;                  /* PE_SCALE_*: h^0 = T·mask (·√H) + pe */
 } SumKeys;
 
 static const ConfigKey sum_keys_table[] = {
@@ -80,6 +86,10 @@ static const ConfigKey sum_keys_table[] = {
      .default_value = INTER_NORM_PRE, .choices = inter_norm_choices,
      .doc = "pre (the code: LN before each sublayer, a final LN) or post (the paper's "
      "equations: LN(x + sublayer(x)), no final LN)"},
+    {.key = "pe_scale", .offset = offsetof(SumKeys, pe_scale), .kind = CONFIG_CHOICE,
+     .default_value = PE_SCALE_NONE, .choices = pe_scale_choices,
+     .doc = "none (the code: h0 = T + pe) or sqrt_hidden (the seed's "
+     "PositionalEncoding.forward: h0 = T·sqrt(H) + pe)"},
 };
 
 static SumKeys sum_keys(const BertConfig *cfg)
@@ -119,6 +129,7 @@ typedef struct Summarizer {
     BertModel bert;                /* bert.model. */
     int encoder;                   /* ENCODER_*; the rest is the transformer's */
     int inter_norm;                /* INTER_NORM_* */
+    int pe_scale;                  /* PE_SCALE_* */
     Var *pe;                       /* encoder.pos_emb.pe (1, pe_max_len, H), a buffer */
     int n_inter;
     InterLayer *inter;             /* encoder.transformer_inter.{l} */
@@ -210,6 +221,7 @@ static void *summarizer_build(Registry *r, const BertConfig *cfg, BertcError *er
     Summarizer *m = bertc_arena_calloc(r->arena, 1, sizeof *m);
     m->encoder = sum_keys(cfg).encoder;
     m->inter_norm = sum_keys(cfg).inter_norm;
+    m->pe_scale = sum_keys(cfg).pe_scale;
     bertc_nn_push(r, "bert", "Bert", false);
     bertc_nn_push(r, "model", "BertModel", false);
     bertc_bert_model_init(&m->bert, r, cfg, BERT_PPB, true);   /* the pooler is never used */
@@ -351,7 +363,10 @@ static Var *inter_encoder_forward(Graph *g, const Summarizer *m, Var *sents_vec,
 {
     int64_t B = sents_vec->value.shape[0], N = sents_vec->value.shape[1];
     Var *pos_emb = bertc_ag_slice(g, m->pe, 1, 0, N);                         /* (1, N, H) */
-    Var *x = bertc_ag_add(g, bertc_ag_mul(g, sents_vec, mask), pos_emb);           /* h^0 */
+    Var *x = bertc_ag_mul(g, sents_vec, mask);
+    if (m->pe_scale == PE_SCALE_SQRT_HIDDEN)   /* emb * math.sqrt(self.dim) */
+        x = bertc_ag_scale(g, x, sqrtf((float)sents_vec->value.shape[2]));
+    x = bertc_ag_add(g, x, pos_emb);                                          /* h^0 */
     bertc_outputs_put(out, g, x, "inter_hidden_states.0");
     for (int l = 0; l < m->n_inter; l++) {
         Var *probs;
