@@ -14,7 +14,12 @@
  * Everything else is the BERT encoder of zoo/bert.c: this file gives it the
  * original repository's spelling, this self-attention (a hook), the deep
  * context D = Linear([C0; X_l]) + C0 before each layer's attention, the
- * context embedding, the attention-gate pooler and the classifier. */
+ * context embedding, the attention-gate pooler and the classifier.
+ *
+ * Named outputs, per layer l: deep_context D (B, S, H); context_q, context_k
+ * C U_Q, C U_K (B, nh, S, d); lambda_q, lambda_k (B, nh, S, 1); q_hat, k_hat
+ * Q̂, K̂ (B, nh, S, d); attention_probs A (B, nh, S, S). And pooler_weights,
+ * the pooler's token weights (B, S). docs/models/cgbert.md maps each step. */
 #include "zoo/cgbert_internal.h"
 #include "tensor/format_internal.h"
 
