@@ -41,6 +41,7 @@ typedef struct Param {
     const char *name;      /* full dotted state_dict key */
     Var *var;              /* value + gradient (persistent) */
     ParamInit init;
+    float init_std;        /* INIT_NORMAL's std when > 0, else initializer_range */
     int alias_of;          /* -1, or the index of the param this name ties to */
     bool buffer;           /* state, not trained (no gradient, not counted) */
     int64_t zero_row;      /* row set to 0 after init (Embedding padding_idx), or -1 */
@@ -105,7 +106,8 @@ Var *bertc_nn_buffer(Registry *r, const char *name, int ndim, const int64_t *sha
 void bertc_nn_tie(Registry *r, const char *full_name, Var *target);
 
 int bertc_registry_find(const Registry *r, const char *full_name);   /* index or -1 */
-/* HF init of every parameter, in registration order, from one RNG stream. */
+/* HF init of every parameter, in registration order, from one RNG stream
+ * (a Param's init_std, when set, replaces initializer_range for it). */
 void bertc_registry_init_weights(Registry *r, Rng *rng, float initializer_range);
 void bertc_registry_zero_grad(Registry *r);
 /* Number of trainable scalars, each tied tensor counted once (as PyTorch's

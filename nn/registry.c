@@ -189,9 +189,10 @@ void bertc_registry_init_weights(Registry *r, Rng *rng, float initializer_range)
         Tensor *t = &p->var->value;
         if (p->alias_of >= 0)
             continue;
+        float std = p->init_std > 0.0f ? p->init_std : initializer_range;
         for (int64_t k = 0; k < t->numel; k++) {
             switch (p->init) {
-            case INIT_NORMAL: t->data[k] = (float)(initializer_range * bertc_rng_normal(rng)); break;
+            case INIT_NORMAL: t->data[k] = (float)(std * bertc_rng_normal(rng)); break;
             case INIT_ZEROS: t->data[k] = 0.0f; break;
             case INIT_ONES: t->data[k] = 1.0f; break;
             case INIT_KEEP: break;

@@ -188,13 +188,15 @@ Test(zoo_cgbert, qacgbert_outputs_have_spec_names_and_shapes)
         expect_shape(&out, name, 3, hidden);
     }
     const char *per_layer[] = {"attention_probs", "new_attention_probs", "quasi_attention_prob",
-                               "lambda_q", "lambda_k", "lambda_context"};
+                               "quasi_attention_scores", "lambda_q", "lambda_k", "lambda_context"};
     for (int l = 0; l < 2; l++)
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < 7; i++) {
             snprintf(name, sizeof name, "layers.%d.%s", l, per_layer[i]);
-            expect_shape(&out, name, 4, i < 3 ? probs : gate);
+            expect_shape(&out, name, 4, i < 4 ? probs : gate);
         }
-    cr_expect_eq(out.n, 3 + 3 + 2 * 6, "%d outputs", out.n);
+    /* and the named intermediates (test_zoo_cgbert_views checks their shapes):
+     * pooler_weights; deep_context, context_q, context_k per layer */
+    cr_expect_eq(out.n, 3 + 4 + 2 * 10, "%d outputs", out.n);
 }
 
 /* CGBERT has no quasi-attention outputs. */
@@ -204,7 +206,10 @@ Test(zoo_cgbert, cgbert_outputs_have_no_quasi_attention)
     test_forward_ok(&model, graph, &batch, &out);
     cr_expect(bertc_outputs_get(&out, "layers.1.lambda_q") && bertc_outputs_get(&out, "layers.1.lambda_k"));
     cr_expect(!bertc_outputs_get(&out, "layers.0.quasi_attention_prob"));
-    cr_expect_eq(out.n, 3 + 3 + 2 * 3, "%d outputs", out.n);
+    cr_expect(!bertc_outputs_get(&out, "layers.0.quasi_attention_scores"));
+    cr_expect(bertc_outputs_get(&out, "layers.1.q_hat") && bertc_outputs_get(&out, "layers.1.k_hat"));
+    /* hidden_states 3, logits, pooled_output, pooler_weights, loss; 8 maps x L = 2 */
+    cr_expect_eq(out.n, 3 + 4 + 2 * 8, "%d outputs", out.n);
 }
 
 /* ---- original-repository names ----------------------------------------- */

@@ -3,13 +3,23 @@
 (SPEC 6.3) and QACGBertForSequenceClassification (SPEC 6.4), written from the
 SPEC with the original repository's module and parameter names
 (frankaging/Quasi-Attention-ABSA, seed bugs fixed as SPEC 6.8 says).
+The options where the seed, the paper and the original code differ are
+config keys (default: the seed's): pooler_type, lambda_init (init only, tested
+in C), and for QACGBERT context_dropout_prob (the original's last revision
+drops out C_Q and C_K in training) and the paper's alpha, beta, gamma
+(quasi_scale, lambda_q_scale, lambda_k_scale). The *_views and option cases
+also hold the named intermediates (deep_context, context_q/k, q_hat/k_hat,
+quasi_attention_scores, pooler_weights); the first four cases keep the outputs
+they were written with, bit for bit.
 Run: /usr/bin/python3 tools/fixtures_cgbert.py"""
 import math
+import os
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import st
 import zoo_common as Z
 
 
@@ -74,6 +84,11 @@ class ContextBERTSelfAttention(nn.Module):
         self.lambda_act = nn.Sigmoid()
         if quasi:
             self.quasi_act = nn.Sigmoid()
+        # QACGBERT.py's last revision: self.dropout(C_Q), self.dropout(C_K) after the split
+        self.context_dropout = c.get("context_dropout_prob", 0.0)
+        self.alpha = c.get("quasi_scale", 1.0)
+        self.beta = c.get("lambda_q_scale", 1.0)
+        self.gamma = c.get("lambda_k_scale", 1.0)
 
     def forward(self, x, D, M):
         Q, K, V = split(self.Wq(x), self.nh), split(self.Wk(x), self.nh), split(self.Wv(x), self.nh)
@@ -88,17 +103,26 @@ class ContextBERTSelfAttention(nn.Module):
             Kh = (1 - lk) * K + lk * Kc
             A = (Qh @ Kh.transpose(-1, -2) / math.sqrt(d) + M).softmax(-1)
             probs = A
+            out.update(q_hat=Qh, k_hat=Kh)
         else:
             A = (Q @ K.transpose(-1, -2) / math.sqrt(d) + M).softmax(-1)
-            Cq, Ck = split(self.Wcq(D), self.nh), split(self.Wck(D), self.nh)
-            Qs = torch.sigmoid(Cq @ Ck.transpose(-1, -2) / math.sqrt(d) + M)
-            lq = torch.sigmoid(self.lambda_Qc(Cq) + self.lambda_Q(Q))
-            lk = torch.sigmoid(self.lambda_Kc(Ck) + self.lambda_K(K))
-            lam = 1 - (lq + lk)
+            Qc, Kc = split(self.Wcq(D), self.nh), split(self.Wck(D), self.nh)
+            Qc = F.dropout(Qc, self.context_dropout, self.training)
+            Kc = F.dropout(Kc, self.context_dropout, self.training)
+            Qs = torch.sigmoid(Qc @ Kc.transpose(-1, -2) / math.sqrt(d) + M)
+            if self.alpha != 1.0:
+                Qs = self.alpha * Qs
+            lq = torch.sigmoid(self.lambda_Qc(Qc) + self.lambda_Q(Q))
+            lk = torch.sigmoid(self.lambda_Kc(Kc) + self.lambda_K(K))
+            bq = lq if self.beta == 1.0 else self.beta * lq
+            gk = lk if self.gamma == 1.0 else self.gamma * lk
+            lam = 1 - (bq + gk)
             quasi = lam * Qs
             probs = A + quasi
-            out.update(lambda_context=lam, new_attention_probs=probs, quasi_attention_prob=quasi)
-        out.update(attention_probs=A, lambda_q=lq, lambda_k=lk)
+            out.update(lambda_context=lam, new_attention_probs=probs, quasi_attention_prob=quasi,
+                       quasi_attention_scores=Qs)
+        out.update(attention_probs=A, lambda_q=lq, lambda_k=lk, deep_context=D,
+                   context_q=Qc, context_k=Kc)
         return merge(probs @ V), out
 
 
@@ -155,13 +179,16 @@ class ContextBERTPooler(nn.Module):
         self.activation = nn.Tanh()
         self.kind = c["pooler_type"]
 
-    def forward(self, x, mask):
+    def forward(self, x, mask, out):
         if self.kind == "first_token":
             h = x[:, 0]
+            a = torch.zeros(x.shape[:2], dtype=x.dtype)
+            a[:, 0] = 1.0
         else:
             s = self.attention_gate(x).masked_fill(mask.unsqueeze(-1) == 0, -1e9)
             a = F.softmax(s, dim=1)
             h = (a.permute(0, 2, 1) @ x).squeeze(1)
+        out["pooler_weights"] = a.reshape(x.shape[:2])
         return torch.tanh(self.dense(h))
 
 
@@ -194,7 +221,7 @@ class ContextBertModel(nn.Module):
             out["hidden_states.%d" % (l + 1)] = x
             for k, v in att.items():
                 out["layers.%d.%s" % (l, k)] = v
-        return self.pooler(x, mask)
+        return self.pooler(x, mask, out)
 
 
 class CGBertForSequenceClassification(nn.Module):
@@ -230,13 +257,31 @@ def config(arch, pooler, **kw):
     return c
 
 
-def case(name, arch, pooler, S, lengths, seed, **kw):
+# What the first four cases were written with (they stay bit for bit).
+FIRST_OUTPUTS = ("attention_probs", "lambda_q", "lambda_k", "lambda_context",
+                 "new_attention_probs", "quasi_attention_prob")
+
+
+def first_outputs(out):
+    keep = {}
+    for k, v in out.items():
+        if not k.startswith("layers.") or k.split(".")[2] in FIRST_OUTPUTS:
+            if k != "pooler_weights":
+                keep[k] = v
+    return keep
+
+
+def case(name, arch, pooler, S, lengths, seed, views=True, train=False, **kw):
+    """views: write the named intermediates too. train: forward and backward in
+    training mode (every dropout of the config applies), into expected_train."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     c = config(arch, pooler, **kw)
     m = globals()[arch](c)
     init(m, 0.2)
     m = m.double().eval()        # dropout off (the attention_gate Sequential holds one)
+    if train:
+        m.train()
     ids, mask = Z.padded_batch(gen, S, c["vocab_size"], lengths)
     types = torch.zeros_like(ids)
     for b, n in enumerate(lengths):
@@ -251,13 +296,45 @@ def case(name, arch, pooler, S, lengths, seed, **kw):
     loss = F.cross_entropy(logits, x["labels"])
     loss.backward()
     out.update(pooled_output=pooled, logits=logits, loss=loss)
-    Z.write_case(name, c, m, x, out)
+    if not views:
+        out = first_outputs(out)
+    if train:
+        write_train(name, m, out)
+    else:
+        Z.write_case(name, c, m, x, out)
+
+
+def write_train(name, model, out):
+    """expected_train.safetensors beside a case written in eval mode: the
+    training-mode outputs and every parameter's gradient."""
+    expected = {k: v.detach().float() for k, v in out.items()}
+    for key, p in model.named_parameters():
+        expected["grad." + key] = (p.grad if p.grad is not None
+                                   else torch.zeros_like(p)).detach().float()
+    path = os.path.join(Z.ZOO, name, "expected_train.safetensors")
+    st.save(path, expected)
+    print("wrote", path)
 
 
 if __name__ == "__main__":
     A, Q = "CGBertForSequenceClassification", "QACGBertForSequenceClassification"
-    case("cgbert_gate", A, "attention_gate", 16, [16, 11, 7], 11)
-    case("cgbert_first", A, "first_token", 18, [10, 18], 12, num_attention_heads=2)
-    case("qacgbert_gate", Q, "attention_gate", 17, [9, 17, 13], 13)
-    case("qacgbert_first", Q, "first_token", 20, [20, 6], 14, num_attention_heads=2,
+    case("cgbert_gate", A, "attention_gate", 16, [16, 11, 7], 11, views=False)
+    case("cgbert_first", A, "first_token", 18, [10, 18], 12, views=False, num_attention_heads=2)
+    case("qacgbert_gate", Q, "attention_gate", 17, [9, 17, 13], 13, views=False)
+    case("qacgbert_first", Q, "first_token", 20, [20, 6], 14, views=False, num_attention_heads=2,
          num_hidden_layers=1)
+    # the named intermediates, seed defaults
+    case("cgbert_views", A, "attention_gate", 12, [12, 7], 15)
+    case("qacgbert_views", Q, "attention_gate", 13, [9, 13], 16)
+    # the original code's choices: first-token pooler, gates drawn with std 0.01
+    case("cgbert_original", A, "first_token", 11, [11, 6, 9], 17, lambda_init="original")
+    # the paper's alpha, beta, gamma; the original's context dropout (eval: none)
+    paper = dict(quasi_scale=0.5, lambda_q_scale=0.75, lambda_k_scale=1.25,
+                 context_dropout_prob=0.1, lambda_init="original")
+    case("qacgbert_paper", Q, "first_token", 10, [10, 4], 18, **paper)
+    # training mode with dropout only on C_Q, C_K, p = 1: C_Q = C_K = 0, so the
+    # quasi scores are alpha/2 at real keys and Wcq, Wck get no gradient
+    ctx = dict(context_dropout_prob=1.0, hidden_dropout_prob=0.0,
+               attention_probs_dropout_prob=0.0)
+    case("qacgbert_context_dropout", Q, "attention_gate", 9, [9, 5], 19, **ctx)
+    case("qacgbert_context_dropout", Q, "attention_gate", 9, [9, 5], 19, train=True, **ctx)

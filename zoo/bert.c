@@ -293,11 +293,16 @@ static Var *layer_forward(Graph *g, const BertModel *m, int l, Var *x, Var *mask
     return bertc_bert_add_norm(g, &layer->out_ln, o, y);                   /* LN(o + Y) */
 }
 
-/* A map of layer output y's batch: (B, nh, S, S), or (B, nh, S, 1) per row. */
+/* A map of layer input x's batch, shaped as map->shape says. */
 static Var *empty_map(Graph *g, const BertModel *m, const BertMap *map, const Var *x)
 {
-    int64_t B = x->value.shape[0], S = x->value.shape[1];
-    int64_t shape[4] = {B, m->heads, S, map->per_row ? 1 : S};
+    int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
+    if (map->shape == BERT_MAP_HIDDEN)
+        return bertc_ag_constant(g, bertc_tensor_empty(g->step, 3, x->value.shape));
+    int64_t last = map->shape == BERT_MAP_SCORES ? S
+                 : map->shape == BERT_MAP_ROWS   ? 1
+                                                 : H / m->heads;
+    int64_t shape[4] = {B, m->heads, S, last};
     return bertc_ag_constant(g, bertc_tensor_empty(g->step, 4, shape));
 }
 
@@ -340,10 +345,13 @@ Var *bertc_bert_first_token(Graph *g, Var *x)
     return bertc_ag_reshape(g, bertc_ag_slice(g, x, 1, 0, 1), 2, bh);                /* X[:, 0] */
 }
 
-/* pool = tanh(Dense(h)), h = X_L[:, 0] or the pool hook's. */
-static Var *pooler_forward(Graph *g, const BertModel *m, Var *x, const ITensor *mask)
+/* pool = tanh(Dense(h)), h = X_L[:, 0] or the pool hook's (and its token
+ * weights in *weights). */
+static Var *pooler_forward(Graph *g, const BertModel *m, Var *x, const ITensor *mask,
+                           Var **weights)
 {
-    Var *h = m->hooks && m->hooks->pool ? m->hooks->pool(g, m->owner, x, mask)
+    *weights = NULL;
+    Var *h = m->hooks && m->hooks->pool ? m->hooks->pool(g, m->owner, x, mask, weights)
                                         : bertc_bert_first_token(g, x);
     return bertc_ag_tanh(g, bertc_linear_forward(g, &m->pooler, h));
 }
@@ -366,7 +374,9 @@ BertOutput bertc_bert_model_forward(Graph *g, const BertModel *m, const BertInpu
         r.hidden_states[l + 1] = x;
     }
     r.last_hidden_state = x;
-    r.pooler_output = m->has_pooler ? pooler_forward(g, m, x, &in->attention_mask) : NULL;
+    r.pool_weights = NULL;
+    r.pooler_output = m->has_pooler ? pooler_forward(g, m, x, &in->attention_mask, &r.pool_weights)
+                                    : NULL;
     return r;
 }
 

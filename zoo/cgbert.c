@@ -14,7 +14,12 @@
  * Everything else is the BERT encoder of zoo/bert.c: this file gives it the
  * original repository's spelling, this self-attention (a hook), the deep
  * context D = Linear([C0; X_l]) + C0 before each layer's attention, the
- * context embedding, the attention-gate pooler and the classifier. */
+ * context embedding, the attention-gate pooler and the classifier.
+ *
+ * Named outputs, per layer l: deep_context D (B, S, H); context_q, context_k
+ * C U_Q, C U_K (B, nh, S, d); lambda_q, lambda_k (B, nh, S, 1); q_hat, k_hat
+ * Q̂, K̂ (B, nh, S, d); attention_probs A (B, nh, S, S). And pooler_weights,
+ * the pooler's token weights (B, S). docs/models/cgbert.md maps each step. */
 #include "zoo/cgbert_internal.h"
 #include "tensor/format_internal.h"
 
@@ -25,14 +30,34 @@
 /* ---- config keys, inputs and outputs shared with QACGBERT --------------- */
 
 static const char *const pooler_types[] = {"attention_gate", "first_token", NULL};
+static const char *const lambda_inits[] = {"initializer_range", "original", NULL};
 
-const ConfigKey bertc_cg_keys[CG_N_KEYS] = {
-    {.key = "context_vocab_size", .offset = offsetof(CgKeys, context_vocab_size),
-     .kind = CONFIG_INT, .range = RANGE_POSITIVE, .default_value = 8,
+#define CG_AT(field) offsetof(CgKeys, field)
+
+const ConfigKey bertc_cg_keys[CG_N_KEYS + QA_N_KEYS] = {
+    {.key = "context_vocab_size", .offset = CG_AT(context_vocab_size), .kind = CONFIG_INT,
+     .range = RANGE_POSITIVE, .default_value = 8,
      .doc = "rows of the context (aspect/target) embedding"},
-    {.key = "pooler_type", .offset = offsetof(CgKeys, pooler_type), .kind = CONFIG_CHOICE,
+    {.key = "pooler_type", .offset = CG_AT(pooler_type), .kind = CONFIG_CHOICE,
      .default_value = POOLER_ATTENTION_GATE, .choices = pooler_types,
      .doc = "attention_gate (the seed's) or first_token (the original repository's)"},
+    {.key = "lambda_init", .offset = CG_AT(lambda_init), .kind = CONFIG_CHOICE,
+     .default_value = LAMBDA_INIT_RANGE, .choices = lambda_inits,
+     .doc = "the gates' lambda_* weights: N(0, initializer_range), or original: N(0, 0.01)"},
+    /* QACGBERT's own (CGBERT declares the first CG_N_KEYS) */
+    {.key = "context_dropout_prob", .offset = CG_AT(context_dropout_prob),
+     .kind = CONFIG_FLOAT, .range = RANGE_PROB, .default_value = 0,
+     .doc = "dropout on the context query/key C_Q, C_K in training (the original's: "
+            "attention_probs_dropout_prob)"},
+    {.key = "quasi_scale", .offset = CG_AT(quasi_scale), .kind = CONFIG_FLOAT,
+     .range = RANGE_NONNEG, .default_value = 1,
+     .doc = "the paper's alpha: A_quasi = alpha * sigmoid(C_Q C_K^T / sqrt(d))"},
+    {.key = "lambda_q_scale", .offset = CG_AT(lambda_q_scale), .kind = CONFIG_FLOAT,
+     .range = RANGE_NONNEG, .default_value = 1,
+     .doc = "the paper's beta: lambda_A = 1 - (beta lambda_Q + gamma lambda_K)"},
+    {.key = "lambda_k_scale", .offset = CG_AT(lambda_k_scale), .kind = CONFIG_FLOAT,
+     .range = RANGE_NONNEG, .default_value = 1,
+     .doc = "the paper's gamma: lambda_A = 1 - (beta lambda_Q + gamma lambda_K)"},
 };
 
 CgKeys bertc_cg_keys_of(const BertConfig *cfg)
@@ -52,10 +77,14 @@ const InputSpec bertc_cg_inputs[CG_N_INPUTS] = {
 const OutputSpec bertc_cg_outputs[CG_N_OUTPUTS] = {
     {"logits", "(B, num_labels)"},
     {"pooled_output", "(B, H)"},
+    {"pooler_weights", "(B, S)"},
     {"hidden_states.{i}", "(B, S, H)"},
     {"layers.{l}.attention_probs", "(B, nh, S, S)"},
     {"layers.{l}.lambda_q", "(B, nh, S, 1)"},
     {"layers.{l}.lambda_k", "(B, nh, S, 1)"},
+    {"layers.{l}.deep_context", "(B, S, H)"},
+    {"layers.{l}.context_q", "(B, nh, S, d)"},
+    {"layers.{l}.context_k", "(B, nh, S, d)"},
     {"loss", "()"},
 };
 
@@ -67,6 +96,22 @@ Var *bertc_cg_one_minus(Graph *g, Var *x)
     Var *ones = bertc_ag_tensor(g, 1, &one, false);
     ones->value.data[0] = 1.0f;
     return bertc_ag_sub(g, ones, x);
+}
+
+/* The gates' weights (lambda_*.weight) drawn with std 0.01 instead of
+ * initializer_range when lambda_init is "original" (bertc_registry_init_weights
+ * reads Param.init_std): CGBERT.py and QACGBERT.py redraw them after their
+ * init_weights, "init_perturbation = 1e-2"; their biases stay 0. */
+void bertc_cg_lambda_init(Registry *r, const BertConfig *cfg, const CgSelfAttention *m)
+{
+    if (bertc_cg_keys_of(cfg).lambda_init != LAMBDA_INIT_ORIGINAL)
+        return;
+    const Var *gates[4] = {m->lambda_Qc.weight, m->lambda_Q.weight, m->lambda_Kc.weight,
+                           m->lambda_K.weight};
+    for (int i = r->n_params - 1; i >= 0 && i >= r->n_params - 8; i--)   /* the last registered */
+        for (int k = 0; k < 4; k++)
+            if (r->params[i].var == gates[k])
+                r->params[i].init_std = CG_ORIGINAL_LAMBDA_STD;
 }
 
 /* q (B, nh, S, d), k (B, nh, S, d), mask (B, 1, 1, S) -> (B, nh, S, S). */
@@ -92,6 +137,7 @@ static void *cgbert_attention_init(Registry *r, const BertConfig *cfg)
     bertc_linear_init(&m->lambda_Q, r, "lambda_Q", d, 1, false);
     bertc_linear_init(&m->lambda_Kc, r, "lambda_Kc", d, 1, false);
     bertc_linear_init(&m->lambda_K, r, "lambda_K", d, 1, false);
+    bertc_cg_lambda_init(r, cfg, m);
     bertc_dropout_init(&m->dropout, r, "dropout", cfg->attention_probs_dropout_prob);
     bertc_nn_leaf(r, "lambda_act", "Sigmoid()");
     return m;
@@ -121,17 +167,25 @@ static Var *cgbert_attention_forward(Graph *g, const void *self, Var *x, Var *D,
     Var *K_hat = context_gate(g, &m->lambda_Kc, &m->lambda_K, Kc, K, &maps[CG_LAMBDA_K]);
     Var *A = bertc_ag_softmax(g, bertc_cg_scores(g, Q_hat, K_hat, mask));             /* (B, nh, S, S) */
     maps[CG_ATTENTION_PROBS] = A;
+    maps[CG_DEEP_CONTEXT] = D;
+    maps[CG_CONTEXT_Q] = Qc;
+    maps[CG_CONTEXT_K] = Kc;
+    maps[CG_Q_HAT] = Q_hat;
+    maps[CG_K_HAT] = K_hat;
     Var *probs = bertc_dropout_forward(g, &m->dropout, A);
     return bertc_nn_merge_heads(g, bertc_ag_matmul(g, probs, V, false, false));      /* (B, S, H) */
 }
 
-const BertMap bertc_cg_maps[CG_MAPS] = {
-    [CG_ATTENTION_PROBS] = {.name = "attention_probs"},
-    [CG_LAMBDA_Q] = {.name = "lambda_q", .per_row = true},
-    [CG_LAMBDA_K] = {.name = "lambda_k", .per_row = true},
-    [CG_LAMBDA_CONTEXT] = {.name = "lambda_context", .per_row = true},
-    [CG_NEW_ATTENTION_PROBS] = {.name = "new_attention_probs"},
-    [CG_QUASI_ATTENTION_PROB] = {.name = "quasi_attention_prob"},
+/* The shared maps first, as in qacgbert.c's table (cgbert_internal.h). */
+static const BertMap cgbert_maps[CG_CGBERT_MAPS] = {
+    [CG_ATTENTION_PROBS] = {.name = "attention_probs", .shape = BERT_MAP_SCORES},
+    [CG_LAMBDA_Q] = {.name = "lambda_q", .shape = BERT_MAP_ROWS},
+    [CG_LAMBDA_K] = {.name = "lambda_k", .shape = BERT_MAP_ROWS},
+    [CG_DEEP_CONTEXT] = {.name = "deep_context", .shape = BERT_MAP_HIDDEN},
+    [CG_CONTEXT_Q] = {.name = "context_q", .shape = BERT_MAP_HEADS},
+    [CG_CONTEXT_K] = {.name = "context_k", .shape = BERT_MAP_HEADS},
+    [CG_Q_HAT] = {.name = "q_hat", .shape = BERT_MAP_HEADS},
+    [CG_K_HAT] = {.name = "k_hat", .shape = BERT_MAP_HEADS},
 };
 
 /* ---- the model around the BERT encoder ---------------------------------- */
@@ -209,8 +263,9 @@ static void attention_gate_init(void *owner, Registry *r, const BertConfig *cfg)
 }
 
 /* The seed's local context attention: s = gate(X_L) (B, S, 1), −1e9 at
- * padding, a = softmax over t, h = Σ_t a[t] X_L[t]. */
-static Var *attention_gate_pool(Graph *g, const CgModel *m, Var *x, const ITensor *mask)
+ * padding, a = softmax over t (*weights, (B, S)), h = Σ_t a[t] X_L[t]. */
+static Var *attention_gate_pool(Graph *g, const CgModel *m, Var *x, const ITensor *mask,
+                                Var **weights)
 {
     int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
     Var *s = bertc_linear_forward(g, &m->gate0, x);
@@ -220,15 +275,30 @@ static Var *attention_gate_pool(Graph *g, const CgModel *m, Var *x, const ITenso
     for (int64_t i = 0; i < pad.numel; i++)
         pad.data[i] = mask->data[i] == 0;
     Var *a = bertc_ag_softmax(g, bertc_ag_reshape(g, bertc_ag_masked_fill(g, s, &pad, -1e9f), 3, b1s));
+    int64_t bs[2] = {B, S};
+    *weights = bertc_ag_reshape(g, a, 2, bs);
     return bertc_ag_reshape(g, bertc_ag_matmul(g, a, x, false, false), 2, bh);        /* (B, H) */
 }
 
-/* The pooler's input h (B, H): pooler_type's. */
-static Var *pool(Graph *g, const void *owner, Var *x, const ITensor *mask)
+/* First-token pooling's weights: one at t = 0 (B, S), a constant. */
+static Var *first_token_weights(Graph *g, const Var *x)
+{
+    int64_t bs[2] = {x->value.shape[0], x->value.shape[1]};
+    Tensor w = bertc_tensor_new(g->step, 2, bs);       /* zeros */
+    for (int64_t b = 0; b < bs[0]; b++)
+        w.data[b * bs[1]] = 1.0f;
+    return bertc_ag_constant(g, w);
+}
+
+/* The pooler's input h (B, H), pooler_type's, and its token weights (B, S). */
+static Var *pool(Graph *g, const void *owner, Var *x, const ITensor *mask, Var **weights)
 {
     const CgModel *m = owner;
-    return m->pooler_type == POOLER_FIRST_TOKEN ? bertc_bert_first_token(g, x)
-                                                : attention_gate_pool(g, m, x, mask);
+    if (m->pooler_type == POOLER_FIRST_TOKEN) {
+        *weights = first_token_weights(g, x);
+        return bertc_bert_first_token(g, x);
+    }
+    return attention_gate_pool(g, m, x, mask, weights);
 }
 
 static const BertHooks cg_hooks = {
@@ -351,6 +421,7 @@ int bertc_cg_forward(void *impl, const BertConfig *cfg, Graph *g, const Batch *i
     Var *pooled = r.pooler_output;                                        /* (B, H) */
     Var *logits = bertc_linear_forward(g, &m->classifier, bertc_dropout_forward(g, &m->dropout, pooled));
     bertc_outputs_put(out, g, pooled, "pooled_output");
+    bertc_outputs_put(out, g, r.pool_weights, "pooler_weights");
     bertc_outputs_put(out, g, logits, "logits");
     if (x.has_labels)
         bertc_outputs_put(out, g, bertc_ag_cross_entropy(g, logits, &x.labels, -100), "loss");
@@ -369,7 +440,7 @@ bool bertc_cg_rename(const char *name, char *alt, size_t len)
 static const BertAttentionHook cgbert_attention = {
     .init = cgbert_attention_init,
     .forward = cgbert_attention_forward,
-    .maps = bertc_cg_maps,
+    .maps = cgbert_maps,
     .n_maps = CG_CGBERT_MAPS,
 };
 
@@ -377,6 +448,12 @@ static void *cgbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 {
     return bertc_cg_build(r, cfg, &cgbert_attention, err);
 }
+
+/* The shared outputs (bertc_cg_outputs) and the context-infused Q̂, K̂. */
+static const OutputSpec cgbert_outputs[] = {
+    {"layers.{l}.q_hat", "(B, nh, S, d)"},
+    {"layers.{l}.k_hat", "(B, nh, S, d)"},
+};
 
 
 const ModelArch bertc_arch_cgbert = {
@@ -390,6 +467,8 @@ const ModelArch bertc_arch_cgbert = {
     .n_inputs = CG_N_INPUTS,
     .shared_outputs = bertc_cg_outputs,
     .n_shared_outputs = CG_N_OUTPUTS,
+    .outputs = cgbert_outputs,
+    .n_outputs = sizeof cgbert_outputs / sizeof cgbert_outputs[0],
     .loss = "cross-entropy of logits against labels",
     .build = cgbert_build,
     .forward = bertc_cg_forward,

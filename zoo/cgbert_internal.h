@@ -11,6 +11,11 @@
  *   pooler      attention_gate (seed) or first_token (original repository)
  *   classifier  logits = Linear(tanh(Linear(pool))),  loss = CE
  *
+ * Where the seed, the paper and the original code differ, config.json
+ * chooses (default: the seed's): pooler_type, lambda_init (the gates' init
+ * std), and for QACGBERT context_dropout_prob and the paper's α, β, γ
+ * (docs/models/cgbert.md, docs/models/qacgbert.md).
+ *
  * A model supplies its self-attention as a BertAttentionHook; zoo/cgbert.c
  * does the rest. */
 #ifndef BERTC_ZOO_CGBERT_INTERNAL_H
@@ -25,20 +30,39 @@ typedef enum PoolerType {
     POOLER_FIRST_TOKEN
 } PoolerType;
 
-/* The config keys both models add to BERT's (bertc_cg_keys, cfg->model). */
+/* How the gates' weights lambda_* are drawn (config "lambda_init"). */
+typedef enum LambdaInit {
+    LAMBDA_INIT_RANGE,                 /* N(0, initializer_range), as every Linear */
+    LAMBDA_INIT_ORIGINAL               /* N(0, 0.01): the original's init_perturbation */
+} LambdaInit;
+
+/* The original repository's init_perturbation (CGBERT.py, QACGBERT.py). */
+#define CG_ORIGINAL_LAMBDA_STD 1e-2f
+
+/* The config keys the models add to BERT's (cfg->model): CGBERT reads the
+ * first CG_N_KEYS of bertc_cg_keys, QACGBERT all CG_N_KEYS + QA_N_KEYS. */
 typedef struct CgKeys {
     int context_vocab_size;            /* context_embeddings rows [8] */
     int pooler_type;                   /* PoolerType [attention_gate] */
+    int lambda_init;                   /* LambdaInit [initializer_range] */
+    /* QACGBERT only */
+    float context_dropout_prob;        /* dropout on C_Q, C_K in training [0] */
+    float quasi_scale;                 /* α [1] */
+    float lambda_q_scale;              /* β [1] */
+    float lambda_k_scale;              /* γ [1] */
 } CgKeys;
 
-#define CG_N_KEYS 2
-extern const ConfigKey bertc_cg_keys[CG_N_KEYS];
-/* Their inputs after BERT's (context_ids, labels), the same for both. */
+#define CG_N_KEYS 3
+#define QA_N_KEYS 4
+extern const ConfigKey bertc_cg_keys[CG_N_KEYS + QA_N_KEYS];
+CgKeys bertc_cg_keys_of(const BertConfig *cfg);
+
+/* Their inputs after BERT's (context_ids, labels), the same for both, and
+ * the outputs both put (CGBERT and QACGBERT add their own). */
 #define CG_N_INPUTS 2
-#define CG_N_OUTPUTS 7
+#define CG_N_OUTPUTS 11
 extern const OutputSpec bertc_cg_outputs[CG_N_OUTPUTS];
 extern const InputSpec bertc_cg_inputs[CG_N_INPUTS];
-CgKeys bertc_cg_keys_of(const BertConfig *cfg);
 
 /* ContextBERTSelfAttention. CGBERT: Wcq/Wck (d, d), lambda_* without bias;
  * QACGBERT: Wcq/Wck (H, H), lambda_* with a bias. */
@@ -47,21 +71,30 @@ typedef struct CgSelfAttention {
     Linear Wcq, Wck;                   /* context query / key projections */
     Linear lambda_Qc, lambda_Q, lambda_Kc, lambda_K;   /* (1, d) gates */
     Dropout dropout;
+    Dropout context_dropout;           /* QACGBERT: on C_Q, C_K (not a module of its own) */
+    float alpha, beta, gamma;          /* QACGBERT: quasi_scale, lambda_q_scale, lambda_k_scale */
     int64_t heads;
 } CgSelfAttention;
 
-/* The per-layer maps, "layers.{l}.<name>" (bertc_cg_maps): CGBERT puts the first
- * CG_CGBERT_MAPS, QACGBERT all CG_MAPS. */
+/* The per-layer maps, "layers.{l}.<name>": both models put the first
+ * CG_SHARED_MAPS, then CGBERT its Q̂, K̂ (CG_CGBERT_MAPS in all), QACGBERT its
+ * quasi-attention (QA_MAPS in all). Each file holds its table (BertMap), the
+ * shared entries first and alike (test_zoo_cgbert checks what is put against
+ * what is declared). */
 enum {
     CG_ATTENTION_PROBS,                /* (B, nh, S, S) */
     CG_LAMBDA_Q, CG_LAMBDA_K,          /* (B, nh, S, 1) */
+    CG_DEEP_CONTEXT,                   /* (B, S, H): D of the layer */
+    CG_CONTEXT_Q, CG_CONTEXT_K,        /* (B, nh, S, d): the context's query and key */
+    CG_SHARED_MAPS,
+    CG_Q_HAT = CG_SHARED_MAPS, CG_K_HAT,   /* CGBERT: (B, nh, S, d) */
     CG_CGBERT_MAPS,
-    CG_LAMBDA_CONTEXT = CG_CGBERT_MAPS,    /* QACGBERT: (B, nh, S, 1) */
-    CG_NEW_ATTENTION_PROBS,            /* QACGBERT: (B, nh, S, S) */
-    CG_QUASI_ATTENTION_PROB,           /* QACGBERT: (B, nh, S, S) */
-    CG_MAPS
+    QA_LAMBDA_CONTEXT = CG_SHARED_MAPS,    /* QACGBERT: λ_A (B, nh, S, 1) */
+    QA_QUASI_ATTENTION_SCORES,         /* QACGBERT: α σ(...) before the gate (B, nh, S, S) */
+    QA_QUASI_ATTENTION_PROB,           /* QACGBERT: λ_A ⊙ A_quasi (B, nh, S, S) */
+    QA_NEW_ATTENTION_PROBS,            /* QACGBERT: Â (B, nh, S, S) */
+    QA_MAPS
 };
-extern const BertMap bertc_cg_maps[CG_MAPS];
 
 /* Both architectures' build/forward/rename, parameterised by the attention. */
 void *bertc_cg_build(Registry *r, const BertConfig *cfg, const BertAttentionHook *attention,
@@ -79,8 +112,10 @@ int bertc_cg_batch_from_text(const Model *m, const Tokenizer *tok, const TextExa
 /* Original-repository spelling of a parameter (Wq -> query, Wcq -> context_for_q, ...). */
 bool bertc_cg_rename(const char *name, char *alt, size_t len);
 
-/* Helpers for the attentions: 1 - x (broadcast), and q k^T / sqrt(d) + mask. */
+/* Helpers for the attentions: 1 - x (broadcast), q k^T / sqrt(d) + mask,
+ * and the gates' weights drawn with lambda_init's std. */
 Var *bertc_cg_one_minus(Graph *g, Var *x);
 Var *bertc_cg_scores(Graph *g, Var *q, Var *k, Var *mask);
+void bertc_cg_lambda_init(Registry *r, const BertConfig *cfg, const CgSelfAttention *m);
 
 #endif /* BERTC_ZOO_CGBERT_INTERNAL_H */

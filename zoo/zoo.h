@@ -382,11 +382,18 @@ typedef struct BertSpelling {
 /* HF's modeling_bert, and pytorch_pretrained_bert 0.6.2 (BertSum). */
 extern const BertSpelling bertc_bert_spelling_hf, bertc_bert_spelling_ppb;
 
-/* One per-layer output of a self-attention, "layers.{l}.<name>":
- * (B, nh, S, S), or (B, nh, S, 1) for a per_row gate. */
+/* The shape of a per-layer output of a self-attention. */
+typedef enum BertMapShape {
+    BERT_MAP_SCORES,                  /* (B, nh, S, S): attention probabilities, scores */
+    BERT_MAP_ROWS,                    /* (B, nh, S, 1): a gate per head and query row */
+    BERT_MAP_HEADS,                   /* (B, nh, S, d): per-head vectors (CGBERT's Q̂) */
+    BERT_MAP_HIDDEN                   /* (B, S, H): the layer's extra input (CGBERT's D) */
+} BertMapShape;
+
+/* One per-layer output of a self-attention, "layers.{l}.<name>". */
 typedef struct BertMap {
     const char *name;
-    bool per_row;
+    BertMapShape shape;
 } BertMap;
 
 /* A self-attention that replaces BERT's in every layer (CGBERT, QACGBERT). */
@@ -414,8 +421,10 @@ typedef struct BertHooks {
     /* Registers, inside "pooler." before its dense, what pool uses. */
     void (*pooler_init)(void *owner, Registry *r, const BertConfig *cfg);
     /* The pooler's input (B, H) from X_L (B, S, H) and the 0/1 attention
-     * mask (B, S); without this hook, X_L[:, 0] (bertc_bert_first_token). */
-    Var *(*pool)(Graph *g, const void *owner, Var *x, const ITensor *mask);
+     * mask (B, S), and in *weights the token weights it pooled with (B, S)
+     * (BertOutput.pool_weights); without this hook, X_L[:, 0]
+     * (bertc_bert_first_token). */
+    Var *(*pool)(Graph *g, const void *owner, Var *x, const ITensor *mask, Var **weights);
 } BertHooks;
 
 typedef struct BertLayer {
@@ -485,6 +494,7 @@ int bertc_bert_read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, con
 typedef struct BertOutput {
     Var *last_hidden_state;           /* (B, S, H) */
     Var *pooler_output;               /* (B, H) or NULL */
+    Var *pool_weights;                /* the pool hook's token weights (B, S), or NULL */
     Var **hidden_states;              /* L + 1 of them, (B, S, H) */
     Var **maps;                       /* layer l's map i at [l * n_maps + i] (BertMap) */
 } BertOutput;
