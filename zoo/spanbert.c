@@ -342,9 +342,10 @@ typedef struct SboOut {
     Var *logits;                   /* seed: (B, S, V), every position; original: NULL */
 } SboOut;
 
-/* x (B, S, H) -> the seed's sbo_logits (B, S, V) and, for G > 0, the rows
- * of the span positions. */
-static SboOut sbo_forward_seed(Graph *g, const SBOHead *h, Var *x, const SpanPositions *sp)
+/* x (B, S, H) -> the seed's sbo_logits (B, S, V) and, for G > 0, h_0 and,
+ * when named, the rows of the span positions of h_1, y and the logits. */
+static SboOut sbo_forward_seed(Graph *g, const SBOHead *h, Var *x, const SpanPositions *sp,
+                               bool named)
 {
     int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
     int64_t flat[2] = {B * S, H};
@@ -364,7 +365,7 @@ static SboOut sbo_forward_seed(Graph *g, const SBOHead *h, Var *x, const SpanPos
     Var *h1 = bertc_layernorm_forward(g, &h->head2, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head0, hid)));
     Var *y = bertc_layernorm_forward(g, &h->head5, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head3, h1)));
     Var *logits = bertc_ag_linear(g, y, h->classifier, h->bias);           /* (B·S, V) */
-    if (sp->n > 0) {                /* the span rows, for `bertc run` (off the loss's path) */
+    if (sp->n > 0 && named) {       /* the span rows, for `bertc run` (off the loss's path) */
         o.h1 = bertc_ag_index_select(g, h1, 0, &sp->at);                   /* (G, I) */
         o.y = bertc_ag_index_select(g, y, 0, &sp->at);                     /* (G, H) */
         o.span_logits = bertc_ag_index_select(g, logits, 0, &sp->at);      /* (G, V) */
@@ -567,11 +568,12 @@ static int spanbert_run(void *impl, const BertConfig *cfg, Graph *g, const Batch
     Var *mlm_logits = bertc_bert_lm_head_forward(g, &m->mlm, r.last_hidden_state);   /* (B, S, V) */
     SboOut sbo = m->sbo.kind == SBO_HEAD_ORIGINAL
                      ? sbo_forward_original(g, &m->sbo, r.last_hidden_state, &sp)
-                     : sbo_forward_seed(g, &m->sbo, r.last_hidden_state, &sp);
+                     : sbo_forward_seed(g, &m->sbo, r.last_hidden_state, &sp, !out->loss_only);
     bertc_outputs_put(out, g, mlm_logits, "mlm_logits");
     if (sbo.logits)
         bertc_outputs_put(out, g, sbo.logits, "sbo_logits");
-    put_sbo_outputs(out, g, &sp, &sbo);
+    if (!out->loss_only)
+        put_sbo_outputs(out, g, &sp, &sbo);
     bertc_bert_put_outputs(out, g, &m->bert, &r);
     if (labels.data) {
         Var *mlm_loss = token_loss(g, mlm_logits, &labels);
