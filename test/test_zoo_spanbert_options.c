@@ -520,3 +520,17 @@ Test(zoo_spanbert_options, original_table_limit_names_its_key)
     bertc_ag_graph_destroy(g);
     bertc_arena_destroy(params);
 }
+
+/* The original head's sizes are checked when it is chosen, and only then (a
+ * config built in code may leave them 0 for the seed's head). */
+Test(zoo_spanbert_options, original_head_sizes_checked_when_chosen)
+{
+    BertConfig cfg = tiny_config(SPAN_MASKING_SEED, SBO_HEAD_SEED);
+    test_config_set(&cfg, "sbo_max_targets", 0);
+    BertcError err = {{0}};
+    cr_expect_eq(bertc_bert_config_check(&cfg, &err), 0, "%s", err.msg);
+    test_config_set(&cfg, "sbo_head", SBO_HEAD_ORIGINAL);
+    cr_assert_neq(bertc_bert_config_check(&cfg, &err), 0);
+    cr_expect(strstr(err.msg, "config: sbo_head \"original\" needs sbo_max_targets >= 1"),
+              "message: %s", err.msg);
+}

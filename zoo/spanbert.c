@@ -85,10 +85,10 @@ static const ConfigKey spanbert_keys_table[] = {
      .doc = "seed (the seed's SBOHead) or original (facebookresearch/SpanBERT's MLP with "
             "LayerNorm and a decoder tied to the word embeddings)"},
     {.key = "sbo_max_targets", .offset = SB_AT(sbo_max_targets), .kind = CONFIG_INT,
-     .range = RANGE_POSITIVE, .default_value = 15,
+     .range = RANGE_NONNEG, .default_value = 15,
      .doc = "original head: rows of position_embeddings, the longest span (--max-pair-targets)"},
     {.key = "sbo_position_embedding_size", .offset = SB_AT(sbo_position_embedding_size),
-     .kind = CONFIG_INT, .range = RANGE_POSITIVE, .default_value = 200,
+     .kind = CONFIG_INT, .range = RANGE_NONNEG, .default_value = 200,
      .doc = "original head: width P of position_embeddings"},
 };
 
@@ -99,9 +99,17 @@ SpanBertKeys bertc_spanbert_keys(const BertConfig *cfg)
     return k;
 }
 
-/* The masking needs the [MASK], [CLS], [SEP] and [UNK] ids. */
+/* The masking needs the [MASK], [CLS], [SEP] and [UNK] ids. The original
+ * head's sizes are checked only when it is chosen (0 elsewhere is fine: a
+ * config built in code from bertc_bert_config_default leaves them 0). */
 static int check_spanbert_keys(const BertConfig *cfg, BertcError *err)
 {
+    SpanBertKeys k = bertc_spanbert_keys(cfg);
+    if (k.sbo_head == SBO_HEAD_ORIGINAL && (k.sbo_max_targets < 1 ||
+                                             k.sbo_position_embedding_size < 1))
+        return bertc_errorf(err, "config: sbo_head \"original\" needs sbo_max_targets >= 1 and "
+                            "sbo_position_embedding_size >= 1, got %d and %d", k.sbo_max_targets,
+                            k.sbo_position_embedding_size);
     const struct { int id; const char *key; } need[] = {
         {cfg->mask_token_id, "mask_token_id"}, {cfg->cls_token_id, "cls_token_id"},
         {cfg->sep_token_id, "sep_token_id"}, {cfg->unk_token_id, "unk_token_id"},
