@@ -69,7 +69,7 @@ static void word_row(int32_t *tokens, int32_t *kinds, int64_t l, Rng *gen, doubl
 /* The span length in words follows p(1-p)^(k-1) / Z on [1, cap]: each
  * frequency over 200000 draws within 5 standard deviations of the
  * renormalised pmf, and nothing outside [1, cap]. The seed's clipped
- * Geo(p) would put 0.8^9 = 13 % on the cap, the renormalised pmf 2.0 %. */
+ * Geo(p) would put 0.8^10 = 11 % on the cap, the renormalised pmf 3.0 %. */
 Test(zoo_spanbert_options, span_length_is_the_renormalised_geometric)
 {
     const struct { double p; int cap; } cases[] = {{0.2, 10}, {0.3, 6}, {1.0, 10}};

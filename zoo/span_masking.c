@@ -21,7 +21,7 @@
  *   - each merged span is replaced as a unit: one U per span, U < 0.8 all
  *     [MASK], U < 0.9 all random tokens, else all kept (80/10/10 per span).
  *   The original stops mid-word when the budget runs out; bertc completes
- *   the word, as the paper says ("we always mask complete words"), so a row
+ *   the word, as the paper says (§3.1: complete words only), so a row
  *   may exceed the budget by less than one word. Its random token comes
  *   from the corpus' token stream; here from the row's own block.
  *
