@@ -2,12 +2,26 @@
 """tools/fixtures_spanbert.py - parity fixtures for SpanBertForPreTraining
 (SPEC 6.7) and its span masking (6.7.2). Run: /usr/bin/python3 tools/fixtures_spanbert.py
 
-The model is HF BertModel (no pooler) + the HF MLM head (bert_ref.py) + the
-seed's SBOHead, copied from the seed with the SPEC's fixes (LN eps from the
-config, span_pos_emb rows = 3 * sbo_max_span_length). The masking is an
-independent Python implementation of the seed's SpanCollator on SplitMix64
-(6.7.1); its outputs are both the expected masking.* tensors and the model's
-input_ids / labels / mask_labels, so each case also runs masking -> model.
+The model is HF BertModel (no pooler) + the HF MLM head (bert_ref.py) + an
+SBO head:
+  sbo_head "seed": the seed's SBOHead, copied from the seed with the SPEC's
+    fixes (LN eps from the config, span_pos_emb rows = 3 * sbo_max_span_length);
+  sbo_head "original": facebookresearch/SpanBERT's BertPairTargetPredictionHead
+    (pretraining/fairseq/models/pair_bert.py) in its own batched form: every
+    pair (x_{s-1}, x_{e+1}) scored at all max_targets positions, then the
+    rows of the span's tokens taken; MLPWithLayerNorm with BertLayerNorm
+    (gamma, beta), the decoder tied to the word embeddings. Its loss is the
+    mean CE over the span tokens (the original divides the sum by npairs + 1).
+The masking is an independent Python implementation on SplitMix64 (6.7.1) of
+  masking.style "seed": the seed's SpanCollator;
+  masking.style "original": the original's PairWithSpanMaskingScheme.mask +
+    span_masking(replacement='span') (pretraining/fairseq/data/masking.py), with
+    the two changes bertc documents: words are completed when the budget ends,
+    and the random token comes from the row's block, not the corpus.
+Its outputs are both the expected masking.* tensors and the model's input_ids /
+labels / mask_labels, so each case also runs masking -> model. The sbo.*
+intermediates (x_{s-1}, x_{e+1}, p, h0, h1, y, span logits, the spans and
+i - s + 1) are expected outputs too.
 """
 import math
 
@@ -90,8 +104,112 @@ def whole_word_mask(tokens, kinds, c, rng):
     return [1 if i in covered else 0 for i in range(l)], spans
 
 
+def span_length_words(p, cap, rng):
+    """The original's len_distrib: p(1-p)^(k-1) on [1, cap], renormalised, drawn
+    as np.random.choice (first k whose cumulative probability exceeds U); sums
+    left to right as zoo/span_masking.c."""
+    z = 0.0
+    for k in range(1, cap + 1):
+        z += p * (1.0 - p) ** (k - 1)
+    u, cum = rng.uniform(), 0.0
+    for k in range(1, cap):
+        cum += p * (1.0 - p) ** (k - 1) / z
+        if u < cum:
+            return k
+    return cap
+
+
+def original_block(tokens, kinds, c):
+    """The block between [CLS] and [SEP]: positions and word starts."""
+    at = [t for t, tok in enumerate(tokens) if tok not in (c["cls_token_id"], c["sep_token_id"])]
+    return at, [kinds[t] != 1 for t in at]
+
+
+def original_mask(tokens, kinds, c, rng):
+    """PairWithSpanMaskingScheme.mask on one row, words completed."""
+    m = c["masking"]
+    at, starts = original_block(tokens, kinds, c)
+    n = len(at)
+
+    def word_start(j):
+        while j > 0 and not starts[j]:
+            j -= 1
+        return j
+
+    def word_end(j):
+        r = j + 1
+        while r < n and not starts[r]:
+            r += 1
+        return r
+
+    mask_num = math.ceil(m.get("masking_budget", 0.15) * n)
+    mask = set()
+    while len(mask) < mask_num:
+        span_len = span_length_words(m.get("span_probability", 0.2),
+                                     m.get("max_span_length_cap", 10), rng)
+        anchor = rng.randint(0, n - 1)
+        if anchor in mask:
+            continue
+        right = word_end(anchor)
+        mask.update(range(word_start(anchor), right))
+        num_words = 1
+        while num_words < span_len and right < n and len(mask) < mask_num:
+            left, right = right, word_end(right)
+            num_words += 1
+            mask.update(range(left, right))
+    raw = [0] * len(tokens)
+    for j in mask:
+        raw[at[j]] = 1
+    return raw
+
+
+def original_replace(tokens, kinds, raw, masked, c, rng, input_ids):
+    """span_masking(replacement='span'): one U per merged span of the block."""
+    at, _ = original_block(tokens, kinds, c)
+    for j in range(len(at)):
+        if not raw[at[j]] or (j > 0 and raw[at[j - 1]]):
+            continue
+        u = rng.uniform()
+        k = j
+        while k < len(at) and raw[at[k]]:
+            t = at[k]
+            if masked[t] and u >= 0.8:
+                input_ids[t] = tokens[at[rng.randint(0, len(at) - 1)]] if u < 0.9 else tokens[t]
+            k += 1
+
+
+def special_ids(c):
+    return {PAD, UNK, CLS, SEP, MASK, c["pad_token_id"]} | set(
+        c["masking"].get("special_token_ids", []))
+
+
+def span_masking_original(c, ids, kinds, lengths):
+    rng = SplitMix64(c["masking"]["seed"])
+    B, S = ids.shape
+    special = special_ids(c)
+    raw = torch.zeros(B, S, dtype=torch.long)
+    mask_labels = torch.zeros(B, S, dtype=torch.long)
+    labels = torch.full((B, S), -100, dtype=torch.long)
+    masked_ids = ids.clone()
+    for b in range(B):
+        n = int(lengths[b])
+        row, k = ids[b, :n].tolist(), kinds[b, :n].tolist()
+        r = original_mask(row, k, c, rng)
+        m = [int(r[t] and row[t] not in special) for t in range(n)]
+        out = [MASK if m[t] else row[t] for t in range(n)]
+        original_replace(row, k, r, m, c, rng, out)
+        raw[b, :n] = torch.tensor(r)
+        mask_labels[b, :n] = torch.tensor(m)
+        masked_ids[b, :n] = torch.tensor(out)
+        labels[b, :n] = torch.tensor([row[t] if m[t] else -100 for t in range(n)])
+    return {"masking.raw_mask_labels": raw, "masking.mask_labels": mask_labels,
+            "masking.input_ids": masked_ids, "masking.labels": labels}, -1
+
+
 def span_masking(c, ids, kinds, lengths):
     """The padded batch, rows in order from one stream (SPEC 6.7.2)."""
+    if c["masking"].get("style", "seed") == "original":
+        return span_masking_original(c, ids, kinds, lengths)
     rng = SplitMix64(c["masking"]["seed"])
     B, S = ids.shape
     raw = torch.zeros(B, S, dtype=torch.long)
@@ -148,6 +266,9 @@ class SBOHead(nn.Module):
         return all_groups
 
     def cal_span_emb(self, h, hidden_states, groups):
+        """The seed's loop; also records, per span token in order, x_{s-1},
+        p_{i-s+1}, x_{e+1} and h0 (the named intermediates)."""
+        self.named = {"x_left": [], "p": [], "x_right": [], "h0": []}
         for i, batch in enumerate(groups):
             for span in batch:
                 start, end = span["start"], span["end"]
@@ -156,12 +277,108 @@ class SBOHead(nn.Module):
                 context_s, context_e = hidden_states[i, start - 1, :], hidden_states[i, end + 1, :]
                 for k, p_h in enumerate(self.span_pos_emb(idx)):
                     h[i, start + k, :] = torch.cat([context_s, p_h, context_e], dim=0)
+                    for name, v in (("x_left", context_s), ("p", p_h), ("x_right", context_e),
+                                    ("h0", h[i, start + k, :].clone())):
+                        self.named[name].append(v)
         return h
 
     def forward(self, hidden_states, mask_labels):
         groups = self.find_consecutive_groups(mask_labels.tolist())
         h = self.projector(hidden_states)
-        return self.classifier(self.head(self.cal_span_emb(h, hidden_states, groups))), groups
+        h = self.cal_span_emb(h, hidden_states, groups)
+        h1 = self.head[2](self.head[1](self.head[0](h)))
+        y = self.head[5](self.head[4](self.head[3](h1)))
+        logits = self.classifier(y)
+        at = span_tokens(groups)
+        named = {k: torch.stack(v) for k, v in self.named.items()}
+        named.update({"h1": h1[at], "y": y[at], "span_logits": logits[at]})
+        return logits, groups, named
+
+
+def span_tokens(groups):
+    """(batch indices, positions) of every span token, in span order."""
+    b = [i for i, row in enumerate(groups) for g in row for _ in range(g["start"], g["end"] + 1)]
+    t = [k for row in groups for g in row for k in range(g["start"], g["end"] + 1)]
+    return torch.tensor(b, dtype=torch.long), torch.tensor(t, dtype=torch.long)
+
+
+class BertLayerNorm(nn.Module):
+    """The original's TF-style LayerNorm, parameters gamma and beta."""
+
+    def __init__(self, n, eps):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(n))
+        self.beta = nn.Parameter(torch.zeros(n))
+        self.eps = eps
+
+    def forward(self, x):
+        u = x.mean(-1, keepdim=True)
+        s = (x - u).pow(2).mean(-1, keepdim=True)
+        return self.gamma * (x - u) / torch.sqrt(s + self.eps) + self.beta
+
+
+class MLPWithLayerNorm(nn.Module):
+    def __init__(self, c, input_size):
+        super().__init__()
+        H, eps = c["hidden_size"], c["layer_norm_eps"]
+        self.linear1 = nn.Linear(input_size, H)
+        self.layer_norm1 = BertLayerNorm(H, eps)
+        self.linear2 = nn.Linear(H, H)
+        self.layer_norm2 = BertLayerNorm(H, eps)
+        self.act = Z.act(c["hidden_act"])
+
+    def forward(self, hidden):
+        h1 = self.layer_norm1(self.act(self.linear1(hidden)))
+        return h1, self.layer_norm2(self.act(self.linear2(h1)))
+
+
+class PairTargetHead(nn.Module):
+    """BertPairTargetPredictionHead: pairs (bs, num_pairs, 2) of boundary
+    positions -> scores (bs * num_pairs, max_targets, V); decoder = E."""
+
+    def __init__(self, c):
+        super().__init__()
+        H, P = c["hidden_size"], c.get("sbo_position_embedding_size", 200)
+        self.max_targets = c.get("sbo_max_targets", 15)
+        self.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
+        self.position_embeddings = nn.Embedding(self.max_targets, P)
+        self.mlp_layer_norm = MLPWithLayerNorm(c, 2 * H + P)
+
+    def forward(self, hidden_states, pairs, E):
+        bs, num_pairs, _ = pairs.size()
+        _, _, dim = hidden_states.size()
+        left, right = pairs[:, :, 0], pairs[:, :, 1]
+        left_hidden = torch.gather(hidden_states, 1, left.unsqueeze(2).repeat(1, 1, dim))
+        left_hidden = left_hidden.contiguous().view(bs * num_pairs, dim).unsqueeze(1).repeat(
+            1, self.max_targets, 1)
+        right_hidden = torch.gather(hidden_states, 1, right.unsqueeze(2).repeat(1, 1, dim))
+        right_hidden = right_hidden.contiguous().view(bs * num_pairs, dim).unsqueeze(1).repeat(
+            1, self.max_targets, 1)
+        pos = self.position_embeddings.weight.unsqueeze(0).repeat(bs * num_pairs, 1, 1)
+        h0 = torch.cat((left_hidden, right_hidden, pos), -1)
+        h1, y = self.mlp_layer_norm(h0)
+        scores = y @ E.t() + self.bias
+        return scores, {"x_left": left_hidden, "x_right": right_hidden, "p": pos, "h0": h0,
+                        "h1": h1, "y": y, "span_logits": scores}
+
+
+def original_sbo(head, h, mask_labels, E):
+    """The pairs of each row (padded with pairs (0, 0) as collate_2d pads),
+    the head, and the rows of (pair, offset) for every span token in order."""
+    groups = SBOHead.find_consecutive_groups(mask_labels.tolist())
+    n = max(1, max(len(row) for row in groups))
+    pairs = torch.zeros(len(groups), n, 2, dtype=torch.long)
+    for b, row in enumerate(groups):
+        for k, g in enumerate(row):
+            assert g["start"] >= 1 and g["end"] + 1 < h.shape[1]
+            assert g["end"] - g["start"] < head.max_targets
+            pairs[b, k] = torch.tensor([g["start"] - 1, g["end"] + 1])
+    _, named = head(h, pairs, E)
+    rows = [b * n + k for b, row in enumerate(groups) for k, g in enumerate(row)
+            for _ in range(g["start"], g["end"] + 1)]
+    offs = [i - g["start"] for row in groups for g in row for i in range(g["start"], g["end"] + 1)]
+    rows, offs = torch.tensor(rows, dtype=torch.long), torch.tensor(offs, dtype=torch.long)
+    return {k: v[rows, offs] for k, v in named.items()}, groups
 
 
 class SpanBertForPreTraining(nn.Module):
@@ -170,7 +387,8 @@ class SpanBertForPreTraining(nn.Module):
         self.bert = R.BertModel(c, pooler=False)
         self.cls = nn.Module()
         self.cls.predictions = R.LMHead(c)
-        self.sbo_head = SBOHead(c)
+        self.original = c.get("sbo_head", "seed") == "original"
+        self.sbo_head = PairTargetHead(c) if self.original else SBOHead(c)
 
 
 def config(**kw):
@@ -202,12 +420,33 @@ def masking_vectors(gen, c, S, lengths):
     return ids, kinds, torch.tensor(lengths, dtype=torch.long)
 
 
-def case(name, c, S, lengths, seed):
+def sbo_spans(groups, S):
+    """sbo.span_row/start/end, span_index, token_position, position (i - s + 1)."""
+    spans = [(b, g["start"], g["end"]) for b, row in enumerate(groups) for g in row]
+    per_token = [(k, i, i - s + 1) for k, (b, s, e) in enumerate(spans) for i in range(s, e + 1)]
+    col = lambda rows, j: torch.tensor([r[j] for r in rows], dtype=torch.long)
+    return {"sbo.span_row": col(spans, 0), "sbo.span_start": col(spans, 1),
+            "sbo.span_end": col(spans, 2), "sbo.span_index": col(per_token, 0),
+            "sbo.token_position": col(per_token, 1), "sbo.position": col(per_token, 2)}
+
+
+def init_original_head(m):
+    for ln in (m.sbo_head.mlp_layer_norm.layer_norm1, m.sbo_head.mlp_layer_norm.layer_norm2):
+        ln.gamma.data.normal_(1.0, 0.2)
+        ln.beta.data.normal_(0.0, 0.2)
+    m.sbo_head.bias.data.normal_(0.0, 0.2)
+
+
+def case(name, c, S, lengths, seed, named=True):
+    """named: also expect the sbo.* intermediates (False keeps spanbert_a..c
+    as they were written before those outputs existed)."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     m = SpanBertForPreTraining(c)
     Z.hf_init(m, 0.2)
     m.cls.predictions.bias.data.normal_(0.0, 0.2)
+    if m.original:
+        init_original_head(m)
     m = m.double()
     ids, kinds, lens = masking_vectors(gen, c, S, lengths)
     masking, spans = span_masking(c, ids, kinds, lens)
@@ -219,34 +458,47 @@ def case(name, c, S, lengths, seed):
     E = m.bert.embeddings.word_embeddings.weight
     h, _, hidden, probs = m.bert(x["input_ids"], x["attention_mask"], x["token_type_ids"])
     mlm_logits = m.cls.predictions(h, E)
-    sbo_logits, groups = m.sbo_head(h, x["mask_labels"])
     V = c["vocab_size"]
     mlm_loss = F.cross_entropy(mlm_logits.reshape(-1, V), x["labels"].reshape(-1))
-    sbo_loss = F.cross_entropy(sbo_logits.reshape(-1, V), x["labels"].reshape(-1))
+    out = {"mlm_logits": mlm_logits, "mlm_loss": mlm_loss}
+    if m.original:
+        sbo, groups = original_sbo(m.sbo_head, h, x["mask_labels"], E)
+        target = x["labels"][span_tokens(groups)]
+        sbo_loss = F.cross_entropy(sbo["span_logits"], target)
+    else:
+        sbo_logits, groups, sbo = m.sbo_head(h, x["mask_labels"])
+        sbo_loss = F.cross_entropy(sbo_logits.reshape(-1, V), x["labels"].reshape(-1))
+        out["sbo_logits"] = sbo_logits
     loss = mlm_loss + sbo_loss
     loss.backward()
-    out = {"mlm_logits": mlm_logits, "sbo_logits": sbo_logits, "mlm_loss": mlm_loss,
-           "sbo_loss": sbo_loss, "loss": loss}
+    out.update({"sbo_loss": sbo_loss, "loss": loss})
+    if named:
+        out.update({"sbo." + k: v for k, v in sbo.items()})
+        out.update(sbo_spans(groups, S))
     out.update(masking)
     R.bert_outputs(out, h, None, hidden, probs)
     runs = [g["end"] - g["start"] + 1 for row in groups for g in row]
     print(name, "spans started", spans, "runs", runs, "masked", int(x["mask_labels"].sum()),
           "raw", int(masking["masking.raw_mask_labels"].sum()))
-    Z.write_case(name, c, m, x, out,
-                 tied={"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-                       "cls.predictions.decoder.bias": "cls.predictions.bias",
-                       "sbo_head.classifier.bias": "sbo_head.bias"})
+    tied = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+            "cls.predictions.decoder.bias": "cls.predictions.bias"}
+    if m.original:
+        tied["sbo_head.decoder.weight"] = "bert.embeddings.word_embeddings.weight"
+    else:
+        tied["sbo_head.classifier.bias"] = "sbo_head.bias"
+    Z.write_case(name, c, m, x, out, tied=tied)
 
 
 if __name__ == "__main__":
     # sbo_* at their defaults (dim_ffn = intermediate_size, LN 1e-5, 30 span rows)
-    case("spanbert_a", config(masking={"seed": 11, "masking_budget": 0.3}), 24, [24, 17, 9], 2)
+    case("spanbert_a", config(masking={"seed": 11, "masking_budget": 0.3}), 24, [24, 17, 9], 2,
+         named=False)
     case("spanbert_b", config(vocab_size=100, hidden_size=24, num_attention_heads=3,
                               num_hidden_layers=1, intermediate_size=48, hidden_act="gelu_new",
                               sbo_dim_ffn=40, sbo_layer_norm_eps=1e-5, sbo_max_span_length=3,
                               masking={"seed": 7, "masking_budget": 0.4, "span_probability": 0.3,
                                        "max_span_length_cap": 6, "special_token_ids": [5]}),
-         20, [20, 13], 3)
+         20, [20, 13], 3, named=False)
     # many rows and a large budget so the masking passes the boundary rules
     # (budget exactly 5, spans past the row end, words longer than the span):
     # changing any of them changes these masks
@@ -254,4 +506,26 @@ if __name__ == "__main__":
                               num_hidden_layers=1, intermediate_size=32,
                               masking={"seed": 21, "masking_budget": 0.5,
                                        "span_probability": 0.3}),
-         32, [32, 30, 25, 21, 18], 21)
+         32, [32, 30, 25, 21, 18], 21, named=False)
+    # the seed's head with its named intermediates (h0 in the seed's order)
+    case("spanbert_named", config(vocab_size=90, hidden_size=16, num_attention_heads=2,
+                                  num_hidden_layers=1, intermediate_size=24, sbo_dim_ffn=20,
+                                  masking={"seed": 5, "masking_budget": 0.3}),
+         24, [24, 19], 5)
+    # the original code's head (gelu_new, so hidden_act reaches its MLP) on
+    # the paper's masking: words, ceil budget, 80/10/10 per span
+    case("spanbert_original", config(vocab_size=90, hidden_size=16, num_attention_heads=2,
+                                     num_hidden_layers=1, intermediate_size=24,
+                                     hidden_act="gelu_new", sbo_head="original",
+                                     sbo_max_targets=8, sbo_position_embedding_size=12,
+                                     masking={"seed": 3, "masking_budget": 0.3,
+                                              "style": "original"}),
+         30, [30, 26, 17], 8)
+    # the original head with the seed's masking and relu; the last row's
+    # spans are short, the table has exactly the longest span's rows
+    case("spanbert_original_b", config(vocab_size=70, hidden_size=12, num_attention_heads=2,
+                                       num_hidden_layers=1, intermediate_size=16,
+                                       hidden_act="relu", sbo_head="original",
+                                       sbo_max_targets=3, sbo_position_embedding_size=8,
+                                       masking={"seed": 9, "masking_budget": 0.25}),
+         20, [20, 14], 4)

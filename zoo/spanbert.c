@@ -1,20 +1,37 @@
 /* zoo/spanbert.c — SpanBertForPreTraining (SPEC §6.7): HF BertModel without
- * the pooler, the HF masked-LM head, and the seed's Span Boundary Objective
- * head. Joshi et al. 2020, "SpanBERT: Improving Pre-training by
- * Representing and Predicting Spans", §3.2:
+ * the pooler, the HF masked-LM head, and a Span Boundary Objective head.
+ * Joshi et al. 2020, "SpanBERT: Improving Pre-training by Representing and
+ * Predicting Spans", §3.2, for every token x_i of a masked span [s, e]:
  *
- *   y_i = f(x_{s-1}, x_{e+1}, p_{i-s+1})           for every i in a span [s, e]
- *   h_0 = [x_{s-1}; p_{i-s+1}; x_{e+1}]             (the seed's order: left, position, right;
- *                                                    the paper/docstring write [x_{s-1}; x_{e+1}; p])
- *   h_1 = LayerNorm(GeLU(W_1 h_0))                  sbo_head.head.0, head.2
- *   y_i = LayerNorm(GeLU(W_2 h_1))                  sbo_head.head.3 (no bias), head.5
+ *   h_0 = [x_{s-1}; x_{e+1}; p_{i-s+1}]             sbo.x_left, sbo.x_right, sbo.p -> sbo.h0
+ *   h_1 = LayerNorm(GeLU(W_1 h_0))                  sbo.h1
+ *   y_i = LayerNorm(GeLU(W_2 h_1))                  sbo.y
  *   L   = L_MLM + L_SBO                             both CE over the masked positions
  *
- * The seed's SBO head computes h = projector(X) for every position and
- * overwrites the rows of span positions with h_0; with the collator's
- * labels (-100 outside the spans) the other rows never reach the loss, so
- * sbo_head.projector.weight has a zero gradient. The seed's head uses nn.GELU() (erf) whatever hidden_act
- * says, and LayerNorm ε = sbo_layer_norm_eps (1e-5, PyTorch's default).
+ * Two heads compute it (config.json "sbo_head"):
+ *
+ * "seed" (the default), the seed's SBOHead: h_0 in the order [x_{s-1};
+ * p_{i-s+1}; x_{e+1}] with p from span_pos_emb (3 · sbo_max_span_length, H);
+ * W_1 = sbo_head.head.0 (I, 3H) + bias, LN head.2, W_2 = head.3 (H, I) no
+ * bias, LN head.5, nn.GELU() (erf) whatever hidden_act says, LN ε =
+ * sbo_layer_norm_eps (1e-5), and an own classifier (V, H) + sbo_head.bias.
+ * It computes h = projector(X) for every position and overwrites the rows of
+ * span positions with h_0; with the collator's labels (-100 outside the
+ * spans) the other rows never reach the loss, so sbo_head.projector.weight
+ * has a zero gradient. sbo_logits is (B, S, V), every position.
+ *
+ * "original", facebookresearch/SpanBERT's BertPairTargetPredictionHead
+ * (pretraining/fairseq/models/pair_bert.py): h_0 = [x_{s-1}; x_{e+1}; p] in
+ * the paper's order, p from position_embeddings (sbo_max_targets, P = 200);
+ * MLPWithLayerNorm: W_1 = linear1 (H, 2H + P) + bias, LN layer_norm1,
+ * W_2 = linear2 (H, H) + bias, LN layer_norm2, the activation hidden_act,
+ * LN ε layer_norm_eps (the original's BertLayerNorm, 1e-12, gamma/beta);
+ * the decoder tied to the word embeddings, + sbo_head.bias. Only span
+ * positions are computed: sbo.span_logits (n_masked, V), no sbo_logits.
+ *
+ * Both put the per-token intermediates sbo.* (n_masked rows, in span order),
+ * the spans sbo.span_{row,start,end} and sbo.position = i - s + 1 (the
+ * paper's subscript; the tables are read at row i - s).
  *
  * Span borders (the seed indexes X[b, s-1] and X[b, e+1]): a span starting
  * at position 0 has no x_{s-1} (Python would silently wrap to X[b, -1], the
@@ -32,6 +49,9 @@
 
 #define SB_AT(member) offsetof(SpanBertKeys, member)
 #define MASK_AT(member) (offsetof(SpanBertKeys, masking) + offsetof(SpanMaskingConfig, member))
+
+/* masking.style and sbo_head: the seed's (default) or the original code's */
+static const char *const styles[] = {"seed", "original", NULL};
 
 static const ConfigKey spanbert_keys_table[] = {
     {.key = "sbo_dim_ffn", .offset = SB_AT(sbo_dim_ffn), .kind = CONFIG_INT,
@@ -56,6 +76,20 @@ static const ConfigKey spanbert_keys_table[] = {
      .doc = "the longest span drawn"},
     {.key = "masking.special_token_ids", .offset = MASK_AT(special_token_ids),
      .kind = CONFIG_TOKEN_IDS, .doc = "more ids never masked"},
+    {.key = "masking.style", .offset = MASK_AT(style), .kind = CONFIG_CHOICE,
+     .default_value = SPAN_MASKING_SEED, .choices = styles,
+     .doc = "seed (tokens, floor budget, all [MASK]) or original (the paper's: words, "
+            "renormalised Geo on [1, cap], ceil budget, 80/10/10 per span)"},
+    {.key = "sbo_head", .offset = SB_AT(sbo_head), .kind = CONFIG_CHOICE,
+     .default_value = SBO_HEAD_SEED, .choices = styles,
+     .doc = "seed (the seed's SBOHead) or original (facebookresearch/SpanBERT's MLP with "
+            "LayerNorm and a decoder tied to the word embeddings)"},
+    {.key = "sbo_max_targets", .offset = SB_AT(sbo_max_targets), .kind = CONFIG_INT,
+     .range = RANGE_NONNEG, .default_value = 15,
+     .doc = "original head: rows of position_embeddings, the longest span (--max-pair-targets)"},
+    {.key = "sbo_position_embedding_size", .offset = SB_AT(sbo_position_embedding_size),
+     .kind = CONFIG_INT, .range = RANGE_NONNEG, .default_value = 200,
+     .doc = "original head: width P of position_embeddings"},
 };
 
 SpanBertKeys bertc_spanbert_keys(const BertConfig *cfg)
@@ -65,9 +99,17 @@ SpanBertKeys bertc_spanbert_keys(const BertConfig *cfg)
     return k;
 }
 
-/* The masking needs the [MASK], [CLS], [SEP] and [UNK] ids. */
+/* The masking needs the [MASK], [CLS], [SEP] and [UNK] ids. The original
+ * head's sizes are checked only when it is chosen (0 elsewhere is fine: a
+ * config built in code from bertc_bert_config_default leaves them 0). */
 static int check_spanbert_keys(const BertConfig *cfg, BertcError *err)
 {
+    SpanBertKeys k = bertc_spanbert_keys(cfg);
+    if (k.sbo_head == SBO_HEAD_ORIGINAL && (k.sbo_max_targets < 1 ||
+                                             k.sbo_position_embedding_size < 1))
+        return bertc_errorf(err, "config: sbo_head \"original\" needs sbo_max_targets >= 1 and "
+                            "sbo_position_embedding_size >= 1, got %d and %d", k.sbo_max_targets,
+                            k.sbo_position_embedding_size);
     const struct { int id; const char *key; } need[] = {
         {cfg->mask_token_id, "mask_token_id"}, {cfg->cls_token_id, "cls_token_id"},
         {cfg->sep_token_id, "sep_token_id"}, {cfg->unk_token_id, "unk_token_id"},
@@ -80,6 +122,8 @@ static int check_spanbert_keys(const BertConfig *cfg, BertcError *err)
 }
 
 typedef struct SBOHead {
+    SboHeadKind kind;
+    /* sbo_head "seed" */
     Linear projector;              /* sbo_head.projector: (3H, H), no bias */
     Embedding span_pos_emb;        /* sbo_head.span_pos_emb: (3 · sbo_max_span_length, H) */
     Linear head0;                  /* sbo_head.head.0: W_1 (I, 3H) + bias (I) */
@@ -87,7 +131,16 @@ typedef struct SBOHead {
     Linear head3;                  /* sbo_head.head.3: W_2 (H, I), no bias */
     LayerNorm head5;               /* sbo_head.head.5: (H) */
     Var *classifier;               /* sbo_head.classifier.weight: (V, H) */
-    Var *bias;                     /* sbo_head.bias (V) = sbo_head.classifier.bias */
+    /* sbo_head "original" (BertPairTargetPredictionHead) */
+    Embedding position_embeddings; /* (sbo_max_targets, P) */
+    Linear linear1;                /* mlp_layer_norm.linear1: W_1 (H, 2H + P) + bias */
+    LayerNorm layer_norm1;         /* mlp_layer_norm.layer_norm1: gamma, beta (H) */
+    Linear linear2;                /* mlp_layer_norm.linear2: W_2 (H, H) + bias */
+    LayerNorm layer_norm2;         /* mlp_layer_norm.layer_norm2 (H) */
+    Var *decoder;                  /* sbo_head.decoder.weight = bert.embeddings.word_embeddings.weight */
+    BertAct act;                   /* the original's ACT2FN[hidden_act] */
+    /* both */
+    Var *bias;                     /* sbo_head.bias (V) (seed: = sbo_head.classifier.bias) */
 } SBOHead;
 
 typedef struct SpanBert {
@@ -99,22 +152,22 @@ typedef struct SpanBert {
 /* The seed's SBOHead.__init__, in its order (the own parameter `bias`
  * comes first in the state_dict). The classifier is built without a bias and
  * then given `bias`, so it prints as bias=True. */
-static void sbo_head_init(SBOHead *h, Registry *r, const BertConfig *cfg)
+static void sbo_head_init_seed(SBOHead *h, Registry *r, const BertConfig *cfg)
 {
-    int64_t H = cfg->hidden_size, I = bertc_spanbert_keys(cfg).sbo_dim_ffn, V = cfg->vocab_size;
-    float eps = bertc_spanbert_keys(cfg).sbo_layer_norm_eps;
+    SpanBertKeys k = bertc_spanbert_keys(cfg);
+    int64_t H = cfg->hidden_size, I = k.sbo_dim_ffn, V = cfg->vocab_size;
     bertc_nn_push(r, "sbo_head", "SBOHead", false);
     h->bias = bertc_nn_param(r, "bias", 1, &V, INIT_ZEROS);
     bertc_linear_init(&h->projector, r, "projector", H, 3 * H, false);
-    bertc_embedding_init(&h->span_pos_emb, r, "span_pos_emb", 3 * (int64_t)bertc_spanbert_keys(cfg).sbo_max_span_length,
-                   H, -1);
+    bertc_embedding_init(&h->span_pos_emb, r, "span_pos_emb", 3 * (int64_t)k.sbo_max_span_length,
+                         H, -1);
     bertc_nn_push(r, "head", "Sequential", false);
     bertc_linear_init(&h->head0, r, "0", 3 * H, I, true);
     bertc_nn_leaf(r, "1", "GELU(approximate='none')");
-    bertc_layernorm_init(&h->head2, r, "2", I, eps);
+    bertc_layernorm_init(&h->head2, r, "2", I, k.sbo_layer_norm_eps);
     bertc_linear_init(&h->head3, r, "3", I, H, false);
     bertc_nn_leaf(r, "4", "GELU(approximate='none')");
-    bertc_layernorm_init(&h->head5, r, "5", H, eps);
+    bertc_layernorm_init(&h->head5, r, "5", H, k.sbo_layer_norm_eps);
     bertc_nn_pop(r);
     bertc_nn_push(r, "classifier", bertc_nn_format(r, "Linear(in_features=%lld, out_features=%lld, "
                                        "bias=True)", (long long)H, (long long)V), true);
@@ -122,6 +175,34 @@ static void sbo_head_init(SBOHead *h, Registry *r, const BertConfig *cfg)
     h->classifier = bertc_nn_param(r, "weight", 2, vh, INIT_NORMAL);
     bertc_nn_tie(r, "sbo_head.classifier.bias", h->bias);
     bertc_nn_pop(r);
+    bertc_nn_pop(r);
+}
+
+/* The original's BertPairTargetPredictionHead.__init__ under sbo_head.
+ * (its cls.pair_target_predictions.): the own `bias` first, as the
+ * state_dict lists it; the decoder is the word embedding matrix. */
+static void sbo_head_init_original(SBOHead *h, Registry *r, const BertConfig *cfg, Var *word)
+{
+    SpanBertKeys k = bertc_spanbert_keys(cfg);
+    int64_t H = cfg->hidden_size, P = k.sbo_position_embedding_size, V = cfg->vocab_size;
+    h->act = cfg->hidden_act;
+    bertc_nn_push(r, "sbo_head", "BertPairTargetPredictionHead", false);
+    h->bias = bertc_nn_param(r, "bias", 1, &V, INIT_ZEROS);
+    bertc_embedding_init(&h->position_embeddings, r, "position_embeddings", k.sbo_max_targets, P,
+                         -1);
+    bertc_nn_push(r, "mlp_layer_norm", "MLPWithLayerNorm", false);
+    bertc_linear_init(&h->linear1, r, "linear1", 2 * H + P, H, true);
+    bertc_layernorm_init_named(&h->layer_norm1, r, "layer_norm1", H, cfg->layer_norm_eps, "gamma",
+                               "beta");
+    bertc_linear_init(&h->linear2, r, "linear2", H, H, true);
+    bertc_layernorm_init_named(&h->layer_norm2, r, "layer_norm2", H, cfg->layer_norm_eps, "gamma",
+                               "beta");
+    bertc_nn_pop(r);
+    bertc_nn_push(r, "decoder", bertc_nn_format(r, "Linear(in_features=%lld, out_features=%lld, "
+                                    "bias=False)", (long long)H, (long long)V), true);
+    bertc_nn_tie(r, "sbo_head.decoder.weight", word);
+    bertc_nn_pop(r);
+    h->decoder = word;
     bertc_nn_pop(r);
 }
 
@@ -133,7 +214,11 @@ static void *spanbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
     bertc_bert_model_init(&m->bert, r, cfg, BERT_HF, false);
     bertc_nn_pop(r);
     bertc_bert_lm_head_init(&m->mlm, r, cfg, m->bert.word.weight);
-    sbo_head_init(&m->sbo, r, cfg);
+    m->sbo.kind = (SboHeadKind)bertc_spanbert_keys(cfg).sbo_head;
+    if (m->sbo.kind == SBO_HEAD_ORIGINAL)
+        sbo_head_init_original(&m->sbo, r, cfg, m->bert.word.weight);
+    else
+        sbo_head_init_seed(&m->sbo, r, cfg);
     return m;
 }
 
@@ -141,23 +226,44 @@ static void *spanbert_build(Registry *r, const BertConfig *cfg, BertcError *err)
 
 /* Every position i of every span [s, e], flattened over (B, S) as b·S + t.
  * A span is a maximal run of mask_labels == 1 (adjacent spans merge, as the
- * seed's find_consecutive_groups). h takes row r of [projector(X); h_0]:
- * r = b·S + t (the projector output) outside spans, B·S + g for the g-th
- * span position. */
+ * seed's find_consecutive_groups and the original's merge_intervals). The
+ * seed's h takes row r of [projector(X); h_0]: r = b·S + t (the projector
+ * output) outside spans, B·S + g for the g-th span position. */
 typedef struct SpanPositions {
-    int64_t n;                     /* G: positions inside spans */
+    int64_t n;                     /* G = n_masked: positions inside spans */
+    int64_t n_spans;
     ITensor left;                  /* (G) b·S + s − 1: x_{s-1} */
     ITensor right;                 /* (G) b·S + e + 1: x_{e+1} */
-    ITensor offset;                /* (G) i − s: the row of span_pos_emb (0-based p_{i-s+1}) */
+    ITensor offset;                /* (G) i − s: the row of the position table (0-based p_{i-s+1}) */
+    ITensor at;                    /* (G) b·S + i: the masked token itself */
     ITensor rows;                  /* (B·S) the row of [projector(X); h_0] that h takes */
+    /* what `bertc run` shows: */
+    ITensor position;              /* (G) i − s + 1, the paper's subscript */
+    ITensor token_position;        /* (G) i, in its row */
+    ITensor span_index;            /* (G) the span of token g */
+    ITensor span_row, span_start, span_end;   /* (n_spans) b, s, e */
 } SpanPositions;
 
-/* Checks the span [s, e] of row b against the borders and the table size,
- * then appends its positions. */
-static int add_span(const Batch *in, int64_t b, int64_t s, int64_t e, int64_t S,
-                    int64_t max_len, SpanPositions *sp, BertcError *err)
+/* The position table of the head: its rows and how a message names them. */
+static int64_t sbo_table_rows(const BertConfig *cfg)
 {
-    int64_t BS = sp->rows.numel;
+    SpanBertKeys k = bertc_spanbert_keys(cfg);
+    return k.sbo_head == SBO_HEAD_ORIGINAL ? k.sbo_max_targets : 3 * (int64_t)k.sbo_max_span_length;
+}
+
+static const char *sbo_table_name(const BertConfig *cfg)
+{
+    return bertc_spanbert_keys(cfg).sbo_head == SBO_HEAD_ORIGINAL
+               ? "sbo_head.position_embeddings (sbo_max_targets)"
+               : "sbo_head.span_pos_emb (3 x sbo_max_span_length)";
+}
+
+/* Checks the span [s, e] of row b against the borders and the table size,
+ * then appends it and its positions. */
+static int add_span(const Batch *in, const BertConfig *cfg, int64_t b, int64_t s, int64_t e,
+                    int64_t S, SpanPositions *sp, BertcError *err)
+{
+    int64_t BS = sp->rows.numel, max_len = sbo_table_rows(cfg);
     if (s == 0)
         return bertc_errorf(err, "%s: 'mask_labels'[%lld, 0] = 1: a span starting at position "
                             "0 has no left boundary x_{s-1} (spans need s >= 1)", in->source,
@@ -168,28 +274,46 @@ static int add_span(const Batch *in, int64_t b, int64_t s, int64_t e, int64_t S,
                             in->source, (long long)b, (long long)e, (long long)(S - 2));
     if (e - s + 1 > max_len)
         return bertc_errorf(err, "%s: 'mask_labels' row %lld has a span [%lld, %lld] of %lld "
-                            "positions, more than the %lld rows of sbo_head.span_pos_emb "
-                            "(3 x sbo_max_span_length)", in->source, (long long)b, (long long)s,
-                            (long long)e, (long long)(e - s + 1), (long long)max_len);
+                            "positions, more than the %lld rows of %s", in->source, (long long)b,
+                            (long long)s, (long long)e, (long long)(e - s + 1),
+                            (long long)max_len, sbo_table_name(cfg));
+    int64_t k = sp->n_spans++;
+    sp->span_row.data[k] = (int32_t)b;
+    sp->span_start.data[k] = (int32_t)s;
+    sp->span_end.data[k] = (int32_t)e;
     for (int64_t i = s; i <= e; i++) {
         int64_t g = sp->n++;
         sp->left.data[g] = (int32_t)(b * S + s - 1);
         sp->right.data[g] = (int32_t)(b * S + e + 1);
         sp->offset.data[g] = (int32_t)(i - s);
+        sp->position.data[g] = (int32_t)(i - s + 1);
+        sp->at.data[g] = (int32_t)(b * S + i);
+        sp->token_position.data[g] = (int32_t)i;
+        sp->span_index.data[g] = (int32_t)k;
         sp->rows.data[b * S + i] = (int32_t)(BS + g);
     }
     return 0;
 }
 
+/* (n) views of the first n entries of the (B·S) arrays. */
+static void shrink(ITensor *t, int64_t n)
+{
+    *t = bertc_itensor_view(t->data, 1, &n);
+}
+
 /* mask_labels (B, S), already checked to be 0/1. */
-static int find_spans(const Batch *in, const ITensor *mask_labels, int64_t max_len, Arena *a,
+static int find_spans(const Batch *in, const BertConfig *cfg, const ITensor *mask_labels, Arena *a,
                       SpanPositions *sp, BertcError *err)
 {
     int64_t B = mask_labels->shape[0], S = mask_labels->shape[1], BS = B * S;
-    sp->n = 0;
-    sp->left = bertc_itensor_new(a, 1, &BS);     /* G <= B·S; the views below shrink to G */
-    sp->right = bertc_itensor_new(a, 1, &BS);
-    sp->offset = bertc_itensor_new(a, 1, &BS);
+    ITensor *per_g[] = {&sp->left, &sp->right, &sp->offset, &sp->at, &sp->position,
+                        &sp->token_position, &sp->span_index};
+    ITensor *per_span[] = {&sp->span_row, &sp->span_start, &sp->span_end};
+    sp->n = sp->n_spans = 0;
+    for (size_t i = 0; i < sizeof per_g / sizeof per_g[0]; i++)
+        *per_g[i] = bertc_itensor_new(a, 1, &BS);    /* G <= B·S; shrunk to G below */
+    for (size_t i = 0; i < sizeof per_span / sizeof per_span[0]; i++)
+        *per_span[i] = bertc_itensor_new(a, 1, &BS);
     sp->rows = bertc_itensor_new(a, 1, &BS);
     for (int64_t i = 0; i < BS; i++)
         sp->rows.data[i] = (int32_t)i;
@@ -201,41 +325,106 @@ static int find_spans(const Batch *in, const ITensor *mask_labels, int64_t max_l
             int64_t e = s;
             while (e + 1 < S && m[e + 1])
                 e++;
-            if (add_span(in, b, s, e, S, max_len, sp, err) != 0)
+            if (add_span(in, cfg, b, s, e, S, sp, err) != 0)
                 return -1;
             s = e;
         }
     }
-    sp->left = bertc_itensor_view(sp->left.data, 1, &sp->n);
-    sp->right = bertc_itensor_view(sp->right.data, 1, &sp->n);
-    sp->offset = bertc_itensor_view(sp->offset.data, 1, &sp->n);
+    for (size_t i = 0; i < sizeof per_g / sizeof per_g[0]; i++)
+        shrink(per_g[i], sp->n);
+    for (size_t i = 0; i < sizeof per_span / sizeof per_span[0]; i++)
+        shrink(per_span[i], sp->n_spans);
     return 0;
 }
 
-/* ---- the SBO head ------------------------------------------------------ */
+/* ---- the SBO heads ------------------------------------------------------ */
 
-/* x (B, S, H) -> sbo_logits (B, S, V). */
-static Var *sbo_head_forward(Graph *g, const SBOHead *h, Var *x, const SpanPositions *sp)
+/* The head's named intermediates, one row per masked token (G rows). */
+typedef struct SboOut {
+    Var *x_left, *x_right;         /* (G, H) x_{s-1}, x_{e+1} */
+    Var *p;                        /* (G, Dp) p_{i-s+1}: Dp = H (seed), P (original) */
+    Var *h0;                       /* (G, D0) D0 = 3H (seed), 2H + P (original) */
+    Var *h1;                       /* (G, D1) D1 = sbo_dim_ffn (seed), H (original) */
+    Var *y;                        /* (G, H) */
+    Var *span_logits;              /* (G, V) */
+    Var *logits;                   /* seed: (B, S, V), every position; original: NULL */
+} SboOut;
+
+/* x (B, S, H) -> the seed's sbo_logits (B, S, V) and, for G > 0, h_0 and,
+ * when named, the rows of the span positions of h_1, y and the logits. */
+static SboOut sbo_forward_seed(Graph *g, const SBOHead *h, Var *x, const SpanPositions *sp,
+                               bool named)
 {
     int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
     int64_t flat[2] = {B * S, H};
+    SboOut o = {0};
     Var *xf = bertc_ag_reshape(g, x, 2, flat);                             /* (B·S, H) */
     Var *hid = bertc_ag_linear(g, xf, h->projector.weight, NULL);          /* (B·S, 3H) */
     if (sp->n > 0) {
-        Var *parts[3] = {
-            bertc_ag_index_select(g, xf, 0, &sp->left),                    /* x_{s-1}   (G, H) */
-            bertc_embedding_forward(g, &h->span_pos_emb, &sp->offset),     /* p_{i-s+1} (G, H) */
-            bertc_ag_index_select(g, xf, 0, &sp->right),                   /* x_{e+1}   (G, H) */
-        };
-        Var *rows[2] = {hid, bertc_ag_concat(g, parts, 3, 1)};             /* h_0 (G, 3H) */
+        o.x_left = bertc_ag_index_select(g, xf, 0, &sp->left);             /* x_{s-1}   (G, H) */
+        o.p = bertc_embedding_forward(g, &h->span_pos_emb, &sp->offset);   /* p_{i-s+1} (G, H) */
+        o.x_right = bertc_ag_index_select(g, xf, 0, &sp->right);           /* x_{e+1}   (G, H) */
+        Var *parts[3] = {o.x_left, o.p, o.x_right};                        /* the seed's order */
+        o.h0 = bertc_ag_concat(g, parts, 3, 1);                            /* h_0 (G, 3H) */
+        Var *rows[2] = {hid, o.h0};
         hid = bertc_ag_index_select(g, bertc_ag_concat(g, rows, 2, 0), 0, &sp->rows);  /* (B·S, 3H) */
     }
     /* nn.GELU(): erf form; LayerNorm eps sbo_layer_norm_eps */
-    Var *z = bertc_layernorm_forward(g, &h->head2, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head0, hid)));
-    z = bertc_layernorm_forward(g, &h->head5, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head3, z)));
-    Var *logits = bertc_ag_linear(g, z, h->classifier, h->bias);           /* (B·S, V) */
+    Var *h1 = bertc_layernorm_forward(g, &h->head2, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head0, hid)));
+    Var *y = bertc_layernorm_forward(g, &h->head5, bertc_ag_gelu(g, bertc_linear_forward(g, &h->head3, h1)));
+    Var *logits = bertc_ag_linear(g, y, h->classifier, h->bias);           /* (B·S, V) */
+    if (sp->n > 0 && named) {       /* the span rows, for `bertc run` (off the loss's path) */
+        o.h1 = bertc_ag_index_select(g, h1, 0, &sp->at);                   /* (G, I) */
+        o.y = bertc_ag_index_select(g, y, 0, &sp->at);                     /* (G, H) */
+        o.span_logits = bertc_ag_index_select(g, logits, 0, &sp->at);      /* (G, V) */
+    }
     int64_t bsv[3] = {B, S, h->bias->value.shape[0]};
-    return bertc_ag_reshape(g, logits, 3, bsv);
+    o.logits = bertc_ag_reshape(g, logits, 3, bsv);
+    return o;
+}
+
+/* x (B, S, H) -> the original's pair target scores for the G span
+ * positions (G, V); nothing for G = 0. */
+static SboOut sbo_forward_original(Graph *g, const SBOHead *h, Var *x, const SpanPositions *sp)
+{
+    int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
+    int64_t flat[2] = {B * S, H};
+    SboOut o = {0};
+    if (sp->n == 0)
+        return o;
+    Var *xf = bertc_ag_reshape(g, x, 2, flat);                             /* (B·S, H) */
+    o.x_left = bertc_ag_index_select(g, xf, 0, &sp->left);                 /* x_{s-1}   (G, H) */
+    o.x_right = bertc_ag_index_select(g, xf, 0, &sp->right);               /* x_{e+1}   (G, H) */
+    o.p = bertc_embedding_forward(g, &h->position_embeddings, &sp->offset);   /* (G, P) */
+    Var *parts[3] = {o.x_left, o.x_right, o.p};                            /* the paper's order */
+    o.h0 = bertc_ag_concat(g, parts, 3, 1);                                /* h_0 (G, 2H + P) */
+    o.h1 = bertc_layernorm_forward(g, &h->layer_norm1,
+                                   bertc_bert_activation(g, h->act, bertc_linear_forward(g, &h->linear1, o.h0)));
+    o.y = bertc_layernorm_forward(g, &h->layer_norm2,
+                                  bertc_bert_activation(g, h->act, bertc_linear_forward(g, &h->linear2, o.h1)));
+    o.span_logits = bertc_ag_linear(g, o.y, h->decoder, h->bias);          /* y E^T + b (G, V) */
+    return o;
+}
+
+/* The spans and every intermediate of the head, by the names of the page
+ * docs/models/spanbert.md. */
+static void put_sbo_outputs(Outputs *out, Graph *g, const SpanPositions *sp, const SboOut *o)
+{
+    if (sp->n == 0)
+        return;
+    bertc_outputs_put_ids(out, g, sp->span_row, "sbo.span_row");
+    bertc_outputs_put_ids(out, g, sp->span_start, "sbo.span_start");
+    bertc_outputs_put_ids(out, g, sp->span_end, "sbo.span_end");
+    bertc_outputs_put_ids(out, g, sp->span_index, "sbo.span_index");
+    bertc_outputs_put_ids(out, g, sp->token_position, "sbo.token_position");
+    bertc_outputs_put_ids(out, g, sp->position, "sbo.position");
+    bertc_outputs_put(out, g, o->x_left, "sbo.x_left");
+    bertc_outputs_put(out, g, o->x_right, "sbo.x_right");
+    bertc_outputs_put(out, g, o->p, "sbo.p");
+    bertc_outputs_put(out, g, o->h0, "sbo.h0");
+    bertc_outputs_put(out, g, o->h1, "sbo.h1");
+    bertc_outputs_put(out, g, o->y, "sbo.y");
+    bertc_outputs_put(out, g, o->span_logits, "sbo.span_logits");
 }
 
 /* ---- inputs ------------------------------------------------------------ */
@@ -342,13 +531,34 @@ static int read_inputs(const BertConfig *cfg, Graph *g, const Batch *in, BertInp
     int64_t bs[2] = {x->B, x->S};
     if (bertc_batch_ids(in, "mask_labels", 2, bs, &mask_labels, err) != 0 ||
         bertc_batch_check_binary(in, "mask_labels", &mask_labels, err) != 0 ||
-        find_spans(in, &mask_labels, 3 * (int64_t)bertc_spanbert_keys(cfg).sbo_max_span_length, g->step, sp,
-                   err) != 0)
+        find_spans(in, cfg, &mask_labels, g->step, sp, err) != 0)
         return -1;
     labels->data = NULL;
     if (bertc_batch_find(in, "labels") && read_labels(cfg, in, bs, labels, err) != 0)
         return -1;
     return 0;
+}
+
+/* The original's pair_loss target: labels at the G span positions (G). */
+static ITensor span_labels(Graph *g, const ITensor *labels, const SpanPositions *sp)
+{
+    ITensor t = bertc_itensor_new(g->step, 1, &sp->n);
+    for (int64_t k = 0; k < sp->n; k++)
+        t.data[k] = labels->data[sp->at.data[k]];
+    return t;
+}
+
+/* L_SBO: the seed's CE over all B·S rows of sbo_logits (labels -100 outside
+ * the spans), the original's over the G span rows; NULL when the original
+ * head has no span (its dummy pair target adds 0). */
+static Var *sbo_loss(Graph *g, const SboOut *o, const ITensor *labels, const SpanPositions *sp)
+{
+    if (o->logits)
+        return token_loss(g, o->logits, labels);
+    if (sp->n == 0)
+        return NULL;
+    ITensor target = span_labels(g, labels, sp);
+    return bertc_ag_cross_entropy(g, o->span_logits, &target, -100);
 }
 
 static int spanbert_run(void *impl, const BertConfig *cfg, Graph *g, const Batch *in,
@@ -364,16 +574,22 @@ static int spanbert_run(void *impl, const BertConfig *cfg, Graph *g, const Batch
         return -1;
     BertOutput r = bertc_bert_model_forward(g, &m->bert, &x);
     Var *mlm_logits = bertc_bert_lm_head_forward(g, &m->mlm, r.last_hidden_state);   /* (B, S, V) */
-    Var *sbo_logits = sbo_head_forward(g, &m->sbo, r.last_hidden_state, &sp);  /* (B, S, V) */
+    SboOut sbo = m->sbo.kind == SBO_HEAD_ORIGINAL
+                     ? sbo_forward_original(g, &m->sbo, r.last_hidden_state, &sp)
+                     : sbo_forward_seed(g, &m->sbo, r.last_hidden_state, &sp, !out->loss_only);
     bertc_outputs_put(out, g, mlm_logits, "mlm_logits");
-    bertc_outputs_put(out, g, sbo_logits, "sbo_logits");
+    if (sbo.logits)
+        bertc_outputs_put(out, g, sbo.logits, "sbo_logits");
+    if (!out->loss_only)
+        put_sbo_outputs(out, g, &sp, &sbo);
     bertc_bert_put_outputs(out, g, &m->bert, &r);
     if (labels.data) {
         Var *mlm_loss = token_loss(g, mlm_logits, &labels);
-        Var *sbo_loss = token_loss(g, sbo_logits, &labels);
+        Var *l_sbo = sbo_loss(g, &sbo, &labels, &sp);
         bertc_outputs_put(out, g, mlm_loss, "mlm_loss");
-        bertc_outputs_put(out, g, sbo_loss, "sbo_loss");
-        bertc_outputs_put(out, g, bertc_ag_add(g, mlm_loss, sbo_loss), "loss");
+        if (l_sbo)
+            bertc_outputs_put(out, g, l_sbo, "sbo_loss");
+        bertc_outputs_put(out, g, l_sbo ? bertc_ag_add(g, mlm_loss, l_sbo) : mlm_loss, "loss");
     }
     return 0;
 }
@@ -389,13 +605,13 @@ static void unmask(SpanMasking *m, const ITensor *original, int64_t i)
 }
 
 /* Adjacent spans merge into one (find_spans), which may then be longer than
- * the 3 x sbo_max_span_length rows of span_pos_emb: such a run is cut by
+ * the rows of the head's position table (sbo_table_rows): such a run is cut by
  * unmasking the position past the limit. And a batch with no masked
  * position (a budget that floors to 0) gets position 1 masked, so that the
  * loss is defined. */
 static void fit_spans(const BertConfig *cfg, const ITensor *original, SpanMasking *m)
 {
-    int64_t S = original->shape[1], max_len = 3 * (int64_t)bertc_spanbert_keys(cfg).sbo_max_span_length;
+    int64_t S = original->shape[1], max_len = sbo_table_rows(cfg);
     int64_t run = 0, masked = 0;
     for (int64_t i = 0; i < original->numel; i++) {
         run = i % S && m->mask_labels.data[i] ? run + 1 : 0;
@@ -471,9 +687,25 @@ static const InputSpec spanbert_inputs[] = {
     {.name = "masking.lengths", .type = INPUT_IDS, .shape = "(B)", .values = "[1, S]"},
 };
 
+/* n_masked = sum(mask_labels), the rows of sbo.*; n_spans its maximal runs.
+ * Dp = H (seed) or P = sbo_position_embedding_size (original); D0 = 3H or
+ * 2H + P; D1 = sbo_dim_ffn or H. */
 static const OutputSpec spanbert_outputs[] = {
     {"mlm_logits", "(B, S, V)"},
-    {"sbo_logits", "(n_masked, V)"},
+    {"sbo_logits", "(B, S, V)"},
+    {"sbo.span_row", "(n_spans)"},
+    {"sbo.span_start", "(n_spans)"},
+    {"sbo.span_end", "(n_spans)"},
+    {"sbo.span_index", "(n_masked)"},
+    {"sbo.token_position", "(n_masked)"},
+    {"sbo.position", "(n_masked)"},
+    {"sbo.x_left", "(n_masked, H)"},
+    {"sbo.x_right", "(n_masked, H)"},
+    {"sbo.p", "(n_masked, Dp)"},
+    {"sbo.h0", "(n_masked, D0)"},
+    {"sbo.h1", "(n_masked, D1)"},
+    {"sbo.y", "(n_masked, H)"},
+    {"sbo.span_logits", "(n_masked, V)"},
     {"masking.raw_mask_labels", "(B, S)"},
     {"masking.mask_labels", "(B, S)"},
     {"masking.input_ids", "(B, S)"},

@@ -557,6 +557,12 @@ Var *bertc_bert_add_norm(Graph *g, const LayerNorm *ln, Var *a, Var *b);
 /* SpanBERT span masking (zoo/span_masking.c), SPEC §6.7.2                   */
 /* ------------------------------------------------------------------------ */
 
+/* masking.style: whose span masking (zoo/span_masking.c). */
+typedef enum SpanMaskingStyle {
+    SPAN_MASKING_SEED = 0,      /* the seed's SpanCollator */
+    SPAN_MASKING_ORIGINAL = 1   /* the paper's, as facebookresearch/SpanBERT's PairWithSpanMaskingScheme */
+} SpanMaskingStyle;
+
 /* The config's "masking" object (SPEC §6.7.2). */
 typedef struct SpanMaskingConfig {
     bool present;               /* the config has a "masking" object */
@@ -565,7 +571,14 @@ typedef struct SpanMaskingConfig {
     double span_probability;
     int max_span_length_cap;
     ConfigTokenIds special_token_ids;
+    int style;                  /* SpanMaskingStyle */
 } SpanMaskingConfig;
+
+/* sbo_head: whose Span Boundary Objective head (zoo/spanbert.c). */
+typedef enum SboHeadKind {
+    SBO_HEAD_SEED = 0,          /* the seed's SBOHead */
+    SBO_HEAD_ORIGINAL = 1       /* facebookresearch/SpanBERT's BertPairTargetPredictionHead */
+} SboHeadKind;
 
 /* SpanBertForPreTraining's own config keys (zoo/spanbert.c). */
 typedef struct SpanBertKeys {
@@ -573,6 +586,9 @@ typedef struct SpanBertKeys {
     int sbo_max_span_length;    /* span_pos_emb has 3 x this many rows */
     float sbo_layer_norm_eps;
     SpanMaskingConfig masking;
+    int sbo_head;               /* SboHeadKind */
+    int sbo_max_targets;        /* original head: rows of position_embeddings */
+    int sbo_position_embedding_size;   /* original head: their width P */
 } SpanBertKeys;
 
 SpanBertKeys bertc_spanbert_keys(const BertConfig *cfg);
@@ -601,9 +617,16 @@ typedef enum TokenKind {
  * probability and cap, drawn from rng (SPEC §6.7.1). Writes raw_mask[t] = 1
  * for covered positions, 0 elsewhere; the scratch (3 arrays of l) comes from
  * `scratch`. Errors: a positive budget with no candidate, or
- * SPAN_MASKING_MAX_DRAWS draws without spending the budget. */
+ * SPAN_MASKING_MAX_DRAWS draws without spending the budget. With
+ * masking.style "original", the paper's masking instead (zoo/span_masking.c):
+ * whole words, ceil(budget * n) of the n tokens other than [CLS]/[SEP]. */
 int bertc_span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
                   Rng *rng, Arena *scratch, int32_t *raw_mask, BertcError *err);
+
+/* masking.style "original", draw 1: a span length in words, from the
+ * geometric pmf p(1-p)^(k-1) truncated to [1, max_span_length_cap] and
+ * renormalised (the original's len_distrib). */
+int64_t bertc_span_length_words(const SpanMaskingConfig *mc, Rng *rng);
 
 typedef struct SpanMasking {
     ITensor raw_mask_labels;      /* (B, S) covered positions, before cleaning */
