@@ -125,10 +125,13 @@ static const char *declared_dim(const char *shape, int d, char out[16])
     return out;
 }
 
-/* The position of the token (or sentence) axis in the declared shape. */
-static int seq_axis(SvgKind k, const char *shape)
+/* The declared shape's dimension count ("(B, nh, S, 1)": 4). */
+static int declared_ndim(const char *shape)
 {
-    return k == SVG_MAPS || k == SVG_GATES ? 2 : shape[1] == 'S' || shape[1] == 'N' ? 0 : 1;
+    int n = 1;
+    for (const char *c = shape; *c; c++)
+        n += *c == ',';
+    return n;
 }
 
 static int wrong_shape(const OutputSpec *o, const char *name, const Tensor *t, const char *why,
@@ -139,35 +142,26 @@ static int wrong_shape(const OutputSpec *o, const char *name, const Tensor *t, c
                         bertc_shape_str(have, sizeof have, t->ndim, t->shape), why);
 }
 
-/* panels x rows x cols of sequence 0 from t's actual shape, which must be
- * the declared one. */
+/* panels x rows x cols of sequence 0 from t's actual shape, which must have
+ * the declared number of dimensions. */
 static int layout_from_tensor(SvgKind k, const OutputSpec *o, const char *name, const Tensor *t,
                               SvgPicture *p, BertcError *err)
 {
-    int want = k == SVG_MAPS || k == SVG_GATES ? 4 : k == SVG_MATRIX ? 3
-             : o->shape[1] == 'S' || o->shape[1] == 'N' ? 1 : strstr(o->shape, ", 1)") ? 3 : 2;
+    int want = declared_ndim(o->shape);
     if (t->ndim != want)
         return wrong_shape(o, name, t, "another number of dimensions", err);
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] < 1)
             return wrong_shape(o, name, t, "an empty dimension", err);
-    p->panels = 1;
-    p->rows = 1;
-    if (k == SVG_MAPS || k == SVG_GATES) {
-        p->panels = t->shape[1];
-        p->rows = k == SVG_MAPS ? t->shape[2] : 1;
-        p->cols = t->shape[2];
-        if (t->shape[3] != (k == SVG_MAPS ? t->shape[2] : 1))
-            return wrong_shape(o, name, t, k == SVG_MAPS ? "not square" : "not one per row",
-                               err);
-    } else if (k == SVG_MATRIX) {
-        p->rows = t->shape[1];
-        p->cols = t->shape[2];
-    } else {
-        p->cols = t->shape[want == 1 ? 0 : 1];
-        if (want == 3 && t->shape[2] != 1)
-            return wrong_shape(o, name, t, "not one value per token", err);
-    }
+    p->panels = k == SVG_MAPS || k == SVG_GATES ? t->shape[1] : 1;
+    p->rows = k == SVG_MAPS || (k == SVG_MATRIX && want == 3) ? t->shape[want - 2] : 1;
+    p->cols = k == SVG_MAPS || k == SVG_GATES ? t->shape[2] : want == 3 && k == SVG_VECTOR
+                                                                  ? t->shape[1]
+                                                                  : t->shape[want - 1];
+    if (k == SVG_MAPS && t->shape[3] != t->shape[2])
+        return wrong_shape(o, name, t, "not square", err);
+    if ((k == SVG_GATES || (k == SVG_VECTOR && want == 3)) && t->shape[want - 1] != 1)
+        return wrong_shape(o, name, t, "not one value per row", err);
     return 0;
 }
 
@@ -182,11 +176,21 @@ int explain_picture(const OutputSpec *o, const char *name, const Tensor *t,
                             o->shape, bertc_svg_drawable);
     if (layout_from_tensor(k, o, name, t, p, err) != 0)
         return -1;
-    bool tokens = strcmp(declared_dim(o->shape, seq_axis(k, o->shape), axis), "S") == 0;
-    int64_t seq = k == SVG_MATRIX ? p->rows : p->cols;
-    if (tokens && seq != tk->S)
+    /* which picture axis, if any, runs over the tokens (S) or sentences (N) */
+    int nd = declared_ndim(o->shape);
+    int rows_dim = k == SVG_MAPS ? 2 : k == SVG_MATRIX && nd == 3 ? 1 : -1;
+    int cols_dim = k == SVG_MAPS || k == SVG_GATES ? 2 : k == SVG_VECTOR ? (nd == 1 ? 0 : 1)
+                                                                       : nd - 1;
+    bool row_seq = rows_dim >= 0 && strchr("SN", declared_dim(o->shape, rows_dim, axis)[0]) &&
+                   axis[1] == '\0';
+    bool row_tok = row_seq && axis[0] == 'S';
+    bool col_seq = strchr("SN", declared_dim(o->shape, cols_dim, axis)[0]) && axis[1] == '\0';
+    bool col_tok = col_seq && axis[0] == 'S';
+    if ((row_tok && p->rows != tk->S) || (col_tok && p->cols != tk->S))
         return bertc_errorf(err, "'%s' has %lld positions where the input has S = %lld tokens; "
-                            "not drawn", name, (long long)seq, (long long)tk->S);
+                            "not drawn", name, (long long)(row_tok ? p->rows : p->cols),
+                            (long long)tk->S);
+    bool tokens = row_tok || col_tok;
     p->kind = k;
     p->x = t->data;   /* sequence 0 comes first */
     p->title = name;
@@ -200,9 +204,11 @@ int explain_picture(const OutputSpec *o, const char *name, const Tensor *t,
         p->col_axis = tokens ? "key token j (column)" : "key sentence j (column)";
         p->value = "weight of key j for query i";
     } else if (k == SVG_MATRIX) {
-        p->row_labels = labels;
-        p->row_axis = tokens ? "token (row)" : "sentence (row)";
-        p->col_axis = "feature (column)";
+        p->row_labels = row_tok ? labels : NULL;
+        p->col_labels = col_tok ? labels : NULL;
+        p->row_axis = row_seq ? (row_tok ? "token (row)" : "sentence (row)") : "feature (row)";
+        p->col_axis = col_seq ? (col_tok ? "token (column)" : "sentence (column)")
+                              : "feature (column)";
     } else {
         p->col_labels = labels;
         p->panel = k == SVG_GATES ? "head" : NULL;
