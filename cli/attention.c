@@ -184,6 +184,7 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
     TextExample ex = {.text = a->text_a, .text_pair = a->text_b, .context_id = a->context};
     if (ex.context_id < 0 && bertc_model_reads_input(m->arch, "context_ids"))
         ex.context_id = 0;
+    explain_sentences(m, &ex, arena);   /* BertSum: a [CLS] per sentence */
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
     bertc_ag_set_no_grad(g, true);

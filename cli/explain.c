@@ -92,6 +92,7 @@ static int explain_run(const ExplainArgs *a, Model *m, const Tokenizer *tok,
                             "context_ids)", a->context, m->arch->name);
     if (ex.context_id < 0 && bertc_model_reads_input(m->arch, "context_ids"))
         ex.context_id = 0;
+    explain_sentences(m, &ex, arena);
     int32_t max_len = m->cfg.max_position_embeddings < 128 ? m->cfg.max_position_embeddings
                                                            : 128;
     Graph *g = bertc_ag_graph_create(1 << 20, 0);

@@ -20,6 +20,10 @@ typedef struct ExplainTokens {
 
 int explain_tokens(const Model *m, const Tokenizer *tok, const Batch *b, const TextExample *ex,
                    Arena *arena, ExplainTokens *t, BertcError *err);
+/* For a model that reads sentence positions ("clss": BertSum), ex->text
+ * split into its sentences (ex->sentences, in arena), as `bertc predict`
+ * splits a document; other models read ex->text as it is. */
+void explain_sentences(const Model *m, TextExample *ex, Arena *arena);
 /* "" or, when the model read fewer tokens than the text has, a sentence
  * saying so (and, for a model with a query_len key, how to give it all). */
 void explain_cut_note(const Model *m, const ExplainTokens *t, char *buf, size_t cap);

@@ -5,6 +5,7 @@
  * is never read as a map (lambda_q (B, nh, S, 1) as nh S x S maps read far
  * past its end). */
 #include "cli/explain.h"
+#include "zoo/pipeline.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -50,6 +51,28 @@ int explain_tokens(const Model *m, const Tokenizer *tok, const Batch *b, const T
         return -1;
     t->in_text = e.S;
     return 0;
+}
+
+#define MAX_SENTENCES 512
+
+void explain_sentences(const Model *m, TextExample *ex, Arena *arena)
+{
+    int32_t start[MAX_SENTENCES], end[MAX_SENTENCES];
+    if (!ex->text || !bertc_model_reads_input(m->arch, "clss"))
+        return;
+    int n = bertc_split_sentences(ex->text, strlen(ex->text), start, end, MAX_SENTENCES);
+    if (n < 1)
+        return;
+    const char **sents = bertc_arena_alloc(arena, sizeof *sents * (size_t)n);
+    for (int k = 0; k < n; k++) {
+        size_t len = (size_t)(end[k] - start[k]);
+        char *s = bertc_arena_alloc(arena, len + 1);
+        memcpy(s, ex->text + start[k], len);
+        s[len] = '\0';
+        sents[k] = s;
+    }
+    ex->sentences = sents;
+    ex->n_sentences = n;
 }
 
 void explain_cut_note(const Model *m, const ExplainTokens *t, char *buf, size_t cap)

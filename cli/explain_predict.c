@@ -114,9 +114,13 @@ static void sentences(FILE *f, const ExplainPage *p, const Tensor *t)
             if (!done[n] && (best < 0 || t->data[n] > t->data[best]))
                 best = n;
         done[best] = true;
-        fprintf(f, "<tr%s><td>%lld</td><td>sentence %lld</td><td>%.4f</td></tr>\n",
-                r == 0 ? " class=\"best\"" : "", (long long)r + 1, (long long)best,
-                t->data[best]);
+        fprintf(f, "<tr%s><td>%lld</td><td>sentence %lld", r == 0 ? " class=\"best\"" : "",
+                (long long)r + 1, (long long)best);
+        if (best < p->ex->n_sentences) {
+            fprintf(f, ": ");
+            explain_html(f, p->ex->sentences[best]);
+        }
+        fprintf(f, "</td><td>%.4f</td></tr>\n", t->data[best]);
     }
     fprintf(f, "</table>\n");
 }

@@ -60,7 +60,8 @@ static const ExplainStep cg_encoder[] = {
                  "&odot; C U<sub>K</sub>",
      .where = "zoo/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.k_hat"},
     {.title = "Attention",
-     .equation = "A = softmax(Q&#770; K&#770;<sup>T</sup> / &radic;d + M)  &nbsp; (B, nh, S, S)",
+     .equation = "CGBERT: A = softmax(Q&#770; K&#770;<sup>T</sup> / &radic;d + M); &nbsp; QACGBERT: "
+                 "A<sub>self</sub> = softmax(Q K<sup>T</sup> / &radic;d + M)  &nbsp; (B, nh, S, S)",
      .where = "zoo/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.attention_probs"},
     {.title = "Quasi-attention scores (before the gate)",
      .equation = "A<sub>quasi</sub> = &alpha; &sigma;(C<sub>Q</sub> C<sub>K</sub><sup>T</sup> / &radic;d)"
