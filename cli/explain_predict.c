@@ -166,10 +166,18 @@ static void tokens(FILE *f, const ExplainPage *p, const Tensor *t)
     fprintf(f, "</table>\n");
 }
 
-/* (n_masked, V): one row per masked token, in order. */
+/* (n_masked, V): one row per masked token, in order; (B, S, V): the rows
+ * at the [MASK] positions. */
 static void masked_rows(FILE *f, const ExplainPage *p, const Tensor *t)
 {
-    if (t->ndim != 2 || t->shape[0] == 0) {
+    int64_t masked = 0;
+    for (int64_t s = 0; s < p->tk->S; s++)
+        masked += p->tk->row[s] == p->tok->mask_id;
+    if (t->ndim == 3 && masked > 0) {
+        tokens(f, p, t);
+        return;
+    }
+    if (t->ndim != 2 || t->shape[0] == 0 || masked == 0) {
         fprintf(f, "<p class=\"note\">No masked span: write [MASK] [MASK] in the text to see "
                    "the span boundary objective predict it.</p>\n");
         return;

@@ -115,6 +115,7 @@ int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *t
 
 const char bertc_svg_drawable[] = "(B, nh, S, S) maps, (B, nh, S, 1) gates, (B, S) / (B, N) / "
                                   "(S) / (B, S, 1) vectors";
+const char bertc_svg_drawable_matrix[] = "and (B, S, F) / (B, F, S) / (B, F) matrices";
 
 #define SHAPE_MAX_DIMS 6
 
@@ -148,14 +149,16 @@ SvgKind bertc_svg_kind(const char *shape)
 {
     char d[SHAPE_MAX_DIMS][16];
     int n = shape ? shape_dims(shape, d) : -1;
-    if (n == 4 && is_batch(d[0]) && strcmp(d[1], "nh") == 0 && is_seq(d[2]))
+    if (n == 4 && is_batch(d[0]) && is_seq(d[2]))   /* d[1]: the heads, nh or heads */
         return strcmp(d[3], d[2]) == 0 ? SVG_MAPS : strcmp(d[3], "1") == 0 ? SVG_GATES
                                                                           : SVG_UNDRAWABLE;
     if (n == 3 && is_batch(d[0]) && is_seq(d[1]))
         return strcmp(d[2], "1") == 0 ? SVG_VECTOR : SVG_MATRIX;
-    if ((n == 2 && is_batch(d[0]) && is_seq(d[1])) || (n == 1 && is_seq(d[0])))
-        return SVG_VECTOR;
-    return SVG_UNDRAWABLE;
+    if (n == 3 && is_batch(d[0]) && is_seq(d[2]))   /* (B, conv_filters, S) */
+        return SVG_MATRIX;
+    if (n == 2 && is_batch(d[0]))
+        return is_seq(d[1]) ? SVG_VECTOR : SVG_MATRIX;   /* (B, H): one row */
+    return n == 1 && is_seq(d[0]) ? SVG_VECTOR : SVG_UNDRAWABLE;
 }
 
 /* ---- colour ------------------------------------------------------------- */

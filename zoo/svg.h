@@ -24,10 +24,12 @@ int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *t
  *                              sentences: row i the query, column j the key
  *   SVG_GATES   (B, nh, X, 1)  one bar chart per head, a bar per token
  *   SVG_VECTOR  (B, X), (X), (B, X, 1)   one bar chart, a bar per token
- *   SVG_MATRIX  (B, X, F)      one heat map, rows the tokens, columns the
- *                              F features (hidden states, conv features)
- * with X = S or N and B any leading batch dimension ("B·C"); everything
- * else is SVG_UNDRAWABLE. Only sequence 0 of the batch is drawn. */
+ *   SVG_MATRIX  (B, X, F), (B, F, X), (B, F)   one heat map: a row per token
+ *                              and a column per feature (hidden states), or
+ *                              the other way round (conv features), or one row
+ * with X = S or N, B any leading batch dimension ("B·C") and the heads of a
+ * map any name (nh, heads); everything else is SVG_UNDRAWABLE. Only
+ * sequence 0 of the batch is drawn. */
 typedef enum SvgKind {
     SVG_UNDRAWABLE,
     SVG_MAPS,
@@ -38,7 +40,7 @@ typedef enum SvgKind {
 
 SvgKind bertc_svg_kind(const char *shape);
 /* "(B, nh, S, S) attention maps", ...: what bertc_svg_kind accepts, for errors. */
-extern const char bertc_svg_drawable[];
+extern const char bertc_svg_drawable[], bertc_svg_drawable_matrix[];
 
 /* One picture: panels x rows x cols values at x (row-major). SVG_MAPS:
  * panels = nh, rows = cols = X; SVG_GATES: panels = nh, rows = 1, cols = X;
