@@ -132,8 +132,9 @@ static const OutputSpec *find_map(const AttentionArgs *a, const Model *m, int la
         return o;
     explain_drawable(m->arch, false, drawable, sizeof drawable);
     if (!o)
-        bertc_errorf(err, "%s has no output '%s' (layers 0..%d; it draws %s)", m->arch->name,
-                     cli_shown(a->map, shown), m->cfg.num_hidden_layers - 1, drawable);
+        bertc_errorf(err, "%s has no output 'layers.%d.%s' nor '%s' (layers 0..%d; it draws %s)",
+                     m->arch->name, layer, cli_shown(a->map, shown), shown,
+                     m->cfg.num_hidden_layers - 1, drawable);
     else
         bertc_errorf(err, "'%s' has shape %s: bertc attention draws %s (%s has %s)",
                      cli_shown(name, shown), o->shape, bertc_svg_drawable, m->arch->name,

@@ -115,7 +115,6 @@ int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *t
 
 const char bertc_svg_drawable[] = "(B, nh, S, S) maps, (B, nh, S, 1) gates, (B, S) / (B, N) / "
                                   "(S) / (B, S, 1) vectors";
-const char bertc_svg_drawable_matrix[] = "and (B, S, F) / (B, F, S) / (B, F) matrices";
 
 #define SHAPE_MAX_DIMS 6
 

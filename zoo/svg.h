@@ -39,8 +39,9 @@ typedef enum SvgKind {
 } SvgKind;
 
 SvgKind bertc_svg_kind(const char *shape);
-/* "(B, nh, S, S) attention maps", ...: what bertc_svg_kind accepts, for errors. */
-extern const char bertc_svg_drawable[], bertc_svg_drawable_matrix[];
+/* "(B, nh, S, S) maps, ...": what `bertc attention` draws (SVG_MATRIX only
+ * `bertc explain`), for errors. */
+extern const char bertc_svg_drawable[];
 
 /* One picture: panels x rows x cols values at x (row-major). SVG_MAPS:
  * panels = nh, rows = cols = X; SVG_GATES: panels = nh, rows = 1, cols = X;
