@@ -37,6 +37,11 @@ static const char css[] =
     ".best{background:#e6f4ea;font-weight:bold}.bar{display:inline-block;height:10px;"
     "background:#3b6ea5}svg{display:block;margin:.5em 0;max-width:100%;height:auto}";
 
+/* The most values one picture of a page draws (a rect each): bert-base's
+ * 12 heads of a 40-token sentence fit; longer texts get fewer heads, said
+ * on the page, so the page stays a few MB. */
+#define PAGE_MAX_VALUES 20000
+
 /* ---- outputs ------------------------------------------------------------- */
 
 const OutputItem *explain_output(const Outputs *o, const char *name)
@@ -107,11 +112,20 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
     SvgPicture pic;
     BertcError err;
     int rc = explain_picture(o, name, &t, p->tk, &pic, &err);
-    if (rc == 0 && k == SVG_MATRIX && pic.rows * pic.cols > 128 * 128)
-        rc = bertc_errorf(&err, "%lld x %lld values: statistics only", (long long)pic.rows,
-                          (long long)pic.cols);
-    if (rc == 0 && bertc_svg_draw(f, &pic, false, &err) == 0)
+    int64_t per_panel = pic.rows * pic.cols, panels = pic.panels;
+    if (rc == 0 && (per_panel > PAGE_MAX_VALUES || (k == SVG_MATRIX && pic.cols > 256)))
+        rc = bertc_errorf(&err, "%lld x %lld values are too many for a page: statistics only "
+                          "(bertc attention --map draws one output alone)",
+                          (long long)pic.rows, (long long)pic.cols);
+    if (rc == 0 && panels * per_panel > PAGE_MAX_VALUES)
+        pic.panels = PAGE_MAX_VALUES / per_panel;
+    if (rc == 0 && bertc_svg_draw(f, &pic, false, &err) == 0) {
+        if (pic.panels < panels)
+            fprintf(f, "<p class=\"note\">Heads 0..%lld of %lld drawn (a page keeps each "
+                       "picture to %d values); bertc attention draws them all.</p>\n",
+                    (long long)pic.panels - 1, (long long)panels, PAGE_MAX_VALUES);
         return;
+    }
     fprintf(f, "<p class=\"note\">Not drawn: ");
     explain_html(f, err.msg);
     fprintf(f, "</p>\n");
