@@ -114,9 +114,8 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
     int rc = explain_picture(o, name, &t, p->tk, &pic, &err);
     int64_t per_panel = pic.rows * pic.cols, panels = pic.panels;
     if (rc == 0 && (per_panel > PAGE_MAX_VALUES || (k == SVG_MATRIX && pic.cols > 256)))
-        rc = bertc_errorf(&err, "%lld x %lld values are too many for a page: statistics only "
-                          "(bertc attention --map draws one output alone)",
-                          (long long)pic.rows, (long long)pic.cols);
+        rc = bertc_errorf(&err, "%lld x %lld values are too many for a picture on a page: "
+                          "statistics only", (long long)pic.rows, (long long)pic.cols);
     if (rc == 0 && panels * per_panel > PAGE_MAX_VALUES)
         pic.panels = PAGE_MAX_VALUES / per_panel;
     if (rc == 0 && bertc_svg_draw(f, &pic, false, &err) == 0) {

@@ -303,6 +303,7 @@ Test(explain, kinds_come_from_the_declared_shape)
         {"(S)", SVG_VECTOR},               {"(B, S, 1)", SVG_VECTOR},
         {"(B, S, H)", SVG_MATRIX},         {"(B, conv_filters, S)", SVG_MATRIX},
         {"(B, H)", SVG_MATRIX},            {"(n_masked, V)", SVG_UNDRAWABLE},
+        {"(B, num_question_types)", SVG_MATRIX},
         {"()", SVG_UNDRAWABLE},            {"(B, nh, S, d)", SVG_UNDRAWABLE},
         {"B, S", SVG_UNDRAWABLE},          {"(B, S", SVG_UNDRAWABLE},
     };

@@ -118,9 +118,9 @@ const char bertc_svg_drawable[] = "(B, nh, S, S) maps, (B, nh, S, 1) gates, (B, 
 
 #define SHAPE_MAX_DIMS 6
 
-/* "(B, nh, S, 1)" -> dims "B", "nh", "S", "1" (each at most 15 characters);
+/* "(B, nh, S, 1)" -> dims "B", "nh", "S", "1" (each at most 31 characters);
  * returns how many, -1 if it is not such a list. */
-static int shape_dims(const char *shape, char dims[SHAPE_MAX_DIMS][16])
+static int shape_dims(const char *shape, char dims[SHAPE_MAX_DIMS][32])
 {
     const char *s = shape;
     int n = 0;
@@ -128,7 +128,7 @@ static int shape_dims(const char *shape, char dims[SHAPE_MAX_DIMS][16])
         return -1;
     while (*s && *s != ')') {
         size_t len = strcspn(s, ",)");
-        if (n == SHAPE_MAX_DIMS || len == 0 || len >= 16)
+        if (n == SHAPE_MAX_DIMS || len == 0 || len >= 32)
             return -1;
         memcpy(dims[n], s, len);
         dims[n++][len] = '\0';
@@ -146,7 +146,7 @@ static bool is_batch(const char *d) { return d[0] == 'B'; }
 
 SvgKind bertc_svg_kind(const char *shape)
 {
-    char d[SHAPE_MAX_DIMS][16];
+    char d[SHAPE_MAX_DIMS][32];
     int n = shape ? shape_dims(shape, d) : -1;
     if (n == 4 && is_batch(d[0]) && is_seq(d[2]))   /* d[1]: the heads, nh or heads */
         return strcmp(d[3], d[2]) == 0 ? SVG_MAPS : strcmp(d[3], "1") == 0 ? SVG_GATES
