@@ -88,16 +88,15 @@ static const ExplainStep cg_encoder[] = {
 
 /* ---- the architectures' own steps ---------------------------------------- */
 
-static const ExplainStep pooler[] = {
-    {.title = "Pooler",
-     .equation = "p = tanh(X<sub>L</sub>[:, 0] W<sub>P</sub> + b<sub>P</sub>)  &nbsp; (B, H)",
-     .where = "zoo/bert.c:pooler_forward", .output = "pooler_output"},
-};
+#define POOLER                                                                             \
+    {.title = "Pooler",                                                                    \
+     .equation = "p = tanh(X<sub>L</sub>[:, 0] W<sub>P</sub> + b<sub>P</sub>)  &nbsp; (B, H)", \
+     .where = "zoo/bert.c:pooler_forward", .output = "pooler_output"}
+
+static const ExplainStep pooler[] = {POOLER};
 
 static const ExplainStep classifier[] = {
-    {.title = "Pooler",
-     .equation = "p = tanh(X<sub>L</sub>[:, 0] W<sub>P</sub> + b<sub>P</sub>)  &nbsp; (B, H)",
-     .where = "zoo/bert.c:pooler_forward", .output = "pooler_output"},
+    POOLER,
     {.title = "Classifier",
      .equation = "z = p W<sub>C</sub> + b<sub>C</sub>  &nbsp; (B, num_labels)",
      .where = "zoo/bert_heads.c:seqcls_run", .output = "logits"},
@@ -212,14 +211,14 @@ static const ExplainStep qa[] = {
 };
 
 static const ExplainStep nsp[] = {
-    pooler[0],
+    POOLER,
     {.title = "Next-sentence classifier",
      .equation = "z = p W<sub>NSP</sub> + b  &nbsp; (B, 2): IsNext, NotNext",
      .where = "zoo/bert_next_sentence.c:nsp_forward", .output = "logits"},
 };
 
 static const ExplainStep pretraining[] = {
-    pooler[0],
+    POOLER,
     {.title = "Masked-LM head",
      .equation = "z = LN(GELU(X<sub>L</sub> W<sub>T</sub>)) E<sub>word</sub><sup>T</sup> + b  "
                  "&nbsp; (B, S, V)",
