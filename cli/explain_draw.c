@@ -165,22 +165,38 @@ static int wrong_shape(const OutputSpec *o, const char *name, const Tensor *t, c
                         bertc_shape_str(have, sizeof have, t->ndim, t->shape), why);
 }
 
+/* The picture's dimensions in the declared shape: its panels (-1: one),
+ * rows (-1: one) and columns, from the kind and the dimension count nd. */
+typedef struct PictureDims {
+    int panels, rows, cols;
+} PictureDims;
+
+static PictureDims picture_dims(SvgKind k, const char *shape, int nd)
+{
+    if (k == SVG_MAPS)
+        return (PictureDims){1, 2, 3};
+    if (k == SVG_GATES)
+        return (PictureDims){1, -1, 2};
+    if (k == SVG_VECTOR)   /* (S), (B, S), (B, S, 1) */
+        return (PictureDims){-1, -1, nd == 1 ? 0 : 1};
+    int m = nd - (shape[1] == 'B');   /* SVG_MATRIX: the dimensions after the batch */
+    return (PictureDims){m == 3 ? nd - 3 : -1, m >= 2 ? nd - 2 : -1, nd - 1};
+}
+
 /* panels x rows x cols of sequence 0 from t's actual shape, which must have
  * the declared number of dimensions. */
 static int layout_from_tensor(SvgKind k, const OutputSpec *o, const char *name, const Tensor *t,
-                              SvgPicture *p, BertcError *err)
+                              PictureDims d, SvgPicture *p, BertcError *err)
 {
     int want = declared_ndim(o->shape);
     if (t->ndim != want)
         return wrong_shape(o, name, t, "another number of dimensions", err);
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 1)
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] < 1)
             return wrong_shape(o, name, t, "an empty dimension", err);
-    p->panels = k == SVG_MAPS || k == SVG_GATES ? t->shape[1] : 1;
-    p->rows = k == SVG_MAPS || (k == SVG_MATRIX && want == 3) ? t->shape[want - 2] : 1;
-    p->cols = k == SVG_MAPS || k == SVG_GATES ? t->shape[2] : want == 3 && k == SVG_VECTOR
-                                                                  ? t->shape[1]
-                                                                  : t->shape[want - 1];
+    p->panels = d.panels >= 0 ? t->shape[d.panels] : 1;
+    p->rows = d.rows >= 0 ? t->shape[d.rows] : 1;
+    p->cols = t->shape[d.cols];
     if (k == SVG_MAPS && t->shape[3] != t->shape[2])
         return wrong_shape(o, name, t, "not square", err);
     if ((k == SVG_GATES || (k == SVG_VECTOR && want == 3)) && t->shape[want - 1] != 1)
@@ -197,17 +213,15 @@ int explain_picture(const OutputSpec *o, const char *name, const Tensor *t,
     if (k == SVG_UNDRAWABLE)
         return bertc_errorf(err, "'%s' has shape %s: not drawn (bertc draws %s)", name,
                             o->shape, bertc_svg_drawable);
-    if (layout_from_tensor(k, o, name, t, p, err) != 0)
+    int nd = declared_ndim(o->shape);
+    PictureDims d = picture_dims(k, o->shape, nd);
+    if (layout_from_tensor(k, o, name, t, d, p, err) != 0)
         return -1;
     /* which picture axis, if any, runs over the tokens (S) or sentences (N) */
-    int nd = declared_ndim(o->shape);
-    int rows_dim = k == SVG_MAPS ? 2 : k == SVG_MATRIX && nd == 3 ? 1 : -1;
-    int cols_dim = k == SVG_MAPS || k == SVG_GATES ? 2 : k == SVG_VECTOR ? (nd == 1 ? 0 : 1)
-                                                                       : nd - 1;
-    bool row_seq = rows_dim >= 0 && strchr("SN", declared_dim(o->shape, rows_dim, axis)[0]) &&
+    bool row_seq = d.rows >= 0 && strchr("SN", declared_dim(o->shape, d.rows, axis)[0]) &&
                    axis[1] == '\0';
     bool row_tok = row_seq && axis[0] == 'S';
-    bool col_seq = strchr("SN", declared_dim(o->shape, cols_dim, axis)[0]) && axis[1] == '\0';
+    bool col_seq = strchr("SN", declared_dim(o->shape, d.cols, axis)[0]) && axis[1] == '\0';
     bool col_tok = col_seq && axis[0] == 'S';
     if ((row_tok && p->rows != tk->S) || (col_tok && p->cols != tk->S))
         return bertc_errorf(err, "'%s' has %lld positions where the input has S = %lld tokens; "
@@ -229,7 +243,8 @@ int explain_picture(const OutputSpec *o, const char *name, const Tensor *t,
     } else if (k == SVG_MATRIX) {
         p->row_labels = row_tok ? labels : NULL;
         p->col_labels = col_tok ? labels : NULL;
-        p->row_axis = row_seq ? (row_tok ? "token (row)" : "sentence (row)") : "feature (row)";
+        p->panel = p->panels > 1 ? "head" : NULL;
+        p->row_axis = row_seq ? (row_tok ? "token (row)" : "sentence (row)") : "row";
         p->col_axis = col_seq ? (col_tok ? "token (column)" : "sentence (column)")
                               : "feature (column)";
     } else {

@@ -51,6 +51,12 @@ static const ExplainStep cg_encoder[] = {
      .equation = "&lambda;<sub>K</sub> = &sigma;(K V<sub>K</sub> + C U<sub>K</sub> "
                  "V<sub>K</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1)",
      .where = "zoo/cgbert.c:context_gate", .output = "layers.{l}.lambda_k"},
+    {.title = "Context queries C U<sub>Q</sub> (the context as each head sees it)",
+     .equation = "C<sub>Q</sub> = D<sub>l</sub> U<sub>Q</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.context_q"},
+    {.title = "Context keys C U<sub>K</sub>",
+     .equation = "C<sub>K</sub> = D<sub>l</sub> U<sub>K</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.context_k"},
     {.title = "Context-guided queries Q&#770;",
      .equation = "Q&#770; = (1 &minus; &lambda;<sub>Q</sub>) &odot; Q + &lambda;<sub>Q</sub> "
                  "&odot; C U<sub>Q</sub>",
@@ -66,7 +72,7 @@ static const ExplainStep cg_encoder[] = {
     {.title = "Quasi-attention scores (before the gate)",
      .equation = "A<sub>quasi</sub> = &alpha; &sigma;(C<sub>Q</sub> C<sub>K</sub><sup>T</sup> / &radic;d)"
                  "  &isin; (0, 1)",
-     .where = "zoo/qacgbert.c:qacgbert_attention_forward", .output = "layers.{l}.quasi_scores"},
+     .where = "zoo/qacgbert.c:qacgbert_attention_forward", .output = "layers.{l}.quasi_attention_scores"},
     {.title = "Quasi-attention gate &lambda;<sub>A</sub>",
      .equation = "&lambda;<sub>A</sub> = 1 &minus; (&beta; &lambda;<sub>Q</sub> + &gamma; "
                  "&lambda;<sub>K</sub>)  &isin; (&minus;1, 1)  &nbsp; (B, nh, S, 1)",
@@ -113,7 +119,7 @@ static const ExplainStep cg_head[] = {
     {.title = "Pooler token weights (attention-gate pooler)",
      .equation = "a = softmax<sub>t</sub>(gate(X<sub>L</sub>)), &nbsp; h = &Sigma;<sub>t</sub> "
                  "a<sub>t</sub> X<sub>L</sub>[t]  &nbsp; (B, S)",
-     .where = "zoo/cgbert.c:attention_gate_pool", .output = "pooler_token_weights"},
+     .where = "zoo/cgbert.c:attention_gate_pool", .output = "pooler_weights"},
     {.title = "Pooled output",
      .equation = "p = tanh(h W<sub>P</sub> + b<sub>P</sub>)  &nbsp; (B, H)",
      .where = "zoo/cgbert.c:pool", .output = "pooled_output"},
@@ -173,17 +179,23 @@ static const ExplainStep qaconv[] = {
 static const ExplainStep spanbert[] = {
     {.title = "Masked spans",
      .equation = "1 on the tokens of a masked span (write [MASK] in the text to mask it)",
-     .where = "zoo/spanbert.c:read_inputs", .output = "masking.mask_labels"},
-    {.title = "Span offsets", .equation = "p<sub>i</sub> &minus; s + 1 for each masked token "
+     .where = "zoo/spanbert.c:run_masking", .output = "masking.mask_labels"},
+    {.title = "Span boundaries",
+     .equation = "each span (s, e) and the tokens just outside it, s &minus; 1 and e + 1",
+     .where = "zoo/spanbert.c:find_spans", .output = "sbo.span_start"},
+    {.title = "Span offsets", .equation = "p<sub>i</sub> = i &minus; s + 1 for each masked token "
      "x<sub>i</sub> of span (s, e)",
-     .where = "zoo/spanbert.c:find_spans", .output = "span_offsets"},
-    {.title = "Boundary vectors",
-     .equation = "x<sub>s&minus;1</sub>, x<sub>e+1</sub>: the encoder's outputs just outside "
-                 "the span",
-     .where = "zoo/spanbert.c:sbo_head_forward", .output = "sbo.boundary"},
-    {.title = "SBO hidden h<sub>0</sub>",
+     .where = "zoo/spanbert.c:find_spans", .output = "sbo.position"},
+    {.title = "Left boundary vectors",
+     .equation = "x<sub>s&minus;1</sub>: the encoder's output just left of the span  &nbsp; "
+                 "(n_masked, H)",
+     .where = "zoo/spanbert.c:sbo_head_forward", .output = "sbo.x_left"},
+    {.title = "Right boundary vectors",
+     .equation = "x<sub>e+1</sub>: just right of the span  &nbsp; (n_masked, H)",
+     .where = "zoo/spanbert.c:sbo_head_forward", .output = "sbo.x_right"},
+    {.title = "SBO input h<sub>0</sub>",
      .equation = "h<sub>0</sub> = [x<sub>s&minus;1</sub>; x<sub>e+1</sub>; "
-                 "p<sub>i&minus;s+1</sub>]",
+                 "p<sub>i&minus;s+1</sub>]  &nbsp; (n_masked, D0)",
      .where = "zoo/spanbert.c:sbo_head_forward", .output = "sbo.h0"},
     {.title = "MLM predictions",
      .equation = "z = LN(GELU(X<sub>L</sub> W<sub>T</sub>)) E<sub>word</sub><sup>T</sup> + b  "
@@ -191,7 +203,7 @@ static const ExplainStep spanbert[] = {
      .where = "zoo/bert_heads.c:bertc_bert_lm_head_forward", .output = "mlm_logits"},
     {.title = "SBO predictions from the boundaries",
      .equation = "y<sub>i</sub> = LN(GELU(W<sub>2</sub> LN(GELU(W<sub>1</sub> h<sub>0</sub>))))"
-                 " E<sup>T</sup>  &nbsp; (n_masked, V)",
+                 "; &nbsp; z<sub>i</sub> = y<sub>i</sub> E<sup>T</sup>  &nbsp; (B, S, V)",
      .where = "zoo/spanbert.c:sbo_head_forward", .output = "sbo_logits"},
 };
 

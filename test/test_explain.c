@@ -248,9 +248,8 @@ Test(explain, attention_refuses_what_it_cannot_draw_in_one_line)
     rc = attention("cgbert_gate", "--map nonesuch 'the cat'", &log, NULL);
     expect_refusal(rc, 1, log,
                    "has no output 'layers.1.nonesuch' nor 'nonesuch'", "nonesuch");
-    rc = attention("spanbert_a", "--map sbo_logits 'the cat'", &log, NULL);
-    expect_refusal(rc, 1, log,
-                   "'sbo_logits' has shape (n_masked, V)", "sbo_logits");
+    rc = attention("cgbert_gate", "--map loss 'the cat'", &log, NULL);
+    expect_refusal(rc, 1, log, "'loss' has shape (): bertc attention draws", "loss");
 }
 
 Test(explain, attention_on_signed_maps_diverges)
@@ -302,9 +301,11 @@ Test(explain, kinds_come_from_the_declared_shape)
         {"(B, S)", SVG_VECTOR},            {"(B, N)", SVG_VECTOR},
         {"(S)", SVG_VECTOR},               {"(B, S, 1)", SVG_VECTOR},
         {"(B, S, H)", SVG_MATRIX},         {"(B, conv_filters, S)", SVG_MATRIX},
-        {"(B, H)", SVG_MATRIX},            {"(n_masked, V)", SVG_UNDRAWABLE},
+        {"(B, H)", SVG_MATRIX},            {"(n_masked, V)", SVG_MATRIX},
         {"(B, num_question_types)", SVG_MATRIX},
-        {"()", SVG_UNDRAWABLE},            {"(B, nh, S, d)", SVG_UNDRAWABLE},
+        {"(n_spans)", SVG_MATRIX},         {"(V, H)", SVG_UNDRAWABLE},
+        {"()", SVG_UNDRAWABLE},            {"(B, nh, S, d)", SVG_MATRIX},
+        {"(B, nh, S, N)", SVG_UNDRAWABLE}, {"(B, nh, S, S, S)", SVG_UNDRAWABLE},
         {"B, S", SVG_UNDRAWABLE},          {"(B, S", SVG_UNDRAWABLE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

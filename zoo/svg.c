@@ -150,14 +150,17 @@ SvgKind bertc_svg_kind(const char *shape)
     int n = shape ? shape_dims(shape, d) : -1;
     if (n == 4 && is_batch(d[0]) && is_seq(d[2]))   /* d[1]: the heads, nh or heads */
         return strcmp(d[3], d[2]) == 0 ? SVG_MAPS : strcmp(d[3], "1") == 0 ? SVG_GATES
-                                                                          : SVG_UNDRAWABLE;
+             : is_seq(d[3]) ? SVG_UNDRAWABLE : SVG_MATRIX;   /* (B, nh, S, d): per head */
     if (n == 3 && is_batch(d[0]) && is_seq(d[1]))
         return strcmp(d[2], "1") == 0 ? SVG_VECTOR : SVG_MATRIX;
     if (n == 3 && is_batch(d[0]) && is_seq(d[2]))   /* (B, conv_filters, S) */
         return SVG_MATRIX;
     if (n == 2 && is_batch(d[0]))
         return is_seq(d[1]) ? SVG_VECTOR : SVG_MATRIX;   /* (B, H): one row */
-    return n == 1 && is_seq(d[0]) ? SVG_VECTOR : SVG_UNDRAWABLE;
+    if (n == 1 && is_seq(d[0]))
+        return SVG_VECTOR;
+    /* (n_masked, H), (n_spans): one row per masked token or span */
+    return (n == 1 || n == 2) && strncmp(d[0], "n_", 2) == 0 ? SVG_MATRIX : SVG_UNDRAWABLE;
 }
 
 /* ---- colour ------------------------------------------------------------- */

@@ -24,9 +24,11 @@ int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *t
  *                              sentences: row i the query, column j the key
  *   SVG_GATES   (B, nh, X, 1)  one bar chart per head, a bar per token
  *   SVG_VECTOR  (B, X), (X), (B, X, 1)   one bar chart, a bar per token
- *   SVG_MATRIX  (B, X, F), (B, F, X), (B, F)   one heat map: a row per token
- *                              and a column per feature (hidden states), or
- *                              the other way round (conv features), or one row
+ *   SVG_MATRIX  (B, X, F), (B, F, X), (B, F), (B, nh, X, F), (n_k, F), (n_k)
+ *                              heat maps: a row per token and a column per
+ *                              feature (hidden states), or the other way round
+ *                              (conv features), one row, one map per head, or
+ *                              a row per masked token or span (n_masked)
  * with X = S or N, B any leading batch dimension ("B·C") and the heads of a
  * map any name (nh, heads); everything else is SVG_UNDRAWABLE. Only
  * sequence 0 of the batch is drawn. */
