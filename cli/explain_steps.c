@@ -36,13 +36,17 @@ static const ExplainStep bert_encoder[] = {
     LAYER_OUTPUT,
 };
 
-/* CGBERT and QACGBERT: the context C enters every layer's attention. */
+/* CGBERT and QACGBERT: the context C enters every layer's attention, as
+ * gates on the queries and keys (both) and as a quasi-attention (QACGBERT). */
+#define DEEP_CONTEXT                                                                        \
+    {.title = "Deep context",                                                               \
+     .equation = "D<sub>l</sub> = [C<sub>0</sub>; X<sub>l</sub>] W<sub>D</sub> + C<sub>0</sub>"\
+                 "  &nbsp; (B, S, H)",                                                      \
+     .where = "zoo/cgbert.c:deep_context", .output = "layers.{l}.deep_context"}
+
 static const ExplainStep cg_encoder[] = {
     EMBEDDINGS,
-    {.title = "Deep context",
-     .equation = "D<sub>l</sub> = [C<sub>0</sub>; X<sub>l</sub>] W<sub>D</sub> + C<sub>0</sub>"
-                 "  &nbsp; (B, S, H)",
-     .where = "zoo/cgbert.c:deep_context", .output = "layers.{l}.deep_context"},
+    DEEP_CONTEXT,
     {.title = "Context gate on the queries &lambda;<sub>Q</sub>",
      .equation = "&lambda;<sub>Q</sub> = &sigma;(Q V<sub>Q</sub> + C U<sub>Q</sub> "
                  "V<sub>Q</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1): one gate per head and token",
@@ -66,8 +70,31 @@ static const ExplainStep cg_encoder[] = {
                  "&odot; C U<sub>K</sub>",
      .where = "zoo/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.k_hat"},
     {.title = "Attention",
-     .equation = "CGBERT: A = softmax(Q&#770; K&#770;<sup>T</sup> / &radic;d + M); &nbsp; QACGBERT: "
-                 "A<sub>self</sub> = softmax(Q K<sup>T</sup> / &radic;d + M)  &nbsp; (B, nh, S, S)",
+     .equation = "A = softmax(Q&#770; K&#770;<sup>T</sup> / &radic;d + M)  &nbsp; (B, nh, S, S)",
+     .where = "zoo/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.attention_probs"},
+    LAYER_OUTPUT,
+};
+
+static const ExplainStep qacg_encoder[] = {
+    EMBEDDINGS,
+    DEEP_CONTEXT,
+    {.title = "Context gate on the queries &lambda;<sub>Q</sub>",
+     .equation = "&lambda;<sub>Q</sub> = &sigma;(Q V<sub>Q</sub> + C U<sub>Q</sub> "
+                 "V<sub>Q</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1): one gate per head and token",
+     .where = "zoo/qacgbert.c:gate", .output = "layers.{l}.lambda_q"},
+    {.title = "Context gate on the keys &lambda;<sub>K</sub>",
+     .equation = "&lambda;<sub>K</sub> = &sigma;(K V<sub>K</sub> + C U<sub>K</sub> "
+                 "V<sub>K</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1)",
+     .where = "zoo/qacgbert.c:gate", .output = "layers.{l}.lambda_k"},
+    {.title = "Context queries C U<sub>Q</sub> (the context as each head sees it)",
+     .equation = "C<sub>Q</sub> = D<sub>l</sub> U<sub>Q</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/qacgbert.c:qacgbert_attention_forward", .output = "layers.{l}.context_q"},
+    {.title = "Context keys C U<sub>K</sub>",
+     .equation = "C<sub>K</sub> = D<sub>l</sub> U<sub>K</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/qacgbert.c:qacgbert_attention_forward", .output = "layers.{l}.context_k"},
+    {.title = "Self-attention A<sub>self</sub>",
+     .equation = "A<sub>self</sub> = softmax(Q K<sup>T</sup> / &radic;d + M): BERT's, the context "
+                 "enters through the quasi-attention  &nbsp; (B, nh, S, S)",
      .where = "zoo/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.attention_probs"},
     {.title = "Quasi-attention scores (before the gate)",
      .equation = "A<sub>quasi</sub> = &alpha; &sigma;(C<sub>Q</sub> C<sub>K</sub><sup>T</sup> / &radic;d)"
@@ -275,7 +302,7 @@ static const ExplainArch table[] = {
                   "token: a tall bar means that token's query (key) is taken mostly from the "
                   "context.",
      .predict = {{.kind = PREDICT_CLASSES, .output = "logits"}}},
-    {.arch = "QACGBertForSequenceClassification", ENCODER(cg_encoder), STEPS(cg_head),
+    {.arch = "QACGBertForSequenceClassification", ENCODER(qacg_encoder), STEPS(cg_head),
      .mechanism = "Quasi-attention (Wu &amp; Ong 2021): a second attention from the context, "
                   "scaled by &lambda;<sub>A</sub> in (&minus;1, 1), is added to softmax "
                   "attention, so context can take attention away: the quasi-attention is drawn "
