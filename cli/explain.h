@@ -59,13 +59,12 @@ typedef struct ExplainStep {
 /* How the prediction is read from an output. */
 typedef enum ExplainPredict {
     PREDICT_NONE,
-    PREDICT_CLASSES,        /* (B, C) logits: softmax over the labels (id2label) */
-    PREDICT_REGRESSION,     /* unused by the table: CLASSES with one label is a value */
+    PREDICT_CLASSES,        /* (B, C) logits: softmax over the labels (id2label); one: a value */
     PREDICT_TOKEN_CLASSES,  /* (B, S, C): a label per token */
     PREDICT_SPAN,           /* (B, S) start and end logits: the best span */
     PREDICT_SENTENCES,      /* (B, N) scores: the sentences ranked */
     PREDICT_TOKENS,         /* (B, S, V): the top tokens at each [MASK] (else every position) */
-    PREDICT_MASKED_ROWS     /* (n_masked, V): the top tokens of each masked position */
+    PREDICT_MASKED_ROWS     /* (n_masked, V) or (B, S, V): the top tokens of each masked token */
 } ExplainPredict;
 
 typedef struct ExplainPrediction {

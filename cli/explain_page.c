@@ -215,7 +215,7 @@ static void steps(FILE *f, const ExplainPage *p, const ExplainStep *list, int n)
 }
 
 /* Whether a step of a names this output (any layer). */
-static bool covered(const ExplainArch *a, const ExplainPage *p, const char *name)
+static bool covered(const ExplainArch *a, const char *name)
 {
     char c[160];
     for (int pass = 0; pass < 2; pass++) {
@@ -228,7 +228,6 @@ static bool covered(const ExplainArch *a, const ExplainPage *p, const char *name
                     return true;
             }
     }
-    (void)p;
     return false;
 }
 
@@ -239,7 +238,7 @@ static void other_outputs(FILE *f, const ExplainPage *p, const ExplainArch *a)
     for (int i = 0; i < p->out->n; i++) {
         const OutputItem *it = &p->out->items[i];
         const OutputSpec *o = explain_declared(p->m->arch, it->name);
-        if (covered(a, p, it->name) || !o || strcmp(o->shape, "()") == 0)
+        if (covered(a, it->name) || !o || strcmp(o->shape, "()") == 0)
             continue;
         if (!any)
             fprintf(f, "<h2 id=\"other\">Other outputs</h2>\n<p>What else %s declares, drawn "
