@@ -67,7 +67,7 @@ TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 TEST_LDFLAGS += -Wl,--wrap=open,--wrap=write,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename
 
 .PHONY: all lib test check-criterion check-symbols sanitize bench bench-refs demo clean cross-test freestanding-check check-clang fuzz fuzzers \
-        check-valgrind valgrind install install-check
+        check-valgrind valgrind install install-check browser-test
 
 all: $(LIB) $(CLI) $(EXAMPLES)
 
@@ -103,6 +103,13 @@ bench-refs:
 	sh bench/install_refs.sh
 
 # --- tests -----------------------------------------------------------------
+
+# A `bertc explain` page for every architecture, opened in headless Chromium
+# (installed with apt-get when missing and root): no console error, nothing
+# loaded besides the page, a screenshot that is not blank in
+# build/browser-test/NAME.png (tools/browser_test.sh).
+browser-test: $(CLI)
+	sh tools/browser_test.sh
 
 CRITERION_PKG := libcriterion-dev
 check-criterion:

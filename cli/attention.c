@@ -5,13 +5,18 @@
  *                   --vocab vocab.txt) [--layer L] [--map NAME] [--context N]
  *                   [--output A.svg] TEXT [TEXT_PAIR]
  *
- * --map picks the per-layer output to draw: attention_probs (default), or any
- * other (B, nh, S, S) output the architecture declares (QACGBERT's
- * quasi_attention_prob, new_attention_probs). --context is the context id
+ * --map picks the output to draw, by its declared shape (cli/explain_draw.c):
+ * attention_probs (default) or any other (B, nh, S, S) map of the layer as a
+ * heat map per head (row the query, column the key); a (B, nh, S, 1) gate
+ * (CGBERT's lambda_q) as bars per head and token; a (B, S) / (B, N) vector
+ * (BertSum's sent_scores) as bars. Any other shape is refused in one line.
+ * Every picture has a colour scale with the data's min and max; signed data
+ * (QACGBERT's quasi-attention) a diverging one centred on 0. A model that
+ * reads less of the text than it has (QAConv keeps TEXT, its question, to
+ * query_len tokens) is said to on stderr and in the title. --context is the context id
  * of a model that reads one (CGBERT, QACGBERT). The architecture builds its
  * inputs from the text itself (bertc_model_batch_from_text). */
-#include "cli/cli.h"
-#include "zoo/svg.h"
+#include "cli/explain.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,15 +29,16 @@ static const CliOption attention_options[] = {
     {"--weights", "W.safetensors", NULL, "its weights"},
     {"--vocab", "V.txt", NULL, "the WordPiece vocabulary (with --model: replaces DIR's)"},
     {"--layer", "L", NULL, "the layer to draw, 0..num_hidden_layers-1 (default: the last)"},
-    {"--map", "NAME", "attention_probs", "the per-layer (B, nh, S, S) output to draw "
-                                         "(QACGBERT: quasi_attention_prob, ...)"},
+    {"--map", "NAME", "attention_probs", "the output to draw: a per-layer map (B, nh, S, S), "
+                                         "gate (B, nh, S, 1), or a (B, S) / (B, N) vector "
+                                         "(lambda_q, quasi_attention_prob, sent_scores, ...)"},
     {"--context", "N", NULL, "the context id of a CGBERT/QACGBERT model (default: 0)"},
     {"--output", "A.svg", "attention.svg", "the picture"},
 };
 
 const CliCommand cli_cmd_attention = {
     .name = "attention",
-    .summary = "draw one layer's attention, every head, for a sentence (SVG)",
+    .summary = "draw one layer's attention (or any map, gate or score), every head (SVG)",
     .usage = "(--model DIR | --config C.json --weights W.safetensors --vocab V.txt) [--layer L] "
              "[--map NAME] [--context N] [--output A.svg] TEXT [TEXT_PAIR]",
     .description = "Runs the model on TEXT (and TEXT_PAIR), its inputs built by the "
@@ -109,66 +115,56 @@ static int check_args(const AttentionArgs *a, const Model *m, BertcError *err)
     return 0;
 }
 
-/* "attention_probs, quasi_attention_prob": the per-layer outputs the
- * architecture declares with the shape of an attention map. */
-static void map_names(const ModelArch *arch, char *buf, size_t cap)
+/* The output --map names: layer L's "layers.L.NAME" when the architecture
+ * declares "layers.{l}.NAME", else NAME itself ("sent_scores",
+ * "layers.0.lambda_q"); NULL (an error) when it declares neither. */
+static const OutputSpec *find_map(const AttentionArgs *a, const Model *m, int layer, char *name,
+                                  size_t cap, BertcError *err)
 {
-    static const char per_layer[] = "layers.{l}.";
-    size_t at = 0;
-    buf[0] = '\0';
-    for (int i = 0; bertc_model_output(arch, i) && at < cap; i++) {
-        const OutputSpec *o = bertc_model_output(arch, i);
-        if (strcmp(o->shape, "(B, nh, S, S)") == 0 &&
-            strncmp(o->name, per_layer, sizeof per_layer - 1) == 0)
-            at += (size_t)snprintf(buf + at, cap - at, "%s%s", at ? ", " : "",
-                                   o->name + sizeof per_layer - 1);
+    char shown[CLI_SHOWN], drawable[512];
+    snprintf(name, cap, "layers.%d.%.100s", layer, a->map);
+    const OutputSpec *o = explain_declared(m->arch, name);
+    if (!o) {
+        snprintf(name, cap, "%.100s", a->map);
+        o = explain_declared(m->arch, name);
     }
+    if (o && bertc_svg_kind(o->shape) != SVG_MATRIX && bertc_svg_kind(o->shape) != SVG_UNDRAWABLE)
+        return o;
+    explain_drawable(m->arch, false, drawable, sizeof drawable);
+    if (!o)
+        bertc_errorf(err, "%s has no output 'layers.%d.%s' nor '%s' (layers 0..%d; it draws %s)",
+                     m->arch->name, layer, cli_shown(a->map, shown), shown,
+                     m->cfg.num_hidden_layers - 1, drawable);
+    else
+        bertc_errorf(err, "'%s' has shape %s: bertc attention draws %s (%s has %s)",
+                     cli_shown(name, shown), o->shape, bertc_svg_drawable, m->arch->name,
+                     drawable);
+    return NULL;
 }
 
-/* The picture is one (nh, S, S) block per sentence: anything else (a gate
- * such as CGBERT's lambda_q, (B, nh, S, 1)) would be read past its end. */
-static int check_map(const Model *m, const char *name, const Tensor *t, int64_t S,
-                     BertcError *err)
+/* Draws output --map of layer `layer` by its declared shape: maps, gates as
+ * bars per head and token, vectors as bars over tokens or sentences. */
+static int draw_map(const AttentionArgs *a, const Model *m, const ExplainTokens *tk,
+                    const Outputs *out, int layer, BertcError *err)
 {
-    if (t->ndim == 4 && t->shape[0] == 1 && t->shape[1] >= 1 && t->shape[2] == S &&
-        t->shape[3] == S)
-        return 0;
-    char have[SHAPE_STR_LEN], maps[256];
-    map_names(m->arch, maps, sizeof maps);
-    return bertc_errorf(err, "'%s' has shape %s; bertc attention draws (B, nh, S, S) maps of "
-                        "the S = %lld tokens (%s has %s)", name,
-                        bertc_shape_str(have, sizeof have, t->ndim, t->shape), (long long)S,
-                        m->arch->name, maps);
-}
-
-/* The tokens of the one example: its first input (input_ids, BertSum's src). */
-static const ITensor *token_ids(const Model *m, const Batch *b)
-{
-    const BatchItem *it = bertc_batch_find(b, bertc_model_input(m->arch, 0)->name);
-    return &it->ids;
-}
-
-static int draw_map(const AttentionArgs *a, const Model *m, const Tokenizer *tok,
-                    const ITensor *ids, const Outputs *out, int layer, Arena *arena,
-                    BertcError *err)
-{
-    char name[128], shown[CLI_SHOWN + 32], map_shown[CLI_SHOWN], title[256], maps[256];
-    int64_t S = ids->shape[1];
-    snprintf(name, sizeof name, "layers.%d.%.100s", layer, a->map);
-    snprintf(shown, sizeof shown, "layers.%d.%s", layer, cli_shown(a->map, map_shown));
-    Var *map = bertc_outputs_get(out, name);
-    map_names(m->arch, maps, sizeof maps);
-    if (!map)
-        return bertc_errorf(err, "%s has no output '%s' (layers 0..%d; maps %s)", m->arch->name,
-                            shown, m->cfg.num_hidden_layers - 1, maps);
-    if (check_map(m, shown, &map->value, S, err) != 0)
+    char name[160], title[512], note[256], shown[CLI_SHOWN];
+    const OutputSpec *o = find_map(a, m, layer, name, sizeof name, err);
+    if (!o)
         return -1;
-    const char **labels = bertc_arena_alloc(arena, sizeof *labels * (size_t)S);
-    for (int64_t t = 0; t < S; t++)
-        labels[t] = bertc_tokenizer_token(tok, ids->data[t]);
-    snprintf(title, sizeof title, "%s, layer %d: %.100s", m->arch->name, layer, a->map);
-    return bertc_svg_attention(a->output, map->value.data, map->value.shape[1], S, labels, title,
-                         err);
+    Var *v = bertc_outputs_get(out, name);
+    if (!v)
+        return bertc_errorf(err, "%s declares '%s' %s but its forward did not put it here",
+                            m->arch->name, cli_shown(name, shown), o->shape);
+    SvgPicture p;
+    if (explain_picture(o, name, &v->value, tk, &p, err) != 0)
+        return -1;
+    explain_cut_note(m, tk, note, sizeof note);
+    if (note[0])
+        fprintf(stderr, "bertc attention: note: %s\n", note);
+    snprintf(title, sizeof title, "%s: %s %s%s%s", m->arch->name, name, o->shape,
+             note[0] ? " \xe2\x80\x94 " : "", note);
+    p.title = title;
+    return bertc_svg_write(a->output, &p, err);
 }
 
 int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena *arena,
@@ -189,6 +185,7 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
     TextExample ex = {.text = a->text_a, .text_pair = a->text_b, .context_id = a->context};
     if (ex.context_id < 0 && bertc_model_reads_input(m->arch, "context_ids"))
         ex.context_id = 0;
+    explain_sentences(m, &ex, arena);   /* BertSum: a [CLS] per sentence */
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
     bertc_ag_set_no_grad(g, true);
@@ -211,8 +208,11 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
     }
     if (rc == 0)
         rc = bertc_model_forward(m, g, &b, &out, err);
+    ExplainTokens tk;
     if (rc == 0)
-        rc = draw_map(a, m, tok, token_ids(m, &b), &out, layer, arena, err);
+        rc = explain_tokens(m, tok, &b, &ex, arena, &tk, err);
+    if (rc == 0)
+        rc = draw_map(a, m, &tk, &out, layer, err);
     bertc_ag_graph_destroy(g);
     return rc;
 }

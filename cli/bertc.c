@@ -15,6 +15,7 @@
  * name for a typo and dispatch then all know it (and docs/bertc.1 wants a
  * section). Errors are one line on stderr. */
 #include "cli/cli.h"
+#include "cli/explain.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -219,6 +220,7 @@ static const CliEntry commands[] = {
     {&cli_cmd_summary, cmd_summary},
     {&cli_cmd_tokenize, cmd_tokenize},
     {&cli_cmd_attention, cmd_attention},
+    {&cli_cmd_explain, cmd_explain},
     {&cli_cmd_finetune, cmd_finetune},
     {&cli_cmd_train, cmd_train},
     {&cli_cmd_help, cmd_help},

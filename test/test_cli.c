@@ -313,13 +313,12 @@ Test(cli, attention_numbers_are_strict)
                     "--context 0: BertForSequenceClassification takes no context id");
 }
 
-/* A gate is not a map: CGBERT's lambda_q is (B, nh, S, 1); drawing it as
- * (nh, S, S) read far past its end. */
+/* Hidden states (B, S, H) are not drawn (a gate such as lambda_q is drawn as
+ * bars: test/test_explain.c). */
 Test(cli, attention_refuses_a_map_that_is_not_square)
 {
-    attention_fails("cgbert_gate", "--map lambda_q", 1,
-                    "'layers.1.lambda_q' has shape [1, 4, 9, 1]; bertc attention draws "
-                    "(B, nh, S, S) maps of the S = 9 tokens");
+    attention_fails("cgbert_gate", "--map hidden_states.0", 1,
+                    "'hidden_states.0' has shape (B, S, H): bertc attention draws");
     attention_fails("cgbert_gate", "--map nonesuch", 1, "has no output 'layers.1.nonesuch'");
 }
 
