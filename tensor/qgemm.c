@@ -52,7 +52,7 @@ static float row_amax(const float *x, int64_t n)
  * minps(v, hi) compute them, so a NaN becomes -127 on every path. Adding and
  * subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to an integer,
  * ties to even (the default rounding mode; ISO C never folds it away). */
-static int32_t quantize_one(float x, float inv)
+int32_t bertc_qgemm_quantize_one(float x, float inv)
 {
     float v = x * inv;
     v = v > -127.0f ? v : -127.0f;
@@ -62,7 +62,7 @@ static int32_t quantize_one(float x, float inv)
 
 /* scale = amax / 127 and its inverse; a row below BERTC_QUANT_MIN_AMAX gets
  * scale 1 and inverse 0 (all q = 0). */
-static float row_scale(float amax, float *inv)
+float bertc_qgemm_row_scale(float amax, float *inv)
 {
     if (!(amax >= BERTC_QUANT_MIN_AMAX)) {
         *inv = 0.0f;
@@ -76,10 +76,10 @@ static float row_scale(float amax, float *inv)
 float bertc_qgemm_quantize_row_scalar(const float *x, int64_t cols, int64_t k_pad, int8_t *q,
                                       bool biased)
 {
-    float inv, scale = row_scale(row_amax(x, cols), &inv);
+    float inv, scale = bertc_qgemm_row_scale(row_amax(x, cols), &inv);
     uint8_t *u = (uint8_t *)q, offset = biased ? 128 : 0;
     for (int64_t k = 0; k < cols; k++)
-        u[k] = (uint8_t)(quantize_one(x[k], inv) + offset);
+        u[k] = (uint8_t)(bertc_qgemm_quantize_one(x[k], inv) + offset);
     memset(u + cols, offset, (size_t)(k_pad - cols));
     return scale;
 }
@@ -172,7 +172,7 @@ bool bertc_qgemm_isa_supported(QgemmIsa isa)
     switch (isa) {
     case QGEMM_ISA_SCALAR:
         return true;
-#if 0 //X86TMP
+#if defined(__x86_64__) && defined(__GNUC__)
     case QGEMM_ISA_AVX2:
         return __builtin_cpu_supports("avx2");
     case QGEMM_ISA_AVXVNNI:
@@ -181,7 +181,7 @@ bool bertc_qgemm_isa_supported(QgemmIsa isa)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
             && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 #endif
-#if 0 //ARMTMP
+#if defined(__aarch64__) && defined(__ARM_NEON)
     case QGEMM_ISA_NEON:
         return true;
     case QGEMM_ISA_NEONDOT:
@@ -197,7 +197,7 @@ const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
     switch (isa) {
     case QGEMM_ISA_SCALAR:
         return &bertc_qgemm_kernel_scalar;
-#if 0 //X86TMP
+#if defined(__x86_64__) && defined(__GNUC__)
     case QGEMM_ISA_AVX2:
         return &bertc_qgemm_kernel_avx2;
     case QGEMM_ISA_AVXVNNI:
@@ -205,7 +205,7 @@ const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
     case QGEMM_ISA_AVX512VNNI:
         return &bertc_qgemm_kernel_avx512vnni;
 #endif
-#if 0 //ARMTMP
+#if defined(__aarch64__) && defined(__ARM_NEON)
     case QGEMM_ISA_NEON:
         return &bertc_qgemm_kernel_neon;
     case QGEMM_ISA_NEONDOT:
