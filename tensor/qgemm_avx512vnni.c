@@ -1,7 +1,7 @@
 /* tensor/qgemm_avx512vnni.c — the int8 micro-kernel on AVX-512 VNNI: an
  * 8 x 48 tile of int32 sums, as the fp32 kernel's tile (tensor/gemm_avx512.c).
  *
- * vpdpbusd (_mm512_dpbusd_epi32) adds to each int32 lane the four products
+ * vpdpbusd adds to each int32 lane the four products
  * of 4 unsigned bytes of its first operand with 4 signed bytes of its second.
  * A's bytes are signed, so they are stored biased, u = qa + 128 (0..254), and
  * the bias is taken out once at the end:
@@ -63,15 +63,27 @@ VNNI512_TARGET static float quantize_row(const float *x, int64_t cols, int64_t k
 
 /* ---- the micro-kernel ---------------------------------------------------- */
 
+/* acc += per 32-bit lane, the 4 products of u8 bytes of a by s8 bytes of w:
+ * vpdpbusd, written as inline asm because GCC 12 compiles
+ * _mm512_dpbusd_epi32 in this loop with a second copy of every accumulator,
+ * stored to the stack on each k-group (24 extra stores and 48 moves per 24
+ * vpdpbusd, seen with objdump; the same in tensor/qgemm_avxvnni.c); "+v"
+ * keeps each accumulator in one register. */
+VNNI512_TARGET static inline __m512i dpbusd(__m512i acc, __m512i a, __m512i w)
+{
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(w));
+    return acc;
+}
+
 /* 4 bytes of row i of A at k-group g, in every lane. */
 #define A_BROADCAST(i) _mm512_set1_epi32(load_u32(a + (i) * lda + 4 * g))
 
 #define ROW_DOT(i)                                         \
     do {                                                   \
         __m512i ai = A_BROADCAST(i);                       \
-        c##i##0 = _mm512_dpbusd_epi32(c##i##0, ai, b0);    \
-        c##i##1 = _mm512_dpbusd_epi32(c##i##1, ai, b1);    \
-        c##i##2 = _mm512_dpbusd_epi32(c##i##2, ai, b2);    \
+        c##i##0 = dpbusd(c##i##0, ai, b0);    \
+        c##i##1 = dpbusd(c##i##1, ai, b1);    \
+        c##i##2 = dpbusd(c##i##2, ai, b2);    \
     } while (0)
 
 #define ZERO_ROW(i) __m512i c##i##0 = _mm512_setzero_si512(), c##i##1 = c##i##0, c##i##2 = c##i##0

@@ -28,11 +28,21 @@ static inline int32_t load_u32(const int8_t *p)
     return v;
 }
 
+/* acc += per 32-bit lane, the 4 products of u8 bytes of a by s8 bytes of w:
+ * the VEX vpdpbusd ({vex} picks AVX-VNNI over EVEX), as inline asm for the reason given in
+ * tensor/qgemm_avx512vnni.c (GCC 12 spills copies of the accumulators of
+ * _mm256_dpbusd_avx_epi32 on every k-group). "x": a VEX register, ymm0-15. */
+AVXVNNI_TARGET static inline __m256i dpbusd(__m256i acc, __m256i a, __m256i w)
+{
+    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(w));
+    return acc;
+}
+
 #define ROW_DOT(i)                                                        \
     do {                                                                  \
         __m256i ai = _mm256_set1_epi32(load_u32(a + (i) * lda + 4 * g));  \
-        c##i##0 = _mm256_dpbusd_avx_epi32(c##i##0, ai, b0);               \
-        c##i##1 = _mm256_dpbusd_avx_epi32(c##i##1, ai, b1);               \
+        c##i##0 = dpbusd(c##i##0, ai, b0);               \
+        c##i##1 = dpbusd(c##i##1, ai, b1);               \
     } while (0)
 
 #define ZERO_ROW(i) __m256i c##i##0 = _mm256_setzero_si256(), c##i##1 = c##i##0
