@@ -481,6 +481,11 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                     pb->nr, bertc_qgemm_isa_name(active), kr->nr);
     if (M <= 0)
         return;
+    if (lda < pb->K || ldc < pb->N)
+        bertc_fatal("bertc_qgemm: A (%lld, %lld) with row stride %lld, Y (%lld, %lld) with row "
+                    "stride %lld: a stride is shorter than its row", (long long)M,
+                    (long long)pb->K, (long long)lda, (long long)M, (long long)pb->N,
+                    (long long)ldc);
     int64_t rows_pad = round_up(M, kr->mr);
     uint8_t *buf = qa_buffer_get((size_t)(rows_pad * pb->k_pad) + sizeof(float) * (size_t)rows_pad);
     QgemmJob job = {.kr = kr, .pb = pb, .M = M, .rows_pad = rows_pad, .A = A, .bias = bias,
