@@ -51,6 +51,14 @@ int bertc_check_env(BertcError *err)
     if (threads && *threads && !bertc_threads_parse_count(threads, &n))
         return bertc_errorf(err, "BERTC_THREADS=%s: expected a count from 1 to %d", threads,
                             THREADS_MAX);
+    const char *int8 = getenv("BERTC_INT8_ISA");
+    QgemmIsa qisa;
+    if (int8 && *int8 && !bertc_qgemm_isa_from_name(int8, &qisa))
+        return bertc_errorf(err, "BERTC_INT8_ISA=%s: expected one of scalar, avx2, avxvnni, "
+                            "avx512vnni, neon, neondot", int8);
+    if (int8 && *int8 && !bertc_qgemm_isa_supported(qisa))
+        return bertc_errorf(err, "BERTC_INT8_ISA=%s: this CPU (or this build) cannot run that "
+                            "int8 path; unset BERTC_INT8_ISA for the best one", int8);
     if (!env || !*env)
         return 0;
     if (!bertc_cpu_isa_from_name(env, &isa))

@@ -325,11 +325,11 @@ void bertc_cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupporte
 const char *bertc_cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
 /* The path named `name` ("scalar", "avx2", ...) into *isa; false if none is. */
 bool bertc_cpu_isa_from_name(const char *name, CpuIsa *isa);
-/* BERTC_ISA and BERTC_THREADS are user input: a program checks them before
+/* BERTC_ISA, BERTC_INT8_ISA and BERTC_THREADS are user input: a program checks them before
  * any work (the `bertc` command and every example do, and exit 2), so a value
  * the library would quietly clamp (BERTC_THREADS=0) or stop on
  * (BERTC_ISA=bogus, or a path this CPU lacks) is one line naming the
- * variable and what it accepts. 0 when both are unset, empty or valid. */
+ * variable and what it accepts. 0 when all are unset, empty or valid. */
 int bertc_check_env(BertcError *err);
 
 /* ------------------------------------------------------------------------ */
@@ -504,6 +504,104 @@ void bertc_gemm_unpack_b(const GemmPackedB *pb, bool trans_b, float *B, int64_t 
 /* bertc_gemm with a pre-packed op(B): C = alpha * op(A) pb + beta * C; pb is (K, N). */
 void bertc_gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, int64_t lda,
                     const GemmPackedB *pb, float beta, float *C, int64_t ldc);
+
+/* ------------------------------------------------------------------------ */
+/* Int8 GEMM for inference: y = A W^T + b with int8 W and A (tensor/qgemm.c) */
+/* ------------------------------------------------------------------------ */
+
+/* Dynamic quantisation of a Linear, y (M, N) = A (M, K) W^T + bias, W (N, K):
+ *
+ *   W: int8, symmetric, one scale per output channel (row j of W):
+ *        sw[j] = max_k |W[j,k]| / 127,   qw[j,k] = rne(W[j,k] * (1 / sw[j])) in [-127, 127]
+ *   A: quantised the same way per row (sa[i], qa[i,k]) on the fly, inside bertc_qgemm
+ *   acc[i,j] = sum_k qa[i,k] qw[j,k]                           exact, in int32
+ *   y[i,j]   = ((float)acc[i,j] * sa[i]) * sw[j] + bias[j]     in this order, no FMA
+ *
+ * rne is round to nearest, ties to even; -128 never occurs (so every SIMD trick
+ * in tensor/qgemm_*.c is exact). A row whose max |x| is below
+ * BERTC_QUANT_MIN_AMAX (all zeros, or tiny enough that 1/scale would
+ * overflow) gets scale 1 and all-zero q. Rows holding NaN or Inf give finite,
+ * meaningless values (the same on every path), never a crash. Every int8
+ * path (below) computes the same int32 accumulators and the same float
+ * epilogue as the scalar oracle bertc_qgemm_reference, so all paths and all
+ * thread counts give bitwise the same y (test/test_qgemm.c).
+ *
+ * A Linear's life:
+ *     int8_t *qw = ...; float *sw = ...;                    // N*K bytes, N floats
+ *     bertc_quantize_rows(W, N, K, K, qw, sw);              // or read them from a file
+ *     void *mem = aligned 64: bertc_qgemm_packed_bytes(N, K) bytes;
+ *     QuantPackedB pb;
+ *     bertc_qgemm_pack_b(qw, sw, N, K, mem, &pb);           // for the active int8 path
+ *     bertc_qgemm(M, A, K, &pb, bias, Y, N);                // every forward            */
+#define BERTC_QUANT_MIN_AMAX 1e-30f
+
+/* The int8 paths. The default follows bertc_cpu_isa(): AVX-512 VNNI when the
+ * fp32 path is avx512 and the CPU has it; else AVX-VNNI (256-bit, VEX) when
+ * the fp32 path is avx2 or avx512 and the CPU has it; else AVX2 (pmaddubsw);
+ * NEON with sdot when the CPU has the dot-product extension, else NEON with
+ * widening multiplies; else scalar. So BERTC_ISA=avx2 (the laptop case)
+ * never runs AVX-512 code. BERTC_INT8_ISA=scalar|avx2|avxvnni|avx512vnni|
+ * neon|neondot forces one (bertc_check_env validates it), as does
+ * bertc_qgemm_set_isa. */
+typedef enum QgemmIsa {
+    QGEMM_ISA_SCALAR = 0,
+    QGEMM_ISA_AVX2,
+    QGEMM_ISA_AVXVNNI,
+    QGEMM_ISA_AVX512VNNI,
+    QGEMM_ISA_NEON,
+    QGEMM_ISA_NEONDOT,
+    QGEMM_ISA_COUNT
+} QgemmIsa;
+QgemmIsa bertc_qgemm_isa(void);                     /* the active int8 path */
+bool bertc_qgemm_isa_supported(QgemmIsa isa);        /* can this CPU and build run it? */
+/* Force a path (fatal if unsupported); QGEMM_ISA_COUNT returns to the default. */
+void bertc_qgemm_set_isa(QgemmIsa isa);
+const char *bertc_qgemm_isa_name(QgemmIsa isa);      /* "scalar", "avx2", ... */
+bool bertc_qgemm_isa_from_name(const char *name, QgemmIsa *isa);
+
+/* X (rows, cols), row stride ldx -> q (rows, cols) int8, row stride cols, and
+ * scale (rows): the scheme above, row by row. Quantises a weight (N, K) per
+ * output channel, or activations per token. */
+void bertc_quantize_rows(const float *X, int64_t rows, int64_t cols, int64_t ldx, int8_t *q,
+                         float *scale);
+
+/* W quantised and packed for one int8 path's micro-kernel. The layout
+ * (private to tensor/qgemm*.c): K padded with zeros to k_pad (a multiple of
+ * 4); panels of nr output channels (N padded with zero channels to a multiple
+ * of nr); in a panel, for each group of 4 k, the 4 bytes of each channel:
+ *     data[P * nr * k_pad + g * nr * 4 + j * 4 + t] = qw[P * nr + j][4 g + t]
+ * col_sum[j] = sum_k qw[j][k] and scale[j] = sw[j] (0 on padding channels).
+ * A QuantPackedB belongs to the path it was packed for (isa): bertc_qgemm
+ * with another path active is a bertc_fatal (pack again). */
+typedef struct QuantPackedB {
+    int64_t N, K, k_pad;   /* W is (N, K) */
+    int nr;                /* channels per panel, for `isa` */
+    int isa;               /* the QgemmIsa it was packed for */
+    int8_t *data;          /* n_pad * k_pad bytes */
+    int32_t *col_sum;      /* n_pad */
+    float *scale;          /* n_pad */
+} QuantPackedB;
+/* Bytes bertc_qgemm_pack_b needs for a (N, K) weight: data, col_sum and
+ * scale, each 64-byte aligned. The same for every path (N is padded to 48,
+ * a multiple of every path's nr), so a buffer sized once fits any path. */
+size_t bertc_qgemm_packed_bytes(int64_t N, int64_t K);
+/* Packs qw (N, K) int8 (row stride K) with its scales sw (N) for the active
+ * int8 path into mem (bertc_qgemm_packed_bytes(N, K) bytes, 64-byte aligned,
+ * owned by the caller) and describes it in *out. */
+void bertc_qgemm_pack_b(const int8_t *Wq, const float *scale, int64_t N, int64_t K, void *mem,
+                        QuantPackedB *out);
+/* Y (M, N) row stride ldc = A (M, K) row stride lda, quantised per row, times
+ * the packed W^T, plus bias (N; NULL: none). Threads over row blocks and
+ * channel panels (bertc_parallel_for); each thread quantises its rows of A
+ * into its own buffer (heap: a FREESTANDING build cannot run it). Bitwise
+ * the same result with any thread count. */
+void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
+                 const float *bias, float *C, int64_t ldc);
+/* The oracle: the same y from qw (N, K) (row stride K) and sw (N) by plain
+ * loops, quantising A with the portable code. Slow; for tests. */
+void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t *Wq,
+                           const float *scale, int64_t N, int64_t K, const float *bias,
+                           float *C, int64_t ldc);
 
 /* ------------------------------------------------------------------------ */
 /* Threads: a small fork-join pool (tensor/threads.c)                        */

@@ -1,0 +1,485 @@
+/* tensor/qgemm.c — the int8 GEMM of dynamic quantisation:
+ *     Y (M, N) = dequant( quant(A) (M, K) . qw^T (K, N) ) + bias
+ * (the scheme and the API: tensor/tensor.h, "Int8 GEMM for inference").
+ *
+ * This file holds the definition (the portable quantiser, the oracle
+ * bertc_qgemm_reference, the scalar micro-kernel), the choice of path, the
+ * packing of W and the blocked driver. The SIMD micro-kernels live in
+ * tensor/qgemm_avx512vnni.c, qgemm_avxvnni.c, qgemm_avx2.c and qgemm_neon.c.
+ *
+ * The driver, for a quantised W packed in panels of NR channels:
+ *
+ *   for ic in M step MC:          quantise A[ic:+MC, :] -> qa (MC x k_pad bytes)
+ *     for panel P in N step NR:   W's panel P (NR x k_pad bytes, L2)
+ *       for ir in MC step MR:     micro-kernel: Y[ic+ir:+MR, P*NR:+NR], whole K
+ *
+ * There is no blocking over K: the int32 accumulators of a tile stay in
+ * registers for the whole reduction, and a panel of W (at most 48 x 3072
+ * bytes for BERT-base) streams from L2. Threads take (ic, group of panels)
+ * work items from a shared counter, as in tensor/gemm.c; each thread
+ * quantises the rows of its item into its own buffer (two threads on the same
+ * rows both quantise them: M x K work, small beside M x N x K). Every entry of
+ * Y is one exact int32 sum and one fixed float epilogue, so Y is bitwise the
+ * same with any thread count and on every path. */
+#include "tensor/qgemm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#if !defined(BERTC_NO_THREADS)
+#include <stdatomic.h>
+#endif
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
+static int64_t round_up(int64_t n, int64_t m) { return ceil_div(n, m) * m; }
+
+/* ------------------------------------------------------------------------ */
+/* The definition: quantising a row, and the oracle                          */
+/* ------------------------------------------------------------------------ */
+
+/* max |x[k]|; a NaN never wins (a > m is false), as with x86 maxps(a, m). */
+static float row_amax(const float *x, int64_t n)
+{
+    float m = 0.0f;
+    for (int64_t k = 0; k < n; k++) {
+        float a = x[k] < 0.0f ? -x[k] : x[k];
+        m = a > m ? a : m;
+    }
+    return m;
+}
+
+/* rne(clamp(x * inv, -127, 127)). The clamps are written as maxps(v, lo) and
+ * minps(v, hi) compute them, so a NaN becomes -127 on every path. Adding and
+ * subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to an integer,
+ * ties to even (the default rounding mode; ISO C never folds it away). */
+static int32_t quantize_one(float x, float inv)
+{
+    float v = x * inv;
+    v = v > -127.0f ? v : -127.0f;
+    v = v < 127.0f ? v : 127.0f;
+    return (int32_t)((v + 12582912.0f) - 12582912.0f);
+}
+
+/* scale = amax / 127 and its inverse; a row below BERTC_QUANT_MIN_AMAX gets
+ * scale 1 and inverse 0 (all q = 0). */
+static float row_scale(float amax, float *inv)
+{
+    if (!(amax >= BERTC_QUANT_MIN_AMAX)) {
+        *inv = 0.0f;
+        return 1.0f;
+    }
+    float scale = amax / 127.0f;
+    *inv = 1.0f / scale;
+    return scale;
+}
+
+float bertc_qgemm_quantize_row_scalar(const float *x, int64_t cols, int64_t k_pad, int8_t *q,
+                                      bool biased)
+{
+    float inv, scale = row_scale(row_amax(x, cols), &inv);
+    uint8_t *u = (uint8_t *)q, offset = biased ? 128 : 0;
+    for (int64_t k = 0; k < cols; k++)
+        u[k] = (uint8_t)(quantize_one(x[k], inv) + offset);
+    memset(u + cols, offset, (size_t)(k_pad - cols));
+    return scale;
+}
+
+/* ((float)acc * sa) * sw + bias, the epilogue every path computes. */
+static float dequantize(int32_t acc, float sa, float sw, const float *bias, int64_t j)
+{
+    float y = ((float)acc * sa) * sw;
+    return bias ? y + bias[j] : y;
+}
+
+void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t *Wq,
+                           const float *scale, int64_t N, int64_t K, const float *bias,
+                           float *C, int64_t ldc)
+{
+    int8_t *qa = bertc_sys_alloc((size_t)K + 1);
+    if (!qa)
+        bertc_fatal("bertc_qgemm_reference: out of memory for a %lld-byte row", (long long)K);
+    for (int64_t i = 0; i < M; i++) {
+        float sa = bertc_qgemm_quantize_row_scalar(A + i * lda, K, K, qa, false);
+        for (int64_t j = 0; j < N; j++) {
+            int32_t acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += (int32_t)qa[k] * (int32_t)Wq[j * K + k];
+            C[i * ldc + j] = dequantize(acc, sa, scale[j], bias, j);
+        }
+    }
+    bertc_sys_free(qa);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The scalar path                                                           */
+/* ------------------------------------------------------------------------ */
+
+enum { SCALAR_MR = 4, SCALAR_NR = 8 };
+
+static void kernel_scalar(int64_t k_pad, const int8_t *a, int64_t lda, const int8_t *b,
+                          const float *sa, const float *sw, const int32_t *col_sum,
+                          const float *bias, float *c, int64_t ldc)
+{
+    (void)col_sum;
+    int32_t acc[SCALAR_MR][SCALAR_NR] = {{0}};
+    for (int64_t k = 0; k < k_pad; k += 4, b += 4 * SCALAR_NR)
+        for (int i = 0; i < SCALAR_MR; i++)
+            for (int j = 0; j < SCALAR_NR; j++)
+                for (int t = 0; t < 4; t++)
+                    acc[i][j] += (int32_t)a[i * lda + k + t] * (int32_t)b[j * 4 + t];
+    for (int i = 0; i < SCALAR_MR; i++)
+        for (int j = 0; j < SCALAR_NR; j++)
+            c[i * ldc + j] = dequantize(acc[i][j], sa[i], sw[j], bias, j);
+}
+
+const QgemmKernel bertc_qgemm_kernel_scalar = {
+    .isa = QGEMM_ISA_SCALAR,
+    .mr = SCALAR_MR,
+    .nr = SCALAR_NR,
+    .mc = 64,
+    .biased = false,
+    .quantize_row = bertc_qgemm_quantize_row_scalar,
+    .kernel = kernel_scalar,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Choosing the path                                                         */
+/* ------------------------------------------------------------------------ */
+
+static const char *const qgemm_isa_names[QGEMM_ISA_COUNT] = {
+    [QGEMM_ISA_SCALAR] = "scalar",   [QGEMM_ISA_AVX2] = "avx2",
+    [QGEMM_ISA_AVXVNNI] = "avxvnni", [QGEMM_ISA_AVX512VNNI] = "avx512vnni",
+    [QGEMM_ISA_NEON] = "neon",       [QGEMM_ISA_NEONDOT] = "neondot",
+};
+
+const char *bertc_qgemm_isa_name(QgemmIsa isa)
+{
+    return (unsigned)isa < QGEMM_ISA_COUNT ? qgemm_isa_names[isa] : "unknown";
+}
+
+bool bertc_qgemm_isa_from_name(const char *name, QgemmIsa *isa)
+{
+    for (int i = 0; i < QGEMM_ISA_COUNT; i++)
+        if (strcmp(name, qgemm_isa_names[i]) == 0) {
+            *isa = (QgemmIsa)i;
+            return true;
+        }
+    return false;
+}
+
+bool bertc_qgemm_isa_supported(QgemmIsa isa)
+{
+    switch (isa) {
+    case QGEMM_ISA_SCALAR:
+        return true;
+#if 0 //X86TMP
+    case QGEMM_ISA_AVX2:
+        return __builtin_cpu_supports("avx2");
+    case QGEMM_ISA_AVXVNNI:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+    case QGEMM_ISA_AVX512VNNI:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+#endif
+#if 0 //ARMTMP
+    case QGEMM_ISA_NEON:
+        return true;
+    case QGEMM_ISA_NEONDOT:
+        return bertc_qgemm_neon_has_dotprod();
+#endif
+    default:
+        return false;
+    }
+}
+
+const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
+{
+    switch (isa) {
+    case QGEMM_ISA_SCALAR:
+        return &bertc_qgemm_kernel_scalar;
+#if 0 //X86TMP
+    case QGEMM_ISA_AVX2:
+        return &bertc_qgemm_kernel_avx2;
+    case QGEMM_ISA_AVXVNNI:
+        return &bertc_qgemm_kernel_avxvnni;
+    case QGEMM_ISA_AVX512VNNI:
+        return &bertc_qgemm_kernel_avx512vnni;
+#endif
+#if 0 //ARMTMP
+    case QGEMM_ISA_NEON:
+        return &bertc_qgemm_kernel_neon;
+    case QGEMM_ISA_NEONDOT:
+        return &bertc_qgemm_kernel_neondot;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+/* The best int8 path within the fp32 path bertc_cpu_isa() allows: with the
+ * fp32 path forced to avx2, no AVX-512 instruction runs here either. */
+static QgemmIsa default_isa(void)
+{
+    CpuIsa fp32 = bertc_cpu_isa();
+    const QgemmIsa order[] = {QGEMM_ISA_AVX512VNNI, QGEMM_ISA_AVXVNNI, QGEMM_ISA_AVX2,
+                              QGEMM_ISA_NEONDOT, QGEMM_ISA_NEON};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        QgemmIsa q = order[i];
+        bool allowed = q == QGEMM_ISA_AVX512VNNI ? fp32 == ISA_AVX512
+                     : q == QGEMM_ISA_AVXVNNI || q == QGEMM_ISA_AVX2
+                         ? fp32 == ISA_AVX512 || fp32 == ISA_AVX2
+                         : fp32 == ISA_NEON;
+        if (allowed && bertc_qgemm_isa_supported(q))
+            return q;
+    }
+    return QGEMM_ISA_SCALAR;
+}
+
+static bool env_read = false;
+static int forced_isa = -1;   /* bertc_qgemm_set_isa or BERTC_INT8_ISA; -1: the default */
+
+void bertc_qgemm_set_isa(QgemmIsa isa)
+{
+    if (isa == QGEMM_ISA_COUNT) {   /* back to the default: read the variable again */
+        forced_isa = -1;
+        env_read = false;
+        return;
+    }
+    if (!bertc_qgemm_isa_supported(isa))
+        bertc_fatal("bertc_qgemm_set_isa: this CPU (or build) cannot run the '%s' int8 path",
+                    bertc_qgemm_isa_name(isa));
+    forced_isa = (int)isa;
+    env_read = true;
+}
+
+QgemmIsa bertc_qgemm_isa(void)
+{
+    if (!env_read) {
+        const char *env = getenv("BERTC_INT8_ISA");
+        QgemmIsa isa;
+        if (env && *env) {
+            if (!bertc_qgemm_isa_from_name(env, &isa))
+                bertc_fatal("BERTC_INT8_ISA=%s: expected one of scalar, avx2, avxvnni, "
+                            "avx512vnni, neon, neondot", env);
+            bertc_qgemm_set_isa(isa);
+        }
+        env_read = true;
+    }
+    return forced_isa >= 0 ? (QgemmIsa)forced_isa : default_isa();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Quantising and packing W                                                  */
+/* ------------------------------------------------------------------------ */
+
+void bertc_quantize_rows(const float *X, int64_t rows, int64_t cols, int64_t ldx, int8_t *q,
+                         float *scale)
+{
+    const QgemmKernel *kr = bertc_qgemm_kernel_for(bertc_qgemm_isa());
+    for (int64_t r = 0; r < rows; r++)
+        scale[r] = kr->quantize_row(X + r * ldx, cols, cols, q + r * cols, false);
+}
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* |acc| <= K * 127^2 must fit an int32. */
+#define QGEMM_K_MAX 131072
+
+size_t bertc_qgemm_packed_bytes(int64_t N, int64_t K)
+{
+    size_t n_pad = (size_t)round_up(N, QGEMM_NR_MAX), k_pad = (size_t)round_up(K, 4);
+    return align64(n_pad * k_pad) + 2 * align64(n_pad * sizeof(float));
+}
+
+void bertc_qgemm_pack_b(const int8_t *Wq, const float *scale, int64_t N, int64_t K, void *mem,
+                        QuantPackedB *out)
+{
+    if (N < 1 || K < 1 || K > QGEMM_K_MAX)
+        bertc_fatal("bertc_qgemm_pack_b: W is (%lld, %lld); need N >= 1 and 1 <= K <= %d "
+                    "(int32 sums)", (long long)N, (long long)K, QGEMM_K_MAX);
+    if ((uintptr_t)mem % 64 != 0)
+        bertc_fatal("bertc_qgemm_pack_b: mem %p is not 64-byte aligned", mem);
+    const QgemmKernel *kr = bertc_qgemm_kernel_for(bertc_qgemm_isa());
+    int64_t n_pad = round_up(N, QGEMM_NR_MAX), k_pad = round_up(K, 4), nr = kr->nr;
+    uint8_t *base = mem;
+    *out = (QuantPackedB){.N = N, .K = K, .k_pad = k_pad, .nr = kr->nr, .isa = (int)kr->isa,
+                          .data = (int8_t *)base,
+                          .col_sum = (int32_t *)(base + align64((size_t)(n_pad * k_pad))),
+                          .scale = (float *)(base + align64((size_t)(n_pad * k_pad))
+                                             + align64((size_t)n_pad * sizeof(float)))};
+    for (int64_t j = 0; j < n_pad; j++) {
+        int32_t sum = 0;
+        for (int64_t k = 0; j < N && k < K; k++)
+            sum += Wq[j * K + k];
+        out->col_sum[j] = sum;
+        out->scale[j] = j < N ? scale[j] : 0.0f;
+    }
+    /* data[P * nr * k_pad + g * nr * 4 + jj * 4 + t] = qw[P * nr + jj][4 g + t] */
+    for (int64_t P = 0; P < n_pad / nr; P++)
+        for (int64_t g = 0; g < k_pad / 4; g++)
+            for (int64_t jj = 0; jj < nr; jj++)
+                for (int64_t t = 0; t < 4; t++) {
+                    int64_t j = P * nr + jj, k = 4 * g + t;
+                    out->data[P * nr * k_pad + g * nr * 4 + jj * 4 + t] =
+                        j < N && k < K ? Wq[j * K + k] : 0;
+                }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The driver                                                                */
+/* ------------------------------------------------------------------------ */
+
+#if defined(BERTC_NO_THREADS)
+#define QGEMM_THREAD_LOCAL
+typedef int64_t ItemCounter;
+static void counter_reset(ItemCounter *c) { *c = 0; }
+static int64_t counter_next(ItemCounter *c) { return (*c)++; }
+#else
+#define QGEMM_THREAD_LOCAL _Thread_local
+typedef atomic_int_fast64_t ItemCounter;
+static void counter_reset(ItemCounter *c) { atomic_store(c, 0); }
+static int64_t counter_next(ItemCounter *c) { return atomic_fetch_add(c, 1); }
+#endif
+
+/* Each thread's quantised rows of A: mc_pad rows of k_pad bytes, then their
+ * mc_pad scales. Grown, never shrunk; from bertc_sys_alloc. */
+typedef struct QaBuffer {
+    void *raw;
+    uint8_t *data;   /* 64-byte aligned */
+    size_t cap;
+} QaBuffer;
+
+static QGEMM_THREAD_LOCAL QaBuffer qa_buffer;
+
+static uint8_t *qa_buffer_get(size_t bytes)
+{
+    if (qa_buffer.cap < bytes) {
+        bertc_sys_free(qa_buffer.raw);
+        qa_buffer.raw = bertc_sys_alloc(bytes + 64);
+        if (!qa_buffer.raw)
+            bertc_fatal("bertc_qgemm: out of memory for a %zu-byte buffer of quantised rows",
+                        bytes);
+        qa_buffer.data = (uint8_t *)(((uintptr_t)qa_buffer.raw + 63) & ~(uintptr_t)63);
+        qa_buffer.cap = bytes;
+    }
+    return qa_buffer.data;
+}
+
+/* One call: item i covers rows [ic, ic + MC), ic = (i / items_per_ic) * MC,
+ * and panels [p0, p0 + panels_per_item), p0 = (i % items_per_ic) * ... */
+typedef struct QgemmJob {
+    const QgemmKernel *kr;
+    const QuantPackedB *pb;
+    int64_t M;
+    const float *A, *bias;
+    float *C;
+    int64_t lda, ldc;
+    int64_t mc_pad, n_panels, panels_per_item, items_per_ic, n_items;
+    ItemCounter next;
+} QgemmJob;
+
+/* A[ic : ic + mc] -> qa (mc_pad rows of k_pad bytes) and sa (mc_pad); the
+ * rows past mc are zero rows of scale 1. */
+static void quantize_block(const QgemmJob *job, int64_t ic, int64_t mc, int8_t *qa, float *sa)
+{
+    const QgemmKernel *kr = job->kr;
+    int64_t k_pad = job->pb->k_pad;
+    for (int64_t r = 0; r < job->mc_pad; r++) {
+        int8_t *q = qa + r * k_pad;
+        if (r < mc) {
+            sa[r] = kr->quantize_row(job->A + (ic + r) * job->lda, job->pb->K, k_pad, q,
+                                     kr->biased);
+        } else {
+            memset(q, kr->biased ? 128 : 0, (size_t)k_pad);
+            sa[r] = 1.0f;
+        }
+    }
+}
+
+/* Y[i0 : i0 + m, panel P's columns]: the micro-kernel straight into Y when
+ * the tile is whole, else into a scratch tile (with a padded bias) whose
+ * m x n corner is copied out. */
+static void run_tile(const QgemmJob *job, const int8_t *qa, const float *sa, int64_t i0, int m,
+                     int64_t P)
+{
+    const QgemmKernel *kr = job->kr;
+    const QuantPackedB *pb = job->pb;
+    int64_t j0 = P * kr->nr;
+    int n = (int)min64(kr->nr, pb->N - j0);
+    const int8_t *b = pb->data + P * kr->nr * pb->k_pad;
+    const float *sw = pb->scale + j0, *bias = job->bias ? job->bias + j0 : NULL;
+    const int32_t *cs = pb->col_sum + j0;
+    float *c = job->C + i0 * job->ldc + j0;
+    if (m == kr->mr && n == kr->nr) {
+        kr->kernel(pb->k_pad, qa, pb->k_pad, b, sa, sw, cs, bias, c, job->ldc);
+        return;
+    }
+    _Alignas(64) float tile[8 * QGEMM_NR_MAX];
+    float bias_pad[QGEMM_NR_MAX] = {0};
+    if (bias)
+        memcpy(bias_pad, bias, sizeof(float) * (size_t)n);
+    kr->kernel(pb->k_pad, qa, pb->k_pad, b, sa, sw, cs, bias ? bias_pad : NULL, tile, kr->nr);
+    for (int i = 0; i < m; i++)
+        memcpy(c + i * job->ldc, tile + i * kr->nr, sizeof(float) * (size_t)n);
+}
+
+static void qgemm_worker(void *ctx, int64_t begin, int64_t end)
+{
+    (void)begin, (void)end;
+    QgemmJob *job = ctx;
+    const QgemmKernel *kr = job->kr;
+    int64_t k_pad = job->pb->k_pad, packed_ic = -1;
+    uint8_t *buf = qa_buffer_get((size_t)(job->mc_pad * k_pad) + sizeof(float) * (size_t)job->mc_pad);
+    int8_t *qa = (int8_t *)buf;
+    float *sa = (float *)(buf + job->mc_pad * k_pad);
+    for (int64_t item; (item = counter_next(&job->next)) < job->n_items;) {
+        int64_t ic = item / job->items_per_ic * kr->mc, mc = min64(kr->mc, job->M - ic);
+        int64_t p0 = item % job->items_per_ic * job->panels_per_item;
+        int64_t p1 = min64(p0 + job->panels_per_item, job->n_panels);
+        if (packed_ic != ic) {
+            quantize_block(job, ic, mc, qa, sa);
+            packed_ic = ic;
+        }
+        for (int64_t P = p0; P < p1; P++)
+            for (int64_t ir = 0; ir < mc; ir += kr->mr)
+                run_tile(job, qa + ir * k_pad, sa + ir, ic + ir, (int)min64(kr->mr, mc - ir), P);
+    }
+}
+
+/* Multiply-adds below which a thread is not worth waking (int8 runs ~4x the
+ * fp32 rate, so 4x tensor/gemm.c's threshold). */
+#define QGEMM_MIN_THREAD_WORK (1 << 23)
+
+void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
+                 const float *bias, float *C, int64_t ldc)
+{
+    QgemmIsa active = bertc_qgemm_isa();
+    if (pb->isa != (int)active)
+        bertc_fatal("bertc_qgemm: W (%lld, %lld) was packed for the '%s' int8 path, but the "
+                    "active path is '%s'; pack it again (bertc_qgemm_pack_b) after choosing "
+                    "the path", (long long)pb->N, (long long)pb->K,
+                    bertc_qgemm_isa_name((QgemmIsa)pb->isa), bertc_qgemm_isa_name(active));
+    const QgemmKernel *kr = bertc_qgemm_kernel_for(active);
+    if (pb->nr != kr->nr)
+        bertc_fatal("bertc_qgemm: W was packed in panels of %d, the '%s' path reads %d",
+                    pb->nr, bertc_qgemm_isa_name(active), kr->nr);
+    if (M <= 0)
+        return;
+    QgemmJob job = {.kr = kr, .pb = pb, .M = M, .A = A, .bias = bias, .C = C, .lda = lda,
+                    .ldc = ldc, .mc_pad = round_up(min64(kr->mc, M), kr->mr),
+                    .n_panels = ceil_div(pb->N, kr->nr)};
+    double work = (double)M * (double)pb->N * (double)pb->k_pad / QGEMM_MIN_THREAD_WORK;
+    int threads = bertc_threads_count();
+    threads = work < 1.0 ? 1 : work < threads ? (int)work : threads;
+    /* About 4 items per thread: the row blocks, then groups of panels in each. */
+    int64_t n_ic = ceil_div(M, kr->mc);
+    int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), job.n_panels);
+    job.panels_per_item = ceil_div(job.n_panels, groups);
+    job.items_per_ic = ceil_div(job.n_panels, job.panels_per_item);
+    job.n_items = n_ic * job.items_per_ic;
+    counter_reset(&job.next);
+    if (threads == 1)
+        qgemm_worker(&job, 0, 1);
+    else
+        bertc_parallel_for(threads, qgemm_worker, &job);
+}
