@@ -144,6 +144,22 @@ void bertc_registry_print(const Registry *r, FILE *out);
  * that says to call bertc_registry_unpack, which restores the exact values. */
 int bertc_registry_prepack(Registry *r, Arena *scratch);
 void bertc_registry_unpack(Registry *r, Arena *scratch);
+/* Int8 inference (nn/quantize.c, docs/quantization.md). The plan: which
+ * Linear weights `bertc quantize` makes int8 — every untied Linear weight
+ * of an encoder (full name containing "encoder."), except those under a
+ * module named in keep[0..n_keep) (a dotted module name or a prefix of one,
+ * e.g. "bert.encoder.layer.11"); heads, pooler, embeddings and LayerNorms
+ * stay float32. Sets chosen[i] per parameter and returns how many; a keep
+ * name that names no Linear module is an error (-1). */
+int bertc_registry_int8_plan(const Registry *r, const char *const *keep, int n_keep,
+                             bool *chosen, BertcError *err);
+/* Quantises the chosen Linear weights in memory, as a quantised model's
+ * file holds them (bertc_quantize_rows per output channel) and packs them
+ * for bertc_qgemm: afterwards the model runs as if loaded from its int8
+ * directory. Their float values are dropped (still allocated in the params
+ * arena). Uses one weight's int8 of `scratch` at a time. Returns how many. */
+int bertc_registry_quantize(Registry *r, const bool *chosen, Arena *scratch);
+
 /* Stops with a message naming `what` if the registry is pre-packed, or holds
  * int8 weights (a quantised model: inference only, never trained, saved as
  * float32 nor re-initialised). */
