@@ -465,3 +465,70 @@ Test(quantize, gradients_training_and_saving_as_fp32_are_refused)
               "an optimizer step on an int8 model did not stop");
     cr_expect(strstr(msg, "int8"), "%s", msg);
 }
+
+/* ---- the pieces: safetensors I8, quantization_config ----------------------- */
+
+Test(quantize, i8_tensors_are_written_and_read_as_themselves_only)
+{
+    static const int8_t q[6] = {-127, -1, 0, 1, 64, 127};
+    static const float f[2] = {0.5f, 2.0f};
+    int64_t qs[2] = {2, 3}, fs[1] = {2};
+    StEntry e[2] = {{.name = "w", .dtype = ST_I8, .ndim = 2, .shape = qs, .i8 = q},
+                    {.name = "w_scale", .dtype = ST_F32, .ndim = 1, .shape = fs, .f32 = f}};
+    static uint8_t buf[1024];
+    size_t size;
+    BertcError err;
+    cr_assert_eq(bertc_st_write_buffer(e, 2, NULL, 0, buf, sizeof buf, &size, &err), 0, "%s",
+                 err.msg);
+    SafeTensors *st;
+    cr_assert_eq(bertc_st_open_memory(NULL, "q.safetensors", buf, size, &st, &err), 0, "%s",
+                 err.msg);
+    const StTensorInfo *w = bertc_st_find(st, "w"), *s = bertc_st_find(st, "w_scale");
+    cr_assert(w && s && w->dtype == ST_I8 && w->end - w->begin == 6);
+    int8_t got[6];
+    cr_assert_eq(bertc_st_read_i8(st, w, got, 6, &err), 0, "%s", err.msg);
+    cr_expect_eq(memcmp(got, q, 6), 0, "the int8 values changed on the way");
+    float as_float[6];
+    int32_t as_int[6];
+    cr_expect_neq(bertc_st_read_f32(st, w, as_float, 6, &err), 0, "I8 was read as float32");
+    cr_expect(strstr(err.msg, "\"w\"") && strstr(err.msg, "I8"), "%s", err.msg);
+    cr_expect_neq(bertc_st_read_i32(st, w, as_int, 6, &err), 0, "I8 was read as int32");
+    cr_expect_neq(bertc_st_read_i8(st, s, got, 2, &err), 0, "F32 was read as int8");
+    cr_expect(strstr(err.msg, "w_scale") && strstr(err.msg, "F32") && strstr(err.msg, "I8"),
+              "%s", err.msg);
+    cr_expect_neq(bertc_st_read_i8(st, w, got, 5, &err), 0, "a count mismatch was accepted");
+    bertc_st_close(st);
+}
+
+/* config.json text with `extra` as its last key: parsed, or the error. */
+static int parse_config(const char *extra, BertConfig *cfg, BertcError *err)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "{\"architectures\": [\"BertModel\"], \"vocab_size\": 30, "
+             "\"hidden_size\": 8, \"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+             "\"intermediate_size\": 16, \"max_position_embeddings\": 16, "
+             "\"type_vocab_size\": 2%s}", extra);
+    return bertc_bert_config_parse(NULL, "config.json", text, strlen(text), cfg, err);
+}
+
+Test(quantize, quantization_config_is_read_checked_and_written_back)
+{
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(parse_config("", &cfg, &err), 0, "%s", err.msg);
+    cr_expect(!cfg.int8_dynamic, "a config without quantization_config is int8");
+    cr_assert_eq(parse_config(", \"quantization_config\": {\"quant_method\": "
+                              "\"bertc_dynamic_int8\", \"modules\": [\"a\"]}", &cfg, &err), 0,
+                 "%s", err.msg);
+    cr_expect(cfg.int8_dynamic);
+    char text[8192];
+    size_t len;
+    cr_assert_eq(bertc_bert_config_format(&cfg, text, sizeof text, &len, &err), 0, "%s", err.msg);
+    BertConfig back;
+    cr_assert_eq(bertc_bert_config_parse(NULL, "back", text, len, &back, &err), 0, "%s", err.msg);
+    cr_expect(back.int8_dynamic, "the written config lost its quantization_config: %s", text);
+    cr_expect_neq(parse_config(", \"quantization_config\": \"int8\"", &cfg, &err), 0);
+    cr_expect(strstr(err.msg, "quantization_config") && strstr(err.msg, "object"), "%s", err.msg);
+    cr_expect_neq(parse_config(", \"quantization_config\": {\"bits\": 8}", &cfg, &err), 0);
+    cr_expect(strstr(err.msg, "quant_method"), "%s", err.msg);
+}
