@@ -52,7 +52,7 @@ static float row_amax(const float *x, int64_t n)
  * minps(v, hi) compute them, so a NaN becomes -127 on every path. Adding and
  * subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to an integer,
  * ties to even (the default rounding mode; ISO C never folds it away). */
-static int32_t quantize_one(float x, float inv)
+int32_t bertc_qgemm_quantize_one(float x, float inv)
 {
     float v = x * inv;
     v = v > -127.0f ? v : -127.0f;
@@ -62,7 +62,7 @@ static int32_t quantize_one(float x, float inv)
 
 /* scale = amax / 127 and its inverse; a row below BERTC_QUANT_MIN_AMAX gets
  * scale 1 and inverse 0 (all q = 0). */
-static float row_scale(float amax, float *inv)
+float bertc_qgemm_row_scale(float amax, float *inv)
 {
     if (!(amax >= BERTC_QUANT_MIN_AMAX)) {
         *inv = 0.0f;
@@ -76,10 +76,10 @@ static float row_scale(float amax, float *inv)
 float bertc_qgemm_quantize_row_scalar(const float *x, int64_t cols, int64_t k_pad, int8_t *q,
                                       bool biased)
 {
-    float inv, scale = row_scale(row_amax(x, cols), &inv);
+    float inv, scale = bertc_qgemm_row_scale(row_amax(x, cols), &inv);
     uint8_t *u = (uint8_t *)q, offset = biased ? 128 : 0;
     for (int64_t k = 0; k < cols; k++)
-        u[k] = (uint8_t)(quantize_one(x[k], inv) + offset);
+        u[k] = (uint8_t)(bertc_qgemm_quantize_one(x[k], inv) + offset);
     memset(u + cols, offset, (size_t)(k_pad - cols));
     return scale;
 }
@@ -91,23 +91,22 @@ static float dequantize(int32_t acc, float sa, float sw, const float *bias, int6
     return bias ? y + bias[j] : y;
 }
 
+/* Quantises A on the fly, element by element, with the definition's two
+ * halves: no buffer, so it runs on a target without a heap too. */
 void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t *Wq,
                            const float *scale, int64_t N, int64_t K, const float *bias,
                            float *C, int64_t ldc)
 {
-    int8_t *qa = bertc_sys_alloc((size_t)K + 1);
-    if (!qa)
-        bertc_fatal("bertc_qgemm_reference: out of memory for a %lld-byte row", (long long)K);
     for (int64_t i = 0; i < M; i++) {
-        float sa = bertc_qgemm_quantize_row_scalar(A + i * lda, K, K, qa, false);
+        const float *a = A + i * lda;
+        float inv, sa = bertc_qgemm_row_scale(row_amax(a, K), &inv);
         for (int64_t j = 0; j < N; j++) {
             int32_t acc = 0;
             for (int64_t k = 0; k < K; k++)
-                acc += (int32_t)qa[k] * (int32_t)Wq[j * K + k];
+                acc += bertc_qgemm_quantize_one(a[k], inv) * (int32_t)Wq[j * K + k];
             C[i * ldc + j] = dequantize(acc, sa, scale[j], bias, j);
         }
     }
-    bertc_sys_free(qa);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -172,7 +171,7 @@ bool bertc_qgemm_isa_supported(QgemmIsa isa)
     switch (isa) {
     case QGEMM_ISA_SCALAR:
         return true;
-#if 0 //X86TMP
+#if defined(__x86_64__) && defined(__GNUC__)
     case QGEMM_ISA_AVX2:
         return __builtin_cpu_supports("avx2");
     case QGEMM_ISA_AVXVNNI:
@@ -181,7 +180,7 @@ bool bertc_qgemm_isa_supported(QgemmIsa isa)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
             && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 #endif
-#if 0 //ARMTMP
+#if defined(__aarch64__) && defined(__ARM_NEON)
     case QGEMM_ISA_NEON:
         return true;
     case QGEMM_ISA_NEONDOT:
@@ -197,7 +196,7 @@ const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
     switch (isa) {
     case QGEMM_ISA_SCALAR:
         return &bertc_qgemm_kernel_scalar;
-#if 0 //X86TMP
+#if defined(__x86_64__) && defined(__GNUC__)
     case QGEMM_ISA_AVX2:
         return &bertc_qgemm_kernel_avx2;
     case QGEMM_ISA_AVXVNNI:
@@ -205,7 +204,7 @@ const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
     case QGEMM_ISA_AVX512VNNI:
         return &bertc_qgemm_kernel_avx512vnni;
 #endif
-#if 0 //ARMTMP
+#if defined(__aarch64__) && defined(__ARM_NEON)
     case QGEMM_ISA_NEON:
         return &bertc_qgemm_kernel_neon;
     case QGEMM_ISA_NEONDOT:
@@ -342,20 +341,37 @@ static int64_t counter_next(ItemCounter *c) { return atomic_fetch_add(c, 1); }
 #endif
 
 /* Each thread's quantised rows of A: mc_pad rows of k_pad bytes, then their
- * mc_pad scales. Grown, never shrunk; from bertc_sys_alloc. */
+ * mc_pad scales. Grown, never shrunk; from bertc_sys_alloc, or from the arena
+ * of bertc_qgemm_set_arena. */
 typedef struct QaBuffer {
     void *raw;
     uint8_t *data;   /* 64-byte aligned */
     size_t cap;
+    bool in_arena;
 } QaBuffer;
 
 static QGEMM_THREAD_LOCAL QaBuffer qa_buffer;
+static Arena *qa_arena;   /* bertc_qgemm_set_arena; NULL: the heap */
+
+void bertc_qgemm_set_arena(Arena *a)
+{
+    if (a && bertc_threads_count() > 1)
+        bertc_fatal("bertc_qgemm_set_arena: needs bertc_threads_count() == 1, not %d",
+                    bertc_threads_count());
+    if (!qa_buffer.in_arena)
+        bertc_sys_free(qa_buffer.raw);
+    qa_buffer = (QaBuffer){0};
+    qa_arena = a;
+}
 
 static uint8_t *qa_buffer_get(size_t bytes)
 {
     if (qa_buffer.cap < bytes) {
-        bertc_sys_free(qa_buffer.raw);
-        qa_buffer.raw = bertc_sys_alloc(bytes + 64);
+        if (!qa_buffer.in_arena)
+            bertc_sys_free(qa_buffer.raw);
+        qa_buffer.in_arena = qa_arena != NULL;
+        qa_buffer.raw = qa_arena ? bertc_arena_alloc(qa_arena, bytes + 64)
+                                 : bertc_sys_alloc(bytes + 64);
         if (!qa_buffer.raw)
             bertc_fatal("bertc_qgemm: out of memory for a %zu-byte buffer of quantised rows",
                         bytes);

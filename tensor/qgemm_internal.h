@@ -45,6 +45,12 @@ typedef struct QgemmKernel {
     QgemmMicroKernel kernel;
 } QgemmKernel;
 
+/* The two halves of the definition (tensor/qgemm.c), for the SIMD quantisers'
+ * scalar tails: a row's scale (1 and inv = 0 below BERTC_QUANT_MIN_AMAX) from
+ * its max |x|, and one element's q = rne(clamp(x * inv, -127, 127)). */
+float bertc_qgemm_row_scale(float amax, float *inv);
+int32_t bertc_qgemm_quantize_one(float x, float inv);
+
 /* The portable quantiser (tensor/qgemm.c): the definition every path's
  * quantiser must match bit for bit. */
 float bertc_qgemm_quantize_row_scalar(const float *x, int64_t cols, int64_t k_pad, int8_t *q,
@@ -53,7 +59,7 @@ float bertc_qgemm_quantize_row_scalar(const float *x, int64_t cols, int64_t k_pa
 /* The paths this build has; each checks the CPU with bertc_qgemm_isa_supported
  * before it is used. */
 extern const QgemmKernel bertc_qgemm_kernel_scalar;                     /* tensor/qgemm.c */
-#if 0 //X86TMP
+#if defined(__x86_64__) && defined(__GNUC__)
 extern const QgemmKernel bertc_qgemm_kernel_avx512vnni; /* tensor/qgemm_avx512vnni.c */
 extern const QgemmKernel bertc_qgemm_kernel_avxvnni;    /* tensor/qgemm_avxvnni.c */
 extern const QgemmKernel bertc_qgemm_kernel_avx2;       /* tensor/qgemm_avx2.c */
@@ -61,7 +67,7 @@ extern const QgemmKernel bertc_qgemm_kernel_avx2;       /* tensor/qgemm_avx2.c *
 float bertc_qgemm_quantize_row_avx2(const float *x, int64_t cols, int64_t k_pad, int8_t *q,
                                     bool biased);
 #endif
-#if 0 //ARMTMP
+#if defined(__aarch64__) && defined(__ARM_NEON)
 extern const QgemmKernel bertc_qgemm_kernel_neon;       /* tensor/qgemm_neon.c */
 extern const QgemmKernel bertc_qgemm_kernel_neondot;    /* tensor/qgemm_neon.c */
 bool bertc_qgemm_neon_has_dotprod(void);                /* tensor/qgemm_neon.c */

@@ -593,10 +593,15 @@ void bertc_qgemm_pack_b(const int8_t *Wq, const float *scale, int64_t N, int64_t
 /* Y (M, N) row stride ldc = A (M, K) row stride lda, quantised per row, times
  * the packed W^T, plus bias (N; NULL: none). Threads over row blocks and
  * channel panels (bertc_parallel_for); each thread quantises its rows of A
- * into its own buffer (heap: a FREESTANDING build cannot run it). Bitwise
- * the same result with any thread count. */
+ * into its own buffer (at most 128 x k_pad bytes, grown to the largest call
+ * so far, from the heap). Bitwise the same result with any thread count. */
 void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                  const float *bias, float *C, int64_t ldc);
+/* As bertc_gemm_set_pack_arena, for bertc_qgemm's buffer: after
+ * bertc_qgemm_set_arena(a) it comes from `a` (which must outlive every later
+ * bertc_qgemm); NULL returns to the heap. FREESTANDING builds need it. Only
+ * with bertc_threads_count() == 1. */
+void bertc_qgemm_set_arena(Arena *a);
 /* The oracle: the same y from qw (N, K) (row stride K) and sw (N) by plain
  * loops, quantising A with the portable code. Slow; for tests. */
 void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t *Wq,

@@ -12,6 +12,7 @@
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +110,38 @@ Test(qgemm, quantize_rows_with_stride)
     cr_expect_eq(s[1], 1.0f / 127.0f, "scale[1] = %.9g", s[1]);
 }
 
+/* Rows of every length from 1 to 100 and 768, with ties (values on a grid
+ * of halves after scaling) and random values: every path's quantiser (the
+ * SIMD blocks of 8, 16, 32 and their tails) gives the scalar path's bytes
+ * and scales. */
+Test(qgemm, every_path_quantizes_like_scalar)
+{
+    QgemmIsa paths[QGEMM_ISA_COUNT];
+    int np = available_paths(paths);
+    Rng rng = bertc_rng_seed(5);
+    float x[768], s_want, s_got;
+    int8_t want[768], got[768];
+    for (int64_t n = 1; n <= 101; n++) {
+        int64_t cols = n == 101 ? 768 : n;
+        for (int64_t k = 0; k < cols; k++)
+            x[k] = k % 3 == 0 ? 0.5f * (float)bertc_rng_randint(&rng, -254, 254)
+                              : (float)(254.0 * bertc_rng_uniform(&rng) - 127.0);
+        x[cols / 2] = 127.0f;   /* scale 1: the halves stay exact ties */
+        bertc_qgemm_set_isa(QGEMM_ISA_SCALAR);
+        bertc_quantize_rows(x, 1, cols, cols, want, &s_want);
+        for (int p = 0; p < np; p++) {
+            bertc_qgemm_set_isa(paths[p]);
+            bertc_quantize_rows(x, 1, cols, cols, got, &s_got);
+            cr_assert_eq(s_got, s_want, "cols %lld, path %s: scale %.9g, scalar %.9g",
+                         (long long)cols, bertc_qgemm_isa_name(paths[p]), s_got, s_want);
+            for (int64_t k = 0; k < cols; k++)
+                cr_assert_eq(got[k], want[k], "cols %lld, path %s: q[%lld] = %d for x = %.9g, "
+                             "scalar %d", (long long)cols, bertc_qgemm_isa_name(paths[p]),
+                             (long long)k, got[k], x[k], want[k]);
+        }
+    }
+}
+
 /* ---- every path against the oracle --------------------------------------- */
 
 typedef struct QCase {
@@ -126,6 +159,7 @@ static const QCase cases[] = {
     {128, 768, 768, 0, 0, true},      /* BERT-base Q, K, V, attention output */
     {9, 3072, 100, 0, 3, true},       /* 64 panels of 48 */
     {130, 31, 3075, 2, 0, false},     /* long K, edge rows and columns */
+    {64, 500, 1000, 0, 0, true},      /* 32M multiply-adds: 2 threads, edge panels */
 };
 
 typedef struct QData {
@@ -205,6 +239,27 @@ Test(qgemm, every_path_matches_the_reference_bitwise, .timeout = 120)
                 run_path(&cases[t], &d, paths[p], threads);
         free_data(&d);
     }
+}
+
+/* NaN and Inf in A give meaningless but finite-index results, the same on
+ * every path as in the oracle (the clamps send a NaN to -127 everywhere). */
+Test(qgemm, non_finite_rows_agree_on_every_path)
+{
+    const QCase c = {5, 20, 40, 0, 0, true};
+    Rng rng = bertc_rng_seed(9);
+    QData d = make_data(&c, &rng);
+    d.A[0 * d.lda + 3] = NAN;
+    d.A[1 * d.lda + 0] = INFINITY;
+    d.A[2 * d.lda + 39] = -INFINITY;
+    for (int64_t k = 0; k < c.K; k++)
+        d.A[3 * d.lda + k] = NAN;
+    bertc_qgemm_set_isa(QGEMM_ISA_SCALAR);
+    bertc_qgemm_reference(c.M, d.A, d.lda, d.qw, d.sw, c.N, c.K, d.bias, d.want, d.ldc);
+    QgemmIsa paths[QGEMM_ISA_COUNT];
+    int np = available_paths(paths);
+    for (int p = 0; p < np; p++)
+        run_path(&c, &d, paths[p], 1);
+    free_data(&d);
 }
 
 /* ---- the int32 sums, exactly ---------------------------------------------- */
