@@ -22,17 +22,19 @@
  * peak_rss is the whole process (weights, arenas, libc); cores_used is the
  * CPU time of the timed forwards over their wall time.
  *
- * Int8 (docs/quantization.md): --int8 then quantises the float32 weights in
- * memory (bertc_registry_quantize, what `bertc quantize` writes) and times
- * the same forwards again; an int8 --model DIR is timed as it is, and
- * --reference DIR names its float32 original, timed after it. Either prints
+ * Int8 (docs/quantization.md): --int8 builds a second copy of the model with
+ * the same weights, quantises it in memory (bertc_registry_quantize, what
+ * `bertc quantize` writes), and times the two in turn, float32 then int8 in
+ * every round, so that a busy machine slows both alike; an int8 --model DIR
+ * is timed alone, and --reference DIR names its float32 original, then
+ * timed in turn with it. Either prints, after the float32 line (--int8),
  *   forward-int8 <arch> B=.. S=.. threads=.. int8_isa .. median_ms .. min_ms ..
  *   peak_rss_mib .. int8_weights .. fp32_median_ms .. speedup .. cosine ..
  *   min_row_cosine ..
  * cosine is that of the last hidden state (last_hidden_state, else the last
  * hidden_states.L) to float32's on the same batch, over the whole tensor;
- * min_row_cosine the worst token's. With --int8 the float32 weights stay in
- * memory, so its peak_rss is float32's; an int8 --model's peak_rss is taken
+ * min_row_cosine the worst token's. With --int8 both copies are in memory,
+ * so its peak_rss is theirs together; an int8 --model's peak_rss is taken
  * before --reference is read: the int8 model's own. */
 #include "bench/bench_util.h"
 
@@ -92,41 +94,56 @@ static void keep_hidden(const Model *m, const Outputs *out, Timing *t)
     memcpy(t->hidden, h->value.data, sizeof(float) * (size_t)h->value.numel);
 }
 
-/* One warm-up and `iters` timed forwards on the seeded batch. */
-static Timing time_forwards(Model *m, Graph *g, int64_t B, int64_t S, int iters,
-                            const char *dump)
+/* One forward of m on the seeded batch: its wall time; the last hidden
+ * state kept when asked, the dump written when dump is set. */
+static double one_forward(Model *m, Graph *g, int64_t B, int64_t S, bool keep, Timing *t,
+                          const char *dump)
 {
-    Timing t = {0};
     BertcError err;
-    double ms[1000], cpu0 = 0.0, wall0 = 0.0;
-    for (int it = -1; it < iters; it++) {
-        if (it == 0) {
-            cpu0 = bench_cpu_ms();
-            wall0 = bench_now_ms();
-        }
-        bertc_ag_graph_reset(g);
-        Batch batch;
-        Outputs out;
-        Rng data = bertc_rng_seed(1);
-        bench_random_batch("forward", g, m, B, S, false, &data, &batch);
-        bertc_outputs_init(&out);
-        double t0 = bench_now_ms();
-        if (bertc_model_forward(m, g, &batch, &out, &err) != 0) {
-            fprintf(stderr, "forward: %s\n", err.msg);
-            exit(1);
-        }
-        if (it >= 0)
-            ms[it] = bench_now_ms() - t0;
-        if (it == iters - 1) {
-            keep_hidden(m, &out, &t);
-            if (dump)
-                dump_forward(dump, &batch, &out);
+    bertc_ag_graph_reset(g);
+    Batch batch;
+    Outputs out;
+    Rng data = bertc_rng_seed(1);
+    bench_random_batch("forward", g, m, B, S, false, &data, &batch);
+    bertc_outputs_init(&out);
+    double t0 = bench_now_ms();
+    if (bertc_model_forward(m, g, &batch, &out, &err) != 0) {
+        fprintf(stderr, "forward: %s\n", err.msg);
+        exit(1);
+    }
+    double ms = bench_now_ms() - t0;
+    if (keep)
+        keep_hidden(m, &out, t);
+    if (dump)
+        dump_forward(dump, &batch, &out);
+    return ms;
+}
+
+/* n models (1, or float32 and int8), one warm-up each, then `iters` rounds
+ * in which each model runs once in turn, so that a busy machine slows them
+ * alike. t[k] gets model k's times; dump applies to model 0's last forward. */
+static void time_forwards(Model **models, int n, Graph *g, int64_t B, int64_t S, int iters,
+                          const char *dump, Timing *t)
+{
+    double ms[2][1000], cpu[2] = {0}, wall[2] = {0};
+    for (int k = 0; k < n; k++) {
+        t[k] = (Timing){0};
+        one_forward(models[k], g, B, S, false, &t[k], NULL);
+    }
+    for (int it = 0; it < iters; it++) {
+        for (int k = 0; k < n; k++) {
+            bool last = it == iters - 1;
+            double c0 = bench_cpu_ms(), w0 = bench_now_ms();
+            ms[k][it] = one_forward(models[k], g, B, S, last, &t[k], last && k == 0 ? dump : NULL);
+            cpu[k] += bench_cpu_ms() - c0;
+            wall[k] += bench_now_ms() - w0;
         }
     }
-    t.cores = (bench_cpu_ms() - cpu0) / (bench_now_ms() - wall0);
-    t.min_ms = ms[0];
-    t.median_ms = bench_median(ms, iters);
-    return t;
+    for (int k = 0; k < n; k++) {
+        t[k].cores = cpu[k] / wall[k];
+        t[k].min_ms = ms[k][0];
+        t[k].median_ms = bench_median(ms[k], iters);
+    }
 }
 
 static double cosine(const float *a, const float *b, int64_t n)
@@ -150,12 +167,14 @@ static void print_int8(const Model *m, int64_t B, int64_t S, const Timing *q, do
         min_row = c < min_row ? c : min_row;
     }
     printf("forward-int8 %s B=%lld S=%lld threads=%d int8_isa %s median_ms %.2f min_ms %.2f "
-           "peak_rss_mib %.1f int8_weights %d fp32_median_ms %.2f speedup %.2f cosine %.6f "
-           "min_row_cosine %.6f\n",
-           m->cfg.architecture, (long long)B, (long long)S, bertc_threads_count(),
-           bertc_qgemm_isa_name(bertc_qgemm_isa()), q->median_ms, q->min_ms, rss,
-           m->reg->n_int8, ref->median_ms, ref->median_ms / q->median_ms,
-           both ? cosine(q->hidden, ref->hidden, q->rows * q->cols) : 0.0, both ? min_row : 0.0);
+           "peak_rss_mib %.1f int8_weights %d", m->cfg.architecture, (long long)B, (long long)S,
+           bertc_threads_count(), bertc_qgemm_isa_name(bertc_qgemm_isa()), q->median_ms,
+           q->min_ms, rss, m->reg->n_int8);
+    if (both)   /* a float32 run to compare with */
+        printf(" fp32_median_ms %.2f speedup %.2f cosine %.6f min_row_cosine %.6f",
+               ref->median_ms, ref->median_ms / q->median_ms,
+               cosine(q->hidden, ref->hidden, q->rows * q->cols), min_row);
+    printf("\n");
 }
 
 static void open_dir(const char *dir, Arena *arena, Model *m)
@@ -182,36 +201,48 @@ static void print_fp32(const Model *m, const Arena *params, const Graph *g, int6
            bench_peak_rss_mib(), t->cores, packed, t_pack);
 }
 
-/* --int8 on a float32 model: quantise in memory, time again, compare. */
-static void run_in_memory_int8(Model *m, Graph *g, int64_t B, int64_t S, int iters,
-                               const Timing *fp32)
+/* --int8: a second copy of the float32 model (the same weights), quantised
+ * in memory, timed in turn with the first; the float32 line, then the int8. */
+static void run_in_memory_int8(Model *fp, Model *q, const Arena *params, Graph *g, int64_t B,
+                               int64_t S, int iters, int packed, double t_pack)
 {
     BertcError err;
-    bertc_registry_unpack(m->reg, g->step);
-    bool *chosen = calloc((size_t)m->reg->n_params, sizeof *chosen);
-    if (bertc_registry_int8_plan(m->reg, NULL, 0, chosen, &err) < 0) {
+    bool *chosen = calloc((size_t)q->reg->n_params, sizeof *chosen);
+    if (bertc_registry_int8_plan(q->reg, NULL, 0, chosen, &err) < 0) {
         fprintf(stderr, "forward: %s\n", err.msg);
         exit(1);
     }
-    bertc_registry_quantize(m->reg, chosen, g->step);
+    bertc_registry_quantize(q->reg, chosen, g->step);
     free(chosen);
-    Timing q = time_forwards(m, g, B, S, iters, NULL);
-    print_int8(m, B, S, &q, bench_peak_rss_mib(), fp32);
-    free(q.hidden);
+    Model *models[2] = {fp, q};
+    Timing t[2];
+    time_forwards(models, 2, g, B, S, iters, NULL, t);
+    print_fp32(fp, params, g, B, S, &t[0], packed, t_pack);
+    print_int8(q, B, S, &t[1], bench_peak_rss_mib(), &t[0]);
+    free(t[0].hidden);
+    free(t[1].hidden);
 }
 
-/* An int8 --model: timed alone (its peak RSS), then --reference if given. */
+/* An int8 --model: timed alone (its peak RSS), then, with --reference,
+ * again in turn with its float32 original. */
 static void run_int8_model(Model *m, Graph *g, int64_t B, int64_t S, int iters,
                            const char *reference, const char *dump)
 {
-    Timing q = time_forwards(m, g, B, S, iters, dump), ref = {0};
+    Model *alone[1] = {m};
+    Timing t[2], q, ref = {0};
+    time_forwards(alone, 1, g, B, S, iters, dump, t);
+    q = t[0];
     double rss = bench_peak_rss_mib();
     Arena *ref_params = bertc_arena_create("reference", 1 << 20);
     if (reference) {
         Model r;
         open_dir(reference, ref_params, &r);
         bertc_registry_prepack(r.reg, g->step);
-        ref = time_forwards(&r, g, B, S, iters, NULL);
+        Model *both[2] = {&r, m};
+        free(q.hidden);
+        time_forwards(both, 2, g, B, S, iters, NULL, t);
+        ref = t[0];
+        q = t[1];
     }
     print_int8(m, B, S, &q, rss, &ref);
     free(q.hidden);
@@ -266,6 +297,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "forward: %s\n", err.msg);
         return 1;
     }
+    /* --int8: the copy to quantise, built and loaded as the first */
+    Arena *q_params = bertc_arena_create("params-int8", 1 << 20);
+    Model q;
+    if (int8 && m.reg->n_int8 == 0) {
+        if (model)
+            open_dir(model, q_params, &q);
+        else
+            bench_build_model("forward", config, layers, hidden, q_params, &q);
+        if (weights && bertc_model_load(&q, weights, false, &err) != 0) {
+            fprintf(stderr, "forward: %s\n", err.msg);
+            return 1;
+        }
+    }
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
     bertc_ag_set_no_grad(g, true);
@@ -275,13 +319,18 @@ int main(int argc, char **argv)
         double t_pack = bench_now_ms();
         int packed = prepack ? bertc_registry_prepack(m.reg, g->step) : 0;
         t_pack = bench_now_ms() - t_pack;
-        Timing fp32 = time_forwards(&m, g, B, S, iters, int8 ? NULL : dump);
-        print_fp32(&m, params, g, B, S, &fp32, packed, t_pack);
-        if (int8)
-            run_in_memory_int8(&m, g, B, S, iters, &fp32);
-        free(fp32.hidden);
+        if (int8) {
+            run_in_memory_int8(&m, &q, params, g, B, S, iters, packed, t_pack);
+        } else {
+            Model *one[1] = {&m};
+            Timing t[1];
+            time_forwards(one, 1, g, B, S, iters, dump, t);
+            print_fp32(&m, params, g, B, S, &t[0], packed, t_pack);
+            free(t[0].hidden);
+        }
     }
     bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(q_params);
     bertc_arena_destroy(params);
     return 0;
 }
