@@ -158,6 +158,8 @@ Test(cli_quantize, model_commands_read_the_int8_directory)
     const char *q = tmp;
     cr_expect_eq(bertc("predict --model %s/q 'a text about computers'", q), 0, "predict: %s",
                  log_text);
+    cr_expect(!strstr(log_text, "unused") && !strstr(log_text, "warning"),
+              "the scales are not read as weights of the model: %s", log_text);
     cr_expect_eq(bertc("embed --model %s/q 'a text'", q), 0, "embed: %s", log_text);
     cr_expect_eq(bertc("encode --model %s/q --output %s/in.safetensors 'a text'", q, q), 0,
                  "encode: %s", log_text);
