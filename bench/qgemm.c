@@ -1,7 +1,7 @@
 /* bench/qgemm.c — the int8 GEMM (bertc_qgemm) on every int8 path this CPU
  * runs, against bertc's fp32 GEMM on the same Linear, in the same run.
  *
- *   build/bench/qgemm [--threads N] [--reps R] [--scalar]
+ *   build/bench/qgemm [--threads N] [--reps R] [--scalar] [--cpu]
  *
  * A Linear y (M, N) = x (M, K) W^T + b as inference runs it: fp32 through
  * bertc_gemm_prepacked (W packed once), int8 through bertc_qgemm (W
@@ -12,7 +12,11 @@
  * a burst of load from another process hits them alike; on a shared machine
  * read the ratios, not the absolute rates. int8 is counted in GOPS (2 M N K
  * integer ops per call, like fp32's GFLOP/s). --scalar adds the portable
- * path (slow: ~100x). */
+ * path (slow: ~100x). --cpu times by the process's CPU time instead of the
+ * wall clock: on a machine with more runnable processes than cores, a run of
+ * a few ms is often preempted and its wall time says little, while its CPU
+ * time still counts only the work (with 2 threads, the rate is then per
+ * CPU-second of both threads together). */
 #include "tensor/tensor.h"
 
 #include <stdio.h>
@@ -20,10 +24,12 @@
 #include <string.h>
 #include <time.h>
 
+static clockid_t bench_clock = CLOCK_MONOTONIC;   /* --cpu: CLOCK_PROCESS_CPUTIME_ID */
+
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(bench_clock, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -151,8 +157,10 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--scalar") == 0)
             scalar = true;
+        else if (strcmp(argv[i], "--cpu") == 0)
+            bench_clock = CLOCK_PROCESS_CPUTIME_ID;
         else {
-            fprintf(stderr, "usage: %s [--threads N] [--reps R] [--scalar]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--threads N] [--reps R] [--scalar] [--cpu]\n", argv[0]);
             return 2;
         }
     }
@@ -164,9 +172,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < QGEMM_ISA_COUNT; i++)
         if (bertc_qgemm_isa_supported((QgemmIsa)i) && (scalar || i != QGEMM_ISA_SCALAR))
             paths.isa[paths.n++] = (QgemmIsa)i;
-    printf("fp32 path %s; int8 default %s; best of %d alternating runs; ratio = int8 rate / "
-           "fp32 rate\n", bertc_cpu_isa_name(bertc_cpu_isa()),
-           bertc_qgemm_isa_name(bertc_qgemm_isa()), reps);
+    printf("fp32 path %s; int8 default %s; best of %d alternating runs (%s time); ratio = "
+           "int8 rate / fp32 rate\n", bertc_cpu_isa_name(bertc_cpu_isa()),
+           bertc_qgemm_isa_name(bertc_qgemm_isa()), reps,
+           bench_clock == CLOCK_MONOTONIC ? "wall" : "CPU");
     printf("    M     N     K th\n");
     static const int64_t nk[3][2] = {{768, 768}, {3072, 768}, {768, 3072}};
     static const int64_t ms[2] = {128, 1024};

@@ -9,18 +9,18 @@
  *
  * The driver, for a quantised W packed in panels of NR channels:
  *
- *   for ic in M step MC:          quantise A[ic:+MC, :] -> qa (MC x k_pad bytes)
- *     for panel P in N step NR:   W's panel P (NR x k_pad bytes, L2)
+ *   quantise A -> qa (M x k_pad bytes)
+ *   for ic in M step MC:          MC rows of qa (L2)
+ *     for panel P in N step NR:   W's panel P (NR x k_pad bytes, L1/L2)
  *       for ir in MC step MR:     micro-kernel: Y[ic+ir:+MR, P*NR:+NR], whole K
  *
  * There is no blocking over K: the int32 accumulators of a tile stay in
  * registers for the whole reduction, and a panel of W (at most 48 x 3072
- * bytes for BERT-base) streams from L2. Threads take (ic, group of panels)
- * work items from a shared counter, as in tensor/gemm.c; each thread
- * quantises the rows of its item into its own buffer (two threads on the same
- * rows both quantise them: M x K work, small beside M x N x K). Every entry of
- * Y is one exact int32 sum and one fixed float epilogue, so Y is bitwise the
- * same with any thread count and on every path. */
+ * bytes for BERT-base) streams from L2. All of A is quantised first, rows
+ * split over the threads, into a buffer of the calling thread; then threads
+ * take (ic, group of panels) work items from a shared counter, as in
+ * tensor/gemm.c. Every entry of Y is one exact int32 sum and one fixed float
+ * epilogue, so Y is bitwise the same with any thread count and on every path. */
 #include "tensor/qgemm_internal.h"
 
 #include <stdlib.h>
@@ -340,9 +340,9 @@ static void counter_reset(ItemCounter *c) { atomic_store(c, 0); }
 static int64_t counter_next(ItemCounter *c) { return atomic_fetch_add(c, 1); }
 #endif
 
-/* Each thread's quantised rows of A: mc_pad rows of k_pad bytes, then their
- * mc_pad scales. Grown, never shrunk; from bertc_sys_alloc, or from the arena
- * of bertc_qgemm_set_arena. */
+/* The calling thread's quantised rows of A (QgemmJob's qa and sa). Grown,
+ * never shrunk; from bertc_sys_alloc, or from the arena of
+ * bertc_qgemm_set_arena. */
 typedef struct QaBuffer {
     void *raw;
     uint8_t *data;   /* 64-byte aligned */
@@ -381,33 +381,38 @@ static uint8_t *qa_buffer_get(size_t bytes)
     return qa_buffer.data;
 }
 
-/* One call: item i covers rows [ic, ic + MC), ic = (i / items_per_ic) * MC,
- * and panels [p0, p0 + panels_per_item), p0 = (i % items_per_ic) * ... */
+/* One call. Its rows of A, quantised first, are qa (rows_pad rows of k_pad
+ * bytes, rows_pad = M rounded up to MR; the rows past M are zero rows of
+ * scale 1) and sa (rows_pad). Then item i covers rows [ic, ic + MC),
+ * ic = (i / items_per_ic) * MC, and panels [p0, p0 + panels_per_item),
+ * p0 = (i % items_per_ic) * panels_per_item. */
 typedef struct QgemmJob {
     const QgemmKernel *kr;
     const QuantPackedB *pb;
-    int64_t M;
+    int64_t M, rows_pad;
     const float *A, *bias;
     float *C;
     int64_t lda, ldc;
-    int64_t mc_pad, n_panels, panels_per_item, items_per_ic, n_items;
+    int8_t *qa;
+    float *sa;
+    int64_t n_panels, panels_per_item, items_per_ic, n_items;
     ItemCounter next;
 } QgemmJob;
 
-/* A[ic : ic + mc] -> qa (mc_pad rows of k_pad bytes) and sa (mc_pad); the
- * rows past mc are zero rows of scale 1. */
-static void quantize_block(const QgemmJob *job, int64_t ic, int64_t mc, int8_t *qa, float *sa)
+/* Rows [begin, end) of A -> qa and sa. */
+static void quantize_range(void *ctx, int64_t begin, int64_t end)
 {
+    const QgemmJob *job = ctx;
     const QgemmKernel *kr = job->kr;
     int64_t k_pad = job->pb->k_pad;
-    for (int64_t r = 0; r < job->mc_pad; r++) {
-        int8_t *q = qa + r * k_pad;
-        if (r < mc) {
-            sa[r] = kr->quantize_row(job->A + (ic + r) * job->lda, job->pb->K, k_pad, q,
-                                     kr->biased);
+    for (int64_t r = begin; r < end; r++) {
+        int8_t *q = job->qa + r * k_pad;
+        if (r < job->M) {
+            job->sa[r] = kr->quantize_row(job->A + r * job->lda, job->pb->K, k_pad, q,
+                                          kr->biased);
         } else {
             memset(q, kr->biased ? 128 : 0, (size_t)k_pad);
-            sa[r] = 1.0f;
+            job->sa[r] = 1.0f;
         }
     }
 }
@@ -415,56 +420,51 @@ static void quantize_block(const QgemmJob *job, int64_t ic, int64_t mc, int8_t *
 /* Y[i0 : i0 + m, panel P's columns]: the micro-kernel straight into Y when
  * the tile is whole, else into a scratch tile (with a padded bias) whose
  * m x n corner is copied out. */
-static void run_tile(const QgemmJob *job, const int8_t *qa, const float *sa, int64_t i0, int m,
-                     int64_t P)
+static void run_tile(const QgemmJob *job, int64_t i0, int m, int64_t P)
 {
     const QgemmKernel *kr = job->kr;
     const QuantPackedB *pb = job->pb;
     int64_t j0 = P * kr->nr;
     int n = (int)min64(kr->nr, pb->N - j0);
-    const int8_t *b = pb->data + P * kr->nr * pb->k_pad;
-    const float *sw = pb->scale + j0, *bias = job->bias ? job->bias + j0 : NULL;
+    const int8_t *a = job->qa + i0 * pb->k_pad, *b = pb->data + P * kr->nr * pb->k_pad;
+    const float *sa = job->sa + i0, *sw = pb->scale + j0;
+    const float *bias = job->bias ? job->bias + j0 : NULL;
     const int32_t *cs = pb->col_sum + j0;
     float *c = job->C + i0 * job->ldc + j0;
     if (m == kr->mr && n == kr->nr) {
-        kr->kernel(pb->k_pad, qa, pb->k_pad, b, sa, sw, cs, bias, c, job->ldc);
+        kr->kernel(pb->k_pad, a, pb->k_pad, b, sa, sw, cs, bias, c, job->ldc);
         return;
     }
     _Alignas(64) float tile[8 * QGEMM_NR_MAX];
     float bias_pad[QGEMM_NR_MAX] = {0};
     if (bias)
         memcpy(bias_pad, bias, sizeof(float) * (size_t)n);
-    kr->kernel(pb->k_pad, qa, pb->k_pad, b, sa, sw, cs, bias ? bias_pad : NULL, tile, kr->nr);
+    kr->kernel(pb->k_pad, a, pb->k_pad, b, sa, sw, cs, bias ? bias_pad : NULL, tile, kr->nr);
     for (int i = 0; i < m; i++)
         memcpy(c + i * job->ldc, tile + i * kr->nr, sizeof(float) * (size_t)n);
 }
 
+/* A thread's share: items until none are left. */
 static void qgemm_worker(void *ctx, int64_t begin, int64_t end)
 {
     (void)begin, (void)end;
     QgemmJob *job = ctx;
     const QgemmKernel *kr = job->kr;
-    int64_t k_pad = job->pb->k_pad, packed_ic = -1;
-    uint8_t *buf = qa_buffer_get((size_t)(job->mc_pad * k_pad) + sizeof(float) * (size_t)job->mc_pad);
-    int8_t *qa = (int8_t *)buf;
-    float *sa = (float *)(buf + job->mc_pad * k_pad);
     for (int64_t item; (item = counter_next(&job->next)) < job->n_items;) {
         int64_t ic = item / job->items_per_ic * kr->mc, mc = min64(kr->mc, job->M - ic);
         int64_t p0 = item % job->items_per_ic * job->panels_per_item;
         int64_t p1 = min64(p0 + job->panels_per_item, job->n_panels);
-        if (packed_ic != ic) {
-            quantize_block(job, ic, mc, qa, sa);
-            packed_ic = ic;
-        }
         for (int64_t P = p0; P < p1; P++)
             for (int64_t ir = 0; ir < mc; ir += kr->mr)
-                run_tile(job, qa + ir * k_pad, sa + ir, ic + ir, (int)min64(kr->mr, mc - ir), P);
+                run_tile(job, ic + ir, (int)min64(kr->mr, mc - ir), P);
     }
 }
 
 /* Multiply-adds below which a thread is not worth waking (int8 runs ~4x the
- * fp32 rate, so 4x tensor/gemm.c's threshold). */
+ * fp32 rate, so 4x tensor/gemm.c's threshold); elements of A below which its
+ * quantisation stays on the caller. */
 #define QGEMM_MIN_THREAD_WORK (1 << 23)
+#define QGEMM_MIN_THREAD_QUANT (1 << 15)
 
 void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                  const float *bias, float *C, int64_t ldc)
@@ -481,12 +481,24 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                     pb->nr, bertc_qgemm_isa_name(active), kr->nr);
     if (M <= 0)
         return;
-    QgemmJob job = {.kr = kr, .pb = pb, .M = M, .A = A, .bias = bias, .C = C, .lda = lda,
-                    .ldc = ldc, .mc_pad = round_up(min64(kr->mc, M), kr->mr),
+    if (lda < pb->K || ldc < pb->N)
+        bertc_fatal("bertc_qgemm: A (%lld, %lld) with row stride %lld, Y (%lld, %lld) with row "
+                    "stride %lld: a stride is shorter than its row", (long long)M,
+                    (long long)pb->K, (long long)lda, (long long)M, (long long)pb->N,
+                    (long long)ldc);
+    int64_t rows_pad = round_up(M, kr->mr);
+    uint8_t *buf = qa_buffer_get((size_t)(rows_pad * pb->k_pad) + sizeof(float) * (size_t)rows_pad);
+    QgemmJob job = {.kr = kr, .pb = pb, .M = M, .rows_pad = rows_pad, .A = A, .bias = bias,
+                    .C = C, .lda = lda, .ldc = ldc, .qa = (int8_t *)buf,
+                    .sa = (float *)(buf + rows_pad * pb->k_pad),
                     .n_panels = ceil_div(pb->N, kr->nr)};
     double work = (double)M * (double)pb->N * (double)pb->k_pad / QGEMM_MIN_THREAD_WORK;
     int threads = bertc_threads_count();
     threads = work < 1.0 ? 1 : work < threads ? (int)work : threads;
+    if (threads > 1 && M * pb->k_pad >= QGEMM_MIN_THREAD_QUANT)
+        bertc_parallel_for(rows_pad, quantize_range, &job);
+    else
+        quantize_range(&job, 0, rows_pad);
     /* About 4 items per thread: the row blocks, then groups of panels in each. */
     int64_t n_ic = ceil_div(M, kr->mc);
     int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), job.n_panels);

@@ -592,9 +592,9 @@ void bertc_qgemm_pack_b(const int8_t *Wq, const float *scale, int64_t N, int64_t
                         QuantPackedB *out);
 /* Y (M, N) row stride ldc = A (M, K) row stride lda, quantised per row, times
  * the packed W^T, plus bias (N; NULL: none). Threads over row blocks and
- * channel panels (bertc_parallel_for); each thread quantises its rows of A
- * into its own buffer (at most 128 x k_pad bytes, grown to the largest call
- * so far, from the heap). Bitwise the same result with any thread count. */
+ * channel panels (bertc_parallel_for), after quantising A into a buffer of
+ * the calling thread (M x k_pad bytes, grown to the largest call so far,
+ * from the heap). Bitwise the same result with any thread count. */
 void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                  const float *bias, float *C, int64_t ldc);
 /* As bertc_gemm_set_pack_arena, for bertc_qgemm's buffer: after

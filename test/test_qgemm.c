@@ -348,6 +348,27 @@ Test(qgemm, a_weight_packed_for_another_path_is_refused)
     free(mem);
 }
 
+static void run_short_stride(void *ctx)
+{
+    MismatchCtx *m = ctx;
+    bertc_qgemm(2, m->A, m->pb->K - 1, m->pb, NULL, m->Y, m->pb->N);
+}
+
+Test(qgemm, a_stride_shorter_than_a_row_is_refused)
+{
+    int8_t qw[4 * 8] = {1, 2, 3};
+    float sw[4] = {1, 1, 1, 1}, A[16] = {1}, Y[8];
+    void *mem = xmalloc(bertc_qgemm_packed_bytes(4, 8));
+    QuantPackedB pb;
+    bertc_qgemm_pack_b(qw, sw, 4, 8, mem, &pb);
+    MismatchCtx ctx = {.pb = &pb, .A = A, .Y = Y};
+    char msg[BERTC_ERROR_LEN];
+    cr_assert(test_catch_fatal(run_short_stride, &ctx, msg, sizeof msg),
+              "bertc_qgemm ran with lda 7 < K 8");
+    cr_expect(strstr(msg, "row stride 7") != NULL, "message: %s", msg);
+    free(mem);
+}
+
 /* With the fp32 path forced to avx2 (the laptop case), the int8 default uses
  * no AVX-512. */
 Test(qgemm, default_path_follows_the_fp32_path)
