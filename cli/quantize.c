@@ -275,7 +275,11 @@ static int quantize(const char *model, const char *out, const char **keep, int n
         return -1;
     Registry *r = d.model.reg;
     bool *chosen = bertc_arena_calloc(arena, (size_t)r->n_params, sizeof *chosen);
-    if (bertc_registry_int8_plan(r, keep, n_keep, chosen, err) < 0 || make_out(out, err) != 0)
+    int n = bertc_registry_int8_plan(r, keep, n_keep, chosen, err);
+    if (n == 0)
+        return bertc_errorf(err, "%s: no Linear weight left to quantise (the plan takes the "
+                            "encoder's; --keep kept them all)", model);
+    if (n < 0 || make_out(out, err) != 0)
         return -1;
     QuantOut q = {0};
     plan_entries(r, chosen, arena, &q);

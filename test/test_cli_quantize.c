@@ -136,6 +136,9 @@ Test(cli_quantize, keep_leaves_modules_float32_and_must_name_one)
     cr_assert_eq(rc, 0, "%s", log_text);
     cr_expect(strstr(log_text, "quantised 6 Linear weights"), "--keep of one layer of two: %s",
               log_text);
+    rc = bertc("quantize --model %s --out %s/q3 --keep bert.encoder", FIXTURE, tmp);
+    cr_expect_neq(rc, 0, "a model with nothing left to quantise was written");
+    cr_expect(strstr(log_text, "no Linear weight left") && one_line(log_text), "%s", log_text);
     rc = bertc("quantize --model %s --out %s/q2 --keep bert.encoder.layer.7", FIXTURE, tmp);
     cr_expect_neq(rc, 0, "a --keep naming no module was accepted");
     cr_expect(strstr(log_text, "--keep") && strstr(log_text, "bert.encoder.layer.7") &&
