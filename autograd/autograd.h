@@ -61,6 +61,9 @@ typedef struct Var {
     const GemmPackedB *packed; /* non-NULL: a linear weight (out, in) pre-packed for
                              inference (nn's bertc_registry_prepack); value.data then
                              holds the GEMM's layout, which only bertc_ag_linear reads */
+    const QuantPackedB *qpacked; /* non-NULL: a linear weight (out, in) held as int8 (a
+                             quantised model, nn's bertc_registry_load); value.data is
+                             then NULL and bertc_ag_linear runs bertc_qgemm on it */
 } Var;
 
 typedef struct Node Node;

@@ -97,6 +97,23 @@ void bertc_matmul_backward(Graph *g, Node *node)
     }
 }
 
+/* y = x w^T + bias with w int8 (tensor/tensor.h, bertc_qgemm): x is
+ * quantised per row on the fly, the bias added in the GEMM's store. Inference
+ * only: an int8 weight has no float values to differentiate through. */
+static Var *linear_int8(Var *out, Var **in, int n_in)
+{
+    Var *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL;
+    if (out->requires_grad)
+        bertc_fatal("linear: weight '%s' is int8 (a quantised model is for inference only) and "
+                    "has no gradient; train or fine-tune the float32 model, then quantise it",
+                    w->name ? w->name : "?");
+    int64_t n_in_f = w->value.shape[1], n_out = w->value.shape[0];
+    int64_t rows = x->value.numel / (n_in_f ? n_in_f : 1);
+    bertc_qgemm(rows, x->value.data, n_in_f, w->qpacked, bias ? bias->value.data : NULL,
+                out->value.data, n_out);
+    return out;   /* nothing to record: no gradient flows through it */
+}
+
 /* linear: x (..., in), w (out, in), bias (out) -> y (..., out) = x w^T + bias,
  * the layout of torch.nn.Linear. x is viewed as (rows, in). */
 Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
@@ -113,6 +130,8 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
     Var *in[3] = {x, w, bias};
     Var *out = bertc_ag_result(g, X->ndim, shape, in, bias ? 3 : 2);
     float *y = out->value.data;
+    if (w->qpacked)
+        return linear_int8(out, in, bias ? 3 : 2);
     if (w->packed && out->requires_grad)
         bertc_fatal("linear: weight '%s' is pre-packed for inference (bertc_registry_prepack) and "
                     "has no gradient; call bertc_registry_unpack before training or a gradient pass",

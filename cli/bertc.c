@@ -222,6 +222,7 @@ static const CliEntry commands[] = {
     {&cli_cmd_attention, cmd_attention},
     {&cli_cmd_explain, cmd_explain},
     {&cli_cmd_finetune, cmd_finetune},
+    {&cli_cmd_quantize, cmd_quantize},
     {&cli_cmd_train, cmd_train},
     {&cli_cmd_help, cmd_help},
     {&cli_cmd_version, cmd_version},

@@ -131,6 +131,11 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
 int cli_output_not_an_input(const char *output_flag, const char *output, int n,
                             const char *const *flags, const char *const *paths, BertcError *err);
 
+/* ---- cli/quantize.c: bertc quantize (docs/quantization.md) -------------- */
+
+extern const CliCommand cli_cmd_quantize;
+int cmd_quantize(int argc, char **argv);
+
 /* ---- cli/finetune.c: bertc finetune (docs/finetune.md) ------------------ */
 
 extern const CliCommand cli_cmd_finetune;

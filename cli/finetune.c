@@ -271,6 +271,10 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
 static int build_model(const Base *b, const BertConfig *cfg, uint64_t seed, Model *m,
                        Arena *arena, BertcError *err)
 {
+    if (cfg->int8_dynamic)
+        return bertc_errorf(err, "%s: the model is quantised to int8 (its config.json has a "
+                            "quantization_config), which is for inference only: fine-tune its "
+                            "float32 original", b->weights[0] ? b->weights : "--model");
     if (bertc_model_build(m, arena, cfg, err) != 0)
         return -1;
     Rng init = bertc_rng_seed(seed);

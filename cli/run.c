@@ -149,6 +149,29 @@ const CliCommand cli_cmd_summary = {
     .example = "bertc summary --config examples/configs/bert-base-uncased.json",
 };
 
+/* A quantised model (docs/quantization.md): how many of its weights are
+ * int8, counted in its weights file's header when there is one. */
+static int print_int8(const CliModelFiles *f, BertcError *err)
+{
+    int n = -1;
+    SafeTensors *st = NULL;
+    if (f->weights) {
+        if (bertc_st_open_file(NULL, f->weights, &st, err) != 0)
+            return -1;
+        n = 0;
+        for (size_t i = 0; i < st->n_tensors; i++)
+            n += st->tensors[i].dtype == ST_I8;
+        bertc_st_close(st);
+    }
+    if (n >= 0)
+        printf("Quantised: int8 (" CONFIG_QUANT_METHOD "): %d Linear weights int8 with one "
+               "scale per output channel, activations int8 per row; the rest float32\n", n);
+    else
+        printf("Quantised: int8 (" CONFIG_QUANT_METHOD "): Linear weights int8 with one scale "
+               "per output channel, activations int8 per row; the rest float32\n");
+    return 0;
+}
+
 int cmd_summary(int argc, char **argv)
 {
     const CliCommand *c = &cli_cmd_summary;
@@ -172,6 +195,8 @@ int cmd_summary(int argc, char **argv)
         bertc_model_config_error(&err, f.config);
     if (rc == 0)
         bertc_registry_print(m.reg, stdout);
+    if (rc == 0 && cfg.int8_dynamic)
+        rc = print_int8(&f, &err);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);
 }

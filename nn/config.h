@@ -43,6 +43,9 @@ typedef enum BertAct {
     ACT_RELU                    /* "relu" */
 } BertAct;
 
+/* quantization_config.quant_method of an int8 model (`bertc quantize`). */
+#define CONFIG_QUANT_METHOD "bertc_dynamic_int8"
+
 typedef enum ProblemType {
     PROBLEM_UNSET,              /* absent or null: the model infers it (SPEC §6.2) */
     PROBLEM_REGRESSION,
@@ -82,6 +85,11 @@ typedef struct BertConfig {
     /* HF's add_pooling_layer=False, as BertModel and the token, QA and MLM
      * heads are saved without pooler.* (bertc's key; written when false) */
     bool add_pooling_layer;
+    /* "quantization_config": {"quant_method": "bertc_dynamic_int8", ...}: a
+     * model `bertc quantize` wrote (docs/quantization.md), whose Linear
+     * weights are int8 in its model.safetensors. Any other quant_method is
+     * an error when read. */
+    bool int8_dynamic;
     /* The architecture's own keys: the struct its ConfigKey table describes
      * (read and written with memcpy, see bertc_config_key_ptr). */
     union {

@@ -206,6 +206,28 @@ static int read_optional_real(const JsonValue *root, const char *key, float *out
     return 0;
 }
 
+/* HF's quantization_config: only bertc's own int8 scheme is read (the
+ * weights of any other, bitsandbytes or GPTQ, are not in a layout bertc
+ * reads); its other fields describe the scheme for people. */
+static int read_quantization(const JsonValue *root, BertConfig *cfg, BertcError *err)
+{
+    const JsonValue *q = bertc_json_get(root, "quantization_config");
+    if (!q || q->type == JSON_NULL)
+        return 0;
+    if (q->type != JSON_OBJECT)
+        return bertc_json_errorf(err, q, "quantization_config must be an object, found %s",
+                                 bertc_json_type_name(q->type));
+    const char *method;
+    if (bertc_json_get_string(q, "quant_method", &method, err) != 0)
+        return -1;
+    if (strcmp(method, CONFIG_QUANT_METHOD) != 0)
+        return bertc_json_errorf(err, bertc_json_get(q, "quant_method"), "quant_method \"%.40s\" "
+                                 "is not one bertc reads (\"" CONFIG_QUANT_METHOD "\", written "
+                                 "by bertc quantize)", method);
+    cfg->int8_dynamic = true;
+    return 0;
+}
+
 int bertc_bert_config_read_common(const JsonValue *root, BertConfig *out, BertcError *err)
 {
     if (root->type != JSON_OBJECT)
@@ -225,7 +247,8 @@ int bertc_bert_config_read_common(const JsonValue *root, BertConfig *out, BertcE
     bool pooler = true;
     if (read_strings(root, &cfg, err) != 0 || read_num_labels(root, &cfg, err) != 0 ||
         read_optional_real(root, "classifier_dropout", &cfg.classifier_dropout, err) != 0 ||
-        bertc_json_opt_bool(root, "add_pooling_layer", true, &pooler, err) != 0)
+        bertc_json_opt_bool(root, "add_pooling_layer", true, &pooler, err) != 0 ||
+        read_quantization(root, &cfg, err) != 0)
         return -1;
     cfg.add_pooling_layer = pooler;
     *out = cfg;
@@ -320,6 +343,9 @@ void bertc_bert_config_format_common(const BertConfig *c, char *buf, size_t cap,
     }
     if (!c->add_pooling_layer)
         append(buf, cap, len, ",\n  \"add_pooling_layer\": false");
+    if (c->int8_dynamic)
+        append(buf, cap, len, ",\n  \"quantization_config\": {\"quant_method\": \""
+               CONFIG_QUANT_METHOD "\"}");
     if (c->n_label_names > 0)
         format_labels(c, buf, cap, len);
     bertc_config_format_keys(bert_keys, N_BERT_KEYS, c, buf, cap, len);

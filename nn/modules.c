@@ -9,9 +9,8 @@ void bertc_linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int
     m->out_features = out;
     bertc_nn_push(r, attr, bertc_nn_format(r, "Linear(in_features=%lld, out_features=%lld, bias=%s)",
                                (long long)in, (long long)out, bias ? "True" : "False"), true);
-    int64_t wshape[2] = {out, in}, bshape[1] = {out};
-    m->weight = bertc_nn_param(r, "weight", 2, wshape, INIT_NORMAL);
-    r->params[r->n_params - 1].linear_weight = true;
+    int64_t bshape[1] = {out};
+    m->weight = bertc_nn_linear_weight(r, "weight", out, in);
     m->bias = bias ? bertc_nn_param(r, "bias", 1, bshape, INIT_ZEROS) : NULL;
     bertc_nn_pop(r);
 }

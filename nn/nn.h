@@ -47,6 +47,12 @@ typedef struct Param {
     int64_t zero_row;      /* row set to 0 after init (Embedding padding_idx), or -1 */
     bool linear_weight;    /* a Linear's (out, in) weight: bertc_registry_prepack may pack it */
     GemmPackedB *packing;  /* its GemmPackedB while packed (var->packed points here) */
+    /* An int8 Linear weight of a quantised model (docs/quantization.md): it
+     * has no float values (var->value.data is NULL); bertc_registry_load
+     * fills `qpacking` from the file's I8 weight and F32 "<name>_scale", and
+     * var->qpacked points to it. */
+    bool int8;
+    QuantPackedB *qpacking;
 } Param;
 
 /* One node of the module tree, for printing: "(attr): repr". */
@@ -71,6 +77,11 @@ typedef struct Registry {
     int open[REGISTRY_MAX_DEPTH];  /* module indices of the open modules */
     int depth;
     int n_packed;                  /* Linear weights now pre-packed (bertc_registry_prepack) */
+    /* Linear weights to hold as int8 (full names, set before the model is
+     * built: bertc_model_build_int8), and how many were loaded as int8. */
+    const char *const *int8_names;
+    int n_int8_names;
+    int n_int8;
     /* A dry run (bertc_registry_create_dry) registers names and shapes but
      * allocates no tensor data: params and buffers have data == NULL. */
     bool dry_run;
@@ -99,6 +110,10 @@ const char *bertc_nn_format(Registry *r, const char *fmt, ...) __attribute__((fo
 
 /* Register a parameter `name` (relative to the current prefix). */
 Var *bertc_nn_param(Registry *r, const char *name, int ndim, const int64_t *shape, ParamInit init);
+/* Register the (out, in) weight of a Linear under `name`: a parameter that
+ * bertc_registry_prepack may pack, or, when r->int8_names holds its full
+ * name, an int8 weight without float values (Param.int8). */
+Var *bertc_nn_linear_weight(Registry *r, const char *name, int64_t out, int64_t in);
 /* Register a buffer: loaded and saved, never trained nor counted. */
 Var *bertc_nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape);
 /* A second name for an existing parameter (tied weights). full_name is the
@@ -131,7 +146,25 @@ void bertc_registry_print(const Registry *r, FILE *out);
  * that says to call bertc_registry_unpack, which restores the exact values. */
 int bertc_registry_prepack(Registry *r, Arena *scratch);
 void bertc_registry_unpack(Registry *r, Arena *scratch);
-/* Stops with a message naming `what` if the registry is pre-packed. */
+/* Int8 inference (nn/quantize.c, docs/quantization.md). The plan: which
+ * Linear weights `bertc quantize` makes int8 — every untied Linear weight
+ * of an encoder (full name containing "encoder."), except those under a
+ * module named in keep[0..n_keep) (a dotted module name or a prefix of one,
+ * e.g. "bert.encoder.layer.11"); heads, pooler, embeddings and LayerNorms
+ * stay float32. Sets chosen[i] per parameter and returns how many; a keep
+ * name that names no Linear module is an error (-1). */
+int bertc_registry_int8_plan(const Registry *r, const char *const *keep, int n_keep,
+                             bool *chosen, BertcError *err);
+/* Quantises the chosen Linear weights in memory, as a quantised model's
+ * file holds them (bertc_quantize_rows per output channel) and packs them
+ * for bertc_qgemm: afterwards the model runs as if loaded from its int8
+ * directory. Their float values are dropped (still allocated in the params
+ * arena). Uses one weight's int8 of `scratch` at a time. Returns how many. */
+int bertc_registry_quantize(Registry *r, const bool *chosen, Arena *scratch);
+
+/* Stops with a message naming `what` if the registry is pre-packed, or holds
+ * int8 weights (a quantised model: inference only, never trained, saved as
+ * float32 nor re-initialised). */
 void bertc_registry_require_unpacked(const Registry *r, const char *what);
 
 /* ------------------------------------------------------------------------ */

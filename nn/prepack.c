@@ -13,7 +13,7 @@
 static bool packable(const Registry *r, int i)
 {
     const Param *p = &r->params[i];
-    if (!p->linear_weight || p->buffer || p->alias_of >= 0 || p->var->packed)
+    if (!p->linear_weight || p->int8 || p->buffer || p->alias_of >= 0 || p->var->packed)
         return false;
     for (int j = 0; j < r->n_params; j++)   /* tied: another name reads it plainly */
         if (r->params[j].alias_of == i)
@@ -68,6 +68,10 @@ void bertc_registry_unpack(Registry *r, Arena *scratch)
 
 void bertc_registry_require_unpacked(const Registry *r, const char *what)
 {
+    if (r->n_int8 > 0)
+        bertc_fatal("%s: the model holds %d int8 Linear weights (a quantised model, for "
+                    "inference only); use the float32 model it was quantised from", what,
+                    r->n_int8);
     if (r->n_packed > 0)
         bertc_fatal("%s: %d Linear weights are pre-packed for inference (bertc_registry_prepack) "
                     "and hold no plain values; call bertc_registry_unpack first", what, r->n_packed);

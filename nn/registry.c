@@ -150,6 +150,47 @@ Var *bertc_nn_param(Registry *r, const char *name, int ndim, const int64_t *shap
     return p->var;
 }
 
+static bool held_int8(const Registry *r, const char *full)
+{
+    for (int i = 0; i < r->n_int8_names; i++)
+        if (strcmp(r->int8_names[i], full) == 0)
+            return true;
+    return false;
+}
+
+/* An int8 weight's Var: its shape, no float data (the int8 values and
+ * scales come with the load, into Param.qpacking). */
+static Var *int8_param(Registry *r, const Param *p, int64_t out, int64_t in)
+{
+    Var *v = bertc_arena_calloc(r->arena, 1, sizeof *v);
+    int64_t shape[2] = {out, in};
+    v->value = bertc_tensor_view(NULL, 2, shape);
+    v->home = r->arena;
+    v->requires_grad = true;   /* so that a gradient pass through it is refused */
+    v->persistent = true;
+    v->name = p->name;
+    return v;
+}
+
+Var *bertc_nn_linear_weight(Registry *r, const char *name, int64_t out, int64_t in)
+{
+    char buf[600];
+    const char *full = full_name(r, name, buf, sizeof buf);
+    if (r->dry_run || !held_int8(r, full)) {
+        int64_t shape[2] = {out, in};
+        Var *v = bertc_nn_param(r, name, 2, shape, INIT_NORMAL);
+        r->params[r->n_params - 1].linear_weight = true;
+        return v;
+    }
+    Param *p = add_param(r, full);
+    p->var = int8_param(r, p, out, in);
+    p->init = INIT_KEEP;
+    p->linear_weight = true;
+    p->int8 = true;
+    r->modules[0].end_param = r->n_params;
+    return p->var;
+}
+
 Var *bertc_nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape)
 {
     Var *v = bertc_nn_param(r, name, ndim, shape, INIT_KEEP);

@@ -713,6 +713,27 @@ int bertc_st_read_i32(const SafeTensors *st, const StTensorInfo *t, int32_t *dst
     return read_elements(st, t, dst, false, err);
 }
 
+int bertc_st_read_i8(const SafeTensors *st, const StTensorInfo *t, int8_t *dst, size_t count,
+                     BertcError *err)
+{
+    if (t->dtype != ST_I8)
+        return st_errorf(err, st, "tensor \"%s\" has dtype %s where int8 (I8) is expected",
+                         t->name, bertc_st_dtype_name(t->dtype));
+    if (count != (uint64_t)t->numel) {
+        char s[SHAPE_STR_LEN];
+        return st_errorf(err, st, "tensor \"%s\" has %" PRId64 " elements (shape %s) but the "
+                         "destination holds %zu", t->name, t->numel,
+                         bertc_shape_str(s, sizeof s, t->ndim, t->shape), count);
+    }
+    for (size_t first = 0; first < count; first += CHUNK) {
+        size_t n = count - first < CHUNK ? count - first : CHUNK;
+        if (st->source.read(st->source.ctx, st->data_start + t->begin + first, dst + first, n,
+                            err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static const StTensorInfo *find_or_error(const SafeTensors *st, const char *name,
                                          BertcError *err)
 {

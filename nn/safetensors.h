@@ -53,8 +53,10 @@
  * there. bertc_st_write and bertc_st_write_buffer reproduce Hugging Face's layout and add
  * no key; a caller can add one with bertc_st_data_crc32.
  *
- * Entries of dtypes bertc does not convert (I8, I16, U16, U32, U64, F8_E4M3,
- * F8_E5M2) are valid in a file; reading one of them is an error.
+ * Entries of dtypes bertc does not convert (I16, U16, U32, U64, F8_E4M3,
+ * F8_E5M2) are valid in a file; reading one of them is an error. I8 is read
+ * only as itself, with bertc_st_read_i8 (the int8 weights of a quantised
+ * model): never converted to float32 or int32.
  *
  * Byte order: all multi-byte values are assembled from bytes with shifts
  * (p[0] | p[1] << 8 | ...), which means the same on little- and big-endian
@@ -151,6 +153,11 @@ int bertc_st_read_f32(const SafeTensors *st, const StTensorInfo *t, float *dst, 
 int bertc_st_read_i32(const SafeTensors *st, const StTensorInfo *t, int32_t *dst, size_t count,
                 BertcError *err);
 
+/* An I8 tensor into count = numel int8_t, unconverted. Any other dtype is an
+ * error naming the tensor and its dtype. */
+int bertc_st_read_i8(const SafeTensors *st, const StTensorInfo *t, int8_t *dst, size_t count,
+                     BertcError *err);
+
 /* Find `name`, allocate a tensor of its shape in `arena` and read it. A
  * missing name is an error naming it. */
 int bertc_st_load_tensor(const SafeTensors *st, const char *name, Arena *arena, Tensor *out,
@@ -159,11 +166,12 @@ int bertc_st_load_itensor(const SafeTensors *st, const char *name, Arena *arena,
                     BertcError *err);
 
 /* ------------------------------------------------------------------------ */
-/* Writing (F32 and I64)                                                     */
+/* Writing (F32, I64 and I8)                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* One tensor to write: dtype ST_F32 with `f32` set, or ST_I64 with `i64` set
- * (or `i32`, widened to I64). */
+/* One tensor to write: dtype ST_F32 with `f32` set, ST_I64 with `i64` set
+ * (or `i32`, widened to I64), or ST_I8 with `i8` set (int8 weights of a
+ * quantised model, docs/quantization.md). */
 typedef struct StEntry {
     const char *name;
     StDtype dtype;
@@ -172,6 +180,7 @@ typedef struct StEntry {
     const float *f32;
     const int64_t *i64;
     const int32_t *i32;
+    const int8_t *i8;
 } StEntry;
 
 StEntry bertc_st_entry_tensor(const char *name, const Tensor *t);    /* F32 */

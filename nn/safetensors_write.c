@@ -54,9 +54,10 @@ static int check_entry(const StEntry *e, BertcError *err)
         return bertc_errorf(err, "safetensors writer: \"__metadata__\" is reserved and "
                             "cannot name a tensor");
     bool f32 = e->dtype == ST_F32 && e->f32, i64 = e->dtype == ST_I64 && (e->i64 || e->i32);
-    if (!f32 && !i64)
-        return bertc_errorf(err, "safetensors writer: tensor \"%s\": write F32 with .f32 set "
-                            "or I64 with .i64 or .i32 set (got dtype %s)", e->name,
+    bool i8 = e->dtype == ST_I8 && e->i8;
+    if (!f32 && !i64 && !i8)
+        return bertc_errorf(err, "safetensors writer: tensor \"%s\": write F32 with .f32 set, "
+                            "I64 with .i64 or .i32 set, or I8 with .i8 set (got dtype %s)", e->name,
                             bertc_st_dtype_name(e->dtype));
     if (e->ndim < 0 || e->ndim > TENSOR_MAX_DIMS)
         return bertc_errorf(err, "safetensors writer: tensor \"%s\" has %d dimensions "
@@ -217,6 +218,8 @@ static int write_data(StSink sink, const StEntry *e, BertcError *err)
                 uint32_t bits;
                 memcpy(&bits, &e->f32[at], sizeof bits);
                 store_u32le(chunk + 4 * i, bits);
+            } else if (e->dtype == ST_I8) {
+                chunk[i] = (uint8_t)e->i8[at];
             } else {
                 store_u64le(chunk + 8 * i, (uint64_t)(e->i64 ? e->i64[at] : e->i32[at]));
             }

@@ -107,6 +107,11 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
     const Tensor *v = &p->var->value;
     if (check_shape(p, st, t, err) != 0)
         return -1;
+    if (t->dtype == ST_I8)
+        return bertc_errorf(err, "%s: '%s' is int8 (I8) in the file where the model reads "
+                            "float32: int8 weights are read only for a Linear weight of a "
+                            "model whose config.json has a quantization_config "
+                            "(docs/quantization.md)", st->name, t->name);
     if (bertc_st_read_f32(st, t, v->data, (size_t)v->numel, err) != 0)
         return -1;
     /* A NaN or an infinity in a weight can only make the outputs NaN, and
@@ -152,7 +157,7 @@ int bertc_registry_load(Registry *r, const SafeTensors *st, const LoadOptions *o
         if (!t) {
             if (p->buffer)   /* computed by its module, e.g. positional encodings */
                 continue;
-            if (!opts || !opts->init_missing) {
+            if (!opts || !opts->init_missing || p->int8) {
                 char s[SHAPE_STR_LEN];
                 const Tensor *v = &p->var->value;
                 return bertc_errorf(err, "%s: missing parameter '%s' (shape %s)", st->name,
@@ -162,7 +167,8 @@ int bertc_registry_load(Registry *r, const SafeTensors *st, const LoadOptions *o
             n_missing++;
             continue;
         }
-        if (load_param(p, st, t, err) != 0)
+        if (p->int8 ? bertc_registry_load_int8(r, i, st, t, err) != 0
+                    : load_param(p, st, t, err) != 0)
             return -1;
     }
     if (n_missing)
@@ -178,6 +184,8 @@ int bertc_registry_load(Registry *r, const SafeTensors *st, const LoadOptions *o
         int i = key_param(r, t->name, &sp);
         if (i >= 0 && check_shape(&r->params[i], st, t, err) != 0)
             return -1;
+        if (i < 0 && bertc_registry_int8_scale_key(r, t->name))
+            continue;
         if (i < 0) {
             list_append(unused, sizeof unused, t->name);
             n_unused++;

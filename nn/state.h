@@ -31,6 +31,13 @@ typedef struct LoadOptions {
  * infinity in a parameter is an error naming it and the element (a weight
  * file that holds one can only give NaN outputs). */
 int bertc_registry_load(Registry *r, const SafeTensors *st, const LoadOptions *opts, BertcError *err);
+/* nn/state_int8.c, for bertc_registry_load: parameter i, an int8 Linear
+ * weight (Param.int8), from entry t (I8) and its "<name>_scale" (F32), checked
+ * and packed for bertc_qgemm. */
+int bertc_registry_load_int8(Registry *r, int i, const SafeTensors *st, const StTensorInfo *t,
+                             BertcError *err);
+/* Whether key is the "<name>_scale" entry of an int8 parameter of r. */
+bool bertc_registry_int8_scale_key(const Registry *r, const char *key);
 int bertc_registry_load_file(Registry *r, const char *path, const LoadOptions *opts, BertcError *err);
 /* Every parameter, buffer and tied alias under its name (a state_dict), F32,
  * written atomically. */

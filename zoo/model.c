@@ -144,17 +144,27 @@ typedef struct BuildCall {
     Model *m;
     Arena *arena;
     const BertConfig *cfg;
+    const char *const *int8_names;
+    int n_int8;
 } BuildCall;
 
 static int build(void *ctx, BertcError *err)
 {
     BuildCall *c = ctx;
     c->m->reg = bertc_registry_create(c->arena, c->m->arch->name);
+    c->m->reg->int8_names = c->int8_names;
+    c->m->reg->n_int8_names = c->n_int8;
     c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
     return c->m->impl ? 0 : -1;
 }
 
 int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
+{
+    return bertc_model_build_int8(m, arena, cfg, NULL, 0, err);
+}
+
+int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
+                           const char *const *int8_weights, int n, BertcError *err)
 {
     const ModelArch *arch = bertc_zoo_arch(cfg->architecture);
     double floats;
@@ -164,7 +174,7 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
     m->arch = arch;
     m->reg = NULL;
     m->impl = NULL;
-    BuildCall c = {m, arena, cfg};
+    BuildCall c = {m, arena, cfg, int8_weights, n};
     return bertc_try(build, &c, err);
 }
 

@@ -24,6 +24,28 @@ static bool has_pooler(const SafeTensors *st)
     return false;
 }
 
+/* A quantised model's int8 weights: the names of the file's I8 entries
+ * (copied into arena: the model keeps them). The loader then checks each
+ * one (a Linear weight with its F32 scales). */
+static int int8_weights(const SafeTensors *st, Arena *arena, const char ***out)
+{
+    int n = 0;
+    for (size_t i = 0; i < st->n_tensors; i++)
+        n += st->tensors[i].dtype == ST_I8;
+    const char **names = bertc_arena_alloc(arena, sizeof *names * (size_t)(n ? n : 1));
+    n = 0;
+    for (size_t i = 0; i < st->n_tensors; i++) {
+        if (st->tensors[i].dtype != ST_I8)
+            continue;
+        size_t len = strlen(st->tensors[i].name) + 1;
+        char *copy = bertc_arena_alloc(arena, len);
+        memcpy(copy, st->tensors[i].name, len);
+        names[n++] = copy;
+    }
+    *out = names;
+    return n;
+}
+
 /* The weights file is opened (and its CRC checked) once: its header decides
  * the pooler, then the same SafeTensors fills the built model. */
 int bertc_model_open(Model *m, Arena *arena, const char *config_path, const char *weights_path,
@@ -36,7 +58,9 @@ int bertc_model_open(Model *m, Arena *arena, const char *config_path, const char
         return -1;
     if (st && cfg.add_pooling_layer)
         cfg.add_pooling_layer = has_pooler(st);
-    int rc = bertc_model_build(m, arena, &cfg, err);
+    const char **int8 = NULL;
+    int n_int8 = st && cfg.int8_dynamic ? int8_weights(st, arena, &int8) : 0;
+    int rc = bertc_model_build_int8(m, arena, &cfg, int8, n_int8, err);
     if (rc != 0)
         bertc_model_config_error(err, config_path);
     if (rc == 0 && st) {

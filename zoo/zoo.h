@@ -262,6 +262,13 @@ typedef struct Model {
  * (bertc_model_size), then registers every parameter in `arena`. Errors about the
  * config start with "config: " (bertc_model_config_error puts the file there). */
 int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err);
+/* The same, with the Linear weights named in int8_weights (n full names,
+ * which must outlive the model) held as int8 without float values: a
+ * quantised model (docs/quantization.md), filled by bertc_registry_load from
+ * its I8 weights and F32 scales. bertc_model_open does this when config.json
+ * has a quantization_config. */
+int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
+                           const char *const *int8_weights, int n, BertcError *err);
 
 /* The most elements the parameters and buffers of a model may have: 2^34
  * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused

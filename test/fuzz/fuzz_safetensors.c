@@ -1,6 +1,6 @@
 /* test/fuzz/fuzz_safetensors.c — libFuzzer target: any bytes as a
- * safetensors file (bertc_st_open_memory), then every tensor read both as float32
- * and as int32. A bad file must be an error with a message, never a crash,
+ * safetensors file (bertc_st_open_memory), then every tensor read as float32,
+ * as int32 and as int8. A bad file must be an error with a message, never a crash,
  * a sanitizer report or an allocation beyond what the file's size allows.
  *
  *     make fuzz FUZZ_SECONDS=60        (all targets; see the Makefile) */
@@ -37,11 +37,15 @@ static void read_all(const SafeTensors *st, size_t file_size)
         size_t n = (size_t)t->numel;
         float *f = malloc(sizeof(float) * (n ? n : 1));
         int32_t *ids = malloc(sizeof(int32_t) * (n ? n : 1));
+        int8_t *q = malloc(n ? n : 1);
         BertcError err = {{0}};
         if (bertc_st_read_f32(st, t, f, n, &err) != 0)
             check_message(&err);
         if (bertc_st_read_i32(st, t, ids, n, &err) != 0)
             check_message(&err);
+        if (bertc_st_read_i8(st, t, q, n, &err) != 0)
+            check_message(&err);
+        free(q);
         free(f);
         free(ids);
     }

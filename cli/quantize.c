@@ -1,0 +1,334 @@
+/* cli/quantize.c — `bertc quantize --model DIR --out DIR [--keep NAMES]
+ * [--force]`: a float32 model directory -> an int8 one (docs/quantization.md).
+ *
+ * The plan (nn/quantize.c) picks the encoder's Linear weights; each becomes
+ * an I8 (out, in) tensor "X.weight" and its F32 (out) scales
+ * "X.weight_scale" (bertc_quantize_rows: per output channel, symmetric); the
+ * rest is written as it was, in float32. config.json is the source's text
+ * with a quantization_config added; vocab.txt and tokenizer_config.json are
+ * copied. The source directory is only read. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+
+static const CliOption quantize_options[] = {
+    {"--model", "DIR", NULL, "the float32 model directory to quantise [required]"},
+    {"--out", "DIR", NULL, "the int8 model directory to write (created; must be empty "
+     "unless --force) [required]"},
+    {"--keep", "NAMES", NULL, "comma-separated Linear modules (dotted names or prefixes) to "
+     "keep float32 too"},
+    {"--force", NULL, NULL, "write into a non-empty --out (its four model files are "
+     "replaced; nothing else is removed)"},
+};
+
+const CliCommand cli_cmd_quantize = {
+    .name = "quantize",
+    .summary = "write an int8 copy of a model directory for faster inference",
+    .usage = "--model DIR --out DIR [--keep NAMES] [--force]",
+    .description = "Stores the encoder's Linear weights as int8 with one float32 scale per "
+                   "output channel (safetensors I8 + F32 \"<name>_scale\"); embeddings, "
+                   "LayerNorms, biases, the pooler and the heads stay float32. Activations "
+                   "are quantised per row when the model runs. Every command that reads "
+                   "--model reads the result; training it is refused. "
+                   "See docs/quantization.md.",
+    .options = quantize_options,
+    .n_options = sizeof quantize_options / sizeof quantize_options[0],
+    .example = "bertc quantize --model my-classifier --out my-classifier-int8",
+};
+
+#define PATH_LEN 1100
+#define MAX_KEEP 64
+
+static void join(char *buf, size_t cap, const char *dir, const char *file)
+{
+    size_t n = strlen(dir);
+    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
+}
+
+/* ---- the output directory ------------------------------------------------ */
+
+static bool dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    struct dirent *e;
+    bool empty = true;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+/* --out: new, or an empty directory (any directory with --force), never
+ * the source. Checked before the model is read; created after. */
+static int check_out(const char *model, const char *out, bool force, BertcError *err)
+{
+    struct stat src, dst;
+    if (stat(model, &src) != 0 || !S_ISDIR(src.st_mode))
+        return bertc_errorf(err, "--model %s: not a model directory", model);
+    if (stat(out, &dst) != 0)
+        return 0;
+    if (!S_ISDIR(dst.st_mode))
+        return bertc_errorf(err, "--out %s exists and is not a directory", out);
+    if (dst.st_dev == src.st_dev && dst.st_ino == src.st_ino)
+        return bertc_errorf(err, "--out %s is the --model directory: bertc quantize never "
+                            "writes over the model it reads", out);
+    if (!force && !dir_empty(out))
+        return bertc_errorf(err, "--out %s exists and is not empty: give a new directory, or "
+                            "--force to replace the model files in it", out);
+    return 0;
+}
+
+static int make_out(const char *out, BertcError *err)
+{
+    if (mkdir(out, 0777) != 0 && errno != EEXIST)
+        return bertc_errorf(err, "--out %s: cannot create the directory: %s", out,
+                            strerror(errno));
+    return 0;
+}
+
+/* ---- the weights --------------------------------------------------------- */
+
+/* What is written: the entries, and the int8 buffers they point to. */
+typedef struct QuantOut {
+    StEntry *entries;
+    size_t n;
+    int n_int8;
+    double bytes_f32, bytes_int8;   /* the quantised weights: before, after (with scales) */
+} QuantOut;
+
+/* Weight i as I8 "name" + F32 "name_scale", quantised into arena. */
+static void add_int8(QuantOut *q, const Param *p, Arena *arena)
+{
+    const Tensor *W = &p->var->value;
+    int64_t out = W->shape[0], in = W->shape[1];
+    int8_t *qw = bertc_arena_alloc(arena, (size_t)(out * in));
+    float *scale = bertc_arena_alloc(arena, sizeof(float) * (size_t)out);
+    bertc_quantize_rows(W->data, out, in, in, qw, scale);
+    q->entries[q->n++] = (StEntry){.name = p->name, .dtype = ST_I8, .ndim = 2,
+                                   .shape = W->shape, .i8 = qw};
+    size_t len = strlen(p->name) + sizeof "_scale";
+    char *name = bertc_arena_alloc(arena, len);
+    snprintf(name, len, "%s_scale", p->name);
+    q->entries[q->n++] = (StEntry){.name = name, .dtype = ST_F32, .ndim = 1, .shape = W->shape,
+                                   .f32 = scale};
+    q->n_int8++;
+    q->bytes_f32 += 4.0 * (double)(out * in);
+    q->bytes_int8 += (double)(out * in) + 4.0 * (double)out;
+}
+
+/* Every parameter and tied alias, as bertc_registry_save_file writes them,
+ * the chosen weights in int8. */
+static void plan_entries(const Registry *r, const bool *chosen, Arena *arena, QuantOut *q)
+{
+    q->entries = bertc_arena_calloc(arena, 2 * (size_t)r->n_params + 1, sizeof *q->entries);
+    for (int i = 0; i < r->n_params; i++) {
+        const Param *p = &r->params[i];
+        if (chosen[i])
+            add_int8(q, p, arena);
+        else
+            q->entries[q->n++] = bertc_st_entry_tensor(p->name, &p->var->value);
+    }
+}
+
+/* ---- config.json and the tokenizer files ---------------------------------- */
+
+/* s as a JSON string body (dotted names need no escapes; be safe anyway). */
+static size_t json_escaped(char *dst, const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            dst[n++] = '\\';
+        if (c < 0x20)
+            n += (size_t)sprintf(dst + n, "\\u%04x", c);
+        else
+            dst[n++] = (char)c;
+    }
+    return n;
+}
+
+/* The source's config.json text with "quantization_config" added as the
+ * last key of its object (the text was parsed as a config: it is one). */
+static int write_config(const char *src, const char *dst, const Registry *r, const bool *chosen,
+                        BertcError *err)
+{
+    Arena *a;
+    char *text;
+    size_t len;
+    if (bertc_read_file(src, 1 << 24, "a config.json", &a, &text, &len, err) != 0) {
+        bertc_arena_destroy(a);
+        return -1;
+    }
+    size_t close = len;
+    while (close > 0 && text[close - 1] != '}')
+        close--;
+    size_t body = close ? close - 1 : 0;
+    while (body > 0 && strchr(" \t\r\n", text[body - 1]))
+        body--;
+    size_t cap = len + 512;
+    for (int i = 0; i < r->n_params; i++)
+        cap += chosen[i] ? 6 * strlen(r->params[i].name) + 16 : 0;
+    char *outb = bertc_arena_alloc(a, cap);
+    memcpy(outb, text, body);
+    size_t n = body;
+    n += (size_t)sprintf(outb + n, "%s\n  \"quantization_config\": {\n    \"quant_method\": \""
+                         CONFIG_QUANT_METHOD "\",\n    \"weights\": \"int8 per-output-channel "
+                         "symmetric\",\n    \"activations\": \"int8 per-row dynamic\",\n"
+                         "    \"modules\": [", body > 0 && text[body - 1] != '{' ? "," : "");
+    const char *sep = "";
+    for (int i = 0; i < r->n_params; i++) {
+        if (!chosen[i])
+            continue;
+        n += (size_t)sprintf(outb + n, "%s\n      \"", sep);
+        n += json_escaped(outb + n, r->params[i].name);
+        n -= sizeof ".weight" - 1;   /* the module's name */
+        outb[n++] = '"';
+        sep = ",";
+    }
+    n += (size_t)sprintf(outb + n, "\n    ]\n  }\n}\n");
+    int rc = bertc_write_file(dst, outb, n, err);
+    bertc_arena_destroy(a);
+    return rc;
+}
+
+/* dir/name copied to out/name when it exists. */
+static int copy_if_present(const char *dir, const char *out, const char *name, BertcError *err)
+{
+    char src[PATH_LEN], dst[PATH_LEN];
+    join(src, sizeof src, dir, name);
+    join(dst, sizeof dst, out, name);
+    struct stat st;
+    if (stat(src, &st) != 0)
+        return 0;
+    Arena *a;
+    char *text;
+    size_t len;
+    int rc = bertc_read_file(src, 1 << 28, "a tokenizer file", &a, &text, &len, err);
+    if (rc == 0)
+        rc = bertc_write_file(dst, text, len, err);
+    bertc_arena_destroy(a);
+    return rc;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+/* --keep a,b,c -> keep[] (pointers into buf). */
+static int split_keep(const char *value, char *buf, size_t cap, const char **keep,
+                      BertcError *err)
+{
+    if (!value)
+        return 0;
+    if (strlen(value) >= cap)
+        return bertc_errorf(err, "--keep: the list is longer than %zu bytes", cap - 1);
+    snprintf(buf, cap, "%s", value);
+    int n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == MAX_KEEP)
+            return bertc_errorf(err, "--keep: more than %d names", MAX_KEEP);
+        keep[n++] = tok;
+    }
+    return n;
+}
+
+static double file_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (double)st.st_size : 0.0;
+}
+
+/* The source's config: refused when the model is already quantised. */
+static int check_source(const char *model, BertcError *err)
+{
+    char config[PATH_LEN];
+    BertConfig cfg;
+    join(config, sizeof config, model, "config.json");
+    if (bertc_bert_config_read(config, &cfg, err) != 0)
+        return -1;
+    if (cfg.int8_dynamic)
+        return bertc_errorf(err, "%s: the model is already quantised (it has a "
+                            "quantization_config); quantise its float32 original", config);
+    return 0;
+}
+
+/* The source model, float32, with its weights. */
+static int open_source(const char *model, Arena *arena, ModelDir *d, BertcError *err)
+{
+    if (bertc_model_dir_open(d, arena, model, err) != 0)
+        return -1;
+    if (!d->has_weights)
+        return bertc_errorf(err, "%s: no model.safetensors to quantise", model);
+    return 0;
+}
+
+static int quantize(const char *model, const char *out, const char **keep, int n_keep,
+                    Arena *arena, BertcError *err)
+{
+    ModelDir d;
+    if (open_source(model, arena, &d, err) != 0)
+        return -1;
+    Registry *r = d.model.reg;
+    bool *chosen = bertc_arena_calloc(arena, (size_t)r->n_params, sizeof *chosen);
+    int n = bertc_registry_int8_plan(r, keep, n_keep, chosen, err);
+    if (n == 0)
+        return bertc_errorf(err, "%s: no Linear weight left to quantise (the plan takes the "
+                            "encoder's; --keep kept them all)", model);
+    if (n < 0 || make_out(out, err) != 0)
+        return -1;
+    QuantOut q = {0};
+    plan_entries(r, chosen, arena, &q);
+    char src[PATH_LEN], dst[PATH_LEN];
+    join(dst, sizeof dst, out, "model.safetensors");
+    StMetadata meta[2] = {{"format", "pt"}, {"quantization", CONFIG_QUANT_METHOD}};
+    if (bertc_st_write_file(dst, q.entries, q.n, meta, 2, err) != 0)
+        return -1;
+    join(src, sizeof src, model, "config.json");
+    join(dst, sizeof dst, out, "config.json");
+    if (write_config(src, dst, r, chosen, err) != 0 ||
+        copy_if_present(model, out, "vocab.txt", err) != 0 ||
+        copy_if_present(model, out, "tokenizer_config.json", err) != 0)
+        return -1;
+    join(src, sizeof src, model, "model.safetensors");
+    join(dst, sizeof dst, out, "model.safetensors");
+    printf("quantised %d Linear weights to int8 (%.1f MB float32 -> %.1f MB int8 with scales); "
+           "%d other tensors kept float32\n", q.n_int8, q.bytes_f32 / 1e6, q.bytes_int8 / 1e6,
+           (int)q.n - 2 * q.n_int8);
+    printf("model.safetensors: %.1f MB -> %.1f MB; wrote %s\n", file_bytes(src) / 1e6,
+           file_bytes(dst) / 1e6, out);
+    return 0;
+}
+
+int cmd_quantize(int argc, char **argv)
+{
+    const CliCommand *c = &cli_cmd_quantize;
+    CliArgs a;
+    int rc = cli_start(c, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *model = cli_value(c, &a, "--model"), *out = cli_value(c, &a, "--out");
+    if (!model)
+        return cli_required(c, "--model");
+    if (!out)
+        return cli_required(c, "--out");
+    BertcError err;
+    char keep_buf[4096];
+    const char *keep[MAX_KEEP];
+    int n_keep = split_keep(cli_value(c, &a, "--keep"), keep_buf, sizeof keep_buf, keep, &err);
+    if (n_keep < 0) {
+        fprintf(stderr, "bertc quantize: %s\n", err.msg);
+        return 2;
+    }
+    if (check_source(model, &err) != 0 ||
+        check_out(model, out, cli_given(c, &a, "--force"), &err) != 0)
+        return cli_fail(&err);
+    Arena *arena = bertc_arena_create("quantize", 1 << 20);
+    rc = quantize(model, out, keep, n_keep, arena, &err);
+    bertc_arena_destroy(arena);
+    return rc == 0 ? 0 : cli_fail(&err);
+}
