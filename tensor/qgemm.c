@@ -25,6 +25,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 #if !defined(BERTC_NO_THREADS)
 #include <stdatomic.h>
 #endif
@@ -166,6 +169,20 @@ bool bertc_qgemm_isa_from_name(const char *name, QgemmIsa *isa)
     return false;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* AVX-VNNI is CPUID leaf 7, sub-leaf 1, EAX bit 4. Asked of cpuid directly:
+ * clang 14's __builtin_cpu_supports does not know the name "avxvnni". The
+ * OS saves the YMM registers it uses whenever AVX2 is usable, which the
+ * caller checks first. */
+static bool cpu_has_avx_vnni(void)
+{
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
+        return false;
+    return (eax >> 4) & 1u;
+}
+#endif
+
 bool bertc_qgemm_isa_supported(QgemmIsa isa)
 {
     switch (isa) {
@@ -175,7 +192,7 @@ bool bertc_qgemm_isa_supported(QgemmIsa isa)
     case QGEMM_ISA_AVX2:
         return __builtin_cpu_supports("avx2");
     case QGEMM_ISA_AVXVNNI:
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+        return __builtin_cpu_supports("avx2") && cpu_has_avx_vnni();
     case QGEMM_ISA_AVX512VNNI:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
             && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");

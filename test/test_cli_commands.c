@@ -131,7 +131,7 @@ Test(cli_commands, help_lists_every_command)
     free(list);
 }
 
-Test(cli_commands, version_names_the_version_and_the_simd_path)
+Test(cli_commands, version_names_the_version_and_the_simd_paths)
 {
     char *a, *b, want[64];
     cr_assert_eq(bertc_stdout("--version", &a), 0);
@@ -143,6 +143,8 @@ Test(cli_commands, version_names_the_version_and_the_simd_path)
     for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++)
         named |= strstr(a, bertc_cpu_isa_name((CpuIsa)isa)) != NULL;
     cr_expect(named, "no SIMD path in: %s", a);
+    snprintf(want, sizeof want, "int8 path: %s)", bertc_qgemm_isa_name(bertc_qgemm_isa()));
+    cr_expect(strstr(a, want), "no int8 path '%s' in: %s", want, a);
     free(a);
     free(b);
 }
