@@ -26,10 +26,10 @@ enum { MR = 6, NR = 16 };
 
 #define K_STEP()                                                                 \
     do {                                                                         \
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);               \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);             \
         ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3); ROW_FMA(4); ROW_FMA(5);  \
         a += MR;                                                                 \
-        b += NR;                                                                 \
+        b += ldb;                                                                \
     } while (0)
 
 /* out = alpha * acc + beta * C on the lanes of mask; C is read only if beta != 0. */
@@ -59,10 +59,10 @@ AVX2_TARGET static inline __m256i lane_mask(int n, int offset)
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) packed B micro-panel;
- * C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
-AVX2_TARGET static void kernel_6x16(int64_t kc, const float *a, const float *b, float *c,
-                                    int64_t ldc, float alpha, float beta, int m, int n)
+/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
+ * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
+AVX2_TARGET static void kernel_6x16(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                    float *c, int64_t ldc, float alpha, float beta, int m, int n)
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3); ZERO_ROW(4); ZERO_ROW(5);
     for (int i = 0; i < m; i++)
