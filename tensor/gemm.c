@@ -3,29 +3,31 @@
  * The GotoBLAS/BLIS algorithm. op(A) is (M, K), op(B) is (K, N), C is (M, N).
  * Five loops around a micro-kernel that keeps an MR x NR tile of C in
  * registers (tensor/gemm_avx512.c, gemm_avx2.c, gemm_neon.c, or the portable
- * one below):
+ * one below), run by each thread on its own tile C[i0:i1, j0:j1]:
  *
- *   for jc in N step NC:               B block KC x NC, shared by all threads
- *     for pc in K step KC:             one rank-KC update of C
- *       for ic in M step MC:           pack op(A)[ic:+MC, pc:+KC] -> A block (L2)
- *         for jr in NC step NR:        pack op(B)[pc:+KC, jr:+NR] -> B micro-panel
- *                                      (L1), once, on first use
+ *   for jc in [j0, j1) step NC:
+ *     for pc in K step KC:             one rank-KC update of the tile
+ *       for ic in [i0, i1) step MC:    pack op(A)[ic:+MC, pc:+KC] -> A block (L2)
+ *         for jr in NC step NR:        B micro-panel op(B)[pc:+KC, jr:+NR]: packed
+ *                                      by the first ic, or read in place
  *           for ir in MC step MR:      micro-kernel: C[ir:+MR, jr:+NR] (+)= A.B
  *
  * Packing copies each operand into the exact order the micro-kernel reads it
  * (tensor/gemm_kernel_internal.h), so the kernel's loads are contiguous and aligned
  * whatever the transposes and leading dimensions, and zero padding turns an
  * edge panel into a full one: only the final store of an edge tile is partial.
- * The first rank-KC update applies beta; later ones add (beta = 1).
+ * A row-major op(B) under a short tile is not packed: the kernel reads its full
+ * panels in place, with B's row stride (b_in_place_pays). The first rank-KC
+ * update applies beta; later ones add (beta = 1).
  *
- * Threads: each rank-KC update is one bertc_parallel_for. Its (ic, jr) iterations
- * are cut into ~4 work items per thread, which threads take from a shared
- * counter, so a thread slowed by another process simply takes fewer. Each
- * thread packs the A block of its item into its own buffer; each B micro-panel
- * is packed once, by the first thread that needs it, into the shared B block.
- * Every C entry is summed in the same order whatever the thread count, so
- * results are bitwise identical with 1 or many threads. A GEMM too small to
- * give each thread ~2^21 multiply-adds runs on the calling thread.
+ * Threads (as oneDNN's sgemm driver and BLIS's thrinfo ways do it): one
+ * bertc_parallel_for per GEMM. C is cut into a static grid of tm x tn tiles,
+ * one per thread, on MR and NR boundaries (plan_grid: even tiles, then the
+ * least packing); each thread runs the whole K loop on its tile with its own
+ * pack buffers, so nothing is shared and nothing waits until the end. Every C
+ * entry is summed over the same rank-KC blocks in the same order whatever the
+ * tile, so results are bitwise identical with 1 or many threads. A GEMM too
+ * small to give each thread ~2^21 multiply-adds runs on the calling thread.
  *
  * Pack buffers are allocated once per thread with bertc_sys_alloc (or from
  * the arena of bertc_gemm_set_pack_arena) and reused; they grow only when a larger
@@ -244,7 +246,6 @@ typedef struct GemmPlan {
     const GemmKernel *kr;
     const GemmArgs *g;
     const GemmPackedB *pre;  /* op(B) packed in advance (bertc_gemm_prepacked), or NULL */
-    bool b_in_place;         /* full B micro-panels read from B itself (b_in_place_pays) */
     int tm, tn;
 } GemmPlan;
 
@@ -252,7 +253,20 @@ typedef struct GemmPlan {
 typedef struct KcBlock {
     int64_t jc, nc, pc, kc;
     float beta;              /* g->beta on the first block (pc == 0), then 1 */
+    bool b_in_place;         /* full B micro-panels read from B itself (b_in_place_pays) */
 } KcBlock;
+
+/* Reading full B micro-panels straight from a row-major op(B) (NN, TN) skips
+ * packing K x N floats, which pays when a tile has few rows to share each
+ * panel: 4-10 % on one core at M = 128 (AVX-512, K = N = 768 .. 3072). With
+ * many rows (M = 1024, N = 3072) the packed, contiguous panel streams faster
+ * (~4 %), as the strided rows of B miss L1 more and cross more pages. */
+#define B_IN_PLACE_MAX_M 256
+
+static bool b_in_place_pays(const GemmPlan *pl, int64_t rows)
+{
+    return !pl->pre && !pl->g->trans_b && rows <= B_IN_PLACE_MAX_M;
+}
 
 /* Where panel P of rank-KC block pc starts in a pre-packed op(B) (the layout
  * of GemmPackedB in tensor/tensor.h). */
@@ -276,7 +290,7 @@ static const float *b_panel(const GemmPlan *pl, const KcBlock *blk, int64_t p, b
     *ldb = kr->nr;
     if (pl->pre)
         return prepacked_panel(pl->pre, kr->nr, blk->pc, blk->kc, jr / kr->nr);
-    if (pl->b_in_place && n == kr->nr) {
+    if (blk->b_in_place && n == kr->nr) {
         *ldb = g->ldb;
         return g->B + blk->pc * g->ldb + jr;
     }
@@ -321,7 +335,7 @@ static void gemm_tile(const GemmPlan *pl, int64_t i0, int64_t i1, int64_t j0, in
     int64_t nc_max = ceil_div(min64(kr->nc, j1 - j0), kr->nr) * kr->nr;
     float *a_block = pack_buffer_get(&pack_a_buffer, (size_t)(mc_max * kc_max));
     float *b_block = pl->pre ? NULL : pack_buffer_get(&pack_b_buffer, (size_t)(nc_max * kc_max));
-    KcBlock blk;
+    KcBlock blk = {.b_in_place = b_in_place_pays(pl, i1 - i0)};
     for (blk.jc = j0; blk.jc < j1; blk.jc += kr->nc) {
         blk.nc = min64(kr->nc, j1 - blk.jc);
         for (blk.pc = 0; blk.pc < g->K; blk.pc += kr->kc) {
@@ -351,12 +365,11 @@ static void cut(int64_t len, int64_t unit, int parts, int i, int64_t *begin, int
  * smallest tile height + width. M = 128 x N = 768 on 2 threads: two 128 x 384
  * tiles (A packed twice, 98K floats each, B once); M = 1024 x N = 768: two
  * 512 x 768 tiles. */
-static void plan_grid(GemmPlan *pl, int threads)
+static bool plan_grid_of(GemmPlan *pl, int threads)
 {
     const GemmKernel *kr = pl->kr;
     int64_t mu = ceil_div(pl->g->M, kr->mr), nu = ceil_div(pl->g->N, kr->nr);
     double best_area = 0.0, best_edge = 0.0;
-    pl->tm = pl->tn = 1;
     for (int tm = 1; tm <= threads; tm++) {
         int tn = threads / tm;
         if (tm * tn != threads || tm > mu || tn > nu)
@@ -368,6 +381,16 @@ static void plan_grid(GemmPlan *pl, int threads)
             pl->tm = tm, pl->tn = tn;
         }
     }
+    return best_area > 0.0;
+}
+
+/* The grid for `threads` threads, or for fewer when C has too few MR x NR
+ * tiles to cut that way (3 threads on one row of 2 panels: 2). */
+static void plan_grid(GemmPlan *pl, int threads)
+{
+    pl->tm = pl->tn = 1;
+    while (threads > 1 && !plan_grid_of(pl, threads))
+        threads--;
 }
 
 /* Tiles [begin, end) of the grid, row-major over it. A call that got every
@@ -389,20 +412,12 @@ static void tile_worker(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-/* Reading full B micro-panels straight from a row-major op(B) skips packing
- * K x N floats, which pays when few rows of A share each panel: M = 128 does
- * K N / 48 kernel calls' worth of packing for 16 calls per panel. With many
- * rows the packed, contiguous panel is cheaper to stream again and again. */
-#define B_IN_PLACE_MAX_M 256
-
-static bool b_in_place_pays(const GemmArgs *g) { return !g->trans_b && g->M <= B_IN_PLACE_MAX_M; }
-
 /* C = alpha * op(A) op(B) + beta * C on `threads` threads (1: the caller only):
  * one bertc_parallel_for, each thread one tile of C with the whole K loop. */
 static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPackedB *pre,
                          int threads)
 {
-    GemmPlan pl = {.kr = kr, .g = g, .pre = pre, .b_in_place = !pre && b_in_place_pays(g)};
+    GemmPlan pl = {.kr = kr, .g = g, .pre = pre};
     plan_grid(&pl, threads);
     int tiles = pl.tm * pl.tn;
     if (tiles == 1)
