@@ -8,9 +8,9 @@
  * LIST is comma-separated MxNxK:OP items, OP one of NN NT TN TT, e.g.
  * --shapes 128x768x768:NT,256x256x256:NN. The default list is 256^3, 512^3,
  * 1024^3 and BERT-base's Linear shapes at M = 128 and 1024 tokens: K -> N of
- * 768->768 (query, key, value and attention output: bertc runs Q, K and V as
- * three 768x768 products, no fused 768x2304), 768->3072 and 3072->768, each
- * as NN, NT and TN.
+ * 768->768 (a query, key or value alone, and the attention output),
+ * 768->2304 (query, key and value fused in one product), 768->3072 and
+ * 3072->768, each as NN, NT and TN.
  *
  * Each reference (OpenBLAS, oneDNN's dnnl_sgemm, BLIS) is loaded with dlopen
  * when installed (bench/install_refs.sh, `make bench-refs`), never linked, at
@@ -280,8 +280,8 @@ static int default_shapes(Shape *out)
 {
     const int64_t mnk[][3] = {
         {256, 256, 256},  {512, 512, 512},   {1024, 1024, 1024},
-        {128, 768, 768},  {128, 3072, 768},  {128, 768, 3072},
-        {1024, 768, 768}, {1024, 3072, 768}, {1024, 768, 3072},
+        {128, 768, 768},  {128, 2304, 768},  {128, 3072, 768},  {128, 768, 3072},
+        {1024, 768, 768}, {1024, 2304, 768}, {1024, 3072, 768}, {1024, 768, 3072},
     };
     const bool ops[3][2] = {{false, false}, {false, true}, {true, false}};
     int n = 0;
