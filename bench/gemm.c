@@ -3,6 +3,7 @@
  *
  *   build/bench/gemm [--threads N] [--compare openblas|onednn|blis|all|A,B]
  *                    [--isa avx2|avx512|scalar] [--shapes LIST] [--reps R]
+ *                    [--clock wall|cpu]
  *   build/bench/gemm --openblas-coretype
  *
  * LIST is comma-separated MxNxK:OP items, OP one of NN NT TN TT, e.g.
@@ -28,7 +29,9 @@
  * each reference, R times (so all see the same machine noise), and the best
  * run of each is reported. Each reference's result is checked against bertc's.
  * The last line is each side's CPU time over wall time in its timed runs:
- * the cores it really used.
+ * the cores it really used. --clock cpu (one thread only) times each run by
+ * the process's CPU time instead of the wall clock: on a machine shared with
+ * other jobs, a run that loses its core for a while is not counted slow.
  *
  * --openblas-coretype prints the OPENBLAS_CORETYPE that gives OpenBLAS its
  * best kernels here ("-": leave it unset) and why, for bench/compare.sh to
@@ -94,6 +97,9 @@ typedef struct Usage {
     double wall, cpu;
 } Usage;
 
+/* --clock cpu: runs are timed by the process's CPU time, not the wall clock. */
+static bool cpu_clock;
+
 /* Seconds per call, averaged over `reps` back-to-back calls; side r (NULL:
  * bertc). Adds the run's wall and CPU time to *u. */
 static double time_run(const Ref *r, const Operands *o, int reps, Usage *u)
@@ -105,10 +111,10 @@ static double time_run(const Ref *r, const Operands *o, int reps, Usage *u)
         else
             run_bertc(o);
     }
-    double wall = now_seconds() - t0;
+    double wall = now_seconds() - t0, cpu = cpu_seconds() - c0;
     u->wall += wall;
-    u->cpu += cpu_seconds() - c0;
-    return wall / reps;
+    u->cpu += cpu;
+    return (cpu_clock ? cpu : wall) / reps;
 }
 
 static float *random_matrix(int64_t n, Rng *rng)
@@ -333,7 +339,8 @@ static void parse_compare(const char *list, bool wanted[REF_COUNT])
 static void usage(void)
 {
     fprintf(stderr, "usage: gemm [--threads N] [--compare openblas|onednn|blis|all] "
-                    "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R]\n"
+                    "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R] "
+                    "[--clock wall|cpu]\n"
                     "       gemm --openblas-coretype\n");
     exit(2);
 }
@@ -354,8 +361,9 @@ static void print_usage_line(const Setup *st)
 
 static void print_header(const Setup *st)
 {
-    printf("# gemm: bertc isa %s, %d thread(s), best of %d alternating runs\n",
-           bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(), st->reps);
+    printf("# gemm: bertc isa %s, %d thread(s), best of %d alternating runs, timed by %s\n",
+           bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(), st->reps,
+           cpu_clock ? "CPU time (--clock cpu)" : "the wall clock");
     for (int i = 0; i < REF_COUNT; i++)
         if (refs[i].sgemm)
             printf("# %s: %s\n", refs[i].name, refs[i].what);
@@ -387,6 +395,10 @@ int main(int argc, char **argv)
             usage();
         if (strcmp(argv[i], "--threads") == 0)
             threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--clock") == 0 && strcmp(argv[i + 1], "cpu") == 0)
+            cpu_clock = true, i++;
+        else if (strcmp(argv[i], "--clock") == 0 && strcmp(argv[i + 1], "wall") == 0)
+            cpu_clock = false, i++;
         else if (strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--shapes") == 0)
@@ -409,6 +421,11 @@ int main(int argc, char **argv)
         threads = bertc_threads_count();
     if (reps < 1 || threads < 1)
         usage();
+    if (cpu_clock && threads != 1) {
+        fprintf(stderr, "gemm bench: --clock cpu needs --threads 1 (CPU time summed over "
+                        "threads is not a speed)\n");
+        return 2;
+    }
     /* The references load first: OpenBLAS's core probe forks, before any
      * bertc thread exists. */
     bool avx2_only = bertc_cpu_isa() == ISA_AVX2;
