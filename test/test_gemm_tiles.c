@@ -122,7 +122,7 @@ static void threads_bitwise(void)
         }
 }
 
-Test(gemm_tiles, threads_1_to_4_bitwise, .timeout = 120) { for_each_isa(threads_bitwise); }
+Test(gemm, threads_1_to_4_bitwise, .timeout = 120) { for_each_isa(threads_bitwise); }
 
 /* ------------------------------------------------------------------------ */
 
@@ -164,7 +164,7 @@ static void nested_bitwise(void)
     free_mats(&m);
 }
 
-Test(gemm_tiles, nested_in_parallel_for_bitwise) { for_each_isa(nested_bitwise); }
+Test(gemm, nested_in_parallel_for_bitwise) { for_each_isa(nested_bitwise); }
 
 /* ------------------------------------------------------------------------ */
 
@@ -197,7 +197,7 @@ static void prepacked_bitwise(void)
         }
 }
 
-Test(gemm_tiles, prepacked_3_threads_bitwise, .timeout = 60) { for_each_isa(prepacked_bitwise); }
+Test(gemm, prepacked_3_threads_bitwise, .timeout = 60) { for_each_isa(prepacked_bitwise); }
 
 /* ------------------------------------------------------------------------ */
 
@@ -236,7 +236,7 @@ static void b_in_place_exact(void)
         }
 }
 
-Test(gemm_tiles, b_in_place_odd_stride_unaligned_exact, .timeout = 60)
+Test(gemm, b_in_place_odd_stride_unaligned_exact, .timeout = 60)
 {
     for_each_isa(b_in_place_exact);
 }
