@@ -65,8 +65,10 @@ AVX2_TARGET static void kernel_6x16(int64_t kc, const float *a, const float *b, 
                                     float *c, int64_t ldc, float alpha, float beta, int m, int n)
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3); ZERO_ROW(4); ZERO_ROW(5);
-    for (int i = 0; i < m; i++)
+    for (int i = 0; i < m; i++) { /* both lines a row of 16 floats may span */
         _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + n - 1), _MM_HINT_T0);
+    }
     for (int64_t k = 0; k < kc; k++)
         K_STEP();
     __m256i mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 8);

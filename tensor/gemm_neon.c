@@ -57,6 +57,10 @@ static void kernel_8x12(int64_t kc, const float *a, const float *b, int64_t ldb,
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3);
     ZERO_ROW(4); ZERO_ROW(5); ZERO_ROW(6); ZERO_ROW(7);
+    for (int i = 0; i < m; i++) { /* the lines of C the stores will need */
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + n - 1, 1, 3);
+    }
     for (int64_t k = 0; k < kc; k++, a += MR, b += ldb) {
         float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
         float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
