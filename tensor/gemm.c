@@ -258,25 +258,23 @@ typedef struct KcBlock {
 
 /* Reading full B micro-panels straight from a row-major op(B) (NN, TN) skips
  * packing K x N floats, which pays when a tile has few rows to share each
- * panel: 10-16 % on one core at M = 128 (AVX-512, AVX2; K, N = 768 .. 3072).
- * With many rows (M = 1024, N = 3072) the packed, contiguous panel streams
- * faster (~4 %), as the strided rows of B miss L1 more and cross more pages.
- * A row stride that is a multiple of 4 KiB puts every row of the panel in one
- * L1 set: a panel that would stay in L1 once packed (AVX2: 16 KiB) then
- * misses on every row, 30 % slower at N = 3072; one that streams from L2
- * anyway (AVX-512: 72 KiB) does not mind. */
+ * panel and the panel streams from L2 anyway: the AVX-512 kernel's KC x NR
+ * panel is 72 KiB, and reading it in place is 10-16 % faster on one core at
+ * M = 128 (K, N = 768 .. 3072). With many rows (M = 1024, N = 3072) the
+ * packed, contiguous panel streams faster (~4 %), as the strided rows of B
+ * miss more and cross more pages. A panel that stays in L1 once packed (AVX2:
+ * 24 KiB, NEON, scalar) is packed: its rows in place, B's row stride apart,
+ * share few L1 sets (a stride that is a multiple of 4 KiB puts them all in
+ * one) and miss on every reuse — AVX2 NN was 4 % slower in place, 30 % at
+ * N = 3072. */
 #define B_IN_PLACE_MAX_M 256
 #define L1_PANEL_BYTES (32 << 10)
 
 static bool b_in_place_pays(const GemmPlan *pl, int64_t rows)
 {
     const GemmKernel *kr = pl->kr;
-    const GemmArgs *g = pl->g;
-    if (pl->pre || g->trans_b || rows > B_IN_PLACE_MAX_M)
-        return false;
-    bool one_l1_set = (size_t)g->ldb * sizeof(float) % 4096 == 0;
     bool panel_fits_l1 = (size_t)(kr->nr * kr->kc) * sizeof(float) <= L1_PANEL_BYTES;
-    return !(one_l1_set && panel_fits_l1);
+    return !pl->pre && !pl->g->trans_b && rows <= B_IN_PLACE_MAX_M && !panel_fits_l1;
 }
 
 /* Where panel P of rank-KC block pc starts in a pre-packed op(B) (the layout
