@@ -99,11 +99,27 @@ typedef struct Usage {
 
 /* --clock cpu: runs are timed by the process's CPU time, not the wall clock. */
 static bool cpu_clock;
+/* --settle MS: idle time before each timed run (see settle()). */
+static int settle_ms = -1;
+
+/* Sleeps settle_ms milliseconds: the threads of the side that ran last
+ * (OpenMP's spin-wait after a parallel region, OpenBLAS's server threads,
+ * bertc's pool) stop spinning before the next side is timed, so no side
+ * loses cores to another's idle threads. Without it the side after an OpenMP
+ * library got 1.6-1.7 of 2 cores where it gets 1.9 alone. */
+static void settle(void)
+{
+    if (settle_ms <= 0)
+        return;
+    struct timespec ts = {.tv_sec = settle_ms / 1000, .tv_nsec = (long)(settle_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
 
 /* Seconds per call, averaged over `reps` back-to-back calls; side r (NULL:
  * bertc). Adds the run's wall and CPU time to *u. */
 static double time_run(const Ref *r, const Operands *o, int reps, Usage *u)
 {
+    settle();
     double c0 = cpu_seconds(), t0 = now_seconds();
     for (int i = 0; i < reps; i++) {
         if (r)
@@ -399,6 +415,8 @@ int main(int argc, char **argv)
             cpu_clock = true, i++;
         else if (strcmp(argv[i], "--clock") == 0 && strcmp(argv[i + 1], "wall") == 0)
             cpu_clock = false, i++;
+        else if (strcmp(argv[i], "--settle") == 0)
+            settle_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--shapes") == 0)
@@ -421,6 +439,8 @@ int main(int argc, char **argv)
         threads = bertc_threads_count();
     if (reps < 1 || threads < 1)
         usage();
+    if (settle_ms < 0) /* threads sharing cores only matter with several */
+        settle_ms = threads > 1 ? 50 : 0;
     if (cpu_clock && threads != 1) {
         fprintf(stderr, "gemm bench: --clock cpu needs --threads 1 (CPU time summed over "
                         "threads is not a speed)\n");
