@@ -3,7 +3,7 @@
  *
  *   build/bench/gemm [--threads N] [--compare openblas|onednn|blis|all|A,B]
  *                    [--isa avx2|avx512|scalar] [--shapes LIST] [--reps R]
- *                    [--clock wall|cpu]
+ *                    [--clock wall|cpu] [--settle MS]
  *   build/bench/gemm --openblas-coretype
  *
  * LIST is comma-separated MxNxK:OP items, OP one of NN NT TN TT, e.g.
@@ -32,6 +32,9 @@
  * the cores it really used. --clock cpu (one thread only) times each run by
  * the process's CPU time instead of the wall clock: on a machine shared with
  * other jobs, a run that loses its core for a while is not counted slow.
+ * --settle MS sleeps MS milliseconds before every timed run (default 50 with
+ * more than one thread, else 0), so the previous side's idle threads have
+ * stopped spinning (settle()).
  *
  * --openblas-coretype prints the OPENBLAS_CORETYPE that gives OpenBLAS its
  * best kernels here ("-": leave it unset) and why, for bench/compare.sh to
@@ -356,7 +359,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: gemm [--threads N] [--compare openblas|onednn|blis|all] "
                     "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R] "
-                    "[--clock wall|cpu]\n"
+                    "[--clock wall|cpu] [--settle MS]\n"
                     "       gemm --openblas-coretype\n");
     exit(2);
 }
@@ -377,9 +380,10 @@ static void print_usage_line(const Setup *st)
 
 static void print_header(const Setup *st)
 {
-    printf("# gemm: bertc isa %s, %d thread(s), best of %d alternating runs, timed by %s\n",
+    printf("# gemm: bertc isa %s, %d thread(s), best of %d alternating runs, timed by %s, "
+           "%d ms idle before each\n",
            bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(), st->reps,
-           cpu_clock ? "CPU time (--clock cpu)" : "the wall clock");
+           cpu_clock ? "CPU time (--clock cpu)" : "the wall clock", settle_ms);
     for (int i = 0; i < REF_COUNT; i++)
         if (refs[i].sgemm)
             printf("# %s: %s\n", refs[i].name, refs[i].what);
