@@ -20,11 +20,11 @@
  * panels in place, with B's row stride (b_in_place_pays). The first rank-KC
  * update applies beta; later ones add (beta = 1).
  *
- * Threads (as oneDNN's sgemm driver and BLIS's thrinfo ways do it): one
- * bertc_parallel_for per GEMM. C is cut into a static grid of tm x tn tiles,
- * one per thread, on MR and NR boundaries (plan_grid: even tiles, then the
- * least packing); each thread runs the whole K loop on its tile with its own
- * pack buffers, so nothing is shared and nothing waits until the end. Every C
+ * Threads (as oneDNN's sgemm driver and BLIS's thrinfo ways cut C): one
+ * bertc_parallel_for per GEMM. C is cut into a grid of tm x tn tiles, two per
+ * thread, on MR and NR boundaries (plan_grid: even tiles, then the least
+ * packing); threads take tiles from a shared counter and run the whole K loop
+ * on each with their own pack buffers, so nothing waits until the end. Every C
  * entry is summed over the same rank-KC blocks in the same order whatever the
  * tile, so results are bitwise identical with 1 or many threads. A GEMM too
  * small to give each thread ~2^21 multiply-adds runs on the calling thread.
@@ -41,6 +41,9 @@
 #include "tensor/gemm_kernel_internal.h"
 
 #include <string.h>
+#if !defined(BERTC_NO_THREADS)
+#include <stdatomic.h>
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* The reference                                                             */
@@ -240,6 +243,17 @@ static float *pack_buffer_get(PackBuffer *p, size_t floats)
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
 
+/* Tiles are handed out by a shared counter (a plain integer without threads). */
+#if defined(BERTC_NO_THREADS)
+typedef int64_t TileCounter;
+static void tile_counter_reset(TileCounter *c) { *c = 0; }
+static int64_t tile_next(TileCounter *c) { return (*c)++; }
+#else
+typedef atomic_int_fast64_t TileCounter;
+static void tile_counter_reset(TileCounter *c) { atomic_init(c, 0); }
+static int64_t tile_next(TileCounter *c) { return atomic_fetch_add(c, 1); }
+#endif
+
 /* What every tile of one GEMM shares: the operands, the kernel, where op(B)
  * comes from, and the grid of tiles (tm rows of tiles x tn columns). */
 typedef struct GemmPlan {
@@ -247,6 +261,8 @@ typedef struct GemmPlan {
     const GemmArgs *g;
     const GemmPackedB *pre;  /* op(B) packed in advance (bertc_gemm_prepacked), or NULL */
     int tm, tn;
+    int threads;             /* chunks of the bertc_parallel_for */
+    TileCounter next;        /* the next tile to take */
 } GemmPlan;
 
 /* One rank-KC block of a tile: C[ic.., jc:+nc] (+)= op(A)[.., pc:+kc] op(B)[pc:+kc, jc:+nc]. */
@@ -331,19 +347,29 @@ static void block_rows(const GemmPlan *pl, const KcBlock *blk, int64_t ic, int64
     }
 }
 
-/* C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1],
- * the whole K loop, with this thread's own pack buffers. j0 is a multiple of NR.
- * Every entry is summed over the same rank-KC blocks (pc = 0, KC, 2 KC, ...)
- * whatever the tile, so the bits do not depend on how C is cut. */
-static void gemm_tile(const GemmPlan *pl, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+/* This thread's pack buffers, sized for the whole of C rather than for one
+ * tile, and taken before any tile: a thread takes different tiles (or none)
+ * from call to call, and its buffers must not grow in a later call. */
+static void tile_buffers(const GemmPlan *pl, float **a_block, float **b_block)
 {
     const GemmKernel *kr = pl->kr;
     const GemmArgs *g = pl->g;
     int64_t kc_max = min64(kr->kc, g->K);
-    int64_t mc_max = ceil_div(min64(kr->mc, i1 - i0), kr->mr) * kr->mr;
-    int64_t nc_max = ceil_div(min64(kr->nc, j1 - j0), kr->nr) * kr->nr;
-    float *a_block = pack_buffer_get(&pack_a_buffer, (size_t)(mc_max * kc_max));
-    float *b_block = pl->pre ? NULL : pack_buffer_get(&pack_b_buffer, (size_t)(nc_max * kc_max));
+    int64_t mc_max = ceil_div(min64(kr->mc, g->M), kr->mr) * kr->mr;
+    int64_t nc_max = ceil_div(min64(kr->nc, g->N), kr->nr) * kr->nr;
+    *a_block = pack_buffer_get(&pack_a_buffer, (size_t)(mc_max * kc_max));
+    *b_block = pl->pre ? NULL : pack_buffer_get(&pack_b_buffer, (size_t)(nc_max * kc_max));
+}
+
+/* C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1],
+ * the whole K loop, in this thread's pack buffers. j0 is a multiple of NR.
+ * Every entry is summed over the same rank-KC blocks (pc = 0, KC, 2 KC, ...)
+ * whatever the tile, so the bits do not depend on how C is cut. */
+static void gemm_tile(const GemmPlan *pl, float *a_block, float *b_block, int64_t i0, int64_t i1,
+                      int64_t j0, int64_t j1)
+{
+    const GemmKernel *kr = pl->kr;
+    const GemmArgs *g = pl->g;
     KcBlock blk = {.b_in_place = b_in_place_pays(pl, i1 - i0)};
     for (blk.jc = j0; blk.jc < j1; blk.jc += kr->nc) {
         blk.nc = min64(kr->nc, j1 - blk.jc);
@@ -402,37 +428,52 @@ static void plan_grid(GemmPlan *pl, int threads)
         threads--;
 }
 
-/* Tiles [begin, end) of the grid, row-major over it. A call that got every
- * tile (one thread, or a nested bertc_parallel_for run serially) computes C as
- * one tile: the same bits, without packing A once per tile column. */
+/* A thread's share of the tiles: the next untaken one until none is left
+ * (the caller takes them too, so a worker that wakes late or shares its core
+ * with another process simply takes fewer). A call that got every chunk (one
+ * thread, or a nested bertc_parallel_for run serially) computes C as one
+ * tile: the same bits, without packing A once per tile column. */
 static void tile_worker(void *ctx, int64_t begin, int64_t end)
 {
-    const GemmPlan *pl = ctx;
-    if (begin == 0 && end == (int64_t)pl->tm * pl->tn) {
-        gemm_tile(pl, 0, pl->g->M, 0, pl->g->N);
+    GemmPlan *pl = ctx;
+    float *a_block, *b_block;
+    tile_buffers(pl, &a_block, &b_block);
+    if (begin == 0 && end == pl->threads) {
+        gemm_tile(pl, a_block, b_block, 0, pl->g->M, 0, pl->g->N);
         return;
     }
-    for (int64_t t = begin; t < end; t++) {
+    int64_t tiles = (int64_t)pl->tm * pl->tn;
+    for (int64_t t; (t = tile_next(&pl->next)) < tiles;) {
         int64_t i0, i1, j0, j1;
         cut(pl->g->M, pl->kr->mr, pl->tm, (int)(t / pl->tn), &i0, &i1);
         cut(pl->g->N, pl->kr->nr, pl->tn, (int)(t % pl->tn), &j0, &j1);
         if (i0 < i1 && j0 < j1)
-            gemm_tile(pl, i0, i1, j0, j1);
+            gemm_tile(pl, a_block, b_block, i0, i1, j0, j1);
     }
 }
 
+/* Tiles per thread: 2 lets a thread whose core is taken by another process
+ * (a shared machine) hand half its share to the others, at the cost of
+ * packing A or B once more per extra tile (< 1 % of a BERT-shape GEMM). With
+ * one static tile per thread, a two-thread GEMM waited for its slower thread
+ * and ran at a quarter of one core's speed when the other core was busy. */
+#define TILES_PER_THREAD 2
+
 /* C = alpha * op(A) op(B) + beta * C on `threads` threads (1: the caller only):
- * one bertc_parallel_for, each thread one tile of C with the whole K loop. */
+ * one bertc_parallel_for, the threads taking tiles of C, each with the whole
+ * K loop. */
 static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPackedB *pre,
                          int threads)
 {
     GemmPlan pl = {.kr = kr, .g = g, .pre = pre};
-    plan_grid(&pl, threads);
+    tile_counter_reset(&pl.next);
+    plan_grid(&pl, threads * TILES_PER_THREAD);
     int tiles = pl.tm * pl.tn;
-    if (tiles == 1)
+    pl.threads = tiles < threads ? tiles : threads;
+    if (pl.threads == 1)
         tile_worker(&pl, 0, 1);
     else
-        bertc_parallel_for(tiles, tile_worker, &pl);
+        bertc_parallel_for(pl.threads, tile_worker, &pl);
 }
 
 /* ------------------------------------------------------------------------ */
