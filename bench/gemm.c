@@ -3,14 +3,15 @@
  *
  *   build/bench/gemm [--threads N] [--compare openblas|onednn|blis|all|A,B]
  *                    [--isa avx2|avx512|scalar] [--shapes LIST] [--reps R]
+ *                    [--clock wall|cpu] [--settle MS]
  *   build/bench/gemm --openblas-coretype
  *
  * LIST is comma-separated MxNxK:OP items, OP one of NN NT TN TT, e.g.
  * --shapes 128x768x768:NT,256x256x256:NN. The default list is 256^3, 512^3,
  * 1024^3 and BERT-base's Linear shapes at M = 128 and 1024 tokens: K -> N of
- * 768->768 (query, key, value and attention output: bertc runs Q, K and V as
- * three 768x768 products, no fused 768x2304), 768->3072 and 3072->768, each
- * as NN, NT and TN.
+ * 768->768 (a query, key or value alone, and the attention output),
+ * 768->2304 (query, key and value fused in one product), 768->3072 and
+ * 3072->768, each as NN, NT and TN.
  *
  * Each reference (OpenBLAS, oneDNN's dnnl_sgemm, BLIS) is loaded with dlopen
  * when installed (bench/install_refs.sh, `make bench-refs`), never linked, at
@@ -28,7 +29,12 @@
  * each reference, R times (so all see the same machine noise), and the best
  * run of each is reported. Each reference's result is checked against bertc's.
  * The last line is each side's CPU time over wall time in its timed runs:
- * the cores it really used.
+ * the cores it really used. --clock cpu (one thread only) times each run by
+ * the process's CPU time instead of the wall clock: on a machine shared with
+ * other jobs, a run that loses its core for a while is not counted slow.
+ * --settle MS sleeps MS milliseconds before every timed run (default 50 with
+ * more than one thread, else 0), so the previous side's idle threads have
+ * stopped spinning (settle()).
  *
  * --openblas-coretype prints the OPENBLAS_CORETYPE that gives OpenBLAS its
  * best kernels here ("-": leave it unset) and why, for bench/compare.sh to
@@ -94,10 +100,29 @@ typedef struct Usage {
     double wall, cpu;
 } Usage;
 
+/* --clock cpu: runs are timed by the process's CPU time, not the wall clock. */
+static bool cpu_clock;
+/* --settle MS: idle time before each timed run (see settle()). */
+static int settle_ms = -1;
+
+/* Sleeps settle_ms milliseconds: the threads of the side that ran last
+ * (OpenMP's spin-wait after a parallel region, OpenBLAS's server threads,
+ * bertc's pool) stop spinning before the next side is timed, so no side
+ * loses cores to another's idle threads. Without it the side after an OpenMP
+ * library got 1.6-1.7 of 2 cores where it gets 1.9 alone. */
+static void settle(void)
+{
+    if (settle_ms <= 0)
+        return;
+    struct timespec ts = {.tv_sec = settle_ms / 1000, .tv_nsec = (long)(settle_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 /* Seconds per call, averaged over `reps` back-to-back calls; side r (NULL:
  * bertc). Adds the run's wall and CPU time to *u. */
 static double time_run(const Ref *r, const Operands *o, int reps, Usage *u)
 {
+    settle();
     double c0 = cpu_seconds(), t0 = now_seconds();
     for (int i = 0; i < reps; i++) {
         if (r)
@@ -105,10 +130,10 @@ static double time_run(const Ref *r, const Operands *o, int reps, Usage *u)
         else
             run_bertc(o);
     }
-    double wall = now_seconds() - t0;
+    double wall = now_seconds() - t0, cpu = cpu_seconds() - c0;
     u->wall += wall;
-    u->cpu += cpu_seconds() - c0;
-    return wall / reps;
+    u->cpu += cpu;
+    return (cpu_clock ? cpu : wall) / reps;
 }
 
 static float *random_matrix(int64_t n, Rng *rng)
@@ -280,8 +305,8 @@ static int default_shapes(Shape *out)
 {
     const int64_t mnk[][3] = {
         {256, 256, 256},  {512, 512, 512},   {1024, 1024, 1024},
-        {128, 768, 768},  {128, 3072, 768},  {128, 768, 3072},
-        {1024, 768, 768}, {1024, 3072, 768}, {1024, 768, 3072},
+        {128, 768, 768},  {128, 2304, 768},  {128, 3072, 768},  {128, 768, 3072},
+        {1024, 768, 768}, {1024, 2304, 768}, {1024, 3072, 768}, {1024, 768, 3072},
     };
     const bool ops[3][2] = {{false, false}, {false, true}, {true, false}};
     int n = 0;
@@ -333,7 +358,8 @@ static void parse_compare(const char *list, bool wanted[REF_COUNT])
 static void usage(void)
 {
     fprintf(stderr, "usage: gemm [--threads N] [--compare openblas|onednn|blis|all] "
-                    "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R]\n"
+                    "[--isa avx2|avx512|scalar] [--shapes MxNxK:OP,...] [--reps R] "
+                    "[--clock wall|cpu] [--settle MS]\n"
                     "       gemm --openblas-coretype\n");
     exit(2);
 }
@@ -354,8 +380,10 @@ static void print_usage_line(const Setup *st)
 
 static void print_header(const Setup *st)
 {
-    printf("# gemm: bertc isa %s, %d thread(s), best of %d alternating runs\n",
-           bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(), st->reps);
+    printf("# gemm: bertc isa %s, %d thread(s), best of %d alternating runs, timed by %s, "
+           "%d ms idle before each\n",
+           bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(), st->reps,
+           cpu_clock ? "CPU time (--clock cpu)" : "the wall clock", settle_ms);
     for (int i = 0; i < REF_COUNT; i++)
         if (refs[i].sgemm)
             printf("# %s: %s\n", refs[i].name, refs[i].what);
@@ -387,6 +415,12 @@ int main(int argc, char **argv)
             usage();
         if (strcmp(argv[i], "--threads") == 0)
             threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--clock") == 0 && strcmp(argv[i + 1], "cpu") == 0)
+            cpu_clock = true, i++;
+        else if (strcmp(argv[i], "--clock") == 0 && strcmp(argv[i + 1], "wall") == 0)
+            cpu_clock = false, i++;
+        else if (strcmp(argv[i], "--settle") == 0)
+            settle_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--shapes") == 0)
@@ -409,6 +443,13 @@ int main(int argc, char **argv)
         threads = bertc_threads_count();
     if (reps < 1 || threads < 1)
         usage();
+    if (settle_ms < 0) /* threads sharing cores only matter with several */
+        settle_ms = threads > 1 ? 50 : 0;
+    if (cpu_clock && threads != 1) {
+        fprintf(stderr, "gemm bench: --clock cpu needs --threads 1 (CPU time summed over "
+                        "threads is not a speed)\n");
+        return 2;
+    }
     /* The references load first: OpenBLAS's core probe forks, before any
      * bertc thread exists. */
     bool avx2_only = bertc_cpu_isa() == ISA_AVX2;

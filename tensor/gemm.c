@@ -3,29 +3,31 @@
  * The GotoBLAS/BLIS algorithm. op(A) is (M, K), op(B) is (K, N), C is (M, N).
  * Five loops around a micro-kernel that keeps an MR x NR tile of C in
  * registers (tensor/gemm_avx512.c, gemm_avx2.c, gemm_neon.c, or the portable
- * one below):
+ * one below), run by each thread on its own tile C[i0:i1, j0:j1]:
  *
- *   for jc in N step NC:               B block KC x NC, shared by all threads
- *     for pc in K step KC:             one rank-KC update of C
- *       for ic in M step MC:           pack op(A)[ic:+MC, pc:+KC] -> A block (L2)
- *         for jr in NC step NR:        pack op(B)[pc:+KC, jr:+NR] -> B micro-panel
- *                                      (L1), once, on first use
+ *   for jc in [j0, j1) step NC:
+ *     for pc in K step KC:             one rank-KC update of the tile
+ *       for ic in [i0, i1) step MC:    pack op(A)[ic:+MC, pc:+KC] -> A block (L2)
+ *         for jr in NC step NR:        B micro-panel op(B)[pc:+KC, jr:+NR]: packed
+ *                                      by the first ic, or read in place
  *           for ir in MC step MR:      micro-kernel: C[ir:+MR, jr:+NR] (+)= A.B
  *
  * Packing copies each operand into the exact order the micro-kernel reads it
  * (tensor/gemm_kernel_internal.h), so the kernel's loads are contiguous and aligned
  * whatever the transposes and leading dimensions, and zero padding turns an
  * edge panel into a full one: only the final store of an edge tile is partial.
- * The first rank-KC update applies beta; later ones add (beta = 1).
+ * A row-major op(B) under a short tile is not packed: the kernel reads its full
+ * panels in place, with B's row stride (b_in_place_pays). The first rank-KC
+ * update applies beta; later ones add (beta = 1).
  *
- * Threads: each rank-KC update is one bertc_parallel_for. Its (ic, jr) iterations
- * are cut into ~4 work items per thread, which threads take from a shared
- * counter, so a thread slowed by another process simply takes fewer. Each
- * thread packs the A block of its item into its own buffer; each B micro-panel
- * is packed once, by the first thread that needs it, into the shared B block.
- * Every C entry is summed in the same order whatever the thread count, so
- * results are bitwise identical with 1 or many threads. A GEMM too small to
- * give each thread ~2^21 multiply-adds runs on the calling thread.
+ * Threads (as oneDNN's sgemm driver and BLIS's thrinfo ways cut C): one
+ * bertc_parallel_for per GEMM. C is cut into a grid of tm x tn tiles, two per
+ * thread, on MR and NR boundaries (plan_grid: even tiles, then the least
+ * packing); threads take tiles from a shared counter and run the whole K loop
+ * on each with their own pack buffers, so nothing waits until the end. Every C
+ * entry is summed over the same rank-KC blocks in the same order whatever the
+ * tile, so results are bitwise identical with 1 or many threads. A GEMM too
+ * small to give each thread ~2^21 multiply-adds runs on the calling thread.
  *
  * Pack buffers are allocated once per thread with bertc_sys_alloc (or from
  * the arena of bertc_gemm_set_pack_arena) and reused; they grow only when a larger
@@ -78,13 +80,13 @@ void bertc_gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int6
 
 enum { SCALAR_MR = 4, SCALAR_NR = 8 };
 
-/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) packed B micro-panel;
- * C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
-static void kernel_scalar(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                          float alpha, float beta, int m, int n)
+/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
+ * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
+static void kernel_scalar(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
+                          int64_t ldc, float alpha, float beta, int m, int n)
 {
     float acc[SCALAR_MR][SCALAR_NR] = {{0}};
-    for (int64_t k = 0; k < kc; k++, a += SCALAR_MR, b += SCALAR_NR)
+    for (int64_t k = 0; k < kc; k++, a += SCALAR_MR, b += ldb)
         for (int i = 0; i < SCALAR_MR; i++)
             for (int j = 0; j < SCALAR_NR; j++)
                 acc[i][j] += a[i] * b[j];
@@ -235,62 +237,61 @@ static float *pack_buffer_get(PackBuffer *p, size_t floats)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Sharing the packed B block between threads                                */
-/* ------------------------------------------------------------------------ */
-
-/* Each B micro-panel of the current rank-KC update is packed once, by the
- * first thread that needs it; a thread that finds it being packed waits. Work
- * items are handed out by a shared counter. With NO_THREADS these are ints. */
-enum { PANEL_EMPTY, PANEL_PACKING, PANEL_READY };
-
-#if defined(BERTC_NO_THREADS)
-typedef int PanelState;
-typedef int64_t ItemCounter;
-static void counter_reset(ItemCounter *c) { *c = 0; }
-static int64_t counter_next(ItemCounter *c) { return (*c)++; }
-static void panel_reset(PanelState *s) { *s = PANEL_EMPTY; }
-static bool panel_claim(PanelState *s) { return *s == PANEL_EMPTY ? (*s = PANEL_PACKING, true) : false; }
-static void panel_publish(PanelState *s) { *s = PANEL_READY; }
-static bool panel_ready(PanelState *s) { return *s == PANEL_READY; }
-#else
-typedef atomic_int PanelState;
-typedef atomic_int_fast64_t ItemCounter;
-static void counter_reset(ItemCounter *c) { atomic_store(c, 0); }
-static int64_t counter_next(ItemCounter *c) { return atomic_fetch_add(c, 1); }
-static void panel_reset(PanelState *s) { atomic_store(s, PANEL_EMPTY); }
-static bool panel_claim(PanelState *s)
-{
-    int empty = PANEL_EMPTY;
-    return atomic_compare_exchange_strong(s, &empty, PANEL_PACKING);
-}
-static void panel_publish(PanelState *s) { atomic_store(s, PANEL_READY); }
-static bool panel_ready(PanelState *s) { return atomic_load(s) == PANEL_READY; }
-#endif
-
-/* ------------------------------------------------------------------------ */
-/* The blocked loops                                                         */
+/* One thread's tile of C                                                    */
 /* ------------------------------------------------------------------------ */
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
 
-#define GEMM_MAX_PANELS 256   /* B micro-panels in one KC x NC block */
+/* Tiles are handed out by a shared counter (a plain integer without threads). */
+#if defined(BERTC_NO_THREADS)
+typedef int64_t TileCounter;
+static void tile_counter_reset(TileCounter *c) { *c = 0; }
+static int64_t tile_next(TileCounter *c) { return (*c)++; }
+#else
+typedef atomic_int_fast64_t TileCounter;
+static void tile_counter_reset(TileCounter *c) { atomic_init(c, 0); }
+static int64_t tile_next(TileCounter *c) { return atomic_fetch_add(c, 1); }
+#endif
 
-/* One rank-KC update C[:, jc:+nc] (+)= op(A)[:, pc:+kc] op(B)[pc:+kc, jc:+nc],
- * cut into work items: item i covers A block ic = i / items_per_ic (MC rows)
- * and B micro-panels [p0, p0 + panels_per_item), p0 = (i % items_per_ic) * ...
- * Threads take items from `next` until none are left. */
-typedef struct RankKc {
+/* What every tile of one GEMM shares: the operands, the kernel, where op(B)
+ * comes from, and the grid of tiles (tm rows of tiles x tn columns). */
+typedef struct GemmPlan {
     const GemmKernel *kr;
     const GemmArgs *g;
-    int64_t jc, nc, pc, kc;
-    float beta;              /* g->beta on the first update, then 1 */
-    float *b_block;          /* ceil(nc / NR) panels of kc * NR floats, shared */
     const GemmPackedB *pre;  /* op(B) packed in advance (bertc_gemm_prepacked), or NULL */
-    int64_t n_panels, panels_per_item, items_per_ic, n_items;
-    ItemCounter next;
-    PanelState panel[GEMM_MAX_PANELS];
-} RankKc;
+    int tm, tn;
+    int threads;             /* chunks of the bertc_parallel_for */
+    TileCounter next;        /* the next tile to take */
+} GemmPlan;
+
+/* One rank-KC block of a tile: C[ic.., jc:+nc] (+)= op(A)[.., pc:+kc] op(B)[pc:+kc, jc:+nc]. */
+typedef struct KcBlock {
+    int64_t jc, nc, pc, kc;
+    float beta;              /* g->beta on the first block (pc == 0), then 1 */
+    bool b_in_place;         /* full B micro-panels read from B itself (b_in_place_pays) */
+} KcBlock;
+
+/* Reading full B micro-panels straight from a row-major op(B) (NN, TN) skips
+ * packing K x N floats, which pays when a tile has few rows to share each
+ * panel and the panel streams from L2 anyway: the AVX-512 kernel's KC x NR
+ * panel is 72 KiB, and reading it in place is 10-16 % faster on one core at
+ * M = 128 (K, N = 768 .. 3072). With many rows (M = 1024, N = 3072) the
+ * packed, contiguous panel streams faster (~4 %), as the strided rows of B
+ * miss more and cross more pages. A panel that stays in L1 once packed (AVX2:
+ * 24 KiB, NEON, scalar) is packed: its rows in place, B's row stride apart,
+ * share few L1 sets (a stride that is a multiple of 4 KiB puts them all in
+ * one) and miss on every reuse — AVX2 NN was 4 % slower in place, 30 % at
+ * N = 3072. */
+#define B_IN_PLACE_MAX_M 256
+#define L1_PANEL_BYTES (32 << 10)
+
+static bool b_in_place_pays(const GemmPlan *pl, int64_t rows)
+{
+    const GemmKernel *kr = pl->kr;
+    bool panel_fits_l1 = (size_t)(kr->nr * kr->kc) * sizeof(float) <= L1_PANEL_BYTES;
+    return !pl->pre && !pl->g->trans_b && rows <= B_IN_PLACE_MAX_M && !panel_fits_l1;
+}
 
 /* Where panel P of rank-KC block pc starts in a pre-packed op(B) (the layout
  * of GemmPackedB in tensor/tensor.h). */
@@ -301,99 +302,178 @@ static const float *prepacked_panel(const GemmPackedB *pb, int nr, int64_t pc, i
     return pb->data + pc * n_pad + P * kc * nr;
 }
 
-/* B micro-panel p, packed by this thread if no other got to it first (or
- * already packed, when op(B) was pre-packed). */
-static const float *b_panel(RankKc *r, int64_t p)
+/* B micro-panel p of block `blk` and its row stride *ldb: pre-packed, read
+ * in place, or packed into b_block (by the tile's first A block, `first`;
+ * later A blocks find it there). */
+static const float *b_panel(const GemmPlan *pl, const KcBlock *blk, int64_t p, bool first,
+                            float *b_block, int64_t *ldb)
 {
-    if (r->pre)
-        return prepacked_panel(r->pre, r->kr->nr, r->pc, r->kc, r->jc / r->kr->nr + p);
-    float *b = r->b_block + p * r->kr->nr * r->kc;
-    if (panel_claim(&r->panel[p])) {
-        int n = (int)min64(r->kr->nr, r->nc - p * r->kr->nr);
-        pack_b_panel(r->kr, r->g, r->jc + p * r->kr->nr, n, r->pc, r->kc, b);
-        panel_publish(&r->panel[p]);
+    const GemmKernel *kr = pl->kr;
+    const GemmArgs *g = pl->g;
+    int64_t jr = blk->jc + p * kr->nr;
+    int n = (int)min64(kr->nr, blk->jc + blk->nc - jr);
+    *ldb = kr->nr;
+    if (pl->pre)
+        return prepacked_panel(pl->pre, kr->nr, blk->pc, blk->kc, jr / kr->nr);
+    if (blk->b_in_place && n == kr->nr) {
+        *ldb = g->ldb;
+        return g->B + blk->pc * g->ldb + jr;
     }
-    while (!panel_ready(&r->panel[p]))
-        ;
+    float *b = b_block + p * kr->nr * blk->kc;
+    if (first)
+        pack_b_panel(kr, g, jr, n, blk->pc, blk->kc, b);
     return b;
 }
 
-/* One item: pack its A block (unless this thread just packed it), then the
- * micro-kernel over every MR x NR tile of its rows and panels. */
-static void run_item(RankKc *r, int64_t item, float *a_block, int64_t *packed_ic)
+/* Rows [ic, ic + mc) of one rank-KC block: pack their A block, then the
+ * micro-kernel over every MR x NR tile, B panel by B panel. */
+static void block_rows(const GemmPlan *pl, const KcBlock *blk, int64_t ic, int64_t mc,
+                       bool first, float *a_block, float *b_block)
 {
-    const GemmKernel *kr = r->kr;
-    const GemmArgs *g = r->g;
-    int64_t ic = item / r->items_per_ic * kr->mc, mc = min64(kr->mc, g->M - ic);
-    int64_t p0 = item % r->items_per_ic * r->panels_per_item;
-    int64_t p1 = min64(p0 + r->panels_per_item, r->n_panels);
-    if (*packed_ic != ic) {
-        pack_a_block(kr, g, ic, mc, r->pc, r->kc, a_block);
-        *packed_ic = ic;
-    }
-    for (int64_t p = p0; p < p1; p++) {
-        const float *b = b_panel(r, p);
-        int64_t jr = p * kr->nr;
-        int n = (int)min64(kr->nr, r->nc - jr);
-        float *c = g->C + ic * g->ldc + r->jc + jr;
+    const GemmKernel *kr = pl->kr;
+    const GemmArgs *g = pl->g;
+    pack_a_block(kr, g, ic, mc, blk->pc, blk->kc, a_block);
+    for (int64_t p = 0; p * kr->nr < blk->nc; p++) {
+        int64_t ldb;
+        const float *b = b_panel(pl, blk, p, first, b_block, &ldb);
+        int64_t jr = blk->jc + p * kr->nr;
+        int n = (int)min64(kr->nr, blk->jc + blk->nc - jr);
+        float *c = g->C + ic * g->ldc + jr;
         for (int64_t ir = 0; ir < mc; ir += kr->mr) {
             int m = (int)min64(kr->mr, mc - ir);
-            kr->kernel(r->kc, a_block + ir * r->kc, b, c + ir * g->ldc, g->ldc, g->alpha,
-                       r->beta, m, n);
+            kr->kernel(blk->kc, a_block + ir * blk->kc, b, ldb, c + ir * g->ldc, g->ldc,
+                       g->alpha, blk->beta, m, n);
         }
     }
 }
 
-/* A thread's share of a rank-KC update: items until none are left. */
-static void rank_kc_worker(void *ctx, int64_t begin, int64_t end)
+/* This thread's pack buffers, sized for the whole of C rather than for one
+ * tile, and taken before any tile: a thread takes different tiles (or none)
+ * from call to call, and its buffers must not grow in a later call. */
+static void tile_buffers(const GemmPlan *pl, float **a_block, float **b_block)
 {
-    (void)begin, (void)end;
-    RankKc *r = ctx;
-    const GemmKernel *kr = r->kr;
-    int64_t mc_max = ceil_div(min64(kr->mc, r->g->M), kr->mr) * kr->mr;
-    float *a_block = pack_buffer_get(&pack_a_buffer,
-                                     (size_t)(mc_max * min64(kr->kc, r->g->K)));
-    int64_t packed_ic = -1;
-    for (int64_t item; (item = counter_next(&r->next)) < r->n_items;)
-        run_item(r, item, a_block, &packed_ic);
+    const GemmKernel *kr = pl->kr;
+    const GemmArgs *g = pl->g;
+    int64_t kc_max = min64(kr->kc, g->K);
+    int64_t mc_max = ceil_div(min64(kr->mc, g->M), kr->mr) * kr->mr;
+    int64_t nc_max = ceil_div(min64(kr->nc, g->N), kr->nr) * kr->nr;
+    *a_block = pack_buffer_get(&pack_a_buffer, (size_t)(mc_max * kc_max));
+    *b_block = pl->pre ? NULL : pack_buffer_get(&pack_b_buffer, (size_t)(nc_max * kc_max));
 }
 
-/* About 4 items per thread: the A blocks first, then the B panels of each are
- * cut into groups (a short, wide C such as M = 128 gets all its items that way). */
-static void plan_items(RankKc *r, int threads)
+/* C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1],
+ * the whole K loop, in this thread's pack buffers. j0 is a multiple of NR.
+ * Every entry is summed over the same rank-KC blocks (pc = 0, KC, 2 KC, ...)
+ * whatever the tile, so the bits do not depend on how C is cut. */
+static void gemm_tile(const GemmPlan *pl, float *a_block, float *b_block, int64_t i0, int64_t i1,
+                      int64_t j0, int64_t j1)
 {
-    int64_t n_ic = ceil_div(r->g->M, r->kr->mc);
-    int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), r->n_panels);
-    r->panels_per_item = ceil_div(r->n_panels, groups);
-    r->items_per_ic = ceil_div(r->n_panels, r->panels_per_item);
-    r->n_items = n_ic * r->items_per_ic;
+    const GemmKernel *kr = pl->kr;
+    const GemmArgs *g = pl->g;
+    KcBlock blk = {.b_in_place = b_in_place_pays(pl, i1 - i0)};
+    for (blk.jc = j0; blk.jc < j1; blk.jc += kr->nc) {
+        blk.nc = min64(kr->nc, j1 - blk.jc);
+        for (blk.pc = 0; blk.pc < g->K; blk.pc += kr->kc) {
+            blk.kc = min64(kr->kc, g->K - blk.pc);
+            blk.beta = blk.pc == 0 ? g->beta : 1.0f;
+            for (int64_t ic = i0; ic < i1; ic += kr->mc)
+                block_rows(pl, &blk, ic, min64(kr->mc, i1 - ic), ic == i0, a_block, b_block);
+        }
+    }
 }
 
-/* C = alpha * op(A) op(B) + beta * C on `threads` threads (1: the caller only). */
+/* ------------------------------------------------------------------------ */
+/* Cutting C between threads                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Piece `i` of `parts` of [0, len) cut on multiples of `unit`. */
+static void cut(int64_t len, int64_t unit, int parts, int i, int64_t *begin, int64_t *end)
+{
+    int64_t units = ceil_div(len, unit);
+    *begin = min64(len, units * i / parts * unit);
+    *end = min64(len, units * (i + 1) / parts * unit);
+}
+
+/* The grid of `threads` tiles (tm x tn = threads): the tiles as even as the
+ * MR and NR units allow (largest tile smallest), then the least packing —
+ * each thread packs its rows of A and its columns of B over all of K, so the
+ * smallest tile height + width. M = 128 x N = 768 on 2 threads: two 128 x 384
+ * tiles (A packed twice, 98K floats each, B once); M = 1024 x N = 768: two
+ * 512 x 768 tiles. */
+static bool plan_grid_of(GemmPlan *pl, int threads)
+{
+    const GemmKernel *kr = pl->kr;
+    int64_t mu = ceil_div(pl->g->M, kr->mr), nu = ceil_div(pl->g->N, kr->nr);
+    double best_area = 0.0, best_edge = 0.0;
+    for (int tm = 1; tm <= threads; tm++) {
+        int tn = threads / tm;
+        if (tm * tn != threads || tm > mu || tn > nu)
+            continue;
+        double h = (double)ceil_div(mu, tm) * kr->mr, w = (double)ceil_div(nu, tn) * kr->nr;
+        double area = h * w, edge = h + w;
+        if (best_area == 0.0 || area < best_area || (area == best_area && edge < best_edge)) {
+            best_area = area, best_edge = edge;
+            pl->tm = tm, pl->tn = tn;
+        }
+    }
+    return best_area > 0.0;
+}
+
+/* The grid for `threads` threads, or for fewer when C has too few MR x NR
+ * tiles to cut that way (3 threads on one row of 2 panels: 2). */
+static void plan_grid(GemmPlan *pl, int threads)
+{
+    pl->tm = pl->tn = 1;
+    while (threads > 1 && !plan_grid_of(pl, threads))
+        threads--;
+}
+
+/* A thread's share of the tiles: the next untaken one until none is left
+ * (the caller takes them too, so a worker that wakes late or shares its core
+ * with another process simply takes fewer). A call that got every chunk (one
+ * thread, or a nested bertc_parallel_for run serially) computes C as one
+ * tile: the same bits, without packing A once per tile column. */
+static void tile_worker(void *ctx, int64_t begin, int64_t end)
+{
+    GemmPlan *pl = ctx;
+    float *a_block, *b_block;
+    tile_buffers(pl, &a_block, &b_block);
+    if (begin == 0 && end == pl->threads) {
+        gemm_tile(pl, a_block, b_block, 0, pl->g->M, 0, pl->g->N);
+        return;
+    }
+    int64_t tiles = (int64_t)pl->tm * pl->tn;
+    for (int64_t t; (t = tile_next(&pl->next)) < tiles;) {
+        int64_t i0, i1, j0, j1;
+        cut(pl->g->M, pl->kr->mr, pl->tm, (int)(t / pl->tn), &i0, &i1);
+        cut(pl->g->N, pl->kr->nr, pl->tn, (int)(t % pl->tn), &j0, &j1);
+        if (i0 < i1 && j0 < j1)
+            gemm_tile(pl, a_block, b_block, i0, i1, j0, j1);
+    }
+}
+
+/* Tiles per thread: 2 lets a thread whose core is taken by another process
+ * (a shared machine) hand half its share to the others, at the cost of
+ * packing A or B once more per extra tile (< 1 % of a BERT-shape GEMM). With
+ * one static tile per thread, a two-thread GEMM waited for its slower thread
+ * and ran at a quarter of one core's speed when the other core was busy. */
+#define TILES_PER_THREAD 2
+
+/* C = alpha * op(A) op(B) + beta * C on `threads` threads (1: the caller only):
+ * one bertc_parallel_for, the threads taking tiles of C, each with the whole
+ * K loop. */
 static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPackedB *pre,
                          int threads)
 {
-    RankKc r = {.kr = kr, .g = g, .pre = pre};
-    int64_t nc_max = min64(kr->nc, GEMM_MAX_PANELS * kr->nr);
-    int64_t b_floats = ceil_div(min64(nc_max, g->N), kr->nr) * kr->nr * min64(kr->kc, g->K);
-    if (!pre)
-        r.b_block = pack_buffer_get(&pack_b_buffer, (size_t)b_floats);
-    for (r.jc = 0; r.jc < g->N; r.jc += nc_max) {
-        r.nc = min64(nc_max, g->N - r.jc);
-        r.n_panels = ceil_div(r.nc, kr->nr);
-        plan_items(&r, threads);
-        for (r.pc = 0; r.pc < g->K; r.pc += kr->kc) {
-            r.kc = min64(kr->kc, g->K - r.pc);
-            r.beta = r.pc == 0 ? g->beta : 1.0f;
-            counter_reset(&r.next);
-            for (int64_t p = 0; p < r.n_panels; p++)
-                panel_reset(&r.panel[p]);
-            if (threads == 1)
-                rank_kc_worker(&r, 0, 1);
-            else
-                bertc_parallel_for(threads, rank_kc_worker, &r);
-        }
-    }
+    GemmPlan pl = {.kr = kr, .g = g, .pre = pre};
+    tile_counter_reset(&pl.next);
+    plan_grid(&pl, threads * TILES_PER_THREAD);
+    int tiles = pl.tm * pl.tn;
+    pl.threads = tiles < threads ? tiles : threads;
+    if (pl.threads == 1)
+        tile_worker(&pl, 0, 1);
+    else
+        bertc_parallel_for(pl.threads, tile_worker, &pl);
 }
 
 /* ------------------------------------------------------------------------ */

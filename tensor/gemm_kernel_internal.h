@@ -13,12 +13,16 @@
 
 #include <stdint.h>
 
-/* The micro-kernel: with acc (MR, NR) = sum over k < kc of a[k*MR+i] * b[k*NR+j],
+/* The micro-kernel: with acc (MR, NR) = sum over k < kc of a[k*MR+i] * b[k*ldb+j],
  * writes the top-left (m, n) corner of the tile C (row stride ldc):
  *     C = alpha * acc + beta * C      (beta == 0: C is not read).
- * 1 <= m <= MR, 1 <= n <= NR; a and b are 64-byte aligned. */
-typedef void (*GemmMicroKernel)(int64_t kc, const float *a, const float *b, float *c,
-                                int64_t ldc, float alpha, float beta, int m, int n);
+ * 1 <= m <= MR, 1 <= n <= NR; a is 64-byte aligned. b is a packed B
+ * micro-panel (ldb = NR, 64-byte aligned) or, when op(B) is row-major and the
+ * panel full, NR columns of op(B) read in place (ldb = its row stride, any
+ * alignment): every row b[k*ldb .. k*ldb+NR) is read in full. The sums are the
+ * same, in the same order, either way. */
+typedef void (*GemmMicroKernel)(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                float *c, int64_t ldc, float alpha, float beta, int m, int n);
 
 /* Packs a panel whose k index is contiguous in memory (the transposing case):
  *     dst[k * w + r] = src[r * ld + k]   for r < v, k < kc;  0 for v <= r < w. */
