@@ -32,6 +32,10 @@
 # - The MLM step has two PyTorch variants: HF's (the LM head on every
 #   position) and torchM, the LM head on the labelled positions only, as
 #   bertc runs it: speedM compares the same work.
+# - int8_ms, speedQ, cos: bertc's int8 inference (bertc quantize's scheme,
+#   applied in memory by build/bench/forward --int8, which times float32 and
+#   int8 in turn in one process): speedQ is float32 / int8 time in that
+#   process, cos the cosine of last_hidden_state to float32.
 #
 # Cases (issues 7 and 16): BERT-base forward 1x128 and 8x128 at 1 and 2
 # threads; the MLM training step (AdamW, dropout on) of L2/H128, L4/H256 and
@@ -109,7 +113,7 @@ forward_case() {
     set -- $(best_torch_setting "$t" "forward --config $MODEL_CFG $shape")
     tt=$1 bt=$2 level=- diff=-
     [ -n "$ORT" ] && level=$(field best_level "$(ort $shape --threads "$t" --level probe)")
-    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/o"
+    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/o"; : > "$TMP/q"
     i=0
     while [ $i -lt "$PAIRS" ]; do
         dump=""
@@ -117,6 +121,11 @@ forward_case() {
         c=$(BERTC_THREADS=$t "$BUILD/bench/forward" --config "$MODEL_CFG" $WEIGHTS $shape --threads "$t" $dump)
         p=$(torch forward --config "$MODEL_CFG" $shape --threads "$tt" --blas-threads "$bt")
         record "$TMP/c" "$c"; record "$TMP/p" "$p"
+        # int8 (bertc quantize's scheme, in memory): float32 and int8 timed in
+        # turn in one process, so speedQ compares the two in the same run.
+        q=$(BERTC_THREADS=$t "$BUILD/bench/forward" --config "$MODEL_CFG" $WEIGHTS $shape --threads "$t" \
+            --int8 | grep '^forward-int8')
+        echo "$(field median_ms "$q") $(field speedup "$q") $(field cosine "$q")" >> "$TMP/q"
         if [ -n "$ORT" ]; then
             check=""
             [ $i = 0 ] && check="--check $TMP/d"
@@ -131,9 +140,11 @@ forward_case() {
     awk -v l="forward bert-base ${B}x$S" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v pm="$(col "$TMP/p" 1)" \
         -v om="$(col "$TMP/o" 1)" -v cr="$(col "$TMP/c" 2)" -v pr="$(col "$TMP/p" 2)" \
         -v orss="$(col "$TMP/o" 2)" -v cc="$(col "$TMP/c" 3)" -v pc="$(col "$TMP/p" 3)" \
-        -v oc="$(col "$TMP/o" 3)" -v ts="${tt}x$bt" -v lv="$level" -v d="$diff" 'BEGIN {
-        printf "%-24s %2d %8.1f %8.1f %8.1f %6.2fx %6.2fx %8.0f %8.0f %7.0f %5.2f %5.2f %5.2f %9s %9s %8s\n",
-               l, t, cm, pm, om, pm / cm, (om > 0 ? om / cm : 0), cr, pr, orss, cc, pc, oc, ts, lv, d }'
+        -v oc="$(col "$TMP/o" 3)" -v ts="${tt}x$bt" -v lv="$level" -v d="$diff" \
+        -v qm="$(col "$TMP/q" 1)" -v qs="$(col "$TMP/q" 2)" -v qc="$(col "$TMP/q" 3)" 'BEGIN {
+        printf "%-24s %2d %8.1f %8.1f %8.1f %6.2fx %6.2fx %8.0f %8.0f %7.0f %5.2f %5.2f %5.2f %9s %9s %8s %8.1f %6.2fx %8.6f\n",
+               l, t, cm, pm, om, pm / cm, (om > 0 ? om / cm : 0), cr, pr, orss, cc, pc, oc, ts, lv, d,
+               qm, qs, qc }'
 }
 
 # train_case L H THREADS: one row of the training table.
@@ -169,8 +180,10 @@ if [ -n "$ORT" ]; then
     echo "ORT: onnxruntime-node $(cd "$ORT_DIR" && node -p "require('onnxruntime-node/package.json').version") (CPU EP, MLAS), intraOpNumThreads = thr, level as ort_level"
 fi
 echo
-printf "%-24s %2s %8s %8s %8s %7s %7s %8s %8s %7s %5s %5s %5s %9s %9s %8s\n" case thr bertc_ms \
-    torch_ms ort_ms speedT speedO bertcMiB torchMiB ortMiB c_cpu t_cpu o_cpu torch_set ort_level ort_diff
+echo "int8: build/bench/forward --int8 (float32, then its int8 copy, timed in turn in one process); speedQ = its float32 / int8 time, cos = last_hidden_state cosine"
+printf "%-24s %2s %8s %8s %8s %7s %7s %8s %8s %7s %5s %5s %5s %9s %9s %8s %8s %7s %8s\n" case thr bertc_ms \
+    torch_ms ort_ms speedT speedO bertcMiB torchMiB ortMiB c_cpu t_cpu o_cpu torch_set ort_level ort_diff \
+    int8_ms speedQ cos
 for BS in "1 128 5" "8 128 3"; do
     set -- $BS
     for t in 1 2; do
