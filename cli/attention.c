@@ -123,10 +123,10 @@ static const OutputSpec *find_map(const AttentionArgs *a, const Model *m, int la
 {
     char shown[CLI_SHOWN], drawable[512];
     snprintf(name, cap, "layers.%d.%.100s", layer, a->map);
-    const OutputSpec *o = explain_declared(m->arch, name);
+    const OutputSpec *o = bertc_model_output_named(m->arch, name);
     if (!o) {
         snprintf(name, cap, "%.100s", a->map);
-        o = explain_declared(m->arch, name);
+        o = bertc_model_output_named(m->arch, name);
     }
     if (o && bertc_svg_kind(o->shape) != SVG_MATRIX && bertc_svg_kind(o->shape) != SVG_UNDRAWABLE)
         return o;

@@ -28,11 +28,6 @@ void explain_sentences(const Model *m, TextExample *ex, Arena *arena);
  * saying so (and, for a model with a query_len key, how to give it all). */
 void explain_cut_note(const Model *m, const ExplainTokens *t, char *buf, size_t cap);
 
-/* Whether a concrete name ("layers.1.lambda_q") is the declared one
- * ("layers.{l}.lambda_q": {l} and {i} stand for a number). */
-bool explain_name_matches(const char *declared, const char *name);
-/* The declared output of that concrete name, NULL if none. */
-const OutputSpec *explain_declared(const ModelArch *arch, const char *name);
 /* "layers.{l}.attention_probs (B, nh, S, S), sent_scores (B, N)": the
  * declared outputs bertc_svg_kind draws (matrices too when with_matrix). */
 void explain_drawable(const ModelArch *arch, bool with_matrix, char *buf, size_t cap);

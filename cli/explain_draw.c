@@ -90,30 +90,6 @@ void explain_cut_note(const Model *m, const ExplainTokens *t, char *buf, size_t 
 
 /* ---- names -------------------------------------------------------------- */
 
-bool explain_name_matches(const char *declared, const char *name)
-{
-    while (*declared) {
-        if (strncmp(declared, "{l}", 3) == 0 || strncmp(declared, "{i}", 3) == 0) {
-            if (!isdigit((unsigned char)*name))
-                return false;
-            while (isdigit((unsigned char)*name))
-                name++;
-            declared += 3;
-        } else if (*declared++ != *name++) {
-            return false;
-        }
-    }
-    return *name == '\0';
-}
-
-const OutputSpec *explain_declared(const ModelArch *arch, const char *name)
-{
-    for (int i = 0; bertc_model_output(arch, i); i++)
-        if (explain_name_matches(bertc_model_output(arch, i)->name, name))
-            return bertc_model_output(arch, i);
-    return NULL;
-}
-
 void explain_drawable(const ModelArch *arch, bool with_matrix, char *buf, size_t cap)
 {
     size_t at = 0;

@@ -164,7 +164,7 @@ static void step(FILE *f, const ExplainPage *p, const ExplainStep *s, const char
     fprintf(f, "<div class=\"step\"><h3>%s</h3>\n<div class=\"eq\">%s</div>\n"
                "<p>computed by <span class=\"where\">%s</span></p>\n", s->title, s->equation,
             s->where);
-    const OutputSpec *o = explain_declared(p->m->arch, name);
+    const OutputSpec *o = bertc_model_output_named(p->m->arch, name);
     const OutputItem *it = explain_output(p->out, name);
     if (!o || !it) {
         fprintf(f, "<p class=\"note\">Skipped: %s <code>", p->m->arch->name);
@@ -237,7 +237,7 @@ static void other_outputs(FILE *f, const ExplainPage *p, const ExplainArch *a)
     bool any = false;
     for (int i = 0; i < p->out->n; i++) {
         const OutputItem *it = &p->out->items[i];
-        const OutputSpec *o = explain_declared(p->m->arch, it->name);
+        const OutputSpec *o = bertc_model_output_named(p->m->arch, it->name);
         if (covered(a, it->name) || !o || strcmp(o->shape, "()") == 0)
             continue;
         if (!any)

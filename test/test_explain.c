@@ -311,10 +311,10 @@ Test(explain, kinds_come_from_the_declared_shape)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         cr_expect_eq(bertc_svg_kind(cases[i].shape), cases[i].kind, "%s: kind %d, want %d",
                      cases[i].shape, bertc_svg_kind(cases[i].shape), cases[i].kind);
-    cr_expect(explain_name_matches("layers.{l}.lambda_q", "layers.11.lambda_q"));
-    cr_expect(!explain_name_matches("layers.{l}.lambda_q", "layers..lambda_q"));
-    cr_expect(!explain_name_matches("layers.{l}.lambda_q", "layers.1.lambda_qq"));
-    cr_expect(explain_name_matches("sent_scores", "sent_scores"));
+    cr_expect(bertc_output_name_matches("layers.{l}.lambda_q", "layers.11.lambda_q"));
+    cr_expect(!bertc_output_name_matches("layers.{l}.lambda_q", "layers..lambda_q"));
+    cr_expect(!bertc_output_name_matches("layers.{l}.lambda_q", "layers.1.lambda_qq"));
+    cr_expect(bertc_output_name_matches("sent_scores", "sent_scores"));
 }
 
 /* Every architecture has its entry in cli/explain_steps.c, and its steps

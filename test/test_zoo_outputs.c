@@ -26,31 +26,6 @@ ParameterizedTestParameters(zoo_outputs, declared_shapes)
     return cr_make_param_array(TestName, cases, n);
 }
 
-/* "{l}" / "{i}" in pattern stand for a number. */
-static bool matches(const char *pattern, const char *name)
-{
-    while (*pattern && *name) {
-        if (pattern[0] == '{' && (pattern[1] == 'l' || pattern[1] == 'i') && pattern[2] == '}') {
-            if (*name < '0' || *name > '9')
-                return false;
-            while (*name >= '0' && *name <= '9')
-                name++;
-            pattern += 3;
-        } else if (*pattern++ != *name++) {
-            return false;
-        }
-    }
-    return !*pattern && !*name;
-}
-
-static const OutputSpec *spec_of(const ModelArch *arch, const char *name)
-{
-    for (int i = 0; bertc_model_output(arch, i); i++)
-        if (matches(bertc_model_output(arch, i)->name, name))
-            return bertc_model_output(arch, i);
-    return NULL;
-}
-
 typedef struct Dims {
     int64_t B, S, N;
     const BertConfig *cfg;
@@ -115,7 +90,7 @@ static int count(const Outputs *o, const char *pattern)
 {
     int n = 0;
     for (int i = 0; i < o->n; i++)
-        n += matches(pattern, o->items[i].name);
+        n += bertc_output_name_matches(pattern, o->items[i].name);
     return n;
 }
 
@@ -165,7 +140,7 @@ ParameterizedTest(TestName *t, zoo_outputs, declared_shapes)
     Dims d = {.B = ids->ids.shape[0], .S = ids->ids.shape[1],
               .N = clss ? clss->ids.shape[1] : -1, .cfg = &m.cfg};
     for (int i = 0; i < out.n; i++) {
-        const OutputSpec *spec = spec_of(m.arch, out.items[i].name);
+        const OutputSpec *spec = bertc_model_output_named(m.arch, out.items[i].name);
         cr_expect(spec, "%s: '%s' is not declared", t->name, out.items[i].name);
         if (spec && out.items[i].var)
             check_shape(t->name, out.items[i].name, out.items[i].var, spec, &d);

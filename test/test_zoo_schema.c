@@ -18,31 +18,6 @@ ParameterizedTestParameters(zoo_schema, declared)
     return cr_make_param_array(TestName, cases, n);
 }
 
-/* name matches pattern, where "{l}" and "{i}" stand for a number. */
-static bool matches(const char *pattern, const char *name)
-{
-    while (*pattern && *name) {
-        if (pattern[0] == '{' && (pattern[1] == 'l' || pattern[1] == 'i') && pattern[2] == '}') {
-            if (*name < '0' || *name > '9')
-                return false;
-            while (*name >= '0' && *name <= '9')
-                name++;
-            pattern += 3;
-        } else if (*pattern++ != *name++) {
-            return false;
-        }
-    }
-    return !*pattern && !*name;
-}
-
-static bool declared_output(const ModelArch *arch, const char *name)
-{
-    for (int i = 0; bertc_model_output(arch, i); i++)
-        if (matches(bertc_model_output(arch, i)->name, name))
-            return true;
-    return false;
-}
-
 static const InputSpec *declared_input(const ModelArch *arch, const char *name)
 {
     for (int i = 0; bertc_model_input(arch, i); i++)
@@ -91,7 +66,7 @@ static void check_fixture(const char *c, Model *m)
     bertc_outputs_init(&out);
     test_forward_ok(m, g, &in, &out);
     for (int i = 0; i < out.n; i++)
-        cr_expect(declared_output(m->arch, out.items[i].name),
+        cr_expect(bertc_model_output_named(m->arch, out.items[i].name),
                   "%s: %s puts '%s', which it does not declare", c, m->arch->name,
                   out.items[i].name);
     bertc_ag_graph_destroy(g);

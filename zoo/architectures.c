@@ -61,6 +61,31 @@ const OutputSpec *bertc_model_output(const ModelArch *arch, int i)
     return i < arch->n_outputs ? &arch->outputs[i] : NULL;
 }
 
+bool bertc_output_name_matches(const char *declared, const char *name)
+{
+    while (*declared) {
+        if (strncmp(declared, "{l}", 3) == 0 || strncmp(declared, "{i}", 3) == 0) {
+            if (*name < '0' || *name > '9')
+                return false;
+            while (*name >= '0' && *name <= '9')
+                name++;
+            declared += 3;
+        } else if (*declared++ != *name++) {
+            return false;
+        }
+    }
+    return *name == '\0';
+}
+
+const OutputSpec *bertc_model_output_named(const ModelArch *arch, const char *name)
+{
+    const OutputSpec *o;
+    for (int i = 0; (o = bertc_model_output(arch, i)) != NULL; i++)
+        if (bertc_output_name_matches(o->name, name))
+            return o;
+    return NULL;
+}
+
 bool bertc_model_reads_input(const ModelArch *arch, const char *name)
 {
     for (int i = 0; bertc_model_input(arch, i); i++)

@@ -217,6 +217,11 @@ const InputSpec *bertc_model_input(const ModelArch *arch, int i);
 const OutputSpec *bertc_model_output(const ModelArch *arch, int i);
 /* Whether the architecture declares an input of this name ("context_ids"). */
 bool bertc_model_reads_input(const ModelArch *arch, const char *name);
+/* Whether an output's name fits a declared one, where "{l}" and "{i}" stand
+ * for a number: "layers.{l}.attention_probs" fits "layers.3.attention_probs". */
+bool bertc_output_name_matches(const char *declared, const char *name);
+/* The declaration that output `name` fits, NULL if none does. */
+const OutputSpec *bertc_model_output_named(const ModelArch *arch, const char *name);
 
 /* ------------------------------------------------------------------------ */
 /* config.json: the common keys (nn/config.h) and the architecture's own     */
