@@ -53,6 +53,7 @@
 #include "nn/json.h"
 #include "nn/safetensors.h"
 #include "nn/state.h"
+#include "zoo/tokenizer.h"
 #include "zoo/zoo.h"
 #include "zoo/pipeline.h"
 #include "zoo/train.h"
