@@ -3,9 +3,8 @@
  * bertc_parallel_for(n, fn, ctx) cuts [0, n) into T contiguous chunks, T = min(n,
  * bertc_threads_count()). The calling thread runs chunk 0, worker w runs chunk w, and
  * the call returns when every chunk is done. Workers start on first use and
- * live for the process; between jobs they spin for up to SPIN_NS (a job that
- * follows within that starts in well under a microsecond) and then sleep on a
- * condition variable; the caller waits for the workers the same way.
+ * live for the process; between jobs they spin briefly (a job that follows
+ * quickly starts in microseconds) and then sleep on a condition variable.
  *
  * A bertc_parallel_for issued from inside a chunk, or while another thread owns the
  * pool, runs serially in the caller: nesting is safe and never deadlocks.
@@ -44,58 +43,9 @@ void bertc_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t 
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 #include <unistd.h>
 
-/* How long a thread spins before it sleeps: a worker between jobs, the caller
- * waiting for the workers. Long enough to cover the gap between two GEMMs of
- * a layer and the imbalance between their tiles; a worker that falls asleep
- * there costs a wake-up of tens of microseconds, and the kernel tends to wake
- * it on the caller's busy core: with a spin of 2^16 loads (~20-50 us) a
- * two-thread GEMM after an idle moment got 1.1 cores of 2. OpenMP runtimes
- * spin ~1-5 ms by default. With more threads than cores a spinning thread
- * only delays the one it waits for, so the spin is cut to SPIN_NS_CROWDED. */
-#define SPIN_NS 1000000L
-#define SPIN_NS_CROWDED 20000L
-
-static atomic_long spin_ns = SPIN_NS; /* set per job by bertc_parallel_for */
-
-/* A bounded spin: the time is read every 256 turns. */
-typedef struct Spin {
-    struct timespec deadline;
-    unsigned turns;
-} Spin;
-
-static Spin spin_start(void)
-{
-    Spin s = {0};
-    clock_gettime(CLOCK_MONOTONIC, &s.deadline);
-    s.deadline.tv_nsec += atomic_load(&spin_ns);
-    s.deadline.tv_sec += s.deadline.tv_nsec / 1000000000L;
-    s.deadline.tv_nsec %= 1000000000L;
-    return s;
-}
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-/* One more turn of the spin; false once its time is up. */
-static bool spin_on(Spin *s)
-{
-    cpu_relax();
-    if (++s->turns % 256 != 0)
-        return true;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec < s->deadline.tv_sec ||
-           (now.tv_sec == s->deadline.tv_sec && now.tv_nsec < s->deadline.tv_nsec);
-}
+#define SPIN_ITERS (1 << 16)
 
 static int clamp_count(int64_t n) { return n < 1 ? 1 : n > THREADS_MAX ? THREADS_MAX : (int)n; }
 
@@ -162,7 +112,7 @@ static void run_chunk(const Job *job, int c)
 /* Wait for a generation other than `seen` and return a copy of its job. */
 static Job wait_for_job(unsigned seen)
 {
-    for (Spin s = spin_start(); atomic_load(&pool.generation) == seen && spin_on(&s);)
+    for (int i = 0; i < SPIN_ITERS && atomic_load(&pool.generation) == seen; i++)
         ;
     pthread_mutex_lock(&pool.lock);
     while (atomic_load(&pool.generation) == seen)
@@ -208,7 +158,7 @@ static int ensure_workers(int want)
 
 static void wait_for_workers(void)
 {
-    for (Spin s = spin_start(); atomic_load(&pool.pending) != 0 && spin_on(&s);)
+    for (int i = 0; i < SPIN_ITERS && atomic_load(&pool.pending) != 0; i++)
         ;
     pthread_mutex_lock(&pool.lock);
     while (atomic_load(&pool.pending) != 0)
@@ -230,10 +180,6 @@ void bertc_parallel_for(int64_t n, ChunkFn fn, void *ctx)
     int workers = ensure_workers(t);
     if (t - 1 > workers)
         t = workers + 1;
-    static long cores;
-    if (cores == 0)
-        cores = sysconf(_SC_NPROCESSORS_ONLN);
-    atomic_store(&spin_ns, pool.n_workers + 1 > cores ? SPIN_NS_CROWDED : SPIN_NS);
     pthread_mutex_lock(&pool.lock);
     unsigned gen = atomic_load(&pool.generation) + 1;
     pool.job = (Job){.fn = fn, .ctx = ctx, .n = n, .chunks = t, .generation = gen};
