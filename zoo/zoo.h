@@ -274,6 +274,11 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
  * has a quantization_config. */
 int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err);
+/* The same with no parameter data allocated: the weights are then read in
+ * place from const memory, bound by bertc_registry_bind_const (nn/nn.h);
+ * what `bertc export-c`'s model.c does. */
+int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg,
+                            const char *const *int8_weights, int n, BertcError *err);
 
 /* The most elements the parameters and buffers of a model may have: 2^34
  * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused
