@@ -23,6 +23,7 @@ static int split(ConstModel *cm, void *mem, size_t size, BertcError *err)
     bertc_arena_init_fixed(&cm->packs, "gemm packs", mem, d->pack_bytes);
     bertc_arena_init_fixed(&cm->params, "model", (char *)mem + d->pack_bytes,
                            size - d->pack_bytes);
+    bertc_threads_set_count(1);   /* the pack arenas serve one thread */
     bertc_gemm_set_pack_arena(&cm->packs);
     bertc_qgemm_set_arena(&cm->packs);
     return 0;
@@ -57,6 +58,7 @@ int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, s
         return bertc_errorf(err, "model_init: arena of %zu bytes has no room left for a "
                             "forward (the model took %zu)", size, d->pack_bytes + used);
     size_t rest = cap - used;
+    cm->model_bytes = bertc_arena_high_water(&cm->params);
     bertc_arena_init_fixed(&cm->step, "step", bertc_arena_alloc(&cm->params, rest), rest);
     bertc_ag_graph_init(&cm->g, &cm->step, 0);
     bertc_ag_set_training(&cm->g, false);

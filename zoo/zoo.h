@@ -874,6 +874,7 @@ typedef struct ConstModelData {
 typedef struct ConstModel {
     const ConstModelData *d;
     Arena packs, params, step;
+    size_t model_bytes;               /* params' high water before step was carved */
     Model m;
     Graph g;
     Outputs out;                      /* ~45 KB: keep a ConstModel static */
