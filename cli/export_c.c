@@ -174,8 +174,10 @@ static int measure(Export *x, BertcError *err)
          * 28 per token, over the measured text (whose words are short). */
         size_t tokenizer = 290 * x->d.max_text_bytes + 28 * (size_t)x->d.max_len;
         x->d.pack_bytes = round64(bertc_arena_high_water(&cm.packs)) + 64;
-        x->arena_bytes = x->d.pack_bytes + round64(cm.model_bytes) + 256 +
-                         round64(bertc_arena_high_water(&cm.step)) + tokenizer;
+        x->model_bytes = round64(cm.model_bytes) + 256;
+        x->step_bytes = round64(bertc_arena_high_water(&cm.step));
+        x->tokenizer_bytes = tokenizer;
+        x->arena_bytes = x->d.pack_bytes + x->model_bytes + x->step_bytes + tokenizer;
         rc = run_in(x, mem, x->arena_bytes, text, &cm, err);
         if (rc != 0)
             bertc_errorf(err, "export-c: the measured arena (%zu bytes) failed its own check: "
@@ -243,9 +245,10 @@ int cmd_export_c(int argc, char **argv)
     if (rc == 0)
         rc = write_sources(&x, out, &err);
     if (rc == 0)
-        printf("export-c: %s -> %s: %d parameters (%d int8, %s path), arena %zu bytes\n",
-               x.cm.name, out, x.d.n_params, x.d.n_int8,
-               bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa), x.arena_bytes);
+        printf("export-c: %s -> %s: %d parameters (%d int8, %s path), arena %zu bytes "
+               "(gemm %zu, model %zu, forward %zu, tokenizer bound %zu)\n", x.cm.name, out,
+               x.d.n_params, x.d.n_int8, bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa),
+               x.arena_bytes, x.d.pack_bytes, x.model_bytes, x.step_bytes, x.tokenizer_bytes);
     free(x.config);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);

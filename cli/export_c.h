@@ -13,7 +13,8 @@ typedef struct Export {
     ConstParam params[EXPORT_MAX_PARAMS];
     const char *int8_names[EXPORT_MAX_PARAMS];
     char *config;                     /* config.json's text */
-    size_t arena_bytes;               /* measured: MODEL_ARENA_BYTES */
+    size_t arena_bytes;               /* measured: MODEL_ARENA_BYTES, the sum of: */
+    size_t model_bytes, step_bytes, tokenizer_bytes;   /* and d.pack_bytes */
     int n_labels;                     /* C of the logits */
 } Export;
 
