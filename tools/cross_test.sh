@@ -149,8 +149,9 @@ arm-none-eabi-size "$OUT/cortex-m4/firmware.elf" "$OUT/cortex-m4/libbertc.a" 2>/
 
 # export-c: a quantised classifier exported as C sources (bertc export-c),
 # built into firmware with the freestanding core and run on the Cortex-M4F
-# from flash; its logits must equal, bit for bit, the same sources built for
-# the host (portable fp32 path, the scalar int8 path the export packed for).
+# from flash, and for aarch64 and big-endian mips; their logits must equal,
+# bit for bit, the same sources built for the host (portable fp32 path,
+# BERTC_ISA=scalar; the scalar int8 path the export packed for).
 make -s --no-print-directory build/bertc
 EX="$OUT/export-c"
 rm -rf "$EX" && mkdir -p "$EX"
@@ -164,6 +165,18 @@ arm-none-eabi-gcc $CFLAGS_RUNNER -DBERTC_FREESTANDING -DBERTC_NO_THREADS $M4 -I"
     --specs=nano.specs --specs=rdimon.specs -nostartfiles -T test/portable/cortex-m/link.ld \
     -Wl,--gc-sections $EXPORT_SRC test/portable/cortex-m/startup.c \
     "$OUT/cortex-m4/libbertc.a" -lm -o "$EX/firmware.elf"
+aarch64-linux-gnu-gcc $CFLAGS_RUNNER -I"$EX/src" $EXPORT_SRC "$OUT/aarch64/libbertc.a" -lm \
+    -lpthread -o "$EX/aarch64"
+BERTC_ISA=scalar qemu-aarch64 -L /usr/aarch64-linux-gnu "$EX/aarch64" >"$EX/aarch64.log" 2>&1 || true
+mips-linux-gnu-gcc $CFLAGS_RUNNER -I"$EX/src" $EXPORT_SRC "$OUT/mips/libbertc.a" -lm -lpthread \
+    -latomic -o "$EX/mips"
+BERTC_ISA=scalar qemu-mips -L /usr/mips-linux-gnu "$EX/mips" >"$EX/mips.log" 2>&1 || true
+for t in aarch64 mips; do
+    if [ "$(grep -c '^logits' "$EX/host.log")" = 3 ] && cmp -s "$EX/host.log" "$EX/$t.log"
+    then echo "cross-test: $t export-c int8 classifier: logits equal to the host int8 build's"
+    else echo "cross-test: $t export-c: FAILED: its output differs from the host's"; FAILED=1
+    fi
+done
 timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting-config \
     enable=on,target=native -kernel "$EX/firmware.elf" >"$EX/m4.log" 2>&1 || true
 if [ "$(grep -c '^logits' "$EX/host.log")" = 3 ] && cmp -s "$EX/host.log" "$EX/m4.log"; then
