@@ -18,6 +18,13 @@
 #define FIXTURE "test/data/predict_seqcls"
 #define ENV "BERTC_ISA=scalar BERTC_INT8_ISA=scalar"
 
+/* The library of a `make sanitize` build needs its runtime in the program. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LINK_FLAGS "-fsanitize=address,undefined"
+#else
+#define LINK_FLAGS ""
+#endif
+
 static char tmp[128];
 static char log_text[16384];
 
@@ -85,7 +92,7 @@ static void build_program(const char *out)
     fputs(driver, f);
     fclose(f);
     int rc = sh("cc -std=c11 -O1 -Wall -Werror -I. -I%s %s/model.c %s/model_data.c %s/main.c "
-                "%s/libbertc.a -lm -lpthread -o %s/prog", out, out, out, out, lib, out);
+                "%s/libbertc.a " LINK_FLAGS " -lm -lpthread -o %s/prog", out, out, out, out, lib, out);
     cr_assert_eq(rc, 0, "the exported sources do not compile: %s", log_text);
 }
 
@@ -212,7 +219,8 @@ Test(export_c, too_small_arena_and_too_long_text_are_errors, .timeout = 120)
     char lib[256];
     snprintf(lib, sizeof lib, "%s", BERTC_CLI);
     *strrchr(lib, '/') = '\0';
-    cr_assert_eq(sh("cc -std=c11 -I. -I%s %s/*.c %s/libbertc.a -lm -lpthread -o %s/prog", out,
+    cr_assert_eq(sh("cc -std=c11 -I. -I%s %s/*.c %s/libbertc.a " LINK_FLAGS " -lm -lpthread "
+                    "-o %s/prog", out,
                     out, lib, out), 0, "%s", log_text);
     cr_expect_neq(sh(ENV " %s/prog '%s'", out, texts[0]), 0, "a quarter arena ran");
     cr_expect(one_line(log_text) && strstr(log_text, "arena"), "%s", log_text);
