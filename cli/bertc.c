@@ -223,6 +223,7 @@ static const CliEntry commands[] = {
     {&cli_cmd_explain, cmd_explain},
     {&cli_cmd_finetune, cmd_finetune},
     {&cli_cmd_quantize, cmd_quantize},
+    {&cli_cmd_export_c, cmd_export_c},
     {&cli_cmd_train, cmd_train},
     {&cli_cmd_help, cmd_help},
     {&cli_cmd_version, cmd_version},

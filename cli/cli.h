@@ -135,6 +135,8 @@ int cli_output_not_an_input(const char *output_flag, const char *output, int n,
 
 extern const CliCommand cli_cmd_quantize;
 int cmd_quantize(int argc, char **argv);
+extern const CliCommand cli_cmd_export_c;
+int cmd_export_c(int argc, char **argv);
 
 /* ---- cli/finetune.c: bertc finetune (docs/finetune.md) ------------------ */
 

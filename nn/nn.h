@@ -89,6 +89,10 @@ typedef struct Registry {
                                       a product of config sizes cannot wrap */
     int dry_largest;               /* index of the param or buffer with the most elements */
     double dry_largest_floats;
+    /* Set before the model is built (bertc_model_build_const): parameters
+     * get a shape and no data; bertc_registry_bind_const points them at the
+     * caller's const memory (weights read in place from flash). */
+    bool const_data;
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
@@ -161,6 +165,29 @@ int bertc_registry_int8_plan(const Registry *r, const char *const *keep, int n_k
  * directory. Their float values are dropped (still allocated in the params
  * arena). Uses one weight's int8 of `scratch` at a time. Returns how many. */
 int bertc_registry_quantize(Registry *r, const bool *chosen, Arena *scratch);
+
+/* Weights read in place from const memory (nn/registry_const.c,
+ * docs/embedded.md): one entry per parameter, as `bertc export-c` writes
+ * them. A float32 parameter: `values` (numel floats, 4-byte aligned). An
+ * int8 Linear weight (out, in) = (N, K): its QuantPackedB parts as
+ * bertc_qgemm_pack_b made them for path `isa` (data n_pad * k_pad bytes,
+ * col_sum and scale n_pad each, n_pad = N rounded up to nr; 16-byte
+ * aligned). Nothing is copied; the memory must outlive the model. */
+typedef struct ConstParam {
+    const char *name;            /* full dotted state_dict key */
+    int64_t numel;               /* float32: elements; int8: N * K */
+    const float *values;         /* float32 parameter, else NULL */
+    const int8_t *qdata;         /* int8 weight, else NULL */
+    const int32_t *col_sum;
+    const float *scale;
+    int64_t k_pad;
+    int nr, isa;
+} ConstParam;
+/* Points every parameter and buffer of r (built with const_data) at its
+ * entry of table[0..n): names must match, sizes and alignment are checked,
+ * an int8 entry's isa must be the active int8 path (bertc_qgemm_isa) and
+ * its parameter int8. A parameter with no entry is an error naming it. */
+int bertc_registry_bind_const(Registry *r, const ConstParam *table, int n, BertcError *err);
 
 /* Stops with a message naming `what` if the registry is pre-packed, or holds
  * int8 weights (a quantised model: inference only, never trained, saved as

@@ -143,8 +143,16 @@ Var *bertc_nn_param(Registry *r, const char *name, int ndim, const int64_t *shap
 {
     char buf[600];
     Param *p = add_param(r, full_name(r, name, buf, sizeof buf));
-    p->var = r->dry_run ? dry_param(r, r->n_params - 1, ndim, shape)
-                        : bertc_ag_param(r->arena, ndim, shape, p->name);
+    if (r->dry_run || r->const_data) {
+        double floats = r->dry_floats;
+        p->var = dry_param(r, r->n_params - 1, ndim, shape);
+        if (r->const_data) {   /* filled by bertc_registry_bind_const */
+            r->dry_floats = floats;
+            p->var->requires_grad = false;
+        }
+    } else {
+        p->var = bertc_ag_param(r->arena, ndim, shape, p->name);
+    }
     p->init = init;
     r->modules[0].end_param = r->n_params;
     return p->var;
@@ -176,7 +184,7 @@ Var *bertc_nn_linear_weight(Registry *r, const char *name, int64_t out, int64_t 
 {
     char buf[600];
     const char *full = full_name(r, name, buf, sizeof buf);
-    if (r->dry_run || !held_int8(r, full)) {
+    if (r->dry_run || !held_int8(r, full)) {   /* const_data: bertc_nn_param leaves data NULL */
         int64_t shape[2] = {out, in};
         Var *v = bertc_nn_param(r, name, 2, shape, INIT_NORMAL);
         r->params[r->n_params - 1].linear_weight = true;

@@ -146,6 +146,7 @@ typedef struct BuildCall {
     const BertConfig *cfg;
     const char *const *int8_names;
     int n_int8;
+    bool const_data;
 } BuildCall;
 
 static int build(void *ctx, BertcError *err)
@@ -154,6 +155,7 @@ static int build(void *ctx, BertcError *err)
     c->m->reg = bertc_registry_create(c->arena, c->m->arch->name);
     c->m->reg->int8_names = c->int8_names;
     c->m->reg->n_int8_names = c->n_int8;
+    c->m->reg->const_data = c->const_data;
     c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
     return c->m->impl ? 0 : -1;
 }
@@ -163,8 +165,8 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
     return bertc_model_build_int8(m, arena, cfg, NULL, 0, err);
 }
 
-int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
-                           const char *const *int8_weights, int n, BertcError *err)
+static int build_model(Model *m, Arena *arena, const BertConfig *cfg,
+                       const char *const *int8_weights, int n, bool const_data, BertcError *err)
 {
     const ModelArch *arch = bertc_zoo_arch(cfg->architecture);
     double floats;
@@ -174,8 +176,20 @@ int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
     m->arch = arch;
     m->reg = NULL;
     m->impl = NULL;
-    BuildCall c = {m, arena, cfg, int8_weights, n};
+    BuildCall c = {m, arena, cfg, int8_weights, n, const_data};
     return bertc_try(build, &c, err);
+}
+
+int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
+                           const char *const *int8_weights, int n, BertcError *err)
+{
+    return build_model(m, arena, cfg, int8_weights, n, false, err);
+}
+
+int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg,
+                            const char *const *int8_weights, int n, BertcError *err)
+{
+    return build_model(m, arena, cfg, int8_weights, n, true, err);
 }
 
 typedef struct ForwardCall {

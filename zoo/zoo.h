@@ -275,6 +275,11 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
  * has a quantization_config. */
 int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err);
+/* The same with no parameter data allocated: the weights are then read in
+ * place from const memory, bound by bertc_registry_bind_const (nn/nn.h);
+ * what `bertc export-c`'s model.c does. */
+int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg,
+                            const char *const *int8_weights, int n, BertcError *err);
 
 /* The most elements the parameters and buffers of a model may have: 2^34
  * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused
@@ -732,5 +737,44 @@ int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError 
  * bertc_model_dir_open read back. */
 int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok,
                          BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* A classifier from const data (zoo/model_const.c): `bertc export-c`        */
+/* ------------------------------------------------------------------------ */
+
+/* Everything of a sequence classifier as const data (flash): what the
+ * model_data.c of `bertc export-c` holds. */
+typedef struct ConstModelData {
+    const char *config_json;          /* config.json text */
+    size_t config_len;
+    const char *const *int8_names;    /* the int8 Linear weights (n_int8) */
+    int n_int8;
+    int int8_isa;                     /* QgemmIsa they were packed for */
+    const ConstParam *params;         /* every parameter, in place */
+    int n_params;
+    const Tokenizer *tok;             /* its index arrays const too */
+    int32_t max_len;                  /* tokens per text (model_max_length) */
+    size_t pack_bytes;                /* GEMM pack buffers, measured by the export */
+    size_t max_text_bytes;            /* the longest text the arena was sized for */
+} ConstModelData;
+
+typedef struct ConstModel {
+    const ConstModelData *d;
+    Arena packs, params, step;
+    size_t model_bytes;               /* params' high water before step was carved */
+    Model m;
+    Graph g;
+    Outputs out;                      /* ~45 KB: keep a ConstModel static */
+} ConstModel;
+
+/* Builds the model in mem (size bytes, 64-byte aligned): GEMM buffers,
+ * then the model's bookkeeping (its weights stay in d), the rest for one
+ * forward. Selects d's int8 path. */
+int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, size_t size,
+                           BertcError *err);
+/* One text -> its logits: the first min(n, C) written, C returned; -1 and
+ * err on an error (a text longer than d->max_text_bytes, an arena too small). */
+int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
+                               BertcError *err);
 
 #endif /* BERTC_ZOO_H */

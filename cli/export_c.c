@@ -1,0 +1,255 @@
+/* cli/export_c.c — `bertc export-c --model DIR --out DIR [--int8]
+ * [--int8-path P] [--max-text-bytes N]`: a sequence classifier as C sources a
+ * firmware compiles as they are (docs/embedded.md):
+ *
+ *   model_data.c  const data, read in place (flash): every parameter
+ *                 (float32, or an int8 Linear weight already packed for the
+ *                 int8 path P), config.json's text, the tokenizer's text,
+ *                 offsets and hash slots, and the ConstModelData tying them
+ *   model.h       model_init(arena, size), model_classify(text, logits, n),
+ *                 MODEL_ARENA_BYTES, MODEL_N_LABELS, MODEL_MAX_TEXT_BYTES
+ *   model.c       the glue: bertc_const_model_init / _classify (zoo/model_const.c)
+ *
+ * MODEL_ARENA_BYTES is measured, not guessed: the export runs the same
+ * bertc_const_model_init / _classify on the host, with the portable fp32
+ * path and int8 path P (what the target runs), on a text of
+ * --max-text-bytes bytes that fills max_len tokens, and adds the high-water
+ * marks of the three arenas plus the tokenizer's documented bound for a
+ * text of that length; it then checks that an arena of exactly that size
+ * classifies the text. */
+#include "cli/export_c.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const CliOption export_options[] = {
+    {"--model", "DIR", NULL, "the sequence classifier's model directory [required]"},
+    {"--out", "DIR", NULL, "where to write model_data.c, model.h and model.c (created) "
+     "[required]"},
+    {"--int8", NULL, NULL, "quantise the encoder's Linear weights to int8 (a directory made "
+     "by bertc quantize is int8 already)"},
+    {"--int8-path", "P", "scalar", "the int8 path the target runs, which the packed weights "
+     "are laid out for: scalar, avx2, avxvnni, avx512vnni, neon, neondot"},
+    {"--max-text-bytes", "N", "512", "the longest text model_classify accepts; the arena is "
+     "sized for it"},
+};
+
+const CliCommand cli_cmd_export_c = {
+    .name = "export-c",
+    .summary = "write a classifier as C sources for a microcontroller (weights in flash)",
+    .usage = "--model DIR --out DIR [--int8] [--int8-path P] [--max-text-bytes N]",
+    .description = "Writes model_data.c (the weights, config, vocabulary and tokenizer "
+                   "index as const data, read in place), model.h (model_init, "
+                   "model_classify, MODEL_ARENA_BYTES measured on the host) and model.c. "
+                   "Build them with libbertc (FREESTANDING for bare metal). See "
+                   "docs/embedded.md.",
+    .options = export_options,
+    .n_options = sizeof export_options / sizeof export_options[0],
+    .example = "bertc export-c --model my-classifier-int8 --out firmware/model",
+};
+
+#define PATH_LEN 1100
+
+static void join(char *buf, size_t cap, const char *dir, const char *file)
+{
+    size_t n = strlen(dir);
+    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
+}
+
+/* ---- the model, as a table of const parameters --------------------------- */
+
+static int read_config(const char *dir, Export *x, BertcError *err)
+{
+    char path[PATH_LEN];
+    join(path, sizeof path, dir, "config.json");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return bertc_errorf(err, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 20;
+    x->config = malloc(cap);
+    size_t n = x->config ? fread(x->config, 1, cap, f) : 0;
+    fclose(f);
+    if (n == 0 || n == cap)
+        return bertc_errorf(err, "%s: empty, unreadable or over 1 MiB", path);
+    x->d.config_json = x->config;
+    x->d.config_len = n;
+    return 0;
+}
+
+static int table(Export *x, BertcError *err)
+{
+    const Registry *r = x->cm.model->reg;
+    int n = 0;
+    for (int i = 0; i < r->n_params; i++) {
+        const Param *p = &r->params[i];
+        if (p->alias_of >= 0)
+            continue;
+        if (n == EXPORT_MAX_PARAMS)
+            return bertc_errorf(err, "%s: more than %d parameters", x->cm.name, EXPORT_MAX_PARAMS);
+        const QuantPackedB *pb = p->qpacking;
+        ConstParam *e = &x->params[n++];
+        *e = (ConstParam){.name = p->name, .numel = p->var->value.numel};
+        if (p->int8) {
+            *e = (ConstParam){.name = p->name, .numel = pb->N * pb->K, .qdata = pb->data,
+                              .col_sum = pb->col_sum, .scale = pb->scale, .k_pad = pb->k_pad,
+                              .nr = pb->nr, .isa = pb->isa};
+            x->int8_names[x->d.n_int8++] = p->name;
+        } else {
+            e->values = p->var->value.data;
+        }
+    }
+    x->d.params = x->params;
+    x->d.n_params = n;
+    return 0;
+}
+
+/* --int8 on a float32 directory: quantise as `bertc quantize` would. */
+static int quantize(Export *x, Arena *scratch, BertcError *err)
+{
+    Registry *r = x->cm.model->reg;
+    if (r->n_int8 > 0)
+        return 0;
+    bool *chosen = bertc_arena_calloc(scratch, (size_t)r->n_params, sizeof *chosen);
+    if (bertc_registry_int8_plan(r, NULL, 0, chosen, err) < 0)
+        return -1;
+    bertc_registry_quantize(r, chosen, scratch);
+    return 0;
+}
+
+/* ---- the arena, measured ------------------------------------------------- */
+
+/* A text of exactly `bytes` bytes: words of the vocabulary, so that it
+ * fills max_len tokens when long enough. */
+static char *long_text(const Tokenizer *tok, size_t bytes)
+{
+    char *t = malloc(bytes + 1);
+    const char *word = "a";
+    for (int32_t id = 0; id < tok->V && bertc_tokenizer_id(tok, "a", 1) < 0; id++) {
+        const char *s = bertc_tokenizer_token(tok, id);
+        if (s[0] != '[' && s[0] != '#') {
+            word = s;
+            break;
+        }
+    }
+    size_t w = strlen(word), k = 0;
+    for (k = 0; k < bytes; k++)
+        t[k] = k % (w + 1) == w ? ' ' : word[k % (w + 1)];
+    t[bytes] = '\0';
+    return t;
+}
+
+static size_t round64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static int run_in(Export *x, void *mem, size_t size, const char *text, ConstModel *cm,
+                  BertcError *err)
+{
+    float logits[64];
+    if (bertc_const_model_init(cm, &x->d, mem, size, err) != 0)
+        return -1;
+    int C = bertc_const_model_classify(cm, text, logits, 64, err);
+    if (C < 0)
+        return -1;
+    x->n_labels = C;
+    return 0;
+}
+
+/* Bytes for one text of max_text_bytes: the high-water marks of a roomy
+ * run, then a run in exactly that many bytes as the check. */
+static int measure(Export *x, BertcError *err)
+{
+    static ConstModel cm;
+    size_t roomy = (size_t)1 << 30;
+    void *mem = aligned_alloc(64, roomy);
+    char *text = long_text(x->cm.tok, x->d.max_text_bytes);
+    x->d.pack_bytes = (size_t)256 << 20;
+    int rc = run_in(x, mem, roomy, text, &cm, err);
+    if (rc == 0) {
+        /* The tokenizer's bound (zoo/zoo.h): 290 bytes per byte of text and
+         * 28 per token, over the measured text (whose words are short). */
+        size_t tokenizer = 290 * x->d.max_text_bytes + 28 * (size_t)x->d.max_len;
+        x->d.pack_bytes = round64(bertc_arena_high_water(&cm.packs)) + 64;
+        x->model_bytes = round64(cm.model_bytes) + 256;
+        x->step_bytes = round64(bertc_arena_high_water(&cm.step));
+        x->tokenizer_bytes = tokenizer;
+        x->arena_bytes = x->d.pack_bytes + x->model_bytes + x->step_bytes + tokenizer;
+        rc = run_in(x, mem, x->arena_bytes, text, &cm, err);
+        if (rc != 0)
+            bertc_errorf(err, "export-c: the measured arena (%zu bytes) failed its own check: "
+                         "%.200s", x->arena_bytes, err->msg);
+    }
+    bertc_gemm_set_pack_arena(NULL);
+    bertc_qgemm_set_arena(NULL);
+    free(text);
+    free(mem);
+    return rc;
+}
+
+static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *arena,
+                   BertcError *err)
+{
+    QgemmIsa isa;
+    const char *path = cli_value(c, a, "--int8-path");
+    if (!bertc_qgemm_isa_from_name(path, &isa))
+        return bertc_errorf(err, "--int8-path '%.40s': not an int8 path (scalar, avx2, "
+                            "avxvnni, avx512vnni, neon, neondot)", path);
+    if (!bertc_qgemm_isa_supported(isa))
+        return bertc_errorf(err, "--int8-path %s: this machine cannot run it, so the export "
+                            "cannot pack for it nor measure it", path);
+    int max_text;
+    if (cli_parse_int("--max-text-bytes", cli_value(c, a, "--max-text-bytes"), 16, 1 << 20,
+                      &max_text, err) != 0)
+        return -1;
+    bertc_threads_set_count(1);
+    bertc_cpu_set_isa(ISA_SCALAR);   /* the target's fp32 path: its pack sizes */
+    bertc_qgemm_set_isa(isa);            /* int8 weights load packed for it */
+    const char *model = cli_value(c, a, "--model");
+    if (cli_model_open(c, a, arena, &x->cm, err) != 0 || read_config(model, x, err) != 0)
+        return -1;
+    if (!x->cm.model->arch->batch_from_text)
+        return bertc_errorf(err, "%s: %s takes no raw text; export-c writes text classifiers",
+                            model, x->cm.model->arch->name);
+    if (cli_given(c, a, "--int8") && quantize(x, arena, err) != 0)
+        return -1;
+    x->d.int8_isa = (int)isa;
+    x->d.int8_names = x->int8_names;
+    x->d.tok = x->cm.tok;
+    x->d.max_len = x->cm.model_max_length;
+    x->d.max_text_bytes = (size_t)max_text;
+    return table(x, err);
+}
+
+int cmd_export_c(int argc, char **argv)
+{
+    const CliCommand *c = &cli_cmd_export_c;
+    CliArgs a;
+    int rc = cli_start(c, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *out = cli_value(c, &a, "--out");
+    if (!cli_value(c, &a, "--model"))
+        return cli_required(c, "--model");
+    if (!out)
+        return cli_required(c, "--out");
+    BertcError err;
+    static Export x;
+    Arena *arena = bertc_arena_create("export-c", 1 << 20);
+    rc = prepare(c, &a, &x, arena, &err);
+    if (rc == 0)
+        rc = measure(&x, &err);
+    if (rc == 0)
+        rc = write_sources(&x, out, &err);
+    if (rc == 0)
+        printf("export-c: %s -> %s: %d parameters (%d int8, %s path), arena %zu bytes "
+               "(gemm %zu, model %zu, forward %zu, tokenizer bound %zu)\n", x.cm.name, out,
+               x.d.n_params, x.d.n_int8, bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa),
+               x.arena_bytes, x.d.pack_bytes, x.model_bytes, x.step_bytes, x.tokenizer_bytes);
+    free(x.config);
+    bertc_arena_destroy(arena);
+    return rc == 0 ? 0 : cli_fail(&err);
+}
