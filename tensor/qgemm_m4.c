@@ -12,7 +12,9 @@
  * the 4 products of a group to one int32 accumulator, exactly (|product| <=
  * 127^2; the sum wraps mod 2^32 as the scalar code's would, and the driver's
  * K limit keeps it from doing so). A and W pair up byte for byte whatever the
- * byte order of the load, so the packed layout is the one every path shares.
+ * byte order of the load, so the packed layout is the one every path shares,
+ * and read_and_pad's PKHBT/PKHTB (which restore k order for an int16 operand
+ * in natural order) are not needed: both operands are split the same way.
  *
  * Registers: a 2 x 2 block of C (4 accumulators) takes the 4 unpacked
  * halves of 2 rows of A, 2 unpacked halves of one channel at a time, the raw
