@@ -55,7 +55,7 @@ int bertc_check_env(BertcError *err)
     QgemmIsa qisa;
     if (int8 && *int8 && !bertc_qgemm_isa_from_name(int8, &qisa))
         return bertc_errorf(err, "BERTC_INT8_ISA=%s: expected one of scalar, avx2, avxvnni, "
-                            "avx512vnni, neon, neondot", int8);
+                            "avx512vnni, neon, neondot, m4dsp", int8);
     if (int8 && *int8 && !bertc_qgemm_isa_supported(qisa))
         return bertc_errorf(err, "BERTC_INT8_ISA=%s: this CPU (or this build) cannot run that "
                             "int8 path; unset BERTC_INT8_ISA for the best one", int8);

@@ -5,7 +5,8 @@
  * This file holds the definition (the portable quantiser, the oracle
  * bertc_qgemm_reference, the scalar micro-kernel), the choice of path, the
  * packing of W and the blocked driver. The SIMD micro-kernels live in
- * tensor/qgemm_avx512vnni.c, qgemm_avxvnni.c, qgemm_avx2.c and qgemm_neon.c.
+ * tensor/qgemm_avx512vnni.c, qgemm_avxvnni.c, qgemm_avx2.c, qgemm_neon.c and
+ * qgemm_m4.c (Cortex-M4 DSP).
  *
  * The driver, for a quantised W packed in panels of NR channels:
  *
@@ -152,6 +153,7 @@ static const char *const qgemm_isa_names[QGEMM_ISA_COUNT] = {
     [QGEMM_ISA_SCALAR] = "scalar",   [QGEMM_ISA_AVX2] = "avx2",
     [QGEMM_ISA_AVXVNNI] = "avxvnni", [QGEMM_ISA_AVX512VNNI] = "avx512vnni",
     [QGEMM_ISA_NEON] = "neon",       [QGEMM_ISA_NEONDOT] = "neondot",
+    [QGEMM_ISA_M4DSP] = "m4dsp",
 };
 
 const char *bertc_qgemm_isa_name(QgemmIsa isa)
@@ -203,6 +205,10 @@ bool bertc_qgemm_isa_supported(QgemmIsa isa)
     case QGEMM_ISA_NEONDOT:
         return bertc_qgemm_neon_has_dotprod();
 #endif
+#if defined(BERTC_QGEMM_HAS_M4DSP)
+    case QGEMM_ISA_M4DSP:   /* a compile-time feature: every core the build targets has it */
+        return true;
+#endif
     default:
         return false;
     }
@@ -227,6 +233,10 @@ const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
     case QGEMM_ISA_NEONDOT:
         return &bertc_qgemm_kernel_neondot;
 #endif
+#if defined(BERTC_QGEMM_HAS_M4DSP)
+    case QGEMM_ISA_M4DSP:
+        return &bertc_qgemm_kernel_m4dsp;
+#endif
     default:
         return NULL;
     }
@@ -238,12 +248,13 @@ static QgemmIsa default_isa(void)
 {
     CpuIsa fp32 = bertc_cpu_isa();
     const QgemmIsa order[] = {QGEMM_ISA_AVX512VNNI, QGEMM_ISA_AVXVNNI, QGEMM_ISA_AVX2,
-                              QGEMM_ISA_NEONDOT, QGEMM_ISA_NEON};
+                              QGEMM_ISA_NEONDOT, QGEMM_ISA_NEON, QGEMM_ISA_M4DSP};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         QgemmIsa q = order[i];
         bool allowed = q == QGEMM_ISA_AVX512VNNI ? fp32 == ISA_AVX512
                      : q == QGEMM_ISA_AVXVNNI || q == QGEMM_ISA_AVX2
                          ? fp32 == ISA_AVX512 || fp32 == ISA_AVX2
+                         : q == QGEMM_ISA_M4DSP ? true   /* no float SIMD to defer to */
                          : fp32 == ISA_NEON;
         if (allowed && bertc_qgemm_isa_supported(q))
             return q;
@@ -276,7 +287,7 @@ QgemmIsa bertc_qgemm_isa(void)
         if (env && *env) {
             if (!bertc_qgemm_isa_from_name(env, &isa))
                 bertc_fatal("BERTC_INT8_ISA=%s: expected one of scalar, avx2, avxvnni, "
-                            "avx512vnni, neon, neondot", env);
+                            "avx512vnni, neon, neondot, m4dsp", env);
             bertc_qgemm_set_isa(isa);
         }
         env_read = true;

@@ -73,6 +73,12 @@ extern const QgemmKernel bertc_qgemm_kernel_neondot;    /* tensor/qgemm_neon.c *
 bool bertc_qgemm_neon_has_dotprod(void);                /* tensor/qgemm_neon.c */
 #endif
 
+/* Armv7E-M (and Armv7-A) with the DSP extension's SIMD32 instructions. */
+#if defined(__arm__) && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)
+#define BERTC_QGEMM_HAS_M4DSP 1
+extern const QgemmKernel bertc_qgemm_kernel_m4dsp;      /* tensor/qgemm_m4.c */
+#endif
+
 /* The table of a path this build has (NULL for one it lacks). */
 const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa);
 

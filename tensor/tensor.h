@@ -539,9 +539,10 @@ void bertc_gemm_prepacked(bool trans_a, int64_t M, float alpha, const float *A, 
  * fp32 path is avx512 and the CPU has it; else AVX-VNNI (256-bit, VEX) when
  * the fp32 path is avx2 or avx512 and the CPU has it; else AVX2 (pmaddubsw);
  * NEON with sdot when the CPU has the dot-product extension, else NEON with
- * widening multiplies; else scalar. So BERTC_ISA=avx2 (the laptop case)
- * never runs AVX-512 code. BERTC_INT8_ISA=scalar|avx2|avxvnni|avx512vnni|
- * neon|neondot forces one (bertc_check_env validates it), as does
+ * widening multiplies; SXTB16/SMLAD (m4dsp) when compiled for a 32-bit Arm
+ * core with the DSP extension (Cortex-M4/M7/M33); else scalar. So
+ * BERTC_ISA=avx2 (the laptop case) never runs AVX-512 code.
+ * BERTC_INT8_ISA=scalar|avx2|avxvnni|avx512vnni|neon|neondot|m4dsp forces one (bertc_check_env validates it), as does
  * bertc_qgemm_set_isa. */
 typedef enum QgemmIsa {
     QGEMM_ISA_SCALAR = 0,
@@ -550,6 +551,7 @@ typedef enum QgemmIsa {
     QGEMM_ISA_AVX512VNNI,
     QGEMM_ISA_NEON,
     QGEMM_ISA_NEONDOT,
+    QGEMM_ISA_M4DSP,
     QGEMM_ISA_COUNT
 } QgemmIsa;
 QgemmIsa bertc_qgemm_isa(void);                     /* the active int8 path */
