@@ -136,6 +136,11 @@ int cli_output_not_an_input(const char *output_flag, const char *output, int n,
 extern const CliCommand cli_cmd_quantize;
 int cmd_quantize(int argc, char **argv);
 
+/* ---- cli/vocab.c: bertc vocab (docs/tokenizer.md) ---------------------- */
+
+extern const CliCommand cli_cmd_vocab;
+int cmd_vocab(int argc, char **argv);
+
 /* ---- cli/finetune.c: bertc finetune (docs/finetune.md) ------------------ */
 
 extern const CliCommand cli_cmd_finetune;
