@@ -183,15 +183,15 @@ Test(vocab_train, bad_corpus_files_are_one_line_errors_naming_them)
     cr_assert_eq(access(path, F_OK), -1, "a failed run left %s", path);
 }
 
-/* [UNK]s among the tokens of every line of data/topics.tsv. */
-static void unk_fraction(const char *vocab_path, long *unk, long *total)
+/* [UNK]s among the tokens of every line of the file at `text`. */
+static void unk_fraction(const char *vocab_path, const char *text, long *unk, long *total)
 {
     Arena *a = bertc_arena_create("vocab", 1 << 20);
     Tokenizer tok;
     BertcError err;
     cr_assert_eq(bertc_tokenizer_load(&tok, a, vocab_path, &err), 0, "%s", err.msg);
-    FILE *f = fopen("data/topics.tsv", "r");
-    cr_assert(f);
+    FILE *f = fopen(text, "r");
+    cr_assert(f, "%s: cannot open", text);
     char line[8192];
     *unk = *total = 0;
     while (fgets(line, sizeof line, f)) {
@@ -215,11 +215,25 @@ Test(vocab_train, a_2000_token_vocabulary_covers_its_corpus_and_finetunes_a_mode
     snprintf(args, sizeof args, "vocab --train data/topics.tsv --size 2000 --out %s", vocab);
     cr_assert_eq(bertc(args), 0, "%s", log_text);
     long unk, total;
-    unk_fraction(vocab, &unk, &total);
+    unk_fraction(vocab, "data/topics.tsv", &unk, &total);
     /* every character of the corpus is in the alphabet (fewer than 1000
-     * of them), so no word can be [UNK]: measured 0 of 37,0xx tokens */
+     * of them), so no word can be [UNK]: measured 0 of 44,331 tokens */
     cr_assert(total > 30000, "only %ld tokens", total);
     cr_assert(unk == 0, "%ld [UNK] of %ld tokens", unk, total);
+    /* learnt on the first 915 lines, the other 229 (unseen): measured 2
+     * [UNK] of 9,767 tokens (characters the first part never has) */
+    char head[300], tail[300], held[300];
+    snprintf(head, sizeof head, "%s/head.tsv", dir);
+    snprintf(tail, sizeof tail, "%s/tail.tsv", dir);
+    snprintf(held, sizeof held, "%s/held.txt", dir);
+    snprintf(args, sizeof args, "head -n 915 data/topics.tsv > %s && tail -n +916 "
+             "data/topics.tsv > %s", head, tail);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "vocab --train %s --size 2000 --out %s", head, held);
+    cr_assert_eq(bertc(args), 0, "%s", log_text);
+    unk_fraction(held, tail, &unk, &total);
+    cr_assert(total > 8000 && unk <= total / 1000, "held-out text: %ld [UNK] of %ld tokens, "
+              "expected at most 0.1 %%", unk, total);
 
     /* finetune with it: a 1-layer model of vocab_size 2000, a few steps */
     char csv[300], cfg[300];
