@@ -566,9 +566,11 @@ int bertc_vocab_train_texts(const char *const *texts, const size_t *lens, const 
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++)
         rc = count_words(&w, names[i], texts[i], lens[i], err);
-    if (rc == 0 && w.count.n == 0)
-        rc = bertc_errorf(err, "%s: no words to learn a vocabulary from", n > 0 ? names[0] :
-                          "the corpus");
+    if (rc == 0 && w.count.n == 0 && n == 1)
+        rc = bertc_errorf(err, "%s: no words to learn a vocabulary from", names[0]);
+    else if (rc == 0 && w.count.n == 0)
+        rc = bertc_errorf(err, "the %d corpus files (%s, ...) have no words to learn a "
+                          "vocabulary from", n, n > 0 ? names[0] : "none");
     if (rc == 0)
         rc = train_words(&w, opt, vocab, len, err);
     words_free(&w);
