@@ -268,3 +268,34 @@ Test(vocab_train, a_2000_token_vocabulary_covers_its_corpus_and_finetunes_a_mode
              "--out %s/model2 --quiet --steps 1", cfg, vocab, csv, dir);
     expect_one_line_error(bertc(args), "has 2000 tokens but the config's vocab_size is 30522");
 }
+
+Test(vocab_train, limit_alphabet_drops_the_rarest_and_cased_keeps_case_and_accents)
+{
+    /* a x4, b x1: with limit 1 only "a" is kept and "ab" is "a" alone;
+     * with min_frequency 1, aaa = (a, ##a, ##a) merges to aa then aaa */
+    BertcVocabTrainOptions opt = bertc_vocab_train_defaults();
+    opt.vocab_size = 100;
+    opt.limit_alphabet = 1;
+    opt.min_frequency = 1;
+    const char *texts[1] = {"aaa ab"}, *names[1] = {"t.txt"};
+    size_t lens[1] = {6}, len;
+    char *vocab;
+    BertcError err;
+    cr_assert_eq(bertc_vocab_train_texts(texts, lens, names, 1, &opt, &vocab, &len, &err), 0,
+                 "%s", err.msg);
+    static const char *const limited[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a",
+                                          "##a", "aa", "aaa"};
+    expect_vocab(vocab, limited, 9);
+    free(vocab);
+
+    opt = bertc_vocab_train_defaults();
+    opt.lowercase = false;
+    texts[0] = "H\xc3\xa9llo H\xc3\x89LLO";
+    lens[0] = strlen(texts[0]);
+    cr_assert_eq(bertc_vocab_train_texts(texts, lens, names, 1, &opt, &vocab, &len, &err), 0,
+                 "%s", err.msg);
+    cr_assert(strstr(vocab, "\nH\n") && strstr(vocab, "\n##\xc3\xa9\n") &&
+              strstr(vocab, "\n##\xc3\x89\n") && !strstr(vocab, "\nh\n"),
+              "cased: H, ##é and ##É kept apart, no h:\n%s", vocab);
+    free(vocab);
+}
