@@ -36,7 +36,8 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
 # builds only the library.
 # With a cross CC, e.g.
 #   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
-HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c zoo/dataset.c zoo/dataset_squad.c zoo/metrics.c
+HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c zoo/dataset.c zoo/dataset_squad.c zoo/metrics.c \
+  zoo/vocab_train.c
 ifeq ($(FREESTANDING),1)
   BASE_CFLAGS += -DBERTC_FREESTANDING
   LIB_SRC := $(filter-out $(HOSTED_ONLY),$(LIB_SRC))

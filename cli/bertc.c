@@ -219,6 +219,7 @@ static const CliEntry commands[] = {
     {&cli_cmd_init, cmd_init},
     {&cli_cmd_summary, cmd_summary},
     {&cli_cmd_tokenize, cmd_tokenize},
+    {&cli_cmd_vocab, cmd_vocab},
     {&cli_cmd_attention, cmd_attention},
     {&cli_cmd_explain, cmd_explain},
     {&cli_cmd_finetune, cmd_finetune},

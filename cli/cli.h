@@ -138,6 +138,11 @@ int cmd_quantize(int argc, char **argv);
 extern const CliCommand cli_cmd_export_c;
 int cmd_export_c(int argc, char **argv);
 
+/* ---- cli/vocab.c: bertc vocab (docs/tokenizer.md) ---------------------- */
+
+extern const CliCommand cli_cmd_vocab;
+int cmd_vocab(int argc, char **argv);
+
 /* ---- cli/finetune.c: bertc finetune (docs/finetune.md) ------------------ */
 
 extern const CliCommand cli_cmd_finetune;
