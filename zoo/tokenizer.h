@@ -1,4 +1,5 @@
-/* zoo/tokenizer.h — the WordPiece tokenizer (zoo/tokenizer*.c), SPEC §7.
+/* zoo/tokenizer.h — the WordPiece tokenizer (zoo/tokenizer*.c), SPEC §7, and
+ * its vocabulary trainer (zoo/vocab_train.c).
  * Included by zoo/zoo.h; on its own it needs only tensor/tensor.h. */
 #ifndef BERTC_ZOO_TOKENIZER_H
 #define BERTC_ZOO_TOKENIZER_H
@@ -114,5 +115,33 @@ typedef struct Encoding {
 int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err);
+
+/* ------------------------------------------------------------------------ */
+/* Training a WordPiece vocabulary (zoo/vocab_train.c; hosted builds only)    */
+/* ------------------------------------------------------------------------ */
+
+/* Hugging Face BertWordPieceTokenizer.train's algorithm and defaults (the
+ * file's comment and docs/tokenizer.md have the steps and the differences):
+ * [PAD] [UNK] [CLS] [SEP] [MASK], the alphabet in code-point order, its
+ * "##" forms, then merges of the most frequent pair until vocab_size. */
+typedef struct BertcVocabTrainOptions {
+    int32_t vocab_size;       /* 30000: the vocabulary's size (fewer when merges run out) */
+    int64_t min_frequency;    /* 2: a pair seen fewer times is never merged */
+    int32_t limit_alphabet;   /* 1000: keep the most frequent characters (0: all) */
+    bool lowercase;           /* true: strip accents and lowercase, as the uncased tokenizer */
+} BertcVocabTrainOptions;
+
+BertcVocabTrainOptions bertc_vocab_train_defaults(void);
+/* Texts (n, lens[i] bytes of UTF-8 each, names[i] in errors) -> *vocab, a
+ * malloc'd vocab.txt (one token a line, NUL-terminated, len bytes) the
+ * caller frees. Errors: invalid UTF-8 (name and byte), no words at all, a
+ * vocab_size below what the specials and the alphabet already take. */
+int bertc_vocab_train_texts(const char *const *texts, const size_t *lens, const char *const *names,
+                            int n, const BertcVocabTrainOptions *opt, char **vocab, size_t *len,
+                            BertcError *err);
+/* The same on files (bertc_open_read: a FIFO, a directory or an unreadable
+ * file is a one-line error naming it; so is an empty file). */
+int bertc_vocab_train(const char *const *paths, int n, const BertcVocabTrainOptions *opt,
+                      char **vocab, size_t *len, BertcError *err);
 
 #endif /* BERTC_ZOO_TOKENIZER_H */
