@@ -39,11 +39,9 @@
  * micro-panel from it instead of packing it. */
 #include "tensor/kernels_internal.h"
 #include "tensor/gemm_kernel_internal.h"
+#include "tensor/scratch_internal.h"
 
 #include <string.h>
-#if !defined(BERTC_NO_THREADS)
-#include <stdatomic.h>
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* The reference                                                             */
@@ -190,50 +188,22 @@ static void pack_b_panel(const GemmKernel *kr, const GemmArgs *g, int64_t j0, in
 /* Per-thread pack buffers                                                   */
 /* ------------------------------------------------------------------------ */
 
-#if defined(BERTC_NO_THREADS)
-#define GEMM_THREAD_LOCAL
-#else
-#define GEMM_THREAD_LOCAL _Thread_local
-#endif
-
-typedef struct PackBuffer {
-    void *raw;      /* from bertc_sys_alloc, or from pack_arena */
-    float *data;    /* 64-byte aligned */
-    size_t cap;     /* floats */
-    bool in_arena;
-} PackBuffer;
-
-static GEMM_THREAD_LOCAL PackBuffer pack_a_buffer, pack_b_buffer;
+static SCRATCH_THREAD_LOCAL ScratchBuffer pack_a_buffer, pack_b_buffer;
 static Arena *pack_arena;   /* bertc_gemm_set_pack_arena; NULL: the heap */
 
 void bertc_gemm_set_pack_arena(Arena *a)
 {
     if (a && bertc_threads_count() > 1)
         bertc_fatal("bertc_gemm_set_pack_arena: needs bertc_threads_count() == 1, not %d", bertc_threads_count());
-    PackBuffer *bufs[2] = {&pack_a_buffer, &pack_b_buffer};
-    for (int i = 0; i < 2; i++) {
-        if (!bufs[i]->in_arena)
-            bertc_sys_free(bufs[i]->raw);
-        *bufs[i] = (PackBuffer){0};
-    }
+    scratch_reset(&pack_a_buffer);
+    scratch_reset(&pack_b_buffer);
     pack_arena = a;
 }
 
 /* At least `floats` floats, 64-byte aligned; allocates only to grow. */
-static float *pack_buffer_get(PackBuffer *p, size_t floats)
+static float *pack_buffer_get(ScratchBuffer *p, size_t floats)
 {
-    if (p->cap < floats) {
-        size_t bytes = floats * sizeof(float) + 64;
-        if (!p->in_arena)
-            bertc_sys_free(p->raw);
-        p->in_arena = pack_arena != NULL;
-        p->raw = pack_arena ? bertc_arena_alloc(pack_arena, bytes) : bertc_sys_alloc(bytes);
-        if (!p->raw)
-            bertc_fatal("bertc_gemm: out of memory for a %zu-float pack buffer", floats);
-        p->data = (float *)(((uintptr_t)p->raw + 63) & ~(uintptr_t)63);
-        p->cap = floats;
-    }
-    return p->data;
+    return scratch_get(p, pack_arena, floats * sizeof(float), "bertc_gemm (pack buffer)");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -243,17 +213,6 @@ static float *pack_buffer_get(PackBuffer *p, size_t floats)
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
 
-/* Tiles are handed out by a shared counter (a plain integer without threads). */
-#if defined(BERTC_NO_THREADS)
-typedef int64_t TileCounter;
-static void tile_counter_reset(TileCounter *c) { *c = 0; }
-static int64_t tile_next(TileCounter *c) { return (*c)++; }
-#else
-typedef atomic_int_fast64_t TileCounter;
-static void tile_counter_reset(TileCounter *c) { atomic_init(c, 0); }
-static int64_t tile_next(TileCounter *c) { return atomic_fetch_add(c, 1); }
-#endif
-
 /* What every tile of one GEMM shares: the operands, the kernel, where op(B)
  * comes from, and the grid of tiles (tm rows of tiles x tn columns). */
 typedef struct GemmPlan {
@@ -262,7 +221,7 @@ typedef struct GemmPlan {
     const GemmPackedB *pre;  /* op(B) packed in advance (bertc_gemm_prepacked), or NULL */
     int tm, tn;
     int threads;             /* chunks of the bertc_parallel_for */
-    TileCounter next;        /* the next tile to take */
+    WorkCounter next;        /* the next tile to take */
 } GemmPlan;
 
 /* One rank-KC block of a tile: C[ic.., jc:+nc] (+)= op(A)[.., pc:+kc] op(B)[pc:+kc, jc:+nc]. */
@@ -443,7 +402,7 @@ static void tile_worker(void *ctx, int64_t begin, int64_t end)
         return;
     }
     int64_t tiles = (int64_t)pl->tm * pl->tn;
-    for (int64_t t; (t = tile_next(&pl->next)) < tiles;) {
+    for (int64_t t; (t = work_counter_next(&pl->next)) < tiles;) {
         int64_t i0, i1, j0, j1;
         cut(pl->g->M, pl->kr->mr, pl->tm, (int)(t / pl->tn), &i0, &i1);
         cut(pl->g->N, pl->kr->nr, pl->tn, (int)(t % pl->tn), &j0, &j1);
@@ -466,7 +425,7 @@ static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPack
                          int threads)
 {
     GemmPlan pl = {.kr = kr, .g = g, .pre = pre};
-    tile_counter_reset(&pl.next);
+    work_counter_reset(&pl.next);
     plan_grid(&pl, threads * TILES_PER_THREAD);
     int tiles = pl.tm * pl.tn;
     pl.threads = tiles < threads ? tiles : threads;

@@ -23,14 +23,12 @@
  * tensor/gemm.c. Every entry of Y is one exact int32 sum and one fixed float
  * epilogue, so Y is bitwise the same with any thread count and on every path. */
 #include "tensor/qgemm_internal.h"
+#include "tensor/scratch_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
-#endif
-#if !defined(BERTC_NO_THREADS)
-#include <stdatomic.h>
 #endif
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -356,29 +354,9 @@ void bertc_qgemm_pack_b(const int8_t *Wq, const float *scale, int64_t N, int64_t
 /* The driver                                                                */
 /* ------------------------------------------------------------------------ */
 
-#if defined(BERTC_NO_THREADS)
-#define QGEMM_THREAD_LOCAL
-typedef int64_t ItemCounter;
-static void counter_reset(ItemCounter *c) { *c = 0; }
-static int64_t counter_next(ItemCounter *c) { return (*c)++; }
-#else
-#define QGEMM_THREAD_LOCAL _Thread_local
-typedef atomic_int_fast64_t ItemCounter;
-static void counter_reset(ItemCounter *c) { atomic_store(c, 0); }
-static int64_t counter_next(ItemCounter *c) { return atomic_fetch_add(c, 1); }
-#endif
-
-/* The calling thread's quantised rows of A (QgemmJob's qa and sa). Grown,
- * never shrunk; from bertc_sys_alloc, or from the arena of
- * bertc_qgemm_set_arena. */
-typedef struct QaBuffer {
-    void *raw;
-    uint8_t *data;   /* 64-byte aligned */
-    size_t cap;
-    bool in_arena;
-} QaBuffer;
-
-static QGEMM_THREAD_LOCAL QaBuffer qa_buffer;
+/* The calling thread's quantised rows of A (QgemmJob's qa and sa), kept
+ * between calls; from the heap, or from the arena of bertc_qgemm_set_arena. */
+static SCRATCH_THREAD_LOCAL ScratchBuffer qa_buffer;
 static Arena *qa_arena;   /* bertc_qgemm_set_arena; NULL: the heap */
 
 void bertc_qgemm_set_arena(Arena *a)
@@ -386,27 +364,8 @@ void bertc_qgemm_set_arena(Arena *a)
     if (a && bertc_threads_count() > 1)
         bertc_fatal("bertc_qgemm_set_arena: needs bertc_threads_count() == 1, not %d",
                     bertc_threads_count());
-    if (!qa_buffer.in_arena)
-        bertc_sys_free(qa_buffer.raw);
-    qa_buffer = (QaBuffer){0};
+    scratch_reset(&qa_buffer);
     qa_arena = a;
-}
-
-static uint8_t *qa_buffer_get(size_t bytes)
-{
-    if (qa_buffer.cap < bytes) {
-        if (!qa_buffer.in_arena)
-            bertc_sys_free(qa_buffer.raw);
-        qa_buffer.in_arena = qa_arena != NULL;
-        qa_buffer.raw = qa_arena ? bertc_arena_alloc(qa_arena, bytes + 64)
-                                 : bertc_sys_alloc(bytes + 64);
-        if (!qa_buffer.raw)
-            bertc_fatal("bertc_qgemm: out of memory for a %zu-byte buffer of quantised rows",
-                        bytes);
-        qa_buffer.data = (uint8_t *)(((uintptr_t)qa_buffer.raw + 63) & ~(uintptr_t)63);
-        qa_buffer.cap = bytes;
-    }
-    return qa_buffer.data;
 }
 
 /* One call. Its rows of A, quantised first, are qa (rows_pad rows of k_pad
@@ -424,7 +383,7 @@ typedef struct QgemmJob {
     int8_t *qa;
     float *sa;
     int64_t n_panels, panels_per_item, items_per_ic, n_items;
-    ItemCounter next;
+    WorkCounter next;
 } QgemmJob;
 
 /* Rows [begin, end) of A -> qa and sa. */
@@ -478,7 +437,7 @@ static void qgemm_worker(void *ctx, int64_t begin, int64_t end)
     (void)begin, (void)end;
     QgemmJob *job = ctx;
     const QgemmKernel *kr = job->kr;
-    for (int64_t item; (item = counter_next(&job->next)) < job->n_items;) {
+    for (int64_t item; (item = work_counter_next(&job->next)) < job->n_items;) {
         int64_t ic = item / job->items_per_ic * kr->mc, mc = min64(kr->mc, job->M - ic);
         int64_t p0 = item % job->items_per_ic * job->panels_per_item;
         int64_t p1 = min64(p0 + job->panels_per_item, job->n_panels);
@@ -515,7 +474,9 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                     (long long)pb->K, (long long)lda, (long long)M, (long long)pb->N,
                     (long long)ldc);
     int64_t rows_pad = round_up(M, kr->mr);
-    uint8_t *buf = qa_buffer_get((size_t)(rows_pad * pb->k_pad) + sizeof(float) * (size_t)rows_pad);
+    uint8_t *buf = scratch_get(&qa_buffer, qa_arena,
+                               (size_t)(rows_pad * pb->k_pad) + sizeof(float) * (size_t)rows_pad,
+                               "bertc_qgemm (quantised rows of A)");
     QgemmJob job = {.kr = kr, .pb = pb, .M = M, .rows_pad = rows_pad, .A = A, .bias = bias,
                     .C = C, .lda = lda, .ldc = ldc, .qa = (int8_t *)buf,
                     .sa = (float *)(buf + rows_pad * pb->k_pad),
@@ -533,7 +494,7 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
     job.panels_per_item = ceil_div(job.n_panels, groups);
     job.items_per_ic = ceil_div(job.n_panels, job.panels_per_item);
     job.n_items = n_ic * job.items_per_ic;
-    counter_reset(&job.next);
+    work_counter_reset(&job.next);
     if (threads == 1)
         qgemm_worker(&job, 0, 1);
     else
