@@ -19,7 +19,6 @@
  * classifies the text. */
 #include "cli/export_c.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,21 +60,21 @@ static void join(char *buf, size_t cap, const char *dir, const char *file)
 
 /* ---- the model, as a table of const parameters --------------------------- */
 
+/* config.json's text, written into model_data.c as it is. Through
+ * bertc_read_file, as every file a user names: a FIFO or a directory is a
+ * one-line error, not a hang. */
 static int read_config(const char *dir, Export *x, BertcError *err)
 {
-    char path[PATH_LEN];
+    char path[PATH_LEN], *text;
+    size_t len;
     join(path, sizeof path, dir, "config.json");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bertc_errorf(err, "%s: %s", path, strerror(errno));
-    size_t cap = 1 << 20;
-    x->config = malloc(cap);
-    size_t n = x->config ? fread(x->config, 1, cap, f) : 0;
-    fclose(f);
-    if (n == 0 || n == cap)
-        return bertc_errorf(err, "%s: empty, unreadable or over 1 MiB", path);
-    x->d.config_json = x->config;
-    x->d.config_len = n;
+    if (bertc_read_file(path, (size_t)1 << 20, "a config.json", &x->config_arena, &text, &len,
+                        err) != 0)
+        return -1;
+    if (len == 0)
+        return bertc_errorf(err, "%s: empty", path);
+    x->d.config_json = text;
+    x->d.config_len = len;
     return 0;
 }
 
@@ -126,6 +125,8 @@ static int quantize(Export *x, Arena *scratch, BertcError *err)
 static char *long_text(const Tokenizer *tok, size_t bytes)
 {
     char *t = malloc(bytes + 1);
+    if (!t)
+        return NULL;
     const char *word = "a";
     for (int32_t id = 0; id < tok->V && bertc_tokenizer_id(tok, "a", 1) < 0; id++) {
         const char *s = bertc_tokenizer_token(tok, id);
@@ -168,7 +169,9 @@ static int measure(Export *x, BertcError *err)
     void *mem = aligned_alloc(64, roomy);
     char *text = long_text(x->cm.tok, x->d.max_text_bytes);
     x->d.pack_bytes = (size_t)256 << 20;
-    int rc = run_in(x, mem, roomy, text, &cm, err);
+    int rc = mem && text ? run_in(x, mem, roomy, text, &cm, err)
+                         : bertc_errorf(err, "export-c: out of memory for the %zu-byte arena "
+                                        "the measurement runs in", roomy);
     if (rc == 0) {
         /* The tokenizer's bound (zoo/zoo.h): 290 bytes per byte of text and
          * 28 per token, over the measured text (whose words are short). */
@@ -249,7 +252,7 @@ int cmd_export_c(int argc, char **argv)
                "(gemm %zu, model %zu, forward %zu, tokenizer bound %zu)\n", x.cm.name, out,
                x.d.n_params, x.d.n_int8, bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa),
                x.arena_bytes, x.d.pack_bytes, x.model_bytes, x.step_bytes, x.tokenizer_bytes);
-    free(x.config);
+    bertc_arena_destroy(x.config_arena);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);
 }

@@ -12,7 +12,7 @@ typedef struct Export {
     ConstModelData d;                 /* pointing at the loaded model (host memory) */
     ConstParam params[EXPORT_MAX_PARAMS];
     const char *int8_names[EXPORT_MAX_PARAMS];
-    char *config;                     /* config.json's text */
+    Arena *config_arena;              /* holds config.json's text (d.config_json) */
     size_t arena_bytes;               /* measured: MODEL_ARENA_BYTES, the sum of: */
     size_t model_bytes, step_bytes, tokenizer_bytes;   /* and d.pack_bytes */
     int n_labels;                     /* C of the logits */
