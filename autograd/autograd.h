@@ -64,6 +64,11 @@ typedef struct Var {
     const QuantPackedB *qpacked; /* non-NULL: a linear weight (out, in) held as int8 (a
                              quantised model, nn's bertc_registry_load); value.data is
                              then NULL and bertc_ag_linear runs bertc_qgemm on it */
+    const int8_t *qrows;  /* non-NULL: an embedding table (V, H) held as int8 rows (a
+                             quantised model's word embeddings): row v is
+                             qrows[v*H .. v*H+H) * qrow_scale[v]; value.data is then NULL
+                             and bertc_ag_embedding dequantises the rows it looks up */
+    const float *qrow_scale;
 } Var;
 
 typedef struct Node Node;

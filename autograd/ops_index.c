@@ -19,6 +19,28 @@ static void check_index(const char *op, int64_t value, int64_t limit, int64_t at
                     (long long)value, (long long)at, (long long)limit);
 }
 
+/* The rows of an int8 table (V, H) (a quantised model's word embeddings):
+ * out[i, :] = q[ids[i], :] * scale[ids[i]], the int8 value converted exactly
+ * and one float multiply, so each element is the float a table of the
+ * dequantised values would hold. Only the looked-up rows are dequantised.
+ * Inference only: the int8 table has no float values to learn. */
+static Var *embedding_int8(Var *out, const Var *table, const ITensor *ids)
+{
+    if (out->requires_grad)
+        bertc_fatal("embedding: table '%s' is int8 (a quantised model is for inference only) "
+                    "and has no gradient; train or fine-tune the float32 model, then quantise it",
+                    table->name ? table->name : "?");
+    int64_t V = table->value.shape[0], H = table->value.shape[1];
+    for (int64_t i = 0; i < ids->numel; i++) {
+        check_index("embedding", ids->data[i], V, i);
+        const int8_t *q = table->qrows + (int64_t)ids->data[i] * H;
+        float scale = table->qrow_scale[ids->data[i]], *y = out->value.data + i * H;
+        for (int64_t h = 0; h < H; h++)
+            y[h] = (float)q[h] * scale;
+    }
+    return out;   /* nothing to record: no gradient flows into it */
+}
+
 /* embedding: table (V, H), ids (...) -> out (..., H), out[i] = table[ids[i]]. */
 Var *bertc_ag_embedding(Graph *g, Var *table, const ITensor *ids, int padding_idx)
 {
@@ -31,6 +53,8 @@ Var *bertc_ag_embedding(Graph *g, Var *table, const ITensor *ids, int padding_id
     memcpy(shape, ids->shape, sizeof(int64_t) * (size_t)ids->ndim);
     shape[ids->ndim] = H;
     Var *out = bertc_ag_result(g, ids->ndim + 1, shape, &table, 1);
+    if (table->qrows)
+        return embedding_int8(out, table, ids);
     for (int64_t i = 0; i < ids->numel; i++) {
         check_index("embedding", ids->data[i], V, i);
         memcpy(out->value.data + i * H, table->value.data + (int64_t)ids->data[i] * H,

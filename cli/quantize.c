@@ -1,10 +1,12 @@
 /* cli/quantize.c — `bertc quantize --model DIR --out DIR [--keep NAMES]
- * [--force]`: a float32 model directory -> an int8 one (docs/quantization.md).
+ * [--embeddings] [--force]`: a float32 model directory -> an int8 one
+ * (docs/quantization.md).
  *
- * The plan (nn/quantize.c) picks the encoder's Linear weights; each becomes
- * an I8 (out, in) tensor "X.weight" and its F32 (out) scales
- * "X.weight_scale" (bertc_quantize_rows: per output channel, symmetric); the
- * rest is written as it was, in float32. config.json is the source's text
+ * The plan (nn/quantize.c) picks the encoder's Linear weights, and with
+ * --embeddings the word embeddings; each becomes an I8 (rows, cols) tensor
+ * "X.weight" and its F32 (rows) scales "X.weight_scale" (bertc_quantize_rows:
+ * per output channel, or per token, symmetric); the rest is written as it
+ * was, in float32. config.json is the source's text
  * with a quantization_config added; vocab.txt and tokenizer_config.json are
  * copied. The source directory is only read. */
 #include "cli/cli.h"
@@ -21,6 +23,8 @@ static const CliOption quantize_options[] = {
      "unless --force) [required]"},
     {"--keep", "NAMES", NULL, "comma-separated Linear modules (dotted names or prefixes) to "
      "keep float32 too"},
+    {"--embeddings", NULL, NULL, "also store the word-embedding table as int8, one scale per "
+     "row (token): for flash-sized models, where it is most of the bytes"},
     {"--force", NULL, NULL, "write into a non-empty --out (its four model files are "
      "replaced; nothing else is removed)"},
 };
@@ -28,10 +32,12 @@ static const CliOption quantize_options[] = {
 const CliCommand cli_cmd_quantize = {
     .name = "quantize",
     .summary = "write an int8 copy of a model directory for faster inference",
-    .usage = "--model DIR --out DIR [--keep NAMES] [--force]",
+    .usage = "--model DIR --out DIR [--keep NAMES] [--embeddings] [--force]",
     .description = "Stores the encoder's Linear weights as int8 with one float32 scale per "
-                   "output channel (safetensors I8 + F32 \"<name>_scale\"); embeddings, "
-                   "LayerNorms, biases, the pooler and the heads stay float32. Activations "
+                   "output channel (safetensors I8 + F32 \"<name>_scale\"); with "
+                   "--embeddings the word embeddings too, one scale per row. Other "
+                   "embeddings, LayerNorms, biases, the pooler and the heads stay float32. "
+                   "Activations "
                    "are quantised per row when the model runs. Every command that reads "
                    "--model reads the result; training it is refused. "
                    "See docs/quantization.md.",
@@ -98,11 +104,12 @@ static int make_out(const char *out, BertcError *err)
 typedef struct QuantOut {
     StEntry *entries;
     size_t n;
-    int n_int8;
+    int n_int8;                     /* I8 tensors: Linear weights and word embeddings */
     double bytes_f32, bytes_int8;   /* the quantised weights: before, after (with scales) */
 } QuantOut;
 
-/* Weight i as I8 "name" + F32 "name_scale", quantised into arena. */
+/* Weight i (rows, cols) as I8 "name" + F32 "name_scale" (rows), quantised
+ * into arena: per output channel of a Linear, per token of an embedding. */
 static void add_int8(QuantOut *q, const Param *p, Arena *arena)
 {
     const Tensor *W = &p->var->value;
@@ -154,10 +161,31 @@ static size_t json_escaped(char *dst, const char *s)
     return n;
 }
 
+/* The modules of the chosen Linear weights (linear) or word embeddings, as
+ * the body of a JSON list, one a line after `indent`: "\n<indent>\"a.b\",...". */
+static size_t module_list(char *dst, const Registry *r, const bool *chosen, bool linear,
+                          const char *indent)
+{
+    size_t n = 0;
+    const char *sep = "";
+    for (int i = 0; i < r->n_params; i++) {
+        if (!chosen[i] || r->params[i].linear_weight != linear)
+            continue;
+        n += (size_t)sprintf(dst + n, "%s\n%s\"", sep, indent);
+        n += json_escaped(dst + n, r->params[i].name);
+        n -= sizeof ".weight" - 1;   /* the module's name */
+        dst[n++] = '"';
+        sep = ",";
+    }
+    return n;
+}
+
 /* The source's config.json text with "quantization_config" added as the
- * last key of its object (the text was parsed as a config: it is one). */
+ * last key of its object (the text was parsed as a config: it is one). The
+ * int8 word embeddings, when chosen, are listed in its "embeddings" object
+ * (docs/quantization.md). */
 static int write_config(const char *src, const char *dst, const Registry *r, const bool *chosen,
-                        BertcError *err)
+                        int n_embeddings, BertcError *err)
 {
     Arena *a;
     char *text;
@@ -172,7 +200,7 @@ static int write_config(const char *src, const char *dst, const Registry *r, con
     size_t body = close ? close - 1 : 0;
     while (body > 0 && strchr(" \t\r\n", text[body - 1]))
         body--;
-    size_t cap = len + 512;
+    size_t cap = len + 768;
     for (int i = 0; i < r->n_params; i++)
         cap += chosen[i] ? 6 * strlen(r->params[i].name) + 16 : 0;
     char *outb = bertc_arena_alloc(a, cap);
@@ -182,17 +210,15 @@ static int write_config(const char *src, const char *dst, const Registry *r, con
                          CONFIG_QUANT_METHOD "\",\n    \"weights\": \"int8 per-output-channel "
                          "symmetric\",\n    \"activations\": \"int8 per-row dynamic\",\n"
                          "    \"modules\": [", body > 0 && text[body - 1] != '{' ? "," : "");
-    const char *sep = "";
-    for (int i = 0; i < r->n_params; i++) {
-        if (!chosen[i])
-            continue;
-        n += (size_t)sprintf(outb + n, "%s\n      \"", sep);
-        n += json_escaped(outb + n, r->params[i].name);
-        n -= sizeof ".weight" - 1;   /* the module's name */
-        outb[n++] = '"';
-        sep = ",";
+    n += module_list(outb + n, r, chosen, true, "      ");
+    n += (size_t)sprintf(outb + n, "\n    ]");
+    if (n_embeddings > 0) {
+        n += (size_t)sprintf(outb + n, ",\n    \"embeddings\": {\n      \"weights\": \"int8 "
+                             "per-row symmetric\",\n      \"modules\": [");
+        n += module_list(outb + n, r, chosen, false, "        ");
+        n += (size_t)sprintf(outb + n, "\n      ]\n    }");
     }
-    n += (size_t)sprintf(outb + n, "\n    ]\n  }\n}\n");
+    n += (size_t)sprintf(outb + n, "\n  }\n}\n");
     int rc = bertc_write_file(dst, outb, n, err);
     bertc_arena_destroy(a);
     return rc;
@@ -267,19 +293,42 @@ static int open_source(const char *model, Arena *arena, ModelDir *d, BertcError 
     return 0;
 }
 
-static int quantize(const char *model, const char *out, const char **keep, int n_keep,
-                    Arena *arena, BertcError *err)
+/* What the flags ask for beside the encoder's Linear weights. */
+typedef struct QuantAsk {
+    const char **keep;     /* --keep */
+    int n_keep;
+    bool embeddings;       /* --embeddings */
+} QuantAsk;
+
+/* chosen[i] per parameter: the plan of nn/quantize.c for the flags. Returns
+ * how many word-embedding tables it holds, -1 on an error. */
+static int plan(const char *model, const Registry *r, const QuantAsk *ask, bool *chosen,
+                BertcError *err)
+{
+    int n = bertc_registry_int8_plan(r, ask->keep, ask->n_keep, chosen, err);
+    if (n == 0)
+        return bertc_errorf(err, "%s: no Linear weight left to quantise (the plan takes the "
+                            "encoder's; --keep kept them all)", model);
+    if (n < 0 || !ask->embeddings)
+        return n < 0 ? -1 : 0;
+    int n_tables = bertc_registry_int8_plan_embeddings(r, chosen, err);
+    if (n_tables < 0) {
+        BertcError inner = *err;
+        return bertc_errorf(err, "%s: --embeddings: %s", model, inner.msg);
+    }
+    return n_tables;
+}
+
+static int quantize(const char *model, const char *out, const QuantAsk *ask, Arena *arena,
+                    BertcError *err)
 {
     ModelDir d;
     if (open_source(model, arena, &d, err) != 0)
         return -1;
     Registry *r = d.model.reg;
     bool *chosen = bertc_arena_calloc(arena, (size_t)r->n_params, sizeof *chosen);
-    int n = bertc_registry_int8_plan(r, keep, n_keep, chosen, err);
-    if (n == 0)
-        return bertc_errorf(err, "%s: no Linear weight left to quantise (the plan takes the "
-                            "encoder's; --keep kept them all)", model);
-    if (n < 0 || make_out(out, err) != 0)
+    int n_embeddings = plan(model, r, ask, chosen, err);
+    if (n_embeddings < 0 || make_out(out, err) != 0)
         return -1;
     QuantOut q = {0};
     plan_entries(r, chosen, arena, &q);
@@ -290,17 +339,18 @@ static int quantize(const char *model, const char *out, const char **keep, int n
         return -1;
     join(src, sizeof src, model, "config.json");
     join(dst, sizeof dst, out, "config.json");
-    if (write_config(src, dst, r, chosen, err) != 0 ||
+    if (write_config(src, dst, r, chosen, n_embeddings, err) != 0 ||
         copy_if_present(model, out, "vocab.txt", err) != 0 ||
         copy_if_present(model, out, "tokenizer_config.json", err) != 0)
         return -1;
     join(src, sizeof src, model, "model.safetensors");
     join(dst, sizeof dst, out, "model.safetensors");
-    printf("quantised %d Linear weights to int8 (%.1f MB float32 -> %.1f MB int8 with scales); "
-           "%d other tensors kept float32\n", q.n_int8, q.bytes_f32 / 1e6, q.bytes_int8 / 1e6,
-           (int)q.n - 2 * q.n_int8);
-    printf("model.safetensors: %.1f MB -> %.1f MB; wrote %s\n", file_bytes(src) / 1e6,
-           file_bytes(dst) / 1e6, out);
+    printf("quantised %d Linear weights%s to int8 (%.1f MB float32 -> %.1f MB int8 with "
+           "scales); %d other tensors kept float32\n", q.n_int8 - n_embeddings,
+           n_embeddings ? " and the word embeddings" : "", q.bytes_f32 / 1e6,
+           q.bytes_int8 / 1e6, (int)q.n - 2 * q.n_int8);
+    printf("model.safetensors: %.1f MB -> %.1f MB (%.0f -> %.0f bytes); wrote %s\n",
+           file_bytes(src) / 1e6, file_bytes(dst) / 1e6, file_bytes(src), file_bytes(dst), out);
     return 0;
 }
 
@@ -319,8 +369,9 @@ int cmd_quantize(int argc, char **argv)
     BertcError err;
     char keep_buf[4096];
     const char *keep[MAX_KEEP];
-    int n_keep = split_keep(cli_value(c, &a, "--keep"), keep_buf, sizeof keep_buf, keep, &err);
-    if (n_keep < 0) {
+    QuantAsk ask = {.keep = keep, .embeddings = cli_given(c, &a, "--embeddings")};
+    ask.n_keep = split_keep(cli_value(c, &a, "--keep"), keep_buf, sizeof keep_buf, keep, &err);
+    if (ask.n_keep < 0) {
         fprintf(stderr, "bertc quantize: %s\n", err.msg);
         return 2;
     }
@@ -328,7 +379,7 @@ int cmd_quantize(int argc, char **argv)
         check_out(model, out, cli_given(c, &a, "--force"), &err) != 0)
         return cli_fail(&err);
     Arena *arena = bertc_arena_create("quantize", 1 << 20);
-    rc = quantize(model, out, keep, n_keep, arena, &err);
+    rc = quantize(model, out, &ask, arena, &err);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);
 }

@@ -3,6 +3,8 @@
  * each forward is a few autograd ops. */
 #include "nn/nn.h"
 
+#include <string.h>
+
 void bertc_linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias)
 {
     m->in_features = in;
@@ -32,7 +34,11 @@ void bertc_embedding_init(Embedding *m, Registry *r, const char *attr, int64_t V
         : bertc_nn_format(r, "Embedding(%lld, %lld)", (long long)V, (long long)H);
     bertc_nn_push(r, attr, repr, true);
     int64_t shape[2] = {V, H};
-    m->weight = bertc_nn_param(r, "weight", 2, shape, INIT_NORMAL);
+    /* Only the word embeddings may be int8 (a quantised model's largest
+     * table); position and token-type tables stay float32. */
+    m->weight = strcmp(attr, "word_embeddings") == 0
+        ? bertc_nn_word_embedding_weight(r, "weight", V, H)
+        : bertc_nn_param(r, "weight", 2, shape, INIT_NORMAL);
     if (padding_idx >= 0)
         r->params[r->n_params - 1].zero_row = padding_idx;
     bertc_nn_pop(r);

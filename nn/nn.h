@@ -47,10 +47,13 @@ typedef struct Param {
     int64_t zero_row;      /* row set to 0 after init (Embedding padding_idx), or -1 */
     bool linear_weight;    /* a Linear's (out, in) weight: bertc_registry_prepack may pack it */
     GemmPackedB *packing;  /* its GemmPackedB while packed (var->packed points here) */
-    /* An int8 Linear weight of a quantised model (docs/quantization.md): it
-     * has no float values (var->value.data is NULL); bertc_registry_load
+    bool word_embeddings;  /* the (V, H) table of the word-embedding module (an Embedding
+                              registered as "word_embeddings"): the one table that may be int8 */
+    /* An int8 weight of a quantised model (docs/quantization.md): it has no
+     * float values (var->value.data is NULL). A Linear weight: bertc_registry_load
      * fills `qpacking` from the file's I8 weight and F32 "<name>_scale", and
-     * var->qpacked points to it. */
+     * var->qpacked points to it. Word embeddings: var->qrows and
+     * var->qrow_scale hold the file's I8 rows and F32 row scales as they are. */
     bool int8;
     QuantPackedB *qpacking;
 } Param;
@@ -77,8 +80,9 @@ typedef struct Registry {
     int open[REGISTRY_MAX_DEPTH];  /* module indices of the open modules */
     int depth;
     int n_packed;                  /* Linear weights now pre-packed (bertc_registry_prepack) */
-    /* Linear weights to hold as int8 (full names, set before the model is
-     * built: bertc_model_build_int8), and how many were loaded as int8. */
+    /* Linear weights and word embeddings to hold as int8 (full names, set
+     * before the model is built: bertc_model_build_int8), and how many were
+     * loaded (or quantised) as int8. */
     const char *const *int8_names;
     int n_int8_names;
     int n_int8;
@@ -118,6 +122,10 @@ Var *bertc_nn_param(Registry *r, const char *name, int ndim, const int64_t *shap
  * bertc_registry_prepack may pack, or, when r->int8_names holds its full
  * name, an int8 weight without float values (Param.int8). */
 Var *bertc_nn_linear_weight(Registry *r, const char *name, int64_t out, int64_t in);
+/* Register the (V, H) table of a word-embedding module under `name`: a
+ * float32 parameter, or, when r->int8_names holds its full name, int8 rows
+ * without float values (Param.int8, Var.qrows). */
+Var *bertc_nn_word_embedding_weight(Registry *r, const char *name, int64_t V, int64_t H);
 /* Register a buffer: loaded and saved, never trained nor counted. */
 Var *bertc_nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape);
 /* A second name for an existing parameter (tied weights). full_name is the
@@ -159,11 +167,18 @@ void bertc_registry_unpack(Registry *r, Arena *scratch);
  * name that names no Linear module is an error (-1). */
 int bertc_registry_int8_plan(const Registry *r, const char *const *keep, int n_keep,
                              bool *chosen, BertcError *err);
-/* Quantises the chosen Linear weights in memory, as a quantised model's
- * file holds them (bertc_quantize_rows per output channel) and packs them
- * for bertc_qgemm: afterwards the model runs as if loaded from its int8
- * directory. Their float values are dropped (still allocated in the params
- * arena). Uses one weight's int8 of `scratch` at a time. Returns how many. */
+/* Adds the word embeddings (Param.word_embeddings) to chosen: int8 with one
+ * scale per row (token), what `bertc quantize --embeddings` writes. Returns
+ * how many tables; -1 when they are tied to an output layer (an MLM decoder
+ * reads them as a Linear weight: they stay float32) or the model has none. */
+int bertc_registry_int8_plan_embeddings(const Registry *r, bool *chosen, BertcError *err);
+/* Quantises the chosen weights in memory, as a quantised model's file holds
+ * them (bertc_quantize_rows per output channel, or per row of the word
+ * embeddings), packing Linear weights for bertc_qgemm: afterwards the model
+ * runs as if loaded from its int8 directory. Their float values are dropped
+ * (still allocated in the params arena); the int8 word embeddings take
+ * V x H bytes and V floats more of it. Uses one Linear weight's int8 of
+ * `scratch` at a time. Returns how many. */
 int bertc_registry_quantize(Registry *r, const bool *chosen, Arena *scratch);
 
 /* Weights read in place from const memory (nn/registry_const.c,

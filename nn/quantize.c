@@ -1,4 +1,4 @@
-/* nn/quantize.c — which Linear weights a quantised model holds as int8, and
+/* nn/quantize.c — which weights a quantised model holds as int8, and
  * quantising them in memory (docs/quantization.md).
  *
  * The plan (what `bertc quantize` writes as I8): every Linear weight of an
@@ -7,8 +7,15 @@
  * multiply-adds (BERT-base: 72 of its 74 Linears, all but the pooler and the
  * classifier). The heads and the pooler stay float32: they run on one row
  * per sequence or have a handful of outputs, so int8 would save no time, and
- * their outputs are the logits a decision is read from. Embeddings and
- * LayerNorms are not Linears: they stay float32 too. */
+ * their outputs are the logits a decision is read from. LayerNorms are not
+ * Linears: they stay float32 too.
+ *
+ * On request (bertc_registry_int8_plan_embeddings, `bertc quantize
+ * --embeddings`) the word embeddings too: not for speed (a lookup) but for
+ * size, as they are most of a small model's bytes (V = 1000, H = 64: 256 KB
+ * of float32 beside 100 KB for two layers). One scale per row (token), the
+ * Linear weights' rounding. Position and token-type tables stay float32
+ * (small, and added to every token). */
 #include "nn/nn.h"
 
 #include <string.h>
@@ -61,28 +68,70 @@ int bertc_registry_int8_plan(const Registry *r, const char *const *keep, int n_k
     return n;
 }
 
+int bertc_registry_int8_plan_embeddings(const Registry *r, bool *chosen, BertcError *err)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_params; i++) {
+        const Param *p = &r->params[i];
+        if (!p->word_embeddings || p->int8 || p->alias_of >= 0)
+            continue;
+        for (int j = 0; j < r->n_params; j++)
+            if (r->params[j].alias_of == i)
+                return bertc_errorf(err, "'%s' is tied to '%s' (an output layer multiplies by "
+                                    "it as a Linear weight): tied word embeddings stay float32",
+                                    p->name, r->params[j].name);
+        chosen[i] = true;
+        n++;
+    }
+    if (n == 0)
+        return bertc_errorf(err, "the model has no word embeddings to quantise");
+    return n;
+}
+
+/* A Linear weight (out, in): quantised per output channel and packed. */
+static void quantize_packed(Registry *r, Param *p, Arena *scratch)
+{
+    Tensor *W = &p->var->value;   /* (out, in) */
+    int64_t out = W->shape[0], in = W->shape[1];
+    QuantPackedB *pb = bertc_arena_alloc(r->arena, sizeof *pb);
+    void *packed = bertc_arena_alloc(r->arena, bertc_qgemm_packed_bytes(out, in));
+    ArenaMark mark = bertc_arena_mark(scratch);
+    int8_t *q = bertc_arena_alloc(scratch, (size_t)(out * in));
+    float *scale = bertc_arena_alloc(scratch, sizeof(float) * (size_t)out);
+    bertc_quantize_rows(W->data, out, in, in, q, scale);
+    bertc_qgemm_pack_b(q, scale, out, in, packed, pb);
+    bertc_arena_release(scratch, mark);
+    p->qpacking = pb;
+    p->var->qpacked = pb;
+}
+
+/* Word embeddings (V, H): quantised per row, kept as rows for the lookup. */
+static void quantize_table(Registry *r, Param *p)
+{
+    Tensor *E = &p->var->value;   /* (V, H) */
+    int64_t V = E->shape[0], H = E->shape[1];
+    int8_t *q = bertc_arena_alloc(r->arena, (size_t)(V * H));
+    float *scale = bertc_arena_alloc(r->arena, sizeof(float) * (size_t)V);
+    bertc_quantize_rows(E->data, V, H, H, q, scale);
+    p->var->qrows = q;
+    p->var->qrow_scale = scale;
+}
+
 int bertc_registry_quantize(Registry *r, const bool *chosen, Arena *scratch)
 {
     bertc_registry_require_unpacked(r, "bertc_registry_quantize");
     int n = 0;
     for (int i = 0; i < r->n_params; i++) {
         Param *p = &r->params[i];
-        if (!chosen[i] || !p->linear_weight || p->int8 || p->alias_of >= 0)
+        if (!chosen[i] || !(p->linear_weight || p->word_embeddings) || p->int8 ||
+            p->alias_of >= 0)
             continue;
-        Tensor *W = &p->var->value;   /* (out, in) */
-        int64_t out = W->shape[0], in = W->shape[1];
-        QuantPackedB *pb = bertc_arena_alloc(r->arena, sizeof *pb);
-        void *packed = bertc_arena_alloc(r->arena, bertc_qgemm_packed_bytes(out, in));
-        ArenaMark mark = bertc_arena_mark(scratch);
-        int8_t *q = bertc_arena_alloc(scratch, (size_t)(out * in));
-        float *scale = bertc_arena_alloc(scratch, sizeof(float) * (size_t)out);
-        bertc_quantize_rows(W->data, out, in, in, q, scale);
-        bertc_qgemm_pack_b(q, scale, out, in, packed, pb);
-        bertc_arena_release(scratch, mark);
-        W->data = NULL;   /* its float values are no longer the model's */
+        if (p->linear_weight)
+            quantize_packed(r, p, scratch);
+        else
+            quantize_table(r, p);
+        p->var->value.data = NULL;   /* its float values are no longer the model's */
         p->int8 = true;
-        p->qpacking = pb;
-        p->var->qpacked = pb;
         n++;
     }
     r->n_int8 += n;

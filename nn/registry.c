@@ -167,7 +167,8 @@ static bool held_int8(const Registry *r, const char *full)
 }
 
 /* An int8 weight's Var: its shape, no float data (the int8 values and
- * scales come with the load, into Param.qpacking). */
+ * scales come with the load: Param.qpacking for a Linear weight, the Var's
+ * qrows and qrow_scale for word embeddings). */
 static Var *int8_param(Registry *r, const Param *p, int64_t out, int64_t in)
 {
     Var *v = bertc_arena_calloc(r->arena, 1, sizeof *v);
@@ -180,23 +181,37 @@ static Var *int8_param(Registry *r, const Param *p, int64_t out, int64_t in)
     return v;
 }
 
-Var *bertc_nn_linear_weight(Registry *r, const char *name, int64_t out, int64_t in)
+/* A (rows, cols) weight of kind linear_weight or word_embeddings: a float32
+ * parameter, or, when r->int8_names holds its full name, int8 without float
+ * values. The Param is the last registered when it returns. */
+static Var *weight_maybe_int8(Registry *r, const char *name, int64_t rows, int64_t cols)
 {
     char buf[600];
     const char *full = full_name(r, name, buf, sizeof buf);
     if (r->dry_run || !held_int8(r, full)) {   /* const_data: bertc_nn_param leaves data NULL */
-        int64_t shape[2] = {out, in};
-        Var *v = bertc_nn_param(r, name, 2, shape, INIT_NORMAL);
-        r->params[r->n_params - 1].linear_weight = true;
-        return v;
+        int64_t shape[2] = {rows, cols};
+        return bertc_nn_param(r, name, 2, shape, INIT_NORMAL);
     }
     Param *p = add_param(r, full);
-    p->var = int8_param(r, p, out, in);
+    p->var = int8_param(r, p, rows, cols);
     p->init = INIT_KEEP;
-    p->linear_weight = true;
     p->int8 = true;
     r->modules[0].end_param = r->n_params;
     return p->var;
+}
+
+Var *bertc_nn_linear_weight(Registry *r, const char *name, int64_t out, int64_t in)
+{
+    Var *v = weight_maybe_int8(r, name, out, in);
+    r->params[r->n_params - 1].linear_weight = true;
+    return v;
+}
+
+Var *bertc_nn_word_embedding_weight(Registry *r, const char *name, int64_t V, int64_t H)
+{
+    Var *v = weight_maybe_int8(r, name, V, H);
+    r->params[r->n_params - 1].word_embeddings = true;
+    return v;
 }
 
 Var *bertc_nn_buffer(Registry *r, const char *name, int ndim, const int64_t *shape)

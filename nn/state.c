@@ -109,8 +109,8 @@ static int load_param(const Param *p, const SafeTensors *st, const StTensorInfo 
         return -1;
     if (t->dtype == ST_I8)
         return bertc_errorf(err, "%s: '%s' is int8 (I8) in the file where the model reads "
-                            "float32: int8 weights are read only for a Linear weight of a "
-                            "model whose config.json has a quantization_config "
+                            "float32: int8 weights are read only for a Linear weight or the word "
+                            "embeddings of a model whose config.json has a quantization_config "
                             "(docs/quantization.md)", st->name, t->name);
     if (bertc_st_read_f32(st, t, v->data, (size_t)v->numel, err) != 0)
         return -1;

@@ -1,11 +1,16 @@
-/* nn/state_int8.c — the int8 Linear weights of a quantised model, from an
- * open safetensors (the format: docs/quantization.md).
+/* nn/state_int8.c — the int8 weights of a quantised model, from an open
+ * safetensors (the format: docs/quantization.md).
  *
- * A weight "X.weight" (out, in) is stored I8, its per-output-channel scales
- * "X.weight_scale" F32 (out): W[j, k] ~ q[j, k] * scale[j]. Both are checked
- * (dtype, shape, q in [-127, 127], scales finite and positive) and packed at
- * once for the int8 GEMM (tensor/tensor.h, bertc_qgemm_pack_b): the model
- * keeps the packed bytes and never a float32 copy of the weight. */
+ * A Linear weight "X.weight" (out, in) is stored I8, its per-output-channel
+ * scales "X.weight_scale" F32 (out): W[j, k] ~ q[j, k] * scale[j]. Both are
+ * checked (dtype, shape, q in [-127, 127], scales finite and positive) and
+ * packed at once for the int8 GEMM (tensor/tensor.h, bertc_qgemm_pack_b):
+ * the model keeps the packed bytes and never a float32 copy of the weight.
+ *
+ * Word embeddings "E.weight" (V, H) are stored the same way, one scale per
+ * row (token): E[v, h] ~ q[v, h] * scale[v]. They pass the same checks and
+ * are kept as they are (V x H bytes and V floats): the embedding lookup
+ * dequantises the rows it reads (bertc_ag_embedding). */
 #include "nn/state.h"
 #include "tensor/format_internal.h"
 
@@ -42,8 +47,9 @@ static int check_weight(const Registry *r, int i, const SafeTensors *st, const S
     char want[SHAPE_STR_LEN], got[SHAPE_STR_LEN];
     if (t->dtype != ST_I8)
         return bertc_errorf(err, "%s: '%s' is %s in the file, but the model's config.json "
-                            "(quantization_config) makes this Linear weight int8: it must be I8",
-                            st->name, t->name, bertc_st_dtype_name(t->dtype));
+                            "(quantization_config) makes this %s int8: it must be I8",
+                            st->name, t->name, bertc_st_dtype_name(t->dtype),
+                            p->linear_weight ? "Linear weight" : "embedding table");
     if (!bertc_shape_equal(v->ndim, v->shape, t->ndim, t->shape))
         return bertc_errorf(err, "%s: int8 weight '%s' has shape %s in the file but the model "
                             "needs %s", st->name, t->name,
@@ -82,7 +88,7 @@ static int read_scales(const SafeTensors *st, const StTensorInfo *t, int64_t out
     return 0;
 }
 
-/* q (out, in): bertc's int8 weights are symmetric, in [-127, 127] (the
+/* q (rows, cols): bertc's int8 weights are symmetric, in [-127, 127] (the
  * int8 GEMM's SIMD paths rely on it: -128 never occurs). */
 static int64_t first_out_of_range(const int8_t *q, int64_t n)
 {
@@ -92,12 +98,45 @@ static int64_t first_out_of_range(const int8_t *q, int64_t n)
     return -1;
 }
 
-int bertc_registry_load_int8(Registry *r, int i, const SafeTensors *st, const StTensorInfo *t,
-                             BertcError *err)
+static int check_range(const SafeTensors *st, const StTensorInfo *t, const int8_t *q,
+                       int64_t rows, int64_t cols, BertcError *err)
 {
-    Param *p = &r->params[i];
-    if (check_weight(r, i, st, t, err) != 0)
+    int64_t bad = first_out_of_range(q, rows * cols);
+    if (bad < 0)
+        return 0;
+    return bertc_errorf(err, "%s: '%s'[%lld, %lld] is -128: bertc's int8 weights are "
+                        "symmetric, in [-127, 127]", st->name, t->name,
+                        (long long)(bad / cols), (long long)(bad % cols));
+}
+
+/* Word embeddings (V, H): the file's int8 rows and scales, checked, kept in
+ * the params arena for the lookup (Var.qrows, Var.qrow_scale). */
+static int load_rows(Registry *r, Param *p, const SafeTensors *st, const StTensorInfo *t,
+                     BertcError *err)
+{
+    int64_t V = t->shape[0], H = t->shape[1];
+    ArenaMark mark = bertc_arena_mark(r->arena);
+    int8_t *q = bertc_arena_alloc(r->arena, (size_t)(V * H));
+    float *scale = bertc_arena_alloc(r->arena, sizeof(float) * (size_t)V);
+    int rc = read_scales(st, t, V, scale, err);
+    if (rc == 0)
+        rc = bertc_st_read_i8(st, t, q, (size_t)(V * H), err);
+    if (rc == 0)
+        rc = check_range(st, t, q, V, H, err);
+    if (rc != 0) {
+        bertc_arena_release(r->arena, mark);
         return -1;
+    }
+    p->var->qrows = q;
+    p->var->qrow_scale = scale;
+    r->n_int8++;
+    return 0;
+}
+
+/* A Linear weight (out, in): checked and packed for bertc_qgemm. */
+static int load_packed(Registry *r, Param *p, const SafeTensors *st, const StTensorInfo *t,
+                       BertcError *err)
+{
     int64_t out = t->shape[0], in = t->shape[1];
     QuantPackedB *pb = bertc_arena_alloc(r->arena, sizeof *pb);
     void *packed = bertc_arena_alloc(r->arena, bertc_qgemm_packed_bytes(out, in));
@@ -109,11 +148,8 @@ int bertc_registry_load_int8(Registry *r, int i, const SafeTensors *st, const St
     int rc = read_scales(st, t, out, scale, err);
     if (rc == 0)
         rc = bertc_st_read_i8(st, t, q, (size_t)(out * in), err);
-    int64_t bad = rc == 0 ? first_out_of_range(q, out * in) : -1;
-    if (bad >= 0)
-        rc = bertc_errorf(err, "%s: '%s'[%lld, %lld] is -128: bertc's int8 weights are "
-                          "symmetric, in [-127, 127]", st->name, t->name,
-                          (long long)(bad / in), (long long)(bad % in));
+    if (rc == 0)
+        rc = check_range(st, t, q, out, in, err);
     if (rc == 0) {
         bertc_qgemm_pack_b(q, scale, out, in, packed, pb);
         p->qpacking = pb;
@@ -122,4 +158,13 @@ int bertc_registry_load_int8(Registry *r, int i, const SafeTensors *st, const St
     }
     bertc_arena_release(r->arena, mark);
     return rc;
+}
+
+int bertc_registry_load_int8(Registry *r, int i, const SafeTensors *st, const StTensorInfo *t,
+                             BertcError *err)
+{
+    Param *p = &r->params[i];
+    if (check_weight(r, i, st, t, err) != 0)
+        return -1;
+    return p->linear_weight ? load_packed(r, p, st, t, err) : load_rows(r, p, st, t, err);
 }
