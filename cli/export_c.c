@@ -91,7 +91,11 @@ static int table(Export *x, BertcError *err)
         const QuantPackedB *pb = p->qpacking;
         ConstParam *e = &x->params[n++];
         *e = (ConstParam){.name = p->name, .numel = p->var->value.numel};
-        if (p->int8) {
+        if (p->int8 && !p->linear_weight) {   /* word embeddings: int8 rows, row scales */
+            *e = (ConstParam){.name = p->name, .numel = p->var->value.numel,
+                              .qdata = p->var->qrows, .scale = p->var->qrow_scale};
+            x->int8_names[x->d.n_int8++] = p->name;
+        } else if (p->int8) {
             *e = (ConstParam){.name = p->name, .numel = pb->N * pb->K, .qdata = pb->data,
                               .col_sum = pb->col_sum, .scale = pb->scale, .k_pad = pb->k_pad,
                               .nr = pb->nr, .isa = pb->isa};

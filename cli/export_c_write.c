@@ -123,6 +123,14 @@ static int param_arrays(FILE *f, const Export *x, BertcError *err)
             continue;
         }
         int64_t N = r->params[bertc_registry_find(r, e->name)].var->value.shape[0];
+        if (!e->col_sum) {   /* int8 word embeddings (V, H): rows and row scales */
+            snprintf(name, sizeof name, "q%d", i);
+            int8s(f, name, e->qdata, e->numel);
+            snprintf(name, sizeof name, "s%d", i);
+            if (floats(f, name, e->scale, N, err) != 0)
+                return -1;
+            continue;
+        }
         int64_t np = n_pad(e, N);
         snprintf(name, sizeof name, "q%d", i);
         int8s(f, name, e->qdata, np * e->k_pad);
@@ -144,6 +152,9 @@ static void param_table(FILE *f, const Export *x)
         literal(f, e->name, strlen(e->name));
         if (e->values)
             fprintf(f, ", .numel = %lld, .values = p%d},\n", (long long)e->numel, i);
+        else if (!e->col_sum)
+            fprintf(f, ", .numel = %lld, .qdata = q%d, .scale = s%d},\n", (long long)e->numel,
+                    i, i);
         else
             fprintf(f, ", .numel = %lld, .qdata = q%d, .col_sum = c%d, .scale = s%d, "
                     ".k_pad = %lld, .nr = %d, .isa = %d},\n", (long long)e->numel, i, i, i,

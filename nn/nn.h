@@ -167,8 +167,9 @@ void bertc_registry_unpack(Registry *r, Arena *scratch);
  * name that names no Linear module is an error (-1). */
 int bertc_registry_int8_plan(const Registry *r, const char *const *keep, int n_keep,
                              bool *chosen, BertcError *err);
-/* Adds the word embeddings (Param.word_embeddings) to chosen: int8 with one
- * scale per row (token), what `bertc quantize --embeddings` writes. Returns
+/* Adds the word embeddings (Param.word_embeddings) to chosen (after
+ * bertc_registry_int8_plan, which sets every entry): int8 with one scale per
+ * row (token), what `bertc quantize --embeddings` writes. Returns
  * how many tables; -1 when they are tied to an output layer (an MLM decoder
  * reads them as a Linear weight: they stay float32) or the model has none. */
 int bertc_registry_int8_plan_embeddings(const Registry *r, bool *chosen, BertcError *err);
@@ -187,12 +188,15 @@ int bertc_registry_quantize(Registry *r, const bool *chosen, Arena *scratch);
  * int8 Linear weight (out, in) = (N, K): its QuantPackedB parts as
  * bertc_qgemm_pack_b made them for path `isa` (data n_pad * k_pad bytes,
  * col_sum and scale n_pad each, n_pad = N rounded up to nr; 16-byte
- * aligned). Nothing is copied; the memory must outlive the model. */
+ * aligned). Int8 word embeddings (V, H): qdata their V * H bytes, row-major
+ * as in the file, scale their V row scales (4-byte aligned), col_sum NULL,
+ * k_pad, nr and isa 0 (not packed: any int8 path reads them). Nothing is
+ * copied; the memory must outlive the model. */
 typedef struct ConstParam {
     const char *name;            /* full dotted state_dict key */
-    int64_t numel;               /* float32: elements; int8: N * K */
+    int64_t numel;               /* float32: elements; int8: N * K (V * H) */
     const float *values;         /* float32 parameter, else NULL */
-    const int8_t *qdata;         /* int8 weight, else NULL */
+    const int8_t *qdata;         /* int8 weight or word embeddings, else NULL */
     const int32_t *col_sum;
     const float *scale;
     int64_t k_pad;

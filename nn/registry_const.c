@@ -6,7 +6,8 @@
  * bertc_nn_param gives every parameter a shape and no data; this file points
  * them at a table of ConstParam entries, one per parameter, after checking
  * that each fits: the element count, the alignment, and for an int8 Linear
- * weight that it was packed for the int8 path that will run it. */
+ * weight that it was packed for the int8 path that will run it. Int8 word
+ * embeddings are rows and row scales as the file holds them: no path. */
 #include "nn/nn.h"
 #include "tensor/format_internal.h"
 
@@ -72,6 +73,35 @@ static int bind_int8(Registry *r, Param *p, const ConstParam *e, BertcError *err
     return 0;
 }
 
+/* Int8 word embeddings (V, H): V * H bytes of rows, V row scales. */
+static int bind_rows(Registry *r, Param *p, const ConstParam *e, BertcError *err)
+{
+    const Tensor *v = &p->var->value;
+    int64_t V = v->shape[0], H = v->shape[1];
+    if (!e->qdata || !e->scale || e->col_sum)
+        return bertc_errorf(err, "const weights: '%s' is int8 word embeddings in the model but "
+                            "its entry is not int8 rows and row scales (qdata and scale, no "
+                            "col_sum)", p->name);
+    if (e->numel != V * H)
+        return bertc_errorf(err, "const weights: '%s' has %lld int8 values, the model's (%lld, "
+                            "%lld) table needs %lld", p->name, (long long)e->numel, (long long)V,
+                            (long long)H, (long long)(V * H));
+    if (!aligned(e->scale, 4))
+        return bertc_errorf(err, "const weights: '%s' row scales are not 4-byte aligned",
+                            p->name);
+    p->var->qrows = e->qdata;   /* read only, as above */
+    p->var->qrow_scale = e->scale;
+    r->n_int8++;
+    return 0;
+}
+
+static int bind(Registry *r, Param *p, const ConstParam *e, BertcError *err)
+{
+    if (!p->int8)
+        return bind_float(p, e, err);
+    return p->linear_weight ? bind_int8(r, p, e, err) : bind_rows(r, p, e, err);
+}
+
 int bertc_registry_bind_const(Registry *r, const ConstParam *table, int n, BertcError *err)
 {
     if (!r->const_data)
@@ -84,7 +114,7 @@ int bertc_registry_bind_const(Registry *r, const ConstParam *table, int n, Bertc
         const ConstParam *e = entry(table, n, p->name);
         if (!e)
             return bertc_errorf(err, "const weights: no entry for '%s'", p->name);
-        if ((p->int8 ? bind_int8(r, p, e, err) : bind_float(p, e, err)) != 0)
+        if (bind(r, p, e, err) != 0)
             return -1;
     }
     return 0;

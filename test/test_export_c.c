@@ -170,6 +170,22 @@ Test(export_c, quantised_directory_exports_int8_equal_to_host_int8, .timeout = 1
     cr_expect_eq(atoi(log_text), 12, "12 int8 weights expected, %s", log_text);
 }
 
+/* `bertc quantize --embeddings`: the int8 word embeddings are exported as
+ * const rows and row scales (read in place), and the logits stay bertc run's. */
+Test(export_c, int8_word_embeddings_export_equal_to_host_int8, .timeout = 120)
+{
+    char q[200];
+    snprintf(q, sizeof q, "%s/q8e", tmp);
+    cr_assert_eq(sh("%s quantize --model %s --out %s --embeddings", BERTC_CLI, FIXTURE, q), 0,
+                 "%s", log_text);
+    export_and_compare(q, "");
+    char data[300];
+    snprintf(data, sizeof data, "%s/export/model_data.c", tmp);
+    cr_expect_eq(sh("grep -c 'word_embeddings.weight\", .numel = [0-9]*, .qdata = q[0-9]*, "
+                    ".scale = s[0-9]*}' %s", data), 0, "the word embeddings are not an int8 "
+                 "rows entry in %s", data);
+}
+
 Test(export_c, flag_int8_quantises_a_float_directory_as_bertc_quantize, .timeout = 120)
 {
     char q[200];
