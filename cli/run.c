@@ -153,19 +153,26 @@ const CliCommand cli_cmd_summary = {
  * int8, counted in its weights file's header when there is one. */
 static int print_int8(const CliModelFiles *f, BertcError *err)
 {
-    int n = -1;
+    static const char word[] = "word_embeddings.weight";
+    int n = -1, n_tables = 0;
     SafeTensors *st = NULL;
     if (f->weights) {
         if (bertc_st_open_file(NULL, f->weights, &st, err) != 0)
             return -1;
         n = 0;
-        for (size_t i = 0; i < st->n_tensors; i++)
-            n += st->tensors[i].dtype == ST_I8;
+        for (size_t i = 0; i < st->n_tensors; i++) {
+            size_t len = strlen(st->tensors[i].name);
+            bool table = len >= sizeof word - 1 &&
+                         strcmp(st->tensors[i].name + len - (sizeof word - 1), word) == 0;
+            n += st->tensors[i].dtype == ST_I8 && !table;
+            n_tables += st->tensors[i].dtype == ST_I8 && table;
+        }
         bertc_st_close(st);
     }
     if (n >= 0)
         printf("Quantised: int8 (" CONFIG_QUANT_METHOD "): %d Linear weights int8 with one "
-               "scale per output channel, activations int8 per row; the rest float32\n", n);
+               "scale per output channel%s, activations int8 per row; the rest float32\n", n,
+               n_tables ? ", the word embeddings int8 with one scale per token" : "");
     else
         printf("Quantised: int8 (" CONFIG_QUANT_METHOD "): Linear weights int8 with one scale "
                "per output channel, activations int8 per row; the rest float32\n");

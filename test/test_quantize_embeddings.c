@@ -138,6 +138,13 @@ Test(quantize_embeddings, the_file_and_the_loaded_model_hold_the_rows_quantised_
     cr_expect(strstr(text, "\"embeddings\": {") && strstr(text, "int8 per-row symmetric") &&
               strstr(text, "\"bert.embeddings.word_embeddings\""),
               "config.json does not record the int8 embeddings: %s", text);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "%s summary --model %s", BERTC_CLI, out);
+    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, log_text, sizeof log_text), 0, "%s",
+                 log_text);
+    cr_expect(strstr(log_text, "12 Linear weights int8 with one scale per output channel, the "
+                     "word embeddings int8 with one scale per token"),
+              "bertc summary does not say what is int8: %s", log_text);
 }
 
 /* A row checked by hand: max |x| = 1.27 -> scale 1.27 / 127 = 0.01,
