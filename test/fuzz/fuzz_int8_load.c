@@ -6,11 +6,15 @@
  * (bertc_st_open_memory -> bertc_registry_load): an I8 weight of the wrong
  * shape, missing or bad scales, -128, I8 where float32 belongs must be
  * errors naming the file, never a crash; whatever loads, the forward on the
- * fixture's inputs must run. Seed: the fixture quantised
- * (corpus/fuzz_int8_load/seqcls_int8). */
+ * fixture's inputs must run. When the bytes hold the word embeddings as
+ * I8 (`bertc quantize --embeddings`), the model is built with them int8
+ * too, as bertc_model_open builds it from the file's I8 names. Seeds: the
+ * fixture quantised (corpus/fuzz_int8_load/seqcls_int8) and quantised with
+ * --embeddings (seqcls_int8_embeddings). */
 #include "test/fuzz/fuzz_util.h"
 
 #define FIXTURE "bert_seqcls_single"
+#define WORD "bert.embeddings.word_embeddings.weight"
 
 static BertConfig cfg;
 static const char **int8_names;
@@ -34,10 +38,11 @@ static void plan(Arena *a)
     bool *chosen = bertc_arena_calloc(a, (size_t)m.reg->n_params, sizeof *chosen);
     if (bertc_registry_int8_plan(m.reg, NULL, 0, chosen, &err) < 0)
         fuzz_setup_failed(&err);
-    int8_names = bertc_arena_alloc(a, sizeof *int8_names * (size_t)m.reg->n_params);
+    int8_names = bertc_arena_alloc(a, sizeof *int8_names * (size_t)(m.reg->n_params + 1));
     for (int i = 0; i < m.reg->n_params; i++)
         if (chosen[i])
             int8_names[n_int8++] = m.reg->params[i].name;
+    int8_names[n_int8] = WORD;   /* used when the bytes hold it as I8 */
     SafeTensors *st;
     if (bertc_st_open_file(a, "test/data/zoo/" FIXTURE "/inputs.safetensors", &st, &err) != 0)
         fuzz_setup_failed(&err);
@@ -78,7 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     Arena *a = bertc_arena_create("int8 model", 1 << 16);
     Model m;
-    if (bertc_model_build_int8(&m, a, &cfg, int8_names, n_int8, &err) != 0)
+    const StTensorInfo *word = bertc_st_find(st, WORD);
+    int n = n_int8 + (word && word->dtype == ST_I8);
+    if (bertc_model_build_int8(&m, a, &cfg, int8_names, n, &err) != 0)
         fuzz_setup_failed(&err);
     LoadOptions opts = bertc_model_load_options(&m, false);
     int rc = bertc_registry_load(m.reg, st, &opts, &err);
