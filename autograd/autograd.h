@@ -309,7 +309,8 @@ void bertc_ag_split(Graph *g, Var *a, int dim, int n, const int64_t *sizes, Var 
 
 /* Indexing (ops_index.c) */
 /* table (V, H), ids any shape -> (ids..., H). Rows equal to padding_idx get no
- * gradient (padding_idx < 0: none). An id outside [0, V) is a fatal error. */
+ * gradient (padding_idx < 0: none). An id outside [0, V) is a fatal error.
+ * An int8 table (Var.qrows) gives q[id, :] * scale[id] and no gradient. */
 Var *bertc_ag_embedding(Graph *g, Var *table, const ITensor *ids, int padding_idx);
 /* torch.index_select: picks idx (1-D) along dim. */
 Var *bertc_ag_index_select(Graph *g, Var *a, int dim, const ITensor *idx);
