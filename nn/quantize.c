@@ -12,8 +12,9 @@
  *
  * On request (bertc_registry_int8_plan_embeddings, `bertc quantize
  * --embeddings`) the word embeddings too: not for speed (a lookup) but for
- * size, as they are most of a small model's bytes (V = 1000, H = 64: 256 KB
- * of float32 beside 100 KB for two layers). One scale per row (token), the
+ * size, as they are most of a small model's bytes (V = 1000, H = 64: 256,000
+ * bytes of float32, four times the 65,536 bytes of two layers' int8 Linear
+ * weights with intermediate size 128). One scale per row (token), the
  * Linear weights' rounding. Position and token-type tables stay float32
  * (small, and added to every token). */
 #include "nn/nn.h"
@@ -105,9 +106,16 @@ static void quantize_packed(Registry *r, Param *p, Arena *scratch)
     p->var->qpacked = pb;
 }
 
-/* Word embeddings (V, H): quantised per row, kept as rows for the lookup. */
+/* Word embeddings (V, H): quantised per row, kept as rows for the lookup.
+ * A tied table (an MLM decoder reads it as a Linear weight) is misuse: the
+ * plan never chooses it. */
 static void quantize_table(Registry *r, Param *p)
 {
+    for (int j = 0; j < r->n_params; j++)
+        if (r->params[j].var == p->var && r->params[j].alias_of >= 0)
+            bertc_fatal("bertc_registry_quantize: '%s' is tied to '%s' and must stay float32 "
+                        "(bertc_registry_int8_plan_embeddings refuses it)", p->name,
+                        r->params[j].name);
     Tensor *E = &p->var->value;   /* (V, H) */
     int64_t V = E->shape[0], H = E->shape[1];
     int8_t *q = bertc_arena_alloc(r->arena, (size_t)(V * H));

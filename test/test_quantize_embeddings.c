@@ -299,6 +299,34 @@ Test(quantize_embeddings, a_gradient_through_the_int8_table_is_refused)
     cr_expect(strstr(msg, WORD) && strstr(msg, "int8") && one_line(msg), "%s", msg);
 }
 
+static Model tied_model;
+
+static void quantize_tied_table(void *ctx)
+{
+    (void)ctx;
+    bool *chosen = bertc_arena_calloc(arena, (size_t)tied_model.reg->n_params, sizeof *chosen);
+    chosen[bertc_registry_find(tied_model.reg, WORD)] = true;
+    bertc_registry_quantize(tied_model.reg, chosen, arena);
+}
+
+/* In memory: the plan refuses a tied table, and quantising it anyway (API
+ * misuse) stops with a message instead of leaving the decoder without values. */
+Test(quantize_embeddings, a_tied_table_is_refused_by_the_plan_and_the_quantiser)
+{
+    BertcError err;
+    cr_assert_eq(bertc_model_open(&tied_model, arena, "test/data/zoo/bert_mlm/config.json",
+                                  "test/data/zoo/bert_mlm/weights.safetensors", &err), 0, "%s",
+                 err.msg);
+    bool *chosen = bertc_arena_calloc(arena, (size_t)tied_model.reg->n_params, sizeof *chosen);
+    cr_expect_lt(bertc_registry_int8_plan_embeddings(tied_model.reg, chosen, &err), 0,
+                 "the plan chose a tied table");
+    cr_expect(strstr(err.msg, WORD) && strstr(err.msg, "tied"), "%s", err.msg);
+    char msg[BERTC_ERROR_LEN];
+    cr_assert(test_catch_fatal(quantize_tied_table, NULL, msg, sizeof msg),
+              "quantising a tied table did not stop");
+    cr_expect(strstr(msg, WORD) && strstr(msg, "cls.predictions.decoder.weight"), "%s", msg);
+}
+
 /* An MLM model's decoder is the word-embedding table: --embeddings refuses. */
 Test(quantize_embeddings, tied_word_embeddings_are_refused_in_one_line)
 {
