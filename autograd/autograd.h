@@ -74,6 +74,7 @@ typedef struct Graph {
     int64_t n_nodes;
     bool no_grad;         /* record nothing (inference) */
     bool training;        /* dropout active */
+    bool lean;            /* with no_grad: keep only the final outputs (bertc_ag_set_lean) */
     Rng rng;              /* dropout draws come from here */
 } Graph;
 
@@ -86,6 +87,18 @@ void bertc_ag_graph_destroy(Graph *g);
 void bertc_ag_graph_reset(Graph *g);
 /* no_grad mode: ops still compute but record nothing; returns the old mode. */
 bool bertc_ag_set_no_grad(Graph *g, bool no_grad);
+/* Lean inference, for a memory-bound target (a microcontroller): models that
+ * support it keep only what their final outputs need. The BERT encoder
+ * (zoo/bert.c) then keeps no hidden_states.{i} and no attention maps (they are
+ * not put in the Outputs), releases each sub-block's temporaries as soon as
+ * its result is written, and computes attention row by row
+ * (bertc_ag_attention_rows) without an (nh, S, S) map: one forward's step
+ * arena holds about max(4 S H, 2 S H + S I) floats per sequence instead of
+ * one layer's worth plus every kept output. The values are those of the
+ * normal no_grad forward within float rounding (docs/embedded.md, "Lean
+ * inference"). Only meaningful with no_grad: a lean forward that would
+ * record a tape is an error. Off by default; returns the old mode. */
+bool bertc_ag_set_lean(Graph *g, bool lean);
 void bertc_ag_set_training(Graph *g, bool training);
 
 /* A parameter: value (zero-filled) in the persistent arena; its gradient is
@@ -292,6 +305,14 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias);
  * p[b, h, s] v_bh: the merged context, no permute. */
 Var *bertc_ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask);
 Var *bertc_ag_attention_context(Graph *g, Var *p, Var *v);
+/* attention_rows: the context of the three above, attention_context(softmax(
+ * attention_scores(q, k, nh, alpha, mask)), v), computed one query row at a
+ * time (bertc_kernel_attention_rows) without storing the (B, nh, S, S) maps,
+ * for inference: no backward, so q, k or v requiring grad outside no_grad is
+ * a fatal error naming the op. over_q: the context is written over q's
+ * values and q is returned (q is consumed); else a new (B, S, H) Var. */
+Var *bertc_ag_attention_rows(Graph *g, Var *q, Var *k, Var *v, int64_t nh, float alpha,
+                             Var *mask, bool over_q);
 
 /* Shape (ops_shape.c). reshape shares storage; permute copies. */
 Var *bertc_ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape); /* one dim may be -1 */
