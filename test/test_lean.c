@@ -214,6 +214,29 @@ static Var *random_heads(Graph *g, const AttnCase *c, Rng *rng)
     return x;
 }
 
+/* A block of query rows [1, 1 + n) of every sequence against all S keys (as
+ * the lean encoder asks) gives those rows of the whole context, bit for bit. */
+static void expect_block_of_rows(Graph *g, const AttnCase *c, Var *q, Var *k, Var *v, Var *mask,
+                                 float alpha, const Var *whole)
+{
+    int64_t i0 = c->S > 1 ? 1 : 0, n = c->S - i0 < 3 ? c->S - i0 : 3;
+    int64_t shape[3] = {c->B, n, c->H};
+    Var *qb = bertc_ag_tensor(g, 3, shape, false);
+    for (int64_t b = 0; b < c->B; b++)
+        memcpy(qb->value.data + b * n * c->H, q->value.data + (b * c->S + i0) * c->H,
+               sizeof(float) * (size_t)(n * c->H));
+    Var *block = bertc_ag_attention_rows(g, qb, k, v, c->nh, alpha, mask, false);
+    cr_assert_eq(block->value.shape[1], n, "the block's context has %lld rows, not %lld",
+                 (long long)block->value.shape[1], (long long)n);
+    for (int64_t b = 0; b < c->B; b++)
+        cr_expect_eq(memcmp(block->value.data + b * n * c->H,
+                            whole->value.data + (b * c->S + i0) * c->H,
+                            sizeof(float) * (size_t)(n * c->H)), 0,
+                     "B %lld S %lld: rows [%lld, %lld) of entry %lld differ from the whole "
+                     "context's", (long long)c->B, (long long)c->S, (long long)i0,
+                     (long long)(i0 + n), (long long)b);
+}
+
 Test(lean, attention_rows_is_scores_softmax_context)
 {
     static const AttnCase cases[] = {
@@ -236,6 +259,7 @@ Test(lean, attention_rows_is_scores_softmax_context)
         cr_assert(got != q, "%s: a new result was asked for", what);
         expect_close(what, "context", got->value.data, want->value.data, got->value.numel, 1e-6,
                      0.0, "scores + softmax + context");
+        expect_block_of_rows(g, c, q, k, v, mask, alpha, got);
         Var *over = bertc_ag_attention_rows(g, q, k, v, c->nh, alpha, mask, true);
         cr_assert(over == q, "%s: over_q did not return q", what);
         cr_expect(same_bits(over, got), "%s: the context written over q differs", what);
@@ -305,15 +329,18 @@ static void build_classifier(Model *m, Arena *arena, const LeanSize *s)
     }
 }
 
-/* The bound, from zoo/bert.c's layout (B = 1): the hidden buffer X and the
- * larger of attention's Q, K, V (3 S H) and the FFN's F, O (S I + S H), in
- * floats, plus 4 KiB for what every forward holds besides: the ids, the
+/* The bound, from zoo/bert.c's layout (B = 1, R = LEAN_ROWS = 8 rows per
+ * step): the hidden buffer X and the larger of attention's K, V (2 S H) and
+ * one block's Q and A (2 R H), or one FFN block's F and O (R (I + H)), in
+ * floats; plus 4 KiB for what every forward holds besides: the ids, the
  * additive mask (S floats), the scores rows (nh S floats), the pooled and
  * classifier rows and some forty 64-byte-aligned Var and Outputs headers. */
+enum { LEAN_R = 8 };
+
 static size_t lean_bound(const LeanSize *s)
 {
-    size_t SH = (size_t)LEAN_S * (size_t)s->H, SI = (size_t)LEAN_S * (size_t)s->I;
-    size_t attention = 3 * SH, ffn = SI + SH;
+    size_t SH = (size_t)LEAN_S * (size_t)s->H, RH = (size_t)LEAN_R * (size_t)s->H;
+    size_t attention = 2 * SH + 2 * RH, ffn = (size_t)LEAN_R * (size_t)s->I + RH;
     return sizeof(float) * (SH + (attention > ffn ? attention : ffn)) + 4096;
 }
 
@@ -357,6 +384,23 @@ Test(lean, with_a_tape_is_a_one_line_error)
     cr_assert_neq(bertc_model_forward(&f.model, g, &f.batch, &out, &err), 0,
                   "a lean forward recorded a tape");
     cr_expect(strstr(err.msg, "lean") && strstr(err.msg, "no_grad") && !strchr(err.msg, '\n'),
+              "message: %s", err.msg);
+    bertc_ag_graph_destroy(g);
+    fixture_close(&f);
+}
+
+Test(lean, with_dropout_is_a_one_line_error)
+{
+    Fixture f;
+    fixture_open(&f, "bert_seqcls_single");
+    Graph *g = inference_graph(true);
+    bertc_ag_set_training(g, true);
+    Outputs out;
+    BertcError err;
+    bertc_outputs_init(&out);
+    cr_assert_neq(bertc_model_forward(&f.model, g, &f.batch, &out, &err), 0,
+                  "a lean forward ran in training mode");
+    cr_expect(strstr(err.msg, "lean") && strstr(err.msg, "training") && !strchr(err.msg, '\n'),
               "message: %s", err.msg);
     bertc_ag_graph_destroy(g);
     fixture_close(&f);

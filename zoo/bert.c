@@ -344,31 +344,42 @@ static Var *layer_forward_inference(Graph *g, const BertModel *m, int l, Var *x,
  *
  * A forward that keeps only what the final outputs need, for a target whose
  * RAM is the limit (docs/embedded.md, "Lean inference"). The step arena is a
- * stack: a sub-block's temporaries are allocated above a mark and released
- * once its result is written where the hidden state lives. One (B, S, H)
- * buffer X carries the hidden state through the embeddings and every layer
- * (the arena from X upwards, per sequence; H, I, S as in the equations):
+ * stack: a step's temporaries are allocated above a mark and released once
+ * its result is written where the hidden state lives. One (B, S, H) buffer X
+ * carries the hidden state through the embeddings and every layer, and the
+ * layer works on LEAN_ROWS rows of it at a time (the arena from X upwards; H,
+ * I, S as in the equations, R = LEAN_ROWS):
  *
- *   embeddings  [X][lookup]    X = word[ids]; X += type[tt]; X += position[t]
- *                              in the flavor's order, each lookup released once
- *                              added; X = LayerNorm(X) in place
- *   attention   [X][Q][K][V]   Q, K, V = Linear(X); the context is written over
- *                              Q row by row (attention_rows: no (nh, S, S) map)
- *               [X][C][A]      K, V released; A = Dense(C)
- *               [X]            X = LN(A + X) in place: X holds Y; C, A released
- *   FFN         [X][F][O]      F = act(Dense(X)) in place (S, I); O = Dense(F)
- *               [X]            X = LN(O + X) in place: X holds X_l+1
+ *   embeddings  [X][lookup]       X = word[ids]; X += type[tt]; X += position[t]
+ *                                 in the flavor's order, each lookup released
+ *                                 once added; X = LayerNorm(X) in place
+ *   attention   [X][K][V]         K, V = Linear(X): every query row needs them
+ *               [X][K][V][Q][A]   for each block of R rows of a sequence:
+ *                                 Q = Linear(X rows); the context is written
+ *                                 over Q (attention_rows: no (nh, S, S) map);
+ *                                 A = Dense(context); X rows = LN(A + X rows),
+ *                                 which holds Y (K and V already hold what the
+ *                                 later rows need of X); Q, A released
+ *   FFN         [X][F][O]         for each block of R rows: F = act(Dense(X
+ *                                 rows)) in place (R, I); O = Dense(F); X rows
+ *                                 = LN(O + X rows), which holds X_l+1
  *
- * so the arena peaks at max(4 S H, 2 S H + S I) floats per sequence (plus the
- * mask, the ids and a few Var headers), whatever the number of layers. Every
- * step but attention does layer_forward's float operations in its order (a + b
- * and b + a are the same IEEE sum), so those are bit for bit; attention sums
- * its dot products and context as the scalar row kernel does, so the outputs
- * equal the normal forward's within float rounding (test/test_lean.c).
- * Only the plain encoder runs lean: an encoder with hooks (CGBERT, QACGBERT)
- * runs as without the flag. Lean keeps no tape and no dropout buffers, so it
- * needs no_grad and eval mode; hidden_states and maps are left NULL and the
- * put functions below skip them. */
+ * so the arena peaks at max(3 S H + 2 R H, S H + R (I + H)) floats per
+ * sequence (plus the mask, the ids and a few Var headers), whatever the
+ * number of layers. Every row of every step is computed by the same float
+ * operations in the same order as in layer_forward (a row of a GEMM does not
+ * depend on the rows beside it, and a + b is b + a in IEEE), except attention:
+ * row by row, its dot products and context are summed in k order with
+ * separate multiplies and adds, as the scalar GEMM does. So on the scalar path
+ * the outputs are the normal forward's bit for bit, on the SIMD paths within
+ * float rounding (test/test_lean.c). Only the plain encoder runs lean: an
+ * encoder with hooks (CGBERT, QACGBERT) runs as without the flag. Lean keeps
+ * no tape and no dropout buffers, so it needs no_grad and eval mode;
+ * hidden_states and maps are left NULL and the put functions below skip them. */
+
+/* Rows per step: fewer rows need less RAM (2 R H floats in attention,
+ * R (I + H) in the FFN) but give the GEMMs thinner blocks. */
+#define LEAN_ROWS 8
 
 static bool lean_applies(const Graph *g, const BertModel *m)
 {
@@ -431,40 +442,72 @@ static Var *embeddings_forward_lean(Graph *g, const BertModel *m, const BertInpu
     return x;
 }
 
-/* Y = LN(Dense(SelfAttention(X, M)) + X), left in X. */
+/* Rows [r, r + n) of x (B, S, H), flattened to B S rows, as a (1, n, H) view. */
+static Var *rows_of(Graph *g, Var *x, int64_t r, int64_t n)
+{
+    int64_t H = x->value.shape[2], shape[3] = {1, n, H};
+    return bertc_ag_constant(g, bertc_tensor_view(x->value.data + r * H, 3, shape));
+}
+
+/* Batch entry b's (1, 1, 1, S) row of the additive mask (B, 1, 1, S). */
+static Var *mask_of(Graph *g, Var *mask, int64_t b, int64_t S)
+{
+    int64_t shape[4] = {1, 1, 1, S};
+    return bertc_ag_constant(g, bertc_tensor_view(mask->value.data + b * S, 4, shape));
+}
+
+static int64_t block_rows(int64_t r, int64_t end)
+{
+    return end - r < LEAN_ROWS ? end - r : LEAN_ROWS;
+}
+
+/* Y = LN(Dense(SelfAttention(X, M)) + X), left in X, R query rows at a time. */
 static void attention_block_lean(Graph *g, const BertLayer *layer, Var *x, Var *mask)
 {
     const BertSelfAttention *self = &layer->self;
+    int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
+    float scale = 1.0f / sqrtf((float)(H / self->heads));
     ArenaMark block = bertc_arena_mark(g->step);
-    Var *q = bertc_linear_forward(g, &self->query, x);                       /* (B, S, H) */
-    ArenaMark after_q = bertc_arena_mark(g->step);
-    Var *k = bertc_linear_forward(g, &self->key, x);
+    Var *k = bertc_linear_forward(g, &self->key, x);                          /* (B, S, H) */
     Var *v = bertc_linear_forward(g, &self->value, x);
-    float scale = 1.0f / sqrtf((float)(q->value.shape[2] / self->heads));
-    Var *context = bertc_ag_attention_rows(g, q, k, v, self->heads, scale, mask, true);  /* in Q */
-    bertc_arena_release(g->step, after_q);                   /* K, V and the scores rows */
-    Var *a = bertc_linear_forward(g, &layer->attn_out, context);               /* A (B, S, H) */
-    add_norm_into(&layer->attn_ln, x, a);                                      /* LN(A + X_l) */
-    bertc_arena_release(g->step, block);                     /* C, A */
+    for (int64_t b = 0; b < B; b++) {
+        Var *kb = rows_of(g, k, b * S, S), *vb = rows_of(g, v, b * S, S);     /* (1, S, H) */
+        Var *mb = mask_of(g, mask, b, S);
+        for (int64_t i = 0; i < S; i += LEAN_ROWS) {
+            ArenaMark rows = bertc_arena_mark(g->step);
+            Var *xr = rows_of(g, x, b * S + i, block_rows(i, S));             /* (1, R, H) */
+            Var *q = bertc_linear_forward(g, &self->query, xr);
+            Var *context = bertc_ag_attention_rows(g, q, kb, vb, self->heads, scale, mb,
+                                                   true);                     /* over Q */
+            Var *a = bertc_linear_forward(g, &layer->attn_out, context);
+            add_norm_into(&layer->attn_ln, xr, a);               /* X rows = LN(A + X rows) */
+            bertc_arena_release(g->step, rows);                  /* Q, A */
+        }
+    }
+    bertc_arena_release(g->step, block);                         /* K, V */
 }
 
-/* X_l+1 = LN(Dense(act(Dense(Y))) + Y), Y in X and X_l+1 left there. */
+/* X_l+1 = LN(Dense(act(Dense(Y))) + Y), Y in X and X_l+1 left there, R rows at a time. */
 static void ffn_block_lean(Graph *g, const BertModel *m, const BertLayer *layer, Var *x)
 {
-    ArenaMark block = bertc_arena_mark(g->step);
-    Var *f = bertc_linear_forward(g, &layer->inter, x);                       /* F (B, S, I) */
-    Tensor *F = &f->value;
-    switch (m->act) {                                        /* act(F) in place */
-    case ACT_GELU_TANH: bertc_kernel_gelu_tanh(F->data, F->data, F->numel); break;
-    case ACT_RELU:      /* bertc_ag_relu's x > 0 ? x : 0 */
-        for (int64_t i = 0; i < F->numel; i++)
-            F->data[i] = F->data[i] > 0.0f ? F->data[i] : 0.0f;
-        break;
-    case ACT_GELU: bertc_kernel_gelu(F->data, F->data, F->numel); break;
+    int64_t rows = x->value.shape[0] * x->value.shape[1];
+    for (int64_t r = 0; r < rows; r += LEAN_ROWS) {
+        ArenaMark block = bertc_arena_mark(g->step);
+        Var *xr = rows_of(g, x, r, block_rows(r, rows));                      /* (1, R, H) */
+        Var *f = bertc_linear_forward(g, &layer->inter, xr);                  /* F (1, R, I) */
+        Tensor *F = &f->value;
+        switch (m->act) {                                        /* act(F) in place */
+        case ACT_GELU_TANH: bertc_kernel_gelu_tanh(F->data, F->data, F->numel); break;
+        case ACT_RELU:      /* bertc_ag_relu's x > 0 ? x : 0 */
+            for (int64_t i = 0; i < F->numel; i++)
+                F->data[i] = F->data[i] > 0.0f ? F->data[i] : 0.0f;
+            break;
+        case ACT_GELU: bertc_kernel_gelu(F->data, F->data, F->numel); break;
+        }
+        Var *o = bertc_linear_forward(g, &layer->out, f);                    /* O (1, R, H) */
+        add_norm_into(&layer->out_ln, xr, o);                    /* X rows = LN(O + X rows) */
+        bertc_arena_release(g->step, block);                     /* F, O */
     }
-    Var *o = bertc_linear_forward(g, &layer->out, f);                         /* O (B, S, H) */
-    add_norm_into(&layer->out_ln, x, o);                                       /* LN(O + Y) */
-    bertc_arena_release(g->step, block);                     /* F, O */
 }
 
 Var *bertc_bert_first_token(Graph *g, Var *x)
