@@ -366,13 +366,13 @@ static Var *layer_forward_inference(Graph *g, const BertModel *m, int l, Var *x,
  *
  * so the arena peaks at max(3 S H + 2 R H, S H + R (I + H)) floats per
  * sequence (plus the mask, the ids and a few Var headers), whatever the
- * number of layers. Every row of every step is computed by the same float
- * operations in the same order as in layer_forward (a row of a GEMM does not
- * depend on the rows beside it, and a + b is b + a in IEEE), except attention:
- * row by row, its dot products and context are summed in k order with
- * separate multiplies and adds, as the scalar GEMM does. So on the scalar path
- * the outputs are the normal forward's bit for bit, on the SIMD paths within
- * float rounding (test/test_lean.c). Only the plain encoder runs lean: an
+ * number of layers. Numerics: the Linears, LayerNorms and GELU are the same
+ * kernels on fewer rows, and a + b is b + a in IEEE; attention, row by row,
+ * sums its dot products and context in k order with separate multiplies and
+ * adds, as the scalar GEMM does. So on the scalar path (the embedded
+ * targets') the outputs are the normal forward's bit for bit; on the SIMD
+ * paths, whose GEMMs fuse multiply-adds, within float rounding
+ * (test/test_lean.c checks both). Only the plain encoder runs lean: an
  * encoder with hooks (CGBERT, QACGBERT) runs as without the flag. Lean keeps
  * no tape and no dropout buffers, so it needs no_grad and eval mode;
  * hidden_states and maps are left NULL and the put functions below skip them. */
