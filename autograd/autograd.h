@@ -79,6 +79,7 @@ typedef struct Graph {
     int64_t n_nodes;
     bool no_grad;         /* record nothing (inference) */
     bool training;        /* dropout active */
+    bool lean;            /* with no_grad: keep only the final outputs (bertc_ag_set_lean) */
     Rng rng;              /* dropout draws come from here */
 } Graph;
 
@@ -91,6 +92,20 @@ void bertc_ag_graph_destroy(Graph *g);
 void bertc_ag_graph_reset(Graph *g);
 /* no_grad mode: ops still compute but record nothing; returns the old mode. */
 bool bertc_ag_set_no_grad(Graph *g, bool no_grad);
+/* Lean inference, for a memory-bound target (a microcontroller): models that
+ * support it keep only what their final outputs need. The BERT encoder
+ * (zoo/bert.c) then keeps no hidden_states.{i} and no attention maps (they are
+ * not put in the Outputs), works on a few rows at a time, releases each
+ * step's temporaries once its result is written into the one hidden buffer,
+ * and computes attention row by row (bertc_ag_attention_rows) without an
+ * (nh, S, S) map: one forward's step arena holds about 3 S H floats per
+ * sequence (the hidden state, K and V) plus a few rows' worth, instead of a
+ * layer's temporaries plus every kept output. The values are the normal
+ * no_grad forward's, bit for bit on the scalar path and within float
+ * rounding on the SIMD ones (docs/embedded.md, "Lean inference"). Needs
+ * no_grad and eval mode: a lean forward that would record a tape or draw
+ * dropout is an error. Off by default; returns the old mode. */
+bool bertc_ag_set_lean(Graph *g, bool lean);
 void bertc_ag_set_training(Graph *g, bool training);
 
 /* A parameter: value (zero-filled) in the persistent arena; its gradient is
@@ -297,6 +312,16 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias);
  * p[b, h, s] v_bh: the merged context, no permute. */
 Var *bertc_ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask);
 Var *bertc_ag_attention_context(Graph *g, Var *p, Var *v);
+/* attention_rows: the context of the three above, attention_context(softmax(
+ * attention_scores(q, k, nh, alpha, mask)), v), computed one query row at a
+ * time (bertc_kernel_attention_rows) without storing the (B, nh, S, S) maps,
+ * for inference. q (B, Sq, H) may be a block of Sq query rows of each
+ * sequence; k, v (B, S, H) and the mask cover all S keys. No backward, so q,
+ * k or v requiring grad outside no_grad is a fatal error naming the op.
+ * over_q: the context is written over q's values and q is returned (q is
+ * consumed); else a new (B, Sq, H) Var. */
+Var *bertc_ag_attention_rows(Graph *g, Var *q, Var *k, Var *v, int64_t nh, float alpha,
+                             Var *mask, bool over_q);
 
 /* Shape (ops_shape.c). reshape shares storage; permute copies. */
 Var *bertc_ag_reshape(Graph *g, Var *a, int ndim, const int64_t *shape); /* one dim may be -1 */

@@ -1,5 +1,6 @@
 /* autograd/ops_attention.c — the two products of multi-head attention, reading
- * and writing the heads in place.
+ * and writing the heads in place, and (at the end) inference's row-at-a-time
+ * attention that never stores the scores.
  *
  * q, k, v come out of their Linear as (B, S, H) = (B, S, nh, d): head h of
  * batch entry b is the (S, d) matrix at offset b S H + h d with row stride H.
@@ -166,4 +167,36 @@ void bertc_attention_context_backward(Graph *g, Node *node)
         float *dv = head_grad(g, v, &beta);
         run_heads(hd, DV, 1.0f, p->value.data, node->out->grad, NULL, dv, beta);
     }
+}
+
+/* attention_rows: the context of attention_scores, softmax and
+ * attention_context in one pass per query row (bertc_kernel_attention_rows),
+ * never storing the (B, nh, Sq, S) scores or probabilities. q may hold a block
+ * of Sq query rows of each sequence against all S keys. It keeps nothing for
+ * a backward, so it has none and is not in the op table: an input that needs
+ * a gradient is refused here rather than given a wrong one. over_q writes the
+ * context over q's values and returns q (the lean encoder's way to need no
+ * buffer for it). */
+Var *bertc_ag_attention_rows(Graph *g, Var *q, Var *k, Var *v, int64_t nh, float alpha,
+                             Var *mask, bool over_q)
+{
+    HeadDims hd = head_dims("attention_rows", k, nh);
+    const Tensor *Q = &q->value;
+    if (Q->ndim != 3 || Q->shape[0] != hd.B || Q->shape[2] != hd.H)
+        bertc_ag_shape_error("attention_rows", "q must be (B, Sq, H) as k (B, S, H)", q, k);
+    if (!bertc_tensor_same_shape(&k->value, &v->value))
+        bertc_ag_shape_error("attention_rows", "k and v differ", k, v);
+    if (mask && mask->value.numel != hd.B * hd.S)
+        bertc_ag_shape_error("attention_rows", "the mask must be (B, 1, 1, S)", mask, k);
+    if (!g->no_grad && (q->requires_grad || k->requires_grad || v->requires_grad))
+        bertc_fatal("attention_rows: q, k or v requires grad and this op has no backward (it "
+                    "keeps no attention probabilities); run it under no_grad, or use "
+                    "attention_scores, softmax and attention_context");
+    Var *in[3] = {q, k, v};
+    Var *out = over_q ? q : bertc_ag_result(g, 3, Q->shape, in, 3);
+    float *scores_rows = bertc_arena_alloc(g->step, sizeof(float) * (size_t)(hd.B * nh * hd.S));
+    bertc_kernel_attention_rows(out->value.data, Q->data, k->value.data, v->value.data,
+                                mask ? mask->value.data : NULL, scores_rows, hd.B, Q->shape[1],
+                                hd.S, hd.H, nh, alpha);
+    return out;
 }

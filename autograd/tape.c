@@ -47,6 +47,13 @@ bool bertc_ag_set_no_grad(Graph *g, bool no_grad)
     return old;
 }
 
+bool bertc_ag_set_lean(Graph *g, bool lean)
+{
+    bool old = g->lean;
+    g->lean = lean;
+    return old;
+}
+
 void bertc_ag_set_training(Graph *g, bool training) { g->training = training; }
 
 Var *bertc_ag_param(Arena *persistent, int ndim, const int64_t *shape, const char *name)

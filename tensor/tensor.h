@@ -389,6 +389,20 @@ void bertc_kernel_log_softmax_rows_backward(float *dx, const float *y, const flo
 float bertc_kernel_add_max(float *y, const float *b, int64_t n);
 double bertc_kernel_exp_sum(float *y, const float *x, float shift, int64_t n);
 
+/* Multi-head attention one query row at a time (tensor/kernels_attention.c),
+ * for inference: the (B, nh, Sq, S) scores are never stored.
+ *   q, out (B, Sq, H) and k, v (B, S, H), nh heads of d = H / nh columns each
+ *   (head h of row (b, i) at (b Sq + i) H + h d in q); mask (B, S) additive (0
+ *   keep, a large negative value for padding) or NULL; scratch (B nh S) floats.
+ *   out_bhi = sum_j softmax_j(alpha q_bhi . k_bhj + mask[b, j]) v_bhj
+ * out may be q itself (each query row is read before its context is
+ * written); it must not overlap k or v. Scalar on every path (the softmax
+ * is the scalar reference's), so every target gives the same bits; the
+ * (b, h) blocks run on the threads. */
+void bertc_kernel_attention_rows(float *out, const float *q, const float *k, const float *v,
+                                 const float *mask, float *scratch, int64_t B, int64_t Sq,
+                                 int64_t S, int64_t H, int64_t nh, float alpha);
+
 /* LayerNorm over the last dim (n), PyTorch semantics (biased variance):
  *   y = (x - mean) * rstd * gamma + beta,  rstd = 1/sqrt(var + eps).
  * x, y are (rows, n); gamma, beta are (n) or NULL (then 1 and 0);

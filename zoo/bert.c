@@ -16,6 +16,7 @@
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -339,6 +340,176 @@ static Var *layer_forward_inference(Graph *g, const BertModel *m, int l, Var *x,
     return out;
 }
 
+/* ---- lean inference (bertc_ag_set_lean) --------------------------------
+ *
+ * A forward that keeps only what the final outputs need, for a target whose
+ * RAM is the limit (docs/embedded.md, "Lean inference"). The step arena is a
+ * stack: a step's temporaries are allocated above a mark and released once
+ * its result is written where the hidden state lives. One (B, S, H) buffer X
+ * carries the hidden state through the embeddings and every layer, and the
+ * layer works on LEAN_ROWS rows of it at a time (the arena from X upwards; H,
+ * I, S as in the equations, R = LEAN_ROWS):
+ *
+ *   embeddings  [X][lookup]       X = word[ids]; X += type[tt]; X += position[t]
+ *                                 in the flavor's order, each lookup released
+ *                                 once added; X = LayerNorm(X) in place
+ *   attention   [X][K][V]         K, V = Linear(X): every query row needs them
+ *               [X][K][V][Q][A]   for each block of R rows of a sequence:
+ *                                 Q = Linear(X rows); the context is written
+ *                                 over Q (attention_rows: no (nh, S, S) map);
+ *                                 A = Dense(context); X rows = LN(A + X rows),
+ *                                 which holds Y (K and V already hold what the
+ *                                 later rows need of X); Q, A released
+ *   FFN         [X][F][O]         for each block of R rows: F = act(Dense(X
+ *                                 rows)) in place (R, I); O = Dense(F); X rows
+ *                                 = LN(O + X rows), which holds X_l+1
+ *
+ * so the arena peaks at max(3 S H + 2 R H, S H + R (I + H)) floats per
+ * sequence (plus the mask, the ids and a few Var headers), whatever the
+ * number of layers. Numerics: the Linears, LayerNorms and GELU are the same
+ * kernels on fewer rows, and a + b is b + a in IEEE; attention, row by row,
+ * sums its dot products and context in k order with separate multiplies and
+ * adds, as the scalar GEMM does. So on the scalar path (the embedded
+ * targets') the outputs are the normal forward's bit for bit; on the SIMD
+ * paths, whose GEMMs fuse multiply-adds, within float rounding
+ * (test/test_lean.c checks both). Only the plain encoder runs lean: an
+ * encoder with hooks (CGBERT, QACGBERT) runs as without the flag. Lean keeps
+ * no tape and no dropout buffers, so it needs no_grad and eval mode;
+ * hidden_states and maps are left NULL and the put functions below skip them. */
+
+/* Rows per step: fewer rows need less RAM (2 R H floats in attention,
+ * R (I + H) in the FFN) but give the GEMMs thinner blocks. */
+#define LEAN_ROWS 8
+
+static bool lean_applies(const Graph *g, const BertModel *m)
+{
+    if (!g->lean || m->attention || m->hooks)
+        return false;
+    if (!g->no_grad)
+        bertc_fatal("bert: lean inference keeps no tape; set no_grad "
+                    "(bertc_ag_set_no_grad) or turn lean off (bertc_ag_set_lean) for gradients");
+    if (g->training)
+        bertc_fatal("bert: lean inference runs the eval forward; call bertc_ag_set_training(g, "
+                    "false) or turn lean off (bertc_ag_set_lean) for dropout");
+    return true;
+}
+
+/* x (B, S, H) += t, where t is (B, S, H) or one (S, H) shared by every batch entry. */
+static void add_into(Var *x, const Var *t)
+{
+    int64_t n = t->value.numel;
+    for (int64_t at = 0; at < x->value.numel; at += n)
+        bertc_kernel_add_inplace(x->value.data + at, t->value.data, n);
+}
+
+/* x += table[ids] (B, S, H) or (S, H); the lookup is released once added. */
+static void add_lookup(Graph *g, Var *x, const Embedding *table, const ITensor *ids)
+{
+    ArenaMark mark = bertc_arena_mark(g->step);
+    add_into(x, bertc_embedding_forward(g, table, ids));
+    bertc_arena_release(g->step, mark);
+}
+
+/* x = LayerNorm(x + other), row by row in x's own buffer: bertc_ag_add_layernorm's
+ * values (the same sum, then the same row kernel) without a new buffer. */
+static void add_norm_into(const LayerNorm *ln, Var *x, const Var *other)
+{
+    int64_t H = ln->dim, rows = x->value.numel / H;
+    add_into(x, other);
+    bertc_kernel_layernorm_rows(x->value.data, NULL, NULL, x->value.data, ln->weight->value.data,
+                                ln->bias->value.data, rows, H, ln->eps);
+}
+
+/* E = LN(word + type + position), summed into the word lookup's buffer X. */
+static Var *embeddings_forward_lean(Graph *g, const BertModel *m, const BertInputs *in)
+{
+    int64_t S = in->S;
+    ITensor positions = bertc_itensor_new(g->step, 1, &S);
+    for (int64_t t = 0; t < S; t++)
+        positions.data[t] = (int32_t)t;
+    Var *x = bertc_embedding_forward(g, &m->word, &in->input_ids);          /* X (B, S, H) */
+    if (m->spelling->flavor == BERT_HF) {                    /* (word + type) + position */
+        add_lookup(g, x, &m->token_type, &in->token_type_ids);
+        add_lookup(g, x, &m->position, &positions);
+    } else {                                                 /* (word + position) + type */
+        add_lookup(g, x, &m->position, &positions);
+        add_lookup(g, x, &m->token_type, &in->token_type_ids);
+    }
+    const LayerNorm *ln = &m->emb_ln;
+    bertc_kernel_layernorm_rows(x->value.data, NULL, NULL, x->value.data, ln->weight->value.data,
+                                ln->bias->value.data, x->value.numel / ln->dim, ln->dim,
+                                ln->eps);
+    return x;
+}
+
+/* Rows [r, r + n) of x (B, S, H), flattened to B S rows, as a (1, n, H) view. */
+static Var *rows_of(Graph *g, Var *x, int64_t r, int64_t n)
+{
+    int64_t H = x->value.shape[2], shape[3] = {1, n, H};
+    return bertc_ag_constant(g, bertc_tensor_view(x->value.data + r * H, 3, shape));
+}
+
+/* Batch entry b's (1, 1, 1, S) row of the additive mask (B, 1, 1, S). */
+static Var *mask_of(Graph *g, Var *mask, int64_t b, int64_t S)
+{
+    int64_t shape[4] = {1, 1, 1, S};
+    return bertc_ag_constant(g, bertc_tensor_view(mask->value.data + b * S, 4, shape));
+}
+
+static int64_t block_rows(int64_t r, int64_t end)
+{
+    return end - r < LEAN_ROWS ? end - r : LEAN_ROWS;
+}
+
+/* Y = LN(Dense(SelfAttention(X, M)) + X), left in X, R query rows at a time. */
+static void attention_block_lean(Graph *g, const BertLayer *layer, Var *x, Var *mask)
+{
+    const BertSelfAttention *self = &layer->self;
+    int64_t B = x->value.shape[0], S = x->value.shape[1], H = x->value.shape[2];
+    float scale = 1.0f / sqrtf((float)(H / self->heads));
+    ArenaMark block = bertc_arena_mark(g->step);
+    Var *k = bertc_linear_forward(g, &self->key, x);                          /* (B, S, H) */
+    Var *v = bertc_linear_forward(g, &self->value, x);
+    for (int64_t b = 0; b < B; b++) {
+        Var *kb = rows_of(g, k, b * S, S), *vb = rows_of(g, v, b * S, S);     /* (1, S, H) */
+        Var *mb = mask_of(g, mask, b, S);
+        for (int64_t i = 0; i < S; i += LEAN_ROWS) {
+            ArenaMark rows = bertc_arena_mark(g->step);
+            Var *xr = rows_of(g, x, b * S + i, block_rows(i, S));             /* (1, R, H) */
+            Var *q = bertc_linear_forward(g, &self->query, xr);
+            Var *context = bertc_ag_attention_rows(g, q, kb, vb, self->heads, scale, mb,
+                                                   true);                     /* over Q */
+            Var *a = bertc_linear_forward(g, &layer->attn_out, context);
+            add_norm_into(&layer->attn_ln, xr, a);               /* X rows = LN(A + X rows) */
+            bertc_arena_release(g->step, rows);                  /* Q, A */
+        }
+    }
+    bertc_arena_release(g->step, block);                         /* K, V */
+}
+
+/* X_l+1 = LN(Dense(act(Dense(Y))) + Y), Y in X and X_l+1 left there, R rows at a time. */
+static void ffn_block_lean(Graph *g, const BertModel *m, const BertLayer *layer, Var *x)
+{
+    int64_t rows = x->value.shape[0] * x->value.shape[1];
+    for (int64_t r = 0; r < rows; r += LEAN_ROWS) {
+        ArenaMark block = bertc_arena_mark(g->step);
+        Var *xr = rows_of(g, x, r, block_rows(r, rows));                      /* (1, R, H) */
+        Var *f = bertc_linear_forward(g, &layer->inter, xr);                  /* F (1, R, I) */
+        Tensor *F = &f->value;
+        switch (m->act) {                                        /* act(F) in place */
+        case ACT_GELU_TANH: bertc_kernel_gelu_tanh(F->data, F->data, F->numel); break;
+        case ACT_RELU:      /* bertc_ag_relu's x > 0 ? x : 0 */
+            for (int64_t i = 0; i < F->numel; i++)
+                F->data[i] = F->data[i] > 0.0f ? F->data[i] : 0.0f;
+            break;
+        case ACT_GELU: bertc_kernel_gelu(F->data, F->data, F->numel); break;
+        }
+        Var *o = bertc_linear_forward(g, &layer->out, f);                    /* O (1, R, H) */
+        add_norm_into(&layer->out_ln, xr, o);                    /* X rows = LN(O + X rows) */
+        bertc_arena_release(g->step, block);                     /* F, O */
+    }
+}
+
 Var *bertc_bert_first_token(Graph *g, Var *x)
 {
     int64_t bh[2] = {x->value.shape[0], x->value.shape[2]};
@@ -365,13 +536,21 @@ BertOutput bertc_bert_model_forward(Graph *g, const BertModel *m, const BertInpu
     r.hidden_states = bertc_arena_alloc(g->step, sizeof(Var *) * (L + 1));
     r.maps = bertc_arena_alloc(g->step, sizeof(Var *) * (L ? L * (size_t)n_maps : 1));
     Var *mask = additive_mask(g, m->spelling->flavor, &in->attention_mask);
-    Var *x = embeddings_forward(g, m, in);
-    r.hidden_states[0] = x;
+    bool lean = lean_applies(g, m);
+    Var *x = lean ? embeddings_forward_lean(g, m, in) : embeddings_forward(g, m, in);
+    r.hidden_states[0] = lean ? NULL : x;           /* lean: X is overwritten by each layer */
     for (int l = 0; l < m->n_layers; l++) {
         Var **maps = r.maps + (size_t)l * (size_t)n_maps;
-        x = g->no_grad ? layer_forward_inference(g, m, l, x, mask, in, maps)
-                       : layer_forward(g, m, l, x, mask, in, maps);
-        r.hidden_states[l + 1] = x;
+        if (lean) {
+            attention_block_lean(g, &m->layers[l], x, mask);
+            ffn_block_lean(g, m, &m->layers[l], x);
+            for (int i = 0; i < n_maps; i++)
+                maps[i] = NULL;
+        } else {
+            x = g->no_grad ? layer_forward_inference(g, m, l, x, mask, in, maps)
+                           : layer_forward(g, m, l, x, mask, in, maps);
+        }
+        r.hidden_states[l + 1] = lean ? NULL : x;
     }
     r.last_hidden_state = x;
     r.pool_weights = NULL;
@@ -384,9 +563,11 @@ void bertc_bert_put_layer_maps(Outputs *o, Graph *g, const BertModel *m, const B
 {
     int n_maps;
     const BertMap *info = layer_maps(m, &n_maps);
-    for (int i = 0; i < n_maps; i++)
-        bertc_outputs_put(o, g, r->maps[(size_t)l * (size_t)n_maps + (size_t)i], "layers.%d.%s", l,
-                    info[i].name);
+    for (int i = 0; i < n_maps; i++) {
+        Var *map = r->maps[(size_t)l * (size_t)n_maps + (size_t)i];
+        if (map)   /* NULL: not kept (lean inference) */
+            bertc_outputs_put(o, g, map, "layers.%d.%s", l, info[i].name);
+    }
 }
 
 void bertc_bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r)
@@ -401,7 +582,8 @@ void bertc_bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const Bert
     if (r->pooler_output)
         bertc_outputs_put(o, g, r->pooler_output, "pooler_output");
     for (int l = 0; l <= m->n_layers; l++)
-        bertc_outputs_put(o, g, r->hidden_states[l], "hidden_states.%d", l);
+        if (r->hidden_states[l])   /* NULL: not kept (lean inference) */
+            bertc_outputs_put(o, g, r->hidden_states[l], "hidden_states.%d", l);
     bertc_bert_put_attention(o, g, m, r);
 }
 

@@ -513,13 +513,15 @@ typedef struct BertOutput {
     Var *last_hidden_state;           /* (B, S, H) */
     Var *pooler_output;               /* (B, H) or NULL */
     Var *pool_weights;                /* the pool hook's token weights (B, S), or NULL */
-    Var **hidden_states;              /* L + 1 of them, (B, S, H) */
-    Var **maps;                       /* layer l's map i at [l * n_maps + i] (BertMap) */
+    Var **hidden_states;              /* L + 1 of them, (B, S, H); NULL when lean */
+    Var **maps;                       /* layer l's map i at [l * n_maps + i] (BertMap);
+                                         NULL when lean */
 } BertOutput;
 
 /* Runs the embeddings, the encoder and the pooler; hidden states and
  * attention maps are kept for the outputs. In no_grad mode each layer's
- * temporaries are released once its output and maps are copied out. */
+ * temporaries are released once its output and maps are copied out; in lean
+ * mode (bertc_ag_set_lean) neither is kept (zoo/bert.c). */
 BertOutput bertc_bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in);
 /* X (B, S, H) -> X[:, 0] (B, H). */
 Var *bertc_bert_first_token(Graph *g, Var *x);

@@ -1,0 +1,66 @@
+/* tensor/kernels_attention.c — multi-head attention one query row at a time
+ * ("Attention Is All You Need", eq. 1), never holding an (S, S) map:
+ *
+ *   for each batch entry b, head h, query row i < Sq:
+ *       s_j   = alpha q_bhi . k_bhj + mask[b, j]          j < S    (S floats)
+ *       p     = softmax(s)                                          (in place)
+ *       out_bhi = sum_j p_j v_bhj                                   (d floats)
+ *
+ * q, out are (B, Sq, H) and k, v (B, S, H) = (B, S, nh, d) as their Linear
+ * wrote them: head h of key row (b, j) is the d floats at (b S + j) H + h d.
+ * Sq may be a block of the sequence's query rows (the lean encoder takes
+ * them a few at a time). The only scratch is one row of S scores per (b, h)
+ * block, so inference memory does not grow with S^2 (zoo/bert.c). Numerics: the dot products are float
+ * sums in j order; the softmax is the scalar reference kernel (double sum,
+ * bertc_expf), so every target gives the same bits. It is the oracle and the
+ * only path: the embedded targets it is for are scalar. */
+#include "tensor/kernels_internal.h"
+
+typedef struct AttnRowsJob {
+    float *out, *scratch;
+    const float *q, *k, *v, *mask;   /* mask (B, S) additive, or NULL */
+    int64_t Sq, S, H, nh, d;
+    float alpha;
+} AttnRowsJob;
+
+/* One query row of one head: s (S) is the scores row, then the probabilities. */
+static void attention_row(const AttnRowsJob *j, int64_t b, int64_t h, int64_t i, float *s)
+{
+    int64_t S = j->S, H = j->H, d = j->d;
+    const float *qi = j->q + (b * j->Sq + i) * H + h * d;
+    for (int64_t t = 0; t < S; t++) {                       /* s_t = alpha q_i . k_t + M_t */
+        const float *kt = j->k + (b * S + t) * H + h * d;
+        float dot = 0.0f;
+        for (int64_t c = 0; c < d; c++)
+            dot += qi[c] * kt[c];
+        s[t] = j->alpha * dot + (j->mask ? j->mask[b * S + t] : 0.0f);
+    }
+    bertc_kernel_softmax_rows_scalar(s, s, 1, S);           /* p = softmax(s) */
+    /* q_i has been read: out_i may be q_i itself */
+    float *oi = j->out + (b * j->Sq + i) * H + h * d;
+    for (int64_t c = 0; c < d; c++)
+        oi[c] = 0.0f;
+    for (int64_t t = 0; t < S; t++) {                       /* out_i = sum_t p_t v_t */
+        const float *vt = j->v + (b * S + t) * H + h * d;
+        for (int64_t c = 0; c < d; c++)
+            oi[c] += s[t] * vt[c];
+    }
+}
+
+/* Blocks (b, h) in [begin, end): each has its own scores row in scratch. */
+static void attention_blocks(void *ctx, int64_t begin, int64_t end)
+{
+    const AttnRowsJob *j = ctx;
+    for (int64_t bh = begin; bh < end; bh++)
+        for (int64_t i = 0; i < j->Sq; i++)
+            attention_row(j, bh / j->nh, bh % j->nh, i, j->scratch + bh * j->S);
+}
+
+void bertc_kernel_attention_rows(float *out, const float *q, const float *k, const float *v,
+                                 const float *mask, float *scratch, int64_t B, int64_t Sq,
+                                 int64_t S, int64_t H, int64_t nh, float alpha)
+{
+    AttnRowsJob j = {.out = out, .scratch = scratch, .q = q, .k = k, .v = v, .mask = mask,
+                     .Sq = Sq, .S = S, .H = H, .nh = nh, .d = H / nh, .alpha = alpha};
+    bertc_parallel_for(B * nh, attention_blocks, &j);
+}
