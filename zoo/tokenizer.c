@@ -436,3 +436,54 @@ int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, siz
     EncodeCall c = {t, a, text_a, text_b, len_a, len_b, max_len, pad, out};
     return bertc_try(encode_call, &c, err);
 }
+
+/* ------------------------------------------------------------------------ */
+/* One text's ids, truncated, in a fixed work buffer                         */
+/* ------------------------------------------------------------------------ */
+
+/* The run a Normalizer without spans keeps: one more character than a
+ * word may have. When a character comes after a full run, the run holds at
+ * most one starter (seg[0]), so with that character more than
+ * TOKENIZER_MAX_WORD_CHARS marks follow it: a word too long. */
+enum { IDS_RUN_CAP = TOKENIZER_MAX_WORD_CHARS + 1 };
+
+typedef struct IdsWork {
+    Stream w;
+    SegChar run[IDS_RUN_CAP];
+    uint32_t cp[TOKENIZER_MAX_WORD_CHARS];
+} IdsWork;
+
+/* The work and room to align it wherever the caller's buffer starts. */
+size_t bertc_tokenizer_work_bytes(void)
+{
+    return sizeof(IdsWork) + _Alignof(IdsWork) - 1;
+}
+
+int bertc_tokenizer_encode_ids(const Tokenizer *t, void *work, size_t work_bytes,
+                               const char *text, size_t len, int32_t max_len,
+                               int32_t *input_ids, int32_t *n_tokens, BertcError *err)
+{
+    if (work_bytes < bertc_tokenizer_work_bytes())
+        return bertc_errorf(err, "tokenizer: a work buffer of %zu bytes is below the %zu "
+                            "bertc_tokenizer_work_bytes() gives", work_bytes,
+                            bertc_tokenizer_work_bytes());
+    if (max_len < 2)
+        return bertc_errorf(err, "max_len %d leaves no room for the 2 special tokens",
+                            (int)max_len);
+    if (scan_text("text", text, len, NULL, err) != 0)
+        return -1;
+    uintptr_t align = _Alignof(IdsWork);
+    IdsWork *k = (IdsWork *)(((uintptr_t)work + align - 1) & ~(align - 1));
+    Stream *w = &k->w;
+    *w = (Stream){
+        .t = t, .s = text, .len = len,
+        .norm = {.lower = t->do_lower_case, .seg = k->run, .cap = IDS_RUN_CAP,
+                 .emit = take_char, .too_long = mark_too_long, .ctx = w},
+        .cp = k->cp, .ids = input_ids + 1, .cap = max_len - 2};
+    tokenize_text(w);
+    int32_t n = w->n_pieces < w->cap ? w->n_pieces : w->cap;
+    input_ids[0] = t->cls_id;
+    input_ids[n + 1] = t->sep_id;
+    *n_tokens = n + 2;
+    return 0;
+}
