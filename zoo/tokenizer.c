@@ -235,8 +235,8 @@ static void tokenize_text(Stream *w)
 
 /* Strict UTF-8 over the whole text, before any of it is tokenized: the
  * error names the first bad byte however far into the text it is. With
- * size: the code points and the longest run of them the normaliser may
- * have to hold (not starters, or removed, which do not end a run). */
+ * size: the code points and the longest run of non-starters the normaliser
+ * may have to hold (a removed character neither ends a run nor joins it). */
 typedef struct TextSize { int32_t n, run; } TextSize;
 
 static int scan_text(const char *what, const char *s, size_t len, TextSize *size,
@@ -254,8 +254,8 @@ static int scan_text(const char *what, const char *s, size_t len, TextSize *size
         i += (size_t)k;
         if (!size)
             continue;
-        bool starter = !is_removed(bertc_uc_flags(cp)) && bertc_uc_nfd_starter(cp);
-        run = starter ? 0 : run + 1;
+        if (!is_removed(bertc_uc_flags(cp)))
+            run = bertc_uc_nfd_starter(cp) ? 0 : run + 1;
         size->run = run > size->run ? run : size->run;
         size->n++;
     }
@@ -427,8 +427,8 @@ static int encode_call(void *ctx, BertcError *err)
                   c->out, err);
 }
 
-/* Under bertc_try: a text too long for the memory it needs (~290 bytes a
- * byte, zoo.h) is an error, not an abort. */
+/* Under bertc_try: a text too long for the memory it needs (~104 bytes a
+ * byte, zoo/tokenizer.h) is an error, not an abort. */
 int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err)
