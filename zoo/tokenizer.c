@@ -2,8 +2,19 @@
  * BertTokenizerFast (tokenizers: the added-token split, BertNormalizer,
  * BertPreTokenizer, WordPiece, BertProcessing, utils/truncation.rs).
  * The Unicode work of one word is in zoo/tokenizer_text.c, the vocab in
- * zoo/tokenizer_vocab.c; the whole pipeline is described in zoo/zoo.h and
- * docs/tokenizer.md. */
+ * zoo/tokenizer_vocab.c; the whole pipeline is described in
+ * zoo/tokenizer.h and docs/tokenizer.md.
+ *
+ * One loop, a character at a time, serves both encoders:
+ *
+ *   bytes -> tokenize_text: special tokens, clean_text, CJK, whitespace
+ *         -> Normalizer (tokenizer_text.c): NFD, drop Mn, lowercase
+ *         -> take_char: punctuation split into pre-tokens (<= 100 chars kept)
+ *         -> wordpiece -> push: Piece with offsets, or id only
+ *
+ * bertc_tokenizer_encode keeps every piece with its offsets, in an arena
+ * sized by the text; bertc_tokenizer_encode_ids keeps the ids of the first
+ * max_len - 2 in the caller's array and stops there, in a fixed buffer. */
 #include "zoo/tokenizer_internal.h"
 
 #include <string.h>

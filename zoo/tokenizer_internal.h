@@ -85,13 +85,15 @@ typedef struct SegChar {
  * of the word comes. With spans (src not NULL) every character carries the
  * span of the original text it came from, as tokenizers' alignments do; src
  * holds the raw characters whose place-taking NFD character is in seg, and
- * cap must hold the longest run (bertc_uc_nfd_starter). Without spans (ids
- * only), a nonspacing mark that is not a starter is dropped at once (the
- * stable sort orders the kept ones the same without it) and a run of more
- * than cap characters is not kept: it is more than TOKENIZER_MAX_WORD_CHARS
- * characters, none of them punctuation (no character of nonzero class
- * is, nor lowercases to one: the tokenizer's tests check every such code
- * point), so too_long says so instead. */
+ * cap must hold the longest run (NORMALIZER_CAP). Without spans (ids only),
+ * a nonspacing mark that is not a starter is dropped at once (the stable
+ * sort orders the kept ones the same without it; a mark of class 0 still
+ * ends the run) and, with cap at least TOKENIZER_MAX_WORD_CHARS + 1, a run
+ * that does not fit is not kept: after its starter come more than
+ * TOKENIZER_MAX_WORD_CHARS characters, none of them punctuation (no
+ * character of nonzero class is, nor lowercases to one:
+ * test/test_tokenizer_ids.c tries every such code point), so the word they
+ * are in is one [UNK] and too_long says so instead. */
 typedef struct Normalizer {
     bool lower;
     SegChar *seg;            /* (cap) NFD characters since the last starter */
