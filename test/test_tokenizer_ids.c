@@ -417,7 +417,7 @@ Test(tokenizer_ids, equal_encode_on_random_texts)
 
 /* Invalid UTF-8 anywhere, also far past the pieces max_len keeps, is the
  * error bertc_tokenizer_encode gives, naming the byte. */
-Test(tokenizer_ids, invalid_utf8_anywhere_is_encodes_error)
+Test(tokenizer_ids, invalid_utf8_anywhere_is_the_error_encode_gives)
 {
     Tokenizer t = load(VOCAB_PATH, true);
     static char buf[60010];
