@@ -67,8 +67,9 @@
  * Memory: everything comes from the caller's arena. bertc_tokenizer_parse keeps a
  * copy of the text, 4 bytes of index and at most 16 of hash table per token:
  * 0.6 MB for bert-base-uncased (2.7x the file), never more than 11x a file
- * (one-letter tokens). bertc_tokenizer_encode takes at most 290 bytes per byte of
- * text (less when words are short) plus 28 per output token. */
+ * (one-letter tokens). bertc_tokenizer_encode takes at most 104 bytes per byte of
+ * text plus 3.3 KB, and 28 per output token (it keeps every piece with its
+ * offsets); bertc_tokenizer_encode_ids (below) a fixed 1.3 KB. */
 
 typedef struct Tokenizer {
     const char *name;         /* the vocab file, named in messages */
@@ -115,6 +116,31 @@ typedef struct Encoding {
 int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err);
+
+/* One text's input_ids in a fixed buffer, for a classifier on a device
+ * with a few KB of RAM: [CLS], the first max_len - 2 pieces, [SEP] (no
+ * padding), *n_tokens of them, exactly the input_ids that
+ * bertc_tokenizer_encode(t, a, text, len, NULL, 0, max_len, false, ...)
+ * gives, whatever the text (the same normaliser, special tokens, splits,
+ * WordPiece, [UNK] for a word past 100 characters; the same error for
+ * invalid UTF-8 anywhere in the text). No arena: work is the caller's,
+ * bertc_tokenizer_work_bytes() bytes at any address (a constant: it does
+ * not grow with the text, max_len or the vocabulary; docs/tokenizer.md has
+ * the figure), and input_ids holds max_len. The text is read once to check
+ * its UTF-8, then a character at a time until max_len - 2 pieces are
+ * final, so the time is that of the check for a long text.
+ *
+ *     static char work[1536];   // >= bertc_tokenizer_work_bytes(), checked
+ *     int32_t ids[32], n;
+ *     bertc_tokenizer_encode_ids(&tok, work, sizeof work, text, strlen(text), 32, ids, &n,
+ *                                &err);
+ *
+ * Errors: a work buffer below bertc_tokenizer_work_bytes(), max_len < 2,
+ * invalid UTF-8 ("text: invalid UTF-8 at byte 7 (0xff)"). */
+size_t bertc_tokenizer_work_bytes(void);
+int bertc_tokenizer_encode_ids(const Tokenizer *t, void *work, size_t work_bytes,
+                               const char *text, size_t len, int32_t max_len,
+                               int32_t *input_ids, int32_t *n_tokens, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
 /* Training a WordPiece vocabulary (zoo/vocab_train.c; hosted builds only)    */

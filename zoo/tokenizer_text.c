@@ -154,41 +154,28 @@ static int decompose_one(uint32_t cp, uint32_t *out)
     return m->n;
 }
 
-/* ------------------------------------------------------------------------ */
-/* BertNormalizer: strip_accents (NFD, drop Mn), then lowercase              */
-/* ------------------------------------------------------------------------ */
-
-/* Until align_nfd hands out the spans, the start of a decomposed character
- * says whether it takes its source's place (the first of a decomposition)
- * or is inserted after it (the others). */
-enum { NFD_TAKES_PLACE = 0, NFD_INSERTED = -1 };
-
-/* NFD of each character, before canonical ordering. */
-static int decompose(const NormChar *raw, int n, NormChar *out)
+bool bertc_uc_nfd_starter(uint32_t cp)
 {
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        uint32_t dec[UC_SEQ_MAX];
-        int nd = decompose_one(raw[i].cp, dec);
-        for (int d = 0; d < nd; d++) {
-            NormChar c = {dec[d], d == 0 ? NFD_TAKES_PLACE : NFD_INSERTED, 0, 0, 0};
-            out[m++] = c;
-        }
-    }
-    return m;
+    uint32_t dec[UC_SEQ_MAX];
+    decompose_one(cp, dec);
+    return ccc_of(dec[0]) == 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* BertNormalizer: strip_accents (NFD, drop Mn), then lowercase, streamed    */
+/* ------------------------------------------------------------------------ */
+
 /* The canonical ordering step of NFD: a stable sort by combining class of
- * every maximal run of characters whose class is not 0. */
-static void canonical_order(NormChar *w, int n)
+ * every maximal run of characters whose class is not 0 (seg holds at most
+ * one such run, after at most one starter). */
+static void canonical_order(SegChar *w, int32_t n)
 {
-    for (int i = 1; i < n; i++) {
-        int c = ccc_of(w[i].cp);
-        if (c == 0)
+    for (int32_t i = 1; i < n; i++) {
+        SegChar x = w[i];
+        if (x.ccc == 0)
             continue;
-        NormChar x = w[i];
-        int j = i;
-        while (j > 0 && ccc_of(w[j - 1].cp) > c) {
+        int32_t j = i;
+        while (j > 0 && w[j - 1].ccc > x.ccc) {
             w[j] = w[j - 1];
             j--;
         }
@@ -196,65 +183,118 @@ static void canonical_order(NormChar *w, int n)
     }
 }
 
-/* The alignments tokenizers' transform gives the (reordered) NFD: each
+/* The alignment tokenizers' transform gives the (reordered) NFD: each
  * character that takes a place gets the span of the next original
  * character in order, each inserted one the span of the character before
  * it. So reordering moves characters, not spans: in "İ\U0001D16D" the
  * inserted dot of 'İ' and the mark after it trade places, and the mark
- * keeps its own span. */
-static void align_nfd(const NormChar *raw, NormChar *w, int m)
+ * keeps its own span. (An inserted character is never a word's first: it
+ * follows its own decomposition's first, whose class is not higher.) */
+static NormChar align_nfd(Normalizer *z, const SegChar *c, int32_t *next)
 {
-    int next = 0;
-    for (int k = 0; k < m; k++) {
-        /* (An inserted character is never first: it follows its own
-         * decomposition's first, whose class is not higher.) */
-        const NormChar *src = w[k].start == NFD_TAKES_PLACE ? &raw[next++]
-                              : k > 0                         ? &w[k - 1]
-                                                              : &raw[next];
-        uint32_t cp = w[k].cp;
-        w[k] = *src;
-        w[k].cp = cp;
+    NormChar span = {0};
+    if (z->src)
+        span = !c->inserted ? z->src[(*next)++] : z->has_last ? z->last : z->src[*next];
+    z->last = span;
+    z->has_last = true;
+    span.cp = c->cp;
+    return span;
+}
+
+/* Drop Mn (NormalizedString::filter keeps the alignments of the characters
+ * it keeps, and only those), then lowercase one character at a time (Rust
+ * char::to_lowercase, which has no word-final sigma: 'Σ' is always 'σ');
+ * extra characters ('İ' would give two, but NFD has already made it 'I' +
+ * a dropped dot) share the span. */
+static void strip_and_lower(const Normalizer *z, NormChar c)
+{
+    if (bertc_uc_flags(c.cp) & UC_MN)
+        return;
+    uint32_t low[UC_SEQ_MAX];
+    int nl = lower_one(c.cp, low);
+    for (int k = 0; k < nl; k++) {
+        c.cp = low[k];
+        z->emit(z->ctx, &c);
     }
 }
 
-/* Drop Mn; a dropped character's span goes with it (NormalizedString::filter
- * keeps the alignments of the characters it keeps, and only those). */
-static int drop_mn(const NormChar *in, int n, NormChar *out)
+/* The run in seg is complete: order it, align it, hand it on. A run that
+ * ran over (ids only) hands on its starter, if it has one (only seg[0] can
+ * be), and says the rest is too long. */
+static void flush_run(Normalizer *z)
 {
-    int m = 0;
+    int32_t next = 0;
+    if (z->overflow) {
+        if (z->n > 0 && z->seg[0].ccc == 0)
+            strip_and_lower(z, align_nfd(z, &z->seg[0], &next));
+        z->too_long(z->ctx);
+    } else {
+        canonical_order(z->seg, z->n);
+        for (int32_t k = 0; k < z->n; k++)
+            strip_and_lower(z, align_nfd(z, &z->seg[k], &next));
+    }
+    z->n = z->n_src = 0;
+    z->overflow = false;
+}
+
+static void append(Normalizer *z, uint32_t cp, int ccc, bool inserted, const NormChar *raw)
+{
+    if (z->n == z->cap) {
+        z->overflow = true;
+        return;
+    }
+    z->seg[z->n++] = (SegChar){.cp = cp, .ccc = (uint8_t)ccc, .inserted = inserted};
+    if (z->src && !inserted)
+        z->src[z->n_src++] = *raw;
+}
+
+void bertc_normalizer_push(Normalizer *z, const NormChar *raw)
+{
+    if (!z->lower) {
+        z->emit(z->ctx, raw);
+        return;
+    }
+    uint32_t dec[UC_SEQ_MAX];
+    int nd = decompose_one(raw->cp, dec);
+    for (int d = 0; d < nd; d++) {
+        int ccc = ccc_of(dec[d]);
+        if (ccc == 0)
+            flush_run(z);
+        else if (!z->src && (bertc_uc_flags(dec[d]) & UC_MN))
+            continue;
+        append(z, dec[d], ccc, d > 0, raw);
+    }
+}
+
+void bertc_normalizer_end_word(Normalizer *z)
+{
+    flush_run(z);
+    z->has_last = false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The same on a whole word (zoo/vocab_train.c)                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct Collect { NormChar *out; int m; } Collect;
+
+static void collect(void *ctx, const NormChar *c)
+{
+    Collect *k = ctx;
+    k->out[k->m++] = *c;
+}
+
+/* tmp (UC_EXPAND_MAX * n NormChars) holds the sources' spans (n) and the
+ * run (at most UC_SEQ_MAX * n SegChars, in the 3n NormChars left). */
+_Static_assert(UC_SEQ_MAX * sizeof(SegChar) <= (UC_EXPAND_MAX - 1) * sizeof(NormChar),
+               "the run of bertc_basic_normalize_word fits in tmp");
+int bertc_basic_normalize_word(const NormChar *raw, int n, bool lower, void *tmp, NormChar *out)
+{
+    Collect k = {.out = out};
+    Normalizer z = {.lower = lower, .src = tmp, .seg = (SegChar *)((NormChar *)tmp + n),
+                    .cap = UC_SEQ_MAX * n, .emit = collect, .ctx = &k};
     for (int i = 0; i < n; i++)
-        if (!(bertc_uc_flags(in[i].cp) & UC_MN))
-            out[m++] = in[i];
-    return m;
-}
-
-/* Lowercase one character at a time (Rust char::to_lowercase, which has no
- * word-final sigma: 'Σ' is always 'σ'); extra characters ('İ' would give
- * two, but NFD has already made it 'I' + a dropped dot) share the span. */
-static int lowercase(const NormChar *in, int n, NormChar *out)
-{
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        uint32_t low[UC_SEQ_MAX];
-        int nl = lower_one(in[i].cp, low);
-        for (int k = 0; k < nl; k++) {
-            out[m] = in[i];
-            out[m++].cp = low[k];
-        }
-    }
-    return m;
-}
-
-int bertc_basic_normalize_word(const NormChar *raw, int n, bool lower, NormChar *tmp, NormChar *out)
-{
-    if (!lower) {
-        for (int i = 0; i < n; i++)
-            out[i] = raw[i];
-        return n;
-    }
-    int m = decompose(raw, n, out);
-    canonical_order(out, m);
-    align_nfd(raw, out, m);
-    m = drop_mn(out, m, tmp);
-    return lowercase(tmp, m, out);
+        bertc_normalizer_push(&z, &raw[i]);
+    bertc_normalizer_end_word(&z);
+    return k.m;
 }

@@ -4,7 +4,9 @@
  * rest is split into a pair at byte 1's fraction of it, and do_lower_case. An encoding must be
  * well formed: S within max_len (exactly max_len when padding), ids in the
  * vocabulary, 0/1 masks and types, offsets inside their text and in its
- * order. */
+ * order. One text at max_len >= 2 also goes through bertc_tokenizer_encode_ids
+ * (a work buffer of exactly bertc_tokenizer_work_bytes()), which must give
+ * the same input_ids or the same error. */
 #include "zoo/zoo.h"
 
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 static Arena *vocab_arena, *work;
 static Tokenizer tok;
+static void *ids_work;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,6 +29,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     BertcError err;
     vocab_arena = bertc_arena_create("vocab", 1 << 20);
     work = bertc_arena_create("fuzz_tokenize", 1 << 20);
+    ids_work = malloc(bertc_tokenizer_work_bytes());
     if (bertc_tokenizer_load(&tok, vocab_arena, VOCAB, &err) != 0) {
         fprintf(stderr, "%s (run from the repository root)\n", err.msg);
         exit(1);
@@ -67,6 +71,23 @@ static void check(const Encoding *e, int32_t max_len, bool pad, size_t len_a, si
     check_order(e, e->n_a + 2, e->n_b);
 }
 
+/* encode_ids agrees with encode (rc, and e or err.msg, its result). */
+static void check_ids(const char *text, size_t len, int32_t max_len, int rc, const Encoding *e,
+                      const BertcError *err)
+{
+    int32_t ids[32], n;
+    BertcError ids_err = {{0}};
+    int ids_rc = bertc_tokenizer_encode_ids(&tok, ids_work, bertc_tokenizer_work_bytes(), text,
+                                            len, max_len, ids, &n, &ids_err);
+    if (ids_rc != rc || (rc != 0 && strcmp(ids_err.msg, err->msg) != 0))
+        fail("encode_ids' error differs from encode's", 0);
+    if (rc == 0 && n != e->S)
+        fail("encode_ids' length differs from encode's", n);
+    for (int32_t i = 0; rc == 0 && i < n; i++)
+        if (ids[i] != e->input_ids[i])
+            fail("encode_ids' id differs from encode's", i);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
@@ -78,11 +99,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = size - 2, len_a = pair ? n * data[1] / 255 : n, len_b = n - len_a;
     Encoding e;
     BertcError err = {{0}};
-    if (bertc_tokenizer_encode(&tok, work, text, len_a, pair ? text + len_a : NULL, len_b, max_len,
-                         pad, &e, &err) == 0)
+    int rc = bertc_tokenizer_encode(&tok, work, text, len_a, pair ? text + len_a : NULL, len_b,
+                                    max_len, pad, &e, &err);
+    if (rc == 0)
         check(&e, max_len, pad, len_a, pair ? len_b : 0);
     else if (!err.msg[0])
         abort();
+    if (!pair && !pad && max_len >= 2)
+        check_ids(text, len_a, max_len, rc, &e, &err);
     bertc_arena_reset(work);
     return 0;
 }
