@@ -177,6 +177,22 @@ static void tokenizer(FILE *f, const Tokenizer *t)
             t->do_lower_case ? "true" : "false");
 }
 
+/* The architectures export-c writes, by the C name of their ModelArch:
+ * model_data.c names it, so a firmware links that one and no other. */
+static const struct {
+    const char *name, *symbol;
+} arch_symbols[] = {
+    {.name = "BertForSequenceClassification", .symbol = "bertc_arch_bert_seqcls"},
+};
+
+const char *export_arch_symbol(const char *arch_name)
+{
+    for (size_t i = 0; i < sizeof arch_symbols / sizeof arch_symbols[0]; i++)
+        if (strcmp(arch_symbols[i].name, arch_name) == 0)
+            return arch_symbols[i].symbol;
+    return NULL;
+}
+
 static int write_data(const Export *x, const char *dir, BertcError *err)
 {
     Out o;
@@ -192,13 +208,17 @@ static int write_data(const Export *x, const char *dir, BertcError *err)
         tokenizer(f, x->d.tok);
         fputs("\nstatic const char config_json[] =\n    ", f);
         literal(f, x->d.config_json, x->d.config_len);
-        fprintf(f, ";\n\nconst ConstModelData model_data = {\n"
+        const char *arch = export_arch_symbol(x->d.arch->name);
+        fprintf(f, ";\n\nextern const ModelArch %s;\n\nconst ConstModelData model_data = {\n"
+                "    .arch = &%s,\n"
                 "    .config_json = config_json, .config_len = %zu,\n"
                 "    .int8_names = int8_names, .n_int8 = %d, .int8_isa = %d,\n"
                 "    .params = params, .n_params = %d, .tok = &tok, .max_len = %ld,\n"
-                "    .pack_bytes = %zu, .max_text_bytes = MODEL_MAX_TEXT_BYTES,\n};\n",
-                x->d.config_len, x->d.n_int8, x->d.int8_isa, x->d.n_params, (long)x->d.max_len,
-                x->d.pack_bytes);
+                "    .pack_a_bytes = %zu, .pack_b_bytes = %zu, .qgemm_bytes = %zu,\n"
+                "    .batch_bytes = %zu, .max_text_bytes = MODEL_MAX_TEXT_BYTES,\n};\n",
+                arch, arch, x->d.config_len, x->d.n_int8, x->d.int8_isa, x->d.n_params,
+                (long)x->d.max_len, x->d.pack_a_bytes, x->d.pack_b_bytes, x->d.qgemm_bytes,
+                x->d.batch_bytes);
     }
     int rc2 = close_out(&o, err);
     return rc != 0 ? rc : rc2;
@@ -234,7 +254,7 @@ static const char model_c[] =
     "/* model.c — written by bertc export-c: the glue between model.h and libbertc. */\n"
     "#include \"bertc.h\"\n#include \"model.h\"\n\n"
     "extern const ConstModelData model_data;\n\n"
-    "static ConstModel model;   /* static: it holds the ~45 KB Outputs */\n"
+    "static ConstModel model;\n"
     "static BertcError error;\n\n"
     "int model_init(void *arena, size_t size)\n{\n"
     "    return bertc_const_model_init(&model, &model_data, arena, size, &error);\n}\n\n"

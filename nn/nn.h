@@ -93,6 +93,12 @@ typedef struct Registry {
      * get a shape and no data; bertc_registry_bind_const points them at the
      * caller's const memory (weights read in place from flash). */
     bool const_data;
+    /* With const_data, the table bertc_registry_bind_const will bind (NULL:
+     * none yet): a parameter's name then points at its entry's name rather
+     * than a copy, Params are allocated for n_const at once, and no module
+     * tree is kept beyond the root (a const model is run, not printed). */
+    const struct ConstParam *const_table;
+    int n_const;
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */

@@ -8,11 +8,11 @@
 
 /* Grow an arena-backed array to hold at least `need` items (the old copy is
  * left in the arena: registries are built once, at model construction). */
-static void *grow(Arena *a, void *old, int *cap, int need, size_t item)
+static void *grow(Arena *a, void *old, int *cap, int need, size_t item, int first)
 {
     if (need <= *cap)
         return old;
-    int new_cap = *cap ? *cap * 2 : 64;
+    int new_cap = *cap ? *cap * 2 : first;
     while (new_cap < need)
         new_cap *= 2;
     void *fresh = bertc_arena_alloc(a, item * (size_t)new_cap);
@@ -42,8 +42,10 @@ const char *bertc_nn_format(Registry *r, const char *fmt, ...)
 
 static int add_module(Registry *r, const char *attr, const char *repr, bool leaf)
 {
+    if (r->const_data && r->n_modules > 0)
+        return 0;   /* no tree: what nn_pop writes goes to the root's entry */
     r->modules = grow(r->arena, r->modules, &r->cap_modules, r->n_modules + 1,
-                      sizeof(ModuleInfo));
+                      sizeof(ModuleInfo), r->const_data ? 1 : 64);
     ModuleInfo *m = &r->modules[r->n_modules];
     m->attr = attr ? arena_strdup(r->arena, attr) : NULL;
     m->repr = arena_strdup(r->arena, repr);
@@ -97,14 +99,26 @@ void bertc_nn_leaf(Registry *r, const char *attr, const char *repr)
     bertc_nn_pop(r);
 }
 
+/* full_name's entry in the const table (NULL: none, or no table). */
+static const char *const_name(const Registry *r, const char *full_name)
+{
+    for (int i = 0; i < r->n_const; i++)
+        if (r->const_table[i].name && strcmp(r->const_table[i].name, full_name) == 0)
+            return r->const_table[i].name;
+    return NULL;
+}
+
 static Param *add_param(Registry *r, const char *full_name)
 {
     if (bertc_registry_find(r, full_name) >= 0)
         bertc_fatal("bertc_nn_param: '%s' is registered twice", full_name);
-    r->params = grow(r->arena, r->params, &r->cap_params, r->n_params + 1, sizeof(Param));
+    r->params = grow(r->arena, r->params, &r->cap_params, r->n_params + 1, sizeof(Param),
+                     r->n_const > 0 ? r->n_const : 64);
     Param *p = &r->params[r->n_params++];
     memset(p, 0, sizeof *p);
-    p->name = arena_strdup(r->arena, full_name);
+    p->name = const_name(r, full_name);
+    if (!p->name)
+        p->name = arena_strdup(r->arena, full_name);
     p->alias_of = -1;
     p->zero_row = -1;
     return p;

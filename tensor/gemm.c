@@ -200,6 +200,18 @@ void bertc_gemm_set_pack_arena(Arena *a)
     pack_arena = a;
 }
 
+void bertc_gemm_pack_sizes(size_t *a_bytes, size_t *b_bytes)
+{
+    *a_bytes = pack_a_buffer.cap;
+    *b_bytes = pack_b_buffer.cap;
+}
+
+void bertc_gemm_reserve_packs(size_t a_bytes, size_t b_bytes)
+{
+    scratch_get(&pack_a_buffer, pack_arena, a_bytes, "bertc_gemm (pack buffer)");
+    scratch_get(&pack_b_buffer, pack_arena, b_bytes, "bertc_gemm (pack buffer)");
+}
+
 /* At least `floats` floats, 64-byte aligned; allocates only to grow. */
 static float *pack_buffer_get(ScratchBuffer *p, size_t floats)
 {

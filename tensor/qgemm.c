@@ -368,6 +368,16 @@ void bertc_qgemm_set_arena(Arena *a)
     qa_arena = a;
 }
 
+size_t bertc_qgemm_scratch_bytes(void)
+{
+    return qa_buffer.cap;
+}
+
+void bertc_qgemm_reserve(size_t bytes)
+{
+    scratch_get(&qa_buffer, qa_arena, bytes, "bertc_qgemm (quantised rows of A)");
+}
+
 /* One call. Its rows of A, quantised first, are qa (rows_pad rows of k_pad
  * bytes, rows_pad = M rounded up to MR; the rows past M are zero rows of
  * scale 1) and sa (rows_pad). Then item i covers rows [ic, ic + MC),

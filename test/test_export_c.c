@@ -253,7 +253,8 @@ Test(export_c, bind_const_checks_sizes)
     BertcError err;
     cr_assert_eq(bertc_bert_config_read(FIXTURE "/config.json", &cfg, &err), 0, "%s", err.msg);
     Model m;
-    cr_assert_eq(bertc_model_build_const(&m, a, &cfg, NULL, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_model_build_const(&m, a, bertc_zoo_arch(cfg.architecture), &cfg, NULL, 0,
+                                         NULL, 0, &err), 0, "%s", err.msg);
     const Registry *r = m.reg;
     cr_expect_null(r->params[0].var->value.data, "a const build allocated weight data");
     ConstParam *t = bertc_arena_calloc(a, (size_t)r->n_params, sizeof *t);

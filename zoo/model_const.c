@@ -2,30 +2,61 @@
  * and tokenizer index are const data (flash), run in one caller buffer:
  * what the model.c of `bertc export-c` calls (docs/embedded.md).
  *
- * The buffer is split in three fixed arenas:
- *   [0, pack_bytes)          GEMM pack buffers (fp32 and int8), sized by the export
- *   params                   config tree, registry, Vars (no weight data: flash)
- *   step                     the rest: one text's tokens, batch and forward graph
- * so the sizes `bertc export-c` measured on the host are the sizes needed. */
+ * The buffer is split in fixed arenas:
+ *   [0, pack bytes)   GEMM pack buffers (fp32 A and B, int8 rows of A), taken
+ *                     at init at the sizes the export measured, never grown
+ *   model             registry, Params, Vars (no weight data: flash; no
+ *                     names: they point into d->params), the copy of one
+ *                     text's batch
+ *   step              the rest, used twice per text: first the tokenizer's
+ *                     work, then (once the batch is copied out) the forward,
+ *                     so it needs max(tokenizer, forward), not the sum
+ * The config's JSON tree and the model's dry-run size check are parsed in
+ * the space that becomes the step region and given back before it is
+ * carved, so the sizes `bertc export-c` measured on the host are the sizes
+ * needed. The architecture is d->arch itself, never looked up by name: a
+ * firmware built with -ffunction-sections -Wl,--gc-sections links only it. */
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"
 
 #include <string.h>
 
+static size_t round64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* One pack buffer as the arena holds it: 64 bytes of alignment slack, then
+ * rounded to the arena's 64-byte blocks (tensor/scratch_internal.h). */
+static size_t pack_block(size_t bytes)
+{
+    return bytes ? round64(bytes + 64) : 0;
+}
+
+size_t bertc_const_model_pack_bytes(const ConstModelData *d)
+{
+    return pack_block(d->pack_a_bytes) + pack_block(d->pack_b_bytes) +
+           pack_block(d->qgemm_bytes);
+}
+
 static int split(ConstModel *cm, void *mem, size_t size, BertcError *err)
 {
     const ConstModelData *d = cm->d;
+    size_t packs = bertc_const_model_pack_bytes(d);
     if (((uintptr_t)mem & 63) != 0)
         return bertc_errorf(err, "model_init: the arena must be 64-byte aligned");
-    if (size < d->pack_bytes + 4096)
+    if (size < packs + 4096)
         return bertc_errorf(err, "model_init: arena of %zu bytes is below the %zu the GEMM "
-                            "buffers alone need", size, d->pack_bytes);
-    bertc_arena_init_fixed(&cm->packs, "gemm packs", mem, d->pack_bytes);
-    bertc_arena_init_fixed(&cm->params, "model", (char *)mem + d->pack_bytes,
-                           size - d->pack_bytes);
+                            "buffers alone need", size, packs);
+    bertc_arena_init_fixed(&cm->params, "model", (char *)mem + packs, size - packs);
     bertc_threads_set_count(1);   /* the pack arenas serve one thread */
+    if (packs == 0)
+        return 0;   /* unmeasured (the export's measuring run): the caller's pack arena */
+    bertc_arena_init_fixed(&cm->packs, "gemm packs", mem, packs);
     bertc_gemm_set_pack_arena(&cm->packs);
     bertc_qgemm_set_arena(&cm->packs);
+    bertc_gemm_reserve_packs(d->pack_a_bytes, d->pack_b_bytes);
+    bertc_qgemm_reserve(d->qgemm_bytes);
     return 0;
 }
 
@@ -41,6 +72,17 @@ static int select_int8_path(const ConstModelData *d, BertcError *err)
     return 0;
 }
 
+/* config.json -> cfg, its JSON tree given back to the arena. */
+static int parse_config(ConstModel *cm, BertConfig *cfg, BertcError *err)
+{
+    const ConstModelData *d = cm->d;
+    ArenaMark mark = bertc_arena_mark(&cm->params);
+    int rc = bertc_bert_config_parse_as(d->arch, &cm->params, "config.json", d->config_json,
+                                        d->config_len, cfg, err);
+    bertc_arena_release(&cm->params, mark);
+    return rc;
+}
+
 int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, size_t size,
                            BertcError *err)
 {
@@ -48,21 +90,49 @@ int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, s
     cm->d = d;
     BertConfig cfg;
     if (split(cm, mem, size, err) != 0 || select_int8_path(d, err) != 0 ||
-        bertc_bert_config_parse(&cm->params, "config.json", d->config_json, d->config_len, &cfg,
-                                err) != 0 ||
-        bertc_model_build_const(&cm->m, &cm->params, &cfg, d->int8_names, d->n_int8, err) != 0 ||
+        parse_config(cm, &cfg, err) != 0 ||
+        bertc_model_build_const(&cm->m, &cm->params, d->arch, &cfg, d->params, d->n_params,
+                                d->int8_names, d->n_int8, err) != 0 ||
         bertc_registry_bind_const(cm->m.reg, d->params, d->n_params, err) != 0)
         return -1;
-    size_t used = bertc_arena_used(&cm->params) + 128, cap = size - d->pack_bytes;
+    cm->batch = bertc_arena_alloc(&cm->params, d->batch_bytes ? d->batch_bytes : 1);
+    size_t used = bertc_arena_used(&cm->params) + 128;
+    size_t cap = size - bertc_const_model_pack_bytes(d);
     if (used + 4096 > cap)
         return bertc_errorf(err, "model_init: arena of %zu bytes has no room left for a "
-                            "forward (the model took %zu)", size, d->pack_bytes + used);
+                            "forward (the model took %zu)", size, size - cap + used);
     size_t rest = cap - used;
-    cm->model_bytes = bertc_arena_high_water(&cm->params);
+    cm->model_bytes = bertc_arena_used(&cm->params);
+    cm->init_bytes = bertc_arena_high_water(&cm->params);
     bertc_arena_init_fixed(&cm->step, "step", bertc_arena_alloc(&cm->params, rest), rest);
     bertc_ag_graph_init(&cm->g, &cm->step, 0);
     bertc_ag_set_training(&cm->g, false);
     bertc_ag_set_no_grad(&cm->g, true);
+    return 0;
+}
+
+/* The batch's tensors (in the step arena, next to the tokenizer's work)
+ * copied to cm->batch and the items pointed there, so the step arena can
+ * be reset before the forward. */
+static int keep_batch(ConstModel *cm, Batch *b, BertcError *err)
+{
+    size_t at = 0;
+    for (int i = 0; i < b->n; i++) {
+        BatchItem *it = &b->items[i];
+        size_t n = (size_t)(it->is_int ? it->ids.numel : it->f32.numel) * 4;
+        if (at + round64(n) > cm->d->batch_bytes)
+            return bertc_errorf(err, "model_classify: the text's inputs take more than the "
+                                "%zu bytes the export measured for a text of %zu tokens",
+                                cm->d->batch_bytes, (size_t)cm->d->max_len);
+        void *dst = cm->batch + at;
+        memcpy(dst, it->is_int ? (void *)it->ids.data : (void *)it->f32.data, n);
+        if (it->is_int)
+            it->ids.data = dst;
+        else
+            it->f32.data = dst;
+        at += round64(n);
+    }
+    cm->batch_used = at > cm->batch_used ? at : cm->batch_used;
     return 0;
 }
 
@@ -83,7 +153,12 @@ int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, 
     bertc_batch_init(&b, "the text");
     bertc_outputs_init(&cm->out);
     if (bertc_model_batch_from_text(&cm->m, d->tok, &ex, 1, d->max_len, &cm->g, &b, err) != 0 ||
-        bertc_model_forward(&cm->m, &cm->g, &b, &cm->out, err) != 0)
+        keep_batch(cm, &b, err) != 0)
+        return -1;
+    size_t text_bytes = bertc_arena_used(&cm->step);
+    cm->text_bytes = text_bytes > cm->text_bytes ? text_bytes : cm->text_bytes;
+    bertc_ag_graph_reset(&cm->g);   /* the tokenizer's work is dead: the forward reuses it */
+    if (bertc_model_forward(&cm->m, &cm->g, &b, &cm->out, err) != 0)
         return -1;
     Var *v = bertc_outputs_get(&cm->out, "logits");
     if (!v || v->value.ndim != 2 || v->value.shape[0] != 1)
