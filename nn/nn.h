@@ -99,6 +99,9 @@ typedef struct Registry {
      * tree is kept beyond the root (a const model is run, not printed). */
     const struct ConstParam *const_table;
     int n_const;
+    /* bertc_nn_format's results in a const registry, in turn (not kept) */
+    char format_ring[4][128];
+    int format_next;
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
@@ -109,13 +112,21 @@ Registry *bertc_registry_create(Arena *arena, const char *root_repr);
  * (bertc_model_size in zoo/). Build code must not touch the data of its params in
  * a dry run (it is NULL). */
 Registry *bertc_registry_create_dry(Arena *arena, const char *root_repr);
+/* The same for a model whose weights stay in const memory (const_data, the
+ * table bertc_registry_bind_const will bind, n entries, may be NULL): what
+ * bertc_model_build_const makes. It keeps only what running the model needs:
+ * no module tree beyond the root, names pointing into the table. */
+Registry *bertc_registry_create_const(Arena *arena, const char *root_repr,
+                                      const struct ConstParam *table, int n);
 
 /* Enter a submodule named `attr` (dotted names gain "attr."). repr is the
  * module's printed type, e.g. "BertEmbeddings" or a full leaf repr when
  * leaf is true. Every bertc_nn_push has its bertc_nn_pop. */
 void bertc_nn_push(Registry *r, const char *attr, const char *repr, bool leaf);
 void bertc_nn_pop(Registry *r);
-/* printf-style helper for reprs and names built from numbers. */
+/* printf-style helper for reprs and names built from numbers. In a const
+ * registry the result is not copied to the arena: it lives until the fourth
+ * next call (long enough to name a module or parameter, which copies it). */
 const char *bertc_nn_format(Registry *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Register a parameter `name` (relative to the current prefix). */

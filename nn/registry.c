@@ -35,9 +35,14 @@ const char *bertc_nn_format(Registry *r, const char *fmt, ...)
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return arena_strdup(r->arena, buf);
+    if (!r->const_data || n < 0 || (size_t)n >= sizeof r->format_ring[0])
+        return arena_strdup(r->arena, buf);
+    char *slot = r->format_ring[r->format_next];
+    r->format_next = (r->format_next + 1) % 4;
+    memcpy(slot, buf, (size_t)n + 1);
+    return slot;
 }
 
 static int add_module(Registry *r, const char *attr, const char *repr, bool leaf)
@@ -48,7 +53,7 @@ static int add_module(Registry *r, const char *attr, const char *repr, bool leaf
                       sizeof(ModuleInfo), r->const_data ? 1 : 64);
     ModuleInfo *m = &r->modules[r->n_modules];
     m->attr = attr ? arena_strdup(r->arena, attr) : NULL;
-    m->repr = arena_strdup(r->arena, repr);
+    m->repr = r->const_data ? "" : arena_strdup(r->arena, repr);
     m->depth = r->depth;
     m->leaf = leaf;
     m->first_param = m->end_param = r->n_params;
@@ -59,6 +64,19 @@ Registry *bertc_registry_create(Arena *arena, const char *root_repr)
 {
     Registry *r = bertc_arena_calloc(arena, 1, sizeof *r);
     r->arena = arena;
+    r->open[0] = add_module(r, NULL, root_repr, false);
+    r->prefix_len[0] = 0;
+    return r;
+}
+
+Registry *bertc_registry_create_const(Arena *arena, const char *root_repr,
+                                      const struct ConstParam *table, int n)
+{
+    Registry *r = bertc_arena_calloc(arena, 1, sizeof *r);
+    r->arena = arena;
+    r->const_data = true;
+    r->const_table = table;
+    r->n_const = table ? n : 0;
     r->open[0] = add_module(r, NULL, root_repr, false);
     r->prefix_len[0] = 0;
     return r;

@@ -168,12 +168,11 @@ typedef struct BuildCall {
 static int build(void *ctx, BertcError *err)
 {
     BuildCall *c = ctx;
-    c->m->reg = bertc_registry_create(c->arena, c->m->arch->name);
+    c->m->reg = c->const_data
+                    ? bertc_registry_create_const(c->arena, c->m->arch->name, c->table, c->n_table)
+                    : bertc_registry_create(c->arena, c->m->arch->name);
     c->m->reg->int8_names = c->int8_names;
     c->m->reg->n_int8_names = c->n_int8;
-    c->m->reg->const_data = c->const_data;
-    c->m->reg->const_table = c->table;
-    c->m->reg->n_const = c->n_table;
     c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
     return c->m->impl ? 0 : -1;
 }
