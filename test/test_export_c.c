@@ -58,6 +58,11 @@ static bool have_cc(void)
     return system("command -v cc >/dev/null 2>&1") == 0;
 }
 
+static bool one_line_msg(const char *s)
+{
+    return s[0] && !strchr(s, '\n');
+}
+
 static bool one_line(const char *s)
 {
     const char *nl = strchr(s, '\n');
@@ -274,4 +279,260 @@ Test(export_c, bind_const_checks_sizes)
     cr_expect_eq(bertc_registry_bind_const(m.reg, t, r->n_params, &err), 0, "%s", err.msg);
     cr_expect_eq(r->params[0].var->value.data, zeros, "not read in place");
     bertc_arena_destroy(a);
+}
+
+/* ---- the footprint: arena, GEMM buffers, bookkeeping, flash --------------- */
+
+typedef struct Report {
+    size_t arena, gemm, model, step, forward, tokenizer;
+    int tokens;
+} Report;
+
+/* export-c's line: "..., N tokens, arena A bytes (gemm G, model M, step S =
+ * max(forward F, tokenizer bound T))". */
+static Report parse_report(const char *line)
+{
+    Report r = {0};
+    const char *p = strstr(line, " tokens, arena ");
+    cr_assert(p, "no ' tokens, arena ' in: %s", line);
+    while (p > line && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    cr_assert_eq(sscanf(p, "%d tokens, arena %zu bytes (gemm %zu, model %zu, step %zu = "
+                           "max(forward %zu, tokenizer bound %zu))", &r.tokens, &r.arena,
+                        &r.gemm, &r.model, &r.step, &r.forward, &r.tokenizer), 7,
+                 "unreadable report: %s", line);
+    return r;
+}
+
+/* The tokenizer's work is dead once the ids are copied out: the step region
+ * is max(tokenizer, forward), the arena packs + model + that, and the
+ * exported program classifies in exactly MODEL_ARENA_BYTES
+ * (export_and_compare). The sum was what the arena used to be. */
+Test(export_c, step_region_is_the_max_of_tokenizer_and_forward, .timeout = 120)
+{
+    char q[200];
+    snprintf(q, sizeof q, "%s/q8", tmp);
+    cr_assert_eq(sh("%s quantize --model %s --out %s", BERTC_CLI, FIXTURE, q), 0, "%s", log_text);
+    cr_assert_eq(sh("%s export-c --model %s --out %s/report", BERTC_CLI, q, tmp), 0, "%s",
+                 log_text);
+    Report r = parse_report(log_text);
+    export_and_compare(q, "");   /* and it classifies in exactly that arena */
+    size_t max = r.forward > r.tokenizer ? r.forward : r.tokenizer;
+    cr_expect_eq(r.step, max, "step %zu, forward %zu, tokenizer %zu", r.step, r.forward,
+                 r.tokenizer);
+    cr_expect_eq(r.arena, r.gemm + r.model + r.step, "arena %zu != %zu + %zu + %zu", r.arena,
+                 r.gemm, r.model, r.step);
+    cr_expect_lt(r.arena, r.gemm + r.model + r.forward + r.tokenizer,
+                 "the arena (%zu) holds the tokenizer's work and the forward side by side",
+                 r.arena);
+}
+
+/* --max-len N: the arena is sized for N tokens, and a longer text is cut to
+ * N as `bertc encode --max-len N` cuts it, bit for bit. */
+Test(export_c, max_len_sizes_the_arena_and_cuts_as_encode, .timeout = 120)
+{
+    if (!have_cc()) {
+        cr_skip_test("no cc on PATH");
+        return;
+    }
+    char out[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    cr_assert_eq(sh("%s export-c --model %s --out %s", BERTC_CLI, FIXTURE, out), 0, "%s",
+                 log_text);
+    Report full = parse_report(log_text);
+    cr_assert_eq(sh("%s export-c --model %s --out %s --max-len 6", BERTC_CLI, FIXTURE, out), 0,
+                 "%s", log_text);
+    Report six = parse_report(log_text);
+    cr_expect_eq(six.tokens, 6, "%s", log_text);
+    cr_expect_lt(six.arena, full.arena, "6 tokens: %zu bytes, %d tokens: %zu", six.arena,
+                 full.tokens, full.arena);
+    cr_expect_eq(sh("grep -c 'define MODEL_MAX_TOKENS 6$' %s/model.h", out), 0, "%s", log_text);
+    build_program(out);
+    cr_assert_eq(sh(ENV " %s/prog '%s'", out, texts[2]), 0, "%s", log_text);
+    float have[3], want[3];
+    char *p = log_text;
+    for (int j = 0; j < 3; j++)
+        have[j] = strtof(p, &p);
+    cr_assert_eq(sh("%s encode --model %s --max-len 6 --output %s/in.st '%s' >/dev/null && " ENV
+                    " %s run --model %s --inputs %s/in.st --output %s/out.st", BERTC_CLI, FIXTURE,
+                    tmp, texts[2], BERTC_CLI, FIXTURE, tmp, tmp), 0, "%s", log_text);
+    char path[300];
+    snprintf(path, sizeof path, "%s/out.st", tmp);
+    SafeTensors *st;
+    BertcError err;
+    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_read_f32(st, bertc_st_find(st, "logits"), want, 3, &err), 0, "%s",
+                 err.msg);
+    bertc_st_close(st);
+    for (int j = 0; j < 3; j++)
+        cr_expect_eq(have[j], want[j], "logit %d: exported %.9g, bertc run %.9g", j,
+                     (double)have[j], (double)want[j]);
+    cr_expect_neq(sh("%s export-c --model %s --out %s --max-len 100000", BERTC_CLI, FIXTURE,
+                     out), 0);
+    cr_expect(one_line(log_text) && strstr(log_text, "--max-len"), "%s", log_text);
+}
+
+/* --int8-path m4dsp: packed on the layout the scalar path shares, measured
+ * there, marked for m4dsp; a build without the DSP path refuses it at
+ * model_init in one line. */
+Test(export_c, m4dsp_export_is_refused_by_a_build_without_it, .timeout = 120)
+{
+    if (!have_cc()) {
+        cr_skip_test("no cc on PATH");
+        return;
+    }
+    char out[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    cr_assert_eq(sh("%s export-c --model %s --int8 --int8-path m4dsp --out %s", BERTC_CLI,
+                    FIXTURE, out), 0, "%s", log_text);
+    cr_expect(strstr(log_text, "(12 int8, m4dsp path)"), "%s", log_text);
+    cr_expect_eq(sh("grep -c '.isa = %d}' %s/model_data.c", (int)QGEMM_ISA_M4DSP, out), 0,
+                 "%s", log_text);
+    cr_expect_eq(atoi(log_text), 12, "12 entries packed for m4dsp expected, %s", log_text);
+    build_program(out);
+    cr_expect_neq(sh("%s/prog '%s'", out, texts[0]), 0, "an m4dsp export ran on the host");
+    cr_expect(one_line(log_text) && strstr(log_text, "m4dsp") &&
+              strstr(log_text, "cannot run"), "%s", log_text);
+}
+
+/* The m4dsp export on the Cortex-M4F (qemu-system-arm) when the cross tools
+ * are here: it binds and gives the host scalar build's logits bit for bit
+ * (one exact int32 sum per output either way), and the firmware links only
+ * the model's architecture. */
+Test(export_c, m4dsp_export_binds_on_the_cortex_m4, .timeout = 600)
+{
+    if (!have_cc() || system("command -v arm-none-eabi-gcc >/dev/null 2>&1 && "
+                             "command -v qemu-system-arm >/dev/null 2>&1") != 0) {
+        cr_skip_test("no cc, arm-none-eabi-gcc or qemu-system-arm");
+        return;
+    }
+    char out[200], m4[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    snprintf(m4, sizeof m4, "%s/m4", tmp);
+    cr_assert_eq(sh("%s export-c --model %s --int8 --int8-path m4dsp --out %s", BERTC_CLI,
+                    FIXTURE, out), 0, "%s", log_text);
+    const char *flags = "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16";
+    cr_assert_eq(sh("make -s --no-print-directory BUILD=%s FREESTANDING=1 NO_THREADS=1 "
+                    "CC=arm-none-eabi-gcc AR=arm-none-eabi-ar CFLAGS='%s' lib", m4, flags), 0,
+                 "%s", log_text);
+    const char *main_c = "test/portable/cortex-m/export_main.c";
+    cr_assert_eq(sh("arm-none-eabi-gcc -std=c11 -O2 -I. -I%s -DBERTC_FREESTANDING "
+                    "-DBERTC_NO_THREADS %s --specs=nano.specs --specs=rdimon.specs "
+                    "-nostartfiles -T test/portable/cortex-m/link.ld -Wl,--gc-sections %s "
+                    "%s/model.c %s/model_data.c test/portable/cortex-m/startup.c %s/libbertc.a "
+                    "-lm -o %s/fw.elf", out, flags, main_c, out, out, m4, m4), 0, "%s", log_text);
+    cr_expect_neq(sh("arm-none-eabi-nm %s/fw.elf | grep -E ' (qaconv_run|spanbert_run|"
+                     "summarizer_run|bertc_zoo_arch)$'", m4), 0, "linked: %s", log_text);
+    cr_assert_eq(sh("{ timeout 300 qemu-system-arm -M mps2-an386 -nographic "
+                    "-semihosting-config enable=on,target=native -kernel %s/fw.elf "
+                    "> %s/m4.log 2>&1; }", m4, m4), 0, "%s", log_text);
+    /* the same sources, scalar-packed, on the host */
+    cr_assert_eq(sh("%s export-c --model %s --int8 --out %s/host", BERTC_CLI, FIXTURE, tmp), 0,
+                 "%s", log_text);
+    char lib[256];
+    snprintf(lib, sizeof lib, "%s", BERTC_CLI);
+    *strrchr(lib, '/') = '\0';
+    cr_assert_eq(sh("cc -std=c11 -O1 -I. -I%s/host %s %s/host/model.c %s/host/model_data.c "
+                    "%s/libbertc.a " LINK_FLAGS " -lm -lpthread -o %s/host/prog", tmp, main_c,
+                    tmp, tmp, lib, tmp), 0, "%s", log_text);
+    cr_assert_eq(sh("{ " ENV " %s/host/prog > %s/host.log 2>&1; }", tmp, tmp), 0, "%s",
+                 log_text);
+    cr_expect_eq(sh("grep -c '^logits' %s/m4.log", m4), 0, "%s", log_text);
+    cr_expect_eq(atoi(log_text), 3, "the firmware printed %s logits lines", log_text);
+    cr_expect_eq(sh("cmp %s/host.log %s/m4.log", tmp, m4), 0, "%s", log_text);
+}
+
+/* A const model keeps no copy of what its table holds: names point into
+ * it, and there is no module tree beyond the root. */
+Test(export_c, const_registry_names_point_into_the_table)
+{
+    Arena *a = bertc_arena_create("t", 1 << 20);
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bertc_bert_config_read(FIXTURE "/config.json", &cfg, &err), 0, "%s", err.msg);
+    const ModelArch *arch = bertc_zoo_arch(cfg.architecture);
+    Model ref, m;
+    cr_assert_eq(bertc_model_build_const(&ref, a, arch, &cfg, NULL, 0, NULL, 0, &err), 0, "%s",
+                 err.msg);
+    int n = ref.reg->n_params;
+    ConstParam *t = bertc_arena_calloc(a, (size_t)n, sizeof *t);
+    for (int i = 0; i < n; i++) {   /* the table's own copies of the names, reversed */
+        const char *name = ref.reg->params[n - 1 - i].name;
+        char *copy = bertc_arena_alloc(a, strlen(name) + 1);
+        memcpy(copy, name, strlen(name) + 1);
+        t[i] = (ConstParam){.name = copy};
+    }
+    cr_assert_eq(bertc_model_build_const(&m, a, arch, &cfg, t, n, NULL, 0, &err), 0, "%s",
+                 err.msg);
+    int copied = 0;
+    for (int i = 0; i < n; i++)
+        copied += m.reg->params[i].name != t[n - 1 - i].name;
+    cr_expect_eq(copied, 0, "%d of %d names were copied, not pointed into the table (e.g. '%s')",
+                 copied, n, m.reg->params[0].name);
+    cr_expect_eq(m.reg->n_modules, 1, "a const model kept %d modules", m.reg->n_modules);
+    cr_expect_eq(m.reg->cap_params, n, "Params for %d allocated, %d needed", m.reg->cap_params,
+                 n);
+    bertc_arena_destroy(a);
+}
+
+/* The config of a const model is read as the architecture it names
+ * (bertc_bert_config_parse_as): another is a one-line error naming both. */
+Test(export_c, config_parse_as_refuses_another_architecture)
+{
+    Arena *a = bertc_arena_create("t", 1 << 16), *text = NULL;
+    char *json;
+    size_t len;
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bertc_read_file(FIXTURE "/config.json", 1 << 20, "a config.json", &text, &json,
+                                 &len, &err), 0, "%s", err.msg);
+    const ModelArch *base = bertc_zoo_arch("BertModel");
+    cr_expect_neq(bertc_bert_config_parse_as(base, a, "c.json", json, len, &cfg, &err), 0);
+    cr_expect(one_line_msg(err.msg) && strstr(err.msg, "c.json") &&
+              strstr(err.msg, "BertModel") && strstr(err.msg, "BertForSequenceClassification"),
+              "%s", err.msg);
+    const ModelArch *seqcls = bertc_zoo_arch("BertForSequenceClassification");
+    cr_expect_eq(bertc_bert_config_parse_as(seqcls, a, "c.json", json, len, &cfg, &err), 0,
+                 "%s", err.msg);
+    cr_expect_str_eq(cfg.architecture, "BertForSequenceClassification");
+    bertc_arena_destroy(text);
+    bertc_arena_destroy(a);
+}
+
+/* The GEMM buffers of a bare-metal run: reserved once at measured sizes,
+ * later GEMMs within them take nothing more from the arena; and a GEMM
+ * with one block of A (M <= MC) packs op(B) in one panel's room, not K x N
+ * floats. */
+Test(export_c, gemm_buffers_are_taken_once_at_their_measured_size)
+{
+    bertc_threads_set_count(1);
+    CpuIsa old_isa = bertc_cpu_isa();
+    bertc_cpu_set_isa(ISA_SCALAR);
+    static _Alignas(64) unsigned char mem[1 << 18];
+    Arena packs;
+    bertc_arena_init_fixed(&packs, "packs", mem, sizeof mem);
+    bertc_gemm_set_pack_arena(&packs);
+    int64_t K = 64, N = 64;
+    static float A[64 * 64], B[64 * 64], C[64 * 64];
+    for (int i = 0; i < 64 * 64; i++)
+        A[i] = (float)(i % 7) - 3.0f, B[i] = (float)(i % 5) - 2.0f;
+    bertc_gemm(false, true, 1, N, K, 1.0f, A, K, B, K, 0.0f, C, N);   /* a Linear at M = 1 */
+    size_t a_bytes, b_bytes;
+    bertc_gemm_pack_sizes(&a_bytes, &b_bytes);
+    cr_expect_lt(b_bytes, (size_t)(K * N) * sizeof(float),
+                 "op(B) of a one-row GEMM took %zu bytes, all of (%lld, %lld)", b_bytes,
+                 (long long)K, (long long)N);
+    bertc_gemm(false, true, 32, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    bertc_gemm_pack_sizes(&a_bytes, &b_bytes);
+    bertc_gemm_set_pack_arena(&packs);   /* forgets the buffers */
+    bertc_arena_reset(&packs);
+    bertc_gemm_reserve_packs(a_bytes, b_bytes);
+    size_t reserved = bertc_arena_used(&packs);
+    bertc_gemm(false, true, 1, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    bertc_gemm(false, false, 32, N, K, 1.0f, A, K, B, N, 0.0f, C, N);
+    bertc_gemm(false, true, 32, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    cr_expect_eq(bertc_arena_used(&packs), reserved, "the buffers grew from %zu to %zu bytes",
+                 reserved, bertc_arena_used(&packs));
+    bertc_gemm_set_pack_arena(NULL);
+    bertc_cpu_set_isa(old_isa);
 }
