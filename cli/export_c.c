@@ -15,8 +15,8 @@
  * path and int8 path P (what the target runs), on a text of
  * --max-text-bytes bytes that fills max_len tokens: the GEMM buffers at the
  * sizes that run asked for, the model's bookkeeping, and one step region of
- * max(forward, tokenizer) where the tokenizer's part is its documented
- * bound for a text of that length; it then checks that an arena of exactly
+ * max(forward, tokenizer, model_init's scratch) where the tokenizer's part is
+ * its documented bound for a text of that length; it then checks that an arena of exactly
  * that size classifies the text. The m4dsp path cannot run here: its
  * weights are packed and measured on the scalar path, whose layout it
  * shares (panels of 8 channels) and whose buffers are no smaller (rows of A
@@ -175,6 +175,7 @@ static int run_in(Export *x, void *mem, size_t size, const char *text, ConstMode
 }
 
 #define ROOMY_BATCH ((size_t)1 << 20)
+#define ROOMY_SCRATCH ((size_t)64 << 20)
 
 /* The sizes of a roomy run, with no GEMM buffer taken at init (the pack
  * sizes 0: the run grows them in its first half) and room for any batch. */
@@ -183,6 +184,7 @@ static int measure_roomy(Export *x, void *mem, size_t roomy, const char *text, C
 {
     x->d.pack_a_bytes = x->d.pack_b_bytes = x->d.qgemm_bytes = 0;
     x->d.batch_bytes = ROOMY_BATCH;
+    x->d.scratch_bytes = ROOMY_SCRATCH;
     bertc_gemm_set_pack_arena(NULL);
     bertc_qgemm_set_arena(NULL);
     Arena packs;
@@ -193,6 +195,7 @@ static int measure_roomy(Export *x, void *mem, size_t roomy, const char *text, C
     bertc_gemm_pack_sizes(&x->d.pack_a_bytes, &x->d.pack_b_bytes);
     x->d.qgemm_bytes = bertc_qgemm_scratch_bytes();
     x->d.batch_bytes = cm->batch_used;
+    x->d.scratch_bytes = cm->scratch_used;
     return rc;
 }
 
@@ -216,13 +219,14 @@ static int measure(Export *x, BertcError *err)
         x->pack_bytes = bertc_const_model_pack_bytes(&x->d);
         /* the roomy run's batch copy, at the size measured */
         size_t batch_over = round64(ROOMY_BATCH) - round64(x->d.batch_bytes);
-        x->model_bytes = round64(cm.model_bytes - batch_over) + 128 + 64;
+        x->model_bytes = round64(cm.model_bytes - batch_over) + 64;
         x->forward_bytes = round64(bertc_arena_high_water(&cm.step));
         x->text_bytes = round64(cm.text_bytes);
         x->tokenizer_bytes = round64(max_size(tokenizer, x->text_bytes));
-        x->step_bytes = max_size(x->forward_bytes, x->tokenizer_bytes);
-        x->arena_bytes = x->pack_bytes + max_size(round64(cm.init_bytes - batch_over),
-                                                  x->model_bytes + x->step_bytes);
+        x->scratch_bytes = round64(x->d.scratch_bytes) + 64;
+        x->step_bytes = max_size(max_size(x->forward_bytes, x->tokenizer_bytes),
+                                 x->scratch_bytes);
+        x->arena_bytes = x->pack_bytes + x->model_bytes + x->step_bytes;
         rc = run_in(x, mem, x->arena_bytes, text, &cm, err);
         if (rc != 0)
             bertc_errorf(err, "export-c: the measured arena (%zu bytes) failed its own check: "
@@ -318,10 +322,11 @@ int cmd_export_c(int argc, char **argv)
     }
     if (rc == 0)
         printf("export-c: %s -> %s: %d parameters (%d int8, %s path), %d tokens, arena %zu "
-               "bytes (gemm %zu, model %zu, step %zu = max(forward %zu, tokenizer bound %zu))\n",
-               x.cm.name, out, x.d.n_params, x.d.n_int8,
+               "bytes (gemm %zu, model %zu, step %zu = max(forward %zu, tokenizer bound %zu, "
+               "init %zu))\n", x.cm.name, out, x.d.n_params, x.d.n_int8,
                bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa), (int)x.d.max_len, x.arena_bytes,
-               x.pack_bytes, x.model_bytes, x.step_bytes, x.forward_bytes, x.tokenizer_bytes);
+               x.pack_bytes, x.model_bytes, x.step_bytes, x.forward_bytes, x.tokenizer_bytes,
+               x.scratch_bytes);
     bertc_arena_destroy(x.config_arena);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);

@@ -16,7 +16,7 @@ typedef struct Export {
     QgemmIsa target_isa;              /* --int8-path (d.int8_isa is the host's until written) */
     size_t arena_bytes;               /* measured: MODEL_ARENA_BYTES, the sum of: */
     size_t pack_bytes, model_bytes, step_bytes;
-    size_t forward_bytes, text_bytes, tokenizer_bytes;   /* step = max(forward, tokenizer) */
+    size_t forward_bytes, text_bytes, tokenizer_bytes, scratch_bytes;   /* step = their max */
     int n_labels;                     /* C of the logits */
 } Export;
 

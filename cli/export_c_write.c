@@ -215,10 +215,11 @@ static int write_data(const Export *x, const char *dir, BertcError *err)
                 "    .int8_names = int8_names, .n_int8 = %d, .int8_isa = %d,\n"
                 "    .params = params, .n_params = %d, .tok = &tok, .max_len = %ld,\n"
                 "    .pack_a_bytes = %zu, .pack_b_bytes = %zu, .qgemm_bytes = %zu,\n"
-                "    .batch_bytes = %zu, .max_text_bytes = MODEL_MAX_TEXT_BYTES,\n};\n",
+                "    .batch_bytes = %zu, .scratch_bytes = %zu,\n"
+                "    .max_text_bytes = MODEL_MAX_TEXT_BYTES,\n};\n",
                 arch, arch, x->d.config_len, x->d.n_int8, x->d.int8_isa, x->d.n_params,
                 (long)x->d.max_len, x->d.pack_a_bytes, x->d.pack_b_bytes, x->d.qgemm_bytes,
-                x->d.batch_bytes);
+                x->d.batch_bytes, x->d.scratch_bytes);
     }
     int rc2 = close_out(&o, err);
     return rc != 0 ? rc : rc2;

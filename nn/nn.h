@@ -68,6 +68,8 @@ typedef struct ModuleInfo {
 
 typedef struct Registry {
     Arena *arena;                  /* persistent: params, grads, names, optimizer state */
+    Arena *book;                   /* this struct, its Params and module tree: `arena`, or
+                                      a const registry's scratch (bertc_registry_create_const) */
     Param *params;
     int n_params, cap_params;
     ModuleInfo *modules;
@@ -115,8 +117,11 @@ Registry *bertc_registry_create_dry(Arena *arena, const char *root_repr);
 /* The same for a model whose weights stay in const memory (const_data, the
  * table bertc_registry_bind_const will bind, n entries, may be NULL): what
  * bertc_model_build_const makes. It keeps only what running the model needs:
- * no module tree beyond the root, names pointing into the table. */
-Registry *bertc_registry_create_const(Arena *arena, const char *root_repr,
+ * no module tree beyond the root, names pointing into the table. With a
+ * `scratch` arena (NULL: arena) the registry itself and its Params live
+ * there: they are dead once bertc_registry_bind_const has run, while the
+ * Vars and the model's structs (in `arena`) live on. */
+Registry *bertc_registry_create_const(Arena *arena, Arena *scratch, const char *root_repr,
                                       const struct ConstParam *table, int n);
 
 /* Enter a submodule named `attr` (dotted names gain "attr."). repr is the

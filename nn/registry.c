@@ -49,7 +49,7 @@ static int add_module(Registry *r, const char *attr, const char *repr, bool leaf
 {
     if (r->const_data && r->n_modules > 0)
         return 0;   /* no tree: what nn_pop writes goes to the root's entry */
-    r->modules = grow(r->arena, r->modules, &r->cap_modules, r->n_modules + 1,
+    r->modules = grow(r->book, r->modules, &r->cap_modules, r->n_modules + 1,
                       sizeof(ModuleInfo), r->const_data ? 1 : 64);
     ModuleInfo *m = &r->modules[r->n_modules];
     m->attr = attr ? arena_strdup(r->arena, attr) : NULL;
@@ -64,16 +64,19 @@ Registry *bertc_registry_create(Arena *arena, const char *root_repr)
 {
     Registry *r = bertc_arena_calloc(arena, 1, sizeof *r);
     r->arena = arena;
+    r->book = arena;
     r->open[0] = add_module(r, NULL, root_repr, false);
     r->prefix_len[0] = 0;
     return r;
 }
 
-Registry *bertc_registry_create_const(Arena *arena, const char *root_repr,
+Registry *bertc_registry_create_const(Arena *arena, Arena *scratch, const char *root_repr,
                                       const struct ConstParam *table, int n)
 {
-    Registry *r = bertc_arena_calloc(arena, 1, sizeof *r);
+    Arena *book = scratch ? scratch : arena;
+    Registry *r = bertc_arena_calloc(book, 1, sizeof *r);
     r->arena = arena;
+    r->book = book;
     r->const_data = true;
     r->const_table = table;
     r->n_const = table ? n : 0;
@@ -130,7 +133,7 @@ static Param *add_param(Registry *r, const char *full_name)
 {
     if (bertc_registry_find(r, full_name) >= 0)
         bertc_fatal("bertc_nn_param: '%s' is registered twice", full_name);
-    r->params = grow(r->arena, r->params, &r->cap_params, r->n_params + 1, sizeof(Param),
+    r->params = grow(r->book, r->params, &r->cap_params, r->n_params + 1, sizeof(Param),
                      r->n_const > 0 ? r->n_const : 64);
     Param *p = &r->params[r->n_params++];
     memset(p, 0, sizeof *p);

@@ -258,8 +258,8 @@ Test(export_c, bind_const_checks_sizes)
     BertcError err;
     cr_assert_eq(bertc_bert_config_read(FIXTURE "/config.json", &cfg, &err), 0, "%s", err.msg);
     Model m;
-    cr_assert_eq(bertc_model_build_const(&m, a, bertc_zoo_arch(cfg.architecture), &cfg, NULL, 0,
-                                         NULL, 0, &err), 0, "%s", err.msg);
+    ConstBuild cb = {.arch = bertc_zoo_arch(cfg.architecture)};
+    cr_assert_eq(bertc_model_build_const(&m, a, &cfg, &cb, &err), 0, "%s", err.msg);
     const Registry *r = m.reg;
     cr_expect_null(r->params[0].var->value.data, "a const build allocated weight data");
     ConstParam *t = bertc_arena_calloc(a, (size_t)r->n_params, sizeof *t);
@@ -284,12 +284,12 @@ Test(export_c, bind_const_checks_sizes)
 /* ---- the footprint: arena, GEMM buffers, bookkeeping, flash --------------- */
 
 typedef struct Report {
-    size_t arena, gemm, model, step, forward, tokenizer;
+    size_t arena, gemm, model, step, forward, tokenizer, init;
     int tokens;
 } Report;
 
 /* export-c's line: "..., N tokens, arena A bytes (gemm G, model M, step S =
- * max(forward F, tokenizer bound T))". */
+ * max(forward F, tokenizer bound T, init I))". */
 static Report parse_report(const char *line)
 {
     Report r = {0};
@@ -298,8 +298,9 @@ static Report parse_report(const char *line)
     while (p > line && p[-1] >= '0' && p[-1] <= '9')
         p--;
     cr_assert_eq(sscanf(p, "%d tokens, arena %zu bytes (gemm %zu, model %zu, step %zu = "
-                           "max(forward %zu, tokenizer bound %zu))", &r.tokens, &r.arena,
-                        &r.gemm, &r.model, &r.step, &r.forward, &r.tokenizer), 7,
+                           "max(forward %zu, tokenizer bound %zu, init %zu))", &r.tokens,
+                        &r.arena, &r.gemm, &r.model, &r.step, &r.forward, &r.tokenizer,
+                        &r.init), 8,
                  "unreadable report: %s", line);
     return r;
 }
@@ -318,12 +319,16 @@ Test(export_c, step_region_is_the_max_of_tokenizer_and_forward, .timeout = 120)
     Report r = parse_report(log_text);
     export_and_compare(q, "");   /* and it classifies in exactly that arena */
     size_t max = r.forward > r.tokenizer ? r.forward : r.tokenizer;
-    cr_expect_eq(r.step, max, "step %zu, forward %zu, tokenizer %zu", r.step, r.forward,
-                 r.tokenizer);
+    max = r.init > max ? r.init : max;
+    cr_expect_eq(r.step, max, "step %zu, forward %zu, tokenizer %zu, init %zu", r.step,
+                 r.forward, r.tokenizer, r.init);
     cr_expect_eq(r.arena, r.gemm + r.model + r.step, "arena %zu != %zu + %zu + %zu", r.arena,
                  r.gemm, r.model, r.step);
     cr_expect_lt(r.arena, r.gemm + r.model + r.forward + r.tokenizer,
                  "the arena (%zu) holds the tokenizer's work and the forward side by side",
+                 r.arena);
+    cr_expect_lt(r.arena, r.gemm + r.model + r.init + r.forward,
+                 "the arena (%zu) holds the build's scratch and the forward side by side",
                  r.arena);
 }
 
@@ -442,18 +447,19 @@ Test(export_c, m4dsp_export_binds_on_the_cortex_m4, .timeout = 600)
     cr_expect_eq(sh("cmp %s/host.log %s/m4.log", tmp, m4), 0, "%s", log_text);
 }
 
-/* A const model keeps no copy of what its table holds: names point into
- * it, and there is no module tree beyond the root. */
-Test(export_c, const_registry_names_point_into_the_table)
+/* A const model keeps no copy of what its table holds (names point into
+ * it, no module tree beyond the root), and its registry and Params live in
+ * the scratch arena, which the step region reuses once the model is bound:
+ * what lives on in the model's arena is the Vars and the model's structs. */
+Test(export_c, const_registry_keeps_its_bookkeeping_out_of_the_model_arena)
 {
-    Arena *a = bertc_arena_create("t", 1 << 20);
+    Arena *a = bertc_arena_create("t", 1 << 20), *scratch = bertc_arena_create("s", 1 << 20);
     BertConfig cfg;
     BertcError err;
     cr_assert_eq(bertc_bert_config_read(FIXTURE "/config.json", &cfg, &err), 0, "%s", err.msg);
-    const ModelArch *arch = bertc_zoo_arch(cfg.architecture);
     Model ref, m;
-    cr_assert_eq(bertc_model_build_const(&ref, a, arch, &cfg, NULL, 0, NULL, 0, &err), 0, "%s",
-                 err.msg);
+    ConstBuild cb = {.arch = bertc_zoo_arch(cfg.architecture)};
+    cr_assert_eq(bertc_model_build_const(&ref, a, &cfg, &cb, &err), 0, "%s", err.msg);
     int n = ref.reg->n_params;
     ConstParam *t = bertc_arena_calloc(a, (size_t)n, sizeof *t);
     for (int i = 0; i < n; i++) {   /* the table's own copies of the names, reversed */
@@ -462,8 +468,9 @@ Test(export_c, const_registry_names_point_into_the_table)
         memcpy(copy, name, strlen(name) + 1);
         t[i] = (ConstParam){.name = copy};
     }
-    cr_assert_eq(bertc_model_build_const(&m, a, arch, &cfg, t, n, NULL, 0, &err), 0, "%s",
-                 err.msg);
+    Arena *model = bertc_arena_create("model", 1 << 20);
+    cb = (ConstBuild){.arch = cb.arch, .table = t, .n_table = n, .scratch = scratch};
+    cr_assert_eq(bertc_model_build_const(&m, model, &cfg, &cb, &err), 0, "%s", err.msg);
     int copied = 0;
     for (int i = 0; i < n; i++)
         copied += m.reg->params[i].name != t[n - 1 - i].name;
@@ -472,6 +479,15 @@ Test(export_c, const_registry_names_point_into_the_table)
     cr_expect_eq(m.reg->n_modules, 1, "a const model kept %d modules", m.reg->n_modules);
     cr_expect_eq(m.reg->cap_params, n, "Params for %d allocated, %d needed", m.reg->cap_params,
                  n);
+    size_t per_param = sizeof(Param) + sizeof(Var);
+    cr_expect_geq(bertc_arena_used(scratch), (size_t)n * sizeof(Param),
+                  "the Params are not in the scratch arena (%zu bytes used there)",
+                  bertc_arena_used(scratch));
+    cr_expect_lt(bertc_arena_used(model), (size_t)n * per_param,
+                 "the model's arena holds %zu bytes for %d parameters: Params too?",
+                 bertc_arena_used(model), n);
+    bertc_arena_destroy(model);
+    bertc_arena_destroy(scratch);
     bertc_arena_destroy(a);
 }
 

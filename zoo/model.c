@@ -160,17 +160,16 @@ typedef struct BuildCall {
     const BertConfig *cfg;
     const char *const *int8_names;
     int n_int8;
-    bool const_data;
-    const ConstParam *table;
-    int n_table;
+    const ConstBuild *cb;   /* NULL: not a const model */
 } BuildCall;
 
 static int build(void *ctx, BertcError *err)
 {
     BuildCall *c = ctx;
-    c->m->reg = c->const_data
-                    ? bertc_registry_create_const(c->arena, c->m->arch->name, c->table, c->n_table)
-                    : bertc_registry_create(c->arena, c->m->arch->name);
+    const ConstBuild *cb = c->cb;
+    c->m->reg = cb ? bertc_registry_create_const(c->arena, cb->scratch, c->m->arch->name,
+                                                 cb->table, cb->n_table)
+                   : bertc_registry_create(c->arena, c->m->arch->name);
     c->m->reg->int8_names = c->int8_names;
     c->m->reg->n_int8_names = c->n_int8;
     c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
@@ -187,8 +186,11 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
 static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall *c,
                        BertcError *err)
 {
+    /* A const model allocates no weights (they are in the caller's memory
+     * already): the config's rules, without the dry run that sizes them. */
     double floats;
-    if (size_in(arch, c->cfg, arena, &floats, err) != 0)
+    if (c->cb ? bertc_bert_config_check_as(arch, c->cfg, err) != 0
+              : size_in(arch, c->cfg, arena, &floats, err) != 0)
         return -1;
     m->cfg = *c->cfg;
     m->arch = arch;
@@ -201,19 +203,18 @@ int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err)
 {
     const ModelArch *arch = arch_named(cfg, err);
-    BuildCall c = {m, arena, cfg, int8_weights, n, false, NULL, 0};
+    BuildCall c = {m, arena, cfg, int8_weights, n, NULL};
     return arch ? build_model(m, arena, arch, &c, err) : -1;
 }
 
-int bertc_model_build_const(Model *m, Arena *arena, const ModelArch *arch, const BertConfig *cfg,
-                            const ConstParam *table, int n_table,
-                            const char *const *int8_weights, int n, BertcError *err)
+int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg, const ConstBuild *cb,
+                            BertcError *err)
 {
-    if (strcmp(arch->name, cfg->architecture) != 0)
+    if (strcmp(cb->arch->name, cfg->architecture) != 0)
         return bertc_errorf(err, "config: the architecture is %.60s, the model is built as %s",
-                            cfg->architecture, arch->name);
-    BuildCall c = {m, arena, cfg, int8_weights, n, true, table, n_table};
-    return build_model(m, arena, arch, &c, err);
+                            cfg->architecture, cb->arch->name);
+    BuildCall c = {m, arena, cfg, cb->int8_names, cb->n_int8, cb};
+    return build_model(m, arena, cb->arch, &c, err);
 }
 
 typedef struct ForwardCall {

@@ -3,19 +3,21 @@
  * what the model.c of `bertc export-c` calls (docs/embedded.md).
  *
  * The buffer is split in fixed arenas:
- *   [0, pack bytes)   GEMM pack buffers (fp32 A and B, int8 rows of A), taken
- *                     at init at the sizes the export measured, never grown
- *   model             registry, Params, Vars (no weight data: flash; no
- *                     names: they point into d->params), the copy of one
- *                     text's batch
- *   step              the rest, used twice per text: first the tokenizer's
- *                     work, then (once the batch is copied out) the forward,
- *                     so it needs max(tokenizer, forward), not the sum
- * The config's JSON tree and the model's dry-run size check are parsed in
- * the space that becomes the step region and given back before it is
- * carved, so the sizes `bertc export-c` measured on the host are the sizes
- * needed. The architecture is d->arch itself, never looked up by name: a
- * firmware built with -ffunction-sections -Wl,--gc-sections links only it. */
+ *   [0, packs)          GEMM pack buffers (fp32 A and B, int8 rows of A), taken
+ *                       at init at the sizes the export measured, never grown
+ *   model               what running the model needs of its build: a Var per
+ *                       parameter (no weight data: flash; names point into
+ *                       d->params), the model's structs, the int8 weights'
+ *                       QuantPackedB, the copy of one text's inputs
+ *   step                the rest, used three times: during model_init its top
+ *                       d->scratch_bytes are the build's scratch (config tree,
+ *                       registry and Params: dead once the weights are bound);
+ *                       then per text the tokenizer's work, and once the
+ *                       inputs are copied out, the forward
+ * so it needs max(scratch, tokenizer, forward), not their sum, and the sizes
+ * `bertc export-c` measured on the host are the sizes needed. The
+ * architecture is d->arch itself, never looked up by name: a firmware built
+ * with -ffunction-sections -Wl,--gc-sections links only it. */
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"
 
@@ -39,16 +41,18 @@ size_t bertc_const_model_pack_bytes(const ConstModelData *d)
            pack_block(d->qgemm_bytes);
 }
 
-static int split(ConstModel *cm, void *mem, size_t size, BertcError *err)
+/* The packs, then the model arena, the build's scratch at the buffer's top. */
+static int split(ConstModel *cm, void *mem, size_t size, Arena *scratch, BertcError *err)
 {
     const ConstModelData *d = cm->d;
-    size_t packs = bertc_const_model_pack_bytes(d);
+    size_t packs = bertc_const_model_pack_bytes(d), top = round64(d->scratch_bytes) + 64;
     if (((uintptr_t)mem & 63) != 0)
         return bertc_errorf(err, "model_init: the arena must be 64-byte aligned");
-    if (size < packs + 4096)
+    if (size < packs + top + 4096)
         return bertc_errorf(err, "model_init: arena of %zu bytes is below the %zu the GEMM "
-                            "buffers alone need", size, packs);
-    bertc_arena_init_fixed(&cm->params, "model", (char *)mem + packs, size - packs);
+                            "buffers and the model's build alone need", size, packs + top);
+    bertc_arena_init_fixed(&cm->params, "model", (char *)mem + packs, size - packs - top);
+    bertc_arena_init_fixed(scratch, "model_init scratch", (char *)mem + size - top, top);
     bertc_threads_set_count(1);   /* the pack arenas serve one thread */
     if (packs == 0)
         return 0;   /* unmeasured (the export's measuring run): the caller's pack arena */
@@ -72,15 +76,54 @@ static int select_int8_path(const ConstModelData *d, BertcError *err)
     return 0;
 }
 
-/* config.json -> cfg, its JSON tree given back to the arena. */
-static int parse_config(ConstModel *cm, BertConfig *cfg, BertcError *err)
+/* The model built and bound with its bookkeeping in scratch; what lives on
+ * is in cm->params. */
+static int build(ConstModel *cm, Arena *scratch, BertcError *err)
 {
     const ConstModelData *d = cm->d;
-    ArenaMark mark = bertc_arena_mark(&cm->params);
-    int rc = bertc_bert_config_parse_as(d->arch, &cm->params, "config.json", d->config_json,
-                                        d->config_len, cfg, err);
-    bertc_arena_release(&cm->params, mark);
-    return rc;
+    BertConfig cfg;
+    ConstBuild cb = {.arch = d->arch, .table = d->params, .n_table = d->n_params,
+                     .int8_names = d->int8_names, .n_int8 = d->n_int8, .scratch = scratch};
+    if (bertc_bert_config_parse_as(d->arch, scratch, "config.json", d->config_json,
+                                   d->config_len, &cfg, err) != 0 ||
+        bertc_model_build_const(&cm->m, &cm->params, &cfg, &cb, err) != 0 ||
+        bertc_registry_bind_const(cm->m.reg, d->params, d->n_params, err) != 0)
+        return -1;
+    cm->m.reg = NULL;   /* it lives in scratch, which the step region reuses */
+    cm->scratch_used = bertc_arena_high_water(scratch);
+    return 0;
+}
+
+typedef struct InitCall {
+    ConstModel *cm;
+    void *mem;
+    size_t size;
+} InitCall;
+
+/* Under bertc_try: an arena too small for what the export measured (a
+ * ConstModelData edited by hand, a smaller buffer) is an error, not an abort. */
+static int init(void *ctx, BertcError *err)
+{
+    InitCall *c = ctx;
+    ConstModel *cm = c->cm;
+    const ConstModelData *d = cm->d;
+    void *mem = c->mem;
+    size_t size = c->size;
+    Arena scratch;
+    if (split(cm, mem, size, &scratch, err) != 0 || select_int8_path(d, err) != 0 ||
+        build(cm, &scratch, err) != 0)
+        return -1;
+    cm->batch = bertc_arena_alloc(&cm->params, d->batch_bytes ? d->batch_bytes : 1);
+    cm->model_bytes = bertc_arena_used(&cm->params);
+    size_t start = bertc_const_model_pack_bytes(d) + round64(cm->model_bytes) + 64;
+    if (start + 4096 > size)
+        return bertc_errorf(err, "model_init: arena of %zu bytes has no room left for a "
+                            "forward (the model took %zu)", size, start);
+    bertc_arena_init_fixed(&cm->step, "step", (char *)mem + start, size - start);
+    bertc_ag_graph_init(&cm->g, &cm->step, 0);
+    bertc_ag_set_training(&cm->g, false);
+    bertc_ag_set_no_grad(&cm->g, true);
+    return 0;
 }
 
 int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, size_t size,
@@ -88,27 +131,11 @@ int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, s
 {
     memset(cm, 0, sizeof *cm);
     cm->d = d;
-    BertConfig cfg;
-    if (split(cm, mem, size, err) != 0 || select_int8_path(d, err) != 0 ||
-        parse_config(cm, &cfg, err) != 0 ||
-        bertc_model_build_const(&cm->m, &cm->params, d->arch, &cfg, d->params, d->n_params,
-                                d->int8_names, d->n_int8, err) != 0 ||
-        bertc_registry_bind_const(cm->m.reg, d->params, d->n_params, err) != 0)
-        return -1;
-    cm->batch = bertc_arena_alloc(&cm->params, d->batch_bytes ? d->batch_bytes : 1);
-    size_t used = bertc_arena_used(&cm->params) + 128;
-    size_t cap = size - bertc_const_model_pack_bytes(d);
-    if (used + 4096 > cap)
-        return bertc_errorf(err, "model_init: arena of %zu bytes has no room left for a "
-                            "forward (the model took %zu)", size, size - cap + used);
-    size_t rest = cap - used;
-    cm->model_bytes = bertc_arena_used(&cm->params);
-    cm->init_bytes = bertc_arena_high_water(&cm->params);
-    bertc_arena_init_fixed(&cm->step, "step", bertc_arena_alloc(&cm->params, rest), rest);
-    bertc_ag_graph_init(&cm->g, &cm->step, 0);
-    bertc_ag_set_training(&cm->g, false);
-    bertc_ag_set_no_grad(&cm->g, true);
-    return 0;
+    InitCall c = {cm, mem, size};
+    if (bertc_try(init, &c, err) == 0)
+        return 0;
+    cm->g.step = NULL;   /* model_classify refuses to run */
+    return -1;
 }
 
 /* The batch's tensors (in the step arena, next to the tokenizer's work)

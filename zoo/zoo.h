@@ -286,13 +286,22 @@ int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err);
 /* The same with no parameter data allocated: the weights are then read in
  * place from const memory, bound by bertc_registry_bind_const (nn/nn.h);
- * what `bertc export-c`'s model.c does. `arch` is cfg's architecture, given
- * rather than looked up (a firmware links only it); `table` (n_table
- * entries, may be NULL) is the one bertc_registry_bind_const will bind: the
- * parameters' names point into it instead of being copied. */
-int bertc_model_build_const(Model *m, Arena *arena, const ModelArch *arch, const BertConfig *cfg,
-                            const ConstParam *table, int n_table,
-                            const char *const *int8_weights, int n, BertcError *err);
+ * what `bertc export-c`'s model.c does (zoo/model_const.c). */
+typedef struct ConstBuild {
+    const ModelArch *arch;            /* cfg's, given rather than looked up: a firmware
+                                         links only it */
+    const ConstParam *table;          /* what bertc_registry_bind_const will bind (n_table;
+                                         may be NULL): names point into it, not copied */
+    int n_table;
+    const char *const *int8_names;    /* as bertc_model_build_int8's */
+    int n_int8;
+    Arena *scratch;                   /* NULL, or where the registry and its Params go:
+                                         dead once the weights are bound, when m->reg must
+                                         no longer be used. (No dry-run size check: the
+                                         weights exist; the config's rules are checked.) */
+} ConstBuild;
+int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg, const ConstBuild *cb,
+                            BertcError *err);
 
 /* The most elements the parameters and buffers of a model may have: 2^34
  * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused
@@ -772,6 +781,8 @@ typedef struct ConstModelData {
      * bertc_qgemm_scratch_bytes) and taken at init at these sizes */
     size_t pack_a_bytes, pack_b_bytes, qgemm_bytes;
     size_t batch_bytes;               /* one text's inputs at max_len tokens */
+    size_t scratch_bytes;             /* model_init's scratch: config tree, registry,
+                                         Params, dry run (measured; reused by the step) */
     size_t max_text_bytes;            /* the longest text the arena was sized for */
 } ConstModelData;
 
@@ -779,7 +790,7 @@ typedef struct ConstModel {
     const ConstModelData *d;
     Arena packs, params, step;
     size_t model_bytes;               /* params used when step was carved */
-    size_t init_bytes;                /* params' high water then (config tree, dry run) */
+    size_t scratch_used;              /* the init scratch's high water */
     size_t text_bytes;                /* step's high water once the text was tokenized */
     unsigned char *batch;             /* d->batch_bytes: the inputs of one text */
     size_t batch_used;
