@@ -4,7 +4,7 @@
  *
  *   model_data.c  const data, read in place (flash): every parameter
  *                 (float32, or an int8 Linear weight already packed for the
- *                 int8 path P), config.json's text, the tokenizer's text,
+ *                 int8 path P), the BertConfig, the tokenizer's text,
  *                 offsets and hash slots, and the ConstModelData tying them
  *   model.h       model_init(arena, size), model_classify(text, logits, n),
  *                 MODEL_ARENA_BYTES, MODEL_N_LABELS, MODEL_MAX_TEXT_BYTES
@@ -59,33 +59,7 @@ const CliCommand cli_cmd_export_c = {
                "--int8-path m4dsp --max-len 32",
 };
 
-#define PATH_LEN 1100
-
-static void join(char *buf, size_t cap, const char *dir, const char *file)
-{
-    size_t n = strlen(dir);
-    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
-}
-
 /* ---- the model, as a table of const parameters --------------------------- */
-
-/* config.json's text, written into model_data.c as it is. Through
- * bertc_read_file, as every file a user names: a FIFO or a directory is a
- * one-line error, not a hang. */
-static int read_config(const char *dir, Export *x, BertcError *err)
-{
-    char path[PATH_LEN], *text;
-    size_t len;
-    join(path, sizeof path, dir, "config.json");
-    if (bertc_read_file(path, (size_t)1 << 20, "a config.json", &x->config_arena, &text, &len,
-                        err) != 0)
-        return -1;
-    if (len == 0)
-        return bertc_errorf(err, "%s: empty", path);
-    x->d.config_json = text;
-    x->d.config_len = len;
-    return 0;
-}
 
 static int table(Export *x, BertcError *err)
 {
@@ -278,24 +252,28 @@ static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *aren
     bertc_qgemm_set_isa(host);       /* int8 weights load packed for it */
     const char *model = cli_value(c, a, "--model");
     if (cli_model_open(c, a, arena, &x->cm, err) != 0 ||
-        cli_model_max_len(c, a, &x->cm, &x->d.max_len, err) != 0 ||
-        read_config(model, x, err) != 0)
+        cli_model_max_len(c, a, &x->cm, &x->d.max_len, err) != 0)
         return -1;
     const ModelArch *arch = x->cm.model->arch;
     if (!arch->batch_from_text)
         return bertc_errorf(err, "%s: %s takes no raw text; export-c writes text classifiers",
                             model, arch->name);
-    if (!export_arch_symbol(arch->name))
+    if (!export_arch_symbol(arch->name) || arch->n_keys > 0)
         return bertc_errorf(err, "%s: export-c does not write %s (it writes "
                             "BertForSequenceClassification)", model, arch->name);
     if (cli_given(c, a, "--int8") && quantize(x, arena, err) != 0)
         return -1;
     x->d.arch = arch;
+    x->config = x->cm.model->cfg;
+    x->d.config = &x->config;
     x->d.int8_isa = (int)host;
     x->d.int8_names = x->int8_names;
     x->d.tok = x->cm.tok;
     x->d.max_text_bytes = (size_t)max_text;
-    return table(x, err);
+    if (table(x, err) != 0)
+        return -1;
+    x->config.int8_dynamic = x->d.n_int8 > 0;   /* --int8 made it a quantised model */
+    return 0;
 }
 
 int cmd_export_c(int argc, char **argv)
@@ -327,7 +305,6 @@ int cmd_export_c(int argc, char **argv)
                bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa), (int)x.d.max_len, x.arena_bytes,
                x.pack_bytes, x.model_bytes, x.step_bytes, x.forward_bytes, x.tokenizer_bytes,
                x.scratch_bytes);
-    bertc_arena_destroy(x.config_arena);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);
 }

@@ -10,9 +10,9 @@
 typedef struct Export {
     CliModel cm;
     ConstModelData d;                 /* pointing at the loaded model (host memory) */
+    BertConfig config;                /* d.config: the model's, int8_dynamic as exported */
     ConstParam params[EXPORT_MAX_PARAMS];
     const char *int8_names[EXPORT_MAX_PARAMS];
-    Arena *config_arena;              /* holds config.json's text (d.config_json) */
     QgemmIsa target_isa;              /* --int8-path (d.int8_isa is the host's until written) */
     size_t arena_bytes;               /* measured: MODEL_ARENA_BYTES, the sum of: */
     size_t pack_bytes, model_bytes, step_bytes;

@@ -58,11 +58,6 @@ static bool have_cc(void)
     return system("command -v cc >/dev/null 2>&1") == 0;
 }
 
-static bool one_line_msg(const char *s)
-{
-    return s[0] && !strchr(s, '\n');
-}
-
 static bool one_line(const char *s)
 {
     const char *nl = strchr(s, '\n');
@@ -491,28 +486,52 @@ Test(export_c, const_registry_keeps_its_bookkeeping_out_of_the_model_arena)
     bertc_arena_destroy(a);
 }
 
-/* The config of a const model is read as the architecture it names
- * (bertc_bert_config_parse_as): another is a one-line error naming both. */
-Test(export_c, config_parse_as_refuses_another_architecture)
+/* The config is written as a const BertConfig (no JSON on the target): it
+ * formats to the same config.json text as the model's own, every key
+ * bertc_bert_config_format writes, label names included. */
+Test(export_c, exported_config_formats_as_the_models, .timeout = 120)
 {
-    Arena *a = bertc_arena_create("t", 1 << 16), *text = NULL;
-    char *json;
-    size_t len;
+    if (!have_cc()) {
+        cr_skip_test("no cc on PATH");
+        return;
+    }
+    char out[200], model[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    snprintf(model, sizeof model, "%s/m", tmp);
+    cr_assert_eq(sh("cp -r %s %s", FIXTURE, model), 0, "%s", log_text);
+    char path[300], want[4096];
+    snprintf(path, sizeof path, "%s/config.json", model);
     BertConfig cfg;
     BertcError err;
-    cr_assert_eq(bertc_read_file(FIXTURE "/config.json", 1 << 20, "a config.json", &text, &json,
-                                 &len, &err), 0, "%s", err.msg);
-    const ModelArch *base = bertc_zoo_arch("BertModel");
-    cr_expect_neq(bertc_bert_config_parse_as(base, a, "c.json", json, len, &cfg, &err), 0);
-    cr_expect(one_line_msg(err.msg) && strstr(err.msg, "c.json") &&
-              strstr(err.msg, "BertModel") && strstr(err.msg, "BertForSequenceClassification"),
-              "%s", err.msg);
-    const ModelArch *seqcls = bertc_zoo_arch("BertForSequenceClassification");
-    cr_expect_eq(bertc_bert_config_parse_as(seqcls, a, "c.json", json, len, &cfg, &err), 0,
-                 "%s", err.msg);
-    cr_expect_str_eq(cfg.architecture, "BertForSequenceClassification");
-    bertc_arena_destroy(text);
-    bertc_arena_destroy(a);
+    size_t n;
+    /* labels with a non-ASCII byte and a problem type: every kind of field */
+    cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    const char *labels[] = {"n\xc3\xa9g", "neutral", "pos"};
+    cr_assert_eq(bertc_bert_config_set_labels(&cfg, labels, 3, &err), 0, "%s", err.msg);
+    cfg.problem_type = PROBLEM_SINGLE_LABEL;
+    cr_assert_eq(bertc_bert_config_write(path, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sh("%s export-c --model %s --int8 --out %s", BERTC_CLI, model, out), 0, "%s",
+                 log_text);
+    cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.n_label_names, 3, "the labels did not reach %s", path);
+    cfg.int8_dynamic = true;   /* --int8: the exported model is quantised */
+    cr_assert_eq(bertc_bert_config_format(&cfg, want, sizeof want, &n, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/main.c", out);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("#include \"bertc.h\"\n#include <stdio.h>\nextern const ConstModelData model_data;\n"
+          "int main(void)\n{\n    char buf[4096];\n    size_t n;\n    BertcError err;\n"
+          "    if (bertc_bert_config_format(model_data.config, buf, sizeof buf, &n, &err))\n"
+          "        return 1;\n    fputs(buf, stdout);\n    return 0;\n}\n", f);
+    fclose(f);
+    char lib[256];
+    snprintf(lib, sizeof lib, "%s", BERTC_CLI);
+    *strrchr(lib, '/') = '\0';
+    cr_assert_eq(sh("cc -std=c11 -O1 -Wall -Werror -I. -I%s %s/model_data.c %s/main.c "
+                    "%s/libbertc.a " LINK_FLAGS " -lm -lpthread -o %s/prog", out, out, out, lib,
+                    out), 0, "%s", log_text);
+    cr_assert_eq(sh("%s/prog", out), 0, "%s", log_text);
+    cr_expect_str_eq(log_text, want, "the exported BertConfig differs from the model's");
 }
 
 /* The GEMM buffers of a bare-metal run: reserved once at measured sizes,

@@ -108,29 +108,22 @@ static int check_arch_name(const JsonValue *root, BertcError *err)
                        bertc_json_string(name), known);
 }
 
-/* The architecture's own keys and its check, once the common keys are read. */
-static int read_arch_keys(const JsonValue *root, const ModelArch *arch, BertConfig *cfg,
-                          BertcError *err)
-{
-    bertc_config_default_keys(arch->keys, arch->n_keys, cfg->model.bytes, cfg);
-    if (bertc_config_read_keys(root, arch->keys, arch->n_keys, cfg->model.bytes, cfg, err) != 0)
-        return -1;
-    if (arch->check_config && arch->check_config(cfg, err) != 0) {
-        char msg[BERTC_ERROR_LEN];
-        snprintf(msg, sizeof msg, "%s", err->msg + (strncmp(err->msg, "config: ", 8) ? 0 : 8));
-        return bertc_errorf(err, "%s: %s", bertc_json_doc_name(root), msg);
-    }
-    return 0;
-}
-
 static int read_config(const JsonValue *root, BertConfig *out, BertcError *err)
 {
     BertConfig cfg;
     if (check_arch_name(root, err) != 0 || bertc_bert_config_read_common(root, &cfg, err) != 0)
         return -1;
     const ModelArch *arch = arch_of(&cfg, err);
-    if (!arch || read_arch_keys(root, arch, &cfg, err) != 0)
+    if (!arch)
         return -1;
+    bertc_config_default_keys(arch->keys, arch->n_keys, cfg.model.bytes, &cfg);
+    if (bertc_config_read_keys(root, arch->keys, arch->n_keys, cfg.model.bytes, &cfg, err) != 0)
+        return -1;
+    if (arch->check_config && arch->check_config(&cfg, err) != 0) {
+        char msg[BERTC_ERROR_LEN];
+        snprintf(msg, sizeof msg, "%s", err->msg + (strncmp(err->msg, "config: ", 8) ? 0 : 8));
+        return bertc_errorf(err, "%s: %s", bertc_json_doc_name(root), msg);
+    }
     *out = cfg;
     return 0;
 }
@@ -146,24 +139,6 @@ int bertc_bert_config_parse(Arena *scratch, const char *name, const char *text, 
     if (!scratch)
         bertc_arena_destroy(a);
     return rc;
-}
-
-int bertc_bert_config_parse_as(const ModelArch *arch, Arena *scratch, const char *name,
-                               const char *text, size_t length, BertConfig *out,
-                               BertcError *err)
-{
-    JsonDoc *doc;
-    BertConfig cfg;
-    if (bertc_json_parse(scratch, name, text, length, &doc, err) != 0 ||
-        bertc_bert_config_read_common(doc->root, &cfg, err) != 0)
-        return -1;
-    if (strcmp(cfg.architecture, arch->name) != 0)
-        return bertc_errorf(err, "%s: the architecture is \"%.60s\", but this build reads "
-                            "it as %s", name, cfg.architecture, arch->name);
-    if (read_arch_keys(doc->root, arch, &cfg, err) != 0)
-        return -1;
-    *out = cfg;
-    return 0;
 }
 
 int bertc_bert_config_check(const BertConfig *cfg, BertcError *err)

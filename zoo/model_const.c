@@ -2,7 +2,8 @@
  * and tokenizer index are const data (flash), run in one caller buffer:
  * what the model.c of `bertc export-c` calls (docs/embedded.md).
  *
- * The buffer is split in fixed arenas:
+ * The config is a const BertConfig too, read in place: no JSON parser on the
+ * target. The buffer is split in fixed arenas:
  *   [0, packs)          GEMM pack buffers (fp32 A and B, int8 rows of A), taken
  *                       at init at the sizes the export measured, never grown
  *   model               what running the model needs of its build: a Var per
@@ -10,8 +11,8 @@
  *                       d->params), the model's structs, the int8 weights'
  *                       QuantPackedB, the copy of one text's inputs
  *   step                the rest, used three times: during model_init its top
- *                       d->scratch_bytes are the build's scratch (config tree,
- *                       registry and Params: dead once the weights are bound);
+ *                       d->scratch_bytes are the build's scratch (the registry
+ *                       and its Params: dead once the weights are bound);
  *                       then per text the tokenizer's work, and once the
  *                       inputs are copied out, the forward
  * so it needs max(scratch, tokenizer, forward), not their sum, and the sizes
@@ -77,16 +78,13 @@ static int select_int8_path(const ConstModelData *d, BertcError *err)
 }
 
 /* The model built and bound with its bookkeeping in scratch; what lives on
- * is in cm->params. */
+ * is in cm->params. The config is d's, in place (its rules checked). */
 static int build(ConstModel *cm, Arena *scratch, BertcError *err)
 {
     const ConstModelData *d = cm->d;
-    BertConfig cfg;
     ConstBuild cb = {.arch = d->arch, .table = d->params, .n_table = d->n_params,
                      .int8_names = d->int8_names, .n_int8 = d->n_int8, .scratch = scratch};
-    if (bertc_bert_config_parse_as(d->arch, scratch, "config.json", d->config_json,
-                                   d->config_len, &cfg, err) != 0 ||
-        bertc_model_build_const(&cm->m, &cm->params, &cfg, &cb, err) != 0 ||
+    if (bertc_model_build_const(&cm->m, &cm->params, d->config, &cb, err) != 0 ||
         bertc_registry_bind_const(cm->m.reg, d->params, d->n_params, err) != 0)
         return -1;
     cm->m.reg = NULL;   /* it lives in scratch, which the step region reuses */

@@ -237,13 +237,6 @@ int bertc_model_config_default(BertConfig *cfg, const char *architecture, BertcE
 int bertc_bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
                       BertConfig *cfg, BertcError *err);
 int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/config_file.c */
-/* The same for a config of one known architecture (an error when the text
- * names another), never looking the architecture up by name: what a
- * firmware that links only `arch` calls (zoo/model_const.c). The tree
- * lives in `scratch` (required). */
-int bertc_bert_config_parse_as(const ModelArch *arch, Arena *scratch, const char *name,
-                               const char *text, size_t length, BertConfig *cfg,
-                               BertcError *err);
 /* Every rule of bertc_bert_config_parse on a BertConfig made or changed in code.
  * Errors start with "config: " and name the key. */
 int bertc_bert_config_check(const BertConfig *cfg, BertcError *err);
@@ -768,8 +761,7 @@ int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok,
  * model_data.c of `bertc export-c` holds. */
 typedef struct ConstModelData {
     const ModelArch *arch;            /* its architecture (bertc_arch_bert_seqcls, ...) */
-    const char *config_json;          /* config.json text */
-    size_t config_len;
+    const BertConfig *config;         /* read in place: no JSON on the target */
     const char *const *int8_names;    /* the int8 Linear weights (n_int8) */
     int n_int8;
     int int8_isa;                     /* QgemmIsa they were packed for */
@@ -781,8 +773,8 @@ typedef struct ConstModelData {
      * bertc_qgemm_scratch_bytes) and taken at init at these sizes */
     size_t pack_a_bytes, pack_b_bytes, qgemm_bytes;
     size_t batch_bytes;               /* one text's inputs at max_len tokens */
-    size_t scratch_bytes;             /* model_init's scratch: config tree, registry,
-                                         Params, dry run (measured; reused by the step) */
+    size_t scratch_bytes;             /* model_init's scratch: the registry and its
+                                         Params (measured; reused by the step) */
     size_t max_text_bytes;            /* the longest text the arena was sized for */
 } ConstModelData;
 
