@@ -161,6 +161,22 @@ static int keep_batch(ConstModel *cm, Batch *b, BertcError *err)
     return 0;
 }
 
+typedef struct ForwardCall {
+    ConstModel *cm;
+    const Batch *b;
+} ForwardCall;
+
+/* The architecture's forward under bertc_try, as bertc_model_forward runs it
+ * but on the batch itself: its inputs came from the same architecture's
+ * batch_from_text, so there is no unread input to catch, and no 4.7 KB
+ * copy of the Batch on the stack to record the lookups in. */
+static int forward(void *ctx, BertcError *err)
+{
+    ForwardCall *c = ctx;
+    Model *m = &c->cm->m;
+    return m->arch->forward(m->impl, &m->cfg, &c->cm->g, c->b, &c->cm->out, err);
+}
+
 int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
                                BertcError *err)
 {
@@ -183,7 +199,8 @@ int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, 
     size_t text_bytes = bertc_arena_used(&cm->step);
     cm->text_bytes = text_bytes > cm->text_bytes ? text_bytes : cm->text_bytes;
     bertc_ag_graph_reset(&cm->g);   /* the tokenizer's work is dead: the forward reuses it */
-    if (bertc_model_forward(&cm->m, &cm->g, &b, &cm->out, err) != 0)
+    ForwardCall c = {cm, &b};
+    if (bertc_try(forward, &c, err) != 0)
         return -1;
     Var *v = bertc_outputs_get(&cm->out, "logits");
     if (!v || v->value.ndim != 2 || v->value.shape[0] != 1)
