@@ -610,10 +610,12 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
 /* As bertc_gemm_set_pack_arena, for bertc_qgemm's buffer: after
  * bertc_qgemm_set_arena(a) it comes from `a` (which must outlive every later
  * bertc_qgemm); NULL returns to the heap. FREESTANDING builds need it. Only
- * with bertc_threads_count() == 1. */
+ * with bertc_threads_count() == 1. With an arena, A is quantised MR rows at
+ * a time (the path's register tile), so the buffer is MR x k_pad bytes and
+ * MR scales rather than M x k_pad; Y is bitwise the same. */
 void bertc_qgemm_set_arena(Arena *a);
-/* Its size now (the largest call's M rounded up to the path's MR, times
- * k_pad, plus MR floats of scales per row), and taking it at once, as
+/* Its size now (the largest call's rows of A held at once, times k_pad,
+ * plus a float scale per row), and taking it at once, as
  * bertc_gemm_pack_sizes / bertc_gemm_reserve_packs. */
 size_t bertc_qgemm_scratch_bytes(void);
 void bertc_qgemm_reserve(size_t bytes);

@@ -571,3 +571,39 @@ Test(export_c, gemm_buffers_are_taken_once_at_their_measured_size)
     bertc_gemm_set_pack_arena(NULL);
     bertc_cpu_set_isa(old_isa);
 }
+
+/* bertc_qgemm with a fixed arena (bare metal) quantises A a register tile of
+ * rows at a time: its buffer holds a few rows, not M x k_pad bytes, and Y
+ * is bitwise the heap run's (M x K quantised at once). */
+Test(export_c, qgemm_with_an_arena_holds_a_few_rows_of_a)
+{
+    bertc_threads_set_count(1);
+    enum { M = 32, N = 24, K = 128 };
+    static float A[M * K], Y_heap[M * N], Y_arena[M * N], bias[N], scale[N];
+    static int8_t W[N * K];
+    static _Alignas(64) unsigned char packed[1 << 16], mem[1 << 16];
+    for (int i = 0; i < M * K; i++)
+        A[i] = (float)((i * 37) % 101) / 17.0f - 3.0f;
+    for (int i = 0; i < N * K; i++)
+        W[i] = (int8_t)((i * 53) % 255 - 127);
+    for (int j = 0; j < N; j++)
+        bias[j] = (float)j / 8.0f, scale[j] = 0.01f + (float)j / 1000.0f;
+    cr_assert_leq(bertc_qgemm_packed_bytes(N, K), sizeof packed);
+    QuantPackedB pb;
+    bertc_qgemm_pack_b(W, scale, N, K, packed, &pb);
+    bertc_qgemm_set_arena(NULL);
+    bertc_qgemm(M, A, K, &pb, bias, Y_heap, N);
+    Arena a;
+    bertc_arena_init_fixed(&a, "qgemm", mem, sizeof mem);
+    bertc_qgemm_set_arena(&a);
+    bertc_qgemm(M, A, K, &pb, bias, Y_arena, N);
+    size_t held = bertc_qgemm_scratch_bytes();
+    bertc_qgemm_set_arena(NULL);
+    cr_expect_lt(held, (size_t)(M * K) / 2, "the arena run held %zu bytes of A's rows (all "
+                 "of A: %d)", held, M * K);
+    int differ = 0;
+    for (int i = 0; i < M * N; i++)
+        differ += memcmp(&Y_heap[i], &Y_arena[i], sizeof(float)) != 0;
+    cr_expect_eq(differ, 0, "%d of %d outputs differ from the heap run (first: %.9g vs %.9g)",
+                 differ, M * N, (double)Y_arena[0], (double)Y_heap[0]);
+}
