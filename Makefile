@@ -39,7 +39,9 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
 HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c zoo/dataset.c zoo/dataset_squad.c zoo/metrics.c \
   zoo/vocab_train.c
 ifeq ($(FREESTANDING),1)
-  BASE_CFLAGS += -DBERTC_FREESTANDING
+  # One section per function and object: a firmware linked with
+  # -Wl,--gc-sections keeps only what its model reaches (docs/embedded.md).
+  BASE_CFLAGS += -DBERTC_FREESTANDING -ffunction-sections -fdata-sections
   LIB_SRC := $(filter-out $(HOSTED_ONLY),$(LIB_SRC))
 endif
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

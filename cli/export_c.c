@@ -1,10 +1,10 @@
 /* cli/export_c.c — `bertc export-c --model DIR --out DIR [--int8]
- * [--int8-path P] [--max-text-bytes N]`: a sequence classifier as C sources a
- * firmware compiles as they are (docs/embedded.md):
+ * [--int8-path P] [--max-len N] [--max-text-bytes N]`: a sequence classifier
+ * as C sources a firmware compiles as they are (docs/embedded.md):
  *
  *   model_data.c  const data, read in place (flash): every parameter
  *                 (float32, or an int8 Linear weight already packed for the
- *                 int8 path P), config.json's text, the tokenizer's text,
+ *                 int8 path P), the BertConfig, the tokenizer's text,
  *                 offsets and hash slots, and the ConstModelData tying them
  *   model.h       model_init(arena, size), model_classify(text, logits, n),
  *                 MODEL_ARENA_BYTES, MODEL_N_LABELS, MODEL_MAX_TEXT_BYTES
@@ -13,10 +13,14 @@
  * MODEL_ARENA_BYTES is measured, not guessed: the export runs the same
  * bertc_const_model_init / _classify on the host, with the portable fp32
  * path and int8 path P (what the target runs), on a text of
- * --max-text-bytes bytes that fills max_len tokens, and adds the high-water
- * marks of the three arenas plus the tokenizer's documented bound for a
- * text of that length; it then checks that an arena of exactly that size
- * classifies the text. */
+ * --max-text-bytes bytes that fills max_len tokens: the GEMM buffers at the
+ * sizes that run asked for, the model's bookkeeping, and one step region of
+ * max(forward, tokenizer, model_init's scratch) where the tokenizer's part is
+ * its documented bound for a text of that length; it then checks that an arena of exactly
+ * that size classifies the text. The m4dsp path cannot run here: its
+ * weights are packed and measured on the scalar path, whose layout it
+ * shares (panels of 8 channels) and whose buffers are no smaller (rows of A
+ * in blocks of 4, m4dsp's 2), and then marked for m4dsp. */
 #include "cli/export_c.h"
 
 #include <math.h>
@@ -31,7 +35,10 @@ static const CliOption export_options[] = {
     {"--int8", NULL, NULL, "quantise the encoder's Linear weights to int8 (a directory made "
      "by bertc quantize is int8 already)"},
     {"--int8-path", "P", "scalar", "the int8 path the target runs, which the packed weights "
-     "are laid out for: scalar, avx2, avxvnni, avx512vnni, neon, neondot"},
+     "are laid out for: scalar, m4dsp (Cortex-M4 DSP), avx2, avxvnni, avx512vnni, neon, "
+     "neondot"},
+    {"--max-len", "N", NULL, "tokens per text (default: model_max_length, else "
+     "max_position_embeddings); the arena is sized for it"},
     {"--max-text-bytes", "N", "512", "the longest text model_classify accepts; the arena is "
      "sized for it"},
 };
@@ -39,7 +46,8 @@ static const CliOption export_options[] = {
 const CliCommand cli_cmd_export_c = {
     .name = "export-c",
     .summary = "write a classifier as C sources for a microcontroller (weights in flash)",
-    .usage = "--model DIR --out DIR [--int8] [--int8-path P] [--max-text-bytes N]",
+    .usage = "--model DIR --out DIR [--int8] [--int8-path P] [--max-len N] "
+             "[--max-text-bytes N]",
     .description = "Writes model_data.c (the weights, config, vocabulary and tokenizer "
                    "index as const data, read in place), model.h (model_init, "
                    "model_classify, MODEL_ARENA_BYTES measured on the host) and model.c. "
@@ -47,36 +55,11 @@ const CliCommand cli_cmd_export_c = {
                    "docs/embedded.md.",
     .options = export_options,
     .n_options = sizeof export_options / sizeof export_options[0],
-    .example = "bertc export-c --model my-classifier-int8 --out firmware/model",
+    .example = "bertc export-c --model my-classifier-int8 --out firmware/model "
+               "--int8-path m4dsp --max-len 32",
 };
 
-#define PATH_LEN 1100
-
-static void join(char *buf, size_t cap, const char *dir, const char *file)
-{
-    size_t n = strlen(dir);
-    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
-}
-
 /* ---- the model, as a table of const parameters --------------------------- */
-
-/* config.json's text, written into model_data.c as it is. Through
- * bertc_read_file, as every file a user names: a FIFO or a directory is a
- * one-line error, not a hang. */
-static int read_config(const char *dir, Export *x, BertcError *err)
-{
-    char path[PATH_LEN], *text;
-    size_t len;
-    join(path, sizeof path, dir, "config.json");
-    if (bertc_read_file(path, (size_t)1 << 20, "a config.json", &x->config_arena, &text, &len,
-                        err) != 0)
-        return -1;
-    if (len == 0)
-        return bertc_errorf(err, "%s: empty", path);
-    x->d.config_json = text;
-    x->d.config_len = len;
-    return 0;
-}
 
 static int table(Export *x, BertcError *err)
 {
@@ -151,6 +134,11 @@ static size_t round64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
 static int run_in(Export *x, void *mem, size_t size, const char *text, ConstModel *cm,
                   BertcError *err)
 {
@@ -164,27 +152,59 @@ static int run_in(Export *x, void *mem, size_t size, const char *text, ConstMode
     return 0;
 }
 
-/* Bytes for one text of max_text_bytes: the high-water marks of a roomy
- * run, then a run in exactly that many bytes as the check. */
+#define ROOMY_BATCH ((size_t)1 << 20)
+#define ROOMY_SCRATCH ((size_t)64 << 20)
+
+/* The sizes of a roomy run, with no GEMM buffer taken at init (the pack
+ * sizes 0: the run grows them in its first half) and room for any batch. */
+static int measure_roomy(Export *x, void *mem, size_t roomy, const char *text, ConstModel *cm,
+                         BertcError *err)
+{
+    x->d.pack_a_bytes = x->d.pack_b_bytes = x->d.qgemm_bytes = 0;
+    x->d.batch_bytes = ROOMY_BATCH;
+    x->d.scratch_bytes = ROOMY_SCRATCH;
+    bertc_gemm_set_pack_arena(NULL);
+    bertc_qgemm_set_arena(NULL);
+    Arena packs;
+    bertc_arena_init_fixed(&packs, "gemm packs (measuring)", mem, roomy / 2);
+    bertc_gemm_set_pack_arena(&packs);
+    bertc_qgemm_set_arena(&packs);
+    int rc = run_in(x, (char *)mem + roomy / 2, roomy / 2, text, cm, err);
+    bertc_gemm_pack_sizes(&x->d.pack_a_bytes, &x->d.pack_b_bytes);
+    x->d.qgemm_bytes = bertc_qgemm_scratch_bytes();
+    x->d.batch_bytes = cm->batch_used;
+    x->d.scratch_bytes = cm->scratch_used;
+    return rc;
+}
+
+/* Bytes for one text of max_text_bytes: the sizes of a roomy run, then a
+ * run in exactly that many bytes as the check. */
 static int measure(Export *x, BertcError *err)
 {
     static ConstModel cm;
     size_t roomy = (size_t)1 << 30;
     void *mem = aligned_alloc(64, roomy);
     char *text = long_text(x->cm.tok, x->d.max_text_bytes);
-    x->d.pack_bytes = (size_t)256 << 20;
-    int rc = mem && text ? run_in(x, mem, roomy, text, &cm, err)
+    int rc = mem && text ? measure_roomy(x, mem, roomy, text, &cm, err)
                          : bertc_errorf(err, "export-c: out of memory for the %zu-byte arena "
                                         "the measurement runs in", roomy);
     if (rc == 0) {
         /* The tokenizer's bound (zoo/zoo.h): 290 bytes per byte of text and
-         * 28 per token, over the measured text (whose words are short). */
-        size_t tokenizer = 290 * x->d.max_text_bytes + 28 * (size_t)x->d.max_len;
-        x->d.pack_bytes = round64(bertc_arena_high_water(&cm.packs)) + 64;
-        x->model_bytes = round64(cm.model_bytes) + 256;
-        x->step_bytes = round64(bertc_arena_high_water(&cm.step));
-        x->tokenizer_bytes = tokenizer;
-        x->arena_bytes = x->d.pack_bytes + x->model_bytes + x->step_bytes + tokenizer;
+         * 28 per token, over the measured text (whose words are short); it
+         * holds the batch's tensors too while they are made. */
+        size_t tokenizer = 290 * x->d.max_text_bytes + 28 * (size_t)x->d.max_len +
+                           2 * x->d.batch_bytes;
+        x->pack_bytes = bertc_const_model_pack_bytes(&x->d);
+        /* the roomy run's batch copy, at the size measured */
+        size_t batch_over = round64(ROOMY_BATCH) - round64(x->d.batch_bytes);
+        x->model_bytes = round64(cm.model_bytes - batch_over) + 64;
+        x->forward_bytes = round64(bertc_arena_high_water(&cm.step));
+        x->text_bytes = round64(cm.text_bytes);
+        x->tokenizer_bytes = round64(max_size(tokenizer, x->text_bytes));
+        x->scratch_bytes = round64(x->d.scratch_bytes) + 64;
+        x->step_bytes = max_size(max_size(x->forward_bytes, x->tokenizer_bytes),
+                                 x->scratch_bytes);
+        x->arena_bytes = x->pack_bytes + x->model_bytes + x->step_bytes;
         rc = run_in(x, mem, x->arena_bytes, text, &cm, err);
         if (rc != 0)
             bertc_errorf(err, "export-c: the measured arena (%zu bytes) failed its own check: "
@@ -197,38 +217,67 @@ static int measure(Export *x, BertcError *err)
     return rc;
 }
 
+/* --int8-path m4dsp: packed and measured as scalar (see the head). */
+static int int8_path(const CliCommand *c, const CliArgs *a, QgemmIsa *target, QgemmIsa *host,
+                     BertcError *err)
+{
+    const char *path = cli_value(c, a, "--int8-path");
+    if (!bertc_qgemm_isa_from_name(path, target))
+        return bertc_errorf(err, "--int8-path '%.40s': not an int8 path (scalar, m4dsp, avx2, "
+                            "avxvnni, avx512vnni, neon, neondot)", path);
+    *host = *target == QGEMM_ISA_M4DSP && !bertc_qgemm_isa_supported(*target) ? QGEMM_ISA_SCALAR
+                                                                              : *target;
+    if (!bertc_qgemm_isa_supported(*host))
+        return bertc_errorf(err, "--int8-path %s: this machine cannot run it, so the export "
+                            "cannot pack for it nor measure it", path);
+    return 0;
+}
+
+/* After the measurement on the scalar path: the entries marked for m4dsp. */
+static void mark_int8_path(Export *x, QgemmIsa target)
+{
+    x->d.int8_isa = (int)target;
+    for (int i = 0; i < x->d.n_params; i++)
+        if (x->params[i].qdata)
+            x->params[i].isa = (int)target;
+}
+
 static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *arena,
                    BertcError *err)
 {
-    QgemmIsa isa;
-    const char *path = cli_value(c, a, "--int8-path");
-    if (!bertc_qgemm_isa_from_name(path, &isa))
-        return bertc_errorf(err, "--int8-path '%.40s': not an int8 path (scalar, avx2, "
-                            "avxvnni, avx512vnni, neon, neondot)", path);
-    if (!bertc_qgemm_isa_supported(isa))
-        return bertc_errorf(err, "--int8-path %s: this machine cannot run it, so the export "
-                            "cannot pack for it nor measure it", path);
+    QgemmIsa host = QGEMM_ISA_SCALAR;
     int max_text;
-    if (cli_parse_int("--max-text-bytes", cli_value(c, a, "--max-text-bytes"), 16, 1 << 20,
+    if (int8_path(c, a, &x->target_isa, &host, err) != 0 ||
+        cli_parse_int("--max-text-bytes", cli_value(c, a, "--max-text-bytes"), 16, 1 << 20,
                       &max_text, err) != 0)
         return -1;
     bertc_threads_set_count(1);
     bertc_cpu_set_isa(ISA_SCALAR);   /* the target's fp32 path: its pack sizes */
-    bertc_qgemm_set_isa(isa);            /* int8 weights load packed for it */
+    bertc_qgemm_set_isa(host);       /* int8 weights load packed for it */
     const char *model = cli_value(c, a, "--model");
-    if (cli_model_open(c, a, arena, &x->cm, err) != 0 || read_config(model, x, err) != 0)
+    if (cli_model_open(c, a, arena, &x->cm, err) != 0 ||
+        cli_model_max_len(c, a, &x->cm, &x->d.max_len, err) != 0)
         return -1;
-    if (!x->cm.model->arch->batch_from_text)
+    const ModelArch *arch = x->cm.model->arch;
+    if (!arch->batch_from_text)
         return bertc_errorf(err, "%s: %s takes no raw text; export-c writes text classifiers",
-                            model, x->cm.model->arch->name);
+                            model, arch->name);
+    if (!export_arch_symbol(arch->name) || arch->n_keys > 0)
+        return bertc_errorf(err, "%s: export-c does not write %s (it writes "
+                            "BertForSequenceClassification)", model, arch->name);
     if (cli_given(c, a, "--int8") && quantize(x, arena, err) != 0)
         return -1;
-    x->d.int8_isa = (int)isa;
+    x->d.arch = arch;
+    x->config = x->cm.model->cfg;
+    x->d.config = &x->config;
+    x->d.int8_isa = (int)host;
     x->d.int8_names = x->int8_names;
     x->d.tok = x->cm.tok;
-    x->d.max_len = x->cm.model_max_length;
     x->d.max_text_bytes = (size_t)max_text;
-    return table(x, err);
+    if (table(x, err) != 0)
+        return -1;
+    x->config.int8_dynamic = x->d.n_int8 > 0;   /* --int8 made it a quantised model */
+    return 0;
 }
 
 int cmd_export_c(int argc, char **argv)
@@ -249,14 +298,17 @@ int cmd_export_c(int argc, char **argv)
     rc = prepare(c, &a, &x, arena, &err);
     if (rc == 0)
         rc = measure(&x, &err);
-    if (rc == 0)
+    if (rc == 0) {
+        mark_int8_path(&x, x.target_isa);
         rc = write_sources(&x, out, &err);
+    }
     if (rc == 0)
-        printf("export-c: %s -> %s: %d parameters (%d int8, %s path), arena %zu bytes "
-               "(gemm %zu, model %zu, forward %zu, tokenizer bound %zu)\n", x.cm.name, out,
-               x.d.n_params, x.d.n_int8, bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa),
-               x.arena_bytes, x.d.pack_bytes, x.model_bytes, x.step_bytes, x.tokenizer_bytes);
-    bertc_arena_destroy(x.config_arena);
+        printf("export-c: %s -> %s: %d parameters (%d int8, %s path), %d tokens, arena %zu "
+               "bytes (gemm %zu, model %zu, step %zu = max(forward %zu, tokenizer bound %zu, "
+               "init %zu))\n", x.cm.name, out, x.d.n_params, x.d.n_int8,
+               bertc_qgemm_isa_name((QgemmIsa)x.d.int8_isa), (int)x.d.max_len, x.arena_bytes,
+               x.pack_bytes, x.model_bytes, x.step_bytes, x.forward_bytes, x.tokenizer_bytes,
+               x.scratch_bytes);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);
 }

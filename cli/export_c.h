@@ -10,13 +10,19 @@
 typedef struct Export {
     CliModel cm;
     ConstModelData d;                 /* pointing at the loaded model (host memory) */
+    BertConfig config;                /* d.config: the model's, int8_dynamic as exported */
     ConstParam params[EXPORT_MAX_PARAMS];
     const char *int8_names[EXPORT_MAX_PARAMS];
-    Arena *config_arena;              /* holds config.json's text (d.config_json) */
+    QgemmIsa target_isa;              /* --int8-path (d.int8_isa is the host's until written) */
     size_t arena_bytes;               /* measured: MODEL_ARENA_BYTES, the sum of: */
-    size_t model_bytes, step_bytes, tokenizer_bytes;   /* and d.pack_bytes */
+    size_t pack_bytes, model_bytes, step_bytes;
+    size_t forward_bytes, text_bytes, tokenizer_bytes, scratch_bytes;   /* step = their max */
     int n_labels;                     /* C of the logits */
 } Export;
+
+/* The C symbol of the architecture's ModelArch that model_data.c names
+ * (bertc_arch_bert_seqcls), or NULL for one export-c does not write. */
+const char *export_arch_symbol(const char *arch_name);
 
 /* model_data.c, model.h and model.c into dir (created if missing). */
 int write_sources(const Export *x, const char *dir, BertcError *err);

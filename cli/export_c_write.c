@@ -188,6 +188,55 @@ static void tokenizer(FILE *f, const Tokenizer *t)
             t->do_lower_case ? "true" : "false");
 }
 
+/* The model's BertConfig as a const initialiser: the target reads it in
+ * place (no JSON parser, no config tree, no BertConfig copy on the stack).
+ * The architecture's own keys (cfg->model) are not written: export-c
+ * writes architectures that have none (cli/export_c.c). */
+static void config_struct(FILE *f, const BertConfig *c)
+{
+    fputs("\nstatic const BertConfig config = {\n    .architecture = ", f);
+    literal(f, c->architecture, strlen(c->architecture));
+    fprintf(f, ",\n    .vocab_size = %d, .hidden_size = %d, .num_hidden_layers = %d,\n"
+            "    .num_attention_heads = %d, .intermediate_size = %d,\n"
+            "    .hidden_act = (BertAct)%d, .hidden_dropout_prob = %af,\n"
+            "    .attention_probs_dropout_prob = %af, .max_position_embeddings = %d,\n"
+            "    .type_vocab_size = %d, .initializer_range = %af, .layer_norm_eps = %af,\n"
+            "    .classifier_dropout = %af, .pad_token_id = %d, .sep_token_id = %d,\n"
+            "    .mask_token_id = %d, .cls_token_id = %d, .unk_token_id = %d,\n"
+            "    .num_labels = %d, .problem_type = (ProblemType)%d, .n_label_names = %d,\n"
+            "    .add_pooling_layer = %s, .int8_dynamic = %s,\n    .label_names = {",
+            c->vocab_size, c->hidden_size, c->num_hidden_layers, c->num_attention_heads,
+            c->intermediate_size, (int)c->hidden_act, (double)c->hidden_dropout_prob,
+            (double)c->attention_probs_dropout_prob, c->max_position_embeddings,
+            c->type_vocab_size, (double)c->initializer_range, (double)c->layer_norm_eps,
+            (double)c->classifier_dropout, c->pad_token_id, c->sep_token_id, c->mask_token_id,
+            c->cls_token_id, c->unk_token_id, c->num_labels, (int)c->problem_type,
+            c->n_label_names, c->add_pooling_layer ? "true" : "false",
+            c->int8_dynamic ? "true" : "false");
+    size_t n = 0;   /* the names, each NUL-terminated, one after the other */
+    for (int i = 0; i < c->n_label_names; i++)
+        n += strlen(c->label_names + n) + 1;
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%d", sep((int64_t)i, 20), (int)(signed char)c->label_names[i]);
+    fputs(n ? "\n    },\n};\n" : "0},\n};\n", f);
+}
+
+/* The architectures export-c writes, by the C name of their ModelArch:
+ * model_data.c names it, so a firmware links that one and no other. */
+static const struct {
+    const char *name, *symbol;
+} arch_symbols[] = {
+    {.name = "BertForSequenceClassification", .symbol = "bertc_arch_bert_seqcls"},
+};
+
+const char *export_arch_symbol(const char *arch_name)
+{
+    for (size_t i = 0; i < sizeof arch_symbols / sizeof arch_symbols[0]; i++)
+        if (strcmp(arch_symbols[i].name, arch_name) == 0)
+            return arch_symbols[i].symbol;
+    return NULL;
+}
+
 static int write_data(const Export *x, const char *dir, BertcError *err)
 {
     Out o;
@@ -201,15 +250,18 @@ static int write_data(const Export *x, const char *dir, BertcError *err)
     if (rc == 0) {
         param_table(f, x);
         tokenizer(f, x->d.tok);
-        fputs("\nstatic const char config_json[] =\n    ", f);
-        literal(f, x->d.config_json, x->d.config_len);
-        fprintf(f, ";\n\nconst ConstModelData model_data = {\n"
-                "    .config_json = config_json, .config_len = %zu,\n"
+        config_struct(f, x->d.config);
+        const char *arch = export_arch_symbol(x->d.arch->name);
+        fprintf(f, "\nextern const ModelArch %s;\n\nconst ConstModelData model_data = {\n"
+                "    .arch = &%s, .config = &config,\n"
                 "    .int8_names = int8_names, .n_int8 = %d, .int8_isa = %d,\n"
                 "    .params = params, .n_params = %d, .tok = &tok, .max_len = %ld,\n"
-                "    .pack_bytes = %zu, .max_text_bytes = MODEL_MAX_TEXT_BYTES,\n};\n",
-                x->d.config_len, x->d.n_int8, x->d.int8_isa, x->d.n_params, (long)x->d.max_len,
-                x->d.pack_bytes);
+                "    .pack_a_bytes = %zu, .pack_b_bytes = %zu, .qgemm_bytes = %zu,\n"
+                "    .batch_bytes = %zu, .scratch_bytes = %zu,\n"
+                "    .max_text_bytes = MODEL_MAX_TEXT_BYTES,\n};\n",
+                arch, arch, x->d.n_int8, x->d.int8_isa, x->d.n_params, (long)x->d.max_len,
+                x->d.pack_a_bytes, x->d.pack_b_bytes, x->d.qgemm_bytes, x->d.batch_bytes,
+                x->d.scratch_bytes);
     }
     int rc2 = close_out(&o, err);
     return rc != 0 ? rc : rc2;
@@ -245,7 +297,7 @@ static const char model_c[] =
     "/* model.c — written by bertc export-c: the glue between model.h and libbertc. */\n"
     "#include \"bertc.h\"\n#include \"model.h\"\n\n"
     "extern const ConstModelData model_data;\n\n"
-    "static ConstModel model;   /* static: it holds the ~45 KB Outputs */\n"
+    "static ConstModel model;\n"
     "static BertcError error;\n\n"
     "int model_init(void *arena, size_t size)\n{\n"
     "    return bertc_const_model_init(&model, &model_data, arena, size, &error);\n}\n\n"

@@ -71,6 +71,8 @@ typedef struct ModuleInfo {
 
 typedef struct Registry {
     Arena *arena;                  /* persistent: params, grads, names, optimizer state */
+    Arena *book;                   /* this struct, its Params and module tree: `arena`, or
+                                      a const registry's scratch (bertc_registry_create_const) */
     Param *params;
     int n_params, cap_params;
     ModuleInfo *modules;
@@ -97,6 +99,15 @@ typedef struct Registry {
      * get a shape and no data; bertc_registry_bind_const points them at the
      * caller's const memory (weights read in place from flash). */
     bool const_data;
+    /* With const_data, the table bertc_registry_bind_const will bind (NULL:
+     * none yet): a parameter's name then points at its entry's name rather
+     * than a copy, Params are allocated for n_const at once, and no module
+     * tree is kept beyond the root (a const model is run, not printed). */
+    const struct ConstParam *const_table;
+    int n_const;
+    /* bertc_nn_format's results in a const registry, in turn (not kept) */
+    char format_ring[4][128];
+    int format_next;
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
@@ -107,13 +118,24 @@ Registry *bertc_registry_create(Arena *arena, const char *root_repr);
  * (bertc_model_size in zoo/). Build code must not touch the data of its params in
  * a dry run (it is NULL). */
 Registry *bertc_registry_create_dry(Arena *arena, const char *root_repr);
+/* The same for a model whose weights stay in const memory (const_data, the
+ * table bertc_registry_bind_const will bind, n entries, may be NULL): what
+ * bertc_model_build_const makes. It keeps only what running the model needs:
+ * no module tree beyond the root, names pointing into the table. With a
+ * `scratch` arena (NULL: arena) the registry itself and its Params live
+ * there: they are dead once bertc_registry_bind_const has run, while the
+ * Vars and the model's structs (in `arena`) live on. */
+Registry *bertc_registry_create_const(Arena *arena, Arena *scratch, const char *root_repr,
+                                      const struct ConstParam *table, int n);
 
 /* Enter a submodule named `attr` (dotted names gain "attr."). repr is the
  * module's printed type, e.g. "BertEmbeddings" or a full leaf repr when
  * leaf is true. Every bertc_nn_push has its bertc_nn_pop. */
 void bertc_nn_push(Registry *r, const char *attr, const char *repr, bool leaf);
 void bertc_nn_pop(Registry *r);
-/* printf-style helper for reprs and names built from numbers. */
+/* printf-style helper for reprs and names built from numbers. In a const
+ * registry the result is not copied to the arena: it lives until the fourth
+ * next call (long enough to name a module or parameter, which copies it). */
 const char *bertc_nn_format(Registry *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Register a parameter `name` (relative to the current prefix). */

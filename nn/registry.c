@@ -8,11 +8,11 @@
 
 /* Grow an arena-backed array to hold at least `need` items (the old copy is
  * left in the arena: registries are built once, at model construction). */
-static void *grow(Arena *a, void *old, int *cap, int need, size_t item)
+static void *grow(Arena *a, void *old, int *cap, int need, size_t item, int first)
 {
     if (need <= *cap)
         return old;
-    int new_cap = *cap ? *cap * 2 : 64;
+    int new_cap = *cap ? *cap * 2 : first;
     while (new_cap < need)
         new_cap *= 2;
     void *fresh = bertc_arena_alloc(a, item * (size_t)new_cap);
@@ -35,18 +35,25 @@ const char *bertc_nn_format(Registry *r, const char *fmt, ...)
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return arena_strdup(r->arena, buf);
+    if (!r->const_data || n < 0 || (size_t)n >= sizeof r->format_ring[0])
+        return arena_strdup(r->arena, buf);
+    char *slot = r->format_ring[r->format_next];
+    r->format_next = (r->format_next + 1) % 4;
+    memcpy(slot, buf, (size_t)n + 1);
+    return slot;
 }
 
 static int add_module(Registry *r, const char *attr, const char *repr, bool leaf)
 {
-    r->modules = grow(r->arena, r->modules, &r->cap_modules, r->n_modules + 1,
-                      sizeof(ModuleInfo));
+    if (r->const_data && r->n_modules > 0)
+        return 0;   /* no tree: what nn_pop writes goes to the root's entry */
+    r->modules = grow(r->book, r->modules, &r->cap_modules, r->n_modules + 1,
+                      sizeof(ModuleInfo), r->const_data ? 1 : 64);
     ModuleInfo *m = &r->modules[r->n_modules];
     m->attr = attr ? arena_strdup(r->arena, attr) : NULL;
-    m->repr = arena_strdup(r->arena, repr);
+    m->repr = r->const_data ? "" : arena_strdup(r->arena, repr);
     m->depth = r->depth;
     m->leaf = leaf;
     m->first_param = m->end_param = r->n_params;
@@ -57,6 +64,22 @@ Registry *bertc_registry_create(Arena *arena, const char *root_repr)
 {
     Registry *r = bertc_arena_calloc(arena, 1, sizeof *r);
     r->arena = arena;
+    r->book = arena;
+    r->open[0] = add_module(r, NULL, root_repr, false);
+    r->prefix_len[0] = 0;
+    return r;
+}
+
+Registry *bertc_registry_create_const(Arena *arena, Arena *scratch, const char *root_repr,
+                                      const struct ConstParam *table, int n)
+{
+    Arena *book = scratch ? scratch : arena;
+    Registry *r = bertc_arena_calloc(book, 1, sizeof *r);
+    r->arena = arena;
+    r->book = book;
+    r->const_data = true;
+    r->const_table = table;
+    r->n_const = table ? n : 0;
     r->open[0] = add_module(r, NULL, root_repr, false);
     r->prefix_len[0] = 0;
     return r;
@@ -97,14 +120,26 @@ void bertc_nn_leaf(Registry *r, const char *attr, const char *repr)
     bertc_nn_pop(r);
 }
 
+/* full_name's entry in the const table (NULL: none, or no table). */
+static const char *const_name(const Registry *r, const char *full_name)
+{
+    for (int i = 0; i < r->n_const; i++)
+        if (r->const_table[i].name && strcmp(r->const_table[i].name, full_name) == 0)
+            return r->const_table[i].name;
+    return NULL;
+}
+
 static Param *add_param(Registry *r, const char *full_name)
 {
     if (bertc_registry_find(r, full_name) >= 0)
         bertc_fatal("bertc_nn_param: '%s' is registered twice", full_name);
-    r->params = grow(r->arena, r->params, &r->cap_params, r->n_params + 1, sizeof(Param));
+    r->params = grow(r->book, r->params, &r->cap_params, r->n_params + 1, sizeof(Param),
+                     r->n_const > 0 ? r->n_const : 64);
     Param *p = &r->params[r->n_params++];
     memset(p, 0, sizeof *p);
-    p->name = arena_strdup(r->arena, full_name);
+    p->name = const_name(r, full_name);
+    if (!p->name)
+        p->name = arena_strdup(r->arena, full_name);
     p->alias_of = -1;
     p->zero_row = -1;
     return p;

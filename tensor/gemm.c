@@ -200,6 +200,18 @@ void bertc_gemm_set_pack_arena(Arena *a)
     pack_arena = a;
 }
 
+void bertc_gemm_pack_sizes(size_t *a_bytes, size_t *b_bytes)
+{
+    *a_bytes = pack_a_buffer.cap;
+    *b_bytes = pack_b_buffer.cap;
+}
+
+void bertc_gemm_reserve_packs(size_t a_bytes, size_t b_bytes)
+{
+    scratch_get(&pack_a_buffer, pack_arena, a_bytes, "bertc_gemm (pack buffer)");
+    scratch_get(&pack_b_buffer, pack_arena, b_bytes, "bertc_gemm (pack buffer)");
+}
+
 /* At least `floats` floats, 64-byte aligned; allocates only to grow. */
 static float *pack_buffer_get(ScratchBuffer *p, size_t floats)
 {
@@ -220,6 +232,9 @@ typedef struct GemmPlan {
     const GemmArgs *g;
     const GemmPackedB *pre;  /* op(B) packed in advance (bertc_gemm_prepacked), or NULL */
     int tm, tn;
+    bool b_one_panel;        /* M <= MC: one A block per tile, so no B panel is reused
+                                across A blocks: each is packed into one panel's room
+                                right before its use (same panels, same order, same bits) */
     int threads;             /* chunks of the bertc_parallel_for */
     WorkCounter next;        /* the next tile to take */
 } GemmPlan;
@@ -278,7 +293,7 @@ static const float *b_panel(const GemmPlan *pl, const KcBlock *blk, int64_t p, b
         *ldb = g->ldb;
         return g->B + blk->pc * g->ldb + jr;
     }
-    float *b = b_block + p * kr->nr * blk->kc;
+    float *b = pl->b_one_panel ? b_block : b_block + p * kr->nr * blk->kc;
     if (first)
         pack_b_panel(kr, g, jr, n, blk->pc, blk->kc, b);
     return b;
@@ -308,14 +323,17 @@ static void block_rows(const GemmPlan *pl, const KcBlock *blk, int64_t ic, int64
 
 /* This thread's pack buffers, sized for the whole of C rather than for one
  * tile, and taken before any tile: a thread takes different tiles (or none)
- * from call to call, and its buffers must not grow in a later call. */
+ * from call to call, and its buffers must not grow in a later call. With
+ * one A block (b_one_panel) op(B) needs one panel's room, KC x NR, not
+ * KC x NC: what keeps a bare-metal GEMM's buffers at the size of its
+ * shapes (a 64 x 64 Linear at M = 1: 2 KB instead of 16). */
 static void tile_buffers(const GemmPlan *pl, float **a_block, float **b_block)
 {
     const GemmKernel *kr = pl->kr;
     const GemmArgs *g = pl->g;
     int64_t kc_max = min64(kr->kc, g->K);
     int64_t mc_max = ceil_div(min64(kr->mc, g->M), kr->mr) * kr->mr;
-    int64_t nc_max = ceil_div(min64(kr->nc, g->N), kr->nr) * kr->nr;
+    int64_t nc_max = pl->b_one_panel ? kr->nr : ceil_div(min64(kr->nc, g->N), kr->nr) * kr->nr;
     *a_block = pack_buffer_get(&pack_a_buffer, (size_t)(mc_max * kc_max));
     *b_block = pl->pre ? NULL : pack_buffer_get(&pack_b_buffer, (size_t)(nc_max * kc_max));
 }
@@ -424,7 +442,7 @@ static void tile_worker(void *ctx, int64_t begin, int64_t end)
 static void gemm_blocked(const GemmKernel *kr, const GemmArgs *g, const GemmPackedB *pre,
                          int threads)
 {
-    GemmPlan pl = {.kr = kr, .g = g, .pre = pre};
+    GemmPlan pl = {.kr = kr, .g = g, .pre = pre, .b_one_panel = g->M <= kr->mc};
     work_counter_reset(&pl.next);
     plan_grid(&pl, threads * TILES_PER_THREAD);
     int tiles = pl.tm * pl.tn;

@@ -368,9 +368,20 @@ void bertc_qgemm_set_arena(Arena *a)
     qa_arena = a;
 }
 
+size_t bertc_qgemm_scratch_bytes(void)
+{
+    return qa_buffer.cap;
+}
+
+void bertc_qgemm_reserve(size_t bytes)
+{
+    scratch_get(&qa_buffer, qa_arena, bytes, "bertc_qgemm (quantised rows of A)");
+}
+
 /* One call. Its rows of A, quantised first, are qa (rows_pad rows of k_pad
- * bytes, rows_pad = M rounded up to MR; the rows past M are zero rows of
- * scale 1) and sa (rows_pad). Then item i covers rows [ic, ic + MC),
+ * bytes, rows_pad = M rounded up to MR, or MR at a time from row row0 with an
+ * arena: qgemm_row_blocks; the rows past M are zero rows of scale 1) and sa
+ * (rows_pad). Then item i covers rows [ic, ic + MC),
  * ic = (i / items_per_ic) * MC, and panels [p0, p0 + panels_per_item),
  * p0 = (i % items_per_ic) * panels_per_item. */
 typedef struct QgemmJob {
@@ -382,6 +393,7 @@ typedef struct QgemmJob {
     int64_t lda, ldc;
     int8_t *qa;
     float *sa;
+    int64_t row0;            /* the row of A that qa and sa start at */
     int64_t n_panels, panels_per_item, items_per_ic, n_items;
     WorkCounter next;
 } QgemmJob;
@@ -393,13 +405,13 @@ static void quantize_range(void *ctx, int64_t begin, int64_t end)
     const QgemmKernel *kr = job->kr;
     int64_t k_pad = job->pb->k_pad;
     for (int64_t r = begin; r < end; r++) {
-        int8_t *q = job->qa + r * k_pad;
+        int8_t *q = job->qa + (r - job->row0) * k_pad;
+        float *sa = job->sa + (r - job->row0);
         if (r < job->M) {
-            job->sa[r] = kr->quantize_row(job->A + r * job->lda, job->pb->K, k_pad, q,
-                                          kr->biased);
+            *sa = kr->quantize_row(job->A + r * job->lda, job->pb->K, k_pad, q, kr->biased);
         } else {
             memset(q, kr->biased ? 128 : 0, (size_t)k_pad);
-            job->sa[r] = 1.0f;
+            *sa = 1.0f;
         }
     }
 }
@@ -413,8 +425,9 @@ static void run_tile(const QgemmJob *job, int64_t i0, int m, int64_t P)
     const QuantPackedB *pb = job->pb;
     int64_t j0 = P * kr->nr;
     int n = (int)min64(kr->nr, pb->N - j0);
-    const int8_t *a = job->qa + i0 * pb->k_pad, *b = pb->data + P * kr->nr * pb->k_pad;
-    const float *sa = job->sa + i0, *sw = pb->scale + j0;
+    const int8_t *a = job->qa + (i0 - job->row0) * pb->k_pad;
+    const int8_t *b = pb->data + P * kr->nr * pb->k_pad;
+    const float *sa = job->sa + (i0 - job->row0), *sw = pb->scale + j0;
     const float *bias = job->bias ? job->bias + j0 : NULL;
     const int32_t *cs = pb->col_sum + j0;
     float *c = job->C + i0 * job->ldc + j0;
@@ -447,6 +460,21 @@ static void qgemm_worker(void *ctx, int64_t begin, int64_t end)
     }
 }
 
+/* With a fixed arena (bare metal: one thread, no cache that would keep W's
+ * panels near between row blocks) A is quantised MR rows at a time, right
+ * before the tiles that read them: the buffer is MR x k_pad bytes instead
+ * of M x k_pad. The tiles, and so the bits, are the blocked order's. */
+static void qgemm_row_blocks(QgemmJob *job)
+{
+    const QgemmKernel *kr = job->kr;
+    for (int64_t i0 = 0; i0 < job->M; i0 += kr->mr) {
+        job->row0 = i0;
+        quantize_range(job, i0, i0 + kr->mr);
+        for (int64_t P = 0; P < job->n_panels; P++)
+            run_tile(job, i0, (int)min64(kr->mr, job->M - i0), P);
+    }
+}
+
 /* Multiply-adds below which a thread is not worth waking (int8 runs ~4x the
  * fp32 rate, so 4x tensor/gemm.c's threshold); elements of A below which its
  * quantisation stays on the caller. */
@@ -473,7 +501,8 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                     "stride %lld: a stride is shorter than its row", (long long)M,
                     (long long)pb->K, (long long)lda, (long long)M, (long long)pb->N,
                     (long long)ldc);
-    int64_t rows_pad = round_up(M, kr->mr);
+    bool row_blocks = qa_arena != NULL;   /* see qgemm_row_blocks */
+    int64_t rows_pad = row_blocks ? kr->mr : round_up(M, kr->mr);
     uint8_t *buf = scratch_get(&qa_buffer, qa_arena,
                                (size_t)(rows_pad * pb->k_pad) + sizeof(float) * (size_t)rows_pad,
                                "bertc_qgemm (quantised rows of A)");
@@ -481,6 +510,10 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                     .C = C, .lda = lda, .ldc = ldc, .qa = (int8_t *)buf,
                     .sa = (float *)(buf + rows_pad * pb->k_pad),
                     .n_panels = ceil_div(pb->N, kr->nr)};
+    if (row_blocks) {
+        qgemm_row_blocks(&job);
+        return;
+    }
     double work = (double)M * (double)pb->N * (double)pb->k_pad / QGEMM_MIN_THREAD_WORK;
     int threads = bertc_threads_count();
     threads = work < 1.0 ? 1 : work < threads ? (int)work : threads;

@@ -480,6 +480,14 @@ void bertc_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, flo
  * bertc_gemm call; NULL returns to the heap. FREESTANDING builds, which have no
  * heap, need it. Only with bertc_threads_count() == 1 (always so with NO_THREADS). */
 void bertc_gemm_set_pack_arena(Arena *a);
+/* The calling thread's pack buffers as they are now: the bytes of op(A)'s
+ * and op(B)'s, the largest any GEMM since bertc_gemm_set_pack_arena asked
+ * for. bertc_gemm_reserve_packs takes buffers of that size at once (from the
+ * pack arena), so a model whose GEMMs were measured never grows them: an
+ * arena never gets back a buffer that grew, so growing would cost the sum
+ * of the sizes rather than the largest. */
+void bertc_gemm_pack_sizes(size_t *a_bytes, size_t *b_bytes);
+void bertc_gemm_reserve_packs(size_t a_bytes, size_t b_bytes);
 /* batch independent GEMMs; matrix i of A starts at A + i * stride_a, etc.
  * stride_a == 0 reuses one A for every batch entry (likewise B). */
 void bertc_gemm_batched(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
@@ -616,8 +624,15 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
 /* As bertc_gemm_set_pack_arena, for bertc_qgemm's buffer: after
  * bertc_qgemm_set_arena(a) it comes from `a` (which must outlive every later
  * bertc_qgemm); NULL returns to the heap. FREESTANDING builds need it. Only
- * with bertc_threads_count() == 1. */
+ * with bertc_threads_count() == 1. With an arena, A is quantised MR rows at
+ * a time (the path's register tile), so the buffer is MR x k_pad bytes and
+ * MR scales rather than M x k_pad; Y is bitwise the same. */
 void bertc_qgemm_set_arena(Arena *a);
+/* Its size now (the largest call's rows of A held at once, times k_pad,
+ * plus a float scale per row), and taking it at once, as
+ * bertc_gemm_pack_sizes / bertc_gemm_reserve_packs. */
+size_t bertc_qgemm_scratch_bytes(void);
+void bertc_qgemm_reserve(size_t bytes);
 /* The oracle: the same y from qw (N, K) (row stride K) and sw (N) by plain
  * loops, quantising A with the portable code. Slow; for tests. */
 void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t *Wq,

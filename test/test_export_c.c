@@ -269,7 +269,8 @@ Test(export_c, bind_const_checks_sizes)
     BertcError err;
     cr_assert_eq(bertc_bert_config_read(FIXTURE "/config.json", &cfg, &err), 0, "%s", err.msg);
     Model m;
-    cr_assert_eq(bertc_model_build_const(&m, a, &cfg, NULL, 0, &err), 0, "%s", err.msg);
+    ConstBuild cb = {.arch = bertc_zoo_arch(cfg.architecture)};
+    cr_assert_eq(bertc_model_build_const(&m, a, &cfg, &cb, &err), 0, "%s", err.msg);
     const Registry *r = m.reg;
     cr_expect_null(r->params[0].var->value.data, "a const build allocated weight data");
     ConstParam *t = bertc_arena_calloc(a, (size_t)r->n_params, sizeof *t);
@@ -289,4 +290,336 @@ Test(export_c, bind_const_checks_sizes)
     cr_expect_eq(bertc_registry_bind_const(m.reg, t, r->n_params, &err), 0, "%s", err.msg);
     cr_expect_eq(r->params[0].var->value.data, zeros, "not read in place");
     bertc_arena_destroy(a);
+}
+
+/* ---- the footprint: arena, GEMM buffers, bookkeeping, flash --------------- */
+
+typedef struct Report {
+    size_t arena, gemm, model, step, forward, tokenizer, init;
+    int tokens;
+} Report;
+
+/* export-c's line: "..., N tokens, arena A bytes (gemm G, model M, step S =
+ * max(forward F, tokenizer bound T, init I))". */
+static Report parse_report(const char *line)
+{
+    Report r = {0};
+    const char *p = strstr(line, " tokens, arena ");
+    cr_assert(p, "no ' tokens, arena ' in: %s", line);
+    while (p > line && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    cr_assert_eq(sscanf(p, "%d tokens, arena %zu bytes (gemm %zu, model %zu, step %zu = "
+                           "max(forward %zu, tokenizer bound %zu, init %zu))", &r.tokens,
+                        &r.arena, &r.gemm, &r.model, &r.step, &r.forward, &r.tokenizer,
+                        &r.init), 8,
+                 "unreadable report: %s", line);
+    return r;
+}
+
+/* The tokenizer's work is dead once the ids are copied out: the step region
+ * is max(tokenizer, forward), the arena packs + model + that, and the
+ * exported program classifies in exactly MODEL_ARENA_BYTES
+ * (export_and_compare). The sum was what the arena used to be. */
+Test(export_c, step_region_is_the_max_of_tokenizer_and_forward, .timeout = 120)
+{
+    char q[200];
+    snprintf(q, sizeof q, "%s/q8", tmp);
+    cr_assert_eq(sh("%s quantize --model %s --out %s", BERTC_CLI, FIXTURE, q), 0, "%s", log_text);
+    cr_assert_eq(sh("%s export-c --model %s --out %s/report", BERTC_CLI, q, tmp), 0, "%s",
+                 log_text);
+    Report r = parse_report(log_text);
+    export_and_compare(q, "");   /* and it classifies in exactly that arena */
+    size_t max = r.forward > r.tokenizer ? r.forward : r.tokenizer;
+    max = r.init > max ? r.init : max;
+    cr_expect_eq(r.step, max, "step %zu, forward %zu, tokenizer %zu, init %zu", r.step,
+                 r.forward, r.tokenizer, r.init);
+    cr_expect_eq(r.arena, r.gemm + r.model + r.step, "arena %zu != %zu + %zu + %zu", r.arena,
+                 r.gemm, r.model, r.step);
+    cr_expect_lt(r.arena, r.gemm + r.model + r.forward + r.tokenizer,
+                 "the arena (%zu) holds the tokenizer's work and the forward side by side",
+                 r.arena);
+    cr_expect_lt(r.arena, r.gemm + r.model + r.init + r.forward,
+                 "the arena (%zu) holds the build's scratch and the forward side by side",
+                 r.arena);
+}
+
+/* --max-len N: the arena is sized for N tokens, and a longer text is cut to
+ * N as `bertc encode --max-len N` cuts it, bit for bit. */
+Test(export_c, max_len_sizes_the_arena_and_cuts_as_encode, .timeout = 120)
+{
+    if (!have_cc()) {
+        cr_skip_test("no cc on PATH");
+        return;
+    }
+    char out[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    cr_assert_eq(sh("%s export-c --model %s --out %s", BERTC_CLI, FIXTURE, out), 0, "%s",
+                 log_text);
+    Report full = parse_report(log_text);
+    cr_assert_eq(sh("%s export-c --model %s --out %s --max-len 6", BERTC_CLI, FIXTURE, out), 0,
+                 "%s", log_text);
+    Report six = parse_report(log_text);
+    cr_expect_eq(six.tokens, 6, "%s", log_text);
+    cr_expect_lt(six.arena, full.arena, "6 tokens: %zu bytes, %d tokens: %zu", six.arena,
+                 full.tokens, full.arena);
+    cr_expect_eq(sh("grep -c 'define MODEL_MAX_TOKENS 6$' %s/model.h", out), 0, "%s", log_text);
+    build_program(out);
+    cr_assert_eq(sh(ENV " %s/prog '%s'", out, texts[2]), 0, "%s", log_text);
+    float have[3], want[3];
+    char *p = log_text;
+    for (int j = 0; j < 3; j++)
+        have[j] = strtof(p, &p);
+    cr_assert_eq(sh("%s encode --model %s --max-len 6 --output %s/in.st '%s' >/dev/null && " ENV
+                    " %s run --model %s --inputs %s/in.st --output %s/out.st", BERTC_CLI, FIXTURE,
+                    tmp, texts[2], BERTC_CLI, FIXTURE, tmp, tmp), 0, "%s", log_text);
+    char path[300];
+    snprintf(path, sizeof path, "%s/out.st", tmp);
+    SafeTensors *st;
+    BertcError err;
+    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_st_read_f32(st, bertc_st_find(st, "logits"), want, 3, &err), 0, "%s",
+                 err.msg);
+    bertc_st_close(st);
+    for (int j = 0; j < 3; j++)
+        cr_expect_eq(have[j], want[j], "logit %d: exported %.9g, bertc run %.9g", j,
+                     (double)have[j], (double)want[j]);
+    cr_expect_neq(sh("%s export-c --model %s --out %s --max-len 100000", BERTC_CLI, FIXTURE,
+                     out), 0);
+    cr_expect(one_line(log_text) && strstr(log_text, "--max-len"), "%s", log_text);
+}
+
+/* --int8-path m4dsp: packed on the layout the scalar path shares, measured
+ * there, marked for m4dsp; a build without the DSP path refuses it at
+ * model_init in one line. */
+Test(export_c, m4dsp_export_is_refused_by_a_build_without_it, .timeout = 120)
+{
+    if (!have_cc()) {
+        cr_skip_test("no cc on PATH");
+        return;
+    }
+    char out[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    cr_assert_eq(sh("%s export-c --model %s --int8 --int8-path m4dsp --out %s", BERTC_CLI,
+                    FIXTURE, out), 0, "%s", log_text);
+    cr_expect(strstr(log_text, "(12 int8, m4dsp path)"), "%s", log_text);
+    cr_expect_eq(sh("grep -c '.isa = %d}' %s/model_data.c", (int)QGEMM_ISA_M4DSP, out), 0,
+                 "%s", log_text);
+    cr_expect_eq(atoi(log_text), 12, "12 entries packed for m4dsp expected, %s", log_text);
+    build_program(out);
+    cr_expect_neq(sh("%s/prog '%s'", out, texts[0]), 0, "an m4dsp export ran on the host");
+    cr_expect(one_line(log_text) && strstr(log_text, "m4dsp") &&
+              strstr(log_text, "cannot run"), "%s", log_text);
+}
+
+/* The m4dsp export on the Cortex-M4F (qemu-system-arm) when the cross tools
+ * are here: it binds and gives the host scalar build's logits bit for bit
+ * (one exact int32 sum per output either way), and the firmware links only
+ * the model's architecture. */
+Test(export_c, m4dsp_export_binds_on_the_cortex_m4, .timeout = 600)
+{
+    if (!have_cc() || system("command -v arm-none-eabi-gcc >/dev/null 2>&1 && "
+                             "command -v qemu-system-arm >/dev/null 2>&1") != 0) {
+        cr_skip_test("no cc, arm-none-eabi-gcc or qemu-system-arm");
+        return;
+    }
+    char out[200], m4[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    snprintf(m4, sizeof m4, "%s/m4", tmp);
+    cr_assert_eq(sh("%s export-c --model %s --int8 --int8-path m4dsp --out %s", BERTC_CLI,
+                    FIXTURE, out), 0, "%s", log_text);
+    const char *flags = "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16";
+    cr_assert_eq(sh("make -s --no-print-directory BUILD=%s FREESTANDING=1 NO_THREADS=1 "
+                    "CC=arm-none-eabi-gcc AR=arm-none-eabi-ar CFLAGS='%s' lib", m4, flags), 0,
+                 "%s", log_text);
+    const char *main_c = "test/portable/cortex-m/export_main.c";
+    cr_assert_eq(sh("arm-none-eabi-gcc -std=c11 -O2 -I. -I%s -DBERTC_FREESTANDING "
+                    "-DBERTC_NO_THREADS %s --specs=nano.specs --specs=rdimon.specs "
+                    "-nostartfiles -T test/portable/cortex-m/link.ld -Wl,--gc-sections %s "
+                    "%s/model.c %s/model_data.c test/portable/cortex-m/startup.c %s/libbertc.a "
+                    "-lm -o %s/fw.elf", out, flags, main_c, out, out, m4, m4), 0, "%s", log_text);
+    cr_expect_neq(sh("arm-none-eabi-nm %s/fw.elf | grep -E ' (qaconv_run|spanbert_run|"
+                     "summarizer_run|bertc_zoo_arch)$'", m4), 0, "linked: %s", log_text);
+    cr_assert_eq(sh("{ timeout 300 qemu-system-arm -M mps2-an386 -nographic "
+                    "-semihosting-config enable=on,target=native -kernel %s/fw.elf "
+                    "> %s/m4.log 2>&1; }", m4, m4), 0, "%s", log_text);
+    /* the same sources, scalar-packed, on the host */
+    cr_assert_eq(sh("%s export-c --model %s --int8 --out %s/host", BERTC_CLI, FIXTURE, tmp), 0,
+                 "%s", log_text);
+    char lib[256];
+    snprintf(lib, sizeof lib, "%s", BERTC_CLI);
+    *strrchr(lib, '/') = '\0';
+    cr_assert_eq(sh("cc -std=c11 -O1 -I. -I%s/host %s %s/host/model.c %s/host/model_data.c "
+                    "%s/libbertc.a " LINK_FLAGS " -lm -lpthread -o %s/host/prog", tmp, main_c,
+                    tmp, tmp, lib, tmp), 0, "%s", log_text);
+    cr_assert_eq(sh("{ " ENV " %s/host/prog > %s/host.log 2>&1; }", tmp, tmp), 0, "%s",
+                 log_text);
+    cr_expect_eq(sh("grep -c '^logits' %s/m4.log", m4), 0, "%s", log_text);
+    cr_expect_eq(atoi(log_text), 3, "the firmware printed %s logits lines", log_text);
+    cr_expect_eq(sh("cmp %s/host.log %s/m4.log", tmp, m4), 0, "%s", log_text);
+}
+
+/* A const model keeps no copy of what its table holds (names point into
+ * it, no module tree beyond the root), and its registry and Params live in
+ * the scratch arena, which the step region reuses once the model is bound:
+ * what lives on in the model's arena is the Vars and the model's structs. */
+Test(export_c, const_registry_keeps_its_bookkeeping_out_of_the_model_arena)
+{
+    Arena *a = bertc_arena_create("t", 1 << 20), *scratch = bertc_arena_create("s", 1 << 20);
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bertc_bert_config_read(FIXTURE "/config.json", &cfg, &err), 0, "%s", err.msg);
+    Model ref, m;
+    ConstBuild cb = {.arch = bertc_zoo_arch(cfg.architecture)};
+    cr_assert_eq(bertc_model_build_const(&ref, a, &cfg, &cb, &err), 0, "%s", err.msg);
+    int n = ref.reg->n_params;
+    ConstParam *t = bertc_arena_calloc(a, (size_t)n, sizeof *t);
+    for (int i = 0; i < n; i++) {   /* the table's own copies of the names, reversed */
+        const char *name = ref.reg->params[n - 1 - i].name;
+        char *copy = bertc_arena_alloc(a, strlen(name) + 1);
+        memcpy(copy, name, strlen(name) + 1);
+        t[i] = (ConstParam){.name = copy};
+    }
+    Arena *model = bertc_arena_create("model", 1 << 20);
+    cb = (ConstBuild){.arch = cb.arch, .table = t, .n_table = n, .scratch = scratch};
+    cr_assert_eq(bertc_model_build_const(&m, model, &cfg, &cb, &err), 0, "%s", err.msg);
+    int copied = 0;
+    for (int i = 0; i < n; i++)
+        copied += m.reg->params[i].name != t[n - 1 - i].name;
+    cr_expect_eq(copied, 0, "%d of %d names were copied, not pointed into the table (e.g. '%s')",
+                 copied, n, m.reg->params[0].name);
+    cr_expect_eq(m.reg->n_modules, 1, "a const model kept %d modules", m.reg->n_modules);
+    cr_expect_eq(m.reg->cap_params, n, "Params for %d allocated, %d needed", m.reg->cap_params,
+                 n);
+    size_t per_param = sizeof(Param) + sizeof(Var);
+    cr_expect_geq(bertc_arena_used(scratch), (size_t)n * sizeof(Param),
+                  "the Params are not in the scratch arena (%zu bytes used there)",
+                  bertc_arena_used(scratch));
+    cr_expect_lt(bertc_arena_used(model), (size_t)n * per_param,
+                 "the model's arena holds %zu bytes for %d parameters: Params too?",
+                 bertc_arena_used(model), n);
+    bertc_arena_destroy(model);
+    bertc_arena_destroy(scratch);
+    bertc_arena_destroy(a);
+}
+
+/* The config is written as a const BertConfig (no JSON on the target): it
+ * formats to the same config.json text as the model's own, every key
+ * bertc_bert_config_format writes, label names included. */
+Test(export_c, exported_config_formats_as_the_models, .timeout = 120)
+{
+    if (!have_cc()) {
+        cr_skip_test("no cc on PATH");
+        return;
+    }
+    char out[200], model[200];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    snprintf(model, sizeof model, "%s/m", tmp);
+    cr_assert_eq(sh("cp -r %s %s", FIXTURE, model), 0, "%s", log_text);
+    char path[300], want[4096];
+    snprintf(path, sizeof path, "%s/config.json", model);
+    BertConfig cfg;
+    BertcError err;
+    size_t n;
+    /* labels with a non-ASCII byte and a problem type: every kind of field */
+    cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    const char *labels[] = {"n\xc3\xa9g", "neutral", "pos"};
+    cr_assert_eq(bertc_bert_config_set_labels(&cfg, labels, 3, &err), 0, "%s", err.msg);
+    cfg.problem_type = PROBLEM_SINGLE_LABEL;
+    cr_assert_eq(bertc_bert_config_write(path, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sh("%s export-c --model %s --int8 --out %s", BERTC_CLI, model, out), 0, "%s",
+                 log_text);
+    cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(cfg.n_label_names, 3, "the labels did not reach %s", path);
+    cfg.int8_dynamic = true;   /* --int8: the exported model is quantised */
+    cr_assert_eq(bertc_bert_config_format(&cfg, want, sizeof want, &n, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/main.c", out);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("#include \"bertc.h\"\n#include <stdio.h>\nextern const ConstModelData model_data;\n"
+          "int main(void)\n{\n    char buf[4096];\n    size_t n;\n    BertcError err;\n"
+          "    if (bertc_bert_config_format(model_data.config, buf, sizeof buf, &n, &err))\n"
+          "        return 1;\n    fputs(buf, stdout);\n    return 0;\n}\n", f);
+    fclose(f);
+    char lib[256];
+    snprintf(lib, sizeof lib, "%s", BERTC_CLI);
+    *strrchr(lib, '/') = '\0';
+    cr_assert_eq(sh("cc -std=c11 -O1 -Wall -Werror -I. -I%s %s/model_data.c %s/main.c "
+                    "%s/libbertc.a " LINK_FLAGS " -lm -lpthread -o %s/prog", out, out, out, lib,
+                    out), 0, "%s", log_text);
+    cr_assert_eq(sh("%s/prog", out), 0, "%s", log_text);
+    cr_expect_str_eq(log_text, want, "the exported BertConfig differs from the model's");
+}
+
+/* The GEMM buffers of a bare-metal run: reserved once at measured sizes,
+ * later GEMMs within them take nothing more from the arena; and a GEMM
+ * with one block of A (M <= MC) packs op(B) in one panel's room, not K x N
+ * floats. */
+Test(export_c, gemm_buffers_are_taken_once_at_their_measured_size)
+{
+    bertc_threads_set_count(1);
+    CpuIsa old_isa = bertc_cpu_isa();
+    bertc_cpu_set_isa(ISA_SCALAR);
+    static _Alignas(64) unsigned char mem[1 << 18];
+    Arena packs;
+    bertc_arena_init_fixed(&packs, "packs", mem, sizeof mem);
+    bertc_gemm_set_pack_arena(&packs);
+    int64_t K = 64, N = 64;
+    static float A[64 * 64], B[64 * 64], C[64 * 64];
+    for (int i = 0; i < 64 * 64; i++)
+        A[i] = (float)(i % 7) - 3.0f, B[i] = (float)(i % 5) - 2.0f;
+    bertc_gemm(false, true, 1, N, K, 1.0f, A, K, B, K, 0.0f, C, N);   /* a Linear at M = 1 */
+    size_t a_bytes, b_bytes;
+    bertc_gemm_pack_sizes(&a_bytes, &b_bytes);
+    cr_expect_lt(b_bytes, (size_t)(K * N) * sizeof(float),
+                 "op(B) of a one-row GEMM took %zu bytes, all of (%lld, %lld)", b_bytes,
+                 (long long)K, (long long)N);
+    bertc_gemm(false, true, 32, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    bertc_gemm_pack_sizes(&a_bytes, &b_bytes);
+    bertc_gemm_set_pack_arena(&packs);   /* forgets the buffers */
+    bertc_arena_reset(&packs);
+    bertc_gemm_reserve_packs(a_bytes, b_bytes);
+    size_t reserved = bertc_arena_used(&packs);
+    bertc_gemm(false, true, 1, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    bertc_gemm(false, false, 32, N, K, 1.0f, A, K, B, N, 0.0f, C, N);
+    bertc_gemm(false, true, 32, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    cr_expect_eq(bertc_arena_used(&packs), reserved, "the buffers grew from %zu to %zu bytes",
+                 reserved, bertc_arena_used(&packs));
+    bertc_gemm_set_pack_arena(NULL);
+    bertc_cpu_set_isa(old_isa);
+}
+
+/* bertc_qgemm with a fixed arena (bare metal) quantises A a register tile of
+ * rows at a time: its buffer holds a few rows, not M x k_pad bytes, and Y
+ * is bitwise the heap run's (M x K quantised at once). */
+Test(export_c, qgemm_with_an_arena_holds_a_few_rows_of_a)
+{
+    bertc_threads_set_count(1);
+    enum { M = 32, N = 24, K = 128 };
+    static float A[M * K], Y_heap[M * N], Y_arena[M * N], bias[N], scale[N];
+    static int8_t W[N * K];
+    static _Alignas(64) unsigned char packed[1 << 16], mem[1 << 16];
+    for (int i = 0; i < M * K; i++)
+        A[i] = (float)((i * 37) % 101) / 17.0f - 3.0f;
+    for (int i = 0; i < N * K; i++)
+        W[i] = (int8_t)((i * 53) % 255 - 127);
+    for (int j = 0; j < N; j++)
+        bias[j] = (float)j / 8.0f, scale[j] = 0.01f + (float)j / 1000.0f;
+    cr_assert_leq(bertc_qgemm_packed_bytes(N, K), sizeof packed);
+    QuantPackedB pb;
+    bertc_qgemm_pack_b(W, scale, N, K, packed, &pb);
+    bertc_qgemm_set_arena(NULL);
+    bertc_qgemm(M, A, K, &pb, bias, Y_heap, N);
+    Arena a;
+    bertc_arena_init_fixed(&a, "qgemm", mem, sizeof mem);
+    bertc_qgemm_set_arena(&a);
+    bertc_qgemm(M, A, K, &pb, bias, Y_arena, N);
+    size_t held = bertc_qgemm_scratch_bytes();
+    bertc_qgemm_set_arena(NULL);
+    cr_expect_lt(held, (size_t)(M * K) / 2, "the arena run held %zu bytes of A's rows (all "
+                 "of A: %d)", held, M * K);
+    int differ = 0;
+    for (int i = 0; i < M * N; i++)
+        differ += memcmp(&Y_heap[i], &Y_arena[i], sizeof(float)) != 0;
+    cr_expect_eq(differ, 0, "%d of %d outputs differ from the heap run (first: %.9g vs %.9g)",
+                 differ, M * N, (double)Y_arena[0], (double)Y_heap[0]);
 }

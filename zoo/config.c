@@ -144,7 +144,12 @@ int bertc_bert_config_parse(Arena *scratch, const char *name, const char *text, 
 int bertc_bert_config_check(const BertConfig *cfg, BertcError *err)
 {
     const ModelArch *arch = arch_of(cfg, err);
-    if (!arch || bertc_bert_config_check_common(cfg, err) != 0 ||
+    return arch ? bertc_bert_config_check_as(arch, cfg, err) : -1;
+}
+
+int bertc_bert_config_check_as(const ModelArch *arch, const BertConfig *cfg, BertcError *err)
+{
+    if (bertc_bert_config_check_common(cfg, err) != 0 ||
         bertc_config_check_keys(arch->keys, arch->n_keys, cfg->model.bytes, cfg, err) != 0)
         return -1;
     return arch->check_config ? arch->check_config(cfg, err) : 0;

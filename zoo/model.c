@@ -14,7 +14,7 @@ typedef struct SizeKey {
 
 /* The integer config keys that may size a tensor: the common sizes and the
  * architecture's own integer keys. */
-static int size_keys(const BertConfig *c, SizeKey *keys, int cap)
+static int size_keys(const ModelArch *arch, const BertConfig *c, SizeKey *keys, int cap)
 {
     int n = 0;
     keys[n++] = (SizeKey){"vocab_size", c->vocab_size};
@@ -23,8 +23,7 @@ static int size_keys(const BertConfig *c, SizeKey *keys, int cap)
     keys[n++] = (SizeKey){"max_position_embeddings", c->max_position_embeddings};
     keys[n++] = (SizeKey){"type_vocab_size", c->type_vocab_size};
     keys[n++] = (SizeKey){"num_labels", c->num_labels};
-    const ModelArch *arch = bertc_zoo_arch(c->architecture);
-    for (int i = 0; arch && i < arch->n_keys && n < cap; i++)
+    for (int i = 0; i < arch->n_keys && n < cap; i++)
         if (arch->keys[i].kind == CONFIG_INT && arch->keys[i].range != RANGE_TOKEN_ID)
             keys[n++] = (SizeKey){arch->keys[i].key,
                                   (int)bertc_config_key_value(&arch->keys[i], c->model.bytes)};
@@ -34,10 +33,11 @@ static int size_keys(const BertConfig *c, SizeKey *keys, int cap)
 /* "hidden_size 768, pe_max_len 100000000": the keys whose value is a
  * dimension of t, or a factor of one (query_layer is [H, query_len·H],
  * span_pos_emb [3·sbo_max_span_length, H]). */
-static void keys_of(const BertConfig *c, const Tensor *t, char *buf, size_t cap)
+static void keys_of(const ModelArch *arch, const BertConfig *c, const Tensor *t, char *buf,
+                    size_t cap)
 {
     SizeKey keys[32];
-    int n = size_keys(c, keys, 32);
+    int n = size_keys(arch, c, keys, 32);
     size_t at = 0;
     buf[0] = '\0';
     for (int k = 0; k < n; k++) {
@@ -53,12 +53,13 @@ static void keys_of(const BertConfig *c, const Tensor *t, char *buf, size_t cap)
     }
 }
 
-static int too_big(const BertConfig *cfg, const Registry *r, BertcError *err)
+static int too_big(const ModelArch *arch, const BertConfig *cfg, const Registry *r,
+                   BertcError *err)
 {
     const Param *p = &r->params[r->dry_largest];
     char shape[SHAPE_STR_LEN], keys[256];
     bertc_shape_str(shape, sizeof shape, p->var->value.ndim, p->var->value.shape);
-    keys_of(cfg, &p->var->value, keys, sizeof keys);
+    keys_of(arch, cfg, &p->var->value, keys, sizeof keys);
     return bertc_errorf(err, "config: %s with num_hidden_layers %d asks for %.3g parameter "
                         "and buffer elements (%.3g GiB of float32), more than bertc's limit "
                         "of %.3g (64 GiB); the largest is '%s' %s, sized by %s: lower these "
@@ -85,18 +86,18 @@ static int dry_build(void *ctx, BertcError *err)
 }
 
 /* bertc_model_size with the dry run in `arena`; it leaves the arena as it was. */
-static int size_in(const BertConfig *cfg, Arena *arena, double *floats, BertcError *err)
+static int size_in(const ModelArch *arch, const BertConfig *cfg, Arena *arena, double *floats,
+                   BertcError *err)
 {
-    if (bertc_bert_config_check(cfg, err) != 0)
+    if (bertc_bert_config_check_as(arch, cfg, err) != 0)
         return -1;
-    const ModelArch *arch = bertc_zoo_arch(cfg->architecture);
     /* the dry run allocates names, Vars without data and the model's own
      * structs: a few KB per layer, the layer counts being bounded */
     ArenaMark mark = bertc_arena_mark(arena);
     DryBuild d = {arch, cfg, arena, NULL};
     int rc = bertc_try(dry_build, &d, err);
     if (rc == 0 && d.r->dry_floats > MODEL_MAX_FLOATS)
-        rc = too_big(cfg, d.r, err);
+        rc = too_big(arch, cfg, d.r, err);
     if (rc == 0)
         *floats = d.r->dry_floats;
     bertc_arena_release(arena, mark);
@@ -109,11 +110,24 @@ typedef struct SizeCall {
     double *floats;
 } SizeCall;
 
+/* The architecture cfg names; NULL and the config check's error (which
+ * lists the known ones) when it names none. */
+static const ModelArch *arch_named(const BertConfig *cfg, BertcError *err)
+{
+    const ModelArch *arch = bertc_zoo_arch(cfg->architecture);
+    if (!arch && bertc_bert_config_check(cfg, err) == 0)
+        bertc_errorf(err, "config: unknown architecture \"%.60s\"", cfg->architecture);
+    return arch;
+}
+
 static int size_in_own_arena(void *ctx, BertcError *err)
 {
     SizeCall *c = ctx;
+    const ModelArch *arch = arch_named(c->cfg, err);
+    if (!arch)
+        return -1;
     c->arena = bertc_arena_create("bertc_model_size", 1 << 16);
-    return size_in(c->cfg, c->arena, c->floats, err);
+    return size_in(arch, c->cfg, c->arena, c->floats, err);
 }
 
 int bertc_model_size(const BertConfig *cfg, double *floats, BertcError *err)
@@ -146,16 +160,18 @@ typedef struct BuildCall {
     const BertConfig *cfg;
     const char *const *int8_names;
     int n_int8;
-    bool const_data;
+    const ConstBuild *cb;   /* NULL: not a const model */
 } BuildCall;
 
 static int build(void *ctx, BertcError *err)
 {
     BuildCall *c = ctx;
-    c->m->reg = bertc_registry_create(c->arena, c->m->arch->name);
+    const ConstBuild *cb = c->cb;
+    c->m->reg = cb ? bertc_registry_create_const(c->arena, cb->scratch, c->m->arch->name,
+                                                 cb->table, cb->n_table)
+                   : bertc_registry_create(c->arena, c->m->arch->name);
     c->m->reg->int8_names = c->int8_names;
     c->m->reg->n_int8_names = c->n_int8;
-    c->m->reg->const_data = c->const_data;
     c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
     return c->m->impl ? 0 : -1;
 }
@@ -165,31 +181,40 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
     return bertc_model_build_int8(m, arena, cfg, NULL, 0, err);
 }
 
-static int build_model(Model *m, Arena *arena, const BertConfig *cfg,
-                       const char *const *int8_weights, int n, bool const_data, BertcError *err)
+/* Every build, with the architecture in hand (never looked up here, so a
+ * firmware that names its one architecture links no other). */
+static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall *c,
+                       BertcError *err)
 {
-    const ModelArch *arch = bertc_zoo_arch(cfg->architecture);
+    /* A const model allocates no weights (they are in the caller's memory
+     * already): the config's rules, without the dry run that sizes them. */
     double floats;
-    if (size_in(cfg, arena, &floats, err) != 0)
+    if (c->cb ? bertc_bert_config_check_as(arch, c->cfg, err) != 0
+              : size_in(arch, c->cfg, arena, &floats, err) != 0)
         return -1;
-    m->cfg = *cfg;
+    m->cfg = *c->cfg;
     m->arch = arch;
     m->reg = NULL;
     m->impl = NULL;
-    BuildCall c = {m, arena, cfg, int8_weights, n, const_data};
-    return bertc_try(build, &c, err);
+    return bertc_try(build, c, err);
 }
 
 int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err)
 {
-    return build_model(m, arena, cfg, int8_weights, n, false, err);
+    const ModelArch *arch = arch_named(cfg, err);
+    BuildCall c = {m, arena, cfg, int8_weights, n, NULL};
+    return arch ? build_model(m, arena, arch, &c, err) : -1;
 }
 
-int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg,
-                            const char *const *int8_weights, int n, BertcError *err)
+int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg, const ConstBuild *cb,
+                            BertcError *err)
 {
-    return build_model(m, arena, cfg, int8_weights, n, true, err);
+    if (strcmp(cb->arch->name, cfg->architecture) != 0)
+        return bertc_errorf(err, "config: the architecture is %.60s, the model is built as %s",
+                            cfg->architecture, cb->arch->name);
+    BuildCall c = {m, arena, cfg, cb->int8_names, cb->n_int8, cb};
+    return build_model(m, arena, cb->arch, &c, err);
 }
 
 typedef struct ForwardCall {

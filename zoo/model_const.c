@@ -2,30 +2,66 @@
  * and tokenizer index are const data (flash), run in one caller buffer:
  * what the model.c of `bertc export-c` calls (docs/embedded.md).
  *
- * The buffer is split in three fixed arenas:
- *   [0, pack_bytes)          GEMM pack buffers (fp32 and int8), sized by the export
- *   params                   config tree, registry, Vars (no weight data: flash)
- *   step                     the rest: one text's tokens, batch and forward graph
- * so the sizes `bertc export-c` measured on the host are the sizes needed. */
+ * The config is a const BertConfig too, read in place: no JSON parser on the
+ * target. The buffer is split in fixed arenas:
+ *   [0, packs)          GEMM pack buffers (fp32 A and B, int8 rows of A), taken
+ *                       at init at the sizes the export measured, never grown
+ *   model               what running the model needs of its build: a Var per
+ *                       parameter (no weight data: flash; names point into
+ *                       d->params), the model's structs, the int8 weights'
+ *                       QuantPackedB, the copy of one text's inputs
+ *   step                the rest, used three times: during model_init its top
+ *                       d->scratch_bytes are the build's scratch (the registry
+ *                       and its Params: dead once the weights are bound);
+ *                       then per text the tokenizer's work, and once the
+ *                       inputs are copied out, the forward
+ * so it needs max(scratch, tokenizer, forward), not their sum, and the sizes
+ * `bertc export-c` measured on the host are the sizes needed. The
+ * architecture is d->arch itself, never looked up by name: a firmware built
+ * with -ffunction-sections -Wl,--gc-sections links only it. */
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"
 
 #include <string.h>
 
-static int split(ConstModel *cm, void *mem, size_t size, BertcError *err)
+static size_t round64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* One pack buffer as the arena holds it: 64 bytes of alignment slack, then
+ * rounded to the arena's 64-byte blocks (tensor/scratch_internal.h). */
+static size_t pack_block(size_t bytes)
+{
+    return bytes ? round64(bytes + 64) : 0;
+}
+
+size_t bertc_const_model_pack_bytes(const ConstModelData *d)
+{
+    return pack_block(d->pack_a_bytes) + pack_block(d->pack_b_bytes) +
+           pack_block(d->qgemm_bytes);
+}
+
+/* The packs, then the model arena, the build's scratch at the buffer's top. */
+static int split(ConstModel *cm, void *mem, size_t size, Arena *scratch, BertcError *err)
 {
     const ConstModelData *d = cm->d;
+    size_t packs = bertc_const_model_pack_bytes(d), top = round64(d->scratch_bytes) + 64;
     if (((uintptr_t)mem & 63) != 0)
         return bertc_errorf(err, "model_init: the arena must be 64-byte aligned");
-    if (size < d->pack_bytes + 4096)
+    if (size < packs + top + 4096)
         return bertc_errorf(err, "model_init: arena of %zu bytes is below the %zu the GEMM "
-                            "buffers alone need", size, d->pack_bytes);
-    bertc_arena_init_fixed(&cm->packs, "gemm packs", mem, d->pack_bytes);
-    bertc_arena_init_fixed(&cm->params, "model", (char *)mem + d->pack_bytes,
-                           size - d->pack_bytes);
+                            "buffers and the model's build alone need", size, packs + top);
+    bertc_arena_init_fixed(&cm->params, "model", (char *)mem + packs, size - packs - top);
+    bertc_arena_init_fixed(scratch, "model_init scratch", (char *)mem + size - top, top);
     bertc_threads_set_count(1);   /* the pack arenas serve one thread */
+    if (packs == 0)
+        return 0;   /* unmeasured (the export's measuring run): the caller's pack arena */
+    bertc_arena_init_fixed(&cm->packs, "gemm packs", mem, packs);
     bertc_gemm_set_pack_arena(&cm->packs);
     bertc_qgemm_set_arena(&cm->packs);
+    bertc_gemm_reserve_packs(d->pack_a_bytes, d->pack_b_bytes);
+    bertc_qgemm_reserve(d->qgemm_bytes);
     return 0;
 }
 
@@ -41,29 +77,104 @@ static int select_int8_path(const ConstModelData *d, BertcError *err)
     return 0;
 }
 
+/* The model built and bound with its bookkeeping in scratch; what lives on
+ * is in cm->params. The config is d's, in place (its rules checked). */
+static int build(ConstModel *cm, Arena *scratch, BertcError *err)
+{
+    const ConstModelData *d = cm->d;
+    ConstBuild cb = {.arch = d->arch, .table = d->params, .n_table = d->n_params,
+                     .int8_names = d->int8_names, .n_int8 = d->n_int8, .scratch = scratch};
+    if (bertc_model_build_const(&cm->m, &cm->params, d->config, &cb, err) != 0 ||
+        bertc_registry_bind_const(cm->m.reg, d->params, d->n_params, err) != 0)
+        return -1;
+    cm->m.reg = NULL;   /* it lives in scratch, which the step region reuses */
+    cm->scratch_used = bertc_arena_high_water(scratch);
+    return 0;
+}
+
+typedef struct InitCall {
+    ConstModel *cm;
+    void *mem;
+    size_t size;
+} InitCall;
+
+/* Under bertc_try: an arena too small for what the export measured (a
+ * ConstModelData edited by hand, a smaller buffer) is an error, not an abort. */
+static int init(void *ctx, BertcError *err)
+{
+    InitCall *c = ctx;
+    ConstModel *cm = c->cm;
+    const ConstModelData *d = cm->d;
+    void *mem = c->mem;
+    size_t size = c->size;
+    Arena scratch;
+    if (split(cm, mem, size, &scratch, err) != 0 || select_int8_path(d, err) != 0 ||
+        build(cm, &scratch, err) != 0)
+        return -1;
+    cm->batch = bertc_arena_alloc(&cm->params, d->batch_bytes ? d->batch_bytes : 1);
+    cm->model_bytes = bertc_arena_used(&cm->params);
+    size_t start = bertc_const_model_pack_bytes(d) + round64(cm->model_bytes) + 64;
+    if (start + 4096 > size)
+        return bertc_errorf(err, "model_init: arena of %zu bytes has no room left for a "
+                            "forward (the model took %zu)", size, start);
+    bertc_arena_init_fixed(&cm->step, "step", (char *)mem + start, size - start);
+    bertc_ag_graph_init(&cm->g, &cm->step, 0);
+    bertc_ag_set_training(&cm->g, false);
+    bertc_ag_set_no_grad(&cm->g, true);
+    return 0;
+}
+
 int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, size_t size,
                            BertcError *err)
 {
     memset(cm, 0, sizeof *cm);
     cm->d = d;
-    BertConfig cfg;
-    if (split(cm, mem, size, err) != 0 || select_int8_path(d, err) != 0 ||
-        bertc_bert_config_parse(&cm->params, "config.json", d->config_json, d->config_len, &cfg,
-                                err) != 0 ||
-        bertc_model_build_const(&cm->m, &cm->params, &cfg, d->int8_names, d->n_int8, err) != 0 ||
-        bertc_registry_bind_const(cm->m.reg, d->params, d->n_params, err) != 0)
-        return -1;
-    size_t used = bertc_arena_used(&cm->params) + 128, cap = size - d->pack_bytes;
-    if (used + 4096 > cap)
-        return bertc_errorf(err, "model_init: arena of %zu bytes has no room left for a "
-                            "forward (the model took %zu)", size, d->pack_bytes + used);
-    size_t rest = cap - used;
-    cm->model_bytes = bertc_arena_high_water(&cm->params);
-    bertc_arena_init_fixed(&cm->step, "step", bertc_arena_alloc(&cm->params, rest), rest);
-    bertc_ag_graph_init(&cm->g, &cm->step, 0);
-    bertc_ag_set_training(&cm->g, false);
-    bertc_ag_set_no_grad(&cm->g, true);
+    InitCall c = {cm, mem, size};
+    if (bertc_try(init, &c, err) == 0)
+        return 0;
+    cm->g.step = NULL;   /* model_classify refuses to run */
+    return -1;
+}
+
+/* The batch's tensors (in the step arena, next to the tokenizer's work)
+ * copied to cm->batch and the items pointed there, so the step arena can
+ * be reset before the forward. */
+static int keep_batch(ConstModel *cm, Batch *b, BertcError *err)
+{
+    size_t at = 0;
+    for (int i = 0; i < b->n; i++) {
+        BatchItem *it = &b->items[i];
+        size_t n = (size_t)(it->is_int ? it->ids.numel : it->f32.numel) * 4;
+        if (at + round64(n) > cm->d->batch_bytes)
+            return bertc_errorf(err, "model_classify: the text's inputs take more than the "
+                                "%zu bytes the export measured for a text of %zu tokens",
+                                cm->d->batch_bytes, (size_t)cm->d->max_len);
+        void *dst = cm->batch + at;
+        memcpy(dst, it->is_int ? (void *)it->ids.data : (void *)it->f32.data, n);
+        if (it->is_int)
+            it->ids.data = dst;
+        else
+            it->f32.data = dst;
+        at += round64(n);
+    }
+    cm->batch_used = at > cm->batch_used ? at : cm->batch_used;
     return 0;
+}
+
+typedef struct ForwardCall {
+    ConstModel *cm;
+    const Batch *b;
+} ForwardCall;
+
+/* The architecture's forward under bertc_try, as bertc_model_forward runs it
+ * but on the batch itself: its inputs came from the same architecture's
+ * batch_from_text, so there is no unread input to catch, and no 4.7 KB
+ * copy of the Batch on the stack to record the lookups in. */
+static int forward(void *ctx, BertcError *err)
+{
+    ForwardCall *c = ctx;
+    Model *m = &c->cm->m;
+    return m->arch->forward(m->impl, &m->cfg, &c->cm->g, c->b, &c->cm->out, err);
 }
 
 int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
@@ -83,7 +194,13 @@ int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, 
     bertc_batch_init(&b, "the text");
     bertc_outputs_init(&cm->out);
     if (bertc_model_batch_from_text(&cm->m, d->tok, &ex, 1, d->max_len, &cm->g, &b, err) != 0 ||
-        bertc_model_forward(&cm->m, &cm->g, &b, &cm->out, err) != 0)
+        keep_batch(cm, &b, err) != 0)
+        return -1;
+    size_t text_bytes = bertc_arena_used(&cm->step);
+    cm->text_bytes = text_bytes > cm->text_bytes ? text_bytes : cm->text_bytes;
+    bertc_ag_graph_reset(&cm->g);   /* the tokenizer's work is dead: the forward reuses it */
+    ForwardCall c = {cm, &b};
+    if (bertc_try(forward, &c, err) != 0)
         return -1;
     Var *v = bertc_outputs_get(&cm->out, "logits");
     if (!v || v->value.ndim != 2 || v->value.shape[0] != 1)

@@ -5,6 +5,8 @@
  * labels every BERT input shares, and uniform class labels. */
 #include "zoo/zoo.h"
 
+#include <string.h>
+
 /* bert-base-uncased: ids 0..998 are [PAD], [unusedN], [UNK], [CLS], [SEP],
  * [MASK]; from 999 on, real characters and WordPieces. */
 #define BERT_BASE_FIRST_WORD 1000
@@ -21,7 +23,12 @@ int32_t bertc_random_first_token(const BertConfig *cfg)
                                 cfg->mask_token_id};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         last = specials[i] > last ? specials[i] : last;
-    ConfigTokenIds more = bertc_model_config_token_ids(cfg, "masking.special_token_ids");
+    /* SpanBERT's masking.special_token_ids, read from its own keys rather
+     * than looked up by name: a firmware whose architecture's random_batch
+     * comes here links no other architecture (docs/embedded.md). */
+    ConfigTokenIds more = {0};
+    if (strcmp(cfg->architecture, "SpanBertForPreTraining") == 0)
+        more = bertc_spanbert_keys(cfg).masking.special_token_ids;
     for (int i = 0; i < more.n; i++)
         last = more.ids[i] > last ? more.ids[i] : last;
     return last + 1 < cfg->vocab_size ? last + 1 : 0;

@@ -240,6 +240,8 @@ int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err); 
 /* Every rule of bertc_bert_config_parse on a BertConfig made or changed in code.
  * Errors start with "config: " and name the key. */
 int bertc_bert_config_check(const BertConfig *cfg, BertcError *err);
+/* The same with cfg's architecture given. */
+int bertc_bert_config_check_as(const ModelArch *arch, const BertConfig *cfg, BertcError *err);
 /* BertConfig -> config.json text in buf[0..cap), NUL-terminated, *len its
  * length: every key bertc_bert_config_parse reads, so the round trip is exact. */
 int bertc_bert_config_format(const BertConfig *cfg, char *buf, size_t cap, size_t *len,
@@ -277,9 +279,22 @@ int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err);
 /* The same with no parameter data allocated: the weights are then read in
  * place from const memory, bound by bertc_registry_bind_const (nn/nn.h);
- * what `bertc export-c`'s model.c does. */
-int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg,
-                            const char *const *int8_weights, int n, BertcError *err);
+ * what `bertc export-c`'s model.c does (zoo/model_const.c). */
+typedef struct ConstBuild {
+    const ModelArch *arch;            /* cfg's, given rather than looked up: a firmware
+                                         links only it */
+    const ConstParam *table;          /* what bertc_registry_bind_const will bind (n_table;
+                                         may be NULL): names point into it, not copied */
+    int n_table;
+    const char *const *int8_names;    /* as bertc_model_build_int8's */
+    int n_int8;
+    Arena *scratch;                   /* NULL, or where the registry and its Params go:
+                                         dead once the weights are bound, when m->reg must
+                                         no longer be used. (No dry-run size check: the
+                                         weights exist; the config's rules are checked.) */
+} ConstBuild;
+int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg, const ConstBuild *cb,
+                            BertcError *err);
 
 /* The most elements the parameters and buffers of a model may have: 2^34
  * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused
@@ -747,8 +762,8 @@ int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok,
 /* Everything of a sequence classifier as const data (flash): what the
  * model_data.c of `bertc export-c` holds. */
 typedef struct ConstModelData {
-    const char *config_json;          /* config.json text */
-    size_t config_len;
+    const ModelArch *arch;            /* its architecture (bertc_arch_bert_seqcls, ...) */
+    const BertConfig *config;         /* read in place: no JSON on the target */
     const char *const *int8_names;    /* the int8 Linear weights (n_int8) */
     int n_int8;
     int int8_isa;                     /* QgemmIsa they were packed for */
@@ -756,18 +771,30 @@ typedef struct ConstModelData {
     int n_params;
     const Tokenizer *tok;             /* its index arrays const too */
     int32_t max_len;                  /* tokens per text (model_max_length) */
-    size_t pack_bytes;                /* GEMM pack buffers, measured by the export */
+    /* GEMM buffers, measured by the export (bertc_gemm_pack_sizes,
+     * bertc_qgemm_scratch_bytes) and taken at init at these sizes */
+    size_t pack_a_bytes, pack_b_bytes, qgemm_bytes;
+    size_t batch_bytes;               /* one text's inputs at max_len tokens */
+    size_t scratch_bytes;             /* model_init's scratch: the registry and its
+                                         Params (measured; reused by the step) */
     size_t max_text_bytes;            /* the longest text the arena was sized for */
 } ConstModelData;
 
 typedef struct ConstModel {
     const ConstModelData *d;
     Arena packs, params, step;
-    size_t model_bytes;               /* params' high water before step was carved */
+    size_t model_bytes;               /* params used when step was carved */
+    size_t scratch_used;              /* the init scratch's high water */
+    size_t text_bytes;                /* step's high water once the text was tokenized */
+    unsigned char *batch;             /* d->batch_bytes: the inputs of one text */
+    size_t batch_used;
     Model m;
     Graph g;
-    Outputs out;                      /* ~45 KB: keep a ConstModel static */
+    Outputs out;
 } ConstModel;
+
+/* The bytes at the start of the arena that hold d's GEMM buffers. */
+size_t bertc_const_model_pack_bytes(const ConstModelData *d);
 
 /* Builds the model in mem (size bytes, 64-byte aligned): GEMM buffers,
  * then the model's bookkeeping (its weights stay in d), the rest for one
