@@ -1,5 +1,5 @@
 /* cli/export_c.c — `bertc export-c --model DIR --out DIR [--int8]
- * [--int8-path P] [--max-len N] [--max-text-bytes N]`: a sequence classifier
+ * [--int8-path P] [--max-len N]`: a sequence classifier
  * as C sources a firmware compiles as they are (docs/embedded.md):
  *
  *   model_data.c  const data, read in place (flash): every parameter
@@ -7,17 +7,17 @@
  *                 int8 path P), the BertConfig, the tokenizer's text,
  *                 offsets and hash slots, and the ConstModelData tying them
  *   model.h       model_init(arena, size), model_classify(text, logits, n),
- *                 MODEL_ARENA_BYTES, MODEL_N_LABELS, MODEL_MAX_TEXT_BYTES
+ *                 MODEL_ARENA_BYTES, MODEL_N_LABELS, MODEL_MAX_TOKENS
  *   model.c       the glue: bertc_const_model_init / _classify (zoo/model_const.c)
  *
  * MODEL_ARENA_BYTES is measured, not guessed: the export runs the same
  * bertc_const_model_init / _classify on the host, with the portable fp32
- * path and int8 path P (what the target runs), on a text of
- * --max-text-bytes bytes that fills max_len tokens: the GEMM buffers at the
- * sizes that run asked for, the model's bookkeeping, and one step region of
- * max(forward, tokenizer, model_init's scratch) where the tokenizer's part is
- * its documented bound for a text of that length; it then checks that an arena of exactly
- * that size classifies the text. The m4dsp path cannot run here: its
+ * path and int8 path P (what the target runs), on a text that fills max_len
+ * tokens: the GEMM buffers at the sizes that run asked for, the model's
+ * bookkeeping, and one step region of max(forward, tokenizer, model_init's
+ * scratch) where the tokenizer's part is its fixed work buffer
+ * (bertc_tokenizer_work_bytes: any text length fits); it then checks that an
+ * arena of exactly that size classifies the text. The m4dsp path cannot run here: its
  * weights are packed and measured on the scalar path, whose layout it
  * shares (panels of 8 channels) and whose buffers are no smaller (rows of A
  * in blocks of 4, m4dsp's 2), and then marked for m4dsp. */
@@ -39,15 +39,12 @@ static const CliOption export_options[] = {
      "neondot"},
     {"--max-len", "N", NULL, "tokens per text (default: model_max_length, else "
      "max_position_embeddings); the arena is sized for it"},
-    {"--max-text-bytes", "N", "512", "the longest text model_classify accepts; the arena is "
-     "sized for it"},
 };
 
 const CliCommand cli_cmd_export_c = {
     .name = "export-c",
     .summary = "write a classifier as C sources for a microcontroller (weights in flash)",
-    .usage = "--model DIR --out DIR [--int8] [--int8-path P] [--max-len N] "
-             "[--max-text-bytes N]",
+    .usage = "--model DIR --out DIR [--int8] [--int8-path P] [--max-len N]",
     .description = "Writes model_data.c (the weights, config, vocabulary and tokenizer "
                    "index as const data, read in place), model.h (model_init, "
                    "model_classify, MODEL_ARENA_BYTES measured on the host) and model.c. "
@@ -152,16 +149,16 @@ static int run_in(Export *x, void *mem, size_t size, const char *text, ConstMode
     return 0;
 }
 
-#define ROOMY_BATCH ((size_t)1 << 20)
 #define ROOMY_SCRATCH ((size_t)64 << 20)
 
 /* The sizes of a roomy run, with no GEMM buffer taken at init (the pack
- * sizes 0: the run grows them in its first half) and room for any batch. */
+ * sizes 0: the run grows them in its first half). The batch region holds one
+ * text's input_ids, attention_mask and token_type_ids (int32, max_len each). */
 static int measure_roomy(Export *x, void *mem, size_t roomy, const char *text, ConstModel *cm,
                          BertcError *err)
 {
     x->d.pack_a_bytes = x->d.pack_b_bytes = x->d.qgemm_bytes = 0;
-    x->d.batch_bytes = ROOMY_BATCH;
+    x->d.batch_bytes = round64(3 * sizeof(int32_t) * (size_t)x->d.max_len);
     x->d.scratch_bytes = ROOMY_SCRATCH;
     bertc_gemm_set_pack_arena(NULL);
     bertc_qgemm_set_arena(NULL);
@@ -172,32 +169,27 @@ static int measure_roomy(Export *x, void *mem, size_t roomy, const char *text, C
     int rc = run_in(x, (char *)mem + roomy / 2, roomy / 2, text, cm, err);
     bertc_gemm_pack_sizes(&x->d.pack_a_bytes, &x->d.pack_b_bytes);
     x->d.qgemm_bytes = bertc_qgemm_scratch_bytes();
-    x->d.batch_bytes = cm->batch_used;
     x->d.scratch_bytes = cm->scratch_used;
     return rc;
 }
 
-/* Bytes for one text of max_text_bytes: the sizes of a roomy run, then a
- * run in exactly that many bytes as the check. */
+/* Bytes for a text that fills max_len tokens: the sizes of a roomy run,
+ * then a run in exactly that many bytes as the check. */
 static int measure(Export *x, BertcError *err)
 {
     static ConstModel cm;
     size_t roomy = (size_t)1 << 30;
     void *mem = aligned_alloc(64, roomy);
-    char *text = long_text(x->cm.tok, x->d.max_text_bytes);
+    char *text = long_text(x->cm.tok, 16 * (size_t)x->d.max_len);
     int rc = mem && text ? measure_roomy(x, mem, roomy, text, &cm, err)
                          : bertc_errorf(err, "export-c: out of memory for the %zu-byte arena "
                                         "the measurement runs in", roomy);
     if (rc == 0) {
-        /* The tokenizer's bound (zoo/zoo.h): 290 bytes per byte of text and
-         * 28 per token, over the measured text (whose words are short); it
-         * holds the batch's tensors too while they are made. */
-        size_t tokenizer = 290 * x->d.max_text_bytes + 28 * (size_t)x->d.max_len +
-                           2 * x->d.batch_bytes;
+        /* The tokenizer's fixed work buffer (zoo/tokenizer.h), whatever the
+         * text; the ids go straight to the batch region. */
+        size_t tokenizer = round64(bertc_tokenizer_work_bytes()) + 64;
         x->pack_bytes = bertc_const_model_pack_bytes(&x->d);
-        /* the roomy run's batch copy, at the size measured */
-        size_t batch_over = round64(ROOMY_BATCH) - round64(x->d.batch_bytes);
-        x->model_bytes = round64(cm.model_bytes - batch_over) + 64;
+        x->model_bytes = round64(cm.model_bytes) + 64;
         x->forward_bytes = round64(bertc_arena_high_water(&cm.step));
         x->text_bytes = round64(cm.text_bytes);
         x->tokenizer_bytes = round64(max_size(tokenizer, x->text_bytes));
@@ -246,10 +238,7 @@ static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *aren
                    BertcError *err)
 {
     QgemmIsa host = QGEMM_ISA_SCALAR;
-    int max_text;
-    if (int8_path(c, a, &x->target_isa, &host, err) != 0 ||
-        cli_parse_int("--max-text-bytes", cli_value(c, a, "--max-text-bytes"), 16, 1 << 20,
-                      &max_text, err) != 0)
+    if (int8_path(c, a, &x->target_isa, &host, err) != 0)
         return -1;
     bertc_threads_set_count(1);
     bertc_cpu_set_isa(ISA_SCALAR);   /* the target's fp32 path: its pack sizes */
@@ -273,7 +262,6 @@ static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *aren
     x->d.int8_isa = (int)host;
     x->d.int8_names = x->int8_names;
     x->d.tok = x->cm.tok;
-    x->d.max_text_bytes = (size_t)max_text;
     if (table(x, err) != 0)
         return -1;
     x->config.int8_dynamic = x->d.n_int8 > 0;   /* --int8 made it a quantised model */

@@ -257,8 +257,7 @@ static int write_data(const Export *x, const char *dir, BertcError *err)
                 "    .int8_names = int8_names, .n_int8 = %d, .int8_isa = %d,\n"
                 "    .params = params, .n_params = %d, .tok = &tok, .max_len = %ld,\n"
                 "    .pack_a_bytes = %zu, .pack_b_bytes = %zu, .qgemm_bytes = %zu,\n"
-                "    .batch_bytes = %zu, .scratch_bytes = %zu,\n"
-                "    .max_text_bytes = MODEL_MAX_TEXT_BYTES,\n};\n",
+                "    .batch_bytes = %zu, .scratch_bytes = %zu,\n};\n",
                 arch, arch, x->d.n_int8, x->d.int8_isa, x->d.n_params, (long)x->d.max_len,
                 x->d.pack_a_bytes, x->d.pack_b_bytes, x->d.qgemm_bytes, x->d.batch_bytes,
                 x->d.scratch_bytes);
@@ -280,16 +279,17 @@ static int write_header(const Export *x, const char *dir, BertcError *err)
             " *     float logits[MODEL_N_LABELS];\n"
             " *     model_classify(\"a text\", logits, MODEL_N_LABELS);  // -> MODEL_N_LABELS\n"
             " *\n * MODEL_ARENA_BYTES was measured by running this model on the host on a\n"
-            " * text of MODEL_MAX_TEXT_BYTES bytes (int8 path %s, portable fp32). */\n"
+            " * text of MODEL_MAX_TOKENS tokens (int8 path %s, portable fp32); a text of\n"
+            " * any length fits (its first MODEL_MAX_TOKENS - 2 wordpieces are read). */\n"
             "#ifndef MODEL_H\n#define MODEL_H\n\n#include <stddef.h>\n\n"
             "#define MODEL_ARENA_BYTES %zu\n#define MODEL_N_LABELS %d\n"
-            "#define MODEL_MAX_TEXT_BYTES %zu\n#define MODEL_MAX_TOKENS %ld\n\n"
+            "#define MODEL_MAX_TOKENS %ld\n\n"
             "int model_init(void *arena, size_t size);\n"
             "/* The logits of text: the first n written; returns their number, -1 on an error. */\n"
             "int model_classify(const char *text, float *logits, int n);\n"
             "const char *model_error(void);   /* the last error, one line */\n\n#endif\n",
             x->cm.name, bertc_qgemm_isa_name((QgemmIsa)x->d.int8_isa), x->arena_bytes,
-            x->n_labels, x->d.max_text_bytes, (long)x->d.max_len);
+            x->n_labels, (long)x->d.max_len);
     return close_out(&o, err);
 }
 

@@ -105,6 +105,10 @@ typedef struct Registry {
      * tree is kept beyond the root (a const model is run, not printed). */
     const struct ConstParam *const_table;
     int n_const;
+    /* With const_data, Vars are taken from blocks of REGISTRY_VAR_BLOCK (one
+     * arena allocation each, rounded to 64 bytes once, not per Var) */
+    struct Var *var_block;
+    int var_block_left;
     /* bertc_nn_format's results in a const registry, in turn (not kept) */
     char format_ring[4][128];
     int format_next;

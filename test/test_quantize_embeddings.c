@@ -484,8 +484,8 @@ Test(quantize_embeddings, bind_const_checks_the_int8_table_entry)
     cr_assert_eq(bertc_bert_config_read(FIXTURE "/config.json", &cfg, &err), 0, "%s", err.msg);
     static const char *const int8_names[1] = {WORD};
     Model m;
-    cr_assert_eq(bertc_model_build_const(&m, arena, &cfg, int8_names, 1, &err), 0, "%s",
-                 err.msg);
+    ConstBuild cb = {.arch = bertc_zoo_arch(cfg.architecture), .int8_names = int8_names, .n_int8 = 1};
+    cr_assert_eq(bertc_model_build_const(&m, arena, &cfg, &cb, &err), 0, "%s", err.msg);
     const Registry *r = m.reg;
     int w = bertc_registry_find(r, WORD);
     cr_assert(w >= 0 && r->params[w].int8, "'%s' is not int8 in the const build", WORD);

@@ -121,6 +121,7 @@ static int init(void *ctx, BertcError *err)
     bertc_ag_graph_init(&cm->g, &cm->step, 0);
     bertc_ag_set_training(&cm->g, false);
     bertc_ag_set_no_grad(&cm->g, true);
+    bertc_ag_set_lean(&cm->g, true);   /* only the logits are read: one hidden buffer */
     return 0;
 }
 
@@ -136,28 +137,32 @@ int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, s
     return -1;
 }
 
-/* The batch's tensors (in the step arena, next to the tokenizer's work)
- * copied to cm->batch and the items pointed there, so the step arena can
- * be reset before the forward. */
-static int keep_batch(ConstModel *cm, Batch *b, BertcError *err)
+/* One text -> the (1, n) input_ids, attention_mask and token_type_ids of
+ * BertForSequenceClassification (what its batch_from_text gives for one
+ * text), in cm->batch. The tokenizer works in a fixed buffer from the step
+ * arena whatever the text's length (bertc_tokenizer_encode_ids), dead once
+ * the ids are out. */
+static int encode_text(ConstModel *cm, const char *text, Batch *b, BertcError *err)
 {
-    size_t at = 0;
-    for (int i = 0; i < b->n; i++) {
-        BatchItem *it = &b->items[i];
-        size_t n = (size_t)(it->is_int ? it->ids.numel : it->f32.numel) * 4;
-        if (at + round64(n) > cm->d->batch_bytes)
-            return bertc_errorf(err, "model_classify: the text's inputs take more than the "
-                                "%zu bytes the export measured for a text of %zu tokens",
-                                cm->d->batch_bytes, (size_t)cm->d->max_len);
-        void *dst = cm->batch + at;
-        memcpy(dst, it->is_int ? (void *)it->ids.data : (void *)it->f32.data, n);
-        if (it->is_int)
-            it->ids.data = dst;
-        else
-            it->f32.data = dst;
-        at += round64(n);
+    const ConstModelData *d = cm->d;
+    int64_t S = d->max_len;
+    if (d->batch_bytes < 3 * sizeof(int32_t) * (size_t)S)
+        return bertc_errorf(err, "model_classify: %zu bytes for the inputs of %lld tokens, "
+                            "%zu needed", d->batch_bytes, (long long)S,
+                            3 * sizeof(int32_t) * (size_t)S);
+    int32_t *ids = (int32_t *)cm->batch, *mask = ids + S, *types = mask + S, n;
+    size_t work = bertc_tokenizer_work_bytes();
+    if (bertc_tokenizer_encode_ids(d->tok, bertc_arena_alloc(&cm->step, work), work, text,
+                                   strlen(text), (int32_t)S, ids, &n, err) != 0)
+        return -1;
+    for (int32_t i = 0; i < n; i++) {
+        mask[i] = 1;
+        types[i] = 0;
     }
-    cm->batch_used = at > cm->batch_used ? at : cm->batch_used;
+    int64_t shape[2] = {1, n};
+    bertc_batch_put_ids(b, "input_ids", bertc_itensor_view(ids, 2, shape));
+    bertc_batch_put_ids(b, "attention_mask", bertc_itensor_view(mask, 2, shape));
+    bertc_batch_put_ids(b, "token_type_ids", bertc_itensor_view(types, 2, shape));
     return 0;
 }
 
@@ -180,21 +185,13 @@ static int forward(void *ctx, BertcError *err)
 int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
                                BertcError *err)
 {
-    const ConstModelData *d = cm->d;
     if (!cm->g.step)
         return bertc_errorf(err, "model_classify: model_init has not succeeded");
-    size_t len = strlen(text);
-    if (len > d->max_text_bytes)
-        return bertc_errorf(err, "model_classify: text of %zu bytes is longer than the %zu "
-                            "the arena was sized for (export --max-text-bytes)", len,
-                            d->max_text_bytes);
     bertc_ag_graph_reset(&cm->g);
-    TextExample ex = {.text = text, .context_id = -1};
     Batch b;
     bertc_batch_init(&b, "the text");
     bertc_outputs_init(&cm->out);
-    if (bertc_model_batch_from_text(&cm->m, d->tok, &ex, 1, d->max_len, &cm->g, &b, err) != 0 ||
-        keep_batch(cm, &b, err) != 0)
+    if (encode_text(cm, text, &b, err) != 0)
         return -1;
     size_t text_bytes = bertc_arena_used(&cm->step);
     cm->text_bytes = text_bytes > cm->text_bytes ? text_bytes : cm->text_bytes;

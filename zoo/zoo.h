@@ -777,7 +777,6 @@ typedef struct ConstModelData {
     size_t batch_bytes;               /* one text's inputs at max_len tokens */
     size_t scratch_bytes;             /* model_init's scratch: the registry and its
                                          Params (measured; reused by the step) */
-    size_t max_text_bytes;            /* the longest text the arena was sized for */
 } ConstModelData;
 
 typedef struct ConstModel {
@@ -787,7 +786,6 @@ typedef struct ConstModel {
     size_t scratch_used;              /* the init scratch's high water */
     size_t text_bytes;                /* step's high water once the text was tokenized */
     unsigned char *batch;             /* d->batch_bytes: the inputs of one text */
-    size_t batch_used;
     Model m;
     Graph g;
     Outputs out;
@@ -802,7 +800,8 @@ size_t bertc_const_model_pack_bytes(const ConstModelData *d);
 int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, size_t size,
                            BertcError *err);
 /* One text -> its logits: the first min(n, C) written, C returned; -1 and
- * err on an error (a text longer than d->max_text_bytes, an arena too small). */
+ * err on an error (invalid UTF-8, an arena too small). A text of any length is
+ * read: its first max_len - 2 wordpieces. */
 int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
                                BertcError *err);
 
