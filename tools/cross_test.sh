@@ -134,9 +134,9 @@ compare_logits mips "$OUT/mips.log"
 # Bare metal: newlib-nano, semihosting system calls (librdimon), our startup
 # and linker script, the freestanding core.
 arm-none-eabi-gcc $CFLAGS_RUNNER -DBERTC_FREESTANDING -DBERTC_NO_THREADS $M4 \
-    --specs=nano.specs --specs=rdimon.specs -nostartfiles -T test/portable/cortex-m/link.ld \
+    --specs=nano.specs --specs=rdimon.specs -nostartfiles -T examples/firmware/cortex-m4f/link.ld \
     -Wl,--gc-sections -Wl,-Map="$OUT/cortex-m4/firmware.map" \
-    $RUNNER_SRC test/portable/cortex-m/startup.c "$OUT/cortex-m4/libbertc.a" -lm \
+    $RUNNER_SRC examples/firmware/cortex-m4f/startup.c "$OUT/cortex-m4/libbertc.a" -lm \
     -o "$OUT/cortex-m4/firmware.elf"
 run "Cortex-M4F (qemu-system-arm mps2-an386)" "$OUT/cortex-m4.log" timeout 300 \
     qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native \
@@ -162,8 +162,8 @@ cc $CFLAGS_RUNNER -DBERTC_NO_THREADS -I"$EX/src" $EXPORT_SRC "$OUT/host/libbertc
     -o "$EX/host"
 BERTC_ISA=scalar "$EX/host" >"$EX/host.log" 2>&1 || true
 arm-none-eabi-gcc $CFLAGS_RUNNER -DBERTC_FREESTANDING -DBERTC_NO_THREADS $M4 -I"$EX/src" \
-    --specs=nano.specs --specs=rdimon.specs -nostartfiles -T test/portable/cortex-m/link.ld \
-    -Wl,--gc-sections $EXPORT_SRC test/portable/cortex-m/startup.c \
+    --specs=nano.specs --specs=rdimon.specs -nostartfiles -T examples/firmware/cortex-m4f/link.ld \
+    -Wl,--gc-sections $EXPORT_SRC examples/firmware/cortex-m4f/startup.c \
     "$OUT/cortex-m4/libbertc.a" -lm -o "$EX/firmware.elf"
 aarch64-linux-gnu-gcc $CFLAGS_RUNNER -I"$EX/src" $EXPORT_SRC "$OUT/aarch64/libbertc.a" -lm \
     -lpthread -o "$EX/aarch64"
