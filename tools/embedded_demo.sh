@@ -136,6 +136,7 @@ TEXTS_BYTES=$((0x$(arm-none-eabi-nm -S "$ELF" | awk '$4 == "firmware_texts" { pr
 FLASH=$(arm-none-eabi-size "$ELF" | awk -v texts="$TEXTS_BYTES" 'NR == 2 { print $1 + $2 - texts }')
 echo "cross-test: demo: flash = text + data of firmware.elf (code, newlib-nano, the model's" \
      "const weights, config and tokenizer) without the $n_held texts ($TEXTS_BYTES B of const data)"
+# shellcheck disable=SC2046
 set -- $(sed -n 's/^ram: arena \([0-9]*\) B of \([0-9]*\), stack \([0-9]*\) B, static \([0-9]*\) B, heap \([0-9]*\) B$/\1 \2 \3 \4 \5/p' "$D/fw-m4dsp.log") 0 0 0 0 0
 RAM=$(($1 + $3 + $4 + $5))
 echo "cross-test: demo: ram = arena high water $1 B (of $2 reserved) + stack high water $3 B" \

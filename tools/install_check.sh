@@ -112,6 +112,7 @@ B="$OUT/prefix/bin/bertc"
     "$B" quantize --model fp32 --out int8
     "$B" export-c --model int8 --out model
     make -j2 -f "$KIT/cortex-m4f/Makefile" MODEL=model OUT=fw BERTC_WARN="-Wall -Wextra -Werror"
+    # shellcheck disable=SC2086
     cc -std=c11 -Wall -Wextra -Werror -I"$KIT" -Imodel "$KIT/main.c" "$KIT/host/board.c" \
         model/model.c model/model_data.c "$KIT/texts.c" $FLAGS -o host
     BERTC_ISA=scalar ./host > host.log
