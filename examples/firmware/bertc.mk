@@ -19,7 +19,9 @@
 #                 with these too
 #   BERTC_LIB     the core as a static library, built in BERTC_BUILD
 #                 (default build/bertc) by `make $(BERTC_LIB)`
-# and takes BERTC_WARN (default -Wall -Wextra) for the warnings.
+# and takes BERTC_WARN (default -Wall -Wextra) for the warnings. Its rules
+# are targets too: name your default target before the include (as
+# cortex-m4f/Makefile does) or set .DEFAULT_GOAL.
 
 BERTC_FIRMWARE := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 BERTC_SRC   ?= $(BERTC_FIRMWARE)/src
@@ -39,9 +41,13 @@ ifeq ($(BERTC_CORE_SRC),)
   $(error bertc.mk: no core sources under $(BERTC_SRC); is this an installed bertc (make install)?)
 endif
 
+# -MMD: each object lists the headers it read (a .d file), so a newer
+# install rebuilds what changed.
 $(BERTC_BUILD)/%.o: $(BERTC_SRC)/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BERTC_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(BERTC_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(BERTC_CORE_OBJ:.o=.d)
 
 $(BERTC_LIB): $(BERTC_CORE_OBJ)
 	rm -f $@
