@@ -297,6 +297,13 @@ $(BUILD)/obj/test/test_public_headers.o: ALL_CFLAGS += -DBERTC_CC='"$(CC)"' \
 PKG_LIBS := -lbertc $(LDLIBS)
 
 DATA_FILES := $(wildcard data/*)
+# The porting kit (docs/porting.md): examples/firmware/ (bertc.mk, the
+# example firmware, the Cortex-M4F startup and linker script) into
+# share/bertc/firmware/, and under it src/: the freestanding core's sources
+# and headers, which bertc.mk compiles with the porter's own toolchain.
+KIT_FILES := $(wildcard examples/firmware/*.* examples/firmware/*/*)
+KIT_CORE  := bertc.h $(filter-out $(HOSTED_ONLY),$(wildcard tensor/*.[ch] autograd/*.[ch] nn/*.[ch] zoo/*.[ch]))
+KIT_DIR    = $(DESTDIR)$(PREFIX)/share/bertc/firmware
 
 install: $(LIB) $(CLI) $(EXAMPLES)
 	@for h in $(PUBLIC_HEADERS); do \
@@ -309,6 +316,12 @@ install: $(LIB) $(CLI) $(EXAMPLES)
 	mkdir -p "$(DESTDIR)$(PREFIX)/libexec/bertc/examples" "$(DESTDIR)$(PREFIX)/share/bertc/data"
 	cp $(EXAMPLES) "$(DESTDIR)$(PREFIX)/libexec/bertc/examples/"
 	cp $(DATA_FILES) "$(DESTDIR)$(PREFIX)/share/bertc/data/"
+	@for f in $(KIT_FILES:examples/firmware/%=%) $(KIT_CORE:%=src/%); do \
+	  from=$$(case $$f in src/*) echo "$${f#src/}";; *) echo "examples/firmware/$$f";; esac); \
+	  mkdir -p "$(KIT_DIR)/$$(dirname $$f)" && cp "$$from" "$(KIT_DIR)/$$f" || exit 1; \
+	done
+	mkdir -p "$(DESTDIR)$(PREFIX)/share/doc/bertc"
+	cp docs/porting.md docs/embedded.md "$(DESTDIR)$(PREFIX)/share/doc/bertc/"
 	mkdir -p "$(DESTDIR)$(PREFIX)/share/man/man1"
 	sed 's/"bertc [0-9][0-9.]*"/"bertc $(VERSION)"/' docs/bertc.1 \
 	  > "$(DESTDIR)$(PREFIX)/share/man/man1/bertc.1"

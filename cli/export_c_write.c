@@ -287,6 +287,8 @@ static int write_header(const Export *x, const char *dir, BertcError *err)
             "int model_init(void *arena, size_t size);\n"
             "/* The logits of text: the first n written; returns their number, -1 on an error. */\n"
             "int model_classify(const char *text, float *logits, int n);\n"
+            "/* The same for the len bytes at text (no NUL needed, nothing copied). */\n"
+            "int model_classify_bytes(const char *text, size_t len, float *logits, int n);\n"
             "const char *model_error(void);   /* the last error, one line */\n\n#endif\n",
             x->cm.name, bertc_qgemm_isa_name((QgemmIsa)x->d.int8_isa), x->arena_bytes,
             x->n_labels, (long)x->d.max_len);
@@ -303,6 +305,8 @@ static const char model_c[] =
     "    return bertc_const_model_init(&model, &model_data, arena, size, &error);\n}\n\n"
     "int model_classify(const char *text, float *logits, int n)\n{\n"
     "    return bertc_const_model_classify(&model, text, logits, n, &error);\n}\n\n"
+    "int model_classify_bytes(const char *text, size_t len, float *logits, int n)\n{\n"
+    "    return bertc_const_model_classify_bytes(&model, text, len, logits, n, &error);\n}\n\n"
     "const char *model_error(void)\n{\n    return error.msg;\n}\n";
 
 int write_sources(const Export *x, const char *dir, BertcError *err)

@@ -8,7 +8,8 @@
 # the source tree: the examples and their data/ were installed too. The
 # manual page is installed, renders without a warning (groff, where there is
 # one), carries bertc's version and has a section for every command
-# `bertc help` lists.
+# `bertc help` lists. Last, the porting kit: a firmware built from the prefix
+# alone runs under qemu-system-arm (see the end of this file).
 set -eu
 OUT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 rm -rf "$OUT"
@@ -74,3 +75,64 @@ if command -v man >/dev/null 2>&1; then
         { echo "install-check: FAILED: man bertc does not find the installed page"; exit 1; }
     echo "install-check: man bertc finds the installed page"
 fi
+# The porting kit (docs/porting.md): installed, and firmware builds from the
+# prefix alone. From a directory outside the clone, with nothing copied from
+# it: the installed bertc trains a tiny classifier on the installed data,
+# quantises and exports it; the kit's Makefile builds the firmware with
+# arm-none-eabi-gcc (when there is one), it runs under qemu-system-arm (when
+# there is one) and prints the logits the same main.c prints on the host.
+KIT="$OUT/prefix/share/bertc/firmware"
+for f in bertc.mk main.c board.h texts.c host/board.c cortex-m4f/Makefile cortex-m4f/startup.c \
+         cortex-m4f/link.ld src/bertc.h src/zoo/model_const.c; do
+    [ -f "$KIT/$f" ] || { echo "install-check: FAILED: the porting kit has no $KIT/$f"; exit 1; }
+done
+[ -f "$OUT/prefix/share/doc/bertc/porting.md" ] ||
+    { echo "install-check: FAILED: docs/porting.md is not installed"; exit 1; }
+hosted=$(find "$KIT/src" -name '*_file.c' -o -name 'train.c' -o -name 'dataset*.c')
+[ -z "$hosted" ] || { echo "install-check: FAILED: hosted-only sources in the kit: $hosted"; exit 1; }
+echo "install-check: the porting kit is installed ($(find "$KIT/src" -name '*.c' | wc -l) core sources)"
+if ! command -v arm-none-eabi-gcc >/dev/null 2>&1; then
+    echo "install-check: no arm-none-eabi-gcc: the kit's firmware build is not tried"
+    exit 0
+fi
+FW=$(mktemp -d)
+B="$OUT/prefix/bin/bertc"
+(
+    set -e
+    cd "$FW"
+    DATA="$OUT/prefix/share/bertc/data/topics.tsv"
+    { printf 'label\ttext\n'; head -n 200 "$DATA"; } > train.tsv
+    head -n 200 "$DATA" | cut -f2- > corpus.txt
+    "$B" vocab --train corpus.txt --size 300 --out vocab.txt
+    printf '%s\n' '{"architectures": ["BertForSequenceClassification"], "vocab_size": 300,' \
+        '"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,' \
+        '"intermediate_size": 32, "max_position_embeddings": 16}' > config.json
+    "$B" finetune --config config.json --vocab vocab.txt --train train.tsv --out fp32 \
+        --max-len 16 --steps 2 --quiet
+    "$B" quantize --model fp32 --out int8
+    "$B" export-c --model int8 --out model
+    make -j2 -f "$KIT/cortex-m4f/Makefile" MODEL=model OUT=fw BERTC_WARN="-Wall -Wextra -Werror"
+    # shellcheck disable=SC2086
+    cc -std=c11 -Wall -Wextra -Werror -I"$KIT" -Imodel "$KIT/main.c" "$KIT/host/board.c" \
+        model/model.c model/model_data.c "$KIT/texts.c" $FLAGS -o host
+    BERTC_ISA=scalar ./host > host.log
+) > "$OUT/kit.log" 2>&1 ||
+    { tail -n 20 "$OUT/kit.log"; rm -rf "$FW";
+      echo "install-check: FAILED: the porting kit's firmware from the prefix alone"; exit 1; }
+echo "install-check: the kit's Cortex-M4F firmware built from the prefix alone in $FW:" \
+     "$(arm-none-eabi-size "$FW/fw/firmware.elf" | awk 'NR == 2 { print "text " $1 " B, data " $2 " B, bss " $3 " B" }')"
+if command -v qemu-system-arm >/dev/null 2>&1; then
+    timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting-config \
+        enable=on,target=native -kernel "$FW/fw/firmware.elf" > "$OUT/kit-firmware.log" 2>&1 || true
+    grep '^text ' "$FW/host.log" | sed 's/ ticks [0-9]*$//' > "$OUT/kit-host.texts"
+    grep '^text ' "$OUT/kit-firmware.log" | sed 's/ ticks [0-9]*$//' > "$OUT/kit-firmware.texts"
+    if [ "$(wc -l < "$OUT/kit-host.texts")" = 3 ] &&
+       cmp -s "$OUT/kit-host.texts" "$OUT/kit-firmware.texts"; then
+        echo "install-check: it runs under qemu-system-arm and prints the host build's logits"
+    else
+        cat "$OUT/kit-firmware.log"; rm -rf "$FW"
+        echo "install-check: FAILED: the kit's firmware does not print the host build's logits"
+        exit 1
+    fi
+fi
+rm -rf "$FW"

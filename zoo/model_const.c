@@ -142,7 +142,7 @@ int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, s
  * text), in cm->batch. The tokenizer works in a fixed buffer from the step
  * arena whatever the text's length (bertc_tokenizer_encode_ids), dead once
  * the ids are out. */
-static int encode_text(ConstModel *cm, const char *text, Batch *b, BertcError *err)
+static int encode_text(ConstModel *cm, const char *text, size_t len, Batch *b, BertcError *err)
 {
     const ConstModelData *d = cm->d;
     int64_t S = d->max_len;
@@ -152,8 +152,8 @@ static int encode_text(ConstModel *cm, const char *text, Batch *b, BertcError *e
                             3 * sizeof(int32_t) * (size_t)S);
     int32_t *ids = (int32_t *)cm->batch, *mask = ids + S, *types = mask + S, n;
     size_t work = bertc_tokenizer_work_bytes();
-    if (bertc_tokenizer_encode_ids(d->tok, bertc_arena_alloc(&cm->step, work), work, text,
-                                   strlen(text), (int32_t)S, ids, &n, err) != 0)
+    if (bertc_tokenizer_encode_ids(d->tok, bertc_arena_alloc(&cm->step, work), work, text, len,
+                                   (int32_t)S, ids, &n, err) != 0)
         return -1;
     for (int32_t i = 0; i < n; i++) {
         mask[i] = 1;
@@ -185,13 +185,19 @@ static int forward(void *ctx, BertcError *err)
 int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
                                BertcError *err)
 {
+    return bertc_const_model_classify_bytes(cm, text, strlen(text), logits, n, err);
+}
+
+int bertc_const_model_classify_bytes(ConstModel *cm, const char *text, size_t len,
+                                     float *logits, int n, BertcError *err)
+{
     if (!cm->g.step)
         return bertc_errorf(err, "model_classify: model_init has not succeeded");
     bertc_ag_graph_reset(&cm->g);
     Batch b;
     bertc_batch_init(&b, "the text");
     bertc_outputs_init(&cm->out);
-    if (encode_text(cm, text, &b, err) != 0)
+    if (encode_text(cm, text, len, &b, err) != 0)
         return -1;
     size_t text_bytes = bertc_arena_used(&cm->step);
     cm->text_bytes = text_bytes > cm->text_bytes ? text_bytes : cm->text_bytes;

@@ -804,5 +804,9 @@ int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, s
  * read: its first max_len - 2 wordpieces. */
 int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
                                BertcError *err);
+/* The same for the len bytes at text, which need no NUL (a line inside a
+ * text in flash, a UART buffer): no copy is made. */
+int bertc_const_model_classify_bytes(ConstModel *cm, const char *text, size_t len,
+                                     float *logits, int n, BertcError *err);
 
 #endif /* BERTC_ZOO_H */

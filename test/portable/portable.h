@@ -3,8 +3,9 @@
  * Criterion cannot run under qemu-user or on bare metal, so these tests use
  * only printf, one fixed arena and the freestanding core: the same sources
  * run on the host, on aarch64 and big-endian mips Linux under qemu-user, and
- * on a Cortex-M4F under qemu-system-arm (test/portable/cortex-m/). The last
- * line of the output is "N passed, N failed". */
+ * on a Cortex-M4F under qemu-system-arm (with the porting kit's startup,
+ * examples/firmware/cortex-m4f/). The last line of the output is
+ * "N passed, N failed". */
 #ifndef BERTC_TEST_PORTABLE_H
 #define BERTC_TEST_PORTABLE_H
 
