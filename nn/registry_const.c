@@ -55,7 +55,7 @@ static int bind_int8(Registry *r, Param *p, const ConstParam *e, BertcError *err
                             "does not fit the model's (%lld, %lld) weight", p->name,
                             (long long)e->numel, e->nr, (long long)e->k_pad, (long long)N,
                             (long long)K);
-    if (e->isa != (int)bertc_qgemm_isa())
+    if (!bertc_qgemm_same_layout((QgemmIsa)e->isa, bertc_qgemm_isa()))
         return bertc_errorf(err, "const weights: '%s' was packed for the %s int8 path but %s "
                             "is active (export for it, or bertc_qgemm_set_isa)", p->name,
                             bertc_qgemm_isa_name((QgemmIsa)e->isa),

@@ -260,6 +260,26 @@ static QgemmIsa default_isa(void)
     return QGEMM_ISA_SCALAR;
 }
 
+/* The packed layout of W a path reads: panels of nr channels, 4 consecutive
+ * k of a channel in one word, plain signed bytes. The scalar oracle and the
+ * Cortex-M4 DSP path read the same one (nr 8), so weights packed for either
+ * run on the other, bit for bit: one export serves a Cortex-M4 and a PC. */
+bool bertc_qgemm_same_layout(QgemmIsa a, QgemmIsa b)
+{
+    bool a_plain = a == QGEMM_ISA_SCALAR || a == QGEMM_ISA_M4DSP;
+    bool b_plain = b == QGEMM_ISA_SCALAR || b == QGEMM_ISA_M4DSP;
+    return a == b || (a_plain && b_plain);
+}
+
+QgemmIsa bertc_qgemm_isa_for_pack(QgemmIsa packed_for)
+{
+    if (bertc_qgemm_isa_supported(packed_for))
+        return packed_for;
+    if (bertc_qgemm_same_layout(packed_for, QGEMM_ISA_SCALAR))
+        return QGEMM_ISA_SCALAR;
+    return QGEMM_ISA_COUNT;
+}
+
 static bool env_read = false;
 static int forced_isa = -1;   /* bertc_qgemm_set_isa or BERTC_INT8_ISA; -1: the default */
 
@@ -485,7 +505,7 @@ void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                  const float *bias, float *C, int64_t ldc)
 {
     QgemmIsa active = bertc_qgemm_isa();
-    if (pb->isa != (int)active)
+    if (!bertc_qgemm_same_layout((QgemmIsa)pb->isa, active))
         bertc_fatal("bertc_qgemm: W (%lld, %lld) was packed for the '%s' int8 path, but the "
                     "active path is '%s'; pack it again (bertc_qgemm_pack_b) after choosing "
                     "the path", (long long)pb->N, (long long)pb->K,

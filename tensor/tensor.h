@@ -581,6 +581,11 @@ bool bertc_qgemm_isa_supported(QgemmIsa isa);        /* can this CPU and build r
 /* Force a path (fatal if unsupported); QGEMM_ISA_COUNT returns to the default. */
 void bertc_qgemm_set_isa(QgemmIsa isa);
 const char *bertc_qgemm_isa_name(QgemmIsa isa);      /* "scalar", "avx2", ... */
+/* Do the two paths read the same packed W? (scalar and m4dsp do.) */
+bool bertc_qgemm_same_layout(QgemmIsa a, QgemmIsa b);
+/* The path that runs W packed for `packed_for` here: itself when this build
+ * and CPU can, else scalar when it reads the same layout, else QGEMM_ISA_COUNT. */
+QgemmIsa bertc_qgemm_isa_for_pack(QgemmIsa packed_for);
 bool bertc_qgemm_isa_from_name(const char *name, QgemmIsa *isa);
 
 /* X (rows, cols), row stride ldx -> q (rows, cols) int8, row stride cols, and

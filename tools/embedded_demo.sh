@@ -17,8 +17,9 @@
 #   5. Both built into firmware with the kit (cortex-m4f/Makefile), the 229
 #      texts embedded as const data (texts.c), run under qemu-system-arm
 #      mps2-an386 with -icount shift=0 (one virtual ns per instruction).
-#   6. The scalar export built with the same main.c for the host (the
-#      installed libbertc.a), aarch64 and big-endian mips (qemu-user): every
+#   6. The m4dsp export (the firmware's own sources) built with the same
+#      main.c for the host (the installed libbertc.a), aarch64 and big-endian
+#      mips (qemu-user), which run its weights on the scalar path: every
 #      text's logits, as float bits, must be the host's on every target and
 #      in both firmwares (m4dsp sums exactly what scalar sums).
 #   7. The firmware's accuracy X against the labels, its flash (text + data
@@ -92,9 +93,11 @@ for path in m4dsp scalar; do
         > "$D/fw-$path.log" 2>&1 || fail "the $path firmware: $(tail -n 1 "$D/fw-$path.log")"
 done
 
-# 6. the reference lines: the scalar export, main.c, on the host and qemu-user
-HOST_SRC="$KIT/main.c $KIT/host/board.c $D/src-scalar/model.c $D/src-scalar/model_data.c $D/texts.c"
-CFLAGS_HOST="-std=c11 -Wall -Wextra -Werror -O2 -I$KIT -I$D/src-scalar -I$PREFIX/include/bertc"
+# 6. the reference lines: the firmware's own sources (src-m4dsp), main.c, on
+# the host and qemu-user, where the scalar path reads the m4dsp-packed weights
+# (the same layout: bertc_qgemm_same_layout)
+HOST_SRC="$KIT/main.c $KIT/host/board.c $D/src-m4dsp/model.c $D/src-m4dsp/model_data.c $D/texts.c"
+CFLAGS_HOST="-std=c11 -Wall -Wextra -Werror -O2 -I$KIT -I$D/src-m4dsp -I$PREFIX/include/bertc"
 # shellcheck disable=SC2086
 cc $CFLAGS_HOST $HOST_SRC -L"$PREFIX/lib" -lbertc -lm -lpthread -o "$D/host"
 BERTC_ISA=scalar "$D/host" > "$D/host.log" 2>&1 || fail "the host build: $(tail -n 1 "$D/host.log")"

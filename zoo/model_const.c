@@ -55,6 +55,8 @@ static int split(ConstModel *cm, void *mem, size_t size, Arena *scratch, BertcEr
     bertc_arena_init_fixed(&cm->params, "model", (char *)mem + packs, size - packs - top);
     bertc_arena_init_fixed(scratch, "model_init scratch", (char *)mem + size - top, top);
     bertc_threads_set_count(1);   /* the pack arenas serve one thread */
+    bertc_cpu_set_isa(ISA_SCALAR);   /* the portable fp32 path the export measured (its
+                                        pack sizes): the same bits on a PC and the board */
     if (packs == 0)
         return 0;   /* unmeasured (the export's measuring run): the caller's pack arena */
     bertc_arena_init_fixed(&cm->packs, "gemm packs", mem, packs);
@@ -65,15 +67,18 @@ static int split(ConstModel *cm, void *mem, size_t size, Arena *scratch, BertcEr
     return 0;
 }
 
+/* The path that runs d's int8 weights: the one they were packed for, or one
+ * that reads the same layout (an m4dsp export runs scalar on a PC). */
 static int select_int8_path(const ConstModelData *d, BertcError *err)
 {
     if (d->n_int8 == 0)
         return 0;
-    if (!bertc_qgemm_isa_supported((QgemmIsa)d->int8_isa))
+    QgemmIsa path = bertc_qgemm_isa_for_pack((QgemmIsa)d->int8_isa);
+    if (path == QGEMM_ISA_COUNT)
         return bertc_errorf(err, "model_init: the weights were packed for the %s int8 path, "
                             "which this build cannot run (export with --int8-path)",
                             bertc_qgemm_isa_name((QgemmIsa)d->int8_isa));
-    bertc_qgemm_set_isa((QgemmIsa)d->int8_isa);
+    bertc_qgemm_set_isa(path);
     return 0;
 }
 
