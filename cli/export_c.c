@@ -33,7 +33,8 @@ static const CliOption export_options[] = {
     {"--out", "DIR", NULL, "where to write model_data.c, model.h and model.c (created) "
      "[required]"},
     {"--int8", NULL, NULL, "quantise the encoder's Linear weights to int8 (a directory made "
-     "by bertc quantize is int8 already)"},
+     "by bertc quantize is int8 already; `bertc quantize --embeddings` makes the word "
+     "embeddings int8 too, a quarter of their flash)"},
     {"--int8-path", "P", "scalar", "the int8 path the target runs, which the packed weights "
      "are laid out for: scalar, m4dsp (Cortex-M4 DSP), avx2, avxvnni, avx512vnni, neon, "
      "neondot"},
