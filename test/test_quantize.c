@@ -67,12 +67,7 @@ static int open_dir_fails(const char *dir, BertcError *err)
 
 static SafeTensors *open_weights(const char *dir)
 {
-    char path[300];
-    SafeTensors *st;
-    BertcError err;
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
-    return st;
+    return test_open_weights(dir);
 }
 
 /* ---- the round trip ------------------------------------------------------ */
@@ -272,51 +267,16 @@ Test(quantize, in_memory_is_the_same_model_as_the_written_one)
 
 /* ---- damaged files -------------------------------------------------------- */
 
-/* Every tensor of a safetensors file, read back for rewriting. */
-typedef struct Tensors {
-    StEntry e[256];
-    int64_t shapes[256][TENSOR_MAX_DIMS];
-    char names[256][200];
-    size_t n;
-} Tensors;
+typedef TestTensors Tensors;
 
 static Tensors *read_all(const char *dir)
 {
-    SafeTensors *st = open_weights(dir);
-    Tensors *t = bertc_arena_calloc(arena, 1, sizeof *t);
-    BertcError err;
-    cr_assert_lt(st->n_tensors, 256);
-    for (size_t i = 0; i < st->n_tensors; i++) {
-        const StTensorInfo *ti = &st->tensors[i];
-        snprintf(t->names[i], sizeof t->names[i], "%s", ti->name);
-        memcpy(t->shapes[i], ti->shape, sizeof(int64_t) * (size_t)ti->ndim);
-        StEntry e = {.name = t->names[i], .dtype = ti->dtype, .ndim = ti->ndim,
-                     .shape = t->shapes[i]};
-        size_t n = (size_t)ti->numel;
-        if (ti->dtype == ST_I8) {
-            int8_t *q = bertc_arena_alloc(arena, n + 1);
-            cr_assert_eq(bertc_st_read_i8(st, ti, q, n, &err), 0, "%s", err.msg);
-            e.i8 = q;
-        } else {
-            float *f = bertc_arena_alloc(arena, sizeof(float) * (n + 1));
-            cr_assert_eq(bertc_st_read_f32(st, ti, f, n, &err), 0, "%s", err.msg);
-            e.dtype = ST_F32;
-            e.f32 = f;
-        }
-        t->e[i] = e;
-    }
-    t->n = st->n_tensors;
-    bertc_st_close(st);
-    return t;
+    return test_read_tensors(arena, dir);
 }
 
 static StEntry *entry(Tensors *t, const char *name)
 {
-    for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->e[i].name, name) == 0)
-            return &t->e[i];
-    cr_assert_fail("no tensor '%s'", name);
-    return NULL;
+    return test_tensor_entry(t, name);
 }
 
 /* A copy of the quantised fixture in tmp/name with weights t. */

@@ -186,4 +186,18 @@ void *test_tensor_bytes(const SafeTensors *st, const StTensorInfo *ti);
 #define TEST_ZOO_DIR "test/data/zoo"
 size_t test_zoo_cases(TestName **cases);
 
+/* A model directory's weights (DIR/model.safetensors) read back as entries
+ * to damage and write again with bertc_st_write_file (test/support_tensors.c):
+ * I8 tensors as bytes, every other dtype as F32, in `arena`. */
+#define TEST_TENSORS_MAX 256
+typedef struct TestTensors {
+    StEntry e[TEST_TENSORS_MAX];
+    int64_t shapes[TEST_TENSORS_MAX][TENSOR_MAX_DIMS];
+    char names[TEST_TENSORS_MAX][200];
+    size_t n;
+} TestTensors;
+SafeTensors *test_open_weights(const char *dir);   /* fails the test if it cannot */
+TestTensors *test_read_tensors(Arena *arena, const char *dir);
+StEntry *test_tensor_entry(TestTensors *t, const char *name);   /* fails if absent */
+
 #endif
