@@ -289,7 +289,7 @@ VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tenso
 # The headers a program includes: bertc.h includes every other one, and each
 # compiles on its own with -std=c11 -pedantic (test/test_public_headers.c).
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
-                  nn/json.h nn/safetensors.h nn/state.h zoo/tokenizer.h zoo/zoo.h zoo/pipeline.h zoo/train.h zoo/svg.h
+                  nn/json.h nn/safetensors.h nn/state.h zoo/tokenizer.h zoo/zoo.h zoo/model_const.h zoo/pipeline.h zoo/train.h zoo/svg.h
 # (rebuilt when this file changes: the list is compiled into the test)
 $(BUILD)/obj/test/test_public_headers.o: Makefile
 $(BUILD)/obj/test/test_public_headers.o: ALL_CFLAGS += -DBERTC_CC='"$(CC)"' \

@@ -55,6 +55,7 @@
 #include "nn/state.h"
 #include "zoo/tokenizer.h"
 #include "zoo/zoo.h"
+#include "zoo/model_const.h"
 #include "zoo/pipeline.h"
 #include "zoo/train.h"
 #include "zoo/svg.h"
