@@ -108,8 +108,6 @@ typedef struct ExplainPage {
 /* The page into path: one self-contained HTML file (inline CSS and SVG, no
  * script, nothing fetched). */
 int explain_write_page(const ExplainPage *p, const char *path, BertcError *err);
-/* Text with HTML's specials escaped. */
-void explain_html(FILE *f, const char *s);
 /* The output of that name (float or integer), NULL if the forward put none. */
 const OutputItem *explain_output(const Outputs *o, const char *name);
 /* Its values as floats (integer outputs copied into arena). */

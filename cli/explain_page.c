@@ -11,20 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Text with HTML's specials escaped. */
-void explain_html(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 static const char css[] =
     "body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}"
     "h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}"
@@ -101,9 +87,9 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
 {
     Tensor t = explain_values(it, p->arena);
     fprintf(f, "<p>output <code>");
-    explain_html(f, name);
+    bertc_svg_put_text(f, name);
     fprintf(f, "</code>, declared <code>");
-    explain_html(f, o->shape);
+    bertc_svg_put_text(f, o->shape);
     fprintf(f, "</code></p>\n");
     stats(f, &t);
     SvgKind k = bertc_svg_kind(o->shape);
@@ -126,7 +112,7 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
         return;
     }
     fprintf(f, "<p class=\"note\">Not drawn: ");
-    explain_html(f, err.msg);
+    bertc_svg_put_text(f, err.msg);
     fprintf(f, "</p>\n");
 }
 
@@ -168,7 +154,7 @@ static void step(FILE *f, const ExplainPage *p, const ExplainStep *s, const char
     const OutputItem *it = explain_output(p->out, name);
     if (!o || !it) {
         fprintf(f, "<p class=\"note\">Skipped: %s <code>", p->m->arch->name);
-        explain_html(f, name);
+        bertc_svg_put_text(f, name);
         fprintf(f, "</code> %s.</p>\n", o ? "is declared but this forward did not put it"
                                          : "is not (yet) one of its outputs");
     } else {
@@ -245,7 +231,7 @@ static void other_outputs(FILE *f, const ExplainPage *p, const ExplainArch *a)
                        "by its shape.</p>\n", p->m->arch->name);
         any = true;
         fprintf(f, "<div class=\"step\"><h3>");
-        explain_html(f, it->name);
+        bertc_svg_put_text(f, it->name);
         fprintf(f, "</h3>\n");
         show_output(f, p, o, it->name, it);
         fprintf(f, "</div>\n");
@@ -266,7 +252,7 @@ static void tokens_table(FILE *f, const ExplainPage *p)
                "<th>type</th></tr>\n", (long long)tk->S);
     for (int64_t t = 0; t < tk->S; t++) {
         fprintf(f, "<tr><td>%lld</td><td>", (long long)t);
-        explain_html(f, tk->labels[t]);
+        bertc_svg_put_text(f, tk->labels[t]);
         fprintf(f, "</td><td>%d</td><td>", (int)tk->row[t]);
         if (types && types->is_int && types->ids.numel >= tk->S &&
             types->ids.shape[types->ids.ndim - 1] == tk->S)
@@ -278,7 +264,7 @@ static void tokens_table(FILE *f, const ExplainPage *p)
     explain_cut_note(p->m, tk, note, sizeof note);
     if (note[0]) {
         fprintf(f, "<p class=\"note\">");
-        explain_html(f, note);
+        bertc_svg_put_text(f, note);
         fprintf(f, ".</p>\n");
     }
 }
@@ -289,17 +275,17 @@ static void header(FILE *f, const ExplainPage *p, const ExplainArch *a)
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                "<title>bertc explain: %s</title>\n<style>%s</style></head><body>\n"
                "<h1>%s on one text</h1>\n<p>", p->m->arch->name, css, p->m->arch->name);
-    explain_html(f, p->m->arch->summary ? p->m->arch->summary : "");
+    bertc_svg_put_text(f, p->m->arch->summary ? p->m->arch->summary : "");
     fprintf(f, ". Model <code>");
-    explain_html(f, p->model_name);
+    bertc_svg_put_text(f, p->model_name);
     fprintf(f, "</code>: %d layers, %d heads, hidden size H = %d, vocabulary V = %d.</p>\n"
                "<p>%s</p>\n<p>Text: <q>", c->num_hidden_layers, c->num_attention_heads,
             c->hidden_size, c->vocab_size, a->mechanism);
-    explain_html(f, p->ex->text ? p->ex->text : "");
+    bertc_svg_put_text(f, p->ex->text ? p->ex->text : "");
     fprintf(f, "</q>");
     if (p->ex->text_pair) {
         fprintf(f, " &middot; pair: <q>");
-        explain_html(f, p->ex->text_pair);
+        bertc_svg_put_text(f, p->ex->text_pair);
         fprintf(f, "</q>");
     }
     if (p->ex->context_id >= 0)

@@ -36,7 +36,7 @@ static void label_name(FILE *f, const ExplainPage *p, const ExplainPrediction *w
                      : n == p->m->cfg.num_labels ? bertc_bert_config_label(&p->m->cfg, (int)i)
                                                  : NULL;
     if (name)
-        explain_html(f, name);
+        bertc_svg_put_text(f, name);
     else
         fprintf(f, "class %lld", (long long)i);
 }
@@ -72,7 +72,7 @@ static void token_classes(FILE *f, const ExplainPage *p, const ExplainPrediction
     fprintf(f, "<table><tr><th>token</th><th>label</th></tr>\n");
     for (int64_t s = 0; s < S && s < p->tk->S; s++) {
         fprintf(f, "<tr><td>");
-        explain_html(f, p->tk->labels[s]);
+        bertc_svg_put_text(f, p->tk->labels[s]);
         fprintf(f, "</td><td>");
         label_name(f, p, w, argmax(t->data + s * C, C), C);
         fprintf(f, "</td></tr>\n");
@@ -95,7 +95,7 @@ static void span(FILE *f, const ExplainPage *p, const Tensor *start, const Tenso
     fprintf(f, "<p>Best span: tokens %lld..%lld (start + end logit %.4f): <b>", (long long)bs,
             (long long)be, best);
     for (int64_t t = bs; t <= be; t++) {
-        explain_html(f, p->tk->labels[t]);
+        bertc_svg_put_text(f, p->tk->labels[t]);
         fputc(' ', f);
     }
     fprintf(f, "</b></p>\n");
@@ -118,7 +118,7 @@ static void sentences(FILE *f, const ExplainPage *p, const Tensor *t)
                 (long long)r + 1, (long long)best);
         if (best < p->ex->n_sentences) {
             fprintf(f, ": ");
-            explain_html(f, p->ex->sentences[best]);
+            bertc_svg_put_text(f, p->ex->sentences[best]);
         }
         fprintf(f, "</td><td>%.4f</td></tr>\n", t->data[best]);
     }
@@ -139,7 +139,7 @@ static void top_tokens(FILE *f, const ExplainPage *p, const float *x, int64_t V)
     for (int k = 0; k < 3 && k < V; k++) {
         const char *s = bertc_tokenizer_token(p->tok, (int32_t)top[k]);
         fprintf(f, "%s", k ? ", " : "");
-        explain_html(f, s ? s : "?");
+        bertc_svg_put_text(f, s ? s : "?");
         fprintf(f, " (%.3f)", prob[top[k]]);
     }
 }
@@ -158,7 +158,7 @@ static void tokens(FILE *f, const ExplainPage *p, const Tensor *t)
         if (masked && p->tk->row[s] != p->tok->mask_id)
             continue;
         fprintf(f, "<tr><td>%lld</td><td>", (long long)s);
-        explain_html(f, p->tk->labels[s]);
+        bertc_svg_put_text(f, p->tk->labels[s]);
         fprintf(f, "</td><td>");
         top_tokens(f, p, t->data + s * V, V);
         fprintf(f, "</td></tr>\n");

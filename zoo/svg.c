@@ -26,8 +26,7 @@ static int close_svg(FILE *f, const char *path, BertcError *err)
     return 0;
 }
 
-/* Text with the five XML specials escaped. */
-static void put_text(FILE *f, const char *s)
+void bertc_svg_put_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
@@ -98,7 +97,7 @@ int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *t
     if (!f)
         return -1;
     fprintf(f, "<text x=\"320\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">");
-    put_text(f, title);
+    bertc_svg_put_text(f, title);
     fprintf(f, "</text>\n");
     axes(f, &p);
     polyline(f, &p, res, false, "#1f77b4");
@@ -217,7 +216,7 @@ static void legend(FILE *f, const Scale *s, const char *value, int x, int y)
     double lo = s->diverging ? -s->hi : 0, hi = s->hi;
     char c[32];
     fprintf(f, "<g class=\"legend\"><text x=\"%d\" y=\"%d\" font-size=\"11\">colour: ", x, y);
-    put_text(f, value ? value : "value");
+    bertc_svg_put_text(f, value ? value : "value");
     fprintf(f, " (min %.4g, max %.4g%s)</text>\n", s->min, s->max,
             s->diverging ? "; diverging: blue &lt; 0 &lt; red" : "");
     for (int k = 0; k < 20; k++) {
@@ -276,7 +275,7 @@ static Layout layout_of(const SvgPicture *p)
 static void label_or_index(FILE *f, const char *const *labels, int64_t i)
 {
     if (labels && labels[i])
-        put_text(f, labels[i]);
+        bertc_svg_put_text(f, labels[i]);
     else
         fprintf(f, "%lld", (long long)i);
 }
@@ -298,7 +297,7 @@ static void panel_title(FILE *f, const SvgPicture *p, int64_t k, int x, int y)
 {
     if (p->panels > 1 || p->panel) {
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">", x, y);
-        put_text(f, p->panel ? p->panel : "panel");
+        bertc_svg_put_text(f, p->panel ? p->panel : "panel");
         fprintf(f, " %lld</text>\n", (long long)k);
     }
 }
@@ -312,11 +311,11 @@ static void heat_panel(FILE *f, const SvgPicture *p, const Layout *l, const Scal
     char c[32];
     panel_title(f, p, k, x, y + 14);
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#444\">", cx, y + 30);
-    put_text(f, p->col_axis ? p->col_axis : "column");
+    bertc_svg_put_text(f, p->col_axis ? p->col_axis : "column");
     fprintf(f, " &#8594;</text>\n");
     fprintf(f, "<text transform=\"translate(%d,%d) rotate(90)\" font-size=\"11\" "
                "fill=\"#444\">", x + 4, cy);
-    put_text(f, p->row_axis ? p->row_axis : "row");
+    bertc_svg_put_text(f, p->row_axis ? p->row_axis : "row");
     fprintf(f, " &#8594;</text>\n");
     for (int64_t i = 0; i < p->rows; i++)
         for (int64_t j = 0; j < p->cols; j++) {
@@ -352,7 +351,7 @@ static void bar_panel(FILE *f, const SvgPicture *p, const Layout *l, const Scale
     panel_title(f, p, k, x, y + 14);
     fprintf(f, "<text transform=\"translate(%d,%d) rotate(-90)\" font-size=\"11\" "
                "fill=\"#444\" text-anchor=\"middle\">", x + 12, top + BAR_HEIGHT / 2);
-    put_text(f, p->value ? p->value : "value");
+    bertc_svg_put_text(f, p->value ? p->value : "value");
     fprintf(f, "</text>\n");
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">%.3g</text>\n"
                "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">%.3g</text>\n",
@@ -374,7 +373,7 @@ static void bar_panel(FILE *f, const SvgPicture *p, const Layout *l, const Scale
         col_labels(f, p, l, cx, top + BAR_HEIGHT + 12);
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#444\">", cx,
             top + BAR_HEIGHT + 66);
-    put_text(f, p->col_axis ? p->col_axis : "column");
+    bertc_svg_put_text(f, p->col_axis ? p->col_axis : "column");
     fprintf(f, " &#8594;</text>\n");
 }
 
@@ -404,7 +403,7 @@ int bertc_svg_draw(FILE *f, const SvgPicture *p, bool standalone, BertcError *er
                "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             standalone ? "xmlns=\"http://www.w3.org/2000/svg\" " : "", l.width, l.height);
     fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"15\">");
-    put_text(f, p->title ? p->title : "");
+    bertc_svg_put_text(f, p->title ? p->title : "");
     fprintf(f, "</text>\n");
     legend(f, &s, p->value, 10, 38);
     bool bars = p->kind == SVG_GATES || p->kind == SVG_VECTOR;

@@ -15,6 +15,9 @@
 
 #include <stdio.h>
 
+/* s with the five XML specials (< > & " ') escaped: text for SVG and HTML. */
+void bertc_svg_put_text(FILE *f, const char *s);
+
 /* Train loss (and eval loss / metric where present) against the step. */
 int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *title,
                    BertcError *err);
