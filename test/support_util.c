@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,6 +183,19 @@ int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap)
     test_read_text(log, out, cap);
     remove(log);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void test_scratch_make(char *dir, size_t cap, const char *name)
+{
+    snprintf(dir, cap, "/tmp/bertc_%s_%d", name, (int)getpid());
+    cr_assert_eq(mkdir(dir, 0700), 0, "cannot create %s", dir);
+}
+
+void test_scratch_remove(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
 }
 
 bool test_same_file(const char *a, const char *b)

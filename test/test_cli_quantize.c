@@ -19,15 +19,12 @@ static char tmp[128];
 
 static void setup(void)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/bertc_cli_quantize_%d", (int)getpid());
-    cr_assert_eq(mkdir(tmp, 0700), 0, "cannot create %s", tmp);
+    test_scratch_make(tmp, sizeof tmp, "cli_quantize");
 }
 
 static void teardown(void)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    cr_expect_eq(system(cmd), 0);
+    test_scratch_remove(tmp);
 }
 
 TestSuite(cli_quantize, .init = setup, .fini = teardown);

@@ -30,15 +30,12 @@ static char log_text[16384];
 
 static void setup(void)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/bertc_export_c_%d", (int)getpid());
-    cr_assert_eq(mkdir(tmp, 0700), 0, "cannot create %s", tmp);
+    test_scratch_make(tmp, sizeof tmp, "export_c");
 }
 
 static void teardown(void)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    cr_expect_eq(system(cmd), 0);
+    test_scratch_remove(tmp);
 }
 
 TestSuite(export_c, .init = setup, .fini = teardown);

@@ -47,15 +47,12 @@ static const char *const texts[] = {
 
 static void setup(void)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/bertc_firmware_%d", (int)getpid());
-    cr_assert_eq(mkdir(tmp, 0700), 0, "cannot create %s", tmp);
+    test_scratch_make(tmp, sizeof tmp, "firmware");
 }
 
 static void teardown(void)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    cr_expect_eq(system(cmd), 0);
+    test_scratch_remove(tmp);
 }
 
 TestSuite(firmware, .init = setup, .fini = teardown);

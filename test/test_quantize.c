@@ -24,16 +24,13 @@ static Arena *arena;
 
 static void setup(void)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/bertc_quantize_%d", (int)getpid());
-    cr_assert_eq(mkdir(tmp, 0700), 0, "cannot create %s", tmp);
+    test_scratch_make(tmp, sizeof tmp, "quantize");
     arena = bertc_arena_create("quantize", 1 << 20);
 }
 
 static void teardown(void)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    cr_expect_eq(system(cmd), 0);
+    test_scratch_remove(tmp);
     bertc_arena_destroy(arena);
 }
 

@@ -91,6 +91,11 @@ void test_read_text(const char *path, char *out, size_t cap);
  * (-1: it did not exit). */
 int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap);
 
+/* A fresh scratch directory /tmp/bertc_<name>_<pid> written into dir (cap
+ * bytes); fails the test when it cannot be made. test_scratch_remove: rm -rf. */
+void test_scratch_make(char *dir, size_t cap, const char *name);
+void test_scratch_remove(const char *dir);
+
 /* The two files hold the same bytes (cmp -s). */
 bool test_same_file(const char *a, const char *b);
 

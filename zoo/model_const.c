@@ -177,9 +177,9 @@ typedef struct ForwardCall {
 } ForwardCall;
 
 /* The architecture's forward under bertc_try, as bertc_model_forward runs it
- * but on the batch itself: its inputs came from the same architecture's
- * batch_from_text, so there is no unread input to catch, and no 4.7 KB
- * copy of the Batch on the stack to record the lookups in. */
+ * but on the batch itself: encode_text made exactly the three inputs
+ * BertForSequenceClassification reads, so there is no unread input to catch,
+ * and no 4.7 KB copy of the Batch on the stack to record the lookups in. */
 static int forward(void *ctx, BertcError *err)
 {
     ForwardCall *c = ctx;
