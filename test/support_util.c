@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -183,6 +184,17 @@ int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap)
     test_read_text(log, out, cap);
     remove(log);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+double test_cosine(const float *a, const float *b, int64_t n)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return ab / sqrt(aa * bb);
 }
 
 void test_scratch_make(char *dir, size_t cap, const char *name)

@@ -183,17 +183,6 @@ static float *hidden_of(Model *m, Graph *g, int64_t B, int64_t S, int64_t *n)
     return copy;
 }
 
-static double cosine(const float *a, const float *b, int64_t n)
-{
-    double ab = 0, aa = 0, bb = 0;
-    for (int64_t i = 0; i < n; i++) {
-        ab += (double)a[i] * b[i];
-        aa += (double)a[i] * a[i];
-        bb += (double)b[i] * b[i];
-    }
-    return ab / sqrt(aa * bb);
-}
-
 /* float32 model dir vs its quantised copy: the cosine of their last hidden
  * states; *same is whether the copy changed the outputs at all. */
 static double cosine_to_fp32(const char *src, const char *name, bool *same)
@@ -211,7 +200,7 @@ static double cosine_to_fp32(const char *src, const char *name, bool *same)
     cr_assert_eq(n_fp, n_q);
     *same = memcmp(a, b, sizeof(float) * (size_t)n_fp) == 0;
     bertc_ag_graph_destroy(g);
-    double c = cosine(a, b, n_fp);
+    double c = test_cosine(a, b, n_fp);
     cr_log_info("%s: last hidden state cosine int8 vs float32 %.8f", src, c);
     return c;
 }

@@ -237,17 +237,6 @@ Test(quantize_embeddings, the_int8_table_is_its_dequantised_float_table_bit_for_
                   "the dequantised table gave the float table's logits: nothing was rounded");
 }
 
-static double cosine(const float *a, const float *b, int64_t n)
-{
-    double ab = 0, aa = 0, bb = 0;
-    for (int64_t i = 0; i < n; i++) {
-        ab += (double)a[i] * b[i];
-        aa += (double)a[i] * a[i];
-        bb += (double)b[i] * b[i];
-    }
-    return ab / sqrt(aa * bb);
-}
-
 /* The committed fine-tuned fixture: logits of int8 Linears + int8
  * embeddings against float32. */
 Test(quantize_embeddings, the_fine_tuned_fixture_keeps_logits_cosine_099_to_fp32)
@@ -260,7 +249,7 @@ Test(quantize_embeddings, the_fine_tuned_fixture_keeps_logits_cosine_099_to_fp32
     cr_assert_eq(n_a, n_b);
     cr_expect_neq(memcmp(a, b, sizeof(float) * (size_t)n_a), 0,
                   "the int8 model gives float32's exact logits: int8 did not run");
-    double c = cosine(a, b, n_a);
+    double c = test_cosine(a, b, n_a);
     cr_log_info("logits cosine int8 (with embeddings) vs float32 %.8f", c);
     cr_expect_geq(c, 0.99, "logits cosine %.6f to float32, below 0.99", c);
 }

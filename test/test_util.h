@@ -91,6 +91,9 @@ void test_read_text(const char *path, char *out, size_t cap);
  * (-1: it did not exit). */
 int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap);
 
+/* The cosine of a and b (n floats each), summed in double. */
+double test_cosine(const float *a, const float *b, int64_t n);
+
 /* A fresh scratch directory /tmp/bertc_<name>_<pid> written into dir (cap
  * bytes); fails the test when it cannot be made. test_scratch_remove: rm -rf. */
 void test_scratch_make(char *dir, size_t cap, const char *name);
