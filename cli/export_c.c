@@ -112,12 +112,14 @@ static char *long_text(const Tokenizer *tok, size_t bytes)
     char *t = malloc(bytes + 1);
     if (!t)
         return NULL;
-    const char *word = "a";
-    for (int32_t id = 0; id < tok->V && bertc_tokenizer_id(tok, "a", 1) < 0; id++) {
-        const char *s = bertc_tokenizer_token(tok, id);
-        if (s[0] != '[' && s[0] != '#') {
-            word = s;
-            break;
+    const char *word = "a";   /* else the vocabulary's first word that is no special or ## piece */
+    if (bertc_tokenizer_id(tok, "a", 1) < 0) {
+        for (int32_t id = 0; id < tok->V; id++) {
+            const char *s = bertc_tokenizer_token(tok, id);
+            if (s[0] != '[' && s[0] != '#') {
+                word = s;
+                break;
+            }
         }
     }
     size_t w = strlen(word), k = 0;
