@@ -69,7 +69,9 @@ size_t bertc_const_model_pack_bytes(const ConstModelData *d);
 
 /* Builds the model in mem (size bytes, 64-byte aligned): GEMM buffers,
  * then the model's bookkeeping (its weights stay in d), the rest for one
- * forward. Selects d's int8 path. */
+ * forward. Selects, for the whole process, d's int8 path (or scalar where
+ * the same layout must run without it), the portable fp32 path the export
+ * measured, and one thread: a PC then computes the board's bits. */
 int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, size_t size,
                            BertcError *err);
 /* One text -> its logits: the first min(n, C) written, C returned; -1 and
