@@ -27,7 +27,7 @@ endif
 
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 
-LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
+LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*/*.c)
 
 # FREESTANDING=1: the core for bare metal (docs/embedded.md). No stdio, heap
 # or threads (it implies NO_THREADS=1): it leaves out the files that need a
@@ -36,8 +36,8 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*.c)
 # builds only the library.
 # With a cross CC, e.g.
 #   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
-HOSTED_ONLY := %_file.c zoo/run.c zoo/train.c zoo/svg.c zoo/dataset.c zoo/dataset_squad.c zoo/metrics.c \
-  zoo/vocab_train.c
+HOSTED_ONLY := %_file.c zoo/models/run.c zoo/train/train.c zoo/pictures/svg.c zoo/train/dataset.c \
+  zoo/train/dataset_squad.c zoo/train/metrics.c zoo/text/vocab_train.c
 ifeq ($(FREESTANDING),1)
   # One section per function and object: a firmware linked with
   # -Wl,--gc-sections keeps only what its model reaches (docs/embedded.md).
@@ -289,7 +289,8 @@ VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tenso
 # The headers a program includes: bertc.h includes every other one, and each
 # compiles on its own with -std=c11 -pedantic (test/test_public_headers.c).
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
-                  nn/json.h nn/safetensors.h nn/state.h zoo/tokenizer.h zoo/zoo.h zoo/model_const.h zoo/pipeline.h zoo/train.h zoo/svg.h
+                  nn/json.h nn/safetensors.h nn/state.h zoo/text/tokenizer.h zoo/zoo.h zoo/models/model_const.h \
+                  zoo/train/pipeline.h zoo/train/train.h zoo/pictures/svg.h
 # (rebuilt when this file changes: the list is compiled into the test)
 $(BUILD)/obj/test/test_public_headers.o: Makefile
 $(BUILD)/obj/test/test_public_headers.o: ALL_CFLAGS += -DBERTC_CC='"$(CC)"' \
@@ -302,7 +303,7 @@ DATA_FILES := $(wildcard data/*)
 # share/bertc/firmware/, and under it src/: the freestanding core's sources
 # and headers, which bertc.mk compiles with the porter's own toolchain.
 KIT_FILES := $(wildcard examples/firmware/*.* examples/firmware/*/*)
-KIT_CORE  := bertc.h $(filter-out $(HOSTED_ONLY),$(wildcard tensor/*.[ch] autograd/*.[ch] nn/*.[ch] zoo/*.[ch]))
+KIT_CORE  := bertc.h $(filter-out $(HOSTED_ONLY),$(wildcard tensor/*.[ch] autograd/*.[ch] nn/*.[ch] zoo/*.h zoo/*/*.[ch]))
 KIT_DIR    = $(DESTDIR)$(PREFIX)/share/bertc/firmware
 
 install: $(LIB) $(CLI) $(EXAMPLES)

@@ -53,11 +53,11 @@
 #include "nn/json.h"
 #include "nn/safetensors.h"
 #include "nn/state.h"
-#include "zoo/tokenizer.h"
+#include "zoo/text/tokenizer.h"
 #include "zoo/zoo.h"
-#include "zoo/model_const.h"
-#include "zoo/pipeline.h"
-#include "zoo/train.h"
-#include "zoo/svg.h"
+#include "zoo/models/model_const.h"
+#include "zoo/train/pipeline.h"
+#include "zoo/train/train.h"
+#include "zoo/pictures/svg.h"
 
 #endif

@@ -4,7 +4,7 @@
  * from last_hidden_state over its own attention mask (zoo/pipeline.h), so a
  * text's vector does not depend on the texts batched with it. */
 #include "cli/cli.h"
-#include "zoo/pipeline.h"
+#include "zoo/train/pipeline.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #define BERTC_CLI_EXPLAIN_H
 
 #include "cli/cli.h"
-#include "zoo/svg.h"
+#include "zoo/pictures/svg.h"
 
 /* The tokens of sequence 0 of a batch, as the model read them. */
 typedef struct ExplainTokens {

@@ -5,7 +5,7 @@
  * is never read as a map (lambda_q (B, nh, S, 1) as nh S x S maps read far
  * past its end). */
 #include "cli/explain.h"
-#include "zoo/pipeline.h"
+#include "zoo/train/pipeline.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -18,7 +18,7 @@
  *      metric, for --resume).
  * A plateau of --patience evaluations without a better metric ends the run. */
 #include "cli/finetune.h"
-#include "zoo/svg.h"
+#include "zoo/pictures/svg.h"
 
 #include <math.h>
 #include <stdlib.h>

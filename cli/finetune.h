@@ -4,8 +4,8 @@
 #define BERTC_CLI_FINETUNE_H
 
 #include "cli/cli.h"
-#include "zoo/dataset.h"
-#include "zoo/train.h"
+#include "zoo/train/dataset.h"
+#include "zoo/train/train.h"
 
 #include <stdio.h>
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zoo/pipeline.h"
+#include "zoo/train/pipeline.h"
 
 #define QA_MAX_ANSWER 30   /* tokens, run_qa's max_answer_length */
 

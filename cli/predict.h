@@ -5,7 +5,7 @@
 #define BERTC_CLI_PREDICT_H
 
 #include "cli/cli.h"
-#include "zoo/pipeline.h"
+#include "zoo/train/pipeline.h"
 
 typedef struct PredictRun {
     CliModel *cm;

@@ -51,8 +51,8 @@
  * that sentence in all 8 contexts. OUT defaults to build/absa/MODEL; the
  * standard training flags of zoo/train.h apply. */
 #include "examples/example_util.h"
-#include "zoo/svg.h"
-#include "zoo/train.h"
+#include "zoo/pictures/svg.h"
+#include "zoo/train/train.h"
 
 #include <ctype.h>
 #include <stdio.h>

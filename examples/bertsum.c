@@ -37,8 +37,8 @@
  * The standard training flags (--steps, --out DIR, --resume, ...; see
  * zoo/train.h) apply; OUT defaults to build/bertsum. */
 #include "examples/example_util.h"
-#include "zoo/svg.h"
-#include "zoo/train.h"
+#include "zoo/pictures/svg.h"
+#include "zoo/train/train.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -22,7 +22,7 @@
 #ifndef BERTC_EXAMPLE_UTIL_H
 #define BERTC_EXAMPLE_UTIL_H
 
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <assert.h>
 #include <signal.h>

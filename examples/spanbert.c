@@ -28,8 +28,8 @@
  * `--steps 2` makes a smoke test of the whole example; OUT (--out) defaults
  * to build/spanbert. BERTC_THREADS sets the thread count. */
 #include "examples/example_util.h"
-#include "zoo/svg.h"
-#include "zoo/train.h"
+#include "zoo/pictures/svg.h"
+#include "zoo/train/train.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -14,8 +14,8 @@
  * training flags (--steps, --out DIR, --resume, ...; see zoo/train.h) apply;
  * OUT defaults to build/demo. BERTC_THREADS sets the thread count. */
 #include "examples/example_util.h"
-#include "zoo/svg.h"
-#include "zoo/train.h"
+#include "zoo/pictures/svg.h"
+#include "zoo/train/train.h"
 
 #include <math.h>
 #include <stdio.h>

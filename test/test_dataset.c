@@ -1,7 +1,7 @@
 /* test/test_dataset.c — the CSV, TSV and JSONL readers (zoo/dataset.c), label
  * sets, and the metrics of zoo/metrics.c against values worked out by hand. */
 #include "test/test_util.h"
-#include "zoo/dataset.h"
+#include "zoo/train/dataset.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

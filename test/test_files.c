@@ -6,7 +6,7 @@
  * test has a timeout and each command runs under `timeout 5`: a hang is a
  * failure, not a stuck test run. */
 #include "test/test_util.h"
-#include "zoo/svg.h"
+#include "zoo/pictures/svg.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

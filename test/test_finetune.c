@@ -7,7 +7,7 @@
  * errors. */
 #include "test/test_util.h"
 #include "cli/finetune.h"
-#include "zoo/dataset.h"
+#include "zoo/train/dataset.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * architecture's outputs, softmax and top-k, HF's answer-span search,
  * "simple" entity grouping, sentence splitting, mean/cls pooling and L2
  * normalisation. */
-#include "zoo/pipeline.h"
+#include "zoo/train/pipeline.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -6,7 +6,7 @@
  * QAConv's against the logits the PyTorch fixture recorded, and long
  * question-answering contexts against the windows run one by one. */
 #include "test/test_util.h"
-#include "zoo/pipeline.h"
+#include "zoo/train/pipeline.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

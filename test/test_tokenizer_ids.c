@@ -13,7 +13,7 @@
 #include <criterion/criterion.h>
 
 #include "nn/json.h"
-#include "zoo/tokenizer_internal.h"
+#include "zoo/text/tokenizer_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * majority baseline is 50%), and an interrupted run resumed from its
  * checkpoint ends with bit-identical weights. */
 #include "test/test_util.h"
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

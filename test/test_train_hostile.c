@@ -19,7 +19,7 @@
  *   - a directory where the old write probe's fixed name was does not make a
  *     writable --out look unwritable. */
 #include "test/test_util.h"
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>

@@ -3,7 +3,7 @@
  * with an error naming the first bad tensor, with TRAIN_NAN_SKIP the step is
  * dropped with a warning naming it and the run goes on. */
 #include "test/test_util.h"
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -10,7 +10,7 @@
  *   - numeric flags are strict: bertc_train_parse_flags, bertc init --seed, and
  *     the bertc_parse_* helpers under them. */
 #include "test/test_util.h"
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

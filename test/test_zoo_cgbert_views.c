@@ -13,7 +13,7 @@
  *   - the keys are read, range-checked and written back. */
 #include "test/test_util.h"
 #include "zoo/zoo.h"
-#include "zoo/cgbert_internal.h"
+#include "zoo/models/cgbert_internal.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

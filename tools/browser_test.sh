@@ -1,6 +1,6 @@
 #!/bin/sh
 # tools/browser_test.sh — `make browser-test`: a `bertc explain` page for
-# every architecture of zoo/architectures.c, opened in headless Chromium.
+# every architecture of zoo/models/architectures.c, opened in headless Chromium.
 #
 # For each architecture: a model directory from its first test fixture
 # (test/data/zoo/*/config.json + weights.safetensors) with a vocabulary cut
@@ -48,12 +48,12 @@ command -v node >/dev/null || apt_install nodejs
 
 # ---- the architectures and their fixtures ---------------------------------
 
-# The names of the ModelArch structs zoo/architectures.c lists, then each
+# The names of the ModelArch structs zoo/models/architectures.c lists, then each
 # one's .name from its zoo file.
 architectures() {
-    sed -n 's/^ *&\(bertc_arch_[a-z_]*\),$/\1/p' zoo/architectures.c | while read -r sym; do
+    sed -n 's/^ *&\(bertc_arch_[a-z_]*\),$/\1/p' zoo/models/architectures.c | while read -r sym; do
         sed -n "/^const ModelArch $sym = {/,/^};/s/^ *\.name = \"\([A-Za-z0-9]*\)\",.*/\1/p" \
-            zoo/*.c
+            zoo/models/*.c
     done
 }
 
@@ -124,6 +124,6 @@ for arch in $(architectures); do
     echo "browser-test: $arch: $page ($(wc -c < "$page") bytes), $OUT/$arch.png"
     n=$((n + 1))
 done
-[ "$n" -gt 0 ] || fail "no architectures found in zoo/architectures.c"
+[ "$n" -gt 0 ] || fail "no architectures found in zoo/models/architectures.c"
 node tools/png_check.js "$OUT"/*.png || fail "a screenshot is blank (above)"
 echo "browser-test: $n pages, no console errors, no loads, no blank screenshot"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tools/hf_tokenizer_fixtures.sh — regenerates, from Hugging Face's own
 # tokenizers (the npm package, the Rust code behind BertTokenizerFast):
-#   zoo/unicode_tables.c                  the character tables of the C tokenizer
+#   zoo/text/unicode_tables.c                  the character tables of the C tokenizer
 #   test/data/tokenizer/hf_uncased.json   bert-base-uncased expected outputs
 #   test/data/tokenizer/hf_cased.json     the same inputs cased (cased-vocab.txt)
 # and checks tools/tokenizer_ref.py against them. Needs node, npm, python3
@@ -29,7 +29,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 node tools/hf_unicode_probe.js > "$TMP/probe.jsonl"
 python3 tools/gen_unicode_tables.py "$TMP/probe.jsonl" > "$TMP/unicode_tables.c"
-mv "$TMP/unicode_tables.c" zoo/unicode_tables.c
+mv "$TMP/unicode_tables.c" zoo/text/unicode_tables.c
 
 python3 tools/tokenizer_ref.py --inputs > "$TMP/uncased.json"
 python3 tools/tokenizer_ref.py --inputs --cased > "$TMP/cased.json"

@@ -26,7 +26,7 @@
 #define BERTC_ZOO_H
 
 #include "nn/nn.h"
-#include "zoo/tokenizer.h"   /* the WordPiece tokenizer (SPEC §7) */
+#include "zoo/text/tokenizer.h"   /* the WordPiece tokenizer (SPEC §7) */
 
 /* ------------------------------------------------------------------------ */
 /* Batch: the named inputs of one forward                                    */
@@ -739,6 +739,6 @@ int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError 
 int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok,
                          BertcError *err);
 
-#include "zoo/model_const.h"   /* a classifier from const data (bertc export-c) */
+#include "zoo/models/model_const.h"   /* a classifier from const data (bertc export-c) */
 
 #endif /* BERTC_ZOO_H */

@@ -33,7 +33,7 @@ BERTC_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -DBERTC_FREESTANDING -DBERTC_
                 $(BERTC_WARN) -I$(BERTC_SRC)
 
 BERTC_CORE_SRC := $(wildcard $(BERTC_SRC)/tensor/*.c $(BERTC_SRC)/autograd/*.c \
-                             $(BERTC_SRC)/nn/*.c $(BERTC_SRC)/zoo/*.c)
+                             $(BERTC_SRC)/nn/*.c $(BERTC_SRC)/zoo/*/*.c)
 BERTC_CORE_OBJ := $(BERTC_CORE_SRC:$(BERTC_SRC)/%.c=$(BERTC_BUILD)/%.o)
 BERTC_LIB      := $(BERTC_BUILD)/libbertc.a
 

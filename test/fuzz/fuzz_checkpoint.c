@@ -13,7 +13,7 @@
  *         ./build/fuzz/fuzzers/fuzz_checkpoint -runs=0
  * (2 of the run's 4 steps, then a checkpoint). The SIMD path is forced to
  * scalar so the checkpoint's "isa" field is the same on every machine. */
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * (and the SQuAD JSON it recognises), CoNLL. A table that parses must be
  * whole: every row has its line, every cell is NULL or a string, and the
  * line numbers never go down. */
-#include "zoo/dataset.h"
+#include "zoo/train/dataset.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
  * bertc_tokenizer_encode keeps every piece with its offsets, in an arena
  * sized by the text; bertc_tokenizer_encode_ids keeps the ids of the first
  * max_len - 2 in the caller's array and stops there, in a fixed buffer. */
-#include "zoo/tokenizer_internal.h"
+#include "zoo/text/tokenizer_internal.h"
 
 #include <string.h>
 

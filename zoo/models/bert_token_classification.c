@@ -9,7 +9,7 @@
  * padding is left out by labelling it -100 (what HF's data collators do).
  * Parameters: bert.* (without bert.pooler, HF's add_pooling_layer=False),
  * classifier.weight (num_labels, H), classifier.bias (num_labels). */
-#include "zoo/bert_heads_internal.h"
+#include "zoo/models/bert_heads_internal.h"
 
 typedef struct BertTokenClassification {
     BertModel bert;

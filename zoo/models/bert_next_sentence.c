@@ -7,7 +7,7 @@
  *
  * Parameters: bert.* with bert.pooler, cls.seq_relationship.weight (2, H),
  * cls.seq_relationship.bias (2); HF applies no dropout before it. */
-#include "zoo/bert_heads_internal.h"
+#include "zoo/models/bert_heads_internal.h"
 
 typedef struct BertNextSentence {
     BertModel bert;

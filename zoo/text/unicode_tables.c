@@ -2,7 +2,7 @@
  * Hugging Face tokenizers (npm, tools/hf_unicode_probe.js) does with each code
  * point; combining classes from Python 3.11.7's unicodedata.
  * Do not edit; rerun tools/hf_tokenizer_fixtures.sh. */
-#include "zoo/tokenizer_internal.h"
+#include "zoo/text/tokenizer_internal.h"
 
 const char bertc_uc_unicode_version[] = "tokenizers 0.23 BertNormalizer";
 

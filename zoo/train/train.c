@@ -1,5 +1,5 @@
 /* zoo/train.c — the training engine (see train.h). */
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* zoo/svg.c — loss curves, and model outputs drawn by their declared shape, as
  * SVG (zoo/svg.h). */
-#include "zoo/svg.h"
+#include "zoo/pictures/svg.h"
 
 #include <math.h>
 #include <stdio.h>

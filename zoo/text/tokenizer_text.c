@@ -3,7 +3,7 @@
  * strip_accents (NFD = full canonical decomposition + canonical ordering,
  * then drop Mn) and lowercase of single characters, both only when
  * do_lower_case. */
-#include "zoo/tokenizer_internal.h"
+#include "zoo/text/tokenizer_internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* UTF-8                                                                     */

@@ -10,7 +10,7 @@
  * the B·C rows, as HF returns them. Parameters: bert.* with bert.pooler,
  * classifier.weight (1, H), classifier.bias (1); the dropout follows the
  * classifier_dropout rule. */
-#include "zoo/bert_heads_internal.h"
+#include "zoo/models/bert_heads_internal.h"
 
 typedef struct BertMultipleChoice {
     BertModel bert;

@@ -12,7 +12,7 @@
  * SQuAD 2.0 uses for "no answer"). Both positions or neither must be given.
  * Parameters: bert.* (without bert.pooler, HF's add_pooling_layer=False),
  * qa_outputs.weight (2, H), qa_outputs.bias (2). */
-#include "zoo/bert_heads_internal.h"
+#include "zoo/models/bert_heads_internal.h"
 
 typedef struct BertQuestionAnswering {
     BertModel bert;

@@ -2,7 +2,7 @@
  * tokenization_bert.py load_vocab: id = line number - 1, one token a line),
  * stricter than HF: a duplicate token or a blank line is an error, not a
  * silent overwrite. */
-#include "zoo/tokenizer_internal.h"
+#include "zoo/text/tokenizer_internal.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
 #ifndef BERTC_ZOO_SVG_H
 #define BERTC_ZOO_SVG_H
 
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <stdio.h>
 

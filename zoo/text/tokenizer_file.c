@@ -1,6 +1,6 @@
 /* zoo/tokenizer_file.c — reading vocab.txt from a path (bare-metal builds
  * leave this file out and call bertc_tokenizer_parse on text they hold). */
-#include "zoo/zoo.h"
+#include "zoo/text/tokenizer.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* zoo/dataset_file.c — a data file read whole (bertc_read_file: regular files
  * only, so a FIFO or a device cannot block the reader) and parsed from
  * memory by zoo/dataset.c. */
-#include "zoo/dataset.h"
+#include "zoo/train/dataset.h"
 
 /* format -1: by bertc_dataset_guess_format. */
 static int read_as(Dataset *d, Arena *arena, const char *path, int format, BertcError *err)

@@ -2,7 +2,7 @@
  * predict` / `bertc embed` print (zoo/pipeline.h): task detection from the
  * declared outputs, softmax and top-k, HF's answer-span search and entity
  * grouping, sentence-transformers' pooling. */
-#include "zoo/pipeline.h"
+#include "zoo/train/pipeline.h"
 
 #include <math.h>
 #include <string.h>

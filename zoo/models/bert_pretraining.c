@@ -12,7 +12,7 @@
  * silently give no loss). Parameters: bert.* with bert.pooler,
  * cls.predictions.* (as BertForMaskedLM's, decoder.weight/bias tied) and
  * cls.seq_relationship.weight (2, H), .bias (2). */
-#include "zoo/bert_heads_internal.h"
+#include "zoo/models/bert_heads_internal.h"
 
 typedef struct BertPreTraining {
     BertModel bert;

@@ -5,7 +5,7 @@
  * columns id, question, context, answers.text, answers.answer_start (lists;
  * empty for an unanswerable v2.0 question). The rows are written as JSONL
  * text, which the JSONL reader of zoo/dataset.c then reads. */
-#include "zoo/dataset.h"
+#include "zoo/train/dataset.h"
 
 #include <math.h>
 #include <stdio.h>

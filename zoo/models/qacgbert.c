@@ -16,7 +16,7 @@
  * dropout): config context_dropout_prob, 0 (none) by default as the seed.
  * Embeddings, deep context, layers, pooler and loss: zoo/cgbert.c and the
  * BERT encoder of zoo/bert.c. */
-#include "zoo/cgbert_internal.h"
+#include "zoo/models/cgbert_internal.h"
 
 static void *qacgbert_attention_init(Registry *r, const BertConfig *cfg)
 {

@@ -26,7 +26,7 @@
  * merges a pair only in the words its heap entry recorded (a pair that
  * appears in new words after its entry was made merges there later, as a
  * second merge to the same token); here a merge applies to every word. */
-#include "zoo/tokenizer_internal.h"
+#include "zoo/text/tokenizer_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* zoo/dataset.c — CSV (RFC 4180), TSV and JSONL text into a table of cells
  * under a header (zoo/dataset.h), and the sorted label set of a column.
  * Parsing is from memory; zoo/dataset_file.c reads the file. */
-#include "zoo/dataset.h"
+#include "zoo/train/dataset.h"
 
 #include <stdio.h>
 #include <stdlib.h>

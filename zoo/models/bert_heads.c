@@ -1,6 +1,6 @@
 /* zoo/bert_heads.c — HF BertModel, BertForSequenceClassification (§6.2) and
  * BertForMaskedLM with the LM head shared by SpanBERT. */
-#include "zoo/bert_heads_internal.h"
+#include "zoo/models/bert_heads_internal.h"
 
 #include <math.h>
 

@@ -2,7 +2,7 @@
  * (zoo/dataset.h): accuracy and macro-F1 (single-label), micro-F1
  * (multi-label), MSE and Pearson's r (regression). Counts are exact
  * integers; sums of floats are taken in double. */
-#include "zoo/dataset.h"
+#include "zoo/train/dataset.h"
 
 #include <ctype.h>
 #include <math.h>

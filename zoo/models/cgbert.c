@@ -20,7 +20,7 @@
  * C U_Q, C U_K (B, nh, S, d); lambda_q, lambda_k (B, nh, S, 1); q_hat, k_hat
  * Q̂, K̂ (B, nh, S, d); attention_probs A (B, nh, S, S). And pooler_weights,
  * the pooler's token weights (B, S). docs/models/cgbert.md maps each step. */
-#include "zoo/cgbert_internal.h"
+#include "zoo/models/cgbert_internal.h"
 #include "tensor/format_internal.h"
 
 #include <math.h>

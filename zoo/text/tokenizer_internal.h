@@ -8,7 +8,7 @@
 #ifndef BERTC_ZOO_TOKENIZER_INTERNAL_H
 #define BERTC_ZOO_TOKENIZER_INTERNAL_H
 
-#include "zoo/zoo.h"
+#include "zoo/text/tokenizer.h"
 
 /* Code-point classes, as HF tokenizers' BertNormalizer and BertPreTokenizer
  * see them; the values are the generator's UC_* flags. */
