@@ -289,7 +289,8 @@ VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tenso
 # The headers a program includes: bertc.h includes every other one, and each
 # compiles on its own with -std=c11 -pedantic (test/test_public_headers.c).
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
-                  nn/json.h nn/safetensors.h nn/state.h zoo/text/tokenizer.h zoo/zoo.h zoo/models/model_const.h \
+                  nn/json.h nn/safetensors.h nn/state.h zoo/text/tokenizer.h zoo/zoo.h zoo/models/batch.h \
+                  zoo/models/model.h zoo/models/bert.h zoo/models/spanbert.h zoo/models/model_const.h \
                   zoo/train/pipeline.h zoo/train/train.h zoo/pictures/svg.h
 # (rebuilt when this file changes: the list is compiled into the test)
 $(BUILD)/obj/test/test_public_headers.o: Makefile

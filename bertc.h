@@ -40,8 +40,13 @@
  *   nn/nn.h              modules, parameter registry, optimizers; with
  *     nn/config.h, nn/json.h, nn/safetensors.h, nn/state.h:
  *                        config.json, JSON, safetensors files, training state
- *   zoo/zoo.h            the BERT variants, the tokenizer, the run path
- *   zoo/train.h, zoo/svg.h  the training engine and the pictures (hosted builds)
+ *   zoo/zoo.h            the model zoo: an umbrella over zoo/text/tokenizer.h
+ *                        (the tokenizer) and zoo/models/ (batch.h, model.h,
+ *                        bert.h, spanbert.h, model_const.h: the BERT
+ *                        variants and the run path)
+ *   zoo/train/train.h, zoo/train/pipeline.h, zoo/pictures/svg.h
+ *                        the training engine, the predict pipeline and the
+ *                        pictures (hosted builds); docs/architecture.md
  */
 #ifndef BERTC_H
 #define BERTC_H

@@ -5,6 +5,7 @@
  * (test/data/zoo/spanbert_*). */
 #include "test/test_util.h"
 #include "zoo/zoo.h"
+#include "zoo/models/spanbert_internal.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -7,6 +7,7 @@
  * spanbert_named, spanbert_original, spanbert_original_b). */
 #include "test/test_util.h"
 #include "zoo/zoo.h"
+#include "zoo/models/spanbert_internal.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -7,7 +7,7 @@
 #ifndef BERTC_ZOO_MODEL_CONST_H
 #define BERTC_ZOO_MODEL_CONST_H
 
-#include "zoo/zoo.h"
+#include "zoo/models/model.h"
 
 /* The same with no parameter data allocated: the weights are then read in
  * place from const memory, bound by bertc_registry_bind_const (nn/nn.h);

@@ -29,6 +29,7 @@
  * Python implementation with the same seed reproduces every mask exactly
  * (tools/fixtures_spanbert.py holds one of each style). */
 #include "zoo/zoo.h"
+#include "zoo/models/spanbert_internal.h"
 
 #include <math.h>
 #include <string.h>

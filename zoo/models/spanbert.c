@@ -39,6 +39,7 @@
  * IndexError). Both are input errors naming 'mask_labels'. The collator
  * never makes them: [CLS] opens and [SEP] closes every row. */
 #include "zoo/zoo.h"
+#include "zoo/models/spanbert_internal.h"
 #include "tensor/format_internal.h"
 
 #include <stddef.h>
