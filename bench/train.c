@@ -1,5 +1,5 @@
 /* bench/train.c — one training step of a model, end to end, as the
- * training engine (zoo/train.c) runs it: forward in training mode (dropout
+ * training engine (zoo/train/train.c) runs it: forward in training mode (dropout
  * on), loss, backward, AdamW, zero_grad.
  *
  *   build/bench/train --config C.json [--batch B] [--seq S] [--threads N]

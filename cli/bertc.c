@@ -119,7 +119,7 @@ static void train_layout(const char *dir, char *examples, size_t ex_len, char *d
         data_root[0] = '\0';
 }
 
-/* bertc train's flags are the examples' own (zoo/train.h,
+/* bertc train's flags are the examples' own (zoo/train/train.h,
  * bertc_train_parse_flags, which parses them): listed here for --help. */
 static const CliOption train_options[] = {
     {"--steps", "N", NULL, "optimizer steps (default: the example's)"},
@@ -160,7 +160,7 @@ static void print_examples(const char *dir, FILE *out)
 }
 
 /* bertc train NAME [flags]: run the example program NAME with the flags
- * passed on (see zoo/train.h), its data found through BERTC_DATA_DIR, which
+ * passed on (see zoo/train/train.h), its data found through BERTC_DATA_DIR, which
  * is set to the data next to bertc unless the user set it. argv[0] is
  * "train". */
 static int cmd_train(int argc, char **argv)

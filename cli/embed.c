@@ -1,7 +1,7 @@
 /* cli/embed.c — bertc embed: sentence embeddings as sentence-transformers
  * computes them. Each text is encoded as the model's batch_from_text does,
  * texts run --batch-size at a time padded to the longest, and each is pooled
- * from last_hidden_state over its own attention mask (zoo/pipeline.h), so a
+ * from last_hidden_state over its own attention mask (zoo/train/pipeline.h), so a
  * text's vector does not depend on the texts batched with it. */
 #include "cli/cli.h"
 #include "zoo/train/pipeline.h"

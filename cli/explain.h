@@ -1,6 +1,6 @@
 /* cli/explain.h — what `bertc explain` and `bertc attention` share: a model
  * output found by name among the architecture's declared outputs, and drawn
- * by its declared shape (zoo/svg.h), never by the model's name. Internal to
+ * by its declared shape (zoo/pictures/svg.h), never by the model's name. Internal to
  * the CLI. */
 #ifndef BERTC_CLI_EXPLAIN_H
 #define BERTC_CLI_EXPLAIN_H
@@ -41,7 +41,7 @@ int explain_picture(const OutputSpec *o, const char *name, const Tensor *t,
 /* ---- cli/explain_steps.c: what the page shows, per architecture ---------- */
 
 /* One step of a forward: its title, its equation (HTML with Unicode maths),
- * the bertc function that computes it ("zoo/bert.c:layer_forward") and the
+ * the bertc function that computes it ("zoo/models/bert.c:layer_forward") and the
  * output that holds its result. In `output`, "{l}" runs over the encoder's
  * layers (with "{i}" = l + 1 in the same step, a layer's output hidden
  * state), "{k}" over a second stack (BertSum's inter-sentence layers) for as

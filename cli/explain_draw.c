@@ -1,7 +1,7 @@
 /* cli/explain_draw.c — a model's outputs found by name among the declared
  * ones (ModelArch.outputs, OutputSpec) and turned into pictures by their
  * declared shape: (B, nh, X, X) maps, (B, nh, X, 1) gates, (B, X) vectors,
- * (B, X, F) matrices (zoo/svg.h). The tensor must have that shape: a gate
+ * (B, X, F) matrices (zoo/pictures/svg.h). The tensor must have that shape: a gate
  * is never read as a map (lambda_q (B, nh, S, 1) as nh S x S maps read far
  * past its end). */
 #include "cli/explain.h"

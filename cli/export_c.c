@@ -8,7 +8,7 @@
  *                 offsets and hash slots, and the ConstModelData tying them
  *   model.h       model_init(arena, size), model_classify(text, logits, n),
  *                 MODEL_ARENA_BYTES, MODEL_N_LABELS, MODEL_MAX_TOKENS
- *   model.c       the glue: bertc_const_model_init / _classify (zoo/model_const.c)
+ *   model.c       the glue: bertc_const_model_init / _classify (zoo/models/model_const.c)
  *
  * MODEL_ARENA_BYTES is measured, not guessed: the export runs the same
  * bertc_const_model_init / _classify on the host, with the portable fp32
@@ -188,7 +188,7 @@ static int measure(Export *x, BertcError *err)
                          : bertc_errorf(err, "export-c: out of memory for the %zu-byte arena "
                                         "the measurement runs in", roomy);
     if (rc == 0) {
-        /* The tokenizer's fixed work buffer (zoo/tokenizer.h), whatever the
+        /* The tokenizer's fixed work buffer (zoo/text/tokenizer.h), whatever the
          * text; the ids go straight to the batch region. */
         size_t tokenizer = round64(bertc_tokenizer_work_bytes()) + 64;
         x->pack_bytes = bertc_const_model_pack_bytes(&x->d);

@@ -1,5 +1,5 @@
 /* cli/finetune.c — `bertc finetune`: labelled texts in a CSV, TSV or JSONL
- * file (zoo/dataset.h) -> a trained BertForSequenceClassification (token-cls:
+ * file (zoo/train/dataset.h) -> a trained BertForSequenceClassification (token-cls:
  * BertForTokenClassification, cli/finetune_tokens.c; qa:
  * BertForQuestionAnswering, cli/finetune_qa.c) saved as a Hugging Face model
  * directory (bertc_model_dir_save).
@@ -9,7 +9,7 @@
  *      it initialised listed), or --config + --vocab from scratch;
  *   2. the data: the label set of the training rows (sorted), rows shuffled
  *      with --seed and 10 % held out unless --eval is given;
- *   3. the engine of zoo/train.h (AdamW, warmup, progress bar, checkpoint,
+ *   3. the engine of zoo/train/train.h (AdamW, warmup, progress bar, checkpoint,
  *      --resume, Ctrl-C saves), evaluating every --eval-every steps;
  *   4. OUT/ holds the best evaluation's model (config.json with
  *      id2label/label2id, model.safetensors, vocab.txt,

@@ -1,7 +1,7 @@
 /* cli/finetune_task.c — labelled rows as the training engine's task
- * (zoo/train.h): batches come from the architecture's batch_from_text (the
+ * (zoo/train/train.h): batches come from the architecture's batch_from_text (the
  * library's texts -> batch) plus the labels; evaluation scores the held-out
- * rows with the task's metrics (zoo/metrics.c), keeps the best model and
+ * rows with the task's metrics (zoo/train/metrics.c), keeps the best model and
  * notices a plateau. */
 #include "cli/finetune.h"
 

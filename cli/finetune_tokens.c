@@ -6,7 +6,7 @@
  * over the words (bertc_metric_entity_f1).
  *
  * The words are joined by single spaces into one text; word w starts at code
- * point word_cp[w] of it, and the tokenizer's offsets (code points, zoo/zoo.h)
+ * point word_cp[w] of it, and the tokenizer's offsets (code points, zoo/text/tokenizer.h)
  * say which word each token comes from. */
 #include "cli/finetune.h"
 

@@ -1,5 +1,5 @@
 /* cli/predict.c — bertc predict: one result per input, for whatever task the
- * model's outputs answer (zoo/pipeline.h: bertc_pipeline_task). Each task
+ * model's outputs answer (zoo/train/pipeline.h: bertc_pipeline_task). Each task
  * reads its outputs, turns them into labels, entities, spans or tokens with
  * the library's pipeline steps, and prints them as TSV or JSONL
  * (cli/predict_print.c). docs/predict.md shows each format. */

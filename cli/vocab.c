@@ -1,5 +1,5 @@
 /* cli/vocab.c — `bertc vocab --train CORPUS... --size N --out vocab.txt`:
- * a WordPiece vocabulary learnt from text files (zoo/vocab_train.c, the
+ * a WordPiece vocabulary learnt from text files (zoo/text/vocab_train.c, the
  * algorithm of Hugging Face BertWordPieceTokenizer.train), for a small model
  * that should not carry bert-base's 30,522 rows of embeddings. */
 #include "cli/cli.h"

@@ -49,7 +49,7 @@
  * (last layer, for one sentence and context), for QACGBERT also
  * OUT/quasi_attention.svg, a checkpoint, and the trained model's answers for
  * that sentence in all 8 contexts. OUT defaults to build/absa/MODEL; the
- * standard training flags of zoo/train.h apply. */
+ * standard training flags of zoo/train/train.h apply. */
 #include "examples/example_util.h"
 #include "zoo/pictures/svg.h"
 #include "zoo/train/train.h"

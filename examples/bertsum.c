@@ -35,7 +35,7 @@
  * picked, against redundant news copy; no story here repeats a sentence).
  *
  * The standard training flags (--steps, --out DIR, --resume, ...; see
- * zoo/train.h) apply; OUT defaults to build/bertsum. */
+ * zoo/train/train.h) apply; OUT defaults to build/bertsum. */
 #include "examples/example_util.h"
 #include "zoo/pictures/svg.h"
 #include "zoo/train/train.h"

@@ -120,7 +120,7 @@ static inline int example_check_checkpoint(const char *path, const char *out, Be
     return 0;
 }
 
-/* The standard training flags (zoo/train.h) onto the example's defaults;
+/* The standard training flags (zoo/train/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
  * `checkpoint` (cap bytes, the size of every OUT/NAME buffer of the example:
  * an OUT too long for them is refused). OUT is created and checked writable here,
@@ -149,7 +149,7 @@ static inline int example_flags(int argc, char **argv, TrainOptions *opt, const 
 
 /* main()'s exit status after a failed run: 128 + the signal when SIGINT or
  * SIGTERM stopped the training (130, 143: the run saved its checkpoint
- * first, see zoo/train.h), else 1. */
+ * first, see zoo/train/train.h), else 1. */
 static inline int example_exit_status(void)
 {
     int sig = bertc_train_stop_signal();

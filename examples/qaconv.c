@@ -1,5 +1,5 @@
 /* examples/qaconv.c — question answering over conversations (`bertc train
- * qaconv`): train QAConvModelV2 (zoo/qaconv.c, SPEC §6.6) from scratch to
+ * qaconv`): train QAConvModelV2 (zoo/models/qaconv.c, SPEC §6.6) from scratch to
  * find the answer of a question as a span of a short two-speaker chat, and
  * to tell which of six kinds of question it is.
  *
@@ -36,7 +36,7 @@
  * error naming the text rather than a truncated example.
  *
  * The standard training flags (--steps, --out DIR, --resume, ...; see
- * zoo/train.h) apply; OUT defaults to build/qaconv. */
+ * zoo/train/train.h) apply; OUT defaults to build/qaconv. */
 #include "examples/example_util.h"
 #include "zoo/pictures/svg.h"
 #include "zoo/train/train.h"

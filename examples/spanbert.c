@@ -6,7 +6,7 @@
  *   data/pretrain.txt   4,068 fortunes, none of them a held-out topic text
  *                       (tools/make_pretrain.py)
  *   -> packed into rows of 64 WordPiece tokens, span-masked afresh at every
- *      step by the library's collator (bertc_span_mask_row, zoo/span_masking.c)
+ *      step by the library's collator (bertc_span_mask_row, zoo/models/span_masking.c)
  *   -> SpanBertForPreTraining, 2 layers, H = 128: MLM + SBO losses, and the
  *      masked-token accuracy on held-out text before and after
  *   -> its bert.* weights start a BertForSequenceClassification (pooler and
@@ -24,7 +24,7 @@
  * span holds into the representations of its boundary tokens, which is what
  * span-selection tasks (QA, coreference) later read.
  *
- * Flags: the standard ones (zoo/train.h) apply to all three runs, so
+ * Flags: the standard ones (zoo/train/train.h) apply to all three runs, so
  * `--steps 2` makes a smoke test of the whole example; OUT (--out) defaults
  * to build/spanbert. BERTC_THREADS sets the thread count. */
 #include "examples/example_util.h"

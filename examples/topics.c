@@ -11,7 +11,7 @@
  *      classifying a new sentence.
  *
  * Everything is embedded: no flags needed, no downloads. The standard
- * training flags (--steps, --out DIR, --resume, ...; see zoo/train.h) apply;
+ * training flags (--steps, --out DIR, --resume, ...; see zoo/train/train.h) apply;
  * OUT defaults to build/demo. BERTC_THREADS sets the thread count. */
 #include "examples/example_util.h"
 #include "zoo/pictures/svg.h"

@@ -6,12 +6,12 @@
  * BertConfig and PretrainedConfig that every BERT model shares, keeps the
  * name in "architectures"[0], and leaves the model's own keys (CGBERT's
  * context_vocab_size, QAConv's query_len, ...) to the architecture, which
- * declares them as a ConfigKey table (zoo/zoo.h, ModelArch.keys) stored in
+ * declares them as a ConfigKey table (zoo/models/model.h, ModelArch.keys) stored in
  * cfg->model. zoo/ puts the two together:
  *
  *     BertConfig cfg;
  *     BertcError err;
- *     if (bertc_bert_config_read("model/config.json", &cfg, &err) != 0) {   // zoo/zoo.h
+ *     if (bertc_bert_config_read("model/config.json", &cfg, &err) != 0) {   // zoo/models/model.h
  *         fprintf(stderr, "%s\n", err.msg);  // model/config.json: missing key "hidden_size"
  *         return 1;
  *     }

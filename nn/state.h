@@ -95,7 +95,7 @@ bool bertc_checkpoint_first_bad_value(const Registry *r, const Optimizer *o, cha
 
 /* The tensors of a file being written (state_file.c): an StEntry array and
  * one buffer for names built from a prefix ("grad.", "optimizer.exp_avg.").
- * Used by the savers here and by `bertc run` (zoo/run.c). */
+ * Used by the savers here and by `bertc run` (zoo/models/run.c). */
 typedef struct EntryList {
     StEntry *entries;
     size_t n, cap;

@@ -34,7 +34,7 @@
 #include <stdio.h>
 #include <inttypes.h>
 
-/* The library's version; checkpoints record it (zoo/train.h). */
+/* The library's version; checkpoints record it (zoo/train/train.h). */
 #define BERTC_VERSION "0.1.0"
 
 /* ------------------------------------------------------------------------ */

@@ -1,5 +1,5 @@
-/* test/test_dataset.c — the CSV, TSV and JSONL readers (zoo/dataset.c), label
- * sets, and the metrics of zoo/metrics.c against values worked out by hand. */
+/* test/test_dataset.c — the CSV, TSV and JSONL readers (zoo/train/dataset.c), label
+ * sets, and the metrics of zoo/train/metrics.c against values worked out by hand. */
 #include "test/test_util.h"
 #include "zoo/train/dataset.h"
 

@@ -1,5 +1,5 @@
 /* test/test_pipeline.c — the steps of `bertc predict` and `bertc embed`
- * (zoo/pipeline.c) against cases computed by hand: the task read from each
+ * (zoo/train/pipeline.c) against cases computed by hand: the task read from each
  * architecture's outputs, softmax and top-k, HF's answer-span search,
  * "simple" entity grouping, sentence splitting, mean/cls pooling and L2
  * normalisation. */

@@ -1,4 +1,4 @@
-/* test/test_tokenizer.c — the WordPiece tokenizer (zoo/tokenizer*.c, SPEC §7):
+/* test/test_tokenizer.c — the WordPiece tokenizer (zoo/text/tokenizer*.c, SPEC §7):
  * ids, token types, mask and offsets of 349 cases as Hugging Face's own
  * BertTokenizerFast gives them (test/data/tokenizer/hf_uncased.json, written
  * by tools/hf_tokenizer_fixtures.sh with the npm `tokenizers` 0.23: the

@@ -1,4 +1,4 @@
-/* test/test_tokenizer_ids.c — bertc_tokenizer_encode_ids (zoo/tokenizer.c),
+/* test/test_tokenizer_ids.c — bertc_tokenizer_encode_ids (zoo/text/tokenizer.c),
  * one text's input_ids in a fixed work buffer: they must be exactly those of
  * bertc_tokenizer_encode truncated to the same max_len, on every text of the
  * tokenizer fixtures (Hugging Face's cases, uncased and cased, and the

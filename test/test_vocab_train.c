@@ -1,4 +1,4 @@
-/* test/test_vocab_train.c — the WordPiece vocabulary trainer (zoo/vocab_train.c,
+/* test/test_vocab_train.c — the WordPiece vocabulary trainer (zoo/text/vocab_train.c,
  * `bertc vocab`): a corpus small enough to merge by hand gives exactly the
  * vocabulary derived below; the result is deterministic; bad corpora and
  * sizes are one-line errors naming the file; a 2000-token vocabulary learnt

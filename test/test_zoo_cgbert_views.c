@@ -1,5 +1,5 @@
 /* test/test_zoo_cgbert_views.c — what CGBERT and QACGBERT show a learner
- * and the original code's choices (zoo/cgbert.c, zoo/qacgbert.c):
+ * and the original code's choices (zoo/models/cgbert.c, zoo/models/qacgbert.c):
  *   - every output is declared (OutputSpec) with its exact shape, and every
  *     declared output is put, on both pooler types;
  *   - (their values against PyTorch are the parity fixtures cgbert_views,

@@ -1,5 +1,5 @@
 /* test/test_zoo_encoder.c — the BERT encoder shared by every model
- * (zoo/bert.c) as the models use it.
+ * (zoo/models/bert.c) as the models use it.
  *
  * zoo_spelling: weight files that spell parameters otherwise
  * (LoadOptions.renames, bertc_model_load_options): HF's legacy LayerNorm

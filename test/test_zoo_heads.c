@@ -1,4 +1,4 @@
-/* test/test_zoo_heads.c — the Hugging Face BERT heads (zoo/bert_*.c): wrong
+/* test/test_zoo_heads.c — the Hugging Face BERT heads (zoo/models/bert_*.c): wrong
  * labels and positions are one-line errors naming the tensor, the losses
  * that need two inputs refuse one alone, the classifier_dropout rule, the
  * heads without a pooler, and HF's "bert." prefix rule for their checkpoints.

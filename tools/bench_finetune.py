@@ -18,7 +18,7 @@ lines of L.txt, one label a row of I.safetensors; HF init), training mode with
 dropout where HF puts it (embeddings, attention probabilities, both residual
 branches, the pooled output), cross-entropy, backward, gradient clipping at
 1.0, AdamW (weight decay 0.01) with linear warmup over 10 % of the steps and
-linear decay, as zoo/train.c. Each step takes B rows of a shuffled pass over
+linear decay, as zoo/train/train.c. Each step takes B rows of a shuffled pass over
 the rows (a new shuffle every pass) and trims them to the longest of the
 batch, as bertc pads each batch to its longest. Timed: the K steps (batch
 slicing included); tokens_per_s counts the real (unpadded) tokens, as bertc

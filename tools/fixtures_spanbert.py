@@ -33,7 +33,7 @@ import bert_ref as R
 import zoo_common as Z
 
 PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
-MAX_DRAWS = 1 << 20             # SPAN_MASKING_MAX_DRAWS in zoo/zoo.h
+MAX_DRAWS = 1 << 20             # SPAN_MASKING_MAX_DRAWS in zoo/models/spanbert.h
 M64 = (1 << 64) - 1
 
 
@@ -107,7 +107,7 @@ def whole_word_mask(tokens, kinds, c, rng):
 def span_length_words(p, cap, rng):
     """The original's len_distrib: p(1-p)^(k-1) on [1, cap], renormalised, drawn
     as np.random.choice (first k whose cumulative probability exceeds U); sums
-    left to right as zoo/span_masking.c."""
+    left to right as zoo/models/span_masking.c."""
     z = 0.0
     for k in range(1, cap + 1):
         z += p * (1.0 - p) ** (k - 1)

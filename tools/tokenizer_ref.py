@@ -14,7 +14,7 @@ is tested against are written by Hugging Face's own code
 --inputs prints the texts of its cases (hand-written and 100 random ones from
 a fixed seed) for tools/hf_tokenizer_fixtures.js. Its character classes come
 from Python's unicodedata (Unicode 14 for Python 3.11), while tokenizers takes
-them from crates of older and newer Unicode versions (zoo/unicode_tables.c is
+them from crates of older and newer Unicode versions (zoo/text/unicode_tables.c is
 generated from tokenizers itself), so the two may disagree on characters whose
 category changed between versions; --check lists every disagreement.
 

@@ -1,4 +1,4 @@
-/* zoo/architectures.c — the architectures bertc knows, one line each. An
+/* zoo/models/architectures.c — the architectures bertc knows, one line each. An
  * architecture is its zoo file (keys, inputs, outputs, parameters, forward,
  * loss: a ModelArch) plus its line here. */
 #include "zoo/zoo.h"

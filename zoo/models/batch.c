@@ -1,4 +1,4 @@
-/* zoo/batch.c — named inputs (Batch) and named outputs (Outputs), with the
+/* zoo/models/batch.c — named inputs (Batch) and named outputs (Outputs), with the
  * input checks every model shares. */
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"

@@ -1,4 +1,4 @@
-/* zoo/bert.c — the BERT encoder of SPEC §6.1, shared by every model.
+/* zoo/models/bert.c — the BERT encoder of SPEC §6.1, shared by every model.
  * Devlin et al. 2019; code layout of HF's modeling_bert.py:
  *
  *   E     = LayerNorm(word[ids] + token_type[tt] + position[t])        embeddings
@@ -11,7 +11,7 @@
  * addition is not associative, and parity is checked to 1e-4) and in the
  * mask value. A BertSpelling says how a family of code names the modules
  * (HF, pytorch_pretrained_bert, CGBERT's original); CGBERT and QACGBERT
- * (zoo/cgbert.c) replace the self-attention (BertAttentionHook) and add
+ * (zoo/models/cgbert.c) replace the self-attention (BertAttentionHook) and add
  * the deep-context input and their pooler (BertHooks). */
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"

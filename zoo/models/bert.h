@@ -9,7 +9,7 @@
 #include "zoo/models/model.h"
 
 /* ------------------------------------------------------------------------ */
-/* The shared BERT encoder (zoo/bert.c), SPEC §6.1                           */
+/* The shared BERT encoder (zoo/models/bert.c), SPEC §6.1                           */
 /* ------------------------------------------------------------------------ */
 
 typedef enum BertFlavor {
@@ -171,7 +171,7 @@ typedef struct BertOutput {
 /* Runs the embeddings, the encoder and the pooler; hidden states and
  * attention maps are kept for the outputs. In no_grad mode each layer's
  * temporaries are released once its output and maps are copied out; in lean
- * mode (bertc_ag_set_lean) neither is kept (zoo/bert.c). */
+ * mode (bertc_ag_set_lean) neither is kept (zoo/models/bert.c). */
 BertOutput bertc_bert_model_forward(Graph *g, const BertModel *m, const BertInputs *in);
 /* X (B, S, H) -> X[:, 0] (B, H). */
 Var *bertc_bert_first_token(Graph *g, Var *x);
@@ -203,7 +203,7 @@ bool bertc_bert_layernorm_rename(const char *name, char *alt, size_t len);
  * legacy LayerNorm names (every zoo model is a BERT). */
 LoadOptions bertc_model_load_options(const Model *m, bool init_missing);
 
-/* HF BertLMPredictionHead (zoo/bert_heads.c), used by BertForMaskedLM and
+/* HF BertLMPredictionHead (zoo/models/bert_heads.c), used by BertForMaskedLM and
  * SpanBERT: t = LN(act(Dense(X))), logits = t E^T + bias with E the word
  * embeddings (tied: "cls.predictions.decoder.weight" names the same tensor,
  * "cls.predictions.decoder.bias" the same as "cls.predictions.bias"). */

@@ -1,5 +1,5 @@
-/* zoo/bert_head_parts.c — the pieces every Hugging Face BERT head shares
- * (zoo/bert_heads_internal.h). */
+/* zoo/models/bert_head_parts.c — the pieces every Hugging Face BERT head shares
+ * (zoo/models/bert_heads_internal.h). */
 #include "zoo/models/bert_heads_internal.h"
 #include "tensor/format_internal.h"
 

@@ -1,4 +1,4 @@
-/* zoo/bert_heads.c — HF BertModel, BertForSequenceClassification (§6.2) and
+/* zoo/models/bert_heads.c — HF BertModel, BertForSequenceClassification (§6.2) and
  * BertForMaskedLM with the LM head shared by SpanBERT. */
 #include "zoo/models/bert_heads_internal.h"
 

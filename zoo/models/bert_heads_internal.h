@@ -1,5 +1,5 @@
-/* zoo/bert_heads_internal.h — what the Hugging Face BERT heads share
- * (zoo/bert_head_parts.c): the "bert." prefix rule of their checkpoints, the
+/* zoo/models/bert_heads_internal.h — what the Hugging Face BERT heads share
+ * (zoo/models/bert_head_parts.c): the "bert." prefix rule of their checkpoints, the
  * classifier_dropout rule and the checks of class labels. Not public. */
 #ifndef BERTC_ZOO_BERT_HEADS_INTERNAL_H
 #define BERTC_ZOO_BERT_HEADS_INTERNAL_H

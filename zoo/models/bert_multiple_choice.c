@@ -1,4 +1,4 @@
-/* zoo/bert_multiple_choice.c — Hugging Face BertForMultipleChoice (SWAG,
+/* zoo/models/bert_multiple_choice.c — Hugging Face BertForMultipleChoice (SWAG,
  * RACE): C candidate continuations per example, one score each.
  *
  *   ids, mask, types  (B, C, S) -> (B·C, S)      each choice is its own row

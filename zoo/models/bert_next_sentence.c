@@ -1,4 +1,4 @@
-/* zoo/bert_next_sentence.c — Hugging Face BertForNextSentencePrediction:
+/* zoo/models/bert_next_sentence.c — Hugging Face BertForNextSentencePrediction:
  * does sentence B follow sentence A (BERT's NSP pre-training task)?
  *
  *   pool   = BertModel(ids, mask, types).pooler_output       (B, H)

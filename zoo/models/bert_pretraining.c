@@ -1,4 +1,4 @@
-/* zoo/bert_pretraining.c — Hugging Face BertForPreTraining: BERT's two
+/* zoo/models/bert_pretraining.c — Hugging Face BertForPreTraining: BERT's two
  * pre-training tasks at once (Devlin et al. 2019, section 3.1).
  *
  *   X, pool  = BertModel(ids, mask, types)          (B, S, H), (B, H)

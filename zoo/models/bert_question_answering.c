@@ -1,4 +1,4 @@
-/* zoo/bert_question_answering.c — Hugging Face BertForQuestionAnswering
+/* zoo/models/bert_question_answering.c — Hugging Face BertForQuestionAnswering
  * (SQuAD-style extractive QA): a start and an end score for every token.
  *
  *   X      = BertModel(ids, mask, types).last_hidden_state   (B, S, H), no pooler

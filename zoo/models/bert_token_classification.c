@@ -1,4 +1,4 @@
-/* zoo/bert_token_classification.c — Hugging Face BertForTokenClassification
+/* zoo/models/bert_token_classification.c — Hugging Face BertForTokenClassification
  * (NER, POS tagging): one label per token.
  *
  *   X      = BertModel(ids, mask, types).last_hidden_state   (B, S, H), no pooler

@@ -1,5 +1,5 @@
-/* zoo/cgbert.c — CGBertForSequenceClassification (SPEC §6.3) and what it
- * shares with QACGBERT (zoo/cgbert_internal.h). Wu & Ong 2021,
+/* zoo/models/cgbert.c — CGBertForSequenceClassification (SPEC §6.3) and what it
+ * shares with QACGBERT (zoo/models/cgbert_internal.h). Wu & Ong 2021,
  * "Context-Guided BERT for Targeted Aspect-Based Sentiment Analysis",
  * section "Context-Guided Softmax-attention":
  *
@@ -11,7 +11,7 @@
  * every head), V_Q = lambda_Q, V_Q^C = lambda_Qc (likewise K). Numerics:
  * LayerNorm ε 1e-12 (BERTLayerNorm), erf GELU, an additive −10000 mask.
  *
- * Everything else is the BERT encoder of zoo/bert.c: this file gives it the
+ * Everything else is the BERT encoder of zoo/models/bert.c: this file gives it the
  * original repository's spelling, this self-attention (a hook), the deep
  * context D = Linear([C0; X_l]) + C0 before each layer's attention, the
  * context embedding, the attention-gate pooler and the classifier.

@@ -1,7 +1,7 @@
-/* zoo/cgbert_internal.h — the pieces CGBERT (zoo/cgbert.c) and QACGBERT
- * (zoo/qacgbert.c) share: Wu & Ong 2021, "Context-Guided BERT for Targeted
+/* zoo/models/cgbert_internal.h — the pieces CGBERT (zoo/models/cgbert.c) and QACGBERT
+ * (zoo/models/qacgbert.c) share: Wu & Ong 2021, "Context-Guided BERT for Targeted
  * Aspect-Based Sentiment Analysis" (AAAI 2021). Both are the BERT encoder of
- * zoo/bert.c with (SPEC §6.3, §6.4):
+ * zoo/models/bert.c with (SPEC §6.3, §6.4):
  *
  *   spelling    the original repository's module classes, LayerNorm gamma/beta,
  *               no padding_idx, E = LN((word + position) + token_type), −10000 mask
@@ -16,7 +16,7 @@
  * std), and for QACGBERT context_dropout_prob and the paper's α, β, γ
  * (docs/models/cgbert.md, docs/models/qacgbert.md).
  *
- * A model supplies its self-attention as a BertAttentionHook; zoo/cgbert.c
+ * A model supplies its self-attention as a BertAttentionHook; zoo/models/cgbert.c
  * does the rest. */
 #ifndef BERTC_ZOO_CGBERT_INTERNAL_H
 #define BERTC_ZOO_CGBERT_INTERNAL_H

@@ -1,4 +1,4 @@
-/* zoo/config.c — config.json as a whole: the common keys nn/ reads
+/* zoo/models/config.c — config.json as a whole: the common keys nn/ reads
  * (nn/config.h) and the keys the architecture declares (ModelArch.keys),
  * stored in cfg->model. */
 #include "zoo/zoo.h"

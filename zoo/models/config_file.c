@@ -1,4 +1,4 @@
-/* zoo/config_file.c — reading config.json from a path (bare-metal builds leave
+/* zoo/models/config_file.c — reading config.json from a path (bare-metal builds leave
  * this file out and call bertc_bert_config_parse on text they hold). */
 #include "zoo/zoo.h"
 

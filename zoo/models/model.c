@@ -1,4 +1,4 @@
-/* zoo/model.c — the Model life cycle: its size, build, forward and backward. */
+/* zoo/models/model.c — the Model life cycle: its size, build, forward and backward. */
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"
 

@@ -119,7 +119,7 @@ typedef struct ModelArch {
                            BertcError *err);
 } ModelArch;
 
-/* The architectures (zoo/architectures.c: one line each), by name; NULL if
+/* The architectures (zoo/models/architectures.c: one line each), by name; NULL if
  * none has it. */
 const ModelArch *bertc_zoo_arch(const char *name);
 /* The i-th architecture of the table, NULL past the end (for listings). */
@@ -147,7 +147,7 @@ int bertc_model_config_default(BertConfig *cfg, const char *architecture, BertcE
  * arena of its own). */
 int bertc_bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
                       BertConfig *cfg, BertcError *err);
-int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/config_file.c */
+int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/models/config_file.c */
 /* Every rule of bertc_bert_config_parse on a BertConfig made or changed in code.
  * Errors start with "config: " and name the key. */
 int bertc_bert_config_check(const BertConfig *cfg, BertcError *err);
@@ -189,7 +189,7 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
 int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err);
 /* The same with the weights read in place from const memory:
- * bertc_model_build_const (zoo/model_const.h). */
+ * bertc_model_build_const (zoo/models/model_const.h). */
 
 /* The most elements the parameters and buffers of a model may have: 2^34
  * float32, 64 GiB (bert-large has 3.4e8). A config above it is refused
@@ -213,7 +213,7 @@ void bertc_model_config_error(BertcError *err, const char *config_path);
  * file lacks at their init, with one warning listing them. */
 int bertc_model_load(Model *m, const char *path, bool init_missing, BertcError *err);
 /* config.json + weights (NULL: none, the model stays at its init) -> a
- * built, loaded model (zoo/model_file.c), as HF's from_pretrained: a
+ * built, loaded model (zoo/models/model_file.c), as HF's from_pretrained: a
  * weights file without a pooler (pooler.dense.* under any prefix: saved
  * with add_pooling_layer=False) builds the model without one. Errors name
  * the file. */
@@ -228,7 +228,7 @@ int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, Bertc
 int bertc_model_backward(Graph *g, Var *loss, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
-/* Random batches (zoo/random_batch.c): benches and smoke tests              */
+/* Random batches (zoo/models/random_batch.c): benches and smoke tests              */
 /* ------------------------------------------------------------------------ */
 
 /* A valid random batch of B x S for m's architecture, tensors in g->step,
@@ -269,7 +269,7 @@ void bertc_random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_
 ITensor bertc_random_classes(Graph *g, int64_t n, int64_t C, Rng *rng);
 
 /* ------------------------------------------------------------------------ */
-/* The run path of `bertc run` (zoo/run.c)                                   */
+/* The run path of `bertc run` (zoo/models/run.c)                                   */
 /* ------------------------------------------------------------------------ */
 
 typedef struct RunArgs {
@@ -284,7 +284,7 @@ typedef struct RunArgs {
 int bertc_zoo_run(const RunArgs *args, BertcError *err);
 
 /* ------------------------------------------------------------------------ */
-/* Raw text -> a model's batch (zoo/text_batch.c)                            */
+/* Raw text -> a model's batch (zoo/models/text_batch.c)                            */
 /* ------------------------------------------------------------------------ */
 
 /* The batch of n examples of raw text for m's architecture
@@ -319,7 +319,7 @@ int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextE
 /* Model directories                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* A Hugging Face model directory as one unit (zoo/model_dir_file.c):
+/* A Hugging Face model directory as one unit (zoo/models/model_dir_file.c):
  * config.json, model.safetensors (absent: the model keeps its init),
  * vocab.txt (absent: no tokenizer) and tokenizer_config.json (do_lower_case,
  * strip_accents null or equal to it, the special tokens, model_max_length). */

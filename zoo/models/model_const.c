@@ -1,4 +1,4 @@
-/* zoo/model_const.c — a text classifier whose weights, config, vocabulary
+/* zoo/models/model_const.c — a text classifier whose weights, config, vocabulary
  * and tokenizer index are const data (flash), run in one caller buffer:
  * what the model.c of `bertc export-c` calls (docs/embedded.md).
  *

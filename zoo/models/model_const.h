@@ -1,7 +1,7 @@
 /*
- * zoo/model_const.h — a classifier whose weights, config, vocabulary and
+ * zoo/models/model_const.h — a classifier whose weights, config, vocabulary and
  * tokenizer index are const data (flash), run in one caller buffer
- * (zoo/model_const.c): what the model.c of `bertc export-c` calls
+ * (zoo/models/model_const.c): what the model.c of `bertc export-c` calls
  * (docs/embedded.md). Included by zoo/zoo.h.
  */
 #ifndef BERTC_ZOO_MODEL_CONST_H
@@ -11,7 +11,7 @@
 
 /* The same with no parameter data allocated: the weights are then read in
  * place from const memory, bound by bertc_registry_bind_const (nn/nn.h);
- * what `bertc export-c`'s model.c does (zoo/model_const.c). */
+ * what `bertc export-c`'s model.c does (zoo/models/model_const.c). */
 typedef struct ConstBuild {
     const ModelArch *arch;            /* cfg's, given rather than looked up: a firmware
                                          links only it */
@@ -29,7 +29,7 @@ int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg, const
                             BertcError *err);
 
 /* ------------------------------------------------------------------------ */
-/* A classifier from const data (zoo/model_const.c): `bertc export-c`        */
+/* A classifier from const data (zoo/models/model_const.c): `bertc export-c`        */
 /* ------------------------------------------------------------------------ */
 
 /* Everything of a sequence classifier as const data (flash): what the

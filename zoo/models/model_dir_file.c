@@ -1,4 +1,4 @@
-/* zoo/model_dir_file.c — a Hugging Face model directory as one unit:
+/* zoo/models/model_dir_file.c — a Hugging Face model directory as one unit:
  * config.json, model.safetensors, vocab.txt and tokenizer_config.json, read
  * as from_pretrained and AutoTokenizer do, and written so that both read
  * them back. */

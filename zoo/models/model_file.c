@@ -1,4 +1,4 @@
-/* zoo/model_file.c — loading a model's weights from a path (bare-metal builds
+/* zoo/models/model_file.c — loading a model's weights from a path (bare-metal builds
  * leave this file out and call bertc_registry_load on bertc_st_open_memory's SafeTensors). */
 #include "zoo/zoo.h"
 

@@ -1,4 +1,4 @@
-/* zoo/qacgbert.c — QACGBertForSequenceClassification (SPEC §6.4): CGBERT
+/* zoo/models/qacgbert.c — QACGBertForSequenceClassification (SPEC §6.4): CGBERT
  * with quasi-attention. Wu & Ong 2021, section "Context-Guided
  * Quasi-Attention":
  *
@@ -14,8 +14,8 @@
  * Rows of Â need not sum to 1 and may be negative. The original's last
  * revision also drops out C_Q and C_K in training (with the attention's
  * dropout): config context_dropout_prob, 0 (none) by default as the seed.
- * Embeddings, deep context, layers, pooler and loss: zoo/cgbert.c and the
- * BERT encoder of zoo/bert.c. */
+ * Embeddings, deep context, layers, pooler and loss: zoo/models/cgbert.c and the
+ * BERT encoder of zoo/models/bert.c. */
 #include "zoo/models/cgbert_internal.h"
 
 static void *qacgbert_attention_init(Registry *r, const BertConfig *cfg)

@@ -1,4 +1,4 @@
-/* zoo/qaconv.c — QAConvModelV2 with the loss of its trainer (SPEC §6.6),
+/* zoo/models/qaconv.c — QAConvModelV2 with the loss of its trainer (SPEC §6.6),
  * from the QAConv_Model seed (../shared/seeds/qaconv.txt): a BERT backbone,
  * a "query attention" that pools the question into one vector, a question-
  * type branch (multi-task learning, Liu et al. 2019, MT-DNN) and a Conv1d

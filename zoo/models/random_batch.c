@@ -1,4 +1,4 @@
-/* zoo/random_batch.c — valid random inputs for any architecture, for the
+/* zoo/models/random_batch.c — valid random inputs for any architecture, for the
  * benches (bench/forward.c, bench/train.c) and the smoke tests. Each
  * architecture writes its own batch next to its forward (the random_batch
  * hook of ModelArch) from the pieces here: the token ids, masks and MLM

@@ -1,4 +1,4 @@
-/* zoo/run.c — `bertc run`: config + weights + inputs -> outputs (+ gradients).
+/* zoo/models/run.c — `bertc run`: config + weights + inputs -> outputs (+ gradients).
  * The parity tests call this same function, so what they check is exactly
  * what the command line does. */
 #include "zoo/zoo.h"

@@ -1,4 +1,4 @@
-/* zoo/span_masking.c — SpanBERT's span masking (Joshi et al. 2020, §3.1),
+/* zoo/models/span_masking.c — SpanBERT's span masking (Joshi et al. 2020, §3.1),
  * in two styles (config.json "masking": {"style": ...}).
  *
  * "seed" (the default): the seed's SpanCollator (SPEC §6.7.2):

@@ -1,4 +1,4 @@
-/* zoo/spanbert.c — SpanBertForPreTraining (SPEC §6.7): HF BertModel without
+/* zoo/models/spanbert.c — SpanBertForPreTraining (SPEC §6.7): HF BertModel without
  * the pooler, the HF masked-LM head, and a Span Boundary Objective head.
  * Joshi et al. 2020, "SpanBERT: Improving Pre-training by Representing and
  * Predicting Spans", §3.2, for every token x_i of a masked span [s, e]:

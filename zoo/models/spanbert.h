@@ -9,10 +9,10 @@
 #include "zoo/models/model.h"
 
 /* ------------------------------------------------------------------------ */
-/* SpanBERT span masking (zoo/span_masking.c), SPEC §6.7.2                   */
+/* SpanBERT span masking (zoo/models/span_masking.c), SPEC §6.7.2                   */
 /* ------------------------------------------------------------------------ */
 
-/* masking.style: whose span masking (zoo/span_masking.c). */
+/* masking.style: whose span masking (zoo/models/span_masking.c). */
 typedef enum SpanMaskingStyle {
     SPAN_MASKING_SEED = 0,      /* the seed's SpanCollator */
     SPAN_MASKING_ORIGINAL = 1   /* the paper's, as facebookresearch/SpanBERT's PairWithSpanMaskingScheme */
@@ -29,13 +29,13 @@ typedef struct SpanMaskingConfig {
     int style;                  /* SpanMaskingStyle */
 } SpanMaskingConfig;
 
-/* sbo_head: whose Span Boundary Objective head (zoo/spanbert.c). */
+/* sbo_head: whose Span Boundary Objective head (zoo/models/spanbert.c). */
 typedef enum SboHeadKind {
     SBO_HEAD_SEED = 0,          /* the seed's SBOHead */
     SBO_HEAD_ORIGINAL = 1       /* facebookresearch/SpanBERT's BertPairTargetPredictionHead */
 } SboHeadKind;
 
-/* SpanBertForPreTraining's own config keys (zoo/spanbert.c). */
+/* SpanBertForPreTraining's own config keys (zoo/models/spanbert.c). */
 typedef struct SpanBertKeys {
     int sbo_dim_ffn;            /* the SBO head's hidden size [intermediate_size] */
     int sbo_max_span_length;    /* span_pos_emb has 3 x this many rows */
@@ -73,7 +73,7 @@ typedef enum TokenKind {
  * for covered positions, 0 elsewhere; the scratch (3 arrays of l) comes from
  * `scratch`. Errors: a positive budget with no candidate, or
  * SPAN_MASKING_MAX_DRAWS draws without spending the budget. With
- * masking.style "original", the paper's masking instead (zoo/span_masking.c):
+ * masking.style "original", the paper's masking instead (zoo/models/span_masking.c):
  * whole words, ceil(budget * n) of the n tokens other than [CLS]/[SEP]. */
 int bertc_span_mask_row(const BertConfig *cfg, const int32_t *tokens, const int32_t *kinds, int64_t l,
                   Rng *rng, Arena *scratch, int32_t *raw_mask, BertcError *err);

@@ -1,4 +1,4 @@
-/* zoo/summarizer.c — BertSumExt with the inter-sentence Transformer (SPEC §6.5).
+/* zoo/models/summarizer.c — BertSumExt with the inter-sentence Transformer (SPEC §6.5).
  * Liu 2019, "Fine-tune BERT for Extractive Summarization"; code layout of
  * nlpyang/BertSum (model_builder.py Summarizer, encoder.py
  * TransformerInterEncoder, neural.py MultiHeadedAttention/PositionwiseFeedForward).

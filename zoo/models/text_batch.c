@@ -1,4 +1,4 @@
-/* zoo/text_batch.c — raw text to a model's batch: the tokenizer's encodings
+/* zoo/models/text_batch.c — raw text to a model's batch: the tokenizer's encodings
  * of n examples stacked into (n, S) tensors, S the longest, padded as Hugging
  * Face's tokenizer(..., padding=True) does. Each architecture's
  * batch_from_text starts here and adds what it reads besides. */

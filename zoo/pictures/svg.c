@@ -1,5 +1,5 @@
-/* zoo/svg.c — loss curves, and model outputs drawn by their declared shape, as
- * SVG (zoo/svg.h). */
+/* zoo/pictures/svg.c — loss curves, and model outputs drawn by their declared shape, as
+ * SVG (zoo/pictures/svg.h). */
 #include "zoo/pictures/svg.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* zoo/svg.h — pictures people would rather look at than read: the loss curve
+/* zoo/pictures/svg.h — pictures people would rather look at than read: the loss curve
  * of a training run, and any output of a model drawn by its declared shape
  * (attention maps, gates, per-token or per-sentence scores), as standalone
  * SVG files or inline in an HTML page (bertc explain).

@@ -1,9 +1,9 @@
-/* zoo/tokenizer.c — text to WordPiece ids and offsets, as Hugging Face
+/* zoo/text/tokenizer.c — text to WordPiece ids and offsets, as Hugging Face
  * BertTokenizerFast (tokenizers: the added-token split, BertNormalizer,
  * BertPreTokenizer, WordPiece, BertProcessing, utils/truncation.rs).
- * The Unicode work of one word is in zoo/tokenizer_text.c, the vocab in
- * zoo/tokenizer_vocab.c; the whole pipeline is described in
- * zoo/tokenizer.h and docs/tokenizer.md.
+ * The Unicode work of one word is in zoo/text/tokenizer_text.c, the vocab in
+ * zoo/text/tokenizer_vocab.c; the whole pipeline is described in
+ * zoo/text/tokenizer.h and docs/tokenizer.md.
  *
  * One loop, a character at a time, serves both encoders:
  *
@@ -439,7 +439,7 @@ static int encode_call(void *ctx, BertcError *err)
 }
 
 /* Under bertc_try: a text too long for the memory it needs (~104 bytes a
- * byte, zoo/tokenizer.h) is an error, not an abort. */
+ * byte, zoo/text/tokenizer.h) is an error, not an abort. */
 int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err)

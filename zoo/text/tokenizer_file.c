@@ -1,4 +1,4 @@
-/* zoo/tokenizer_file.c — reading vocab.txt from a path (bare-metal builds
+/* zoo/text/tokenizer_file.c — reading vocab.txt from a path (bare-metal builds
  * leave this file out and call bertc_tokenizer_parse on text they hold). */
 #include "zoo/text/tokenizer.h"
 

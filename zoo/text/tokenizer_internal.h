@@ -1,9 +1,9 @@
 /*
- * zoo/tokenizer_internal.h — what the tokenizer's files share and nobody
- * else needs: the generated Unicode tables (zoo/unicode_tables.c, written by
+ * zoo/text/tokenizer_internal.h — what the tokenizer's files share and nobody
+ * else needs: the generated Unicode tables (zoo/text/unicode_tables.c, written by
  * tools/gen_unicode_tables.py from what HF tokenizers answers for every code
  * point), strict UTF-8, and the per-word part of HF's BertNormalizer
- * (zoo/tokenizer_text.c).
+ * (zoo/text/tokenizer_text.c).
  */
 #ifndef BERTC_ZOO_TOKENIZER_INTERNAL_H
 #define BERTC_ZOO_TOKENIZER_INTERNAL_H

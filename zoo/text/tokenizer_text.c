@@ -1,4 +1,4 @@
-/* zoo/tokenizer_text.c — the Unicode side of HF tokenizers' BertNormalizer
+/* zoo/text/tokenizer_text.c — the Unicode side of HF tokenizers' BertNormalizer
  * (tokenizers/src/normalizers/bert.rs): strict UTF-8, the table look-ups,
  * strip_accents (NFD = full canonical decomposition + canonical ordering,
  * then drop Mn) and lowercase of single characters, both only when
@@ -273,7 +273,7 @@ void bertc_normalizer_end_word(Normalizer *z)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The same on a whole word (zoo/vocab_train.c)                              */
+/* The same on a whole word (zoo/text/vocab_train.c)                              */
 /* ------------------------------------------------------------------------ */
 
 typedef struct Collect { NormChar *out; int m; } Collect;

@@ -1,4 +1,4 @@
-/* zoo/tokenizer_vocab.c — vocab.txt into a token -> id hash table (HF
+/* zoo/text/tokenizer_vocab.c — vocab.txt into a token -> id hash table (HF
  * tokenization_bert.py load_vocab: id = line number - 1, one token a line),
  * stricter than HF: a duplicate token or a blank line is an error, not a
  * silent overwrite. */

@@ -1,4 +1,4 @@
-/* zoo/vocab_train.c — a WordPiece vocabulary from a corpus, by the algorithm
+/* zoo/text/vocab_train.c — a WordPiece vocabulary from a corpus, by the algorithm
  * of Hugging Face tokenizers' WordPieceTrainer (models/wordpiece/trainer.rs,
  * which runs the BpeTrainer of models/bpe/trainer.rs with the continuing
  * prefix "##") with the defaults of BertWordPieceTokenizer.train.
@@ -6,7 +6,7 @@
  *  1. Words: the corpus through bertc's own BertNormalizer and
  *     BertPreTokenizer (clean_text, CJK split, whitespace split, accent
  *     stripping + lowercasing, punctuation split: the same functions
- *     zoo/tokenizer.c uses), counted. Special tokens written in the corpus
+ *     zoo/text/tokenizer.c uses), counted. Special tokens written in the corpus
  *     are not treated specially, as in tokenizers' train().
  *  2. The vocabulary starts with [PAD] [UNK] [CLS] [SEP] [MASK], then the
  *     alphabet: every character of the words (the limit_alphabet most
@@ -128,7 +128,7 @@ static void strmap_free(StrMap *m)
 }
 
 /* ------------------------------------------------------------------------ */
-/* 1. Words: BertNormalizer + BertPreTokenizer, as zoo/tokenizer.c            */
+/* 1. Words: BertNormalizer + BertPreTokenizer, as zoo/text/tokenizer.c            */
 /* ------------------------------------------------------------------------ */
 
 typedef struct Words {

@@ -1,6 +1,6 @@
-/* zoo/dataset.c — CSV (RFC 4180), TSV and JSONL text into a table of cells
- * under a header (zoo/dataset.h), and the sorted label set of a column.
- * Parsing is from memory; zoo/dataset_file.c reads the file. */
+/* zoo/train/dataset.c — CSV (RFC 4180), TSV and JSONL text into a table of cells
+ * under a header (zoo/train/dataset.h), and the sorted label set of a column.
+ * Parsing is from memory; zoo/train/dataset_file.c reads the file. */
 #include "zoo/train/dataset.h"
 
 #include <stdio.h>
@@ -522,7 +522,7 @@ static int parse_conll(Parser *p, BertcError *err)
 /* ---- the table ---------------------------------------------------------- */
 
 /* A .json file that is one SQuAD document ({"data": [{"paragraphs": ...}]})
- * becomes its JSONL rows (zoo/dataset_squad.c) in *squad; any other text
+ * becomes its JSONL rows (zoo/train/dataset_squad.c) in *squad; any other text
  * is left as it is (a JSONL file does not parse as one JSON value). */
 static int squad_file(const char *name, const char *text, size_t len, Arena **squad,
                       const char **out, size_t *out_len, BertcError *err)

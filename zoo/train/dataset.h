@@ -1,11 +1,11 @@
 /*
- * zoo/dataset.h — labelled texts from CSV, TSV and JSONL files, the label
+ * zoo/train/dataset.h — labelled texts from CSV, TSV and JSONL files, the label
  * set of a classification task, and the metrics `bertc finetune` scores a
  * held-out set with.
  *
  *     Dataset d;  BertcError err;
  *     Arena *a = bertc_arena_create("data", 1 << 20);
- *     bertc_dataset_read(&d, a, "train.csv", &err);        // zoo/dataset_file.c
+ *     bertc_dataset_read(&d, a, "train.csv", &err);        // zoo/train/dataset_file.c
  *     int text = bertc_dataset_column(&d, "text", &err);   // -1: not in the header
  *     for (int64_t i = 0; i < d.n_rows; i++)
  *         puts(bertc_dataset_cell(&d, i, text));           // NULL: absent (JSONL)
@@ -62,7 +62,7 @@ typedef struct Dataset {
 
 /* The official SQuAD JSON (v1.1, v2.0) as JSONL rows, one per question:
  * id, question, context, answers {text: [...], answer_start: [...]}
- * (zoo/dataset_squad.c). bertc_dataset_parse of a JSONL file does this by
+ * (zoo/train/dataset_squad.c). bertc_dataset_parse of a JSONL file does this by
  * itself when the whole file is one such document. */
 bool bertc_squad_is_squad(const JsonValue *root);
 int bertc_squad_to_jsonl(Arena *arena, const char *name, const JsonValue *root, char **text,
@@ -78,7 +78,7 @@ DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, siz
 /* text[0..len) (need not be NUL-terminated) -> d, cells in arena. */
 int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
                         const char *text, size_t len, BertcError *err);
-/* bertc_dataset_parse of a regular file (zoo/dataset_file.c), the format by
+/* bertc_dataset_parse of a regular file (zoo/train/dataset_file.c), the format by
  * bertc_dataset_guess_format. Files above DATASET_MAX_BYTES are refused. */
 #define DATASET_MAX_BYTES (1ULL << 30)
 int bertc_dataset_read(Dataset *d, Arena *arena, const char *path, BertcError *err);
@@ -118,7 +118,7 @@ int bertc_label_set_build(LabelSet *s, Arena *arena, const Dataset *d, int colum
 int bertc_label_set_id(const LabelSet *s, const char *name, size_t len);
 
 /* ------------------------------------------------------------------------ */
-/* Metrics (zoo/metrics.c)                                                   */
+/* Metrics (zoo/train/metrics.c)                                                   */
 /* ------------------------------------------------------------------------ */
 
 /* Single-label classification over n examples of C classes: the fraction

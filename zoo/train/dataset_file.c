@@ -1,6 +1,6 @@
-/* zoo/dataset_file.c — a data file read whole (bertc_read_file: regular files
+/* zoo/train/dataset_file.c — a data file read whole (bertc_read_file: regular files
  * only, so a FIFO or a device cannot block the reader) and parsed from
- * memory by zoo/dataset.c. */
+ * memory by zoo/train/dataset.c. */
 #include "zoo/train/dataset.h"
 
 /* format -1: by bertc_dataset_guess_format. */

@@ -1,10 +1,10 @@
-/* zoo/dataset_squad.c — the official SQuAD JSON file (v1.1 and v2.0:
+/* zoo/train/dataset_squad.c — the official SQuAD JSON file (v1.1 and v2.0:
  * {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question",
  * "answers": [{"text", "answer_start"}], "is_impossible"}]}]}]}) as the
  * flat rows Hugging Face's `datasets` gives for it: one row per question,
  * columns id, question, context, answers.text, answers.answer_start (lists;
  * empty for an unanswerable v2.0 question). The rows are written as JSONL
- * text, which the JSONL reader of zoo/dataset.c then reads. */
+ * text, which the JSONL reader of zoo/train/dataset.c then reads. */
 #include "zoo/train/dataset.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
-/* zoo/metrics.c — the scores `bertc finetune` reports on held-out data
- * (zoo/dataset.h): accuracy and macro-F1 (single-label), micro-F1
+/* zoo/train/metrics.c — the scores `bertc finetune` reports on held-out data
+ * (zoo/train/dataset.h): accuracy and macro-F1 (single-label), micro-F1
  * (multi-label), MSE and Pearson's r (regression). Counts are exact
  * integers; sums of floats are taken in double. */
 #include "zoo/train/dataset.h"

@@ -1,5 +1,5 @@
-/* zoo/pipeline.c — the steps between a model's outputs and what `bertc
- * predict` / `bertc embed` print (zoo/pipeline.h): task detection from the
+/* zoo/train/pipeline.c — the steps between a model's outputs and what `bertc
+ * predict` / `bertc embed` print (zoo/train/pipeline.h): task detection from the
  * declared outputs, softmax and top-k, HF's answer-span search and entity
  * grouping, sentence-transformers' pooling. */
 #include "zoo/train/pipeline.h"

@@ -1,5 +1,5 @@
 /*
- * zoo/pipeline.h — what `bertc predict` and `bertc embed` do to a model's
+ * zoo/train/pipeline.h — what `bertc predict` and `bertc embed` do to a model's
  * outputs, kept out of the CLI so each step is tested alone: which task the
  * outputs answer, softmax and top-k, the best answer span of a question
  * answering head, B-/I- tags grouped into entities, and sentence embeddings

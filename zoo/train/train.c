@@ -1,4 +1,4 @@
-/* zoo/train.c — the training engine (see train.h). */
+/* zoo/train/train.c — the training engine (see train.h). */
 #include "zoo/train/train.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * zoo/train.h — the training engine every example uses: seeded shuffling,
+ * zoo/train/train.h — the training engine every example uses: seeded shuffling,
  * batching through a callback, AdamW + warmup/decay, gradient clipping, a
  * one-line progress bar, periodic evaluation, checkpoints and --resume.
  *
