@@ -69,7 +69,7 @@ TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 # (test/support_io_fault.c).
 TEST_LDFLAGS += -Wl,--wrap=open,--wrap=write,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename
 
-.PHONY: all lib test check-criterion check-symbols sanitize bench bench-refs demo demo-int8 clean cross-test freestanding-check check-clang fuzz fuzzers \
+.PHONY: all lib test check-criterion check-symbols check-layers sanitize bench bench-refs demo demo-int8 clean cross-test freestanding-check check-clang fuzz fuzzers \
         check-valgrind valgrind install install-check browser-test
 
 all: $(LIB) $(CLI) $(EXAMPLES)
@@ -138,7 +138,7 @@ $(TEST_BIN): $(TEST_OBJ) $(CLI_PARTS) $(LIB) $(EXAMPLES) $(CLI)
 # Tests find their fixtures relative to the repository root. `set -f` keeps
 # the shell from globbing TEST_ARGS='--filter zoo/*' against the zoo/ folder.
 test: check-criterion
-	$(MAKE) --no-print-directory $(TEST_BIN) check-symbols
+	$(MAKE) --no-print-directory $(TEST_BIN) check-symbols check-layers
 	set -f; ./$(TEST_BIN) $(TEST_ARGS)
 
 # Every external symbol of libbertc.a starts with bertc_, so none collides
@@ -151,6 +151,13 @@ check-symbols: $(LIB)
 	  echo "check-symbols: $(LIB) exports names without the bertc_ prefix:"; echo "$$bad" | head -20; exit 1; \
 	fi; \
 	echo "check-symbols: all $$($(NM) -g --defined-only $(LIB) | awk 'NF == 3' | wc -l) external symbols of $(LIB) start with bertc_"
+
+# No layer includes a higher one: every #include of tensor/, autograd/, nn/,
+# zoo/*/, cli/ and bertc.h against the table of docs/architecture.md, which
+# tools/check_layers.sh reads (test/test_layers.c checks that it fails when
+# it should).
+check-layers:
+	@sh tools/check_layers.sh .
 
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its
 # own build tree; any report fails the run.
