@@ -72,7 +72,7 @@ typedef struct FinetuneData {
 
 /* The columns of d (text, optional pair, label) as examples rows[first ..]
  * of data (its arrays allocated for all rows by the caller); labels not in
- * data->labels, and regression targets that are not finite numbers, are
+ * data->labels, and regression targets that are not finite float32 numbers, are
  * errors naming the file and line. */
 int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
                       int label, BertcError *err);

@@ -36,6 +36,10 @@ static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,
         double y;
         if (!bertc_parse_f64(cell, &y))
             return row_error(d, i, "a regression label must be a finite number, got", cell, err);
+        /* the model trains in float32: a double past FLT_MAX would become inf */
+        if (!isfinite((float)y))
+            return row_error(d, i, "a regression label must be a finite float32 (|y| <= "
+                             "3.4e38), got", cell, err);
         data->target[r] = (float)y;
         return 0;
     }
