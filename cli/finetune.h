@@ -31,6 +31,7 @@ typedef struct FinetuneData {
     FinetuneKind kind;
     int64_t n, n_train;
     TextExample *ex;          /* (n) */
+    const char **origin;      /* (n) "train.csv:7": the file and line of each */
     int32_t *label;           /* (n) seq-cls class ids */
     float *target;            /* (n, C) multi-label 0/1, (n) regression */
     LabelSet labels;          /* seq-cls and multi-label; n = 1 for regression */

@@ -61,3 +61,50 @@ Test(finetune_input, regression_labels_past_float32_are_refused_naming_the_row)
     cr_expect(strstr(err.msg, "'-1e39'"), "%s", err.msg);
     bertc_arena_destroy(a);
 }
+
+/* Runs `bertc finetune` on data written to dir/name with a 1-layer BERT of
+ * H = 32; returns the exit status, the output in *log. */
+static int finetune_on(const char *name, const char *data, const char *task, const char *extra,
+                       const char **log)
+{
+    static char out[16384];
+    char path[300], cfg[300], cmd[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(data, f);
+    fclose(f);
+    f = fopen(cfg, "w");
+    cr_assert(f);
+    fputs("{\"architectures\": [\"BertForSequenceClassification\"], \"vocab_size\": 30522, "
+          "\"hidden_size\": 32, \"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+          "\"intermediate_size\": 64, \"max_position_embeddings\": 64}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s finetune --config %s --vocab " VOCAB " --train %s --task %s "
+             "--out %s/out --quiet --max-len 16 --threads 1 %s", BERTC_CLI, cfg, path, task, dir,
+             extra);
+    *log = out;
+    return test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out);
+}
+
+static void expect_one_line_error(int rc, const char *log, const char *want)
+{
+    cr_assert_neq(rc, 0, "expected a failure with '%s', got success:\n%s", want, log);
+    cr_assert(strstr(log, want), "expected '%s' in:\n%s", want, log);
+    cr_assert(strchr(log, '\n') == log + strlen(log) - 1, "not one line:\n%s", log);
+}
+
+/* A float32 target of 1e30 squares past FLT_MAX: the step's mean squared
+ * error is inf, and the message names the row whose loss alone is. */
+Test(finetune_input, a_loss_that_overflows_names_the_row)
+{
+    const char *rows = "text,label\nsmall,0.1\nbig,0.9\ntiny,0.05\nhuge,1e30\nmid,0.5\n"
+                       "large,0.8\nlittle,0.2\nvast,0.95\n";
+    const char *log;
+    char want[300];
+    int rc = finetune_on("r.csv", rows, "regression", "--batch-size 8 --steps 2", &log);
+    snprintf(want, sizeof want, "the example at %s/r.csv:5 alone gives a non-finite loss", dir);
+    expect_one_line_error(rc, log, want);
+    cr_expect(strstr(log, "step 0: the loss is inf"), "%s", log);
+}
