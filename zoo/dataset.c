@@ -37,7 +37,7 @@ DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, siz
         return DATASET_JSONL;
     if (name && (ends_with(name, ".conll") || ends_with(name, ".CONLL")))
         return DATASET_CONLL;
-    size_t i = 0;
+    size_t i = bertc_utf8_bom(text, len);
     while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r'))
         i++;
     if (len - i >= 10 && memcmp(text + i, "-DOCSTART-", 10) == 0)
@@ -549,6 +549,9 @@ int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetForma
                         const char *text, size_t len, BertcError *err)
 {
     *d = (Dataset){.name = copy(arena, name, strlen(name)), .format = format};
+    size_t bom = bertc_utf8_bom(text, len);   /* Excel's "CSV UTF-8" starts with one */
+    text += bom;
+    len -= bom;
     Parser *p = malloc(sizeof *p);
     if (!p)
         return bertc_errorf(err, "%s: out of memory", name);

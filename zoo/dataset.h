@@ -30,8 +30,9 @@
  *    its words and tags joined by '|' as JSONL lists are (a '|' in a word
  *    or tag is an error); a row's line is its first token's.
  *    "x.conll:5: one column ('EU'): ..." names a line without a tag.
- * Empty lines between records are skipped. Every cell is valid UTF-8 without
- * NUL bytes. Errors are one line naming the file and the line of the record:
+ * Empty lines between records are skipped; a UTF-8 byte order mark at the
+ * start of the text is dropped. Every cell is valid UTF-8 without NUL bytes
+ * (a NUL is an error naming its line). Errors are one line naming the file and the line of the record:
  * "train.csv:7: 3 fields, the header has 2", "train.csv:9: unterminated
  * quoted field (opened here)", "x.tsv:4: invalid UTF-8 in column 'text'".
  *
