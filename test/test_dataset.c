@@ -470,6 +470,16 @@ Test(dataset, squad_json_is_one_row_per_question)
     expect_cell(&d, 0, st, "13|12");
     expect_cell(&d, 1, at, "");
     expect_cell(&d, 2, c, "Rome.");
+    /* each row carries the line of its question in the file (it used to be
+     * the row's number), so later messages name the file's line */
+    static const int64_t lines[3] = {3, 5, 6};
+    for (int r = 0; r < 3; r++)
+        cr_expect_eq(d.line[r], lines[r], "row %d on line %lld, its question is on %lld", r,
+                     (long long)d.line[r], (long long)lines[r]);
+    expect_error("nul.json", "{\"data\": [{\"paragraphs\": [{\"context\": \"x\", \"qas\": [\n"
+                 "{\"question\": \"q\", \"answers\": []},\n\n"
+                 "{\"question\": \"a\\u0000b\", \"answers\": []}]}]}]}",
+                 "nul.json:4: a NUL byte in column 'question'");
     expect_error("bad.json", "{\"data\": [{\"paragraphs\": [{\"context\": \"x\", \"qas\": [\n"
                  "{\"question\": \"q\", \"answers\": [{\"text\": \"x\", \"answer_start\": -1}]}]}]}]}",
                  "bad.json:2: SQuAD: an answer needs a whole \"answer_start\" >= 0");

@@ -63,11 +63,13 @@ typedef struct Dataset {
 
 /* The official SQuAD JSON (v1.1, v2.0) as JSONL rows, one per question:
  * id, question, context, answers {text: [...], answer_start: [...]}
- * (zoo/dataset_squad.c). bertc_dataset_parse of a JSONL file does this by
- * itself when the whole file is one such document. */
+ * (zoo/dataset_squad.c); lines[k] is the line of row k's question in the
+ * SQuAD file, which the Dataset's rows then carry, so every message names
+ * the file's line. bertc_dataset_parse of a JSONL file does this by itself
+ * when the whole file is one such document. */
 bool bertc_squad_is_squad(const JsonValue *root);
-int bertc_squad_to_jsonl(Arena *arena, const char *name, const JsonValue *root, char **text,
-                         size_t *len, BertcError *err);
+int bertc_squad_to_jsonl(Arena *arena, const JsonDoc *doc, char **text, size_t *len,
+                         int64_t **lines, BertcError *err);
 
 /* The most columns a header may have. */
 #define DATASET_MAX_COLUMNS 1024
