@@ -201,6 +201,13 @@ typedef struct CliText {
     int line;
 } CliText;
 
+/* Every line of the text file at path ("\n" or "\r\n" ends one; a last line
+ * without it counts), numbered from 1, a TAB splitting text and pair; what
+ * reads --input for predict, embed and encode. A UTF-8 byte order mark at
+ * the start is dropped, and so are NUL bytes (as the tokenizer's clean_text
+ * would: the rest of the line is kept); a line that is not valid UTF-8 is
+ * an error naming it. */
+int cli_read_lines(const char *path, Arena *arena, CliText **lines, int *n, BertcError *err);
 /* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else
  * each positional is one) or the non-blank lines of --input. */
 int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,

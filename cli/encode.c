@@ -50,51 +50,26 @@ typedef struct Texts {
     const char *file;   /* --input, or NULL: the command line */
 } Texts;
 
-/* --input FILE: one example per line, "text" or "text<TAB>pair"; a final
- * line without '\n' counts, an empty line is an error naming it. */
+/* --input FILE: one example per line, "text" or "text<TAB>pair"
+ * (cli_read_lines); an empty line is an error naming it, so that example k
+ * is line k + 1. */
 static int read_lines(const char *path, Arena *arena, Texts *t, BertcError *err)
 {
-    Arena *file_arena = NULL;
-    char *text;
-    size_t len;
-    int rc = bertc_read_file(path, (size_t)1 << 30, "an --input file", &file_arena, &text, &len,
-                             err);
-    if (rc == 0) {
-        char *copy = bertc_arena_alloc(arena, len + 1);
-        memcpy(copy, text, len + 1);
-        text = copy;
-    }
-    bertc_arena_destroy(file_arena);
-    if (rc != 0)
+    CliText *lines;
+    int n;
+    if (cli_read_lines(path, arena, &lines, &n, err) != 0)
         return -1;
-    int lines = 0;
-    for (size_t i = 0; i < len; i++)
-        lines += text[i] == '\n';
-    lines += len > 0 && text[len - 1] != '\n';
-    if (lines == 0)
+    if (n == 0)
         return bertc_errorf(err, "%s: no text in it (one text per line)", path);
-    if (lines > INT32_MAX / 2)
-        return bertc_errorf(err, "%s: more than %d lines", path, INT32_MAX / 2);
-    t->ex = bertc_arena_calloc(arena, (size_t)lines, sizeof *t->ex);
+    t->ex = bertc_arena_calloc(arena, (size_t)n, sizeof *t->ex);
     t->file = path;
-    char *line = text;
-    for (int k = 0; k < lines; k++) {
-        char *end = strchr(line, '\n');
-        if (end)
-            *end = '\0';
-        size_t n = strlen(line);
-        if (n > 0 && line[n - 1] == '\r')
-            line[--n] = '\0';
-        if (n == 0)
+    for (int k = 0; k < n; k++) {
+        if (lines[k].text[0] == '\0' && !lines[k].pair)
             return bertc_errorf(err, "%s:%d: an empty line (one text per line)", path, k + 1);
-        char *tab = strchr(line, '\t');
-        if (tab)
-            *tab = '\0';
-        t->ex[k] = (TextExample){.text = line, .text_pair = tab ? tab + 1 : NULL,
+        t->ex[k] = (TextExample){.text = lines[k].text, .text_pair = lines[k].pair,
                                  .context_id = -1};
-        line = end ? end + 1 : line + n;
     }
-    t->n = lines;
+    t->n = n;
     return 0;
 }
 

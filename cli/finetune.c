@@ -345,6 +345,10 @@ static void shuffle_split(FinetuneData *data, uint64_t seed, bool has_eval, Aren
         label[i] = data->label[order[i]];
         memcpy(target + i * C, data->target + order[i] * C, sizeof *target * (size_t)C);
     }
+    const char **origin = bertc_arena_alloc(arena, sizeof *origin * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        origin[i] = data->origin[order[i]];
+    data->origin = origin;
     const char **answers = bertc_arena_alloc(arena, sizeof *answers * (size_t)n);
     int32_t *span = bertc_arena_alloc(arena, sizeof *span * (size_t)(2 * n));
     for (int64_t i = 0; i < n; i++) {
@@ -385,12 +389,24 @@ static void alloc_rows(FinetuneData *data, int64_t n, int64_t W, Arena *arena)
     int64_t C = data->labels.n;
     data->n = n;
     data->ex = bertc_arena_alloc(arena, sizeof *data->ex * (size_t)n);
+    data->origin = bertc_arena_alloc(arena, sizeof *data->origin * (size_t)n);
     data->label = bertc_arena_calloc(arena, (size_t)n, sizeof *data->label);
     data->target = bertc_arena_calloc(arena, (size_t)(n * C), sizeof *data->target);
     data->pred_class = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)n);
     data->pred_value = bertc_arena_alloc(arena, sizeof(float) * (size_t)n);
     data->pred_set = bertc_arena_alloc(arena, (size_t)(n * C));
     data->gold_set = bertc_arena_alloc(arena, (size_t)(n * C));
+}
+
+/* "train.csv:7" for rows first.. of data, from d's lines. */
+static void name_rows(FinetuneData *data, int64_t first, const Dataset *d, Arena *arena)
+{
+    for (int64_t i = 0; i < d->n_rows; i++) {
+        int n = snprintf(NULL, 0, "%s:%lld", d->name, (long long)d->line[i]);
+        char *s = bertc_arena_alloc(arena, (size_t)n + 1);
+        snprintf(s, (size_t)n + 1, "%s:%lld", d->name, (long long)d->line[i]);
+        data->origin[first + i] = s;
+    }
 }
 
 /* qa: question, context, answers.text and (beside it) answers.answer_start. */
@@ -459,6 +475,9 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
                        : 0;
     alloc_rows(data, train.n_rows + n_eval, W, arena);
     data->n_train = train.n_rows;
+    name_rows(data, 0, &train, arena);
+    if (f->eval)
+        name_rows(data, train.n_rows, &eval, arena);
     if (f->kind == FT_QA)
         return qa_rows(f, data, &train, f->eval ? &eval : NULL, err) != 0 ? -1
                : (shuffle_split(data, f->seed, f->eval != NULL, arena), 0);

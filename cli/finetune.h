@@ -31,6 +31,7 @@ typedef struct FinetuneData {
     FinetuneKind kind;
     int64_t n, n_train;
     TextExample *ex;          /* (n) */
+    const char **origin;      /* (n) "train.csv:7": the file and line of each */
     int32_t *label;           /* (n) seq-cls class ids */
     float *target;            /* (n, C) multi-label 0/1, (n) regression */
     LabelSet labels;          /* seq-cls and multi-label; n = 1 for regression */
@@ -50,7 +51,9 @@ typedef struct FinetuneData {
     int32_t *pred_tag;        /* (W) the predicted tag (held-out rows) */
     /* qa */
     const char **answers;     /* (n) the gold answers, '|'-joined */
-    int32_t *span;            /* (n, 2) the first answer's [start, end) code points */
+    int32_t *span;            /* (n, 2) the first answer's [start, end) code points;
+                                 -1 -1: no answer (SQuAD v2.0's is_impossible) */
+    bool qa_negative;         /* some question has no answer: the [CLS] may win */
     double qa_em, qa_f1;      /* sums over the held-out rows of this evaluation */
     /* qa windows (features): feature f is window feat_win[f] of row
      * feat_row[f]; train rows' features first */
@@ -60,6 +63,7 @@ typedef struct FinetuneData {
     int32_t *feat_win;        /* (n_feat) */
     int32_t *qa_L, *qa_step;  /* (n) context tokens a window, start to start */
     float *qa_best;           /* (n - n_train) the best span score over a row's windows */
+    float *qa_null;           /* (n - n_train) the lowest [CLS] score over them */
     int32_t *qa_pred;         /* (n - n_train, 2) its bytes [start, end) in the context */
     const char *out;          /* the model directory, written at each new best */
     int64_t patience, bad_evals;
@@ -72,7 +76,7 @@ typedef struct FinetuneData {
 
 /* The columns of d (text, optional pair, label) as examples rows[first ..]
  * of data (its arrays allocated for all rows by the caller); labels not in
- * data->labels, and regression targets that are not finite numbers, are
+ * data->labels, and regression targets that are not finite float32 numbers, are
  * errors naming the file and line. */
 int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
                       int label, BertcError *err);
@@ -111,7 +115,9 @@ double finetune_token_score(const FinetuneData *data, Arena *scratch);
 
 /* Rows with columns col[0..3] = question, context, answers.text,
  * answers.answer_start as examples first..; an answer_start that does not
- * point at the answer's text is an error naming the file and line. */
+ * point at the answer's text is an error naming the file and line. A row
+ * whose answers are both empty (SQuAD v2.0's unanswerable question) is
+ * trained on the [CLS] and sets data->qa_negative. */
 int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
                      BertcError *err);
 /* The windows of every row (data->tok, max_len and doc_stride set): a

@@ -5,10 +5,14 @@
  * context split into windows overlapping by the doc stride, as Hugging
  * Face's run_qa prepare_train_features) with start_positions and
  * end_positions, the first and last context token of the first answer
- * (both 0, the [CLS], in a window that does not hold the whole answer) —
- * and evaluation by SQuAD's exact match and F1 of the best span over a
- * row's windows (start <= end, at most QA_MAX_ANSWER tokens), against every
- * gold answer. */
+ * (both 0, the [CLS], in a window that does not hold the whole answer, and
+ * for a SQuAD v2.0 question without answers) — and evaluation by SQuAD's
+ * exact match and F1 of the best span over a row's windows (start <= end,
+ * at most QA_MAX_ANSWER tokens), against every gold answer. With
+ * unanswerable questions in the data the [CLS] competes too, as run_qa
+ * --version_2_with_negative: the answer is "" when the lowest null score
+ * over the row's windows (start + end logit at the [CLS]) beats the best
+ * span's. */
 #include "cli/finetune.h"
 
 #include <math.h>
@@ -72,6 +76,11 @@ int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const 
         int64_t r = first + i;
         data->ex[r] = (TextExample){.text = cell[0], .text_pair = cell[1], .context_id = -1};
         data->answers[r] = cell[2];
+        if (!cell[2][0] && !cell[3][0]) {   /* SQuAD v2.0's is_impossible: no answers */
+            data->span[2 * r] = data->span[2 * r + 1] = -1;
+            data->qa_negative = true;
+            continue;
+        }
         if (first_answer(d, i, cell[1], cell[2], cell[3], data->span + 2 * r, err) != 0)
             return -1;
     }
@@ -79,9 +88,13 @@ int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const 
 }
 
 /* The context tokens' [first, last] over the answer span when the window
- * holds it whole, else 0 0 (the [CLS]), as run_qa's prepare_train_features. */
+ * holds it whole, else 0 0 (the [CLS]), as run_qa's prepare_train_features;
+ * 0 0 too for a question without answers (span -1 -1). */
 static void positions(const Encoding *e, const int32_t *span, int32_t *s, int32_t *t)
 {
+    *s = *t = 0;
+    if (span[0] < 0)
+        return;
     int32_t first = -1, last = -1;
     for (int32_t k = 0; k < e->S; k++) {
         if (!e->attention_mask[k] || !e->token_type_ids[k] || e->end[k] <= e->start[k])
@@ -164,6 +177,7 @@ int finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err)
         }
     int64_t n_eval = data->n - data->n_train;
     data->qa_best = bertc_arena_alloc(arena, sizeof(float) * (size_t)(n_eval + 1));
+    data->qa_null = bertc_arena_alloc(arena, sizeof(float) * (size_t)(n_eval + 1));
     data->qa_pred = bertc_arena_alloc(arena, sizeof(int32_t) * 2 * (size_t)(n_eval + 1));
     return 0;
 }
@@ -276,6 +290,7 @@ void finetune_qa_begin_eval(FinetuneData *data)
 {
     for (int64_t r = 0; r < data->n - data->n_train; r++) {
         data->qa_best[r] = -INFINITY;
+        data->qa_null[r] = INFINITY;
         data->qa_pred[2 * r] = data->qa_pred[2 * r + 1] = 0;
     }
 }
@@ -285,8 +300,11 @@ void finetune_qa_predict(FinetuneData *data, const float *start_logits, const fl
 {
     for (int64_t j = 0; j < n; j++) {
         int32_t bs, be;
-        float score = best_span(&enc[j], start_logits + j * S, end_logits + j * S, &bs, &be);
+        const float *sl = start_logits + j * S, *el = end_logits + j * S;
+        float score = best_span(&enc[j], sl, el, &bs, &be);
         int64_t r = data->feat_row[idx[j]] - data->n_train;
+        if (sl[0] + el[0] < data->qa_null[r])   /* the [CLS]: run_qa keeps the lowest */
+            data->qa_null[r] = sl[0] + el[0];
         if (bs < 0 || !(score > data->qa_best[r]))
             continue;   /* the row's best over its windows */
         data->qa_best[r] = score;
@@ -300,8 +318,11 @@ void finetune_qa_end_eval(FinetuneData *data)
     data->qa_em = data->qa_f1 = 0;
     for (int64_t r = 0; r < data->n - data->n_train; r++) {
         const char *context = data->ex[data->n_train + r].text_pair;
-        char *pred = strndup(context + data->qa_pred[2 * r],
-                             (size_t)(data->qa_pred[2 * r + 1] - data->qa_pred[2 * r]));
+        /* v2.0: no answer when the [CLS] scores above the best span */
+        bool null = data->qa_negative && data->qa_null[r] > data->qa_best[r];
+        char *pred = null ? strdup("")
+                          : strndup(context + data->qa_pred[2 * r],
+                                    (size_t)(data->qa_pred[2 * r + 1] - data->qa_pred[2 * r]));
         double em = 0, f1 = 0;
         for (const char *a = data->answers[data->n_train + r]; pred;) {   /* max over "a|b" */
             size_t len = strcspn(a, "|");

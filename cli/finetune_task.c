@@ -36,6 +36,10 @@ static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,
         double y;
         if (!bertc_parse_f64(cell, &y))
             return row_error(d, i, "a regression label must be a finite number, got", cell, err);
+        /* the model trains in float32: a double past FLT_MAX would become inf */
+        if (!isfinite((float)y))
+            return row_error(d, i, "a regression label must be a finite float32 (|y| <= "
+                             "3.4e38), got", cell, err);
         data->target[r] = (float)y;
         return 0;
     }
@@ -295,13 +299,22 @@ static bool stop_early(void *ctx)
     return data->patience > 0 && data->bad_evals >= data->patience;
 }
 
+/* A training example's file and line (qa: its feature's row). */
+static void example_name(void *ctx, int64_t idx, char *buf, size_t len)
+{
+    const FinetuneData *data = ctx;
+    int64_t row = data->kind == FT_QA ? data->feat_row[idx] : idx;
+    snprintf(buf, len, "%s", data->origin[row]);
+}
+
 TrainTask finetune_task(FinetuneData *data)
 {
     return (TrainTask){.n_train = data->kind == FT_QA ? data->n_feat_train : data->n_train,
                        .make_batch = make_batch,
                        .evaluate = data->n > data->n_train ? evaluate : NULL,
                        .metric_name = finetune_metric_name(data->kind), .ctx = data,
-                       .stop_early = stop_early};
+                       .stop_early = stop_early,
+                       .example_name = data->origin ? example_name : NULL};
 }
 
 double finetune_majority_baseline(const FinetuneData *data)

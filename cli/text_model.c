@@ -51,31 +51,75 @@ int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm,
     return 0;
 }
 
-/* Splits text (len bytes, writable) into lines: "\n" or "\r\n" ends. */
-static int split_lines(char *text, size_t len, Arena *arena, CliText **out, int *n_out)
+/* Removes the NUL bytes of text[0..*len) in place: Hugging Face's
+ * BertNormalizer (clean_text) drops U+0000 before anything else, so the
+ * tokens are the same, and the text after a NUL stays part of its line
+ * instead of ending it for the strlen of every later step. */
+static void drop_nuls(char *text, size_t *len)
 {
+    size_t k = 0;
+    for (size_t i = 0; i < *len; i++)
+        if (text[i] != '\0')
+            text[k++] = text[i];
+    text[k] = '\0';
+    *len = k;
+}
+
+/* The first line of text[0..len) (no NUL) that is not valid UTF-8, or 0. */
+static int invalid_utf8_line(const char *text, size_t len)
+{
+    int no = 1;
+    for (const char *line = text; line < text + len; no++) {
+        const char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        const char *stop = nl ? nl : text + len;
+        if (!bertc_json_utf8_valid(line, (size_t)(stop - line)))
+            return no;
+        line = stop + 1;
+    }
+    return 0;
+}
+
+int cli_read_lines(const char *path, Arena *arena, CliText **out, int *n_out, BertcError *err)
+{
+    Arena *file = NULL;
+    char *text;
+    size_t len;
+    if (bertc_read_file(path, (size_t)1 << 30, "an --input file", &file, &text, &len, err) != 0) {
+        if (file)
+            bertc_arena_destroy(file);
+        return -1;
+    }
+    size_t bom = bertc_utf8_bom(text, len);   /* Notepad's and Excel's files start with one */
+    len -= bom;
+    char *copy = bertc_arena_alloc(arena, len + 1);
+    memcpy(copy, text + bom, len);
+    bertc_arena_destroy(file);
+    drop_nuls(copy, &len);
+    int bad = invalid_utf8_line(copy, len);
+    if (bad)
+        return bertc_errorf(err, "%s:%d: not valid UTF-8 text", path, bad);
     int n = 0;
     for (size_t i = 0; i < len; i++)
-        n += text[i] == '\n';
-    n += len > 0 && text[len - 1] != '\n';
+        n += copy[i] == '\n';
+    n += len > 0 && copy[len - 1] != '\n';
+    if (n > INT32_MAX / 2)
+        return bertc_errorf(err, "%s: more than %d lines", path, INT32_MAX / 2);
     CliText *t = bertc_arena_alloc(arena, sizeof *t * (size_t)(n > 0 ? n : 1));
-    int k = 0;
-    char *line = text;
-    for (int no = 1; line < text + len; no++) {
-        char *nl = memchr(line, '\n', (size_t)(text + len - line));
-        char *stop = nl ? nl : text + len;
+    char *line = copy;
+    for (int k = 0; k < n; k++) {
+        char *nl = memchr(line, '\n', (size_t)(copy + len - line));
+        char *stop = nl ? nl : copy + len;
         *stop = '\0';
         if (stop > line && stop[-1] == '\r')
             stop[-1] = '\0';
         char *tab = strchr(line, '\t');
         if (tab)
             *tab = '\0';
-        if (*line != '\0' || tab)   /* blank lines are skipped, their numbers kept */
-            t[k++] = (CliText){.text = line, .pair = tab ? tab + 1 : NULL, .line = no};
+        t[k] = (CliText){.text = line, .pair = tab ? tab + 1 : NULL, .line = k + 1};
         line = stop + 1;
     }
     *out = t;
-    *n_out = k;
+    *n_out = n;
     return 0;
 }
 
@@ -100,20 +144,15 @@ int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, C
     if (a->n_pos > 0)
         return bertc_errorf(err, "--input and the text '%s': give one or the other", a->pos[0]);
     const char *path = cli_value(c, a, "--input");
-    Arena *file = NULL;
-    char *text;
-    size_t len;
-    if (bertc_read_file(path, (size_t)1 << 30, "an --input file", &file, &text, &len, err) != 0) {
-        if (file)
-            bertc_arena_destroy(file);
+    CliText *lines;
+    int n_lines, k = 0;
+    if (cli_read_lines(path, arena, &lines, &n_lines, err) != 0)
         return -1;
-    }
-    char *copy = bertc_arena_alloc(arena, len + 1);
-    memcpy(copy, text, len + 1);
-    bertc_arena_destroy(file);
-    if (!bertc_json_utf8_valid(copy, len))
-        return bertc_errorf(err, "%s: not valid UTF-8 text", path);
-    split_lines(copy, len, arena, texts, n);
+    for (int i = 0; i < n_lines; i++)   /* blank lines are skipped, their numbers kept */
+        if (lines[i].text[0] != '\0' || lines[i].pair)
+            lines[k++] = lines[i];
+    *texts = lines;
+    *n = k;
     if (*n == 0)
         return bertc_errorf(err, "%s: no text (every line is empty)", path);
     for (int i = 0; i < *n; i++)

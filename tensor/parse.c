@@ -7,6 +7,7 @@
 #include "tensor/tensor.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -61,13 +62,16 @@ bool bertc_parse_f64(const char *s, double *out)
 {
     /* strtod's own syntax (1e-3, .5, 0x1p-4), but no leading space or '+',
      * nothing after the number, and only finite values ("inf", "nan" and
-     * overflow to infinity are refused; underflow to 0 is kept). */
+     * overflow to infinity are refused). Underflow is kept: strtod sets
+     * ERANGE for it too (glibc does for a subnormal result such as 1e-310,
+     * not only for one rounded to 0), and a result of magnitude <= DBL_MIN
+     * is a valid finite value, as Python's float("1e-310") is. */
     if (!s || !((*s >= '0' && *s <= '9') || *s == '-' || *s == '.'))
         return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || (errno == ERANGE && v != 0))
+    if (end == s || *end || !isfinite(v) || (errno == ERANGE && fabs(v) > DBL_MIN))
         return false;
     *out = v;
     return true;

@@ -216,7 +216,8 @@ size_t bertc_sys_alloc_count(void);
  * untouched) for an empty string, a leading space or '+', trailing
  * characters ("10x", "1.5" for an integer), overflow or, for
  * bertc_parse_u64, any sign at all. bertc_parse_f64 also refuses "inf",
- * "nan" and values that overflow a double. Every numeric flag of the CLI and
+ * "nan" and values that overflow a double; one that underflows (1e-310, a
+ * subnormal; 1e-400, 0) is kept. Every numeric flag of the CLI and
  * of the training engine goes through these. */
 bool bertc_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 bool bertc_parse_u64(const char *s, uint64_t *out);

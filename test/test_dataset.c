@@ -100,6 +100,56 @@ Test(dataset, a_nul_byte_is_an_error_naming_the_line)
     cr_assert_neq(bertc_dataset_parse(&d, arena, "z.csv", DATASET_CSV, text, sizeof text - 1, &err),
                   0);
     cr_assert(strstr(err.msg, "z.csv:3: a NUL byte in column 'text'"), "%s", err.msg);
+    /* every format: refused naming the line, never cut there */
+    static const struct {
+        const char *name, *text, *want;
+        size_t len;
+    } more[] = {
+#define NUL_CASE(name, lit, want) {name, lit, want, sizeof lit - 1}
+        NUL_CASE("z.tsv", "text\tlabel\nok\ta\nnul\0here\tb\n", "z.tsv:3: a NUL byte in column 'text'"),
+        NUL_CASE("z.jsonl", "{\"text\": \"ok\"}\n{\"text\": \"nul\\u0000here\"}\n",
+                 "z.jsonl:2: a NUL byte in column 'text'"),
+        NUL_CASE("r.jsonl", "{\"text\": \"ok\"}\n{\"text\": \"nul\0here\"}\n", "r.jsonl:2"),
+        NUL_CASE("z.conll", "EU B-ORG\nra\0w O\n", "z.conll:2: a NUL byte in column"),
+#undef NUL_CASE
+    };
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        DatasetFormat f = bertc_dataset_guess_format(more[i].name, more[i].text, more[i].len);
+        cr_expect_neq(bertc_dataset_parse(&d, arena, more[i].name, f, more[i].text, more[i].len,
+                                          &err), 0, "%s: a NUL was read", more[i].name);
+        cr_expect(strstr(err.msg, more[i].want), "%s: want '%s', got '%s'", more[i].name,
+                  more[i].want, err.msg);
+    }
+}
+
+/* Excel's "CSV UTF-8" and Notepad start a file with a UTF-8 byte order
+ * mark: it is no part of the first column's name (it used to give "no
+ * column 'text' (it has 'text')"), nor of a JSONL or SQuAD file's first
+ * line, and it does not hide the '{' that makes a .txt file JSONL. */
+Test(dataset, a_byte_order_mark_is_no_part_of_the_header)
+{
+    static const struct {
+        const char *name, *text;
+    } files[] = {
+        {"b.csv", "\xEF\xBB\xBFtext,label\nhi,a\n"},
+        {"b.tsv", "\xEF\xBB\xBFtext\tlabel\nhi\ta\n"},
+        {"b.jsonl", "\xEF\xBB\xBF{\"text\": \"hi\", \"label\": \"a\"}\n"},
+        {"b.txt", "\xEF\xBB\xBF{\"text\": \"hi\", \"label\": \"a\"}\n"},
+        {"b.json", "\xEF\xBB\xBF{\"data\": [{\"paragraphs\": [{\"context\": \"hi\", \"qas\": "
+                   "[{\"id\": \"1\", \"question\": \"a\", \"answers\": []}]}]}]}"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        Dataset d;
+        BertcError err;
+        cr_assert_eq(parse(&d, files[i].name, files[i].text, &err), 0, "%s: %s", files[i].name,
+                     err.msg);
+        const char *first = i == 4 ? "question" : "text";
+        int col = bertc_dataset_column(&d, first, &err);
+        cr_assert_geq(col, 0, "%s: %s", files[i].name, err.msg);
+        expect_cell(&d, 0, col, i == 4 ? "a" : "hi");
+        cr_expect_eq(d.line[0], 2 - (i >= 2), "%s: row 0 on line %lld", files[i].name,
+                     (long long)d.line[0]);
+    }
 }
 
 Test(dataset, a_huge_field_is_read_whole)
@@ -420,6 +470,16 @@ Test(dataset, squad_json_is_one_row_per_question)
     expect_cell(&d, 0, st, "13|12");
     expect_cell(&d, 1, at, "");
     expect_cell(&d, 2, c, "Rome.");
+    /* each row carries the line of its question in the file (it used to be
+     * the row's number), so later messages name the file's line */
+    static const int64_t lines[3] = {3, 5, 6};
+    for (int r = 0; r < 3; r++)
+        cr_expect_eq(d.line[r], lines[r], "row %d on line %lld, its question is on %lld", r,
+                     (long long)d.line[r], (long long)lines[r]);
+    expect_error("nul.json", "{\"data\": [{\"paragraphs\": [{\"context\": \"x\", \"qas\": [\n"
+                 "{\"question\": \"q\", \"answers\": []},\n\n"
+                 "{\"question\": \"a\\u0000b\", \"answers\": []}]}]}]}",
+                 "nul.json:4: a NUL byte in column 'question'");
     expect_error("bad.json", "{\"data\": [{\"paragraphs\": [{\"context\": \"x\", \"qas\": [\n"
                  "{\"question\": \"q\", \"answers\": [{\"text\": \"x\", \"answer_start\": -1}]}]}]}]}",
                  "bad.json:2: SQuAD: an answer needs a whole \"answer_start\" >= 0");

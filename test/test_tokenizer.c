@@ -540,6 +540,20 @@ Test(tokenizer, crlf_vocab_and_no_final_newline_load)
     cr_expect_eq(bertc_tokenizer_id(&t, "[MASK]", 6), 4);
 }
 
+/* A vocab.txt saved by a Windows editor starts with a UTF-8 byte order
+ * mark: no part of [PAD] (it used to be: "no [PAD] token"); byte offsets in
+ * messages stay the file's. */
+Test(tokenizer, a_byte_order_mark_is_no_part_of_the_first_token)
+{
+    const char *text = "\xEF\xBB\xBF[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\n";
+    Tokenizer t = load_text(text);
+    cr_expect_eq(t.V, 6);
+    cr_expect_eq(t.pad_id, 0, "[PAD] is id %d", t.pad_id);
+    cr_expect_str_eq(bertc_tokenizer_token(&t, 0), "[PAD]");
+    VOCAB_ERROR("\xEF\xBB\xBF" SPECIALS "ok\n\xc3\x28\n",
+                "bad.txt:7: invalid UTF-8 at byte 37 of the file");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Random bytes: an error or a well-formed encoding, never a crash           */
 /* ------------------------------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include "zoo/train/train.h"
 
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -353,6 +354,10 @@ Test(train_flags, the_parsers)
     cr_expect(!bertc_parse_u64("-0", &u) && !bertc_parse_u64(NULL, &u));
     cr_expect(bertc_parse_f64(".5", &d) && d == 0.5);
     cr_expect(bertc_parse_f64("1e-400", &d) && d == 0, "underflow to 0 is a number");
+    cr_expect(bertc_parse_f64("1e-310", &d) && d > 0 && d < DBL_MIN,
+              "a subnormal result (strtod's ERANGE) is a number");
+    cr_expect(bertc_parse_f64("-4.9e-324", &d) && d < 0, "the smallest subnormal");
+    cr_expect(!bertc_parse_f64("1e309", &d) && !bertc_parse_f64("-1e400", &d), "overflow");
     cr_expect(!bertc_parse_f64("nan", &d) && !bertc_parse_f64("Infinity", &d) &&
               !bertc_parse_f64("\t1", &d) && !bertc_parse_f64("1\n", &d));
 }

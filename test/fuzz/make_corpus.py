@@ -27,6 +27,9 @@ fuzz_cli_flags    parser byte + NUL-separated arguments of bertc / bertc attenti
 fuzz_attention    model byte + NUL-separated arguments of bertc attention
 fuzz_model        a tiny config of each architecture as fuzz_model.c decodes
                   it, and edge sizes (0 layers, 1 position, S = 1, ...)
+fuzz_finetune_rows  task/format byte + a small data file of each task
+                  (CSV, TSV, JSONL, CoNLL, SQuAD v1.1 and v2.0 JSON)
+fuzz_model_dir    files byte + vocab.txt + NUL + tokenizer_config.json
 """
 
 import glob
@@ -181,6 +184,8 @@ def main():
     checkpoint_seeds()
     registry_load_seeds()
     cli_seeds()
+    finetune_rows_seeds()
+    model_dir_seeds()
     for arch in range(ARCHS):
         write("fuzz_model", "tiny%d" % arch, model_seed(arch, 7, True, TINY))
         write("fuzz_model", "tiny%d_s1" % arch, model_seed(arch, 0, False, TINY))
@@ -235,3 +240,51 @@ def cli_seeds():
 
 if __name__ == "__main__":
     main()
+
+
+# fuzz_finetune_rows.c's byte 0: task (seq-cls 0, multi-label 1, regression 2,
+# token-cls 3, qa 4, mlm 5) | format << 3 (CSV 0, TSV 1, JSONL 2, CoNLL 3) |
+# window << 5.
+def finetune_rows_seeds():
+    def seed(name, task, fmt, text, window=0):
+        write("fuzz_finetune_rows", name, bytes([task | fmt << 3 | window << 5]) + text.encode())
+    seed("seq_cls_csv", 0, 0, 'text,label\n"a, b",x\nc,y\n')
+    seed("multi_label_tsv", 1, 1, "text\tlabel\nthe cat\ta|b\nnone\t\n")
+    seed("regression_csv", 2, 0, "text,label\nx,0.5\ny,1e-310\nz,-3.4e38\n")
+    seed("regression_past_float", 2, 0, "text,label\nx,1e39\n")
+    seed("token_cls_jsonl", 3, 2, '{"tokens": ["EU", "rejects", "German"], '
+         '"tags": ["B-ORG", "O", "B-MISC"]}\n')
+    seed("token_cls_conll", 3, 3, "-DOCSTART- -X- O\n\nEU NNP B-ORG\nrejects VBZ O\n\n"
+         "Peter NNP B-PER\n")
+    seed("mlm_csv", 5, 0, "text\nthe cat sat\non the mat\n")
+    qa = ('{"question": "Where does she live?", "context": "we know that she lives in '
+          'Paris Nord now.", "answers": {"text": ["Paris Nord"], "answer_start": [26]}}\n'
+          '{"question": "Who?", "context": "nobody here.", "answers": {"text": [], '
+          '"answer_start": []}}\n')
+    for w in (0, 1, 5):
+        seed("qa_jsonl_window%d" % w, 4, 2, qa, w)
+    squad = ('{"version": "v2.0", "data": [{"title": "T", "paragraphs": [\n'
+             ' {"context": "Paris is in France.", "qas": [\n'
+             '  {"id": "q1", "question": "Where is Paris?", "answers": '
+             '[{"text": "France", "answer_start": 12}]},\n'
+             '  {"id": "q2", "question": "Who?", "answers": [], "is_impossible": true}]}]}]}\n')
+    seed("squad_v2", 4, 2, squad, 2)
+    seed("squad_v1", 4, 2, squad.replace(', "is_impossible": true', "")
+         .replace('"answers": []', '"answers": [{"text": "Paris", "answer_start": 0}]'), 3)
+
+
+# fuzz_model_dir.c's byte 0: bit 0 model.safetensors, bit 1 vocab.txt, bit 2
+# tokenizer_config.json.
+def model_dir_seeds():
+    vocab = (SPECIALS + "".join("t%d\n" % i for i in range(5, 120))).encode()
+    config = json.dumps({"do_lower_case": True, "strip_accents": None, "cls_token": "[CLS]",
+                         "sep_token": {"content": "[SEP]", "lstrip": False},
+                         "model_max_length": 512}).encode()
+    write("fuzz_model_dir", "all", bytes([7]) + vocab + b"\0" + config)
+    write("fuzz_model_dir", "no_weights", bytes([6]) + vocab + b"\0" + config)
+    write("fuzz_model_dir", "vocab_only", bytes([3]) + vocab)
+    write("fuzz_model_dir", "bom_vocab", bytes([3]) + b"\xef\xbb\xbf" + vocab)
+    write("fuzz_model_dir", "hf_unbounded", bytes([7]) + vocab + b"\0" +
+          b'{"model_max_length": 1000000000000000019884624838656, "do_lower_case": false, '
+          b'"strip_accents": false, "mask_token": "[MASK]"}')
+    write("fuzz_model_dir", "no_vocab", bytes([5]) + b"\0{}")

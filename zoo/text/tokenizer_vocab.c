@@ -82,11 +82,13 @@ static int insert(Tokenizer *t, int32_t *slots, int32_t id, size_t len, BertcErr
     return 0;
 }
 
-/* Splits the copy into NUL-terminated lines, checking and indexing each. */
+/* Splits the copy into NUL-terminated lines, checking and indexing each. A
+ * UTF-8 byte order mark before the first is not part of its token (HF
+ * tokenizers drop it); offsets stay the file's. */
 static int index_lines(Tokenizer *t, char *s, size_t len, uint32_t *offset, int32_t *slots,
                        BertcError *err)
 {
-    size_t b = 0;
+    size_t b = bertc_utf8_bom(s, len);
     for (int32_t id = 0; id < t->V; id++) {
         size_t e = b;
         while (e < len && s[e] != '\n')

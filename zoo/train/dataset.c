@@ -16,6 +16,7 @@ typedef struct Parser {
     const char *text;
     size_t len, pos;
     int64_t line;                          /* of text[pos], 1-based */
+    const int64_t *line_of;                /* SQuAD: line k of text is the file's line_of[k - 1] */
     int64_t cap;                           /* rows d->cells has room for */
     int n_fields;                          /* of the record being read */
     const char *fields[DATASET_MAX_COLUMNS];
@@ -37,7 +38,7 @@ DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, siz
         return DATASET_JSONL;
     if (name && (ends_with(name, ".conll") || ends_with(name, ".CONLL")))
         return DATASET_CONLL;
-    size_t i = 0;
+    size_t i = bertc_utf8_bom(text, len);
     while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r'))
         i++;
     if (len - i >= 10 && memcmp(text + i, "-DOCSTART-", 10) == 0)
@@ -373,7 +374,8 @@ static int json_line(Parser *p, Arena *scratch, size_t end, BertcError *err)
     char name[600];
     JsonDoc *doc;
     size_t n = end > p->pos && p->text[end - 1] == '\r' ? end - 1 - p->pos : end - p->pos;
-    snprintf(name, sizeof name, "%s:%lld", p->d->name, (long long)p->line);
+    int64_t line = p->line_of ? p->line_of[p->line - 1] : p->line;
+    snprintf(name, sizeof name, "%s:%lld", p->d->name, (long long)line);
     bertc_arena_reset(scratch);
     if (bertc_json_parse(scratch, name, p->text + p->pos, n, &doc, err) != 0)
         return -1;
@@ -386,9 +388,9 @@ static int json_line(Parser *p, Arena *scratch, size_t end, BertcError *err)
         return -1;
     const char **row = p->d->cells + p->d->n_rows * p->d->n_columns;
     for (int k = 0; k < p->d->n_columns; k++)
-        if (json_cell(p, p->line, k, doc, &row[k], err) != 0)
+        if (json_cell(p, line, k, doc, &row[k], err) != 0)
             return -1;
-    p->d->line[p->d->n_rows++] = p->line;
+    p->d->line[p->d->n_rows++] = line;
     return 0;
 }
 
@@ -525,7 +527,8 @@ static int parse_conll(Parser *p, BertcError *err)
  * becomes its JSONL rows (zoo/train/dataset_squad.c) in *squad; any other text
  * is left as it is (a JSONL file does not parse as one JSON value). */
 static int squad_file(const char *name, const char *text, size_t len, Arena **squad,
-                      const char **out, size_t *out_len, BertcError *err)
+                      const char **out, size_t *out_len, const int64_t **line_of,
+                      BertcError *err)
 {
     size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
@@ -539,9 +542,11 @@ static int squad_file(const char *name, const char *text, size_t len, Arena **sq
         !bertc_squad_is_squad(doc->root))
         return 0;
     char *rows;
-    if (bertc_squad_to_jsonl(*squad, name, doc->root, &rows, out_len, err) != 0)
+    int64_t *lines;
+    if (bertc_squad_to_jsonl(*squad, doc, &rows, out_len, &lines, err) != 0)
         return -1;
     *out = rows;
+    *line_of = lines;
     return 0;
 }
 
@@ -549,13 +554,16 @@ int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetForma
                         const char *text, size_t len, BertcError *err)
 {
     *d = (Dataset){.name = copy(arena, name, strlen(name)), .format = format};
+    size_t bom = bertc_utf8_bom(text, len);   /* Excel's "CSV UTF-8" starts with one */
+    text += bom;
+    len -= bom;
     Parser *p = malloc(sizeof *p);
     if (!p)
         return bertc_errorf(err, "%s: out of memory", name);
     *p = (Parser){.d = d, .arena = arena, .text = text, .len = len, .line = 1};
     Arena *squad = NULL;
     if (format == DATASET_JSONL && squad_file(name, text, len, &squad, &p->text, &p->len,
-                                              err) != 0) {
+                                              &p->line_of, err) != 0) {
         free(p);
         bertc_arena_destroy(squad);
         return -1;

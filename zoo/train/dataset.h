@@ -30,8 +30,9 @@
  *    its words and tags joined by '|' as JSONL lists are (a '|' in a word
  *    or tag is an error); a row's line is its first token's.
  *    "x.conll:5: one column ('EU'): ..." names a line without a tag.
- * Empty lines between records are skipped. Every cell is valid UTF-8 without
- * NUL bytes. Errors are one line naming the file and the line of the record:
+ * Empty lines between records are skipped; a UTF-8 byte order mark at the
+ * start of the text is dropped. Every cell is valid UTF-8 without NUL bytes
+ * (a NUL is an error naming its line). Errors are one line naming the file and the line of the record:
  * "train.csv:7: 3 fields, the header has 2", "train.csv:9: unterminated
  * quoted field (opened here)", "x.tsv:4: invalid UTF-8 in column 'text'".
  *
@@ -62,11 +63,13 @@ typedef struct Dataset {
 
 /* The official SQuAD JSON (v1.1, v2.0) as JSONL rows, one per question:
  * id, question, context, answers {text: [...], answer_start: [...]}
- * (zoo/train/dataset_squad.c). bertc_dataset_parse of a JSONL file does this by
- * itself when the whole file is one such document. */
+ * (zoo/train/dataset_squad.c); lines[k] is the line of row k's question in the
+ * SQuAD file, which the Dataset's rows then carry, so every message names
+ * the file's line. bertc_dataset_parse of a JSONL file does this by itself
+ * when the whole file is one such document. */
 bool bertc_squad_is_squad(const JsonValue *root);
-int bertc_squad_to_jsonl(Arena *arena, const char *name, const JsonValue *root, char **text,
-                         size_t *len, BertcError *err);
+int bertc_squad_to_jsonl(Arena *arena, const JsonDoc *doc, char **text, size_t *len,
+                         int64_t **lines, BertcError *err);
 
 /* The most columns a header may have. */
 #define DATASET_MAX_COLUMNS 1024

@@ -11,12 +11,36 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A growing text in the arena. */
+/* A growing text in the arena, and the line in the SQuAD file of each row
+ * written (its question's), counted forward from the last one: questions
+ * come in the order of the file, so finding all their lines reads the file
+ * once. */
 typedef struct Text {
     Arena *arena;
     char *buf;
     size_t len, cap;
+    const char *source;       /* the SQuAD file's text (JsonDoc.text) */
+    size_t at;                /* source offset whose line is `line` */
+    int64_t line;
+    int64_t *lines;           /* (n_rows) */
+    int64_t n_rows, cap_rows;
 } Text;
+
+/* Records the source line of the row about to be written: that of v. */
+static void put_line_of(Text *t, const JsonValue *v)
+{
+    for (; t->at < v->offset; t->at++)
+        t->line += t->source[t->at] == '\n';
+    if (t->n_rows == t->cap_rows) {
+        int64_t cap = t->cap_rows ? 2 * t->cap_rows : 256;
+        int64_t *grown = bertc_arena_alloc(t->arena, sizeof *grown * (size_t)cap);
+        if (t->n_rows)
+            memcpy(grown, t->lines, sizeof *grown * (size_t)t->n_rows);
+        t->lines = grown;
+        t->cap_rows = cap;
+    }
+    t->lines[t->n_rows++] = t->line;
+}
 
 static void put_bytes(Text *t, const char *s, size_t n)
 {
@@ -102,6 +126,7 @@ static int put_question(Text *t, const char *name, const JsonValue *qa,
         return where(err, name, qa, "a \"qas\" entry must be an object");
     if (string_member(name, qa, "question", &question, err) != 0)
         return -1;
+    put_line_of(t, qa);
     put_str(t, "{\"id\": ");
     if (id && id->type == JSON_STRING)
         put_quoted(t, id);
@@ -138,11 +163,12 @@ bool bertc_squad_is_squad(const JsonValue *root)
     return root->type == JSON_OBJECT && first && bertc_json_get(first, "paragraphs");
 }
 
-int bertc_squad_to_jsonl(Arena *arena, const char *name, const JsonValue *root, char **text,
-                         size_t *len, BertcError *err)
+int bertc_squad_to_jsonl(Arena *arena, const JsonDoc *doc, char **text, size_t *len,
+                         int64_t **lines, BertcError *err)
 {
-    Text t = {.arena = arena};
-    const JsonValue *data = bertc_json_get(root, "data");
+    const char *name = doc->name;
+    Text t = {.arena = arena, .source = doc->text, .line = 1};
+    const JsonValue *data = bertc_json_get(doc->root, "data");
     for (uint32_t a = 0; a < data->length; a++) {
         const JsonValue *paragraphs = bertc_json_get(bertc_json_at(data, a), "paragraphs");
         if (!paragraphs || paragraphs->type != JSON_ARRAY)
@@ -156,5 +182,6 @@ int bertc_squad_to_jsonl(Arena *arena, const char *name, const JsonValue *root, 
         return bertc_errorf(err, "%s: SQuAD: no questions in \"data\"", name);
     *text = t.buf;
     *len = t.len;
+    *lines = t.lines;
     return 0;
 }

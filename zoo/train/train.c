@@ -169,6 +169,41 @@ static int non_finite_step(Run *r, int64_t step, const char *what, BertcError *e
     return 0;
 }
 
+/* The first example of this step's batch whose loss alone is not finite,
+ * named by the task ("train.csv:7") in buf; false when the task cannot name
+ * examples or no single one reproduces it (then the step is all a message
+ * can name). The forwards draw from a copy of the graph's RNG, so a skipped
+ * step leaves the run as it would have been without the search. */
+static bool non_finite_example(Run *r, char *buf, size_t len)
+{
+    if (!r->task->example_name)
+        return false;
+    Rng saved = r->g->rng;
+    bool found = false;
+    for (int64_t j = 0; j < r->opt->batch_size && !found; j++) {
+        Batch batch;
+        Outputs out;
+        int64_t tokens;
+        BertcError ignored;
+        bertc_ag_graph_reset(r->g);
+        bertc_batch_init(&batch, "batch");
+        bertc_outputs_init(&out);
+        out.loss_only = true;
+        if (r->task->make_batch(r->task->ctx, &r->batch_idx[j], 1, r->g, &batch, &tokens,
+                                &ignored) != 0 ||
+            bertc_model_forward(r->m, r->g, &batch, &out, &ignored) != 0)
+            break;
+        const Var *loss = bertc_outputs_get(&out, "loss");
+        if (loss && !isfinite(loss->value.data[0])) {
+            r->task->example_name(r->task->ctx, r->batch_idx[j], buf, len);
+            found = true;
+        }
+    }
+    r->g->rng = saved;
+    bertc_ag_graph_reset(r->g);
+    return found;
+}
+
 static int one_step(Run *r, int64_t step, BertcError *err)
 {
     Graph *g = r->g;
@@ -192,10 +227,16 @@ static int one_step(Run *r, int64_t step, BertcError *err)
     double value = loss->value.data[0];
     char what[BERTC_ERROR_LEN / 2], bad[BERTC_ERROR_LEN / 4];
     if (!isfinite(value)) {
-        /* name the first non-finite weight, the likeliest cause, if there is one */
+        /* name the first non-finite weight, the likeliest cause, if there is
+         * one; else the example whose loss alone overflows, if one does */
         bool weight = first_non_finite(r->m->reg, false, bad, sizeof bad);
-        snprintf(what, sizeof what, "the loss is %g%s%s%s", value, weight ? " (" : "",
-                 weight ? bad : "", weight ? ")" : "");
+        if (weight)
+            snprintf(what, sizeof what, "the loss is %g (%s)", value, bad);
+        else if (non_finite_example(r, bad, sizeof bad))
+            snprintf(what, sizeof what, "the loss is %g; the example at %s alone gives a "
+                     "non-finite loss", value, bad);
+        else
+            snprintf(what, sizeof what, "the loss is %g", value);
         return non_finite_step(r, step, what, err);
     }
     bertc_ag_backward(g, loss);

@@ -69,6 +69,11 @@ typedef struct TrainTask {
      * ends the run there (res->stopped_early, steps_done the step reached)
      * with the checkpoint saved, as a plateau of the metric asks. */
     bool (*stop_early)(void *ctx);
+    /* Optional: where training example idx came from ("train.csv:7") into
+     * buf (len bytes), so a step whose loss is not finite can name the
+     * example whose loss alone is not finite (a target that overflows the
+     * loss) rather than only the step. */
+    void (*example_name)(void *ctx, int64_t idx, char *buf, size_t len);
 } TrainTask;
 
 /* What to do with a step whose loss or any parameter gradient is not finite
