@@ -52,11 +52,6 @@ bool bertc_json_utf8_valid(const char *s, size_t len)
     return true;
 }
 
-size_t bertc_utf8_bom(const char *s, size_t len)
-{
-    return len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-}
-
 static size_t bertc_utf8_encode(uint32_t cp, char out[4])
 {
     if (cp < 0x80) {

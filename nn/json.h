@@ -180,12 +180,6 @@ int bertc_json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
 /* True when s[0..len) is valid UTF-8 (RFC 3629: no overlongs, no surrogates,
  * nothing above U+10FFFF). */
 bool bertc_json_utf8_valid(const char *s, size_t len);
-/* 3 when s[0..len) starts with a UTF-8 byte order mark (EF BB BF), else 0.
- * Files saved by Windows tools (Excel's "CSV UTF-8", Notepad) start with
- * one; the readers of text files skip it, as pandas ("utf-8-sig"), Hugging
- * Face datasets and tokenizers do. */
-size_t bertc_utf8_bom(const char *s, size_t len);
-
 /* Write s[0..len) (valid UTF-8) as a JSON string literal with its quotes into
  * dst, snprintf-style: writes at most cap bytes including a terminating NUL
  * and returns the length of the full literal (excluding the NUL). '"', '\\'

@@ -223,6 +223,12 @@ bool bertc_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 bool bertc_parse_u64(const char *s, uint64_t *out);
 bool bertc_parse_f64(const char *s, double *out);
 
+/* 3 when s[0..len) starts with a UTF-8 byte order mark (EF BB BF), else 0.
+ * Files saved by Windows tools (Excel's "CSV UTF-8", Notepad) start with
+ * one; the readers of text files skip it, as pandas ("utf-8-sig"), Hugging
+ * Face datasets and tokenizers do. */
+size_t bertc_utf8_bom(const char *s, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* Tensors                                                                   */
 /* ------------------------------------------------------------------------ */
