@@ -95,7 +95,7 @@ typedef struct FinetuneArgs {
     int64_t doc_stride;       /* -1: the default */
     double lr;
     uint64_t seed;
-    bool resume, quiet, force;
+    bool resume, quiet, force, max_len_given;
 } FinetuneArgs;
 
 static const char *value(const CliArgs *a, const char *name)
@@ -145,7 +145,8 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
                         .label_col = value(a, "--label-column"),
                         .resume = cli_given(&cli_cmd_finetune, a, "--resume"),
                         .quiet = cli_given(&cli_cmd_finetune, a, "--quiet"),
-                        .force = cli_given(&cli_cmd_finetune, a, "--force")};
+                        .force = cli_given(&cli_cmd_finetune, a, "--force"),
+                        .max_len_given = cli_given(&cli_cmd_finetune, a, "--max-len")};
     if (parse_task(value(a, "--task"), &f->kind, err) != 0)
         return -1;
     if (f->kind == FT_TOKEN_CLS && !cli_given(&cli_cmd_finetune, a, "--text-column"))
@@ -522,9 +523,16 @@ static int write_state(const char *path, const FinetuneData *data, BertcError *e
     return fclose(fp) == 0 ? 0 : bertc_errorf(err, "%s: write failed", path);
 }
 
-/* The run's settings. */
+/* What --resume must find the same beside the engine's own fields: the
+ * examples' length and (qa) the windows' stride. */
+typedef struct TaskFields {
+    char text[2][32];
+    StMetadata meta[2];
+} TaskFields;
+
+/* The run's settings (opt->task_fields point into *fields). */
 static int train_options(const FinetuneArgs *f, const FinetuneData *data, const char *checkpoint,
-                         TrainOptions *opt, BertcError *err)
+                         TaskFields *fields, TrainOptions *opt, BertcError *err)
 {
     (void)err;   /* nothing to refuse yet */
     *opt = bertc_train_defaults();
@@ -542,6 +550,12 @@ static int train_options(const FinetuneArgs *f, const FinetuneData *data, const 
     opt->stop_after = f->stop_after;
     opt->resume = f->resume;
     opt->quiet = f->quiet;
+    snprintf(fields->text[0], sizeof fields->text[0], "%d", (int)data->max_len);
+    snprintf(fields->text[1], sizeof fields->text[1], "%d", (int)data->doc_stride);
+    fields->meta[0] = (StMetadata){"max_len", fields->text[0]};
+    fields->meta[1] = (StMetadata){"doc_stride", fields->text[1]};
+    opt->task_fields = fields->meta;
+    opt->n_task_fields = data->kind == FT_QA ? 2 : 1;
     return 0;
 }
 
@@ -594,13 +608,17 @@ static void report(const FinetuneOut *o, const FinetuneData *data, const TrainRe
            "log.jsonl, loss.svg)\n", data->n > data->n_train ? "\n" : "", o->out);
 }
 
-/* The examples' length: --max-len, at most max_position_embeddings; qa's
+/* The examples' length: --max-len, at most max_position_embeddings (the
+ * default is lowered to it; a --max-len given above it is refused); qa's
  * --doc-stride as given. */
 static int max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *data,
                    BertcError *err)
 {
-    (void)err;
     int64_t positions = cfg->max_position_embeddings;
+    if (f->max_len_given && f->max_len > positions)
+        return bertc_errorf(err, "--max-len %lld is more than the model's "
+                            "max_position_embeddings (%lld)", (long long)f->max_len,
+                            (long long)positions);
     data->max_len = (int32_t)(f->max_len < positions ? f->max_len : positions);
     data->doc_stride = (int32_t)f->doc_stride;
     return 0;
@@ -636,11 +654,12 @@ static int train(const FinetuneArgs *f, Arena *arena, FinetuneOut *o, BertcError
     TrainResult res;
     TrainOptions opt;
     char checkpoint[CLI_PATH_LEN];
+    TaskFields fields;
     *data = (FinetuneData){.patience = f->patience, .best = -INFINITY, .best_eval = -1};
     int rc = prepare(f, &base, data, &m, o, arena, err) != 0;
     if (rc == 0) {
         snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", o->dir);
-        rc = train_options(f, data, checkpoint, &opt, err) != 0 ||
+        rc = train_options(f, data, checkpoint, &fields, &opt, err) != 0 ||
              finetune_out_make(o, f->resume, err) != 0;
     }
     if (rc == 0) {

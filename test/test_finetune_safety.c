@@ -343,3 +343,34 @@ Test(finetune_safety, a_trainer_state_that_is_not_a_file_is_refused_before_anyth
     }
 }
 
+Test(finetune_safety, resume_with_another_max_len_is_refused)
+{
+    char out[400];
+    snprintf(out, sizeof out, "%s/run", dir);
+    stopped_run(out);
+    Snapshot before = snapshot(out);
+    /* finetune() gives --max-len 16; this one is the last given */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "timeout 120 %s finetune --train %s --max-len 12 --batch-size 8 "
+             "--config %s --vocab " VOCAB " --out %s --steps 40 --eval-every 10 --quiet "
+             "--resume", BERTC_CLI, data, cfg, out);
+    int rc = test_shell(cmd, TEST_STDOUT_AND_STDERR, log_text, sizeof log_text);
+    cr_expect_eq(rc, 1, "%s", log_text);
+    expect_in_log("resuming with max_len 12, but the checkpoint was made with 16");
+    expect_unchanged(before, out, "--resume with another --max-len");
+}
+
+/* --max-len beyond max_position_embeddings is refused, naming both (the
+ * default, 128, is lowered to the 64 positions). */
+Test(finetune_safety, a_max_len_beyond_the_positions_is_refused)
+{
+    char cmd[2048], out[300];
+    snprintf(out, sizeof out, "%s/long", dir);
+    snprintf(cmd, sizeof cmd, "timeout 120 %s finetune --train %s --config %s --vocab " VOCAB
+             " --out %s --steps 1 --quiet --max-len 1000000000", BERTC_CLI, data, cfg, out);
+    int rc = test_shell(cmd, TEST_STDOUT_AND_STDERR, log_text, sizeof log_text);
+    cr_expect_eq(rc, 1, "%s", log_text);
+    expect_in_log("--max-len 1000000000 is more than the model's max_position_embeddings (64)");
+    cr_expect(!exists(out), "%s was made", out);
+}
+
