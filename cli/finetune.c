@@ -523,6 +523,33 @@ static int write_state(const char *path, const FinetuneData *data, BertcError *e
     return fclose(fp) == 0 ? 0 : bertc_errorf(err, "%s: write failed", path);
 }
 
+/* The batch size, capped at the training examples (a bigger batch would
+ * only repeat them: memory for nothing), and the steps of --epochs, which
+ * must be a number of steps the engine takes. */
+static int run_size(const FinetuneArgs *f, const FinetuneData *data, TrainOptions *opt,
+                    BertcError *err)
+{
+    int64_t n = data->kind == FT_QA ? data->n_feat_train : data->n_train;   /* qa: windows */
+    const char *what = data->kind == FT_QA ? "training windows" : "training rows";
+    opt->batch_size = f->batch_size;
+    if (n < 1)
+        return 0;   /* the engine refuses a task without examples */
+    if (f->batch_size > n) {
+        fprintf(stderr, "bertc finetune: note: --batch-size %lld is more than the %lld %s: "
+                "batches of %lld\n", (long long)f->batch_size, (long long)n, what, (long long)n);
+        opt->batch_size = n;
+    }
+    int64_t per_epoch = (n + opt->batch_size - 1) / opt->batch_size;
+    opt->steps = f->steps;
+    if (!f->steps && f->epochs > TRAIN_MAX_STEPS / per_epoch)
+        return bertc_errorf(err, "--epochs %lld over %lld %s in batches of %lld is more than "
+                            "%lld steps; give fewer --epochs", (long long)f->epochs,
+                            (long long)n, what, (long long)opt->batch_size, TRAIN_MAX_STEPS);
+    if (!f->steps)
+        opt->steps = f->epochs * per_epoch;
+    return 0;
+}
+
 /* What --resume must find the same beside the engine's own fields: the
  * examples' length and (qa) the windows' stride. */
 typedef struct TaskFields {
@@ -534,12 +561,9 @@ typedef struct TaskFields {
 static int train_options(const FinetuneArgs *f, const FinetuneData *data, const char *checkpoint,
                          TaskFields *fields, TrainOptions *opt, BertcError *err)
 {
-    (void)err;   /* nothing to refuse yet */
     *opt = bertc_train_defaults();
-    int64_t n = data->kind == FT_QA ? data->n_feat_train : data->n_train;   /* qa: windows */
-    int64_t per_epoch = (n + f->batch_size - 1) / f->batch_size;
-    opt->steps = f->steps ? f->steps : f->epochs * per_epoch;
-    opt->batch_size = f->batch_size;
+    if (run_size(f, data, opt, err) != 0)
+        return -1;
     opt->lr = f->lr;
     opt->warmup = 0.1;
     opt->weight_decay = 0.01;

@@ -374,3 +374,40 @@ Test(finetune_safety, a_max_len_beyond_the_positions_is_refused)
     cr_expect(!exists(out), "%s was made", out);
 }
 
+Test(finetune_safety, too_many_epochs_are_reported_as_epochs)
+{
+    char out[400];
+    snprintf(out, sizeof out, "%s/epochs", dir);
+    int rc = finetune("--config %s --vocab " VOCAB " --out %s --epochs 1000000000 --quiet", cfg,
+                      out);
+    cr_expect_eq(rc, 1, "%s", log_text);
+    expect_in_log("--epochs 1000000000 over 65 training rows in batches of 8 is more than "
+                  "1000000000 steps");
+    cr_expect(!exists(out), "%s was made", out);
+}
+
+/* --batch-size 1048576 on 65 training rows: batches of 65, with a note,
+ * in the memory of a small run (it once grew to all free memory first). */
+Test(finetune_safety, a_batch_size_above_the_data_is_capped_before_memory_grows)
+{
+    char out[400], err_log[300];
+    snprintf(out, sizeof out, "%s/big", dir);
+    snprintf(err_log, sizeof err_log, "%s/err.log", dir);
+    char *argv[] = {BERTC_CLI, "finetune", "--config", cfg, "--vocab", VOCAB, "--train", data,
+                    "--out", out, "--max-len", "16", "--steps", "2", "--quiet",
+                    "--batch-size", "1048576", NULL};
+#if defined(__SANITIZE_ADDRESS__)
+    rlim_t cap = 0;   /* ASan reserves terabytes of address space for its shadow */
+#else
+    rlim_t cap = (rlim_t)2 << 30;
+#endif
+    pid_t pid = spawn(argv, err_log, cap);
+    int status;
+    struct rusage use;   /* of the children waited for: the one child of this test */
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert_eq(getrusage(RUSAGE_CHILDREN, &use), 0);
+    test_read_text(err_log, log_text, sizeof log_text);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", log_text);
+    expect_in_log("--batch-size 1048576 is more than the 65 training rows: batches of 65");
+    cr_expect_lt(use.ru_maxrss, 1L << 20, "the run grew to %ld KiB", use.ru_maxrss);
+}
