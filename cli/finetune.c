@@ -62,6 +62,8 @@ static const CliOption finetune_options[] = {
     {"--resume", NULL, NULL, "continue the run whose checkpoint is in OUT.bertc-staging, else "
                              "in OUT/checkpoint.safetensors"},
     {"--stop-after", "N", NULL, "stop after N steps as a kill would (to try --resume)"},
+    {"--nan-policy", "stop|skip", "stop", "a step with a non-finite loss or gradient: stop the "
+                                          "run (the kept model stays), or skip the step"},
     {"--threads", "N", NULL, "worker threads"},
     {"--quiet", NULL, NULL, "no progress bar"},
 };
@@ -95,6 +97,7 @@ typedef struct FinetuneArgs {
     int64_t doc_stride;       /* -1: the default */
     double lr;
     uint64_t seed;
+    TrainNanPolicy nan_policy;
     bool resume, quiet, force, max_len_given;
 } FinetuneArgs;
 
@@ -192,6 +195,11 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
         return bertc_errorf(err, "--doc-stride goes with --task qa");
     if (f->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
+    const char *nan = value(a, "--nan-policy");
+    if (strcmp(nan, "stop") != 0 && strcmp(nan, "skip") != 0)
+        return bertc_errorf(err, "--nan-policy needs stop or skip, got '%s'",
+                            cli_shown(nan, shown));
+    f->nan_policy = strcmp(nan, "skip") == 0 ? TRAIN_NAN_SKIP : TRAIN_NAN_STOP;
     return cli_apply_threads(&cli_cmd_finetune, a, err);
 }
 
@@ -574,6 +582,7 @@ static int train_options(const FinetuneArgs *f, const FinetuneData *data, const 
     opt->stop_after = f->stop_after;
     opt->resume = f->resume;
     opt->quiet = f->quiet;
+    opt->nan_policy = f->nan_policy;
     snprintf(fields->text[0], sizeof fields->text[0], "%d", (int)data->max_len);
     snprintf(fields->text[1], sizeof fields->text[1], "%d", (int)data->doc_stride);
     fields->meta[0] = (StMetadata){"max_len", fields->text[0]};

@@ -230,6 +230,23 @@ Test(finetune_safety, a_non_finite_loss_after_an_evaluation_leaves_the_model_as_
     expect_unchanged(before, out, "a non-finite loss with --force");
 }
 
+/* The hint of a non-finite loss names --nan-policy, which finetune takes. */
+Test(finetune_safety, the_nan_policy_hint_names_a_flag_finetune_takes)
+{
+    char out[400];
+    snprintf(out, sizeof out, "%s/nan", dir);
+    int rc = finetune("--config %s --vocab " VOCAB " --out %s --steps 10 --eval-every 1 "
+                      "--lr 1e30 --quiet", cfg, out);
+    cr_expect_eq(rc, 1, "%s", log_text);
+    expect_in_log("(--nan-policy skip skips such steps)");
+    rc = finetune("--config %s --vocab " VOCAB " --out %s2 --steps 10 --eval-every 1 --lr 1e30 "
+                  "--quiet --nan-policy skip", cfg, out);
+    cr_expect_eq(rc, 0, "--nan-policy skip: %s", log_text);
+    expect_in_log("step skipped");
+    cr_expect_eq(finetune("--help"), 0);
+    expect_in_log("--nan-policy stop|skip");
+}
+
 /* A non-empty --out without --force: one line naming --out and --force,
  * nothing written, no staging directory. */
 Test(finetune_safety, a_non_empty_out_is_refused_without_force)
