@@ -117,7 +117,7 @@ static int check_parent(const FinetuneOut *o, BertcError *err)
     else
         slash[slash == parent] = '\0';   /* "/m" -> "/" */
     if (access(parent, W_OK | X_OK) != 0)
-        return bertc_errorf(err, "--out %s holds a model, and the new one is written beside it "
+        return bertc_errorf(err, "--out %s is not empty, so the new model is written beside it "
                             "in %s to be swapped in at the end, but %s is not writable: %s",
                             o->out, o->staging, parent, strerror(errno));
     return 0;
@@ -142,9 +142,13 @@ int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool f
     } else if (!(resume && exists(checkpoint))) {   /* else: continue the run in --out */
         bool nonempty;
         bool in_place = model && cli_same_file(model, out);
-        if (cli_check_out_dir(out, force || in_place,
-                              "(its model files are replaced only once this run has kept a model)",
-                              &nonempty, err) != 0)
+        const char *force_does = exists(checkpoint)
+                                     ? "(its model files are replaced only once this run has "
+                                       "kept a model), or --resume to continue the run whose "
+                                       "checkpoint is there"
+                                     : "(its model files are replaced only once this run has "
+                                       "kept a model)";
+        if (cli_check_out_dir(out, force || in_place, force_does, &nonempty, err) != 0)
             return -1;
         o->staged = nonempty || staging;
     }
@@ -159,11 +163,13 @@ int finetune_out_make(FinetuneOut *o, bool resume, BertcError *err)
     char path[CLI_PATH_LEN];
     /* a new run in an old staging directory: what the last run left there
      * (its checkpoint, above all) must not be taken for this run's */
-    for (int i = 0; o->staged && !resume && i < N_RUN_FILES; i++)
-        if (join(path, o->staging, run_files[i], err) != 0 ||
-            (unlink(path) != 0 && errno != ENOENT))
+    for (int i = 0; o->staged && !resume && i < N_RUN_FILES; i++) {
+        if (join(path, o->staging, run_files[i], err) != 0)
+            return -1;
+        if (unlink(path) != 0 && errno != ENOENT)
             return bertc_errorf(err, "%s: cannot remove what an earlier run left: %s", path,
                                 strerror(errno));
+    }
     if (bertc_train_check_out_dir(o->dir, err) != 0)
         return -1;
     o->made = true;

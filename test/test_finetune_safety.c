@@ -258,12 +258,29 @@ Test(finetune_safety, a_non_empty_out_is_refused_without_force)
     expect_in_log("--out ");
     expect_in_log("exists and is not empty");
     expect_in_log("--force");
+    expect_in_log("or --resume to continue the run whose checkpoint is there");
     cr_expect(strchr(log_text, '\n') == log_text + strlen(log_text) - 1, "not one line:\n%s",
               log_text);
     expect_unchanged(before, model, "a refused --out");
     char staging[300];
     snprintf(staging, sizeof staging, "%s.bertc-staging", model);
     cr_expect(!exists(staging), "%s was made", staging);
+}
+
+/* A swap cut short by a crash (the old model in model.bertc-old): no run
+ * starts until one of the two models is put back. */
+Test(finetune_safety, a_swap_left_half_done_is_refused)
+{
+    make_model();
+    char old[400];
+    snprintf(old, sizeof old, "%s.bertc-old", model);
+    cr_assert_eq(mkdir(old, 0755), 0);
+    Snapshot before = snapshot(model);
+    int rc = finetune("--config %s --vocab " VOCAB " --out %s --force --steps 5 --quiet", cfg,
+                      model);
+    cr_expect_eq(rc, 1, "%s", log_text);
+    expect_in_log("is left from a swap into --out");
+    expect_unchanged(before, model, "a half-done swap");
 }
 
 /* --force with a run that ends: the new model replaces the old (another seed,
