@@ -128,6 +128,17 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
  * (`flags[i]` given as `paths[i]`, NULL when not given; a link or another
  * spelling of the path counts) is an error naming both flags: the command
  * would replace the file it reads (its weights, its config) with its output. */
+/* Same device and inode: the same file (or directory), whatever the
+ * spelling of its path. */
+bool cli_same_file(const char *a, const char *b);
+/* --out DIR of a command that writes a model directory: new or an empty
+ * directory; a non-empty one only with force, else an error naming --force
+ * and what it does (force_does: "to replace the model files in it"). An
+ * --out that exists and is not a directory is an error. *nonempty (may be
+ * NULL) tells whether --out exists and holds something. Writes nothing. */
+int cli_check_out_dir(const char *out, bool force, const char *force_does, bool *nonempty,
+                      BertcError *err);
+
 int cli_output_not_an_input(const char *output_flag, const char *output, int n,
                             const char *const *flags, const char *const *paths, BertcError *err);
 

@@ -15,8 +15,11 @@
  *      id2label/label2id, model.safetensors, vocab.txt,
  *      tokenizer_config.json), log.jsonl (one line per evaluation),
  *      loss.svg, checkpoint.safetensors and trainer_state.json (the best
- *      metric, for --resume).
- * A plateau of --patience evaluations without a better metric ends the run. */
+ *      metric, for --resume). An OUT that held something before is only
+ *      replaced when the run ends with a kept model (cli/finetune_out.c).
+ * A plateau of --patience evaluations without a better metric ends the run.
+ * Everything that can be refused is refused before anything is written
+ * (prepare, train_options). */
 #include "cli/finetune.h"
 #include "zoo/pictures/svg.h"
 
@@ -35,7 +38,8 @@ static const CliOption finetune_options[] = {
     {"--eval", "FILE", NULL, "held-out data (default: 10 % of --train, after shuffling)"},
     {"--task", "TASK", "seq-cls", "seq-cls, multi-label (labels 'a|b'), regression, token-cls, "
                                   "qa or mlm (no labels)"},
-    {"--out", "DIR", NULL, "output model directory (created)"},
+    {"--out", "DIR", NULL, "output model directory (created; one holding anything needs "
+                           "--force, or is the --model; see --force)"},
     {"--text-column", "NAME", "text", "column of the text ('sentence' if there is no 'text'; "
                                       "token-cls: 'tokens', a list of words; qa: 'question')"},
     {"--text-pair-column", "NAME", NULL, "column of the second text of a pair (qa: 'context')"},
@@ -52,8 +56,14 @@ static const CliOption finetune_options[] = {
     {"--eval-every", "N", NULL, "steps between evaluations [default: a tenth of the run]"},
     {"--patience", "N", "0", "stop after N evaluations in a row without a better metric "
                              "(0: never; the best model is kept either way)"},
-    {"--resume", NULL, NULL, "continue from OUT/checkpoint.safetensors"},
+    {"--force", NULL, NULL, "train into a non-empty --out: the new model is written beside it "
+                            "(OUT.bertc-staging) and replaces its model files only when the run "
+                            "ends with a kept model; Ctrl-C or an error leaves --out as it was"},
+    {"--resume", NULL, NULL, "continue the run whose checkpoint is in OUT.bertc-staging, else "
+                             "in OUT/checkpoint.safetensors"},
     {"--stop-after", "N", NULL, "stop after N steps as a kill would (to try --resume)"},
+    {"--nan-policy", "stop|skip", "stop", "a step with a non-finite loss or gradient: stop the "
+                                          "run (the kept model stays), or skip the step"},
     {"--threads", "N", NULL, "worker threads"},
     {"--quiet", NULL, NULL, "no progress bar"},
 };
@@ -87,7 +97,8 @@ typedef struct FinetuneArgs {
     int64_t doc_stride;       /* -1: the default */
     double lr;
     uint64_t seed;
-    bool resume, quiet;
+    TrainNanPolicy nan_policy;
+    bool resume, quiet, force, max_len_given;
 } FinetuneArgs;
 
 static const char *value(const CliArgs *a, const char *name)
@@ -136,7 +147,9 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
                         .pair_col = value(a, "--text-pair-column"),
                         .label_col = value(a, "--label-column"),
                         .resume = cli_given(&cli_cmd_finetune, a, "--resume"),
-                        .quiet = cli_given(&cli_cmd_finetune, a, "--quiet")};
+                        .quiet = cli_given(&cli_cmd_finetune, a, "--quiet"),
+                        .force = cli_given(&cli_cmd_finetune, a, "--force"),
+                        .max_len_given = cli_given(&cli_cmd_finetune, a, "--max-len")};
     if (parse_task(value(a, "--task"), &f->kind, err) != 0)
         return -1;
     if (f->kind == FT_TOKEN_CLS && !cli_given(&cli_cmd_finetune, a, "--text-column"))
@@ -182,6 +195,11 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
         return bertc_errorf(err, "--doc-stride goes with --task qa");
     if (f->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
+    const char *nan = value(a, "--nan-policy");
+    if (strcmp(nan, "stop") != 0 && strcmp(nan, "skip") != 0)
+        return bertc_errorf(err, "--nan-policy needs stop or skip, got '%s'",
+                            cli_shown(nan, shown));
+    f->nan_policy = strcmp(nan, "skip") == 0 ? TRAIN_NAN_SKIP : TRAIN_NAN_STOP;
     return cli_apply_threads(&cli_cmd_finetune, a, err);
 }
 
@@ -496,7 +514,7 @@ static int load_data(const FinetuneArgs *f, FinetuneData *data, Arena *arena, Be
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* OUT/trainer_state.json: the best metric and the plateau so far, so that a
+/* trainer_state.json: the best metric and the plateau so far, so that a
  * resumed run keeps the model it saved unless it beats it. */
 static int read_state(const char *path, FinetuneData *data, BertcError *err)
 {
@@ -512,7 +530,10 @@ static int read_state(const char *path, FinetuneData *data, BertcError *err)
         rc = bertc_json_get_double(doc->root, "best_metric", &data->best, err) ||
              bertc_json_get_int(doc->root, "bad_evals", &bad, err);
     data->bad_evals = bad;
-    data->saved = rc == 0;
+    /* -1e308 (write_state): no evaluation kept a model yet */
+    data->saved = rc == 0 && data->best > -1e308;
+    if (!data->saved)
+        data->best = -INFINITY;
     if (a)
         bertc_arena_destroy(a);
     return rc == 0 ? 0 : -1;
@@ -529,54 +550,103 @@ static int write_state(const char *path, const FinetuneData *data, BertcError *e
     return fclose(fp) == 0 ? 0 : bertc_errorf(err, "%s: write failed", path);
 }
 
-static TrainOptions train_options(const FinetuneArgs *f, const FinetuneData *data,
-                                  const char *checkpoint)
+/* The batch size, capped at the training examples (a bigger batch would
+ * only repeat them: memory for nothing), and the steps of --epochs, which
+ * must be a number of steps the engine takes. */
+static int run_size(const FinetuneArgs *f, const FinetuneData *data, TrainOptions *opt,
+                    BertcError *err)
 {
-    TrainOptions opt = bertc_train_defaults();
     int64_t n = data->kind == FT_QA ? data->n_feat_train : data->n_train;   /* qa: windows */
-    int64_t per_epoch = (n + f->batch_size - 1) / f->batch_size;
-    opt.steps = f->steps ? f->steps : f->epochs * per_epoch;
-    opt.batch_size = f->batch_size;
-    opt.lr = f->lr;
-    opt.warmup = 0.1;
-    opt.weight_decay = 0.01;
-    opt.seed = f->seed;
-    opt.eval_every = f->eval_every ? f->eval_every : (opt.steps >= 10 ? opt.steps / 10 : 1);
-    opt.checkpoint = checkpoint;
-    opt.checkpoint_every = opt.eval_every;
-    opt.stop_after = f->stop_after;
-    opt.resume = f->resume;
-    opt.quiet = f->quiet;
-    return opt;
+    const char *what = data->kind == FT_QA ? "training windows" : "training rows";
+    opt->batch_size = f->batch_size;
+    if (n < 1)
+        return 0;   /* the engine refuses a task without examples */
+    if (f->batch_size > n) {
+        fprintf(stderr, "bertc finetune: note: --batch-size %lld is more than the %lld %s: "
+                "batches of %lld\n", (long long)f->batch_size, (long long)n, what, (long long)n);
+        opt->batch_size = n;
+    }
+    int64_t per_epoch = (n + opt->batch_size - 1) / opt->batch_size;
+    opt->steps = f->steps;
+    if (!f->steps && f->epochs > TRAIN_MAX_STEPS / per_epoch)
+        return bertc_errorf(err, "--epochs %lld over %lld %s in batches of %lld is more than "
+                            "%lld steps; give fewer --epochs", (long long)f->epochs,
+                            (long long)n, what, (long long)opt->batch_size, TRAIN_MAX_STEPS);
+    if (!f->steps)
+        opt->steps = f->epochs * per_epoch;
+    return 0;
+}
+
+/* What --resume must find the same beside the engine's own fields: the
+ * examples' length and (qa) the windows' stride. */
+typedef struct TaskFields {
+    char text[2][32];
+    StMetadata meta[2];
+} TaskFields;
+
+/* The run's settings (opt->task_fields point into *fields). */
+static int train_options(const FinetuneArgs *f, const FinetuneData *data, const char *checkpoint,
+                         TaskFields *fields, TrainOptions *opt, BertcError *err)
+{
+    *opt = bertc_train_defaults();
+    if (run_size(f, data, opt, err) != 0)
+        return -1;
+    opt->lr = f->lr;
+    opt->warmup = 0.1;
+    opt->weight_decay = 0.01;
+    opt->seed = f->seed;
+    opt->eval_every = f->eval_every ? f->eval_every : (opt->steps >= 10 ? opt->steps / 10 : 1);
+    opt->checkpoint = checkpoint;
+    opt->checkpoint_every = opt->eval_every;
+    opt->stop_after = f->stop_after;
+    opt->resume = f->resume;
+    opt->quiet = f->quiet;
+    opt->nan_policy = f->nan_policy;
+    snprintf(fields->text[0], sizeof fields->text[0], "%d", (int)data->max_len);
+    snprintf(fields->text[1], sizeof fields->text[1], "%d", (int)data->doc_stride);
+    fields->meta[0] = (StMetadata){"max_len", fields->text[0]};
+    fields->meta[1] = (StMetadata){"doc_stride", fields->text[1]};
+    opt->task_fields = fields->meta;
+    opt->n_task_fields = data->kind == FT_QA ? 2 : 1;
+    return 0;
 }
 
 /* log.jsonl (appended to on --resume), trainer_state.json, loss.svg and,
- * when no evaluation saved it, the final model. */
-static int write_outputs(const FinetuneArgs *f, FinetuneData *data, const Model *m,
-                         const TrainResult *res, BertcError *err)
+ * when the run is done and no evaluation saved one, the final model. A run
+ * cut short (Ctrl-C, --stop-after) writes no model that was never
+ * evaluated: its checkpoint holds the weights. */
+static int write_outputs(const FinetuneArgs *f, const char *dir, FinetuneData *data,
+                         const Model *m, const TrainResult *res, bool done, BertcError *err)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/log.jsonl", f->out);
-    FILE *log = f->resume ? fopen(path, "a") : bertc_open_write(path, err);
+    char path[CLI_PATH_LEN];
+    snprintf(path, sizeof path, "%s/log.jsonl", dir);
+    FILE *log = f->resume ? bertc_open_append(path, err) : bertc_open_write(path, err);
     if (!log)
-        return f->resume ? bertc_errorf(err, "%s: cannot append", path) : -1;
+        return -1;
     finetune_write_log(data, res, log);
     if (fclose(log) != 0)
         return bertc_errorf(err, "%s: write failed", path);
-    snprintf(path, sizeof path, "%s/trainer_state.json", f->out);
+    snprintf(path, sizeof path, "%s/trainer_state.json", dir);
     if (write_state(path, data, err) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/loss.svg", f->out);
+    snprintf(path, sizeof path, "%s/loss.svg", dir);
     if (res->n_points && bertc_svg_loss_curve(path, res, "bertc finetune", err) != 0)
         return -1;
-    if (!data->saved && bertc_model_dir_save(f->out, m, data->tok, err) != 0)
+    if (done && !data->saved && bertc_model_dir_save(dir, m, data->tok, err) != 0)
         return -1;
     return 0;
 }
 
-static void report(const FinetuneArgs *f, const FinetuneData *data, const TrainResult *res)
+static void report(const FinetuneOut *o, const FinetuneData *data, const TrainResult *res,
+                   const TrainOptions *opt)
 {
     double base = finetune_majority_baseline(data);
+    if (res->steps_done < opt->steps && !res->stopped_early) {   /* --stop-after */
+        printf("stopped after step %lld of %lld (--stop-after); the checkpoint is in %s: "
+               "--resume continues the run\n", (long long)res->steps_done,
+               (long long)opt->steps, o->dir);
+        return;
+    }
     printf("trained %lld steps%s in %.0f s (%.0f tokens/s); %lld train, %lld held-out rows\n",
            (long long)res->steps_done, res->stopped_early ? " (stopped early: plateau)" : "",
            res->seconds, res->tokens_per_second, (long long)data->n_train,
@@ -587,48 +657,78 @@ static void report(const FinetuneArgs *f, const FinetuneData *data, const TrainR
     if (!isnan(base))
         printf(" (majority-class baseline %.4f)", base);
     printf("%ssaved %s (config.json, model.safetensors, vocab.txt, tokenizer_config.json, "
-           "log.jsonl, loss.svg)\n", data->n > data->n_train ? "\n" : "", f->out);
+           "log.jsonl, loss.svg)\n", data->n > data->n_train ? "\n" : "", o->out);
 }
 
-static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
+/* The examples' length: --max-len, at most max_position_embeddings (the
+ * default is lowered to it; a --max-len given above it is refused); qa's
+ * --doc-stride as given. */
+static int max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *data,
+                   BertcError *err)
+{
+    int64_t positions = cfg->max_position_embeddings;
+    if (f->max_len_given && f->max_len > positions)
+        return bertc_errorf(err, "--max-len %lld is more than the model's "
+                            "max_position_embeddings (%lld)", (long long)f->max_len,
+                            (long long)positions);
+    data->max_len = (int32_t)(f->max_len < positions ? f->max_len : positions);
+    data->doc_stride = (int32_t)f->doc_stride;
+    return 0;
+}
+
+/* What is checked before anything is written (with train_options, the
+ * run's size): the base model, the data, the head, --max-len, --out
+ * (finetune_out_plan), trainer_state.json, the qa windows. */
+static int prepare(const FinetuneArgs *f, Base *base, FinetuneData *data, Model *m,
+                   FinetuneOut *o, Arena *arena, BertcError *err)
+{
+    BertConfig cfg;
+    char state[CLI_PATH_LEN];
+    if (open_base(f, base, err) != 0 || load_data(f, data, arena, err) != 0 ||
+        head_config(base, data, &cfg, err) != 0 || max_len(f, &cfg, data, err) != 0 ||
+        build_model(base, &cfg, f->seed, m, arena, err) != 0 ||
+        finetune_out_plan(o, f->out, f->model, f->force, f->resume, err) != 0)
+        return -1;
+    snprintf(state, sizeof state, "%s/trainer_state.json", o->dir);
+    if (f->resume && is_file(state) && read_state(state, data, err) != 0)
+        return -1;
+    data->out = o->dir;
+    data->tok = &base->tok;
+    data->model = m;
+    return data->kind == FT_QA ? finetune_qa_windows(data, arena, err) : 0;
+}
+
+static int train(const FinetuneArgs *f, Arena *arena, FinetuneOut *o, BertcError *err)
 {
     Base base = {0};
     FinetuneData *data = bertc_arena_calloc(arena, 1, sizeof *data);
-    BertConfig cfg;
     Model m;
     TrainResult res;
-    char checkpoint[1100], state[1100];
-    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", f->out);
-    snprintf(state, sizeof state, "%s/trainer_state.json", f->out);
-    *data = (FinetuneData){.out = f->out, .patience = f->patience, .best = -INFINITY,
-                           .best_eval = -1};
-    int rc = open_base(f, &base, err) != 0 || load_data(f, data, arena, err) != 0 ||
-             head_config(&base, data, &cfg, err) != 0 ||
-             build_model(&base, &cfg, f->seed, &m, arena, err) != 0 ||
-             bertc_train_check_out_dir(f->out, err) != 0 ||
-             (f->resume && is_file(state) && read_state(state, data, err) != 0);
+    TrainOptions opt;
+    char checkpoint[CLI_PATH_LEN];
+    TaskFields fields;
+    *data = (FinetuneData){.patience = f->patience, .best = -INFINITY, .best_eval = -1};
+    int rc = prepare(f, &base, data, &m, o, arena, err) != 0;
     if (rc == 0) {
-        data->tok = &base.tok;
-        data->model = &m;
-        data->max_len = (int32_t)(f->max_len < cfg.max_position_embeddings
-                                      ? f->max_len : cfg.max_position_embeddings);
-        data->doc_stride = (int32_t)f->doc_stride;
-        if (data->kind == FT_QA && finetune_qa_windows(data, arena, err) != 0)
-            rc = -1;
+        snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", o->dir);
+        rc = train_options(f, data, checkpoint, &fields, &opt, err) != 0 ||
+             finetune_out_make(o, f->resume, err) != 0;
     }
     if (rc == 0) {
         TrainTask task = finetune_task(data);
-        TrainOptions opt = train_options(f, data, checkpoint);
         int run = bertc_train_run(&m, &task, &opt, &res, err);
+        /* done: every step, or a plateau; anything else keeps no model */
+        bool done = run == 0 && (res.stopped_early || res.steps_done == opt.steps);
         if (run == 0 || res.interrupted) {
             BertcError out_err;
-            rc = write_outputs(f, data, &m, &res, &out_err) != 0;
+            rc = write_outputs(f, o->dir, data, &m, &res, done, &out_err) != 0 ||
+                 (done && finetune_out_commit(o, &out_err) != 0);
             if (rc && run == 0)
                 *err = out_err;
         }
         rc = rc || run != 0;
         if (rc == 0)
-            report(f, data, &res);
+            report(o, data, &res, &opt);
     }
     if (base.arena)
         bertc_arena_destroy(base.arena);
@@ -653,10 +753,13 @@ int cmd_finetune(int argc, char **argv)
         return 2;
     }
     Arena *arena = bertc_arena_create("finetune", 1 << 20);
-    int rc = train(&f, arena, &err);
+    FinetuneOut out = {0};
+    int rc = train(&f, arena, &out, &err);
     bertc_arena_destroy(arena);
+    if (rc != 0)
+        fprintf(stderr, "bertc finetune: %s\n", err.msg);
+    finetune_out_note(&out, stderr);
     if (rc == 0)
         return 0;
-    fprintf(stderr, "bertc finetune: %s\n", err.msg);
     return bertc_train_stop_signal() ? 128 + bertc_train_stop_signal() : 1;
 }

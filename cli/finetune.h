@@ -92,6 +92,40 @@ const char *finetune_metric_name(FinetuneKind kind);
 /* The majority-class accuracy of the held-out rows (seq-cls), else NaN. */
 double finetune_majority_baseline(const FinetuneData *data);
 
+/* ---- cli/finetune_out.c: the output directory, never losing its model --- */
+
+/* Where a run writes (the file's head comment tells the whole story). */
+typedef struct FinetuneOut {
+    const char *out;                  /* --out as given, for messages */
+    char target[CLI_PATH_LEN];        /* --out resolved (realpath when it exists) */
+    char staging[CLI_PATH_LEN];       /* target + ".bertc-staging" */
+    char old[CLI_PATH_LEN];           /* target + ".bertc-old", during the swap */
+    const char *dir;                  /* where the run writes: out or staging; NULL
+                                         until planned */
+    bool staged;                      /* writing into staging, swapped in when kept */
+    bool made;                        /* o->dir made: the run has started */
+    bool kept;                        /* the swap has been made */
+} FinetuneOut;
+
+/* Decides where the run writes and checks it, writing nothing: --out new
+ * or empty (or --resume with a checkpoint in it): --out itself; --out
+ * holding something: refused without force (unless it is the directory
+ * `model`, fine-tuned in place), else the staging directory, as is an
+ * existing staging directory (--resume continues there). Refused too: a
+ * file of the run there that is not a regular file (a FIFO
+ * trainer_state.json), and a swap an earlier run left half done. */
+int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool force,
+                      bool resume, BertcError *err);
+/* Right before the first step: o->dir made and checked writable; a new
+ * run in the staging directory first removes what an earlier run left. */
+int finetune_out_make(FinetuneOut *o, bool resume, BertcError *err);
+/* The run has kept a model: a staged one is swapped into --out (nothing
+ * to do for a run written into --out itself). */
+int finetune_out_commit(FinetuneOut *o, BertcError *err);
+/* A staged run that kept no model: one line saying --out is as it was and
+ * where the run's checkpoint is. Nothing otherwise. */
+void finetune_out_note(const FinetuneOut *o, FILE *to);
+
 /* ---- cli/finetune_tokens.c: token classification ---------------------- */
 
 /* Rows of '|'-joined words and tags (columns `words`, `tags`) as examples

@@ -5,9 +5,10 @@
  * line in err. */
 #include "cli/cli.h"
 
+#include <dirent.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *cli_shown(const char *arg, char buf[CLI_SHOWN])
 {
@@ -51,12 +52,41 @@ int cli_parse_max_len(const char *value, int32_t *n, BertcError *err)
     return 0;
 }
 
-/* Same device and inode: the same file, whatever the spelling of its path. */
-static bool same_file(const char *a, const char *b)
+bool cli_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
            sa.st_ino == sb.st_ino;
+}
+
+/* Anything in dir but "." and ".."? (A directory that cannot be read counts
+ * as not empty: nothing is known to be safe to replace in it.) */
+static bool dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    struct dirent *e;
+    bool empty = true;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+int cli_check_out_dir(const char *out, bool force, const char *force_does, bool *nonempty,
+                      BertcError *err)
+{
+    struct stat st;
+    bool full = stat(out, &st) == 0 && (!S_ISDIR(st.st_mode) || !dir_empty(out));
+    if (nonempty)
+        *nonempty = full;
+    if (full && !S_ISDIR(st.st_mode))
+        return bertc_errorf(err, "--out %s exists and is not a directory", out);
+    if (full && !force)
+        return bertc_errorf(err, "--out %s exists and is not empty: give a new directory, or "
+                            "--force %s", out, force_does);
+    return 0;
 }
 
 int cli_output_not_an_input(const char *output_flag, const char *output, int n,
@@ -64,7 +94,7 @@ int cli_output_not_an_input(const char *output_flag, const char *output, int n,
 {
     char shown[CLI_SHOWN];
     for (int i = 0; output && i < n; i++)
-        if (paths[i] && (strcmp(paths[i], output) == 0 || same_file(paths[i], output)))
+        if (paths[i] && (strcmp(paths[i], output) == 0 || cli_same_file(paths[i], output)))
             return bertc_errorf(err, "%s '%s' is the file given to %s: writing it would replace "
                                 "what the command reads; give another %s path", output_flag,
                                 cli_shown(output, shown), flags[i], output_flag);

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 
 static const CliOption quantize_options[] = {
     {"--model", "DIR", NULL, "the float32 model directory to quantise [required]"},
@@ -57,37 +56,17 @@ static void join(char *buf, size_t cap, const char *dir, const char *file)
 
 /* ---- the output directory ------------------------------------------------ */
 
-static bool dir_empty(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    struct dirent *e;
-    bool empty = true;
-    while (empty && (e = readdir(d)) != NULL)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-    closedir(d);
-    return empty;
-}
-
 /* --out: new, or an empty directory (any directory with --force), never
  * the source. Checked before the model is read; created after. */
 static int check_out(const char *model, const char *out, bool force, BertcError *err)
 {
-    struct stat src, dst;
+    struct stat src;
     if (stat(model, &src) != 0 || !S_ISDIR(src.st_mode))
         return bertc_errorf(err, "--model %s: not a model directory", model);
-    if (stat(out, &dst) != 0)
-        return 0;
-    if (!S_ISDIR(dst.st_mode))
-        return bertc_errorf(err, "--out %s exists and is not a directory", out);
-    if (dst.st_dev == src.st_dev && dst.st_ino == src.st_ino)
+    if (cli_same_file(model, out))
         return bertc_errorf(err, "--out %s is the --model directory: bertc quantize never "
                             "writes over the model it reads", out);
-    if (!force && !dir_empty(out))
-        return bertc_errorf(err, "--out %s exists and is not empty: give a new directory, or "
-                            "--force to replace the model files in it", out);
-    return 0;
+    return cli_check_out_dir(out, force, "to replace the model files in it", NULL, err);
 }
 
 static int make_out(const char *out, BertcError *err)

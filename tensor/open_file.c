@@ -107,6 +107,17 @@ FILE *bertc_open_write(const char *path, BertcError *err)
     return fp;
 }
 
+/* As bertc_open_write, but what is there stays and writes go at its end. */
+FILE *bertc_open_append(const char *path, BertcError *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        open_failed(path, "append to", err);
+        return NULL;
+    }
+    return regular_stream(fd, path, "ab", true, NULL, err);
+}
+
 /* ---- a whole file into an arena ----------------------------------------- */
 
 typedef struct ReadCall {

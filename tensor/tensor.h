@@ -126,6 +126,8 @@ int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
  * /dev/null works as an output. Both return NULL with err set on failure. */
 FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err);
 FILE *bertc_open_write(const char *path, BertcError *err);
+/* As bertc_open_write, appending ("ab"): a log that a resumed run continues. */
+FILE *bertc_open_append(const char *path, BertcError *err);
 /* bytes[0..n) as the whole file at path (bertc_open_write), closed; a
  * failed write or close is an error naming the path. */
 int bertc_write_file(const char *path, const void *bytes, size_t n, BertcError *err);

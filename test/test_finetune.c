@@ -314,8 +314,9 @@ Test(finetune, multi_label_and_regression_save_their_problem_type)
 
     const char *numbers = "text,label\nsmall,0.1\nbig,0.9\ntiny,0.05\nhuge,1.0\nmid,0.5\n"
                           "large,0.8\nlittle,0.2\nvast,0.95\nminor,0.15\nmajor,0.85\n";
-    cr_assert_eq(finetune_on("reg.csv", numbers, "regression", "--steps 6 --eval-every 3", &log),
-                 0, "%s", log);
+    cr_assert_eq(finetune_on("reg.csv", numbers, "regression",
+                             "--steps 6 --eval-every 3 --force", &log),
+                 0, "%s", log);   /* --force: out holds the multi-label model */
     snprintf(path, sizeof path, "%s/out", dir);
     cr_assert_eq(bertc_model_dir_open(&d, a, path, &err), 0, "%s", err.msg);
     cr_assert_eq(d.model.cfg.problem_type, PROBLEM_REGRESSION);

@@ -54,7 +54,8 @@ static const char *const run_field_keys[RUN_FIELDS] = {
     "clip_norm", "n_train", "config_crc32", "isa", "bertc_version"};
 typedef struct RunFields {
     char text[RUN_FIELDS][RUN_FIELD_LEN];
-    StMetadata meta[RUN_FIELDS];
+    StMetadata meta[RUN_FIELDS + TRAIN_MAX_TASK_FIELDS];   /* the engine's, then the task's */
+    int n;
 } RunFields;
 
 /* SIGINT or SIGTERM during a run: the handler only records it; the loop
@@ -285,7 +286,7 @@ static int save(Run *r, int64_t steps_done, BertcError *err)
 {
     if (!r->opt->checkpoint || r->saved_at == steps_done)
         return 0;
-    CheckpointRun run = {r->fields.meta, RUN_FIELDS, r->opt->steps};
+    CheckpointRun run = {r->fields.meta, (size_t)r->fields.n, r->opt->steps};
     if (bertc_checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
                         &run, err) != 0)
         return -1;
@@ -410,6 +411,10 @@ static int check_options(const TrainTask *task, const TrainOptions *o, BertcErro
     if (!isfinite(o->weight_decay) || o->weight_decay < 0 || !isfinite(o->clip_norm))
         return bertc_errorf(err, "training: weight decay %g and clip norm %g must be finite "
                             "(and the decay >= 0)", o->weight_decay, (double)o->clip_norm);
+    if (o->n_task_fields < 0 || o->n_task_fields > TRAIN_MAX_TASK_FIELDS ||
+        (o->n_task_fields && !o->task_fields))
+        return bertc_errorf(err, "training: n_task_fields is %d; it must be 0..%d, with "
+                            "task_fields set", o->n_task_fields, TRAIN_MAX_TASK_FIELDS);
     if (o->eval_every < 0 || o->checkpoint_every < 0 || o->stop_after < 0)
         return bertc_errorf(err, "training: eval_every (%lld), checkpoint_every (%lld) and "
                             "stop_after (%lld) must be >= 0", (long long)o->eval_every,
@@ -432,8 +437,8 @@ static void format_double(char *buf, size_t len, double v)
  * which examples and which updates step k sees: the seed (shuffling and
  * dropout), batch size, the schedule, the total steps (the decay's length),
  * the number of training examples, the model's config (CRC-32 of its
- * config.json text), the SIMD path (its sums round differently) and the
- * bertc version. */
+ * config.json text), the SIMD path (its sums round differently), the
+ * bertc version, then the task's own (TrainOptions.task_fields). */
 static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
                        const TrainOptions *o, BertcError *err)
 {
@@ -460,6 +465,12 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
     snprintf(f->text[10], RUN_FIELD_LEN, "%s", BERTC_VERSION);
     for (int i = 0; i < RUN_FIELDS; i++)
         f->meta[i] = (StMetadata){run_field_keys[i], f->text[i]};
+    if (o->n_task_fields < 0 || o->n_task_fields > TRAIN_MAX_TASK_FIELDS)
+        return bertc_errorf(err, "training: %d task fields; at most %d", o->n_task_fields,
+                            TRAIN_MAX_TASK_FIELDS);
+    for (int i = 0; i < o->n_task_fields; i++)
+        f->meta[RUN_FIELDS + i] = o->task_fields[i];
+    f->n = RUN_FIELDS + o->n_task_fields;
     return 0;
 }
 
@@ -470,7 +481,7 @@ int bertc_train_load_checkpoint(Model *m, const TrainTask *task, const TrainOpti
     RunFields f;
     if (make_fields(&f, m, task, opt, err) != 0)
         return -1;
-    CheckpointRun run = {f.meta, RUN_FIELDS, opt->steps};
+    CheckpointRun run = {f.meta, (size_t)f.n, opt->steps};
     return bertc_checkpoint_load_st(st, m->reg, adamw, rng, step, &run, err);
 }
 

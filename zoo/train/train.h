@@ -16,7 +16,8 @@
  * checkpoint also records, in its __metadata__, everything else that decides
  * the batches and updates: seed, batch_size, steps, lr, warmup,
  * weight_decay, clip_norm, n_train, config_crc32 (CRC-32 of the model's
- * config.json text), isa (the SIMD path) and bertc_version. --resume with
+ * config.json text), isa (the SIMD path), bertc_version and the task's own
+ * TrainOptions.task_fields (bertc finetune's max_len). --resume with
  * any of them different is refused, naming the field and both values; so is
  * a checkpoint without them (from bertc before 0.1.0 recorded them: start
  * afresh), one whose counters are out of range (train.step outside
@@ -103,6 +104,12 @@ typedef struct TrainOptions {
     TrainNanPolicy nan_policy;/* default TRAIN_NAN_STOP */
     bool catch_signals;       /* SIGINT/SIGTERM end the run with a checkpoint
                                  (default true; see the top) */
+    /* The task's own settings that decide its batches (bertc finetune:
+     * max_len), recorded in the checkpoint beside the engine's fields and
+     * compared the same way by --resume; at most TRAIN_MAX_TASK_FIELDS, keys
+     * distinct from the engine's, values under 32 bytes. */
+    const StMetadata *task_fields;
+    int n_task_fields;
 } TrainOptions;
 
 /* The ranges bertc_train_run accepts (and the flags parse): steps 1..TRAIN_MAX_STEPS,
@@ -110,6 +117,7 @@ typedef struct TrainOptions {
  * finite and >= 0, eval_every and checkpoint_every 0..TRAIN_MAX_STEPS. */
 #define TRAIN_MAX_STEPS 1000000000LL
 #define TRAIN_MAX_BATCH (1 << 20)
+#define TRAIN_MAX_TASK_FIELDS 4
 
 TrainOptions bertc_train_defaults(void);
 

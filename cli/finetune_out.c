@@ -1,0 +1,255 @@
+/* cli/finetune_out.c — where `bertc finetune` writes, so that a model already
+ * in --out is never lost (docs/finetune.md, "The output directory").
+ *
+ * A run writes into --out itself when --out is new or empty (nothing there
+ * to lose), and when --resume continues a run whose checkpoint is in --out.
+ * Otherwise --out holds something (a model, a finished run; --force is asked
+ * for, unless --out is the --model being fine-tuned) and the run writes into
+ * the sibling directory OUT.bertc-staging instead: its model at each better
+ * evaluation, the checkpoint, trainer_state.json, log.jsonl, loss.svg. Only a
+ * run that ends with a kept model (every step done, or a plateau) swaps it in:
+ *
+ *     rename(OUT, OUT.bertc-old); rename(OUT.bertc-staging, OUT);
+ *     the other files of OUT.bertc-old move into OUT; OUT.bertc-old is removed
+ *
+ * with SIGINT and SIGTERM held back for the two renames. A run that ends any
+ * other way (Ctrl-C, a non-finite loss, an error, --stop-after) leaves OUT
+ * exactly as it was; its checkpoint stays in the staging directory, where
+ * --resume continues it. A crash between the two renames leaves the old
+ * model in OUT.bertc-old and the new one in OUT.bertc-staging: the next run
+ * refuses to start until one of them is put back. */
+#define _XOPEN_SOURCE 700   /* realpath (XSI), beside the build's _POSIX_C_SOURCE */
+#include "cli/finetune.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What a run writes into its directory (bertc_model_dir_save's four files,
+ * then finetune's own); nothing else there is ever removed or replaced. */
+static const char *const run_files[] = {
+    "config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json",
+    "log.jsonl", "loss.svg", "checkpoint.safetensors", "trainer_state.json"};
+#define N_RUN_FILES ((int)(sizeof run_files / sizeof run_files[0]))
+
+static bool is_run_file(const char *name)
+{
+    for (int i = 0; i < N_RUN_FILES; i++)
+        if (strcmp(name, run_files[i]) == 0)
+            return true;
+    return false;
+}
+
+/* a, then b (CLI_PATH_LEN bytes), or an error naming --out. */
+static int concat(char *buf, const char *a, const char *b, BertcError *err)
+{
+    int n = snprintf(buf, CLI_PATH_LEN, "%s%s", a, b);
+    if (n < 0 || n >= CLI_PATH_LEN)
+        return bertc_errorf(err, "--out %s: the path is too long", a);
+    return 0;
+}
+
+/* dir/name. */
+static int join(char *buf, const char *dir, const char *name, BertcError *err)
+{
+    char with_slash[CLI_PATH_LEN];
+    return concat(with_slash, dir, "/", err) || concat(buf, with_slash, name, err) ? -1 : 0;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* --out as one path (realpath when it exists, so that "m", "./m/" and a link
+ * to m name one directory), and the staging and old paths beside it. */
+static int resolve(FinetuneOut *o, const char *out, BertcError *err)
+{
+    char *real = realpath(out, NULL);
+    int n = snprintf(o->target, CLI_PATH_LEN, "%s", real ? real : out);
+    free(real);
+    if (n < 0 || n >= CLI_PATH_LEN)
+        return bertc_errorf(err, "--out %s: the path is too long", out);
+    while (n > 1 && o->target[n - 1] == '/')   /* "m/" -> "m" */
+        o->target[--n] = '\0';
+    if (n == 0 || strcmp(o->target, "/") == 0)
+        return bertc_errorf(err, "--out '%s': give a directory other than the root", out);
+    return concat(o->staging, o->target, ".bertc-staging", err) ||
+                   concat(o->old, o->target, ".bertc-old", err)
+               ? -1
+               : 0;
+}
+
+/* A file the run reads or writes in its directory that is not a regular
+ * file (a FIFO would block, a directory cannot be replaced): refused now,
+ * before anything is written. */
+static int check_run_files(const FinetuneOut *o, bool resume, BertcError *err)
+{
+    char path[CLI_PATH_LEN];
+    for (int i = 0; i < N_RUN_FILES; i++) {
+        struct stat st;
+        if (join(path, o->dir, run_files[i], err) != 0)
+            return -1;
+        if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+            continue;
+        const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                  : "a special file";
+        return bertc_errorf(err, "%s is %s, not a regular file: bertc finetune writes it%s; "
+                            "move it away", path, kind, resume ? " (and --resume reads it)" : "");
+    }
+    return 0;
+}
+
+/* The swap's parent must let us rename --out and its staging directory. */
+static int check_parent(const FinetuneOut *o, BertcError *err)
+{
+    char parent[CLI_PATH_LEN];
+    snprintf(parent, sizeof parent, "%s", o->target);
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else
+        slash[slash == parent] = '\0';   /* "/m" -> "/" */
+    if (access(parent, W_OK | X_OK) != 0)
+        return bertc_errorf(err, "--out %s is not empty, so the new model is written beside it "
+                            "in %s to be swapped in at the end, but %s is not writable: %s",
+                            o->out, o->staging, parent, strerror(errno));
+    return 0;
+}
+
+int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool force,
+                      bool resume, BertcError *err)
+{
+    char checkpoint[CLI_PATH_LEN];
+    *o = (FinetuneOut){.out = out};
+    if (resolve(o, out, err) != 0 ||
+        join(checkpoint, o->target, "checkpoint.safetensors", err) != 0)
+        return -1;
+    if (exists(o->old))
+        return bertc_errorf(err, "%s is left from a swap into --out %s that did not finish: it "
+                            "holds the model --out had before, and %s the new one; rename the "
+                            "one to keep to %s and remove the other", o->old, out, o->staging,
+                            out);
+    bool staging = exists(o->staging);
+    if (resume && staging) {
+        o->staged = true;
+    } else if (!(resume && exists(checkpoint))) {   /* else: continue the run in --out */
+        bool nonempty;
+        bool in_place = model && cli_same_file(model, out);
+        const char *force_does = exists(checkpoint)
+                                     ? "(its model files are replaced only once this run has "
+                                       "kept a model), or --resume to continue the run whose "
+                                       "checkpoint is there"
+                                     : "(its model files are replaced only once this run has "
+                                       "kept a model)";
+        if (cli_check_out_dir(out, force || in_place, force_does, &nonempty, err) != 0)
+            return -1;
+        o->staged = nonempty || staging;
+    }
+    o->dir = o->staged ? o->staging : out;
+    if (o->staged && check_parent(o, err) != 0)
+        return -1;
+    return check_run_files(o, resume, err);
+}
+
+int finetune_out_make(FinetuneOut *o, bool resume, BertcError *err)
+{
+    char path[CLI_PATH_LEN];
+    /* a new run in an old staging directory: what the last run left there
+     * (its checkpoint, above all) must not be taken for this run's */
+    for (int i = 0; o->staged && !resume && i < N_RUN_FILES; i++) {
+        if (join(path, o->staging, run_files[i], err) != 0)
+            return -1;
+        if (unlink(path) != 0 && errno != ENOENT)
+            return bertc_errorf(err, "%s: cannot remove what an earlier run left: %s", path,
+                                strerror(errno));
+    }
+    if (bertc_train_check_out_dir(o->dir, err) != 0)
+        return -1;
+    o->made = true;
+    return 0;
+}
+
+/* ---- the swap ------------------------------------------------------------ */
+
+static volatile sig_atomic_t held_signal;
+
+static void hold_signal(int sig)
+{
+    held_signal = sig;
+}
+
+/* The other files of the old directory (a README, anything the run does not
+ * write) move into the new one; its run files go; then it goes. What cannot
+ * be moved stays there, and a warning names it. */
+static void carry_over(const FinetuneOut *o)
+{
+    DIR *d = opendir(o->old);
+    struct dirent *e;
+    char from[CLI_PATH_LEN], to[CLI_PATH_LEN];
+    BertcError err;
+    bool ok = d != NULL;
+    while (d && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (join(from, o->old, e->d_name, &err) != 0 ||
+            join(to, o->target, e->d_name, &err) != 0) {
+            ok = false;
+            continue;
+        }
+        if (is_run_file(e->d_name))
+            ok &= unlink(from) == 0;
+        else
+            ok &= !exists(to) && rename(from, to) == 0;
+    }
+    if (d)
+        closedir(d);
+    if (!ok || rmdir(o->old) != 0)
+        bertc_warn("the new model is in %s; some of what was there before is left in %s", o->out,
+                   o->old);
+}
+
+int finetune_out_commit(FinetuneOut *o, BertcError *err)
+{
+    if (!o->staged)
+        return 0;
+    struct sigaction hold = {.sa_handler = hold_signal}, was_int, was_term;
+    sigemptyset(&hold.sa_mask);
+    held_signal = 0;
+    sigaction(SIGINT, &hold, &was_int);
+    sigaction(SIGTERM, &hold, &was_term);
+    bool had = exists(o->target);
+    int rc = 0;
+    if (had && rename(o->target, o->old) != 0) {
+        rc = bertc_errorf(err, "cannot move --out %s aside to %s (%s): it is as it was, and the "
+                          "new model is in %s", o->out, o->old, strerror(errno), o->staging);
+    } else if (rename(o->staging, o->target) != 0) {
+        int e = errno;
+        if (had)
+            rename(o->old, o->target);
+        rc = bertc_errorf(err, "cannot rename %s to --out %s (%s): --out is as it was, and the "
+                          "new model is in %s", o->staging, o->out, strerror(e), o->staging);
+    }
+    sigaction(SIGINT, &was_int, NULL);
+    sigaction(SIGTERM, &was_term, NULL);
+    o->kept = rc == 0;
+    if (rc == 0 && had)
+        carry_over(o);
+    if (held_signal)   /* the swap is whole: now stop, as the signal asked */
+        raise(held_signal);
+    return rc;
+}
+
+void finetune_out_note(const FinetuneOut *o, FILE *to)
+{
+    if (o->staged && o->made && !o->kept)
+        fprintf(to, "bertc finetune: --out %s is as it was (this run kept no model); its "
+                "checkpoint and files are in %s, where --resume continues it\n", o->out,
+                o->staging);
+}
