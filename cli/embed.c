@@ -224,7 +224,7 @@ static int embed(const CliArgs *a, Arena *arena, BertcError *err)
     int n;
     if (parse_run(a, &r, err) != 0 || cli_texts(c, a, arena, false, &texts, &n, err) != 0 ||
         cli_model_open(c, a, arena, &cm, err) != 0 ||
-        cli_model_max_len(c, a, &cm, &r.max_len, err) != 0)
+        cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     r.H = cm.model->cfg.hidden_size;
     if (embed_all(&r, texts, n, arena, err) != 0)

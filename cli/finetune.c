@@ -571,6 +571,32 @@ static void report(const FinetuneArgs *f, const FinetuneData *data, const TrainR
            "log.jsonl, loss.svg)\n", data->n > data->n_train ? "\n" : "", f->out);
 }
 
+/* --max-len, capped at the model's positions; refused in one line naming
+ * max_position_embeddings and its config when that leaves no room for the
+ * special tokens of the rows (3 when they have a pair). */
+static int set_max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *data,
+                       Arena *arena, BertcError *err)
+{
+    CliMaxLen m = {.n = (int32_t)f->max_len, .key = "--max-len"};
+    if (cfg->max_position_embeddings < f->max_len) {
+        const char *config = f->config;
+        if (!config) {
+            size_t n = strlen(f->model) + sizeof "/config.json";
+            char *path = bertc_arena_alloc(arena, n);
+            snprintf(path, n, "%s/config.json", f->model);
+            config = path;
+        }
+        m = (CliMaxLen){.n = cfg->max_position_embeddings, .key = "max_position_embeddings",
+                        .file = config};
+    }
+    int specials = 2;
+    for (int64_t i = 0; i < data->n; i++)
+        if (data->ex[i].text_pair)
+            specials = 3;
+    data->max_len = m.n;
+    return cli_max_len_room(&m, specials, err);
+}
+
 static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
 {
     Base base = {0};
@@ -585,14 +611,13 @@ static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
                            .best_eval = -1};
     int rc = open_base(f, &base, err) != 0 || load_data(f, data, arena, err) != 0 ||
              head_config(&base, data, &cfg, err) != 0 ||
+             set_max_len(f, &cfg, data, arena, err) != 0 ||
              build_model(&base, &cfg, f->seed, &m, arena, err) != 0 ||
              bertc_train_check_out_dir(f->out, err) != 0 ||
              (f->resume && is_file(state) && read_state(state, data, err) != 0);
     if (rc == 0) {
         data->tok = &base.tok;
         data->model = &m;
-        data->max_len = (int32_t)(f->max_len < cfg.max_position_embeddings
-                                      ? f->max_len : cfg.max_position_embeddings);
         data->doc_stride = (int32_t)f->doc_stride;
         if (data->kind == FT_QA && finetune_qa_windows(data, arena, err) != 0)
             rc = -1;

@@ -348,7 +348,7 @@ static int predict(const CliArgs *a, Arena *arena, BertcError *err)
     int n;
     if (parse_run(a, &r, err) != 0 || cli_texts(c, a, arena, true, &texts, &n, err) != 0 ||
         cli_model_open(c, a, arena, &cm, err) != 0 ||
-        cli_model_max_len(c, a, &cm, &r.max_len, err) != 0)
+        cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     r.task = bertc_pipeline_task(cm.model->arch);
     if (r.context >= 0 && !bertc_model_reads_input(cm.model->arch, "context_ids"))
