@@ -262,8 +262,8 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
             return -1;
     }
     if (b->tok.V > cfg->vocab_size)
-        return bertc_errorf(err, "the vocabulary has %d tokens but the config's vocab_size is %d",
-                            (int)b->tok.V, cfg->vocab_size);
+        return bertc_errorf(err, "%s has %d tokens but the config's vocab_size is %d",
+                            b->tok.name, (int)b->tok.V, cfg->vocab_size);
     if (!b->weights[0] && b->tok.V < cfg->vocab_size)   /* rows no token could ever reach */
         return bertc_errorf(err, "%s has %d tokens but the config's vocab_size is %d: set "
                             "vocab_size to %d for a model trained from scratch", b->tok.name,

@@ -119,7 +119,8 @@ static int qa_windows(const PredictRun *r, Graph *g, const CliText *t, int index
 {
     Encoding e;
     if (bertc_tokenizer_encode(r->cm->tok, g->step, t->text, strlen(t->text), t->pair,
-                               strlen(t->pair), 0, false, &e, err) != 0)
+                               strlen(t->pair), 0, false, &e, err) != 0 ||
+        bertc_encoding_check_vocab(&r->cm->model->cfg, r->cm->tok, &e, err) != 0)
         return -1;
     if (e.n_b == 0)
         return bertc_errorf(err, "%s: the context has no token", predict_input_name(t, index));

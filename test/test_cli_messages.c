@@ -33,10 +33,14 @@ static int bertc(char *log, size_t cap, const char *fmt, ...)
     return test_shell(cmd, TEST_STDOUT_AND_STDERR, log, cap);
 }
 
-static void sh(const char *fmt, const char *a, const char *b)
+/* The shell command line (printf-style), which must succeed. */
+static void sh(const char *fmt, ...)
 {
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, fmt, a, b);
+    char cmd[2400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
@@ -55,8 +59,8 @@ static void tiny_tokenizer_config(char *md, size_t cap, const char *name)
 {
     snprintf(md, cap, "%s/%s", dir, name);
     sh("cp -r %s %s", SEQCLS, md);
-    sh("printf '{\"do_lower_case\": true, \"model_max_length\": %s}' > %s/tokenizer_config.json",
-       "1", md);
+    sh("printf '{\"do_lower_case\": true, \"model_max_length\": 1}' > %s/tokenizer_config.json",
+       md);
 }
 
 /* SEQCLS's config and vocab in dir/name, its max_position_embeddings set to
@@ -65,11 +69,9 @@ static void short_model(char *md, size_t cap, const char *name, const char *posi
 {
     snprintf(md, cap, "%s/%s", dir, name);
     sh("mkdir -p %s && cp " SEQCLS "/vocab.txt %s", md, md);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "sed 's/\"max_position_embeddings\": 64/\"max_position_embeddings\""
-             ": %s/' " SEQCLS "/config.json > %s/config.json && %s init --config %s/config.json "
-             "--output %s/model.safetensors > /dev/null", positions, md, BERTC_CLI, md, md);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    sh("sed 's/\"max_position_embeddings\": 64/\"max_position_embeddings\": %s/' " SEQCLS
+       "/config.json > %s/config.json && %s init --config %s/config.json --output "
+       "%s/model.safetensors > /dev/null", positions, md, BERTC_CLI, md, md);
 }
 
 /* model_max_length 1 in tokenizer_config.json: predict, embed, encode and
@@ -145,7 +147,7 @@ Test(cli_messages, too_few_positions_names_the_config, .timeout = 60)
                     "export-c", want);
     char train[400];
     snprintf(train, sizeof train, "%s/train.csv", dir);
-    sh("printf 'text,label\\nhello world,a\\ngood day,b\\nbad day,c\\n' > %s%s", train, "");
+    sh("printf 'text,label\\nhello world,a\\ngood day,b\\nbad day,c\\n' > %s", train);
     expect_one_line(bertc(log, sizeof log, "finetune --model %s --train %s --eval %s --out %s/ft "
                           "--steps 1 --quiet", md, train, train, dir), log, "finetune", want);
 
@@ -153,10 +155,49 @@ Test(cli_messages, too_few_positions_names_the_config, .timeout = 60)
     snprintf(config, sizeof config, "%s/config.json", md);
     const char *const pair[] = {config, "max_position_embeddings 2", "3 special tokens", NULL};
     snprintf(train, sizeof train, "%s/pairs.csv", dir);
-    sh("printf 'text,pair,label\\nhello,world,a\\ngood,day,b\\nbad,day,c\\n' > %s%s", train, "");
+    sh("printf 'text,pair,label\\nhello,world,a\\ngood,day,b\\nbad,day,c\\n' > %s", train);
     expect_one_line(bertc(log, sizeof log, "finetune --config %s --vocab %s/vocab.txt --train %s "
                           "--eval %s --text-pair-column pair --out %s/ft2 --steps 1 --quiet",
                           config, md, train, train, dir), log, "finetune pair", pair);
     expect_one_line(bertc(log, sizeof log, "predict --model %s hello world", md), log,
                     "predict pair", pair);
+}
+
+/* A vocab.txt longer than the model's vocab_size: a text with a token past
+ * it was refused as "the texts: 'input_ids'[0, 2] = 42 is >= vocab_size 32",
+ * naming neither the vocabulary nor its size. Now predict (a classifier, and
+ * question answering's windows), embed and encode name the vocab.txt, both
+ * sizes and the token; a text of tokens below vocab_size still runs. */
+Test(cli_messages, vocab_longer_than_vocab_size_names_the_vocab, .timeout = 60)
+{
+    char md[300], qa[300], vocab[400], log[8192];
+    snprintf(md, sizeof md, "%s/long_vocab", dir);
+    snprintf(vocab, sizeof vocab, "%s/vocab.txt", md);
+    sh("cp -r " SEQCLS " %s && printf 'zz1\\nzz2\\nzebra\\n' >> %s", md, vocab);
+    const char *const want[] = {vocab, "35 tokens", "vocab_size 32", "'zebra'", NULL};
+    expect_one_line(bertc(log, sizeof log, "predict --model %s 'hello zebra'", md), log,
+                    "predict", want);
+    expect_one_line(bertc(log, sizeof log, "embed --model %s 'hello zebra'", md), log, "embed",
+                    want);
+    expect_one_line(bertc(log, sizeof log, "encode --model %s --output %s/e.st 'hello zebra'",
+                          md, dir), log, "encode", want);
+    cr_expect_eq(bertc(log, sizeof log, "predict --model %s 'hello world'", md), 0, "%s", log);
+    char train[400];
+    snprintf(train, sizeof train, "%s/train.csv", dir);
+    sh("printf 'text,label\\nhello,a\\nworld,b\\nday,c\\n' > %s", train);
+    const char *const want_ft[] = {vocab, "35 tokens", "vocab_size is 32", NULL};
+    expect_one_line(bertc(log, sizeof log, "finetune --model %s --train %s --eval %s --out "
+                          "%s/ft --steps 1 --quiet", md, train, train, dir), log, "finetune",
+                    want_ft);
+
+    /* a QA fixture of vocab_size 120 and a vocabulary of 125 */
+    snprintf(qa, sizeof qa, "%s/qa", dir);
+    snprintf(vocab, sizeof vocab, "%s/vocab.txt", qa);
+    sh("mkdir -p %s && cp test/data/zoo/bert_qa/config.json %s && cp "
+       "test/data/zoo/bert_qa/weights.safetensors %s/model.safetensors && (printf "
+       "'[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\n'; seq 1 119; echo zebra) > %s",
+       qa, qa, qa, vocab);
+    const char *const want_qa[] = {vocab, "125 tokens", "vocab_size 120", "'zebra'", NULL};
+    expect_one_line(bertc(log, sizeof log, "predict --model %s 'what 1' 'zebra 2 3'", qa), log,
+                    "predict qa", want_qa);
 }

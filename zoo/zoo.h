@@ -706,6 +706,13 @@ typedef struct TextBatch {
 int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
                       int32_t max_len, int32_t min_len, Graph *g, TextBatch *tb,
                       BertcError *err);
+/* An id of e at or beyond cfg's vocab_size, which only a vocabulary longer
+ * than the model's embedding table (tok->V > vocab_size) makes: an error
+ * naming that vocabulary, both sizes and the token. bertc_text_batch_encode
+ * checks every encoding; a caller that builds its batch from encodings of
+ * its own calls it. */
+int bertc_encoding_check_vocab(const BertConfig *cfg, const Tokenizer *tok, const Encoding *e,
+                               BertcError *err);
 /* Puts the three (n, S) tensors under the given names. */
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
                     Batch *out);
