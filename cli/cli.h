@@ -213,6 +213,10 @@ int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel
 int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *out,
                   BertcError *err);
 
+/* bertc_model_forward, then bertc_outputs_check_finite: what a command
+ * prints or writes never holds a NaN that a degenerate model made. */
+int cli_forward(Model *m, Graph *g, const Batch *b, Outputs *out, BertcError *err);
+
 /* One input: a text, the pair (TEXT_PAIR, or after a tab in --input) and
  * its line in the --input file (0: from the command line). */
 typedef struct CliText {

@@ -113,7 +113,7 @@ static int explain_run(const ExplainArgs *a, Model *m, const Tokenizer *tok,
         rc = explain_tokens(m, tok, &b, &ex, arena, &tk, err);
     if (rc == 0) {
         mask_at_mask_tokens(&b, &tk, tok);
-        rc = bertc_model_forward(m, g, &b, &out, err);
+        rc = cli_forward(m, g, &b, &out, err);
     }
     ExplainPage page = {.m = m, .tok = tok, .ex = &ex, .batch = &b, .out = &out, .tk = &tk,
                         .model_name = model_name, .arena = arena};

@@ -87,6 +87,13 @@ int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm,
     return cli_max_len(c, a, &cm->max_len, &cm->positions, specials, max_len, err);
 }
 
+int cli_forward(Model *m, Graph *g, const Batch *b, Outputs *out, BertcError *err)
+{
+    if (bertc_model_forward(m, g, b, out, err) != 0)
+        return -1;
+    return bertc_outputs_check_finite(m, b, out, err);
+}
+
 /* Splits text (len bytes, writable) into lines: "\n" or "\r\n" ends. */
 static int split_lines(char *text, size_t len, Arena *arena, CliText **out, int *n_out)
 {

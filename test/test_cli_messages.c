@@ -201,3 +201,50 @@ Test(cli_messages, vocab_longer_than_vocab_size_names_the_vocab, .timeout = 60)
     expect_one_line(bertc(log, sizeof log, "predict --model %s 'what 1' 'zebra 2 3'", qa), log,
                     "predict qa", want_qa);
 }
+
+/* SEQCLS with layer_norm_eps 0 (PyTorch and HF accept it) and zero
+ * embeddings, so every embedding LayerNorm sees a constant row: 0/0. */
+static void constant_rows_model(char *md, size_t cap)
+{
+    snprintf(md, cap, "%s/eps0", dir);
+    Arena *a = bertc_arena_create("eps0", 1 << 20);
+    ModelDir *d = bertc_arena_alloc(a, sizeof *d);
+    BertcError err;
+    cr_assert_eq(bertc_model_dir_open(d, a, SEQCLS, &err), 0, "%s", err.msg);
+    const Registry *r = d->model.reg;
+    int zeroed = 0;
+    for (int i = 0; i < r->n_params; i++) {
+        Tensor *t = &r->params[i].var->value;
+        if (strstr(r->params[i].name, "embeddings") && !strstr(r->params[i].name, "LayerNorm")) {
+            memset(t->data, 0, sizeof(float) * (size_t)t->numel);
+            zeroed++;
+        }
+    }
+    cr_assert_eq(zeroed, 3, "word, position and token type embeddings");
+    d->model.cfg.layer_norm_eps = 0;
+    cr_assert_eq(bertc_model_dir_save(md, &d->model, &d->tok, &err), 0, "%s", err.msg);
+    bertc_arena_destroy(a);
+}
+
+/* A LayerNorm ε of 0 on a constant row: predict printed "negative -nan",
+ * embed a row of -nan, run wrote NaN outputs, explain and attention drew
+ * them, all with exit 0. Each now fails in one line naming the output and
+ * layer_norm_eps. */
+Test(cli_messages, nan_outputs_from_a_zero_layer_norm_eps_are_refused, .timeout = 60)
+{
+    char md[300], log[8192];
+    constant_rows_model(md, sizeof md);
+    const char *const want[] = {"is NaN", "layer_norm_eps is 0", NULL};
+    expect_one_line(bertc(log, sizeof log, "predict --model %s 'hello world'", md), log,
+                    "predict", want);
+    expect_one_line(bertc(log, sizeof log, "embed --model %s 'hello world'", md), log, "embed",
+                    want);
+    expect_one_line(bertc(log, sizeof log, "explain --model %s --out %s/e.html hello", md, dir),
+                    log, "explain", want);
+    expect_one_line(bertc(log, sizeof log, "attention --model %s --output %s/a.svg hello", md,
+                          dir), log, "attention", want);
+    cr_assert_eq(bertc(log, sizeof log, "encode --model %s --output %s/in.st hello", md, dir), 0,
+                 "%s", log);
+    expect_one_line(bertc(log, sizeof log, "run --model %s --inputs %s/in.st --output %s/o.st",
+                          md, dir, dir), log, "run", want);
+}

@@ -2,6 +2,7 @@
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -242,6 +243,69 @@ int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, Bertc
     if (bertc_try(forward, &c, err) != 0)
         return -1;
     return bertc_batch_check_all_read(&seen, m->arch->name, err);
+}
+
+/* ---- outputs that are not finite --------------------------------------- */
+
+/* A LayerNorm ε of 0 (layer_norm_eps, or an architecture's own *_eps key):
+ * PyTorch accepts it, but a constant row then normalizes 0 by sqrt(0). */
+static bool zero_eps(const Model *m, char *cause, size_t cap)
+{
+    const char *key = m->cfg.layer_norm_eps <= 0 ? "layer_norm_eps" : NULL;
+    for (int i = 0; !key && i < m->arch->n_keys; i++) {
+        const ConfigKey *k = &m->arch->keys[i];
+        if (k->kind == CONFIG_FLOAT && strstr(k->key, "eps") &&
+            bertc_config_key_value(k, m->cfg.model.bytes) <= 0)
+            key = k->key;
+    }
+    if (key)
+        snprintf(cause, cap, "%s is 0, so a LayerNorm over a constant row computes 0/0; give "
+                 "it a small positive value (BERT's is 1e-12)", key);
+    return key != NULL;
+}
+
+/* A loss over no counted row is 0/0, as in PyTorch: the label inputs of
+ * the batch and what the architecture says of their values. */
+static void ignored_labels(const Model *m, const Batch *in, char *cause, size_t cap)
+{
+    size_t at = (size_t)snprintf(cause, cap, "a loss over no counted row is 0/0 (as in "
+                                 "PyTorch): are all the labels ignored?");
+    for (int i = 0; bertc_model_input(m->arch, i) && at < cap; i++) {
+        const InputSpec *s = bertc_model_input(m->arch, i);
+        if (s->label && bertc_batch_find(in, s->name))
+            at += (size_t)snprintf(cause + at, cap - at, " %s: %s;", s->name, s->values);
+    }
+    if (at < cap && cause[at - 1] == ';')
+        cause[at - 1] = '\0';
+}
+
+int bertc_outputs_check_finite(const Model *m, const Batch *in, const Outputs *out,
+                               BertcError *err)
+{
+    for (int i = 0; i < out->n; i++) {
+        const OutputItem *it = &out->items[i];
+        const Tensor *t = it->is_int ? NULL : &it->var->value;
+        int64_t k = 0;
+        while (t && k < t->numel && isfinite(t->data[k]))
+            k++;
+        if (!t || k == t->numel)
+            continue;
+        char at[SHAPE_STR_LEN], cause[BERTC_ERROR_LEN / 2];
+        at[0] = '\0';
+        if (t->ndim > 0)
+            bertc_index_str(at, sizeof at, t->ndim, t->shape, k);
+        if (!zero_eps(m, cause, sizeof cause)) {
+            if (strstr(it->name, "loss"))
+                ignored_labels(m, in, cause, sizeof cause);
+            else
+                snprintf(cause, sizeof cause, "no known cause: do the weights or the inputs "
+                         "hold values too large for float32?");
+        }
+        float v = t->data[k];
+        return bertc_errorf(err, "%s: %s's output '%s'%s is %s: %s", in->source, m->arch->name,
+                            it->name, at, isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf", cause);
+    }
+    return 0;
 }
 
 typedef struct BackwardCall {
