@@ -207,7 +207,7 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
         bertc_errorf(err, "--context %d: %s", a->context, msg);
     }
     if (rc == 0)
-        rc = bertc_model_forward(m, g, &b, &out, err);
+        rc = cli_forward(m, g, &b, &out, err);
     ExplainTokens tk;
     if (rc == 0)
         rc = explain_tokens(m, tok, &b, &ex, arena, &tk, err);

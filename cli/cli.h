@@ -96,6 +96,26 @@ int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err);
 #define CLI_MAX_LEN (1L << 20)
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);
 
+/* A text's token limit and what set it, so that a limit too small is
+ * refused naming it: key "--max-len" (file NULL), "model_max_length"
+ * (file: DIR/tokenizer_config.json) or "max_position_embeddings" (file:
+ * the config.json). */
+typedef struct CliMaxLen {
+    int32_t n;
+    const char *key;
+    const char *file;
+} CliMaxLen;
+
+/* A limit that leaves no room for a text's special tokens (specials: 2 for
+ * [CLS] TEXT [SEP], 3 with a TEXT_PAIR) is refused in one line naming what
+ * set it; commands call it before they tokenize anything, so that no
+ * truncation warning comes first. */
+int cli_max_len_room(const CliMaxLen *m, int specials, BertcError *err);
+/* The limit of a command with --max-len: --max-len N (1 .. positions.n),
+ * else dflt; then cli_max_len_room. */
+int cli_max_len(const CliCommand *c, const CliArgs *a, const CliMaxLen *dflt,
+                const CliMaxLen *positions, int specials, int32_t *out, BertcError *err);
+
 /* The model files of a command that takes --model DIR as the alternative to
  * --config (and --weights, when the command has it): with --model,
  * DIR/config.json and DIR/model.safetensors. --model with --config or
@@ -118,7 +138,8 @@ int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, Ber
 typedef struct CliTextModel {
     Model *model;
     Tokenizer *tok;
-    int32_t max_len;                  /* model_max_length, else max_position_embeddings */
+    CliMaxLen max_len;                /* model_max_length, else max_position_embeddings */
+    CliMaxLen positions;              /* max_position_embeddings and its config.json */
 } CliTextModel;
 
 int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights, Arena *arena,
@@ -192,18 +213,20 @@ int cmd_attention(int argc, char **argv);
 typedef struct CliModel {
     Model *model;
     Tokenizer *tok;
-    int32_t model_max_length;         /* the directory's, else max_position_embeddings */
+    CliMaxLen max_len;                /* the directory's model_max_length, else positions */
+    CliMaxLen positions;              /* max_position_embeddings and its config.json */
     const char *name;                 /* --model DIR, else --config */
 } CliModel;
 
 int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel *cm,
                    BertcError *err);
-/* --max-len (2 .. max_position_embeddings), else model_max_length. */
-int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm, int32_t *max_len,
-                      BertcError *err);
 /* A flag's whole number in [lo, hi], else an error naming the flag. */
 int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *out,
                   BertcError *err);
+
+/* bertc_model_forward, then bertc_outputs_check_finite: what a command
+ * prints or writes never holds a NaN that a degenerate model made. */
+int cli_forward(Model *m, Graph *g, const Batch *b, Outputs *out, BertcError *err);
 
 /* One input: a text, the pair (TEXT_PAIR, or after a tab in --input) and
  * its line in the --input file (0: from the command line). */
@@ -223,6 +246,9 @@ int cli_read_lines(const char *path, Arena *arena, CliText **lines, int *n, Bert
  * each positional is one) or the non-blank lines of --input. */
 int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
               int *n, BertcError *err);
+/* cli_max_len for cm's limits: specials 3 when any of the n texts has a pair. */
+int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm,
+                      const CliText *texts, int n, int32_t *max_len, BertcError *err);
 /* The tokens of t with its special tokens, untruncated. */
 int cli_count_tokens(const Tokenizer *tok, Arena *scratch, const CliText *t, int32_t *tokens,
                      BertcError *err);

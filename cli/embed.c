@@ -106,7 +106,7 @@ static int embed_batch(EmbedRun *r, Graph *g, const CliText *t, int n, float *ve
     bertc_outputs_init(&out);
     Model *m = r->cm->model;
     if (bertc_model_batch_from_text(m, r->cm->tok, ex, n, r->max_len, g, &b, err) != 0 ||
-        bertc_model_forward(m, g, &b, &out, err) != 0 || pool_batch(r, &b, &out, n, vec, err) != 0)
+        cli_forward(m, g, &b, &out, err) != 0 || pool_batch(r, &b, &out, n, vec, err) != 0)
         return -1;
     for (int i = 0; r->normalize && i < n; i++)
         bertc_l2_normalize(vec + i * r->H, r->H);
@@ -224,7 +224,7 @@ static int embed(const CliArgs *a, Arena *arena, BertcError *err)
     int n;
     if (parse_run(a, &r, err) != 0 || cli_texts(c, a, arena, false, &texts, &n, err) != 0 ||
         cli_model_open(c, a, arena, &cm, err) != 0 ||
-        cli_model_max_len(c, a, &cm, &r.max_len, err) != 0)
+        cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     r.H = cm.model->cfg.hidden_size;
     if (embed_all(&r, texts, n, arena, err) != 0)

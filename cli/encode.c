@@ -93,6 +93,15 @@ static int gather_texts(const CliCommand *c, const CliArgs *a, Arena *arena, Tex
     return 0;
 }
 
+/* The special tokens of the texts: 3 when any has a pair, else 2. */
+static int specials(const Texts *t)
+{
+    for (int k = 0; k < t->n; k++)
+        if (t->ex[k].text_pair)
+            return 3;
+    return 2;
+}
+
 /* One warning line for each text longer than max_len tokens ([CLS] text
  * [SEP] (pair [SEP])): the architecture truncates it. */
 static int warn_truncated(const Tokenizer *tok, const Texts *t, int32_t max_len, Arena *scratch,
@@ -114,22 +123,6 @@ static int warn_truncated(const Tokenizer *tok, const Texts *t, int32_t max_len,
                     (int)max_len);
         bertc_arena_reset(scratch);
     }
-    return 0;
-}
-
-/* --max-len: 1 .. the model's limit; absent: the limit. */
-static int max_len_of(const CliCommand *c, const CliArgs *a, int32_t limit, int32_t *out,
-                      BertcError *err)
-{
-    const char *text = cli_value(c, a, "--max-len");
-    *out = limit;
-    if (!text)
-        return 0;
-    if (cli_parse_max_len(text, out, err) != 0)
-        return -1;
-    if (*out > limit)
-        return bertc_errorf(err, "--max-len %d is more than the model's %d positions", (int)*out,
-                            (int)limit);
     return 0;
 }
 
@@ -174,7 +167,7 @@ static int encode(const CliCommand *c, const CliArgs *a, const char *output, Are
     int32_t max_len;
     if (cli_open_text_model(c, a, false, arena, &m, err) != 0 ||
         gather_texts(c, a, arena, &t, err) != 0 ||
-        max_len_of(c, a, m.max_len, &max_len, err) != 0 ||
+        cli_max_len(c, a, &m.max_len, &m.positions, specials(&t), &max_len, err) != 0 ||
         set_context(c, a, m.model, &t, err) != 0)
         return -1;
     Graph *g = bertc_ag_graph_create(1 << 20, 0);

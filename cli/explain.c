@@ -113,7 +113,7 @@ static int explain_run(const ExplainArgs *a, Model *m, const Tokenizer *tok,
         rc = explain_tokens(m, tok, &b, &ex, arena, &tk, err);
     if (rc == 0) {
         mask_at_mask_tokens(&b, &tk, tok);
-        rc = bertc_model_forward(m, g, &b, &out, err);
+        rc = cli_forward(m, g, &b, &out, err);
     }
     ExplainPage page = {.m = m, .tok = tok, .ex = &ex, .batch = &b, .out = &out, .tk = &tk,
                         .model_name = model_name, .arena = arena};
@@ -147,6 +147,8 @@ int cmd_explain(int argc, char **argv)
     CliTextModel t;
     char shown[CLI_SHOWN];
     rc = cli_open_text_model(c, &args, true, arena, &t, &err);
+    if (rc == 0)   /* explain reads up to 128 of the model's positions */
+        rc = cli_max_len_room(&t.positions, a.ex.text_pair ? 3 : 2, &err);
     if (rc == 0)
         rc = explain_run(&a, t.model, t.tok, cli_shown(f.dir ? f.dir : f.config, shown), arena,
                          &err);

@@ -248,7 +248,7 @@ static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *aren
     bertc_qgemm_set_isa(host);       /* int8 weights load packed for it */
     const char *model = cli_value(c, a, "--model");
     if (cli_model_open(c, a, arena, &x->cm, err) != 0 ||
-        cli_model_max_len(c, a, &x->cm, &x->d.max_len, err) != 0)
+        cli_model_max_len(c, a, &x->cm, NULL, 0, &x->d.max_len, err) != 0)
         return -1;
     const ModelArch *arch = x->cm.model->arch;
     if (!arch->batch_from_text)

@@ -280,8 +280,8 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
             return -1;
     }
     if (b->tok.V > cfg->vocab_size)
-        return bertc_errorf(err, "the vocabulary has %d tokens but the config's vocab_size is %d",
-                            (int)b->tok.V, cfg->vocab_size);
+        return bertc_errorf(err, "%s has %d tokens but the config's vocab_size is %d",
+                            b->tok.name, (int)b->tok.V, cfg->vocab_size);
     if (!b->weights[0] && b->tok.V < cfg->vocab_size)   /* rows no token could ever reach */
         return bertc_errorf(err, "%s has %d tokens but the config's vocab_size is %d: set "
                             "vocab_size to %d for a model trained from scratch", b->tok.name,
@@ -661,19 +661,35 @@ static void report(const FinetuneOut *o, const FinetuneData *data, const TrainRe
 }
 
 /* The examples' length: --max-len, at most max_position_embeddings (the
- * default is lowered to it; a --max-len given above it is refused); qa's
- * --doc-stride as given. */
+ * default is lowered to it; a --max-len given above it is refused); refused
+ * in one line naming what set it when that leaves no room for the special
+ * tokens of the rows (3 when they have a pair); qa's --doc-stride as given. */
 static int max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *data,
-                   BertcError *err)
+                   Arena *arena, BertcError *err)
 {
     int64_t positions = cfg->max_position_embeddings;
     if (f->max_len_given && f->max_len > positions)
         return bertc_errorf(err, "--max-len %lld is more than the model's "
                             "max_position_embeddings (%lld)", (long long)f->max_len,
                             (long long)positions);
-    data->max_len = (int32_t)(f->max_len < positions ? f->max_len : positions);
+    CliMaxLen m = {.n = (int32_t)f->max_len, .key = "--max-len"};
+    if (positions < f->max_len) {
+        const char *config = f->config;
+        if (!config) {
+            size_t n = strlen(f->model) + sizeof "/config.json";
+            char *path = bertc_arena_alloc(arena, n);
+            snprintf(path, n, "%s/config.json", f->model);
+            config = path;
+        }
+        m = (CliMaxLen){.n = (int32_t)positions, .key = "max_position_embeddings", .file = config};
+    }
+    int specials = 2;
+    for (int64_t i = 0; i < data->n; i++)
+        if (data->ex[i].text_pair)
+            specials = 3;
+    data->max_len = m.n;
     data->doc_stride = (int32_t)f->doc_stride;
-    return 0;
+    return cli_max_len_room(&m, specials, err);
 }
 
 /* What is checked before anything is written (with train_options, the
@@ -685,7 +701,7 @@ static int prepare(const FinetuneArgs *f, Base *base, FinetuneData *data, Model 
     BertConfig cfg;
     char state[CLI_PATH_LEN];
     if (open_base(f, base, err) != 0 || load_data(f, data, arena, err) != 0 ||
-        head_config(base, data, &cfg, err) != 0 || max_len(f, &cfg, data, err) != 0 ||
+        head_config(base, data, &cfg, err) != 0 || max_len(f, &cfg, data, arena, err) != 0 ||
         build_model(base, &cfg, f->seed, m, arena, err) != 0 ||
         finetune_out_plan(o, f->out, f->model, f->force, f->resume, err) != 0)
         return -1;

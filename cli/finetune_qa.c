@@ -234,7 +234,6 @@ static int windows_of(const FinetuneData *data, const int64_t *idx, int64_t n, A
 int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
                       Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err)
 {
-    (void)m;
     int64_t S;
     *enc = bertc_arena_alloc(g->step, sizeof **enc * (size_t)n);
     if (windows_of(data, idx, n, g->step, *enc, &S, err) != 0)
@@ -246,6 +245,8 @@ int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *i
     *tokens = 0;
     for (int64_t j = 0; j < n; j++) {
         const Encoding *e = &(*enc)[j];
+        if (bertc_encoding_check_vocab(&m->cfg, data->tok, e, err) != 0)
+            return -1;
         memcpy(ids.data + j * S, e->input_ids, sizeof(int32_t) * (size_t)S);
         memcpy(mask.data + j * S, e->attention_mask, sizeof(int32_t) * (size_t)S);
         memcpy(types.data + j * S, e->token_type_ids, sizeof(int32_t) * (size_t)S);

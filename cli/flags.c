@@ -183,6 +183,26 @@ static int open_files(const CliModelFiles *f, Arena *arena, Model *m, BertcError
     return 0;
 }
 
+/* t's positions (max_position_embeddings of config) and its default limit:
+ * model_max_length of DIR/tokenizer_config.json when it is below them
+ * (0: none), else the positions. */
+static void set_limits(CliTextModel *t, const char *config, const char *dir,
+                       int32_t model_max_length, Arena *arena)
+{
+    size_t n = strlen(config) + 1;
+    char *config_copy = memcpy(bertc_arena_alloc(arena, n), config, n);
+    t->positions = (CliMaxLen){.n = t->model->cfg.max_position_embeddings,
+                               .key = "max_position_embeddings", .file = config_copy};
+    t->max_len = t->positions;
+    if (dir && model_max_length > 0 && model_max_length < t->positions.n) {
+        static const char name[] = "/tokenizer_config.json";
+        char *file = bertc_arena_alloc(arena, strlen(dir) + sizeof name);
+        strcpy(file, dir);
+        strcat(file, name);
+        t->max_len = (CliMaxLen){.n = model_max_length, .key = "model_max_length", .file = file};
+    }
+}
+
 int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights, Arena *arena,
                         CliTextModel *t, BertcError *err)
 {
@@ -204,7 +224,7 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
         if (open_files(&f, arena, t->model, err) != 0 ||
             bertc_tokenizer_load(t->tok, arena, vocab, err) != 0)
             return -1;
-        t->max_len = t->model->cfg.max_position_embeddings;
+        set_limits(t, f.config, NULL, 0, arena);
         return 0;
     }
     ModelDir *d = bertc_arena_alloc(arena, sizeof *d);
@@ -215,8 +235,7 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
                             cli_shown(f.dir, shown), c->name);
     t->model = &d->model;
     t->tok = &d->tok;
-    t->max_len = d->model_max_length > 0 ? d->model_max_length
-                                         : d->model.cfg.max_position_embeddings;
+    set_limits(t, f.config, f.dir, d->model_max_length, arena);
     if (vocab) {
         t->tok = bertc_arena_alloc(arena, sizeof *t->tok);
         return bertc_tokenizer_load(t->tok, arena, vocab, err);

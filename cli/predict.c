@@ -75,7 +75,7 @@ static int forward_texts(const PredictRun *r, Graph *g, const CliText *t, int fi
         }
         return -1;
     }
-    return bertc_model_forward(m, g, b, out, err);
+    return cli_forward(m, g, b, out, err);
 }
 
 /* The encoding batch_from_text made of input t: the same call, so the
@@ -228,7 +228,7 @@ static int summarize_one(PredictRun *r, Graph *g, const CliText *t, int index, B
     bertc_outputs_init(&out);
     Model *m = r->cm->model;
     if (bertc_model_batch_from_text(m, r->cm->tok, &ex, 1, r->max_len, g, &b, err) != 0 ||
-        bertc_model_forward(m, g, &b, &out, err) != 0)
+        cli_forward(m, g, &b, &out, err) != 0)
         return -1;
     Var *scores = need_output(r, &out, "sent_scores", 2, err);
     const BatchItem *mask_cls = bertc_batch_find(&b, "mask_cls");
@@ -348,7 +348,7 @@ static int predict(const CliArgs *a, Arena *arena, BertcError *err)
     int n;
     if (parse_run(a, &r, err) != 0 || cli_texts(c, a, arena, true, &texts, &n, err) != 0 ||
         cli_model_open(c, a, arena, &cm, err) != 0 ||
-        cli_model_max_len(c, a, &cm, &r.max_len, err) != 0)
+        cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     r.task = bertc_pipeline_task(cm.model->arch);
     if (r.context >= 0 && !bertc_model_reads_input(cm.model->arch, "context_ids"))

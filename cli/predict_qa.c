@@ -93,7 +93,7 @@ static int answer_windows(const PredictRun *r, Graph *g, const Encoding *e, cons
     bertc_batch_put_ids(&b, "input_ids", ids);
     bertc_batch_put_ids(&b, "attention_mask", mask);
     bertc_batch_put_ids(&b, "token_type_ids", types);
-    if (bertc_model_forward(r->cm->model, g, &b, &out, err) != 0)
+    if (cli_forward(r->cm->model, g, &b, &out, err) != 0)
         return -1;
     Var *sl = bertc_outputs_get(&out, "start_logits"), *el = bertc_outputs_get(&out, "end_logits");
     if (!sl || !el)
@@ -119,7 +119,8 @@ static int qa_windows(const PredictRun *r, Graph *g, const CliText *t, int index
 {
     Encoding e;
     if (bertc_tokenizer_encode(r->cm->tok, g->step, t->text, strlen(t->text), t->pair,
-                               strlen(t->pair), 0, false, &e, err) != 0)
+                               strlen(t->pair), 0, false, &e, err) != 0 ||
+        bertc_encoding_check_vocab(&r->cm->model->cfg, r->cm->tok, &e, err) != 0)
         return -1;
     if (e.n_b == 0)
         return bertc_errorf(err, "%s: the context has no token", predict_input_name(t, index));
@@ -161,7 +162,7 @@ static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int ind
     bertc_outputs_init(&out);
     Model *m = r->cm->model;
     if (bertc_model_batch_from_text(m, tok, &ex, 1, limit, g, &b, err) != 0 ||
-        bertc_model_forward(m, g, &b, &out, err) != 0)
+        cli_forward(m, g, &b, &out, err) != 0)
         return -1;
     Var *sl = bertc_outputs_get(&out, "start_logits"), *el = bertc_outputs_get(&out, "end_logits");
     if (!sl || !el || sl->value.ndim != 2)

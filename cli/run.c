@@ -257,7 +257,9 @@ int cmd_tokenize(int argc, char **argv)
     }
     int32_t max_len = 0;
     BertcError err;
-    if (max_text && cli_parse_max_len(max_text, &max_len, &err) != 0) {
+    if (max_text && (cli_parse_max_len(max_text, &max_len, &err) != 0 ||
+                     cli_max_len_room(&(CliMaxLen){.n = max_len, .key = "--max-len"},
+                                      a.n_pos > 1 ? 3 : 2, &err) != 0)) {
         fprintf(stderr, "bertc tokenize: %s\n", err.msg);
         return 2;
     }

@@ -31,24 +31,67 @@ int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel
         return -1;
     cm->model = t.model;
     cm->tok = t.tok;
-    cm->model_max_length = t.max_len;
+    cm->max_len = t.max_len;
+    cm->positions = t.positions;
     cm->name = cli_given(c, a, "--model") ? cli_value(c, a, "--model")
                                           : cli_value(c, a, "--config");
     return 0;
 }
 
-int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm, int32_t *max_len,
-                      BertcError *err)
+int cli_max_len_room(const CliMaxLen *m, int specials, BertcError *err)
 {
-    int positions = cm->model->cfg.max_position_embeddings;
-    *max_len = cm->model_max_length;
-    if (!cli_given(c, a, "--max-len"))
+    if (m->n >= specials)
         return 0;
-    int n;
-    if (cli_parse_int("--max-len", cli_value(c, a, "--max-len"), 2, positions, &n, err) != 0)
+    const char *tokens = specials == 2 ? "[CLS] TEXT [SEP]" : "[CLS] TEXT [SEP] TEXT_PAIR [SEP]";
+    char shown[CLI_SHOWN];
+    if (!m->file)
+        return bertc_errorf(err, "%s %d leaves no room for the %d special tokens (%s): give at "
+                            "least %d", m->key, (int)m->n, specials, tokens, specials);
+    if (strcmp(m->key, "max_position_embeddings") == 0)
+        return bertc_errorf(err, "%s: max_position_embeddings %d leaves no room for the %d "
+                            "special tokens (%s): the model needs at least %d positions",
+                            cli_shown(m->file, shown), (int)m->n, specials, tokens, specials);
+    return bertc_errorf(err, "%s: %s %d leaves no room for the %d special tokens (%s): raise "
+                        "it or give --max-len %d or more", cli_shown(m->file, shown), m->key,
+                        (int)m->n, specials, tokens, specials);
+}
+
+int cli_max_len(const CliCommand *c, const CliArgs *a, const CliMaxLen *dflt,
+                const CliMaxLen *positions, int specials, int32_t *out, BertcError *err)
+{
+    CliMaxLen m = *dflt;
+    const char *given = cli_value(c, a, "--max-len");
+    char shown[CLI_SHOWN];
+    if (given) {
+        m = (CliMaxLen){.key = "--max-len"};
+        if (cli_parse_max_len(given, &m.n, err) != 0)
+            return -1;
+        if (m.n > positions->n)
+            return bertc_errorf(err, "--max-len %d is more than the model's %d positions "
+                                "(max_position_embeddings in %s)", (int)m.n, (int)positions->n,
+                                cli_shown(positions->file, shown));
+    }
+    if (cli_max_len_room(&m, specials, err) != 0)
         return -1;
-    *max_len = n;
+    *out = m.n;
     return 0;
+}
+
+int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm,
+                      const CliText *texts, int n, int32_t *max_len, BertcError *err)
+{
+    int specials = 2;
+    for (int i = 0; i < n; i++)
+        if (texts[i].pair)
+            specials = 3;
+    return cli_max_len(c, a, &cm->max_len, &cm->positions, specials, max_len, err);
+}
+
+int cli_forward(Model *m, Graph *g, const Batch *b, Outputs *out, BertcError *err)
+{
+    if (bertc_model_forward(m, g, b, out, err) != 0)
+        return -1;
+    return bertc_outputs_check_finite(m, b, out, err);
 }
 
 /* Removes the NUL bytes of text[0..*len) in place: Hugging Face's

@@ -211,7 +211,7 @@ Test(embed, errors_are_one_line_naming_the_flag)
         {"--model %s/bert_model --output %s/v.txt t5", "--output"},
         {"--model %s/bert_model --output %s/bert_model/model.safetensors t5", "--model"},
         {"--model %s/bert_model --batch-size 0 t5", "--batch-size '0'"},
-        {"--model %s/bert_model --max-len 1 t5", "--max-len '1'"},
+        {"--model %s/bert_model --max-len 1 t5", "--max-len 1 leaves no room"},
         {"--model %s/bert_model --input %s/missing.txt", "missing.txt"},
         {"--weights x.safetensors t5", "--model DIR or --config C.json is required"},
     };

@@ -6,6 +6,7 @@
 #include "zoo/zoo.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,4 +248,30 @@ Test(zoo_qaconv, module_tree_prints_like_pytorch)
             at = hit;
     }
     free(text);
+}
+
+/* Every start and end position outside [0, S) is clamped to S and ignored
+ * (SPEC §6.6), so the qa_loss is a mean over no row: NaN, as in PyTorch.
+ * bertc run wrote it and exited 0; bertc_outputs_check_finite (what run and
+ * every command that prints outputs call) refuses it naming the output and
+ * the label inputs. */
+Test(zoo_qaconv, positions_all_outside_the_sequence_are_named_not_passed_on)
+{
+    for (int b = 0; b < 2; b++) {
+        start.data[b] = 8 + b;
+        end.data[b] = 100;
+    }
+    Outputs out;
+    run_ok(&out);
+    cr_assert(isnan(bertc_outputs_get(&out, "qa_loss")->value.data[0]), "0/0 as PyTorch");
+    BertcError err = {{0}};
+    cr_assert_neq(bertc_outputs_check_finite(&model, &batch, &out, &err), 0);
+    cr_expect(strstr(err.msg, "inputs.safetensors") && strstr(err.msg, "'qa_loss' is NaN") &&
+                  strstr(err.msg, "start_positions") && strstr(err.msg, "end_positions") &&
+                  !strchr(err.msg, '\n'),
+              "%s", err.msg);
+    /* one position inside: a finite loss, no error */
+    start.data[0] = end.data[0] = 2;
+    run_ok(&out);
+    cr_expect_eq(bertc_outputs_check_finite(&model, &batch, &out, &err), 0, "%s", err.msg);
 }

@@ -104,7 +104,7 @@ ParameterizedTest(TestName *zc, zoo_sizes, model_size_counts_the_built_model)
 typedef struct SizeCase {
     char arch[40];
     char keys[160];     /* spliced into a small valid config of arch */
-    char want[40];      /* the key the message must name */
+    char want[100];     /* what the message must name */
 } SizeCase;
 
 /* Each key alone makes a model beyond MODEL_MAX_FLOATS (hidden_size 32, or
@@ -134,6 +134,30 @@ static const SizeCase too_big[] = {
      "2, \"unk_token_id\": 3, \"sbo_max_span_length\": 2000000000", "sbo_max_span_length"},
 };
 
+/* The config of c: its architecture and keys, then the small sizes it does
+ * not give (a later duplicate of a key is an error: the case's keys come
+ * first); its text in text (4096 bytes). */
+static BertConfig case_config(const SizeCase *c, char *text)
+{
+    snprintf(text, 4096, "{\"architectures\": [\"%s\"]%s", c->arch, c->keys);
+    static const char *const base[] = {
+        "\"vocab_size\": 100", "\"hidden_size\": 32", "\"num_hidden_layers\": 2",
+        "\"num_attention_heads\": 4", "\"intermediate_size\": 37",
+        "\"max_position_embeddings\": 64"};
+    for (size_t k = 0; k < sizeof base / sizeof base[0]; k++) {
+        char key[40];
+        snprintf(key, sizeof key, "%.*s", (int)(strchr(base[k], ':') - base[k]), base[k]);
+        if (!strstr(c->keys, key))
+            snprintf(text + strlen(text), 4096 - strlen(text), ", %s", base[k]);
+    }
+    snprintf(text + strlen(text), 4096 - strlen(text), "}");
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bertc_bert_config_parse(NULL, "c.json", text, strlen(text), &cfg, &err), 0,
+                 "%s: %s", text, err.msg);
+    return cfg;
+}
+
 /* Refused by bertc_model_build (and bertc_model_size) before anything of that size is
  * allocated, naming the key; `bertc summary` says so in one line with the
  * file's name. */
@@ -142,23 +166,8 @@ Test(zoo_sizes, every_size_key_is_bounded_by_the_total)
     for (size_t i = 0; i < sizeof too_big / sizeof too_big[0]; i++) {
         const SizeCase *c = &too_big[i];
         char text[4096];
-        /* a later duplicate of a key is an error: the case's keys come first */
-        snprintf(text, sizeof text, "{\"architectures\": [\"%s\"]%s", c->arch, c->keys);
-        static const char *const base[] = {
-            "\"vocab_size\": 100", "\"hidden_size\": 32", "\"num_hidden_layers\": 2",
-            "\"num_attention_heads\": 4", "\"intermediate_size\": 37",
-            "\"max_position_embeddings\": 64"};
-        for (size_t k = 0; k < sizeof base / sizeof base[0]; k++) {
-            char key[40];
-            snprintf(key, sizeof key, "%.*s", (int)(strchr(base[k], ':') - base[k]), base[k]);
-            if (!strstr(c->keys, key))
-                snprintf(text + strlen(text), sizeof text - strlen(text), ", %s", base[k]);
-        }
-        snprintf(text + strlen(text), sizeof text - strlen(text), "}");
-        BertConfig cfg;
+        BertConfig cfg = case_config(c, text);
         BertcError err;
-        cr_assert_eq(bertc_bert_config_parse(NULL, "c.json", text, strlen(text), &cfg, &err), 0,
-                     "%s: %s", text, err.msg);
         Arena *a = bertc_arena_create("params", 1 << 16);
         Model m;
         err.msg[0] = '\0';
@@ -167,6 +176,42 @@ Test(zoo_sizes, every_size_key_is_bounded_by_the_total)
                   "%s: message \"%s\" lacks \"%s\"", text, err.msg, c->want);
         cr_expect_lt(bertc_arena_high_water(a), (size_t)1 << 20, "%s: %zu bytes allocated", text,
                      bertc_arena_high_water(a));
+        bertc_arena_destroy(a);
+    }
+}
+
+/* Sizes under bertc's limit but over the memory free (here a limit of 64 MiB
+ * more than the test holds): the build stopped with the arena's "arena
+ * 'params': out of memory: 122 MiB more would ...; use a smaller batch or
+ * shorter sequences", naming neither the parameter nor the key. It now names
+ * the largest parameter, its shape and the key that sized it first. */
+static const SizeCase no_room[] = {
+    {"Summarizer", ", \"ff_size\": 8, \"heads\": 4, \"inter_layers\": 1, \"pe_max_len\": "
+     "1000000", "'encoder.pos_emb.pe' [1, 1000000, 32], sized by pe_max_len 1000000"},
+    {"CGBertForSequenceClassification", ", \"context_vocab_size\": 1000000",
+     "'bert.context_embeddings.weight' [1000000, 32], sized by context_vocab_size 1000000"},
+    {"BertModel", ", \"vocab_size\": 1000000",
+     "'embeddings.word_embeddings.weight' [1000000, 32], sized by vocab_size 1000000"},
+    {"BertModel", ", \"intermediate_size\": 1000000", "sized by intermediate_size 1000000"},
+    {"BertModel", ", \"max_position_embeddings\": 1000000",
+     "sized by max_position_embeddings 1000000"},
+};
+
+Test(zoo_sizes, sizes_over_the_memory_free_name_the_largest_parameter)
+{
+    for (size_t i = 0; i < sizeof no_room / sizeof no_room[0]; i++) {
+        char text[4096];
+        BertConfig cfg = case_config(&no_room[i], text);
+        Arena *a = bertc_arena_create("params", 1 << 16);
+        bertc_arena_set_memory_limit(bertc_arena_memory_total() + (64 << 20));
+        Model m;
+        BertcError err = {{0}};
+        int rc = bertc_model_build(&m, a, &cfg, &err);
+        bertc_arena_set_memory_limit(0);
+        cr_expect_neq(rc, 0, "%s was built", text);
+        cr_expect(strstr(err.msg, no_room[i].want) && strstr(err.msg, "of memory free") &&
+                      !strchr(err.msg, '\n'),
+                  "%s: message \"%s\" lacks \"%s\"", text, err.msg, no_room[i].want);
         bertc_arena_destroy(a);
     }
 }

@@ -2,6 +2,7 @@
 #include "zoo/zoo.h"
 #include "tensor/format_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,42 +31,68 @@ static int size_keys(const ModelArch *arch, const BertConfig *c, SizeKey *keys, 
     return n;
 }
 
-/* "hidden_size 768, pe_max_len 100000000": the keys whose value is a
- * dimension of t, or a factor of one (query_layer is [H, query_len·H],
- * span_pos_emb [3·sbo_max_span_length, H]). */
+/* The largest dimension of t that key value v gives, directly or as a factor
+ * (query_layer is [H, query_len·H], span_pos_emb [3·sbo_max_span_length,
+ * H]); 0: none. A value of 1 gives no dimension worth naming. */
+static int64_t dim_of(int64_t v, int64_t H, const Tensor *t)
+{
+    int64_t best = 0;
+    for (int d = 0; v > 1 && d < t->ndim; d++) {
+        int64_t x = t->shape[d];
+        if (x > best && (x == v || x == 3 * v || x == v * H))
+            best = x;
+    }
+    return best;
+}
+
+/* "pe_max_len 100000000, hidden_size 768": the keys whose value is a
+ * dimension of t, or a factor of one, the largest dimension's first. */
 static void keys_of(const ModelArch *arch, const BertConfig *c, const Tensor *t, char *buf,
                     size_t cap)
 {
     SizeKey keys[32];
+    int64_t dim[32];
     int n = size_keys(arch, c, keys, 32);
+    for (int k = 0; k < n; k++)
+        dim[k] = dim_of(keys[k].value, c->hidden_size, t);
     size_t at = 0;
     buf[0] = '\0';
-    for (int k = 0; k < n; k++) {
-        int64_t v = keys[k].value, H = c->hidden_size;
-        bool sizes = false;
-        for (int d = 0; d < t->ndim; d++) {
-            int64_t x = t->shape[d];
-            sizes |= x > 1 && (x == v || x == 3 * v || x == v * H);
-        }
-        if (sizes && at < cap)
-            at += (size_t)snprintf(buf + at, cap - at, "%s%s %d", at ? ", " : "", keys[k].key,
-                                   keys[k].value);
+    for (;;) {
+        int best = -1;
+        for (int k = 0; k < n; k++)
+            if (dim[k] > 0 && (best < 0 || dim[k] > dim[best]))
+                best = k;
+        if (best < 0 || at >= cap)
+            return;
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s %d", at ? ", " : "", keys[best].key,
+                               keys[best].value);
+        dim[best] = 0;
     }
 }
 
-static int too_big(const ModelArch *arch, const BertConfig *cfg, const Registry *r,
-                   BertcError *err)
+/* "'encoder.pos_emb.pe' [1, 200000000, 32], sized by pe_max_len 200000000":
+ * the dry run's largest parameter and the keys behind its shape. */
+static void largest_param(const ModelArch *arch, const BertConfig *cfg, const Registry *r,
+                          char *buf, size_t cap)
 {
     const Param *p = &r->params[r->dry_largest];
     char shape[SHAPE_STR_LEN], keys[256];
     bertc_shape_str(shape, sizeof shape, p->var->value.ndim, p->var->value.shape);
     keys_of(arch, cfg, &p->var->value, keys, sizeof keys);
+    snprintf(buf, cap, "'%s' %s, sized by %s", p->name, shape,
+             keys[0] ? keys : "the layer counts");
+}
+
+static int too_big(const ModelArch *arch, const BertConfig *cfg, const Registry *r,
+                   BertcError *err)
+{
+    char largest[BERTC_ERROR_LEN / 2];
+    largest_param(arch, cfg, r, largest, sizeof largest);
     return bertc_errorf(err, "config: %s with num_hidden_layers %d asks for %.3g parameter "
                         "and buffer elements (%.3g GiB of float32), more than bertc's limit "
-                        "of %.3g (64 GiB); the largest is '%s' %s, sized by %s: lower these "
-                        "keys", cfg->architecture, cfg->num_hidden_layers,
-                        r->dry_floats, r->dry_floats * 4.0 / 1073741824.0, MODEL_MAX_FLOATS,
-                        p->name, shape, keys[0] ? keys : "the layer counts");
+                        "of %.3g (64 GiB); the largest is %s: lower these keys",
+                        cfg->architecture, cfg->num_hidden_layers, r->dry_floats,
+                        r->dry_floats * 4.0 / 1073741824.0, MODEL_MAX_FLOATS, largest);
 }
 
 /* The dry run, under bertc_try, in `arena` from `mark` on: size_in
@@ -83,6 +110,14 @@ static int dry_build(void *ctx, BertcError *err)
     DryBuild *d = ctx;
     d->r = bertc_registry_create_dry(d->arena, d->arch->name);
     return d->arch->build(d->r, d->cfg, err) ? 0 : -1;
+}
+
+/* The dry run in an arena of its own (d->arena, which the caller destroys). */
+static int dry_arena(void *ctx, BertcError *err)
+{
+    DryBuild *d = ctx;
+    d->arena = bertc_arena_create("dry run", 1 << 16);
+    return dry_build(d, err);
 }
 
 /* bertc_model_size with the dry run in `arena`; it leaves the arena as it was. */
@@ -181,6 +216,28 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
     return bertc_model_build_int8(m, arena, cfg, NULL, 0, err);
 }
 
+/* The build ran out of memory (the arena's error, naming only the arena):
+ * the error names instead the size, the memory free, and the largest
+ * parameter with the config keys that sized it, from a dry run of its own. */
+static void no_room(const ModelArch *arch, const BertConfig *cfg, double floats,
+                    BertcError *err)
+{
+    DryBuild d = {arch, cfg, NULL, NULL};
+    BertcError dry_err;
+    char largest[BERTC_ERROR_LEN / 2];
+    int rc = bertc_try(dry_arena, &d, &dry_err);
+    if (rc == 0)
+        largest_param(arch, cfg, d.r, largest, sizeof largest);
+    bertc_arena_destroy(d.arena);
+    if (rc != 0)
+        return;   /* no memory even for that: the arena's error stays */
+    bertc_errorf(err, "config: %s with num_hidden_layers %d needs %.3g GiB for its %.3g "
+                 "parameter and buffer elements, more than the %.3g GiB of memory free; the "
+                 "largest is %s: lower these keys", cfg->architecture, cfg->num_hidden_layers,
+                 floats * 4.0 / 1073741824.0, floats,
+                 (double)bertc_arena_memory_limit() / 1073741824.0, largest);
+}
+
 /* Every build, with the architecture in hand (never looked up here, so a
  * firmware that names its one architecture links no other). */
 static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall *c,
@@ -188,7 +245,7 @@ static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall 
 {
     /* A const model allocates no weights (they are in the caller's memory
      * already): the config's rules, without the dry run that sizes them. */
-    double floats;
+    double floats = 0;
     if (c->cb ? bertc_bert_config_check_as(arch, c->cfg, err) != 0
               : size_in(arch, c->cfg, arena, &floats, err) != 0)
         return -1;
@@ -196,7 +253,11 @@ static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall 
     m->arch = arch;
     m->reg = NULL;
     m->impl = NULL;
-    return bertc_try(build, c, err);
+    if (bertc_try(build, c, err) == 0)
+        return 0;
+    if (!c->cb && strstr(err->msg, "out of memory"))
+        no_room(arch, c->cfg, floats, err);
+    return -1;
 }
 
 int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
@@ -242,6 +303,69 @@ int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, Bertc
     if (bertc_try(forward, &c, err) != 0)
         return -1;
     return bertc_batch_check_all_read(&seen, m->arch->name, err);
+}
+
+/* ---- outputs that are not finite --------------------------------------- */
+
+/* A LayerNorm ε of 0 (layer_norm_eps, or an architecture's own *_eps key):
+ * PyTorch accepts it, but a constant row then normalizes 0 by sqrt(0). */
+static bool zero_eps(const Model *m, char *cause, size_t cap)
+{
+    const char *key = m->cfg.layer_norm_eps <= 0 ? "layer_norm_eps" : NULL;
+    for (int i = 0; !key && i < m->arch->n_keys; i++) {
+        const ConfigKey *k = &m->arch->keys[i];
+        if (k->kind == CONFIG_FLOAT && strstr(k->key, "eps") &&
+            bertc_config_key_value(k, m->cfg.model.bytes) <= 0)
+            key = k->key;
+    }
+    if (key)
+        snprintf(cause, cap, "%s is 0, so a LayerNorm over a constant row computes 0/0; give "
+                 "it a small positive value (BERT's is 1e-12)", key);
+    return key != NULL;
+}
+
+/* A loss over no counted row is 0/0, as in PyTorch: the label inputs of
+ * the batch and what the architecture says of their values. */
+static void ignored_labels(const Model *m, const Batch *in, char *cause, size_t cap)
+{
+    size_t at = (size_t)snprintf(cause, cap, "a loss over no counted row is 0/0 (as in "
+                                 "PyTorch): are all the labels ignored?");
+    for (int i = 0; bertc_model_input(m->arch, i) && at < cap; i++) {
+        const InputSpec *s = bertc_model_input(m->arch, i);
+        if (s->label && bertc_batch_find(in, s->name))
+            at += (size_t)snprintf(cause + at, cap - at, " %s: %s;", s->name, s->values);
+    }
+    if (at < cap && cause[at - 1] == ';')
+        cause[at - 1] = '\0';
+}
+
+int bertc_outputs_check_finite(const Model *m, const Batch *in, const Outputs *out,
+                               BertcError *err)
+{
+    for (int i = 0; i < out->n; i++) {
+        const OutputItem *it = &out->items[i];
+        const Tensor *t = it->is_int ? NULL : &it->var->value;
+        int64_t k = 0;
+        while (t && k < t->numel && isfinite(t->data[k]))
+            k++;
+        if (!t || k == t->numel)
+            continue;
+        char at[SHAPE_STR_LEN], cause[BERTC_ERROR_LEN / 2];
+        at[0] = '\0';
+        if (t->ndim > 0)
+            bertc_index_str(at, sizeof at, t->ndim, t->shape, k);
+        if (!zero_eps(m, cause, sizeof cause)) {
+            if (strstr(it->name, "loss"))
+                ignored_labels(m, in, cause, sizeof cause);
+            else
+                snprintf(cause, sizeof cause, "no known cause: do the weights or the inputs "
+                         "hold values too large for float32?");
+        }
+        float v = t->data[k];
+        return bertc_errorf(err, "%s: %s's output '%s'%s is %s: %s", in->source, m->arch->name,
+                            it->name, at, isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf", cause);
+    }
+    return 0;
 }
 
 typedef struct BackwardCall {

@@ -223,6 +223,14 @@ int bertc_model_open(Model *m, Arena *arena, const char *config_path, const char
  * error naming it and the inputs the model reads, caught after the forward
  * (the model's own lookups say what it reads) and before any output is used. */
 int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, BertcError *err);
+/* Every float output of out finite, else an error naming the batch's
+ * source, the first output that is not, its index and value, and the likely
+ * cause: a LayerNorm ε of 0 (a constant row gives 0/0), or, for a loss,
+ * labels that are all ignored (a mean over no row), naming the batch's label
+ * inputs. A forward that was valid but degenerate thus never passes NaN on
+ * silently; callers that print or write outputs check them. */
+int bertc_outputs_check_finite(const Model *m, const Batch *in, const Outputs *out,
+                               BertcError *err);
 /* bertc_ag_backward(g, loss) for a loss bertc_model_forward produced, as an error (not
  * an abort) when the step's gradients do not fit in memory. */
 int bertc_model_backward(Graph *g, Var *loss, BertcError *err);
@@ -307,6 +315,13 @@ typedef struct TextBatch {
 int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
                       int32_t max_len, int32_t min_len, Graph *g, TextBatch *tb,
                       BertcError *err);
+/* An id of e at or beyond cfg's vocab_size, which only a vocabulary longer
+ * than the model's embedding table (tok->V > vocab_size) makes: an error
+ * naming that vocabulary, both sizes and the token. bertc_text_batch_encode
+ * checks every encoding; a caller that builds its batch from encodings of
+ * its own calls it. */
+int bertc_encoding_check_vocab(const BertConfig *cfg, const Tokenizer *tok, const Encoding *e,
+                               BertcError *err);
 /* Puts the three (n, S) tensors under the given names. */
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
                     Batch *out);

@@ -79,7 +79,8 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
     bertc_ag_set_training(g, false);
     bertc_ag_set_no_grad(g, !args->grad);
     bertc_outputs_init(&out);
-    if (bertc_model_forward(m, g, &in, &out, err) != 0)
+    if (bertc_model_forward(m, g, &in, &out, err) != 0 ||
+        bertc_outputs_check_finite(m, &in, &out, err) != 0)
         return -1;
     if (args->grad) {
         Var *loss = bertc_outputs_get(&out, "loss");

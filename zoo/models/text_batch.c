@@ -15,6 +15,19 @@ static int32_t length_limit(const BertConfig *cfg, int32_t max_len)
     return max_len > 0 && max_len < limit ? max_len : limit;
 }
 
+int bertc_encoding_check_vocab(const BertConfig *cfg, const Tokenizer *tok, const Encoding *e,
+                               BertcError *err)
+{
+    for (int32_t t = 0; t < e->S; t++)
+        if (e->input_ids[t] >= cfg->vocab_size)
+            return bertc_errorf(err, "%s has %d tokens, more than the model's vocab_size %d: "
+                                "token '%s' (id %d) has no embedding; give the vocabulary the "
+                                "model was trained with", tok->name, (int)tok->V,
+                                (int)cfg->vocab_size, bertc_tokenizer_token(tok, e->input_ids[t]),
+                                (int)e->input_ids[t]);
+    return 0;
+}
+
 int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const TextExample *ex, int n,
                       int32_t max_len, int32_t min_len, Graph *g, TextBatch *tb, BertcError *err)
 {
@@ -26,7 +39,8 @@ int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const T
     for (int i = 0; i < n; i++) {
         const char *a = ex[i].text ? ex[i].text : "", *b = ex[i].text_pair;
         if (bertc_tokenizer_encode(tok, g->step, a, strlen(a), b, b ? strlen(b) : 0, limit, false,
-                             &tb->enc[i], err) != 0)
+                             &tb->enc[i], err) != 0 ||
+            bertc_encoding_check_vocab(cfg, tok, &tb->enc[i], err) != 0)
             return -1;
         S = tb->enc[i].S > S ? tb->enc[i].S : S;
     }
