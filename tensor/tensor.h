@@ -56,8 +56,10 @@ typedef struct BertcError {
 /* Fill err (may be NULL) with a printf-style message. Always returns -1 so a
  * caller can write `return bertc_errorf(err, "...")`. The message is one
  * line: a control character in it (a newline in a quoted file name or flag
- * value) is written \n, \r or \xNN (a tab stays); so are bertc_fatal's and
- * bertc_warn's. */
+ * value) is written \n, \r or \xNN (a tab stays). A message longer than
+ * BERTC_ERROR_LEN has the middle of its longest words (the paths in it)
+ * replaced by "...", so the reason after a long path is kept. The same
+ * holds for bertc_fatal's and bertc_warn's. */
 int bertc_errorf(BertcError *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
