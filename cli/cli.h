@@ -101,11 +101,10 @@ int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);
  * DIR/config.json and DIR/model.safetensors. --model with --config or
  * --weights is an error naming both; neither --model nor --config, one
  * naming both. */
-#define CLI_PATH_LEN 1100
 typedef struct CliModelFiles {
     const char *dir;                  /* --model, or NULL */
     const char *config, *weights;     /* weights NULL: not given */
-    char config_buf[CLI_PATH_LEN], weights_buf[CLI_PATH_LEN];
+    char config_buf[BERTC_PATH_MAX], weights_buf[BERTC_PATH_MAX];
 } CliModelFiles;
 
 int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, BertcError *err);

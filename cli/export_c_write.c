@@ -12,17 +12,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define PATH_LEN 1100
-
 typedef struct Out {
     FILE *f;
-    char path[PATH_LEN];
+    char path[BERTC_PATH_MAX];
 } Out;
 
 static int open_out(Out *o, const char *dir, const char *name, BertcError *err)
 {
-    size_t n = strlen(dir);
-    snprintf(o->path, sizeof o->path, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+    o->f = NULL;
+    if (bertc_path_join(o->path, dir, name, "--out", err) != 0)
+        return -1;
     o->f = fopen(o->path, "w");
     if (!o->f)
         return bertc_errorf(err, "--out: cannot write %s: %s", o->path, strerror(errno));

@@ -190,7 +190,7 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
 typedef struct Base {
     BertConfig cfg;
     Tokenizer tok;
-    char weights[1100];       /* "" from scratch */
+    char weights[BERTC_PATH_MAX];   /* "" from scratch */
     Arena *arena;             /* what --model DIR opened */
 } Base;
 
@@ -220,7 +220,7 @@ static int open_base(const FinetuneArgs *f, Base *b, BertcError *err)
     b->cfg = d->model.cfg;
     b->tok = d->tok;
     if (d->has_weights)
-        snprintf(b->weights, sizeof b->weights, "%s/model.safetensors", f->model);
+        return bertc_path_join(b->weights, f->model, "model.safetensors", "--model", err);
     return 0;
 }
 
@@ -536,18 +536,19 @@ static TrainOptions train_options(const FinetuneArgs *f, const FinetuneData *dat
 static int write_outputs(const FinetuneArgs *f, FinetuneData *data, const Model *m,
                          const TrainResult *res, BertcError *err)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/log.jsonl", f->out);
+    char path[BERTC_PATH_MAX];
+    if (bertc_path_join(path, f->out, "log.jsonl", "--out", err) != 0)
+        return -1;
     FILE *log = f->resume ? fopen(path, "a") : bertc_open_write(path, err);
     if (!log)
         return f->resume ? bertc_errorf(err, "%s: cannot append", path) : -1;
     finetune_write_log(data, res, log);
     if (fclose(log) != 0)
         return bertc_errorf(err, "%s: write failed", path);
-    snprintf(path, sizeof path, "%s/trainer_state.json", f->out);
-    if (write_state(path, data, err) != 0)
+    if (bertc_path_join(path, f->out, "trainer_state.json", "--out", err) != 0 ||
+        write_state(path, data, err) != 0 ||
+        bertc_path_join(path, f->out, "loss.svg", "--out", err) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/loss.svg", f->out);
     if (res->n_points && bertc_svg_loss_curve(path, res, "bertc finetune", err) != 0)
         return -1;
     if (!data->saved && bertc_model_dir_save(f->out, m, data->tok, err) != 0)
@@ -578,9 +579,10 @@ static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
     BertConfig cfg;
     Model m;
     TrainResult res;
-    char checkpoint[1100], state[1100];
-    snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", f->out);
-    snprintf(state, sizeof state, "%s/trainer_state.json", f->out);
+    char checkpoint[BERTC_PATH_MAX], state[BERTC_PATH_MAX];
+    if (bertc_path_join(checkpoint, f->out, "checkpoint.safetensors", "--out", err) != 0 ||
+        bertc_path_join(state, f->out, "trainer_state.json", "--out", err) != 0)
+        return -1;
     *data = (FinetuneData){.out = f->out, .patience = f->patience, .best = -INFINITY,
                            .best_eval = -1};
     int rc = open_base(f, &base, err) != 0 || load_data(f, data, arena, err) != 0 ||

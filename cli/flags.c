@@ -97,16 +97,6 @@ int cli_fail(const BertcError *err)
     return 1;
 }
 
-/* DIR/NAME into buf, or an error naming --model when it does not fit. */
-static int dir_file(const char *dir, const char *name, char *buf, size_t cap, BertcError *err)
-{
-    char shown[CLI_SHOWN];
-    int n = snprintf(buf, cap, "%s/%s", dir, name);
-    if (n < 0 || (size_t)n >= cap)
-        return bertc_errorf(err, "--model '%s': the path is too long", cli_shown(dir, shown));
-    return 0;
-}
-
 /* --model with one of the flags it replaces: an error naming both. */
 static int not_both(const CliCommand *c, const CliArgs *a, const char *flag, BertcError *err)
 {
@@ -130,8 +120,8 @@ int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, Ber
                                 "--help)", c->name);
         return 0;
     }
-    if (dir_file(f->dir, "config.json", f->config_buf, sizeof f->config_buf, err) != 0 ||
-        dir_file(f->dir, "model.safetensors", f->weights_buf, sizeof f->weights_buf, err) != 0)
+    if (bertc_path_join(f->config_buf, f->dir, "config.json", "--model", err) != 0 ||
+        bertc_path_join(f->weights_buf, f->dir, "model.safetensors", "--model", err) != 0)
         return -1;
     f->config = f->config_buf;
     f->weights = f->weights_buf;

@@ -127,8 +127,6 @@ static void compose(char *dst, size_t cap, const char *fmt, va_list ap)
         vsnprintf(big, (size_t)n + 1, fmt, again);
         whole = big;
     }
-#else
-    (void)n;
 #endif
     va_end(again);
     size_t len = escape(whole, dst, cap);
@@ -141,6 +139,8 @@ static void compose(char *dst, size_t cap, const char *fmt, va_list ap)
     }
     free(line);
     free(big);
+#else
+    (void)n, (void)len;
 #endif
 }
 

@@ -11,11 +11,7 @@
 
 #define TOKENIZER_CONFIG_MAX_BYTES (1L << 20)
 
-static void join(char *buf, size_t cap, const char *dir, const char *file)
-{
-    size_t n = strlen(dir);
-    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
-}
+#define WHAT "the model directory"
 
 static bool exists(const char *path)
 {
@@ -97,13 +93,16 @@ static int read_tokenizer_config(const char *path, ModelDir *d, BertcError *err)
 
 int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError *err)
 {
-    char config[1024], weights[1024], vocab[1024], tokenizer[1024];
+    char config[BERTC_PATH_MAX], weights[BERTC_PATH_MAX], vocab[BERTC_PATH_MAX],
+        tokenizer[BERTC_PATH_MAX];
     memset(d, 0, sizeof *d);
-    snprintf(d->dir, sizeof d->dir, "%s", dir);
-    join(config, sizeof config, dir, "config.json");
-    join(weights, sizeof weights, dir, "model.safetensors");
-    join(vocab, sizeof vocab, dir, "vocab.txt");
-    join(tokenizer, sizeof tokenizer, dir, "tokenizer_config.json");
+    if (bertc_path_check_dir(dir, WHAT, err) != 0 ||
+        bertc_path_join(config, dir, "config.json", WHAT, err) != 0 ||
+        bertc_path_join(weights, dir, "model.safetensors", WHAT, err) != 0 ||
+        bertc_path_join(vocab, dir, "vocab.txt", WHAT, err) != 0 ||
+        bertc_path_join(tokenizer, dir, "tokenizer_config.json", WHAT, err) != 0)
+        return -1;
+    memcpy(d->dir, dir, strlen(dir) + 1);
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return bertc_errorf(err, "%s: not a model directory (%s)", dir,
@@ -163,21 +162,22 @@ static int write_tokenizer_config(const char *path, const Tokenizer *tok, int32_
 
 int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok, BertcError *err)
 {
-    char path[1024];
+    char path[BERTC_PATH_MAX];
+    if (bertc_path_check_dir(dir, WHAT, err) != 0)
+        return -1;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return bertc_errorf(err, "%s: cannot create the model directory: %s", dir,
                             strerror(errno));
-    join(path, sizeof path, dir, "config.json");
-    if (bertc_bert_config_write(path, &m->cfg, err) != 0)
-        return -1;
-    join(path, sizeof path, dir, "model.safetensors");
-    if (bertc_registry_save_file(m->reg, path, err) != 0)
+    if (bertc_path_join(path, dir, "config.json", WHAT, err) != 0 ||
+        bertc_bert_config_write(path, &m->cfg, err) != 0 ||
+        bertc_path_join(path, dir, "model.safetensors", WHAT, err) != 0 ||
+        bertc_registry_save_file(m->reg, path, err) != 0)
         return -1;
     if (!tok)
         return 0;
-    join(path, sizeof path, dir, "vocab.txt");
-    if (write_vocab(path, tok, err) != 0)
+    if (bertc_path_join(path, dir, "vocab.txt", WHAT, err) != 0 ||
+        write_vocab(path, tok, err) != 0 ||
+        bertc_path_join(path, dir, "tokenizer_config.json", WHAT, err) != 0)
         return -1;
-    join(path, sizeof path, dir, "tokenizer_config.json");
     return write_tokenizer_config(path, tok, m->cfg.max_position_embeddings, err);
 }

@@ -723,7 +723,7 @@ int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextE
  * vocab.txt (absent: no tokenizer) and tokenizer_config.json (do_lower_case,
  * strip_accents null or equal to it, the special tokens, model_max_length). */
 typedef struct ModelDir {
-    char dir[512];
+    char dir[BERTC_PATH_MAX];
     Model model;
     bool has_weights;
     bool has_tokenizer;
@@ -731,6 +731,8 @@ typedef struct ModelDir {
     int32_t model_max_length;         /* at most max_position_embeddings */
 } ModelDir;
 
+/* A dir longer than a directory path may be (bertc_path_check_dir) is an
+ * error naming it, for both bertc_model_dir_open and bertc_model_dir_save. */
 int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError *err);
 /* Writes config.json (with id2label/label2id), model.safetensors (HF's
  * names, atomically) and, with tok, vocab.txt and tokenizer_config.json,
