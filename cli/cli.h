@@ -88,6 +88,9 @@ int cli_fail(const BertcError *err);
  * Returns buf (CLI_SHOWN bytes). */
 #define CLI_SHOWN 80
 const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
+/* s[0..len) as a JSON string, quoted and escaped (bertc_json_quote), to f:
+ * every string of the JSON the CLI prints or writes goes through here. */
+void cli_json_string(FILE *f, const char *s, size_t len);
 /* --threads N: 1..THREADS_MAX. */
 int cli_parse_threads(const char *value, int *n, BertcError *err);
 /* The command's --threads N, when given, as the thread count. */

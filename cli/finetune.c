@@ -504,9 +504,11 @@ static int write_state(const char *path, const FinetuneData *data, BertcError *e
     FILE *fp = bertc_open_write(path, err);
     if (!fp)
         return -1;
-    fprintf(fp, "{\"best_metric\": %.17g, \"bad_evals\": %lld, \"metric\": \"%s\"}\n",
-            isfinite(data->best) ? data->best : -1e308, (long long)data->bad_evals,
-            finetune_metric_name(data->kind));
+    const char *metric = finetune_metric_name(data->kind);
+    fprintf(fp, "{\"best_metric\": %.17g, \"bad_evals\": %lld, \"metric\": ",
+            isfinite(data->best) ? data->best : -1e308, (long long)data->bad_evals);
+    cli_json_string(fp, metric, strlen(metric));
+    fputs("}\n", fp);
     return fclose(fp) == 0 ? 0 : bertc_errorf(err, "%s: write failed", path);
 }
 

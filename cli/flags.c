@@ -31,6 +31,21 @@ const char *cli_shown(const char *arg, char buf[CLI_SHOWN])
     return buf;
 }
 
+void cli_json_string(FILE *f, const char *s, size_t len)
+{
+    size_t n = bertc_json_quote(NULL, 0, s, len);
+    char small[256];
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf) {   /* out of memory: the text is left out, the line stays JSON */
+        fputs("null", f);
+        return;
+    }
+    bertc_json_quote(buf, n + 1, s, len);
+    fputs(buf, f);
+    if (buf != small)
+        free(buf);
+}
+
 int cli_parse_threads(const char *value, int *n, BertcError *err)
 {
     char shown[CLI_SHOWN];

@@ -138,22 +138,6 @@ static void plan_entries(const Registry *r, const bool *chosen, Arena *arena, Qu
 
 /* ---- config.json and the tokenizer files ---------------------------------- */
 
-/* s as a JSON string body (dotted names need no escapes; be safe anyway). */
-static size_t json_escaped(char *dst, const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            dst[n++] = '\\';
-        if (c < 0x20)
-            n += (size_t)sprintf(dst + n, "\\u%04x", c);
-        else
-            dst[n++] = (char)c;
-    }
-    return n;
-}
-
 /* The modules of the chosen Linear weights (linear) or word embeddings, as
  * the body of a JSON list, one a line after `indent`: "\n<indent>\"a.b\",...". */
 static size_t module_list(char *dst, const Registry *r, const bool *chosen, bool linear,
@@ -164,10 +148,10 @@ static size_t module_list(char *dst, const Registry *r, const bool *chosen, bool
     for (int i = 0; i < r->n_params; i++) {
         if (!chosen[i] || r->params[i].linear_weight != linear)
             continue;
-        n += (size_t)sprintf(dst + n, "%s\n%s\"", sep, indent);
-        n += json_escaped(dst + n, r->params[i].name);
-        n -= sizeof ".weight" - 1;   /* the module's name */
-        dst[n++] = '"';
+        const char *name = r->params[i].name;
+        size_t len = strlen(name) - (sizeof ".weight" - 1);   /* the module's name */
+        n += (size_t)sprintf(dst + n, "%s\n%s", sep, indent);
+        n += bertc_json_quote(dst + n, bertc_json_quote(NULL, 0, name, len) + 1, name, len);
         sep = ",";
     }
     return n;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -140,24 +141,40 @@ static int write_vocab(const char *path, const Tokenizer *tok, BertcError *err)
     return 0;
 }
 
-/* What AutoTokenizer needs to rebuild the tokenizer from vocab.txt. */
+/* What AutoTokenizer needs to rebuild the tokenizer from vocab.txt; the
+ * special tokens as JSON strings (bertc_json_quote: a token holding '"',
+ * '\\' or a control character stays readable). */
 static int write_tokenizer_config(const char *path, const Tokenizer *tok, int32_t max_len,
                                   BertcError *err)
 {
-    char text[1024];
-    int n = snprintf(text, sizeof text,
+    static const char *const keys[] = {"cls_token", "sep_token", "pad_token", "unk_token",
+                                       "mask_token"};
+    const int32_t ids[] = {tok->cls_id, tok->sep_id, tok->pad_id, tok->unk_id, tok->mask_id};
+    char head[256];
+    int n = snprintf(head, sizeof head,
                      "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": %s,\n"
                      "  \"strip_accents\": null,\n  \"tokenize_chinese_chars\": true,\n"
-                     "  \"model_max_length\": %d,\n  \"cls_token\": \"%s\",\n"
-                     "  \"sep_token\": \"%s\",\n  \"pad_token\": \"%s\",\n  \"unk_token\": \"%s\",\n"
-                     "  \"mask_token\": \"%s\"\n}\n",
-                     tok->do_lower_case ? "true" : "false", (int)max_len,
-                     bertc_tokenizer_token(tok, tok->cls_id), bertc_tokenizer_token(tok, tok->sep_id),
-                     bertc_tokenizer_token(tok, tok->pad_id), bertc_tokenizer_token(tok, tok->unk_id),
-                     bertc_tokenizer_token(tok, tok->mask_id));
-    if (n < 0 || (size_t)n >= sizeof text)
-        return bertc_errorf(err, "%s: the special tokens are too long to write", path);
-    return bertc_write_file(path, text, (size_t)n, err);
+                     "  \"model_max_length\": %d", tok->do_lower_case ? "true" : "false",
+                     (int)max_len);
+    size_t cap = (size_t)n + 4;
+    for (int i = 0; i < 5; i++) {
+        const char *s = bertc_tokenizer_token(tok, ids[i]);
+        cap += strlen(keys[i]) + 8 + bertc_json_quote(NULL, 0, s, strlen(s));
+    }
+    char *text = malloc(cap);
+    if (!text)
+        return bertc_errorf(err, "%s: out of memory for %zu bytes", path, cap);
+    size_t len = (size_t)n;
+    memcpy(text, head, len);
+    for (int i = 0; i < 5; i++) {
+        const char *s = bertc_tokenizer_token(tok, ids[i]);
+        len += (size_t)snprintf(text + len, cap - len, ",\n  \"%s\": ", keys[i]);
+        len += bertc_json_quote(text + len, cap - len, s, strlen(s));
+    }
+    len += (size_t)snprintf(text + len, cap - len, "\n}\n");
+    int rc = bertc_write_file(path, text, len, err);
+    free(text);
+    return rc;
 }
 
 int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok, BertcError *err)
