@@ -235,7 +235,9 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
     memcpy(cfg->architecture, fresh.architecture, sizeof cfg->architecture);
     cfg->model = fresh.model;
     cfg->add_pooling_layer = true;
-    cfg->n_label_names = 0;
+    cfg->n_label_names = 0;   /* the base's names stay the base's (b frees them) */
+    cfg->label_spill = NULL;
+    cfg->label_heap = false;
     if (data->kind == FT_MLM) {   /* no pooler, as HF's BertForMaskedLM */
         snprintf(cfg->architecture, sizeof cfg->architecture, "BertForMaskedLM");
         cfg->add_pooling_layer = false;
@@ -578,7 +580,7 @@ static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
 {
     Base base = {0};
     FinetuneData *data = bertc_arena_calloc(arena, 1, sizeof *data);
-    BertConfig cfg;
+    BertConfig cfg = {0};
     Model m;
     TrainResult res;
     char checkpoint[BERTC_PATH_MAX], state[BERTC_PATH_MAX];
@@ -617,6 +619,8 @@ static int train(const FinetuneArgs *f, Arena *arena, BertcError *err)
     }
     if (base.arena)
         bertc_arena_destroy(base.arena);
+    bertc_bert_config_free(&base.cfg);
+    bertc_bert_config_free(&cfg);
     return rc ? -1 : 0;
 }
 

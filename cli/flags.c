@@ -151,11 +151,11 @@ static int open_files(const CliModelFiles *f, Arena *arena, Model *m, BertcError
     BertConfig cfg;
     if (bertc_bert_config_read(f->config, &cfg, err) != 0)
         return -1;
-    if (bertc_model_build(m, arena, &cfg, err) != 0) {
+    int rc = bertc_model_build(m, arena, &cfg, err);
+    bertc_bert_config_free(&cfg);
+    if (rc != 0)
         bertc_model_config_error(err, f->config);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights, Arena *arena,

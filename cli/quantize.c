@@ -255,6 +255,7 @@ static int check_source(const char *model, BertcError *err)
     if (bertc_path_join(config, model, "config.json", "--model", err) != 0 ||
         bertc_bert_config_read(config, &cfg, err) != 0)
         return -1;
+    bertc_bert_config_free(&cfg);   /* only int8_dynamic is asked */
     if (cfg.int8_dynamic)
         return bertc_errorf(err, "%s: the model is already quantised (it has a "
                             "quantization_config); quantise its float32 original", config);

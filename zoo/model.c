@@ -163,10 +163,27 @@ typedef struct BuildCall {
     const ConstBuild *cb;   /* NULL: not a const model */
 } BuildCall;
 
+/* The label names m->cfg shares with the config it was built from, when
+ * they are not in the config itself, copied into the model's arena: the
+ * model keeps them for its life, whatever happens to that config. */
+static void keep_labels(Model *m, Arena *arena)
+{
+    size_t bytes;
+    const char *text = bertc_bert_config_label_text(&m->cfg, &bytes);
+    if (!m->cfg.label_spill || !text)
+        return;
+    char *copy = bertc_arena_alloc(arena, bytes);
+    memcpy(copy, text, bytes);
+    m->cfg.label_spill = copy;
+    m->cfg.label_heap = false;
+}
+
 static int build(void *ctx, BertcError *err)
 {
     BuildCall *c = ctx;
     const ConstBuild *cb = c->cb;
+    if (!cb)   /* a const model's config is const data already */
+        keep_labels(c->m, c->arena);
     c->m->reg = cb ? bertc_registry_create_const(c->arena, cb->scratch, c->m->arch->name,
                                                  cb->table, cb->n_table)
                    : bertc_registry_create(c->arena, c->m->arch->name);
@@ -193,6 +210,7 @@ static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall 
               : size_in(arch, c->cfg, arena, &floats, err) != 0)
         return -1;
     m->cfg = *c->cfg;
+    m->cfg.label_heap = false;   /* the caller's to free: build() copies them */
     m->arch = arch;
     m->reg = NULL;
     m->impl = NULL;

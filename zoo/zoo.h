@@ -233,7 +233,8 @@ const OutputSpec *bertc_model_output_named(const ModelArch *arch, const char *na
 int bertc_model_config_default(BertConfig *cfg, const char *architecture, BertcError *err);
 /* config.json text -> BertConfig: the common keys, then the architecture's
  * (`name` is used in messages; the JSON tree lives in `scratch`, NULL: an
- * arena of its own). */
+ * arena of its own). id2label's names too many for the config itself are
+ * on the heap: bertc_bert_config_free frees them (nn/config.h). */
 int bertc_bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
                       BertConfig *cfg, BertcError *err);
 int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/config_file.c */
