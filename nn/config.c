@@ -125,9 +125,7 @@ const void *bertc_config_key_cptr(const void *base, const ConfigKey *k)
 static void int_bounds(ConfigRange range, int vocab, int64_t *lo, int64_t *hi)
 {
     *lo = range == RANGE_POSITIVE || range == RANGE_LAYERS ? 1 : 0;
-    *hi = range == RANGE_TOKEN_ID                                ? (int64_t)vocab - 1
-        : range == RANGE_LAYERS || range == RANGE_LAYERS_OR_0 ? CONFIG_MAX_LAYERS
-                                                                : INT32_MAX;
+    *hi = range == RANGE_TOKEN_ID ? (int64_t)vocab - 1 : INT32_MAX;
 }
 
 static bool real_ok(double x, ConfigRange range)

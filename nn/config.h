@@ -27,9 +27,9 @@
  * A null value means "use the default", as HF does for problem_type,
  * classifier_dropout and the token ids. Unknown keys are ignored. A missing
  * required key, a wrong type or a value out of range is an error naming the
- * key (e.g. "masking.seed"). Sizes are integers in [1, 2^31 - 1];
- * num_hidden_layers is at most CONFIG_MAX_LAYERS; token ids are below
- * vocab_size; num_attention_heads divides hidden_size.
+ * key (e.g. "masking.seed"). Sizes, layer counts included, are integers in
+ * [1, 2^31 - 1] (what they add up to is bounded by memory: bertc_model_size);
+ * token ids are below vocab_size; num_attention_heads divides hidden_size.
  */
 #ifndef BERTC_NN_CONFIG_H
 #define BERTC_NN_CONFIG_H
@@ -53,11 +53,6 @@ typedef enum ProblemType {
     PROBLEM_MULTI_LABEL         /* "multi_label_classification" */
 } ProblemType;
 
-/* The most layers a config may ask for (num_hidden_layers and any layer
- * count of an architecture): far above any BERT (bert-large has 24). It
- * keeps registration cheap before the model's size is checked (a build is
- * quadratic in the number of parameters). */
-#define CONFIG_MAX_LAYERS 64
 /* architectures[0] is at most this long (with its NUL). */
 #define CONFIG_ARCH_NAME_MAX 64
 /* Room for an architecture's own keys in BertConfig.model. */
@@ -158,8 +153,8 @@ typedef enum ConfigRange {
     RANGE_PROB,                 /* 0 <= p <= 1 */
     RANGE_PROB_POSITIVE,        /* 0 < p <= 1 */
     RANGE_TOKEN_ID,             /* 0 <= id < vocab_size */
-    RANGE_LAYERS,               /* 1 <= n <= CONFIG_MAX_LAYERS */
-    RANGE_LAYERS_OR_0           /* 0 <= n <= CONFIG_MAX_LAYERS */
+    RANGE_LAYERS,               /* a layer count, >= 1 (bertc_model_size bounds it by memory) */
+    RANGE_LAYERS_OR_0           /* a layer count, >= 0 */
 } ConfigRange;
 
 #define CONFIG_MAX_TOKEN_IDS 16

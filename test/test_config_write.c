@@ -161,6 +161,42 @@ Test(config_write, impossible_model_size_is_refused)
                  floats);
 }
 
+/* More than 64 layers (HF sets no ceiling): 100 narrow layers are a model
+ * like any other; a count whose layers' records alone could not fit in
+ * memory is refused before any of them is registered, naming the key,
+ * num_hidden_layers or an architecture's own (the Summarizer's
+ * inter_layers). */
+Test(config_write, layer_counts_are_bounded_by_memory_only)
+{
+    BertConfig cfg = test_config_default("BertForSequenceClassification");
+    cfg.vocab_size = 20, cfg.hidden_size = 4, cfg.num_attention_heads = 1;
+    cfg.intermediate_size = 4, cfg.max_position_embeddings = 8, cfg.num_hidden_layers = 100;
+    BertcError err;
+    double floats;
+    cr_assert_eq(bertc_model_size(&cfg, &floats, &err), 0, "100 layers: %s", err.msg);
+    Arena *a = bertc_arena_create("layers", 1 << 20);
+    Model m;
+    test_model_from_config(&m, a, &cfg);
+    cr_expect_eq(bertc_registry_find(m.reg, "bert.encoder.layer.99.output.dense.weight") >= 0,
+                 true, "no layer 99");
+    cr_expect_eq(bertc_registry_find(m.reg, "bert.encoder.layer.100.output.dense.weight"), -1);
+    bertc_arena_destroy(a);
+    cfg.num_hidden_layers = INT32_MAX;
+    cr_assert_neq(bertc_model_size(&cfg, &floats, &err), 0);
+    cr_expect(strstr(err.msg, "config: num_hidden_layers 2147483647 needs") &&
+              strstr(err.msg, "lower num_hidden_layers"), "%s", err.msg);
+    BertConfig sum = test_config_default("Summarizer");
+    sum.vocab_size = 20, sum.hidden_size = 4, sum.num_attention_heads = 1;
+    sum.intermediate_size = 4, sum.max_position_embeddings = 8, sum.num_hidden_layers = 1;
+    test_config_set(&sum, "heads", 1);
+    test_config_set(&sum, "ff_size", 4);
+    test_config_set(&sum, "inter_layers", 100);
+    cr_assert_eq(bertc_model_size(&sum, &floats, &err), 0, "100 inter_layers: %s", err.msg);
+    test_config_set(&sum, "inter_layers", INT32_MAX);
+    cr_assert_neq(bertc_model_size(&sum, &floats, &err), 0);
+    cr_expect(strstr(err.msg, "config: inter_layers 2147483647 needs"), "%s", err.msg);
+}
+
 /* Found by fuzzing: a float key beyond float32's range became inf and could
  * not be written back as JSON; a tiny "> 0" key rounded to 0. */
 Test(config_write, float_keys_must_fit_float32)

@@ -293,7 +293,10 @@ int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
  * largest tensor and the config keys that size it. The dry run takes a few
  * KB per layer from an arena of its own (the heap); bertc_model_build counts in
  * the caller's arena instead and gives that memory back, so it also works
- * on a fixed arena with no heap. */
+ * on a fixed arena with no heap. A layer count (num_hidden_layers, or an
+ * architecture's own) above 64 is first measured, from dry runs of one and
+ * two layers: one whose layers' records alone would not fit in the memory
+ * the arenas may still take (at most 64 GiB) is an error naming the key. */
 int bertc_model_size(const BertConfig *cfg, double *floats, BertcError *err);
 
 /* An error from bertc_model_build that starts with "config: " gets the config
