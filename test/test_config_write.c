@@ -225,7 +225,7 @@ Test(config_write, float_keys_must_fit_float32)
 Test(config_write, three_hundred_long_label_names_round_trip)
 {
     enum { N = 300 };
-    static char text[N][25];
+    static char text[N][40];
     const char *names[N];
     for (int i = 0; i < N; i++) {
         snprintf(text[i], sizeof text[i], "label-%03d-abcdefghijklmn", i);

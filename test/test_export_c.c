@@ -592,7 +592,7 @@ Test(export_c, three_hundred_long_labels_are_exported, .timeout = 120)
     BertConfig cfg;
     BertcError err;
     cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
-    static char text[N][25];
+    static char text[N][40];
     const char *labels[N];
     for (int i = 0; i < N; i++) {
         snprintf(text[i], sizeof text[i], "label-%03d-abcdefghijklmn", i);

@@ -352,7 +352,7 @@ Test(finetune, three_hundred_long_labels_are_saved_and_read_back)
     cr_assert_eq(d.model.cfg.num_labels, N);
     cr_assert_eq(d.model.cfg.n_label_names, N);
     for (int i = 0; i < N; i++) {
-        char want[32];
+        char want[40];
         snprintf(want, sizeof want, "label-%03d-abcdefghijklmn", i);
         cr_expect_str_eq(bertc_bert_config_label(&d.model.cfg, i), want, "label %d", i);
     }
