@@ -80,30 +80,30 @@ static bool parent_dir(char *dir)
 
 static bool has_data(const char *root)
 {
-    char marker[1200];
-    snprintf(marker, sizeof marker, "%s/data/topics.tsv", root);
-    return access(marker, R_OK) == 0;
+    char marker[BERTC_PATH_MAX];
+    return bertc_path_join(marker, root, "data/topics.tsv", root, NULL) == 0 &&
+           access(marker, R_OK) == 0;
 }
 
 /* Where `bertc train` finds the example programs and the directory holding
- * their data/, from the directory `dir` of the bertc binary:
+ * their data/, from the directory `dir` of the bertc binary (examples and
+ * data_root: BERTC_PATH_MAX bytes each):
  *   build tree  BUILD/bertc, BUILD/examples/NAME, data/ in the source tree
  *               above BUILD (BUILD may be nested: build/x), found by its
  *               data/topics.tsv a few levels up;
  *   installed   PREFIX/bin/bertc, PREFIX/libexec/bertc/examples/NAME,
  *               PREFIX/share/bertc/data/.
  * data_root is left empty when no data/ is found (the example then says so). */
-static void train_layout(const char *dir, char *examples, size_t ex_len, char *data_root,
-                         size_t root_len)
+static void train_layout(const char *dir, char *examples, char *data_root)
 {
-    char up[1024];
+    char up[BERTC_PATH_MAX];
     snprintf(up, sizeof up, "%s", dir);
     data_root[0] = '\0';
-    snprintf(examples, ex_len, "%s/examples", dir);
-    if (access(examples, X_OK) == 0) {
+    if (bertc_path_join(examples, dir, "examples", dir, NULL) == 0 &&
+        access(examples, X_OK) == 0) {
         for (int level = 0; level < 4; level++) {
             if (has_data(up)) {
-                snprintf(data_root, root_len, "%s", up);
+                snprintf(data_root, BERTC_PATH_MAX, "%s", up);
                 return;
             }
             if (!parent_dir(up))
@@ -111,11 +111,9 @@ static void train_layout(const char *dir, char *examples, size_t ex_len, char *d
         }
         return;
     }
-    if (!parent_dir(up))
-        return;
-    snprintf(examples, ex_len, "%s/libexec/bertc/examples", up);
-    snprintf(data_root, root_len, "%s/share/bertc", up);
-    if (!has_data(data_root))
+    if (!parent_dir(up) ||
+        bertc_path_join(examples, up, "libexec/bertc/examples", up, NULL) != 0 ||
+        bertc_path_join(data_root, up, "share/bertc", up, NULL) != 0 || !has_data(data_root))
         data_root[0] = '\0';
 }
 
@@ -165,9 +163,10 @@ static void print_examples(const char *dir, FILE *out)
  * "train". */
 static int cmd_train(int argc, char **argv)
 {
-    char dir[1024], examples[1100], data_root[1100], path[1400];
+    char dir[BERTC_PATH_MAX], examples[BERTC_PATH_MAX], data_root[BERTC_PATH_MAX],
+        path[BERTC_PATH_MAX];
     own_dir(program, dir, sizeof dir);
-    train_layout(dir, examples, sizeof examples, data_root, sizeof data_root);
+    train_layout(dir, examples, data_root);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         cli_print_help(&cli_cmd_train, stdout);
         printf("\nexamples (in %s):", examples);
@@ -180,8 +179,8 @@ static int cmd_train(int argc, char **argv)
         list_examples(examples);
         return 2;
     }
-    int n = snprintf(path, sizeof path, "%s/%s", examples, argv[1]);
-    if (n < 0 || (size_t)n >= sizeof path || !is_example(argv[1], path)) {
+    if (bertc_path_join(path, examples, argv[1], examples, NULL) != 0 ||
+        !is_example(argv[1], path)) {
         char shown[CLI_SHOWN];
         fprintf(stderr, "bertc train: no example '%s' in %s", cli_shown(argv[1], shown),
                 examples);

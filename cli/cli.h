@@ -88,6 +88,9 @@ int cli_fail(const BertcError *err);
  * Returns buf (CLI_SHOWN bytes). */
 #define CLI_SHOWN 80
 const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
+/* s[0..len) as a JSON string, quoted and escaped (bertc_json_quote), to f:
+ * every string of the JSON the CLI prints or writes goes through here. */
+void cli_json_string(FILE *f, const char *s, size_t len);
 /* --threads N: 1..THREADS_MAX. */
 int cli_parse_threads(const char *value, int *n, BertcError *err);
 /* The command's --threads N, when given, as the thread count. */
@@ -121,11 +124,10 @@ int cli_max_len(const CliCommand *c, const CliArgs *a, const CliMaxLen *dflt,
  * DIR/config.json and DIR/model.safetensors. --model with --config or
  * --weights is an error naming both; neither --model nor --config, one
  * naming both. */
-#define CLI_PATH_LEN 1100
 typedef struct CliModelFiles {
     const char *dir;                  /* --model, or NULL */
     const char *config, *weights;     /* weights NULL: not given */
-    char config_buf[CLI_PATH_LEN], weights_buf[CLI_PATH_LEN];
+    char config_buf[BERTC_PATH_MAX], weights_buf[BERTC_PATH_MAX];
 } CliModelFiles;
 
 int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, BertcError *err);

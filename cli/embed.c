@@ -193,11 +193,12 @@ static int check_output(const CliArgs *a, BertcError *err)
     static const char *const dir_files[] = {"config.json", "model.safetensors", "vocab.txt",
                                             "tokenizer_config.json"};
     const char *paths[8];
-    char in_dir[4][1100];
+    char in_dir[4][BERTC_PATH_MAX];
     const char *dir = cli_value(&cli_cmd_embed, a, "--model");
     for (int i = 0; i < 4; i++) {
         paths[i] = cli_value(&cli_cmd_embed, a, flags[i]);
-        snprintf(in_dir[i], sizeof in_dir[i], "%.1000s/%s", dir ? dir : "", dir_files[i]);
+        if (dir && bertc_path_join(in_dir[i], dir, dir_files[i], "--model", err) != 0)
+            return -1;
         paths[4 + i] = dir ? in_dir[i] : NULL;
     }
     return cli_output_not_an_input("--output", out, 8, flags, paths, err);

@@ -12,17 +12,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define PATH_LEN 1100
-
 typedef struct Out {
     FILE *f;
-    char path[PATH_LEN];
+    char path[BERTC_PATH_MAX];
 } Out;
 
 static int open_out(Out *o, const char *dir, const char *name, BertcError *err)
 {
-    size_t n = strlen(dir);
-    snprintf(o->path, sizeof o->path, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+    o->f = NULL;
+    if (bertc_path_join(o->path, dir, name, "--out", err) != 0)
+        return -1;
     o->f = fopen(o->path, "w");
     if (!o->f)
         return bertc_errorf(err, "--out: cannot write %s: %s", o->path, strerror(errno));
@@ -194,6 +193,15 @@ static void tokenizer(FILE *f, const Tokenizer *t)
  * writes architectures that have none (cli/export_c.c). */
 static void config_struct(FILE *f, const BertConfig *c)
 {
+    size_t n;   /* the label names, each NUL-terminated, one after the other */
+    const char *names = bertc_bert_config_label_text(c, &n);
+    bool inline_names = n <= sizeof c->label_names;
+    if (!inline_names) {   /* too many for the struct: an array of their own */
+        fputs("\nstatic const char label_names[] = {", f);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%s%d", sep((int64_t)i, 20), (int)(signed char)names[i]);
+        fputs("\n};\n", f);
+    }
     fputs("\nstatic const BertConfig config = {\n    .architecture = ", f);
     literal(f, c->architecture, strlen(c->architecture));
     fprintf(f, ",\n    .vocab_size = %d, .hidden_size = %d, .num_hidden_layers = %d,\n"
@@ -204,7 +212,7 @@ static void config_struct(FILE *f, const BertConfig *c)
             "    .classifier_dropout = %af, .pad_token_id = %d, .sep_token_id = %d,\n"
             "    .mask_token_id = %d, .cls_token_id = %d, .unk_token_id = %d,\n"
             "    .num_labels = %d, .problem_type = (ProblemType)%d, .n_label_names = %d,\n"
-            "    .add_pooling_layer = %s, .int8_dynamic = %s,\n    .label_names = {",
+            "    .add_pooling_layer = %s, .int8_dynamic = %s,\n    %s",
             c->vocab_size, c->hidden_size, c->num_hidden_layers, c->num_attention_heads,
             c->intermediate_size, (int)c->hidden_act, (double)c->hidden_dropout_prob,
             (double)c->attention_probs_dropout_prob, c->max_position_embeddings,
@@ -212,12 +220,12 @@ static void config_struct(FILE *f, const BertConfig *c)
             (double)c->classifier_dropout, c->pad_token_id, c->sep_token_id, c->mask_token_id,
             c->cls_token_id, c->unk_token_id, c->num_labels, (int)c->problem_type,
             c->n_label_names, c->add_pooling_layer ? "true" : "false",
-            c->int8_dynamic ? "true" : "false");
-    size_t n = 0;   /* the names, each NUL-terminated, one after the other */
-    for (int i = 0; i < c->n_label_names; i++)
-        n += strlen(c->label_names + n) + 1;
+            c->int8_dynamic ? "true" : "false",
+            inline_names ? ".label_names = {" : ".label_spill = label_names,\n};\n");
+    if (!inline_names)
+        return;
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%d", sep((int64_t)i, 20), (int)(signed char)c->label_names[i]);
+        fprintf(f, "%s%d", sep((int64_t)i, 20), (int)(signed char)names[i]);
     fputs(n ? "\n    },\n};\n" : "0},\n};\n", f);
 }
 

@@ -208,7 +208,7 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
 typedef struct Base {
     BertConfig cfg;
     Tokenizer tok;
-    char weights[1100];       /* "" from scratch */
+    char weights[BERTC_PATH_MAX];   /* "" from scratch */
     Arena *arena;             /* what --model DIR opened */
 } Base;
 
@@ -238,7 +238,7 @@ static int open_base(const FinetuneArgs *f, Base *b, BertcError *err)
     b->cfg = d->model.cfg;
     b->tok = d->tok;
     if (d->has_weights)
-        snprintf(b->weights, sizeof b->weights, "%s/model.safetensors", f->model);
+        return bertc_path_join(b->weights, f->model, "model.safetensors", "--model", err);
     return 0;
 }
 
@@ -253,7 +253,9 @@ static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg,
     memcpy(cfg->architecture, fresh.architecture, sizeof cfg->architecture);
     cfg->model = fresh.model;
     cfg->add_pooling_layer = true;
-    cfg->n_label_names = 0;
+    cfg->n_label_names = 0;   /* the base's names stay the base's (b frees them) */
+    cfg->label_spill = NULL;
+    cfg->label_heap = false;
     if (data->kind == FT_MLM) {   /* no pooler, as HF's BertForMaskedLM */
         snprintf(cfg->architecture, sizeof cfg->architecture, "BertForMaskedLM");
         cfg->add_pooling_layer = false;
@@ -544,9 +546,11 @@ static int write_state(const char *path, const FinetuneData *data, BertcError *e
     FILE *fp = bertc_open_write(path, err);
     if (!fp)
         return -1;
-    fprintf(fp, "{\"best_metric\": %.17g, \"bad_evals\": %lld, \"metric\": \"%s\"}\n",
-            isfinite(data->best) ? data->best : -1e308, (long long)data->bad_evals,
-            finetune_metric_name(data->kind));
+    const char *metric = finetune_metric_name(data->kind);
+    fprintf(fp, "{\"best_metric\": %.17g, \"bad_evals\": %lld, \"metric\": ",
+            isfinite(data->best) ? data->best : -1e308, (long long)data->bad_evals);
+    cli_json_string(fp, metric, strlen(metric));
+    fputs("}\n", fp);
     return fclose(fp) == 0 ? 0 : bertc_errorf(err, "%s: write failed", path);
 }
 
@@ -618,18 +622,19 @@ static int train_options(const FinetuneArgs *f, const FinetuneData *data, const 
 static int write_outputs(const FinetuneArgs *f, const char *dir, FinetuneData *data,
                          const Model *m, const TrainResult *res, bool done, BertcError *err)
 {
-    char path[CLI_PATH_LEN];
-    snprintf(path, sizeof path, "%s/log.jsonl", dir);
+    char path[BERTC_PATH_MAX];
+    if (bertc_path_join(path, dir, "log.jsonl", "--out", err) != 0)
+        return -1;
     FILE *log = f->resume ? bertc_open_append(path, err) : bertc_open_write(path, err);
     if (!log)
         return -1;
     finetune_write_log(data, res, log);
     if (fclose(log) != 0)
         return bertc_errorf(err, "%s: write failed", path);
-    snprintf(path, sizeof path, "%s/trainer_state.json", dir);
-    if (write_state(path, data, err) != 0)
+    if (bertc_path_join(path, dir, "trainer_state.json", "--out", err) != 0 ||
+        write_state(path, data, err) != 0 ||
+        bertc_path_join(path, dir, "loss.svg", "--out", err) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/loss.svg", dir);
     if (res->n_points && bertc_svg_loss_curve(path, res, "bertc finetune", err) != 0)
         return -1;
     if (done && !data->saved && bertc_model_dir_save(dir, m, data->tok, err) != 0)
@@ -698,15 +703,16 @@ static int max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *d
 static int prepare(const FinetuneArgs *f, Base *base, FinetuneData *data, Model *m,
                    FinetuneOut *o, Arena *arena, BertcError *err)
 {
-    BertConfig cfg;
-    char state[CLI_PATH_LEN];
-    if (open_base(f, base, err) != 0 || load_data(f, data, arena, err) != 0 ||
-        head_config(base, data, &cfg, err) != 0 || max_len(f, &cfg, data, arena, err) != 0 ||
-        build_model(base, &cfg, f->seed, m, arena, err) != 0 ||
-        finetune_out_plan(o, f->out, f->model, f->force, f->resume, err) != 0)
-        return -1;
-    snprintf(state, sizeof state, "%s/trainer_state.json", o->dir);
-    if (f->resume && is_file(state) && read_state(state, data, err) != 0)
+    BertConfig cfg = {0};
+    char state[BERTC_PATH_MAX];
+    int rc = open_base(f, base, err) != 0 || load_data(f, data, arena, err) != 0 ||
+             head_config(base, data, &cfg, err) != 0 || max_len(f, &cfg, data, arena, err) != 0 ||
+             build_model(base, &cfg, f->seed, m, arena, err) != 0 ||
+             finetune_out_plan(o, f->out, f->model, f->force, f->resume, err) != 0 ||
+             bertc_path_join(state, o->dir, "trainer_state.json", "--out", err) != 0 ||
+             (f->resume && is_file(state) && read_state(state, data, err) != 0);
+    bertc_bert_config_free(&cfg);   /* the model keeps its own copy of the label names */
+    if (rc)
         return -1;
     data->out = o->dir;
     data->tok = &base->tok;
@@ -721,13 +727,13 @@ static int train(const FinetuneArgs *f, Arena *arena, FinetuneOut *o, BertcError
     Model m;
     TrainResult res;
     TrainOptions opt;
-    char checkpoint[CLI_PATH_LEN];
+    char checkpoint[BERTC_PATH_MAX];
     TaskFields fields;
     *data = (FinetuneData){.patience = f->patience, .best = -INFINITY, .best_eval = -1};
     int rc = prepare(f, &base, data, &m, o, arena, err) != 0;
     if (rc == 0) {
-        snprintf(checkpoint, sizeof checkpoint, "%s/checkpoint.safetensors", o->dir);
-        rc = train_options(f, data, checkpoint, &fields, &opt, err) != 0 ||
+        rc = bertc_path_join(checkpoint, o->dir, "checkpoint.safetensors", "--out", err) != 0 ||
+             train_options(f, data, checkpoint, &fields, &opt, err) != 0 ||
              finetune_out_make(o, f->resume, err) != 0;
     }
     if (rc == 0) {
@@ -748,6 +754,7 @@ static int train(const FinetuneArgs *f, Arena *arena, FinetuneOut *o, BertcError
     }
     if (base.arena)
         bertc_arena_destroy(base.arena);
+    bertc_bert_config_free(&base.cfg);
     return rc ? -1 : 0;
 }
 

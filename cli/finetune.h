@@ -97,9 +97,9 @@ double finetune_majority_baseline(const FinetuneData *data);
 /* Where a run writes (the file's head comment tells the whole story). */
 typedef struct FinetuneOut {
     const char *out;                  /* --out as given, for messages */
-    char target[CLI_PATH_LEN];        /* --out resolved (realpath when it exists) */
-    char staging[CLI_PATH_LEN];       /* target + ".bertc-staging" */
-    char old[CLI_PATH_LEN];           /* target + ".bertc-old", during the swap */
+    char target[BERTC_PATH_MAX];        /* --out resolved (realpath when it exists) */
+    char staging[BERTC_PATH_MAX];       /* target + ".bertc-staging" */
+    char old[BERTC_PATH_MAX];           /* target + ".bertc-old", during the swap */
     const char *dir;                  /* where the run writes: out or staging; NULL
                                          until planned */
     bool staged;                      /* writing into staging, swapped in when kept */

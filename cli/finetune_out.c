@@ -44,20 +44,13 @@ static bool is_run_file(const char *name)
     return false;
 }
 
-/* a, then b (CLI_PATH_LEN bytes), or an error naming --out. */
+/* a, then b (BERTC_PATH_MAX bytes), or an error naming --out. */
 static int concat(char *buf, const char *a, const char *b, BertcError *err)
 {
-    int n = snprintf(buf, CLI_PATH_LEN, "%s%s", a, b);
-    if (n < 0 || n >= CLI_PATH_LEN)
+    int n = snprintf(buf, BERTC_PATH_MAX, "%s%s", a, b);
+    if (n < 0 || n >= BERTC_PATH_MAX)
         return bertc_errorf(err, "--out %s: the path is too long", a);
     return 0;
-}
-
-/* dir/name. */
-static int join(char *buf, const char *dir, const char *name, BertcError *err)
-{
-    char with_slash[CLI_PATH_LEN];
-    return concat(with_slash, dir, "/", err) || concat(buf, with_slash, name, err) ? -1 : 0;
 }
 
 static bool exists(const char *path)
@@ -71,9 +64,9 @@ static bool exists(const char *path)
 static int resolve(FinetuneOut *o, const char *out, BertcError *err)
 {
     char *real = realpath(out, NULL);
-    int n = snprintf(o->target, CLI_PATH_LEN, "%s", real ? real : out);
+    int n = snprintf(o->target, BERTC_PATH_MAX, "%s", real ? real : out);
     free(real);
-    if (n < 0 || n >= CLI_PATH_LEN)
+    if (n < 0 || n >= BERTC_PATH_MAX)
         return bertc_errorf(err, "--out %s: the path is too long", out);
     while (n > 1 && o->target[n - 1] == '/')   /* "m/" -> "m" */
         o->target[--n] = '\0';
@@ -90,10 +83,10 @@ static int resolve(FinetuneOut *o, const char *out, BertcError *err)
  * before anything is written. */
 static int check_run_files(const FinetuneOut *o, bool resume, BertcError *err)
 {
-    char path[CLI_PATH_LEN];
+    char path[BERTC_PATH_MAX];
     for (int i = 0; i < N_RUN_FILES; i++) {
         struct stat st;
-        if (join(path, o->dir, run_files[i], err) != 0)
+        if (bertc_path_join(path, o->dir, run_files[i], "--out", err) != 0)
             return -1;
         if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
             continue;
@@ -109,7 +102,7 @@ static int check_run_files(const FinetuneOut *o, bool resume, BertcError *err)
 /* The swap's parent must let us rename --out and its staging directory. */
 static int check_parent(const FinetuneOut *o, BertcError *err)
 {
-    char parent[CLI_PATH_LEN];
+    char parent[BERTC_PATH_MAX];
     snprintf(parent, sizeof parent, "%s", o->target);
     char *slash = strrchr(parent, '/');
     if (!slash)
@@ -126,10 +119,10 @@ static int check_parent(const FinetuneOut *o, BertcError *err)
 int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool force,
                       bool resume, BertcError *err)
 {
-    char checkpoint[CLI_PATH_LEN];
+    char checkpoint[BERTC_PATH_MAX];
     *o = (FinetuneOut){.out = out};
     if (resolve(o, out, err) != 0 ||
-        join(checkpoint, o->target, "checkpoint.safetensors", err) != 0)
+        bertc_path_join(checkpoint, o->target, "checkpoint.safetensors", "--out", err) != 0)
         return -1;
     if (exists(o->old))
         return bertc_errorf(err, "%s is left from a swap into --out %s that did not finish: it "
@@ -160,11 +153,11 @@ int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool f
 
 int finetune_out_make(FinetuneOut *o, bool resume, BertcError *err)
 {
-    char path[CLI_PATH_LEN];
+    char path[BERTC_PATH_MAX];
     /* a new run in an old staging directory: what the last run left there
      * (its checkpoint, above all) must not be taken for this run's */
     for (int i = 0; o->staged && !resume && i < N_RUN_FILES; i++) {
-        if (join(path, o->staging, run_files[i], err) != 0)
+        if (bertc_path_join(path, o->staging, run_files[i], "--out", err) != 0)
             return -1;
         if (unlink(path) != 0 && errno != ENOENT)
             return bertc_errorf(err, "%s: cannot remove what an earlier run left: %s", path,
@@ -192,14 +185,14 @@ static void carry_over(const FinetuneOut *o)
 {
     DIR *d = opendir(o->old);
     struct dirent *e;
-    char from[CLI_PATH_LEN], to[CLI_PATH_LEN];
+    char from[BERTC_PATH_MAX], to[BERTC_PATH_MAX];
     BertcError err;
     bool ok = d != NULL;
     while (d && (e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (join(from, o->old, e->d_name, &err) != 0 ||
-            join(to, o->target, e->d_name, &err) != 0) {
+        if (bertc_path_join(from, o->old, e->d_name, "--out", &err) != 0 ||
+            bertc_path_join(to, o->target, e->d_name, "--out", &err) != 0) {
             ok = false;
             continue;
         }

@@ -342,11 +342,16 @@ void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *
         if (isnan(p->metric))
             continue;
         const EvalRecord *rec = &data->evals[e < TRAIN_MAX_POINTS ? e : TRAIN_MAX_POINTS - 1];
-        fprintf(log, "{\"step\": %lld, \"train_loss\": %.6g, \"eval_loss\": %.6g, \"%s\": %.6g",
-                (long long)p->step, isnan(p->train_loss) ? 0.0 : p->train_loss, rec->loss,
-                finetune_metric_name(data->kind), rec->metric[0]);
-        if (second[data->kind])
-            fprintf(log, ", \"%s\": %.6g", second[data->kind], rec->metric[1]);
+        const char *metric = finetune_metric_name(data->kind);
+        fprintf(log, "{\"step\": %lld, \"train_loss\": %.6g, \"eval_loss\": %.6g, ",
+                (long long)p->step, isnan(p->train_loss) ? 0.0 : p->train_loss, rec->loss);
+        cli_json_string(log, metric, strlen(metric));
+        fprintf(log, ": %.6g", rec->metric[0]);
+        if (second[data->kind]) {
+            fputs(", ", log);
+            cli_json_string(log, second[data->kind], strlen(second[data->kind]));
+            fprintf(log, ": %.6g", rec->metric[1]);
+        }
         fprintf(log, ", \"best\": %s}\n", e == data->best_eval ? "true" : "false");
         e++;
     }

@@ -32,6 +32,21 @@ const char *cli_shown(const char *arg, char buf[CLI_SHOWN])
     return buf;
 }
 
+void cli_json_string(FILE *f, const char *s, size_t len)
+{
+    size_t n = bertc_json_quote(NULL, 0, s, len);
+    char small[256];
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf) {   /* out of memory: the text is left out, the line stays JSON */
+        fputs("null", f);
+        return;
+    }
+    bertc_json_quote(buf, n + 1, s, len);
+    fputs(buf, f);
+    if (buf != small)
+        free(buf);
+}
+
 int cli_parse_threads(const char *value, int *n, BertcError *err)
 {
     char shown[CLI_SHOWN];
@@ -127,16 +142,6 @@ int cli_fail(const BertcError *err)
     return 1;
 }
 
-/* DIR/NAME into buf, or an error naming --model when it does not fit. */
-static int dir_file(const char *dir, const char *name, char *buf, size_t cap, BertcError *err)
-{
-    char shown[CLI_SHOWN];
-    int n = snprintf(buf, cap, "%s/%s", dir, name);
-    if (n < 0 || (size_t)n >= cap)
-        return bertc_errorf(err, "--model '%s': the path is too long", cli_shown(dir, shown));
-    return 0;
-}
-
 /* --model with one of the flags it replaces: an error naming both. */
 static int not_both(const CliCommand *c, const CliArgs *a, const char *flag, BertcError *err)
 {
@@ -160,8 +165,8 @@ int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, Ber
                                 "--help)", c->name);
         return 0;
     }
-    if (dir_file(f->dir, "config.json", f->config_buf, sizeof f->config_buf, err) != 0 ||
-        dir_file(f->dir, "model.safetensors", f->weights_buf, sizeof f->weights_buf, err) != 0)
+    if (bertc_path_join(f->config_buf, f->dir, "config.json", "--model", err) != 0 ||
+        bertc_path_join(f->weights_buf, f->dir, "model.safetensors", "--model", err) != 0)
         return -1;
     f->config = f->config_buf;
     f->weights = f->weights_buf;
@@ -176,11 +181,11 @@ static int open_files(const CliModelFiles *f, Arena *arena, Model *m, BertcError
     BertConfig cfg;
     if (bertc_bert_config_read(f->config, &cfg, err) != 0)
         return -1;
-    if (bertc_model_build(m, arena, &cfg, err) != 0) {
+    int rc = bertc_model_build(m, arena, &cfg, err);
+    bertc_bert_config_free(&cfg);
+    if (rc != 0)
         bertc_model_config_error(err, f->config);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* t's positions (max_position_embeddings of config) and its default limit:

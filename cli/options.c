@@ -51,6 +51,21 @@ static int positional(const CliCommand *c, CliArgs *a, const char *arg, BertcErr
     return 0;
 }
 
+/* A path option's value (its placeholder "DIR"; "FILE", "PATH", "CORPUS" or
+ * a file name such as "C.json") too long to be a path is refused here,
+ * naming the flag, before anything is read or written: a directory must
+ * leave room for the files put in it (bertc_path_check_dir). */
+static int check_path(const CliOption *o, const char *value, BertcError *err)
+{
+    const char *arg = o->arg;
+    if (!strcmp(arg, "DIR"))
+        return bertc_path_check_dir(value, o->name, err);
+    if (!strcmp(arg, "FILE") || !strcmp(arg, "PATH") || !strcmp(arg, "CORPUS") ||
+        strchr(arg, '.'))
+        return bertc_path_check(value, o->name, err);
+    return 0;
+}
+
 /* One "--name" or "--name=value" at argv[*i]. */
 static int option(const CliCommand *c, CliArgs *a, int argc, char **argv, int *i,
                   BertcError *err)
@@ -71,12 +86,12 @@ static int option(const CliCommand *c, CliArgs *a, int argc, char **argv, int *i
     }
     if (eq) {
         a->values[k] = eq + 1;
-        return 0;
-    }
-    if (*i + 1 >= argc)
+    } else if (*i + 1 >= argc) {
         return bertc_errorf(err, "%s needs a value (%s)", o->name, o->arg);
-    a->values[k] = argv[++*i];
-    return 0;
+    } else {
+        a->values[k] = argv[++*i];
+    }
+    return check_path(o, a->values[k], err);
 }
 
 int cli_parse(const CliCommand *c, int argc, char **argv, CliArgs *a, BertcError *err)

@@ -1,6 +1,6 @@
 /* cli/predict_print.c — the lines `bertc predict` prints, TSV or JSONL
  * (docs/predict.md). TSV fields never hold a tab or a line end (they
- * become spaces); JSON strings are quoted by bertc_json_quote. */
+ * become spaces); JSON strings are quoted by cli_json_string. */
 #include "cli/predict.h"
 
 #include <stdlib.h>
@@ -24,20 +24,7 @@ static void tsv_field(const char *s, size_t len)
 
 static void tsv_str(const char *s) { tsv_field(s, strlen(s)); }
 
-static void json_field(const char *s, size_t len)
-{
-    size_t n = bertc_json_quote(NULL, 0, s, len);
-    char small[256];
-    char *buf = n < sizeof small ? small : malloc(n + 1);
-    if (!buf) {   /* out of memory: the text is left out, the line stays JSON */
-        fputs("null", stdout);
-        return;
-    }
-    bertc_json_quote(buf, n + 1, s, len);
-    fputs(buf, stdout);
-    if (buf != small)
-        free(buf);
-}
+static void json_field(const char *s, size_t len) { cli_json_string(stdout, s, len); }
 
 static void json_str(const char *s) { json_field(s, strlen(s)); }
 

@@ -45,14 +45,7 @@ const CliCommand cli_cmd_quantize = {
     .example = "bertc quantize --model my-classifier --out my-classifier-int8",
 };
 
-#define PATH_LEN 1100
 #define MAX_KEEP 64
-
-static void join(char *buf, size_t cap, const char *dir, const char *file)
-{
-    size_t n = strlen(dir);
-    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
-}
 
 /* ---- the output directory ------------------------------------------------ */
 
@@ -124,22 +117,6 @@ static void plan_entries(const Registry *r, const bool *chosen, Arena *arena, Qu
 
 /* ---- config.json and the tokenizer files ---------------------------------- */
 
-/* s as a JSON string body (dotted names need no escapes; be safe anyway). */
-static size_t json_escaped(char *dst, const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            dst[n++] = '\\';
-        if (c < 0x20)
-            n += (size_t)sprintf(dst + n, "\\u%04x", c);
-        else
-            dst[n++] = (char)c;
-    }
-    return n;
-}
-
 /* The modules of the chosen Linear weights (linear) or word embeddings, as
  * the body of a JSON list, one a line after `indent`: "\n<indent>\"a.b\",...". */
 static size_t module_list(char *dst, const Registry *r, const bool *chosen, bool linear,
@@ -150,10 +127,10 @@ static size_t module_list(char *dst, const Registry *r, const bool *chosen, bool
     for (int i = 0; i < r->n_params; i++) {
         if (!chosen[i] || r->params[i].linear_weight != linear)
             continue;
-        n += (size_t)sprintf(dst + n, "%s\n%s\"", sep, indent);
-        n += json_escaped(dst + n, r->params[i].name);
-        n -= sizeof ".weight" - 1;   /* the module's name */
-        dst[n++] = '"';
+        const char *name = r->params[i].name;
+        size_t len = strlen(name) - (sizeof ".weight" - 1);   /* the module's name */
+        n += (size_t)sprintf(dst + n, "%s\n%s", sep, indent);
+        n += bertc_json_quote(dst + n, bertc_json_quote(NULL, 0, name, len) + 1, name, len);
         sep = ",";
     }
     return n;
@@ -206,9 +183,10 @@ static int write_config(const char *src, const char *dst, const Registry *r, con
 /* dir/name copied to out/name when it exists. */
 static int copy_if_present(const char *dir, const char *out, const char *name, BertcError *err)
 {
-    char src[PATH_LEN], dst[PATH_LEN];
-    join(src, sizeof src, dir, name);
-    join(dst, sizeof dst, out, name);
+    char src[BERTC_PATH_MAX], dst[BERTC_PATH_MAX];
+    if (bertc_path_join(src, dir, name, "--model", err) != 0 ||
+        bertc_path_join(dst, out, name, "--out", err) != 0)
+        return -1;
     struct stat st;
     if (stat(src, &st) != 0)
         return 0;
@@ -251,11 +229,12 @@ static double file_bytes(const char *path)
 /* The source's config: refused when the model is already quantised. */
 static int check_source(const char *model, BertcError *err)
 {
-    char config[PATH_LEN];
+    char config[BERTC_PATH_MAX];
     BertConfig cfg;
-    join(config, sizeof config, model, "config.json");
-    if (bertc_bert_config_read(config, &cfg, err) != 0)
+    if (bertc_path_join(config, model, "config.json", "--model", err) != 0 ||
+        bertc_bert_config_read(config, &cfg, err) != 0)
         return -1;
+    bertc_bert_config_free(&cfg);   /* only int8_dynamic is asked */
     if (cfg.int8_dynamic)
         return bertc_errorf(err, "%s: the model is already quantised (it has a "
                             "quantization_config); quantise its float32 original", config);
@@ -311,19 +290,18 @@ static int quantize(const char *model, const char *out, const QuantAsk *ask, Are
         return -1;
     QuantOut q = {0};
     plan_entries(r, chosen, arena, &q);
-    char src[PATH_LEN], dst[PATH_LEN];
-    join(dst, sizeof dst, out, "model.safetensors");
+    char src[BERTC_PATH_MAX], dst[BERTC_PATH_MAX];
     StMetadata meta[2] = {{"format", "pt"}, {"quantization", CONFIG_QUANT_METHOD}};
-    if (bertc_st_write_file(dst, q.entries, q.n, meta, 2, err) != 0)
-        return -1;
-    join(src, sizeof src, model, "config.json");
-    join(dst, sizeof dst, out, "config.json");
-    if (write_config(src, dst, r, chosen, n_embeddings, err) != 0 ||
+    if (bertc_path_join(dst, out, "model.safetensors", "--out", err) != 0 ||
+        bertc_st_write_file(dst, q.entries, q.n, meta, 2, err) != 0 ||
+        bertc_path_join(src, model, "config.json", "--model", err) != 0 ||
+        bertc_path_join(dst, out, "config.json", "--out", err) != 0 ||
+        write_config(src, dst, r, chosen, n_embeddings, err) != 0 ||
         copy_if_present(model, out, "vocab.txt", err) != 0 ||
-        copy_if_present(model, out, "tokenizer_config.json", err) != 0)
+        copy_if_present(model, out, "tokenizer_config.json", err) != 0 ||
+        bertc_path_join(src, model, "model.safetensors", "--model", err) != 0 ||
+        bertc_path_join(dst, out, "model.safetensors", "--out", err) != 0)
         return -1;
-    join(src, sizeof src, model, "model.safetensors");
-    join(dst, sizeof dst, out, "model.safetensors");
     printf("quantised %d Linear weights%s to int8 (%.1f MB float32 -> %.1f MB int8 with "
            "scales); %d other tensors kept float32\n", q.n_int8 - n_embeddings,
            n_embeddings ? " and the word embeddings" : "", q.bytes_f32 / 1e6,

@@ -120,6 +120,7 @@ int cmd_init(int argc, char **argv)
     Arena *arena = bertc_arena_create("params", 1 << 20);
     Model m;
     rc = bertc_model_build(&m, arena, &cfg, &err);
+    bertc_bert_config_free(&cfg);
     if (rc != 0)
         bertc_model_config_error(&err, config);
     if (rc == 0) {
@@ -198,6 +199,7 @@ int cmd_summary(int argc, char **argv)
     Arena *arena = bertc_arena_create("params", 1 << 20);
     Model m;
     rc = bertc_model_build(&m, arena, &cfg, &err);
+    bertc_bert_config_free(&cfg);
     if (rc != 0)
         bertc_model_config_error(&err, f.config);
     if (rc == 0)

@@ -660,13 +660,14 @@ static int draw(const char *dir, const char *file, const Model *m, const Tokeniz
                 const Encoding *enc, const Outputs *out, const char *name, const char *title,
                 BertcError *err)
 {
-    char key[64], path[512];
+    char key[64], path[BERTC_PATH_MAX];
     const char *labels[MAX_LEN];
     snprintf(key, sizeof key, "layers.%d.%s", m->cfg.num_hidden_layers - 1, name);
     const Var *v = bertc_outputs_get(out, key);
     for (int32_t t = 0; t < enc->S; t++)
         labels[t] = bertc_tokenizer_token(tok, enc->input_ids[t]);
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (bertc_path_join(path, dir, file, "--out", err) != 0)
+        return -1;
     return bertc_svg_attention(path, v->value.data, v->value.shape[1], enc->S, labels, title, err);
 }
 
@@ -765,7 +766,7 @@ static TrainOptions absa_options(void)
 static int train_and_report(const char *arch, TrainOptions opt, const char *out, Arena *arena,
                             Absa *data, BertcError *err)
 {
-    char picture[512];
+    char picture[BERTC_PATH_MAX];
     Tokenizer tok;
     if (example_need_data(VOCAB, err) != 0 ||
         bertc_tokenizer_load(&tok, arena, example_data_path(VOCAB), err) != 0 ||
@@ -786,8 +787,9 @@ static int train_and_report(const char *arch, TrainOptions opt, const char *out,
     if (bertc_train_run(&m, &task, &opt, &res, err) != 0)
         return -1;
     report(data, &res);
-    snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    int rc = bertc_svg_loss_curve(picture, &res, "bertc absa: aspect-based sentiment", err);
+    int rc = bertc_path_join(picture, out, "loss.svg", "--out", err);
+    if (rc == 0)
+        rc = bertc_svg_loss_curve(picture, &res, "bertc absa: aspect-based sentiment", err);
     if (rc == 0)
         rc = show_sentence(&m, &tok, out, err);
     if (rc == 0)
@@ -800,11 +802,11 @@ static int run(int argc, char **argv, BertcError *err)
 {
     const char *arch;
     TrainOptions opt = absa_options();
-    char checkpoint[512];
+    char checkpoint[BERTC_PATH_MAX];
     if (take_model_flag(&argc, argv, &arch, err) != 0)
         return -1;
     const char *out = is_qacgbert(arch) ? "build/absa/qacgbert" : "build/absa/cgbert";
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+    if (example_flags(argc, argv, &opt, &out, checkpoint, err) != 0)
         return -1;
     Absa *data = calloc(1, sizeof *data);
     if (!data)

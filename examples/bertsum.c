@@ -607,7 +607,7 @@ static TrainOptions summarizer_options(void)
  * run() frees on every path. */
 static int train_and_report(TrainOptions opt, const char *out, Arena *arena, BertcError *err)
 {
-    char picture[512];
+    char picture[BERTC_PATH_MAX];
     Tokenizer tok;
     Corpus corpus;
     if (example_need_data(VOCAB, err) != 0 ||
@@ -634,8 +634,8 @@ static int train_and_report(TrainOptions opt, const char *out, Arena *arena, Ber
            res.seconds, res.tokens_per_second);
     print_scores(&corpus);
     print_story(&corpus, corpus.n_train);
-    snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    if (bertc_svg_loss_curve(picture, &res, "bertsum: extractive summarizer", err) != 0)
+    if (bertc_path_join(picture, out, "loss.svg", "--out", err) != 0 ||
+        bertc_svg_loss_curve(picture, &res, "bertsum: extractive summarizer", err) != 0)
         return -1;
     printf("\nwrote %s and %s\n", picture, opt.checkpoint);
     return 0;
@@ -645,8 +645,8 @@ static int run(int argc, char **argv, BertcError *err)
 {
     TrainOptions opt = summarizer_options();
     const char *out = "build/bertsum";
-    char checkpoint[512];
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+    char checkpoint[BERTC_PATH_MAX];
+    if (example_flags(argc, argv, &opt, &out, checkpoint, err) != 0)
         return -1;
     Arena *arena = bertc_arena_create("bertsum", 1 << 20);
     int rc = train_and_report(opt, out, arena, err);

@@ -35,10 +35,6 @@
 
 #define HELD_OUT_MAX 64   /* the largest evaluation batch */
 #define EXAMPLE_DATA_FILES 4   /* data files an example may name */
-#define EXAMPLE_PATH_MAX 1024
-/* The longest file name an example writes into --out, with room to spare
- * ("checkpoint.safetensors", "quasi_attention.svg", "pretrain.safetensors"). */
-#define EXAMPLE_OUT_NAME_MAX 32
 
 /* The path to read the data file `rel` ("data/topics.tsv") from:
  * "$BERTC_DATA_DIR/rel" when BERTC_DATA_DIR is set, else rel. Each name is
@@ -46,17 +42,16 @@
  * passed around and printed. */
 static inline const char *example_data_path(const char *rel)
 {
-    static struct { const char *rel; char path[EXAMPLE_PATH_MAX]; } known[EXAMPLE_DATA_FILES];
+    static struct { const char *rel; char path[BERTC_PATH_MAX]; } known[EXAMPLE_DATA_FILES];
     static int n_known;
     for (int i = 0; i < n_known; i++)
         if (!strcmp(known[i].rel, rel))
             return known[i].path;
     assert(n_known < EXAMPLE_DATA_FILES);
     const char *root = getenv("BERTC_DATA_DIR");
-    if (root && *root)
-        snprintf(known[n_known].path, EXAMPLE_PATH_MAX, "%s/%s", root, rel);
-    else
-        snprintf(known[n_known].path, EXAMPLE_PATH_MAX, "%s", rel);
+    if (!root || !*root || bertc_path_join(known[n_known].path, root, rel, "BERTC_DATA_DIR",
+                                           NULL) != 0)   /* too long: example_need_data says so */
+        snprintf(known[n_known].path, BERTC_PATH_MAX, "%s", rel);
     known[n_known].rel = rel;
     return known[n_known++].path;
 }
@@ -67,9 +62,9 @@ static inline int example_need_data(const char *rel, BertcError *err)
 {
     const char *path = example_data_path(rel);
     const char *root = getenv("BERTC_DATA_DIR");
-    if (root && *root && strlen(root) + 1 + strlen(rel) >= EXAMPLE_PATH_MAX)
-        return bertc_errorf(err, "BERTC_DATA_DIR is %zu characters long; with %s it must "
-                            "fit %d bytes", strlen(root), rel, EXAMPLE_PATH_MAX);
+    char joined[BERTC_PATH_MAX];
+    if (root && *root && bertc_path_join(joined, root, rel, "BERTC_DATA_DIR", err) != 0)
+        return -1;
     BertcError why;
     FILE *f = bertc_open_read(path, NULL, &why);
     if (f) {
@@ -82,7 +77,7 @@ static inline int example_need_data(const char *rel, BertcError *err)
         return bertc_errorf(err, "%s: cannot open; BERTC_DATA_DIR=%s must be the directory "
                             "holding data/ (the bertc repository root, or PREFIX/share/bertc)",
                             path, root);
-    char cwd[EXAMPLE_PATH_MAX];
+    char cwd[BERTC_PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))   /* rel is relative: name the directory it was tried in */
         snprintf(cwd, sizeof cwd, ".");
     return bertc_errorf(err, "%s/%s: cannot open; run from the bertc repository root, or set "
@@ -103,7 +98,7 @@ static inline int example_check_checkpoint(const char *path, const char *out, Be
                                           "attention.svg", "quasi_attention.svg",
                                           "pretrain.safetensors", "scratch.safetensors"};
     const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-    char dir[EXAMPLE_PATH_MAX];
+    char dir[BERTC_PATH_MAX];
     size_t n = slash ? (size_t)(slash - path) : 1;
     if (n >= sizeof dir)
         return 0;   /* bertc_st_check_writable refuses it */
@@ -122,26 +117,20 @@ static inline int example_check_checkpoint(const char *path, const char *out, Be
 
 /* The standard training flags (zoo/train/train.h) onto the example's defaults;
  * the checkpoint defaults to OUT/checkpoint.safetensors, written into
- * `checkpoint` (cap bytes, the size of every OUT/NAME buffer of the example:
- * an OUT too long for them is refused). OUT is created and checked writable here,
- * before any data is read or any step is trained. */
+ * `checkpoint` (BERTC_PATH_MAX bytes, as every OUT/NAME path of the
+ * examples, built by bertc_path_join). An OUT too long for a directory
+ * (bertc_path_check_dir) is refused naming --out. OUT is created and checked
+ * writable here, before any data is read or any step is trained. */
 static inline int example_flags(int argc, char **argv, TrainOptions *opt, const char **out,
-                                char *checkpoint, size_t cap, BertcError *err)
+                                char checkpoint[BERTC_PATH_MAX], BertcError *err)
 {
-    if (bertc_train_parse_flags(argc, argv, opt, out, err) != 0)
+    if (bertc_train_parse_flags(argc, argv, opt, out, err) != 0 ||
+        bertc_path_check_dir(*out, "--out", err) != 0 ||
+        bertc_path_join(checkpoint, *out, "checkpoint.safetensors", "--out", err) != 0)
         return -1;
-    /* The examples write OUT/NAME into buffers of cap bytes: an OUT that
-     * leaves no room for the longest NAME would be cut short, and the files
-     * would land under other names (".../checkpoint.saf"). */
-    size_t len = strlen(*out);
-    if (len + 1 + EXAMPLE_OUT_NAME_MAX >= cap)
-        return bertc_errorf(err, "--out '%.40s...' is %zu characters long; it may have at "
-                            "most %zu (the files written into it must fit a %zu-byte path)",
-                            *out, len, cap - 2 - EXAMPLE_OUT_NAME_MAX, cap);
     if (bertc_train_check_out_dir(*out, err) != 0 ||
         (opt->checkpoint && example_check_checkpoint(opt->checkpoint, *out, err) != 0))
         return -1;
-    snprintf(checkpoint, cap, "%s/checkpoint.safetensors", *out);
     if (!opt->checkpoint)
         opt->checkpoint = checkpoint;
     return 0;

@@ -634,9 +634,9 @@ static int train(QAData *d, Model *m, TrainOptions *opt, const char *out,
            "question type %.1f%% (most frequent type: %.1f%%)\ntrained in %.0f s at %.0f "
            "tokens/s\n", 100 * d->exact_match, 100 * d->f1, 100 * base_exact, 100 * base_f1,
            100 * d->type_accuracy, 100 * base_type, res.seconds, res.tokens_per_second);
-    char picture[512];
-    snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    if (bertc_svg_loss_curve(picture, &res, "bertc qaconv: answer spans in conversations", err) != 0)
+    char picture[BERTC_PATH_MAX];
+    if (bertc_path_join(picture, out, "loss.svg", "--out", err) != 0 ||
+        bertc_svg_loss_curve(picture, &res, "bertc qaconv: answer spans in conversations", err) != 0)
         return -1;
     show_examples(d);
     printf("\nwrote %s and %s\n", picture, opt->checkpoint);
@@ -672,8 +672,8 @@ static int run(int argc, char **argv, BertcError *err)
 {
     TrainOptions opt = qaconv_options();
     const char *out = "build/qaconv";
-    char checkpoint[512];
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+    char checkpoint[BERTC_PATH_MAX];
+    if (example_flags(argc, argv, &opt, &out, checkpoint, err) != 0)
         return -1;
     Arena *arena = bertc_arena_create("qaconv", 1 << 20);
     int rc = generate_and_train(opt, out, arena, err);

@@ -392,7 +392,7 @@ static int scores_at_init(Pretrain *p, Model *m, BertcError *err)
 static int pretrain(Model *m, Pretrain *p, const TrainOptions *opt, const char *out,
                     BertcError *err)
 {
-    char picture[512];
+    char picture[BERTC_PATH_MAX];
     if (scores_at_init(p, m, err) != 0)
         return -1;
     print_scores("before pre-training", p);
@@ -405,7 +405,8 @@ static int pretrain(Model *m, Pretrain *p, const TrainOptions *opt, const char *
     printf("pre-trained %lld steps of %lld rows in %.0f s at %.0f tokens/s\n",
            (long long)opt->steps, (long long)opt->batch_size, res.seconds,
            res.tokens_per_second);
-    snprintf(picture, sizeof picture, "%s/loss.svg", out);
+    if (bertc_path_join(picture, out, "loss.svg", "--out", err) != 0)
+        return -1;
     return bertc_svg_loss_curve(picture, &res, "SpanBERT pre-training: MLM + SBO loss", err);
 }
 
@@ -540,10 +541,10 @@ static int copy_encoder(Registry *to, const Registry *from, int *copied, BertcEr
  * (the checkpoint also holds the optimizer state, for --resume). */
 static int save_model(const char *out, const Model *m, BertcError *err)
 {
-    char config[512], weights[512];
-    snprintf(config, sizeof config, "%s/config.json", out);
-    snprintf(weights, sizeof weights, "%s/model.safetensors", out);
-    if (bertc_bert_config_write(config, &m->cfg, err) != 0)
+    char config[BERTC_PATH_MAX], weights[BERTC_PATH_MAX];
+    if (bertc_path_join(config, out, "config.json", "--out", err) != 0 ||
+        bertc_path_join(weights, out, "model.safetensors", "--out", err) != 0 ||
+        bertc_bert_config_write(config, &m->cfg, err) != 0)
         return -1;
     return bertc_registry_save_file(m->reg, weights, err);
 }
@@ -663,13 +664,13 @@ static int run(int argc, char **argv, BertcError *err)
 {
     TrainOptions pre = pretrain_options(), fine = finetune_options(), scratch;
     const char *out = "build/spanbert";
-    char pre_ckpt[512], scratch_ckpt[512], fine_ckpt[512];
+    char pre_ckpt[BERTC_PATH_MAX], scratch_ckpt[BERTC_PATH_MAX], fine_ckpt[BERTC_PATH_MAX];
     /* every flag applies to both phases: parse them onto each one's defaults */
     if (bertc_train_parse_flags(argc, argv, &pre, &out, err) != 0 ||
-        example_flags(argc, argv, &fine, &out, fine_ckpt, sizeof fine_ckpt, err) != 0)
+        example_flags(argc, argv, &fine, &out, fine_ckpt, err) != 0 ||
+        bertc_path_join(pre_ckpt, out, "pretrain.safetensors", "--out", err) != 0 ||
+        bertc_path_join(scratch_ckpt, out, "scratch.safetensors", "--out", err) != 0)
         return -1;
-    snprintf(pre_ckpt, sizeof pre_ckpt, "%s/pretrain.safetensors", out);
-    snprintf(scratch_ckpt, sizeof scratch_ckpt, "%s/scratch.safetensors", out);
     pre.checkpoint = pre_ckpt;
     scratch = fine;
     scratch.checkpoint = scratch_ckpt;

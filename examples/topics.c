@@ -192,10 +192,11 @@ static int draw_attention(const char *out, const Tokenizer *tok, const Encoding 
                           const Var *attention, BertcError *err)
 {
     const char *labels[MAX_LEN];
-    char path[512];
+    char path[BERTC_PATH_MAX];
     for (int32_t t = 0; t < enc->S; t++)
         labels[t] = bertc_tokenizer_token(tok, enc->input_ids[t]);
-    snprintf(path, sizeof path, "%s/attention.svg", out);
+    if (bertc_path_join(path, out, "attention.svg", "--out", err) != 0)
+        return -1;
     return bertc_svg_attention(path, attention->value.data, attention->value.shape[1], enc->S,
                          labels, "last layer, every head: who attends to whom", err);
 }
@@ -204,10 +205,10 @@ static int draw_attention(const char *out, const Tokenizer *tok, const Encoding 
  * read (the checkpoint also holds the optimizer state, for --resume). */
 static int save_model(const char *out, const Model *m, BertcError *err)
 {
-    char config[512], weights[512];
-    snprintf(config, sizeof config, "%s/config.json", out);
-    snprintf(weights, sizeof weights, "%s/model.safetensors", out);
-    if (bertc_bert_config_write(config, &m->cfg, err) != 0)
+    char config[BERTC_PATH_MAX], weights[BERTC_PATH_MAX];
+    if (bertc_path_join(config, out, "config.json", "--out", err) != 0 ||
+        bertc_path_join(weights, out, "model.safetensors", "--out", err) != 0 ||
+        bertc_bert_config_write(config, &m->cfg, err) != 0)
         return -1;
     return bertc_registry_save_file(m->reg, weights, err);
 }
@@ -227,7 +228,7 @@ static TrainOptions demo_options(void)
  * run() frees on every path. */
 static int train_and_use(TrainOptions opt, const char *out, Arena *arena, BertcError *err)
 {
-    char picture[512];
+    char picture[BERTC_PATH_MAX];
     Tokenizer tok;
     Topics data;
     if (example_need_data(VOCAB, err) != 0 || example_need_data(DATA, err) != 0 ||
@@ -251,8 +252,8 @@ static int train_and_use(TrainOptions opt, const char *out, Arena *arena, BertcE
     printf("held-out accuracy %.1f%% (majority-class baseline %.1f%%), trained in %.0f s at "
            "%.0f tokens/s\n", 100 * res.final_metric, 100 * majority_baseline(&data),
            res.seconds, res.tokens_per_second);
-    snprintf(picture, sizeof picture, "%s/loss.svg", out);
-    if (bertc_svg_loss_curve(picture, &res, "bertc demo: topic classifier", err) != 0 ||
+    if (bertc_path_join(picture, out, "loss.svg", "--out", err) != 0 ||
+        bertc_svg_loss_curve(picture, &res, "bertc demo: topic classifier", err) != 0 ||
         save_model(out, &m, err) != 0)
         return -1;
 
@@ -278,8 +279,8 @@ static int run(int argc, char **argv, BertcError *err)
 {
     TrainOptions opt = demo_options();
     const char *out = "build/demo";
-    char checkpoint[512];
-    if (example_flags(argc, argv, &opt, &out, checkpoint, sizeof checkpoint, err) != 0)
+    char checkpoint[BERTC_PATH_MAX];
+    if (example_flags(argc, argv, &opt, &out, checkpoint, err) != 0)
         return -1;
     Arena *arena = bertc_arena_create("demo", 1 << 20);
     int rc = train_and_use(opt, out, arena, err);

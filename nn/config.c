@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *bertc_bert_act_name(BertAct act)
@@ -35,29 +36,78 @@ BertConfig bertc_bert_config_default(const char *architecture)
     return c;
 }
 
+const char *bertc_bert_config_label_text(const BertConfig *cfg, size_t *bytes)
+{
+    const char *base = cfg->label_spill ? cfg->label_spill : cfg->label_names;
+    size_t n = 0;
+    for (int i = 0; i < cfg->n_label_names; i++)
+        n += strlen(base + n) + 1;
+    *bytes = n;
+    return cfg->n_label_names > 0 ? base : NULL;
+}
+
 const char *bertc_bert_config_label(const BertConfig *cfg, int i)
 {
     if (i < 0 || i >= cfg->n_label_names)
         return NULL;
-    const char *s = cfg->label_names;
+    const char *s = cfg->label_spill ? cfg->label_spill : cfg->label_names;
     for (int k = 0; k < i; k++)
         s += strlen(s) + 1;
     return s;
 }
 
-int bertc_bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err)
+void bertc_bert_config_free(BertConfig *cfg)
 {
+    if (!cfg->label_spill)
+        return;
+#if !defined(BERTC_FREESTANDING)
+    if (cfg->label_heap)
+        free((void *)cfg->label_spill);
+#endif
+    cfg->label_spill = NULL;
+    cfg->label_heap = false;
+    cfg->n_label_names = 0;
+}
+
+int bertc_bert_config_set_labels_by(BertConfig *cfg, int n, BertLabelFn name, void *ctx,
+                                    BertcError *err)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += strlen(name(ctx, i)) + 1;
+    char *to = cfg->label_names;
+    if (total > sizeof cfg->label_names) {
+#if defined(BERTC_FREESTANDING)
+        return bertc_errorf(err, "config: id2label: %d label names of %zu bytes in all; a "
+                            "FREESTANDING build (no heap) holds %d", n, total,
+                            CONFIG_LABEL_BYTES);
+#else
+        to = malloc(total);
+        if (!to)
+            return bertc_errorf(err, "config: id2label: out of memory for %d label names of "
+                                "%zu bytes", n, total);
+#endif
+    }
+    char *spilled = to == cfg->label_names ? NULL : to;
     size_t at = 0;
-    for (int i = 0; i < n; i++) {
-        size_t len = strlen(names[i]) + 1;
-        if (at + len > sizeof cfg->label_names)
-            return bertc_errorf(err, "config: id2label: %d label names do not fit in %d bytes",
-                                n, CONFIG_LABEL_BYTES);
-        memcpy(cfg->label_names + at, names[i], len);
+    for (int i = 0; i < n; i++) {   /* a name may be in the spill freed below */
+        const char *s = name(ctx, i);
+        size_t len = strlen(s) + 1;
+        memmove(to + at, s, len);
         at += len;
     }
+    bertc_bert_config_free(cfg);
+    cfg->label_spill = spilled;
+    cfg->label_heap = spilled != NULL;
     cfg->n_label_names = n;
     return 0;
+}
+
+static const char *name_at(void *names, int i) { return ((const char *const *)names)[i]; }
+
+int bertc_bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err)
+{
+    return bertc_bert_config_set_labels_by(cfg, n, name_at, (void *)names, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -75,9 +125,7 @@ const void *bertc_config_key_cptr(const void *base, const ConfigKey *k)
 static void int_bounds(ConfigRange range, int vocab, int64_t *lo, int64_t *hi)
 {
     *lo = range == RANGE_POSITIVE || range == RANGE_LAYERS ? 1 : 0;
-    *hi = range == RANGE_TOKEN_ID                                ? (int64_t)vocab - 1
-        : range == RANGE_LAYERS || range == RANGE_LAYERS_OR_0 ? CONFIG_MAX_LAYERS
-                                                                : INT32_MAX;
+    *hi = range == RANGE_TOKEN_ID ? (int64_t)vocab - 1 : INT32_MAX;
 }
 
 static bool real_ok(double x, ConfigRange range)

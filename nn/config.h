@@ -27,9 +27,9 @@
  * A null value means "use the default", as HF does for problem_type,
  * classifier_dropout and the token ids. Unknown keys are ignored. A missing
  * required key, a wrong type or a value out of range is an error naming the
- * key (e.g. "masking.seed"). Sizes are integers in [1, 2^31 - 1];
- * num_hidden_layers is at most CONFIG_MAX_LAYERS; token ids are below
- * vocab_size; num_attention_heads divides hidden_size.
+ * key (e.g. "masking.seed"). Sizes, layer counts included, are integers in
+ * [1, 2^31 - 1] (what they add up to is bounded by memory: bertc_model_size);
+ * token ids are below vocab_size; num_attention_heads divides hidden_size.
  */
 #ifndef BERTC_NN_CONFIG_H
 #define BERTC_NN_CONFIG_H
@@ -53,16 +53,14 @@ typedef enum ProblemType {
     PROBLEM_MULTI_LABEL         /* "multi_label_classification" */
 } ProblemType;
 
-/* The most layers a config may ask for (num_hidden_layers and any layer
- * count of an architecture): far above any BERT (bert-large has 24). It
- * keeps registration cheap before the model's size is checked (a build is
- * quadratic in the number of parameters). */
-#define CONFIG_MAX_LAYERS 64
 /* architectures[0] is at most this long (with its NUL). */
 #define CONFIG_ARCH_NAME_MAX 64
 /* Room for an architecture's own keys in BertConfig.model. */
 #define CONFIG_MODEL_BYTES 256
-/* id2label's names, each with its NUL, fit in this many bytes. */
+/* id2label's names, each with its NUL, are held in the config itself when
+ * they fit this many bytes (so that a config copies by value and a
+ * firmware's const config holds them); more go to the heap (hosted builds:
+ * as many as memory holds). */
 #define CONFIG_LABEL_BYTES 4096
 
 typedef struct BertConfig {
@@ -79,9 +77,18 @@ typedef struct BertConfig {
     int num_labels;
     ProblemType problem_type;
     /* id2label: num_labels names, each NUL-terminated, one after the other
-     * (n_label_names 0: the config has none, HF's names are LABEL_0, ...) */
+     * (n_label_names 0: the config has none, HF's names are LABEL_0, ...),
+     * in label_names when they fit, else in label_spill. Read them with
+     * bertc_bert_config_label. */
     int n_label_names;
     char label_names[CONFIG_LABEL_BYTES];
+    /* The names when they do not fit label_names (NULL: they do), in memory
+     * held elsewhere: the heap when label_heap (set by bertc_bert_config_set_labels
+     * or a config.json read; bertc_bert_config_free frees it), a model's arena
+     * (bertc_model_build keeps its own copy), const data (export-c). A copy of
+     * the config by value shares them: free only the config that set them. */
+    const char *label_spill;
+    bool label_heap;
     /* HF's add_pooling_layer=False, as BertModel and the token, QA and MLM
      * heads are saved without pooler.* (bertc's key; written when false) */
     bool add_pooling_layer;
@@ -107,8 +114,21 @@ BertConfig bertc_bert_config_default(const char *architecture);
 /* id2label[i], or NULL when the config names no labels. */
 const char *bertc_bert_config_label(const BertConfig *cfg, int i);
 /* Sets id2label from n names (n must equal num_labels when used by a
- * classifier); an error when they do not fit CONFIG_LABEL_BYTES. */
+ * classifier), copied: into the config when they fit CONFIG_LABEL_BYTES,
+ * else onto the heap (an error naming id2label when memory, or a
+ * FREESTANDING build, has none). The names the config held on the heap are
+ * freed. */
 int bertc_bert_config_set_labels(BertConfig *cfg, const char *const *names, int n, BertcError *err);
+/* The same with name i given by name(ctx, i), for i in [0, n). */
+typedef const char *(*BertLabelFn)(void *ctx, int i);
+int bertc_bert_config_set_labels_by(BertConfig *cfg, int n, BertLabelFn name, void *ctx,
+                                    BertcError *err);
+/* Frees the names cfg holds on the heap (label_heap), and forgets them; a
+ * config without any is left as it is. */
+void bertc_bert_config_free(BertConfig *cfg);
+/* All the names, one after the other (n_label_names NUL-terminated
+ * strings), and their bytes in *bytes; NULL when there are none. */
+const char *bertc_bert_config_label_text(const BertConfig *cfg, size_t *bytes);
 
 const char *bertc_bert_act_name(BertAct act);           /* "gelu", "gelu_new", "relu" */
 
@@ -133,8 +153,8 @@ typedef enum ConfigRange {
     RANGE_PROB,                 /* 0 <= p <= 1 */
     RANGE_PROB_POSITIVE,        /* 0 < p <= 1 */
     RANGE_TOKEN_ID,             /* 0 <= id < vocab_size */
-    RANGE_LAYERS,               /* 1 <= n <= CONFIG_MAX_LAYERS */
-    RANGE_LAYERS_OR_0           /* 0 <= n <= CONFIG_MAX_LAYERS */
+    RANGE_LAYERS,               /* a layer count, >= 1 (bertc_model_size bounds it by memory) */
+    RANGE_LAYERS_OR_0           /* a layer count, >= 0 */
 } ConfigRange;
 
 #define CONFIG_MAX_TOKEN_IDS 16

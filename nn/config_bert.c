@@ -109,31 +109,45 @@ static int read_strings(const JsonValue *root, BertConfig *cfg, BertcError *err)
     return 0;
 }
 
-/* id2label {"0": "NEG", "1": "POS"}: every index 0..n-1 once, names strings. */
+/* id2label's entry for id i: its key written as a number ("7"). */
+static const JsonValue *id2label_entry(const JsonValue *map, int i)
+{
+    char key[16];
+    snprintf(key, sizeof key, "%d", i);
+    return bertc_json_get(map, key);
+}
+
+static const char *id2label_name(void *map, int i)
+{
+    return bertc_json_string(id2label_entry(map, i));
+}
+
+/* id2label {"0": "NEG", "1": "POS"}: every index 0..n-1 once, names strings;
+ * as many as the file holds (the JSON parser refuses a key given twice, so
+ * n keys that are the ids 0..n-1 are each of them once). */
 static int read_id2label(const JsonValue *map, BertConfig *cfg, BertcError *err)
 {
     int n = (int)map->length;
-    const char *names[1024];
-    if (n > 1024)
-        return bertc_json_errorf(err, map, "has %d labels; bertc reads at most 1024", n);
-    for (int i = 0; i < n; i++)
-        names[i] = NULL;
     for (int i = 0; i < n; i++) {
         const JsonValue *v = bertc_json_at(map, (size_t)i);
         size_t klen;
         const char *key = bertc_json_key(v, &klen);
         int64_t id;
         char digits[24];
+        const char *s;
         snprintf(digits, sizeof digits, "%.*s", (int)(klen < 23 ? klen : 23), key);
-        if (!bertc_parse_i64(digits, 0, n - 1, &id) || klen >= 23 || names[id])
-            return bertc_json_errorf(err, v, "id2label keys must be the label ids 0..%d, each once; "
-                               "found \"%.30s\"", n - 1, digits);
-        if (bertc_json_as_string(v, &names[id], err) != 0)
+        if (!bertc_parse_i64(digits, 0, n - 1, &id) || klen >= 23 ||
+            id2label_entry(map, (int)id) != v)
+            return bertc_json_errorf(err, v, "id2label keys must be the label ids 0..%d, each "
+                                     "once; found \"%.30s\"", n - 1, digits);
+        if (bertc_json_as_string(v, &s, err) != 0)
             return -1;
     }
-    if (bertc_bert_config_set_labels(cfg, names, n, err) != 0)
-        return bertc_json_errorf(err, map, "%d label names longer than %d bytes in all", n,
-                           CONFIG_LABEL_BYTES);
+    if (bertc_bert_config_set_labels_by(cfg, n, id2label_name, (void *)map, err) != 0) {
+        BertcError inner = *err;
+        return bertc_json_errorf(err, map, "%s", inner.msg + (strncmp(inner.msg, "config: ", 8)
+                                                              ? 0 : 8));
+    }
     return 0;
 }
 
@@ -248,8 +262,10 @@ int bertc_bert_config_read_common(const JsonValue *root, BertConfig *out, BertcE
     if (read_strings(root, &cfg, err) != 0 || read_num_labels(root, &cfg, err) != 0 ||
         read_optional_real(root, "classifier_dropout", &cfg.classifier_dropout, err) != 0 ||
         bertc_json_opt_bool(root, "add_pooling_layer", true, &pooler, err) != 0 ||
-        read_quantization(root, &cfg, err) != 0)
+        read_quantization(root, &cfg, err) != 0) {
+        bertc_bert_config_free(&cfg);   /* id2label's names, when they were read */
         return -1;
+    }
     cfg.add_pooling_layer = pooler;
     *out = cfg;
     return 0;

@@ -112,6 +112,13 @@ typedef struct Registry {
     /* bertc_nn_format's results in a const registry, in turn (not kept) */
     char format_ring[4][128];
     int format_next;
+    /* The params by name, for bertc_registry_find: an open-addressing table
+     * of index + 1 (0: empty), at most half full, in `book`; NULL in a const
+     * registry (its few params are searched in turn, its RAM kept small).
+     * Registering and finding stay linear in the number of params, so a
+     * model of thousands of layers builds in the time of its layers. */
+    int *by_name;
+    int by_name_cap;
 } Registry;
 
 /* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */

@@ -120,6 +120,44 @@ void bertc_nn_leaf(Registry *r, const char *attr, const char *repr)
     bertc_nn_pop(r);
 }
 
+/* ---- the name index (Registry.by_name) ------------------------------- */
+
+/* FNV-1a: a name's slot in the table. */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void index_insert(Registry *r, int i)
+{
+    uint32_t mask = (uint32_t)r->by_name_cap - 1, k = name_hash(r->params[i].name) & mask;
+    while (r->by_name[k])
+        k = (k + 1) & mask;
+    r->by_name[k] = i + 1;
+}
+
+/* Param i (the newest) into the index, which doubles (and is refilled) when
+ * it would be more than half full. */
+static void index_add(Registry *r, int i)
+{
+    if (r->const_data)
+        return;
+    if (2 * r->n_params > r->by_name_cap) {
+        int cap = r->by_name_cap ? 2 * r->by_name_cap : 128;
+        while (2 * r->n_params > cap)
+            cap *= 2;
+        r->by_name = bertc_arena_calloc(r->book, (size_t)cap, sizeof *r->by_name);
+        r->by_name_cap = cap;
+        for (int j = 0; j < r->n_params; j++)
+            index_insert(r, j);
+        return;
+    }
+    index_insert(r, i);
+}
+
 /* full_name's entry in the const table (NULL: none, or no table). */
 static const char *const_name(const Registry *r, const char *full_name)
 {
@@ -142,6 +180,7 @@ static Param *add_param(Registry *r, const char *full_name)
         p->name = arena_strdup(r->arena, full_name);
     p->alias_of = -1;
     p->zero_row = -1;
+    index_add(r, r->n_params - 1);
     return p;
 }
 
@@ -291,9 +330,16 @@ void bertc_nn_tie(Registry *r, const char *name, Var *target)
 
 int bertc_registry_find(const Registry *r, const char *name)
 {
-    for (int i = 0; i < r->n_params; i++)
-        if (strcmp(r->params[i].name, name) == 0)
-            return i;
+    if (!r->by_name) {   /* a const registry */
+        for (int i = 0; i < r->n_params; i++)
+            if (strcmp(r->params[i].name, name) == 0)
+                return i;
+        return -1;
+    }
+    uint32_t mask = (uint32_t)r->by_name_cap - 1, k = name_hash(name) & mask;
+    for (; r->by_name[k]; k = (k + 1) & mask)
+        if (strcmp(r->params[r->by_name[k] - 1].name, name) == 0)
+            return r->by_name[k] - 1;
     return -1;
 }
 

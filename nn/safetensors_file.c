@@ -117,7 +117,8 @@ static int split_path(const char *path, char *dir, size_t len, const char **base
     const char *slash = strrchr(path, '/');
     size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
     if (n >= len)
-        return bertc_errorf(err, "%s: path too long", path);
+        return bertc_errorf(err, "the directory of a file is %zu bytes, more than the %zu a "
+                            "path may have (PATH_MAX): '%s'", n, len - 1, path);
     memcpy(dir, slash ? path : ".", n);
     dir[n] = '\0';
     *base = slash ? slash + 1 : path;
@@ -199,7 +200,10 @@ static int create_temp(const char *path, char *tmp, size_t len, BertcError *err)
         suffix[TMP_RANDOM] = '\0';
         int k = snprintf(tmp, len, "%s" TMP_TAG "%ld.%s", path, (long)getpid(), suffix);
         if (k < 0 || (size_t)k >= len)
-            return bertc_errorf(err, "%s: path too long", path);
+            return bertc_errorf(err, "%s: the temporary file beside it (the name + "
+                                "\"" TMP_TAG "%ld.%s\") would be %d bytes, more than the %zu "
+                                "a path may have (PATH_MAX); give a shorter path", path,
+                                (long)getpid(), suffix, k, len - 1);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0 || errno != EEXIST)
             return fd >= 0 ? fd
@@ -248,10 +252,10 @@ static void remove_stale_temps(const char *dir, const char *base)
         if (!temp_of(e->d_name, base, &pid))
             continue;
         bool gone = pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH);
-        char full[4096 + 256];
+        char full[BERTC_PATH_MAX];
         struct stat sb;
-        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
-        if (gone && lstat(full, &sb) == 0 && S_ISREG(sb.st_mode))
+        if (gone && bertc_path_join(full, dir, e->d_name, dir, NULL) == 0 &&
+            lstat(full, &sb) == 0 && S_ISREG(sb.st_mode))
             unlink(full);
     }
     closedir(d);
@@ -384,7 +388,7 @@ static int prepare(const char *path, char *dir, size_t dir_len, char *tmp, size_
 int bertc_st_write_file(const char *path, const StEntry *entries, size_t n,
                   const StMetadata *meta, size_t n_meta, BertcError *err)
 {
-    char dir[4096], tmp[4096 + 64];
+    char dir[BERTC_PATH_MAX], tmp[BERTC_PATH_MAX];
     mode_t mode;
     int fd = prepare(path, dir, sizeof dir, tmp, sizeof tmp, &mode, err);
     if (fd < 0)
@@ -407,7 +411,7 @@ int bertc_st_write_file(const char *path, const StEntry *entries, size_t n,
 
 int bertc_st_check_writable(const char *path, BertcError *err)
 {
-    char dir[4096], tmp[4096 + 64];
+    char dir[BERTC_PATH_MAX], tmp[BERTC_PATH_MAX];
     mode_t mode;
     int fd = prepare(path, dir, sizeof dir, tmp, sizeof tmp, &mode, err);
     if (fd < 0)

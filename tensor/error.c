@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(BERTC_FREESTANDING)
 /* No stderr on bare metal: errors abort silently and warnings are dropped
@@ -28,42 +29,119 @@ static void default_warn_hook(const char *msg, void *user)
 }
 #endif
 
-/* Rewrite msg (cap bytes) so that it is one line: a control character that
- * came in with user data (a path or flag value holding a newline, a key with
- * a \r) is written as \n, \r or \xNN. Messages are one line ("bertc: ..."),
- * and a line break from the input must not split one. A tab stays. */
-static void one_line(char *msg, size_t cap)
+/* The one-line form of s: a control character that came in with user data
+ * (a path or flag value holding a newline, a key with a \r) is written as
+ * \n, \r or \xNN. Messages are one line ("bertc: ..."), and a line break
+ * from the input must not split one. A tab stays. Writes what fits of it
+ * into out (cap bytes, NUL-terminated; cap 0: nothing) and returns its
+ * whole length. */
+static size_t escape(const char *s, char *out, size_t cap)
 {
     static const char hex[] = "0123456789abcdef";
-    char in[BERTC_ERROR_LEN];
-    size_t len = 0;
-    bool clean = true;
-    for (; msg[len] && len + 1 < sizeof in; len++) {
-        in[len] = msg[len];
-        clean = clean && ((unsigned char)msg[len] >= 0x20 || msg[len] == '\t') &&
-                msg[len] != 0x7f;
-    }
-    if (clean)
-        return;
-    in[len] = '\0';
     size_t n = 0;
-    for (const unsigned char *s = (const unsigned char *)in; *s; s++) {
-        bool plain = (*s >= 0x20 && *s != 0x7f) || *s == '\t';
-        if (n + (plain ? 1 : 4) >= cap)
-            break;
-        if (plain) {
-            msg[n++] = (char)*s;
-        } else if (*s == '\n' || *s == '\r') {
-            msg[n++] = '\\';
-            msg[n++] = *s == '\n' ? 'n' : 'r';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        char put[4];
+        size_t k = 0;
+        if ((*c >= 0x20 && *c != 0x7f) || *c == '\t') {
+            put[k++] = (char)*c;
         } else {
-            msg[n++] = '\\';
-            msg[n++] = 'x';
-            msg[n++] = hex[*s >> 4];
-            msg[n++] = hex[*s & 15];
+            put[k++] = '\\';
+            if (*c == '\n' || *c == '\r') {
+                put[k++] = *c == '\n' ? 'n' : 'r';
+            } else {
+                put[k++] = 'x';
+                put[k++] = hex[*c >> 4];
+                put[k++] = hex[*c & 15];
+            }
         }
+        for (size_t i = 0; i < k; i++, n++)
+            if (n + 1 < cap)
+                out[n] = put[i];
     }
-    msg[n] = '\0';
+    if (cap)
+        out[n < cap ? n : cap - 1] = '\0';
+    return n;
+}
+
+#if !defined(BERTC_FREESTANDING)
+/* A word shortened in its middle keeps at least this many bytes of its start
+ * and end together (with the "..." between). */
+#define FIT_KEEP 48
+
+/* Is byte c inside a UTF-8 sequence (not its first byte)? */
+static bool continuation(char c) { return ((unsigned char)c & 0xc0) == 0x80; }
+
+/* msg (len bytes, NUL-terminated) shortened in place to at most max bytes:
+ * the middle of its longest word (a run without spaces: a path) becomes
+ * "...", then the next longest, each keeping FIT_KEEP bytes, until it fits;
+ * what is still too long keeps its start and its end. So a long path never
+ * pushes the reason after it out of the message. */
+static void fit(char *msg, size_t len, size_t max)
+{
+    while (len > max) {
+        size_t best = 0, best_len = 0;
+        for (size_t i = 0; i < len;) {
+            size_t j = i;
+            while (j < len && msg[j] != ' ')
+                j++;
+            if (j - i > best_len)
+                best = i, best_len = j - i;
+            i = j + 1;
+        }
+        if (best_len <= FIT_KEEP)
+            break;
+        size_t need = len - max, keep = best_len > need + FIT_KEEP ? best_len - need : FIT_KEEP;
+        size_t head = (keep - 3) / 2, tail = best + best_len - (keep - 3 - head);
+        while (head > 0 && continuation(msg[best + head]))
+            head--;
+        while (tail < best + best_len && continuation(msg[tail]))
+            tail++;
+        memcpy(msg + best + head, "...", 3);
+        memmove(msg + best + head + 3, msg + tail, len - tail + 1);
+        len -= tail - (best + head + 3);
+    }
+    if (len > max) {   /* no long word left: the message's start, "...", its end */
+        size_t end = max / 3, start = max - end - 3, from = len - end;
+        while (from < len && continuation(msg[from]))
+            from++;
+        memcpy(msg + start, "...", 3);
+        memmove(msg + start + 3, msg + from, len - from + 1);
+    }
+}
+#endif
+
+/* fmt's message into dst (cap bytes, cap > 64): one line (escape), and, when
+ * it is longer than cap, shortened in the middle of its long words (fit)
+ * rather than cut at the end. A FREESTANDING build, which has no heap, cuts
+ * it at the end. */
+static void compose(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    char text[BERTC_ERROR_LEN];
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    const char *whole = text;
+#if !defined(BERTC_FREESTANDING)
+    char *big = n >= (int)sizeof text ? malloc((size_t)n + 1) : NULL;
+    if (big) {
+        vsnprintf(big, (size_t)n + 1, fmt, again);
+        whole = big;
+    }
+#endif
+    va_end(again);
+    size_t len = escape(whole, dst, cap);
+#if !defined(BERTC_FREESTANDING)
+    char *line = len >= cap ? malloc(len + 1) : NULL;
+    if (line) {
+        escape(whole, line, len + 1);
+        fit(line, len, cap - 1);
+        memcpy(dst, line, strlen(line) + 1);
+    }
+    free(line);
+    free(big);
+#else
+    (void)n, (void)len;
+#endif
 }
 
 int bertc_errorf(BertcError *err, const char *fmt, ...)
@@ -71,9 +149,8 @@ int bertc_errorf(BertcError *err, const char *fmt, ...)
     if (err) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        compose(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
-        one_line(err->msg, sizeof err->msg);
     }
     return -1;
 }
@@ -122,9 +199,8 @@ _Noreturn void bertc_fatal(const char *fmt, ...)
     char msg[BERTC_ERROR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    compose(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    one_line(msg, sizeof msg);
     if (catcher) {
         if (catcher->err)
             snprintf(catcher->err->msg, sizeof catcher->err->msg, "%s", msg);
@@ -150,8 +226,7 @@ void bertc_warn(const char *fmt, ...)
     char msg[BERTC_ERROR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    compose(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    one_line(msg, sizeof msg);
     warn_hook(msg, warn_user);
 }

@@ -174,3 +174,42 @@ int bertc_write_file(const char *path, const void *bytes, size_t n, BertcError *
         return bertc_errorf(err, "%s: write failed: %s", path, strerror(errno));
     return 0;
 }
+
+/* ---- paths ------------------------------------------------------------- */
+
+int bertc_path_join(char out[BERTC_PATH_MAX], const char *dir, const char *name,
+                    const char *what, BertcError *err)
+{
+    size_t n = strlen(dir), k = strlen(name);
+    bool slash = n > 0 && dir[n - 1] == '/';
+    size_t len = n + (slash ? 0 : 1) + k;
+    out[0] = '\0';
+    if (len >= BERTC_PATH_MAX)
+        return bertc_errorf(err, "%s: the path of %s in it would be %zu bytes, more than the "
+                            "%d a path may have (PATH_MAX): '%s'",
+                            what, name, len, BERTC_PATH_MAX - 1, dir);
+    memcpy(out, dir, n);
+    if (!slash)
+        out[n++] = '/';
+    memcpy(out + n, name, k + 1);
+    return 0;
+}
+
+int bertc_path_check(const char *path, const char *what, BertcError *err)
+{
+    size_t n = strlen(path);
+    if (n >= BERTC_PATH_MAX)
+        return bertc_errorf(err, "%s: the path is %zu bytes, more than the %d a path may have "
+                            "(PATH_MAX): '%s'", what, n, BERTC_PATH_MAX - 1, path);
+    return 0;
+}
+
+int bertc_path_check_dir(const char *dir, const char *what, BertcError *err)
+{
+    size_t n = strlen(dir), max = BERTC_PATH_MAX - 1 - BERTC_PATH_DIR_ROOM;
+    if (n > max)
+        return bertc_errorf(err, "%s: the directory path is %zu bytes; a directory may have "
+                            "at most %zu (PATH_MAX %d, less room for the files bertc puts in "
+                            "it): '%s'", what, n, max, BERTC_PATH_MAX, dir);
+    return 0;
+}

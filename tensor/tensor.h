@@ -56,8 +56,10 @@ typedef struct BertcError {
 /* Fill err (may be NULL) with a printf-style message. Always returns -1 so a
  * caller can write `return bertc_errorf(err, "...")`. The message is one
  * line: a control character in it (a newline in a quoted file name or flag
- * value) is written \n, \r or \xNN (a tab stays); so are bertc_fatal's and
- * bertc_warn's. */
+ * value) is written \n, \r or \xNN (a tab stays). A message longer than
+ * BERTC_ERROR_LEN has the middle of its longest words (the paths in it)
+ * replaced by "...", so the reason after a long path is kept. The same
+ * holds for bertc_fatal's and bertc_warn's. */
 int bertc_errorf(BertcError *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -115,6 +117,17 @@ int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
 /* Opening files (tensor/open_file.c; hosted builds only)                    */
 /* ------------------------------------------------------------------------ */
 
+/* The longest path bertc builds or takes, its NUL included: Linux's
+ * PATH_MAX. A longer path is refused with an error naming what gave it,
+ * never cut. */
+#define BERTC_PATH_MAX 4096
+/* The room a directory path leaves under BERTC_PATH_MAX for the names bertc
+ * reads and writes in it ("/checkpoint.safetensors", and the ".tmp.<pid>.<12
+ * letters>" an atomic write adds while it writes): a directory path has at
+ * most BERTC_PATH_MAX - 1 - BERTC_PATH_DIR_ROOM bytes. */
+#define BERTC_PATH_DIR_ROOM 64
+
+
 #if !defined(BERTC_FREESTANDING)
 /* Every path a user gives is opened through these, so nothing that is not a
  * regular file (a FIFO, a directory, a device such as /dev/zero or /dev/stdin,
@@ -125,6 +138,17 @@ int bertc_vsnprintf(char *buf, size_t len, const char *fmt, va_list ap)
  * truncates a regular file ("wb"); it also accepts a character device, so
  * /dev/null works as an output. Both return NULL with err set on failure. */
 FILE *bertc_open_read(const char *path, uint64_t *size, BertcError *err);
+/* dir "/" name into out (BERTC_PATH_MAX bytes; no '/' is added after a dir
+ * that ends in one). A path that does not fit is an error naming `what`,
+ * the flag or role that gave dir ("--out", "the model directory"), and out
+ * is then "". Every path bertc builds in a directory is built here. */
+int bertc_path_join(char out[BERTC_PATH_MAX], const char *dir, const char *name,
+                    const char *what, BertcError *err);
+/* path is shorter than BERTC_PATH_MAX, dir short enough for a directory
+ * (BERTC_PATH_DIR_ROOM): else an error naming `what`, the flag or role that
+ * gave it. */
+int bertc_path_check(const char *path, const char *what, BertcError *err);
+int bertc_path_check_dir(const char *dir, const char *what, BertcError *err);
 FILE *bertc_open_write(const char *path, BertcError *err);
 /* As bertc_open_write, appending ("ab"): a log that a resumed run continues. */
 FILE *bertc_open_append(const char *path, BertcError *err);

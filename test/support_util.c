@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -174,13 +175,17 @@ void test_read_text(const char *path, char *out, size_t cap)
 
 int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap)
 {
-    char full[8192], log[128];
+    char log[128];
     snprintf(log, sizeof log, "/tmp/bertc_shell_%d.log", (int)getpid());
+    size_t len = strlen(cmd) + 256;
+    char *full = malloc(len);
+    cr_assert(full);
     if (capture == TEST_STDOUT_AND_STDERR)
-        snprintf(full, sizeof full, "%s > %s 2>&1", cmd, log);
+        snprintf(full, len, "%s > %s 2>&1", cmd, log);
     else
-        snprintf(full, sizeof full, "%s > /dev/null 2> %s", cmd, log);
+        snprintf(full, len, "%s > /dev/null 2> %s", cmd, log);
     int status = system(full);
+    free(full);
     test_read_text(log, out, cap);
     remove(log);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -208,6 +213,30 @@ void test_scratch_remove(const char *dir)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
+}
+
+char *test_long_dir(const char *root, size_t n, bool make)
+{
+    size_t at = strlen(root);
+    cr_assert_gt(n, at + 1, "test_long_dir: %zu bytes leave no room under %s", n, root);
+    char *p = malloc(n + 1);
+    cr_assert(p);
+    memcpy(p, root, at);
+    for (size_t run = 200; at < n; at++, run++) {
+        bool slash = run == 200 && at + 1 < n;
+        p[at] = slash ? '/' : (char)('a' + at % 26);
+        if (slash) {
+            p[at] = '\0';
+            cr_assert(!make || mkdir(p, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", p,
+                      strerror(errno));
+            p[at] = '/';
+            run = 0;
+        }
+    }
+    p[n] = '\0';
+    cr_assert(!make || mkdir(p, 0700) == 0 || errno == EEXIST, "mkdir of %zu bytes: %s", n,
+              strerror(errno));
+    return p;
 }
 
 bool test_same_file(const char *a, const char *b)

@@ -580,3 +580,40 @@ Test(cli_commands, encode_input_file_warns_on_truncation)
     snprintf(want, sizeof want, "%s:2: an empty line", input);
     cr_expect(one_line(log) && strstr(log, want), "%s", log);
 }
+
+/* A config of 100 layers (more than the 64 bertc used to cap them at; HF
+ * sets no ceiling) is summarised, initialised, encoded for and run; one
+ * whose layers could not fit in memory is one line naming
+ * num_hidden_layers. */
+Test(cli_commands, a_hundred_layers_summarise_init_and_run)
+{
+    char vocab[300], cfg[300], huge[300], args[4096];
+    write_vocab(vocab, sizeof vocab);
+    snprintf(cfg, sizeof cfg, "%s/deep.json", dir);
+    snprintf(huge, sizeof huge, "%s/huge.json", dir);
+    const char *fmt = "{\"architectures\": [\"BertForSequenceClassification\"], \"vocab_size\": "
+                      "14, \"hidden_size\": 4, \"num_hidden_layers\": %ld, "
+                      "\"num_attention_heads\": 1, \"intermediate_size\": 4, "
+                      "\"max_position_embeddings\": 16}";
+    FILE *f = fopen(cfg, "w");
+    cr_assert(f);
+    fprintf(f, fmt, 100L);
+    fclose(f);
+    f = fopen(huge, "w");
+    cr_assert(f);
+    fprintf(f, fmt, 2147483647L);
+    fclose(f);
+    const char *log;
+    snprintf(args, sizeof args, "summary --config %s > %s/summary.txt && grep -q "
+             "'^        (99): BertLayer' %s/summary.txt", cfg, dir, dir);
+    cr_assert_eq(bertc(args, &log), 0, "no layer 99 in the summary: %s", log);
+    snprintf(args, sizeof args, "init --config %s --output %s/deep.st --seed 3 && %s encode "
+             "--config %s --vocab %s --max-len 6 --output %s/deep_in.st 'the cat sat' && %s run "
+             "--config %s --weights %s/deep.st --inputs %s/deep_in.st --output %s/deep_out.st",
+             cfg, dir, BERTC_CLI, cfg, vocab, dir, BERTC_CLI, cfg, dir, dir, dir);
+    cr_assert_eq(bertc(args, &log), 0, "%s", log);
+    snprintf(args, sizeof args, "summary --config %s", huge);
+    cr_assert_eq(bertc(args, &log), 1, "%s", log);
+    cr_expect(one_line(log) && strstr(log, "num_hidden_layers 2147483647 needs") &&
+              strstr(log, "lower num_hidden_layers"), "%s", log);
+}

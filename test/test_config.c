@@ -319,17 +319,18 @@ Test(config, masking_block_is_checked)
     arch_fails("SpanBertForPreTraining", keys, "masking.seed");
 }
 
-/* The layer counts have a ceiling (building their bookkeeping must stay
- * cheap before the model's total size is checked), and QAConv's question
- * must fit in max_position_embeddings; each error names its key. */
+/* The layer counts are whole numbers as any size (HF sets no ceiling: memory
+ * does, bertc_model_size, test_config_write.c), and QAConv's question must
+ * fit in max_position_embeddings; each error names its key. */
 Test(config, layer_counts_and_query_len_are_bounded)
 {
     text_fails("{\"architectures\": [\"BertModel\"], \"vocab_size\": 100, \"hidden_size\": 8,"
-               " \"num_hidden_layers\": 1025, \"num_attention_heads\": 4,"
+               " \"num_hidden_layers\": 2147483648, \"num_attention_heads\": 4,"
                " \"intermediate_size\": 37, \"max_position_embeddings\": 64}",
-               "num_hidden_layers (line 1, col 92): must be an integer in [1, 64], found 1025");
-    arch_fails("Summarizer", ", \"ff_size\": 64, \"heads\": 4, \"inter_layers\": 100000",
-               "inter_layers (line 1, col 222): must be an integer in [0, 64], found 100000");
+               "num_hidden_layers (line 1, col 92): must be an integer in [1, 2147483647], "
+               "found 2147483648");
+    arch_fails("Summarizer", ", \"ff_size\": 64, \"heads\": 4, \"inter_layers\": -1",
+               "inter_layers (line 1, col 222): must be an integer in [0, 2147483647], found -1");
     arch_fails("QAConvModelV2", ", \"sep_token_id\": 1, \"query_len\": 65",
                "c.json: query_len 65 is longer than max_position_embeddings 64");
     text_fails("{\"architectures\": [\"QAConvModelV2\"], \"vocab_size\": 100,"

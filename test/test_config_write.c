@@ -5,7 +5,9 @@
 #include "zoo/zoo.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A value of key k other than its default, still in its range. */
 static double unusual_value(const ConfigKey *k, double def)
@@ -159,6 +161,42 @@ Test(config_write, impossible_model_size_is_refused)
                  floats);
 }
 
+/* More than 64 layers (HF sets no ceiling): 100 narrow layers are a model
+ * like any other; a count whose layers' records alone could not fit in
+ * memory is refused before any of them is registered, naming the key,
+ * num_hidden_layers or an architecture's own (the Summarizer's
+ * inter_layers). */
+Test(config_write, layer_counts_are_bounded_by_memory_only)
+{
+    BertConfig cfg = test_config_default("BertForSequenceClassification");
+    cfg.vocab_size = 20, cfg.hidden_size = 4, cfg.num_attention_heads = 1;
+    cfg.intermediate_size = 4, cfg.max_position_embeddings = 8, cfg.num_hidden_layers = 100;
+    BertcError err;
+    double floats;
+    cr_assert_eq(bertc_model_size(&cfg, &floats, &err), 0, "100 layers: %s", err.msg);
+    Arena *a = bertc_arena_create("layers", 1 << 20);
+    Model m;
+    test_model_from_config(&m, a, &cfg);
+    cr_expect_eq(bertc_registry_find(m.reg, "bert.encoder.layer.99.output.dense.weight") >= 0,
+                 true, "no layer 99");
+    cr_expect_eq(bertc_registry_find(m.reg, "bert.encoder.layer.100.output.dense.weight"), -1);
+    bertc_arena_destroy(a);
+    cfg.num_hidden_layers = INT32_MAX;
+    cr_assert_neq(bertc_model_size(&cfg, &floats, &err), 0);
+    cr_expect(strstr(err.msg, "config: num_hidden_layers 2147483647 needs") &&
+              strstr(err.msg, "lower num_hidden_layers"), "%s", err.msg);
+    BertConfig sum = test_config_default("Summarizer");
+    sum.vocab_size = 20, sum.hidden_size = 4, sum.num_attention_heads = 1;
+    sum.intermediate_size = 4, sum.max_position_embeddings = 8, sum.num_hidden_layers = 1;
+    test_config_set(&sum, "heads", 1);
+    test_config_set(&sum, "ff_size", 4);
+    test_config_set(&sum, "inter_layers", 100);
+    cr_assert_eq(bertc_model_size(&sum, &floats, &err), 0, "100 inter_layers: %s", err.msg);
+    test_config_set(&sum, "inter_layers", INT32_MAX);
+    cr_assert_neq(bertc_model_size(&sum, &floats, &err), 0);
+    cr_expect(strstr(err.msg, "config: inter_layers 2147483647 needs"), "%s", err.msg);
+}
+
 /* Found by fuzzing: a float key beyond float32's range became inf and could
  * not be written back as JSON; a tiny "> 0" key rounded to 0. */
 Test(config_write, float_keys_must_fit_float32)
@@ -177,4 +215,44 @@ Test(config_write, float_keys_must_fit_float32)
                        "\"sep_token_id\": 2, \"attention_temperature\": 1e-50}";
     cr_assert_neq(bertc_bert_config_parse(NULL, "tiny.json", tiny, strlen(tiny), &cfg, &err), 0);
     cr_assert(strstr(err.msg, "attention_temperature") && strstr(err.msg, "> 0"), "%s", err.msg);
+}
+
+/* id2label with many long names: 300 labels of 24 characters (7,500 bytes
+ * of names, past the 4,096 a config holds in itself) are written, read back
+ * equal with their label2id, and kept by the model built from them after
+ * the config that read them is freed. They used to be refused, on writing
+ * and on reading, by a 4,096-byte cap on all names together. */
+Test(config_write, three_hundred_long_label_names_round_trip)
+{
+    enum { N = 300 };
+    static char text[N][40];
+    const char *names[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(text[i], sizeof text[i], "label-%03d-abcdefghijklmn", i);
+        names[i] = text[i];
+    }
+    cr_assert_eq(strlen(names[0]), 24);
+    BertConfig in = test_config_default("BertForSequenceClassification"), out;
+    in.vocab_size = 40, in.hidden_size = 8, in.num_hidden_layers = 1;
+    in.num_attention_heads = 2, in.intermediate_size = 16, in.max_position_embeddings = 16;
+    in.num_labels = N;
+    BertcError err;
+    cr_assert_eq(bertc_bert_config_set_labels(&in, names, N, &err), 0, "%s", err.msg);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/bertc_many_labels_%d.json", (int)getpid());
+    cr_assert_eq(bertc_bert_config_write(path, &in, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_read(path, &out, &err), 0, "%s", err.msg);
+    remove(path);
+    cr_assert_eq(out.n_label_names, N);
+    for (int i = 0; i < N; i++)
+        cr_expect_str_eq(bertc_bert_config_label(&out, i), names[i], "label %d", i);
+    Arena *a = bertc_arena_create("labels", 1 << 20);
+    Model m;
+    test_model_from_config(&m, a, &out);
+    bertc_bert_config_free(&out);
+    bertc_bert_config_free(&in);
+    cr_expect_eq(out.n_label_names, 0, "freed, the config has no names left");
+    for (int i = 0; i < N; i++)
+        cr_expect_str_eq(bertc_bert_config_label(&m.cfg, i), names[i], "the model's label %d", i);
+    bertc_arena_destroy(a);
 }

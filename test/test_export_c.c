@@ -26,7 +26,7 @@
 #endif
 
 static char tmp[128];
-static char log_text[16384];
+static char log_text[65536];
 
 static void setup(void)
 {
@@ -517,6 +517,30 @@ Test(export_c, const_registry_keeps_its_bookkeeping_out_of_the_model_arena)
     bertc_arena_destroy(a);
 }
 
+/* Compiles a program that formats the config of the model exported into
+ * out (model_data.config) and expects the text `want`. */
+static void expect_exported_config(const char *out, const char *want)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/main.c", out);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("#include \"bertc.h\"\n#include <stdio.h>\nextern const ConstModelData model_data;\n"
+          "static char buf[65536];\n"
+          "int main(void)\n{\n    size_t n;\n    BertcError err;\n"
+          "    if (bertc_bert_config_format(model_data.config, buf, sizeof buf, &n, &err))\n"
+          "        return 1;\n    fputs(buf, stdout);\n    return 0;\n}\n", f);
+    fclose(f);
+    char lib[256];
+    snprintf(lib, sizeof lib, "%s", BERTC_CLI);
+    *strrchr(lib, '/') = '\0';
+    cr_assert_eq(sh("cc -std=c11 -O1 -Wall -Werror -I. -I%s %s/model_data.c %s/main.c "
+                    "%s/libbertc.a " LINK_FLAGS " -lm -lpthread -o %s/prog", out, out, out, lib,
+                    out), 0, "%s", log_text);
+    cr_assert_eq(sh("%s/prog", out), 0, "%s", log_text);
+    cr_expect_str_eq(log_text, want, "the exported BertConfig differs from the model's");
+}
+
 /* The config is written as a const BertConfig (no JSON on the target): it
  * formats to the same config.json text as the model's own, every key
  * bertc_bert_config_format writes, label names included. */
@@ -547,22 +571,44 @@ Test(export_c, exported_config_formats_as_the_models, .timeout = 120)
     cr_assert_eq(cfg.n_label_names, 3, "the labels did not reach %s", path);
     cfg.int8_dynamic = true;   /* --int8: the exported model is quantised */
     cr_assert_eq(bertc_bert_config_format(&cfg, want, sizeof want, &n, &err), 0, "%s", err.msg);
-    snprintf(path, sizeof path, "%s/main.c", out);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs("#include \"bertc.h\"\n#include <stdio.h>\nextern const ConstModelData model_data;\n"
-          "int main(void)\n{\n    char buf[4096];\n    size_t n;\n    BertcError err;\n"
-          "    if (bertc_bert_config_format(model_data.config, buf, sizeof buf, &n, &err))\n"
-          "        return 1;\n    fputs(buf, stdout);\n    return 0;\n}\n", f);
-    fclose(f);
-    char lib[256];
-    snprintf(lib, sizeof lib, "%s", BERTC_CLI);
-    *strrchr(lib, '/') = '\0';
-    cr_assert_eq(sh("cc -std=c11 -O1 -Wall -Werror -I. -I%s %s/model_data.c %s/main.c "
-                    "%s/libbertc.a " LINK_FLAGS " -lm -lpthread -o %s/prog", out, out, out, lib,
-                    out), 0, "%s", log_text);
-    cr_assert_eq(sh("%s/prog", out), 0, "%s", log_text);
-    cr_expect_str_eq(log_text, want, "the exported BertConfig differs from the model's");
+    expect_exported_config(out, want);
+}
+
+/* 300 label names of 24 characters, more than a BertConfig holds in itself:
+ * export-c writes them as an array of their own that the const config
+ * points to, and the target formats the same config.json. */
+Test(export_c, three_hundred_long_labels_are_exported, .timeout = 120)
+{
+    if (!have_cc()) {
+        cr_skip_test("no cc on PATH");
+        return;
+    }
+    enum { N = 300 };
+    char out[200], model[200], path[300];
+    snprintf(out, sizeof out, "%s/export", tmp);
+    snprintf(model, sizeof model, "%s/m", tmp);
+    cr_assert_eq(sh("cp -r %s %s", FIXTURE, model), 0, "%s", log_text);
+    snprintf(path, sizeof path, "%s/config.json", model);
+    BertConfig cfg;
+    BertcError err;
+    cr_assert_eq(bertc_bert_config_read(path, &cfg, &err), 0, "%s", err.msg);
+    static char text[N][40];
+    const char *labels[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(text[i], sizeof text[i], "label-%03d-abcdefghijklmn", i);
+        labels[i] = text[i];
+    }
+    cfg.num_labels = N;
+    cr_assert_eq(bertc_bert_config_set_labels(&cfg, labels, N, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_write(path, &cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(sh("%s init --config %s --output %s/model.safetensors && %s export-c --model %s "
+                    "--out %s", BERTC_CLI, path, model, BERTC_CLI, model, out), 0, "%s",
+                 log_text);
+    static char want[65536];
+    size_t n;
+    cr_assert_eq(bertc_bert_config_format(&cfg, want, sizeof want, &n, &err), 0, "%s", err.msg);
+    bertc_bert_config_free(&cfg);
+    expect_exported_config(out, want);
 }
 
 /* The GEMM buffers of a bare-metal run: reserved once at measured sizes,

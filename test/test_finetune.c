@@ -328,6 +328,38 @@ Test(finetune, multi_label_and_regression_save_their_problem_type)
     bertc_arena_destroy(a);
 }
 
+/* 300 labels of 24 characters (7,500 bytes of names): written into
+ * config.json's id2label and label2id by finetune and read back equal. A
+ * 4,096-byte cap on all names together used to refuse them. */
+Test(finetune, three_hundred_long_labels_are_saved_and_read_back)
+{
+    enum { N = 300 };
+    size_t cap = 64 + (size_t)N * 2 * 48, n = 0;
+    char *rows = malloc(cap);
+    cr_assert(rows);
+    n += (size_t)snprintf(rows + n, cap - n, "text,label\n");
+    for (int r = 0; r < 2 * N; r++)
+        n += (size_t)snprintf(rows + n, cap - n, "the cat %d,label-%03d-abcdefghijklmn\n", r,
+                              r % N);
+    const char *log;
+    cr_assert_eq(finetune_on("labels.csv", rows, "seq-cls", "--steps 1", &log), 0, "%s", log);
+    free(rows);
+    char path[300];
+    snprintf(path, sizeof path, "%s/out", dir);
+    Arena *a = bertc_arena_create("dir", 1 << 20);
+    ModelDir d;
+    BertcError err;
+    cr_assert_eq(bertc_model_dir_open(&d, a, path, &err), 0, "%s", err.msg);
+    cr_assert_eq(d.model.cfg.num_labels, N);
+    cr_assert_eq(d.model.cfg.n_label_names, N);
+    for (int i = 0; i < N; i++) {
+        char want[40];
+        snprintf(want, sizeof want, "label-%03d-abcdefghijklmn", i);
+        cr_expect_str_eq(bertc_bert_config_label(&d.model.cfg, i), want, "label %d", i);
+    }
+    bertc_arena_destroy(a);
+}
+
 /* A BertForMaskedLM directory lends its encoder: the new head (classifier,
  * pooler) is initialised and listed, the encoder's weights are the
  * pretrained ones (a learning rate of 1e-30 leaves them as loaded). */

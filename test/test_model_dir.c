@@ -115,3 +115,49 @@ Test(model_dir, what_is_missing_is_named)
     cr_assert_neq(bertc_model_dir_open(&d, arena, "test/data/zoo/bert_qa/config.json", &err), 0);
     cr_expect(strstr(err.msg, "not a model directory"), "%s", err.msg);
 }
+
+/* Every string bertc writes into a model directory's JSON (config.json's
+ * id2label and label2id, tokenizer_config.json's special tokens) and into a
+ * safetensors header (__metadata__) is escaped: quotes, backslashes and
+ * control characters come back equal. A special token holding '"' used to
+ * make tokenizer_config.json unreadable. */
+Test(model_dir, every_string_written_is_escaped_and_read_back_equal)
+{
+    static const char odd_vocab[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n[C\"L\\S]\n"
+                                    "<se\\p\x01>\n\"pad\"\n<u\x1fnk>\n[MA\"\"SK\\\\]\nthe\n";
+    Model m;
+    Tokenizer tok;
+    BertcError err;
+    test_model_build(&m, arena, "test/data/zoo/bert_seqcls_single/config.json", NULL);
+    test_model_load(&m, "test/data/zoo/bert_seqcls_single/weights.safetensors");
+    const char *names[] = {"a \"quoted\" label", "back\\slash \\u0041", "tab\there\x01\x1f\n"};
+    cr_assert_eq(m.cfg.num_labels, 3);
+    cr_assert_eq(bertc_bert_config_set_labels(&m.cfg, names, 3, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_tokenizer_parse(&tok, arena, "vocab", odd_vocab, strlen(odd_vocab), &err),
+                 0, "%s", err.msg);
+    tok.cls_id = 5, tok.sep_id = 6, tok.pad_id = 7, tok.unk_id = 8, tok.mask_id = 9;
+    cr_assert_eq(bertc_model_dir_save(dir, &m, &tok, &err), 0, "%s", err.msg);
+    ModelDir d;
+    cr_assert_eq(bertc_model_dir_open(&d, arena, dir, &err), 0, "%s", err.msg);
+    for (int i = 0; i < 3; i++)
+        cr_expect_str_eq(bertc_bert_config_label(&d.model.cfg, i), names[i], "label %d", i);
+    const int32_t want[] = {5, 6, 7, 8, 9};
+    const int32_t got[] = {d.tok.cls_id, d.tok.sep_id, d.tok.pad_id, d.tok.unk_id, d.tok.mask_id};
+    for (int i = 0; i < 5; i++)
+        cr_expect_eq(got[i], want[i], "special token %d: id %d, want %d (%s)", i, got[i],
+                     want[i], bertc_tokenizer_token(&tok, want[i]));
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/meta.safetensors", dir);
+    const char *value = "a \"q\" \\ \x01\x7f\ttab\nline";
+    StMetadata meta[] = {{"k\"e\\y\x02", value}};
+    float x = 1.0f;
+    StEntry e = bertc_st_entry_tensor("x", &(Tensor){.data = &x, .ndim = 1, .shape = {1},
+                                                      .numel = 1});
+    cr_assert_eq(bertc_st_write_file(path, &e, 1, meta, 1, &err), 0, "%s", err.msg);
+    SafeTensors *st;
+    cr_assert_eq(bertc_st_open_file(arena, path, &st, &err), 0, "%s", err.msg);
+    const char *back = bertc_st_metadata_get(st, "k\"e\\y\x02");
+    cr_expect(back && strcmp(back, value) == 0, "__metadata__ came back as %s", back);
+    bertc_st_close(st);
+}

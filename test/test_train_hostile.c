@@ -6,8 +6,9 @@
  *     the tensor or key (it used to resume silently, with the extra tensor
  *     ignored and an I32 moment read as numbers);
  *   - an error message quoting a value with a newline is still one line;
- *   - an --out too long for the examples' path buffers is refused (the files
- *     used to be written under truncated names, "checkpoint.saf", exit 0);
+ *   - a long --out (1,200 bytes) gets every file under its own name (the
+ *     files used to be written under truncated names, "checkpoint.saf",
+ *     exit 0), and one too long for a directory is refused naming --out;
  *   - a file-size limit (ulimit -f) makes the save fail with one line, the
  *     old checkpoint kept (SIGXFSZ used to kill the program mid-write);
  *   - a hostile data file (a NUL byte, too few or too many rows, invalid
@@ -167,11 +168,15 @@ Test(train_hostile, an_error_quoting_a_newline_is_one_line)
 
 static int run_example(const char *args, char *out, size_t len)
 {
-    char cmd[4096], log[128];
+    char log[128];
     snprintf(log, sizeof log, "/tmp/bertc_hostile_%d.log", (int)getpid());
-    snprintf(cmd, sizeof cmd, "%s/topics --quiet --steps 1 %s > %s 2>&1", BERTC_EXAMPLES_DIR,
-             args, log);
+    size_t cap = strlen(args) + 512;
+    char *cmd = malloc(cap);
+    cr_assert(cmd);
+    snprintf(cmd, cap, "%s/topics --quiet --steps 1 %s > %s 2>&1", BERTC_EXAMPLES_DIR, args,
+             log);
     int status = system(cmd);
+    free(cmd);
     FILE *f = fopen(log, "r");
     size_t n = f ? fread(out, 1, len - 1, f) : 0;
     if (f)
@@ -181,21 +186,46 @@ static int run_example(const char *args, char *out, size_t len)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-Test(train_hostile, an_out_too_long_for_the_file_names_is_refused, .timeout = 120)
+Test(train_hostile, a_long_out_gets_every_file_under_its_own_name, .timeout = 120)
 {
-    char root[128], dir[1024], args[1200], out[4096], cmd[256];
+    char root[128], out[8192], cmd[256];
     snprintf(root, sizeof root, "/tmp/bertc_hostile_long_%d", (int)getpid());
-    size_t n = (size_t)snprintf(dir, sizeof dir, "%s", root);
-    while (n < 495)   /* 4 components of 100 letters: each fine, the whole too long */
-        n += (size_t)snprintf(dir + n, sizeof dir - n, "/%.100s",
-                              "dddddddddddddddddddddddddddddddddddddddddddddddddd"
-                              "dddddddddddddddddddddddddddddddddddddddddddddddddd");
-    snprintf(args, sizeof args, "--out %s", dir);
-    cr_expect_eq(run_example(args, out, sizeof out), 1, "%s", out);
-    cr_expect(strstr(out, "--out '") && strstr(out, "characters long") &&
-              strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
-    snprintf(cmd, sizeof cmd, "find %s -type f 2>/dev/null | grep -q .", root);
-    cr_expect_neq(system(cmd), 0, "files were written under %s", root);
+    char *dir = test_long_dir(root, 1200, true);
+    char *args = malloc(strlen(dir) + 16);
+    sprintf(args, "--out %s", dir);
+    cr_expect_eq(run_example(args, out, sizeof out), 0, "%s", out);
+    static const char *const files[] = {"checkpoint.safetensors", "config.json",
+                                        "model.safetensors", "loss.svg", "attention.svg"};
+    for (int i = 0; i < 5; i++) {
+        char path[BERTC_PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        cr_expect_eq(access(path, R_OK), 0, "no %s in the 1,200-byte --out", files[i]);
+    }
+    snprintf(cmd, sizeof cmd, "find %s -type f | wc -l | grep -qx 5", root);
+    cr_expect_eq(system(cmd), 0, "files under other names in %s", root);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    cr_assert_eq(system(cmd), 0);
+    free(args);
+    free(dir);
+}
+
+Test(train_hostile, an_out_too_long_for_a_directory_is_refused_naming_out, .timeout = 120)
+{
+    char root[128], out[8192], cmd[256];
+    snprintf(root, sizeof root, "/tmp/bertc_hostile_long_%d", (int)getpid());
+    size_t lengths[] = {BERTC_PATH_MAX - BERTC_PATH_DIR_ROOM, BERTC_PATH_MAX + 100};
+    for (int i = 0; i < 2; i++) {
+        char *dir = test_long_dir(root, lengths[i], false);
+        char *args = malloc(strlen(dir) + 16);
+        sprintf(args, "--out %s", dir);
+        cr_expect_eq(run_example(args, out, sizeof out), 1, "%s", out);
+        cr_expect(strstr(out, "--out: the directory path is") &&
+                  strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
+        free(args);
+        free(dir);
+    }
+    snprintf(cmd, sizeof cmd, "test ! -e %s", root);
+    cr_expect_eq(system(cmd), 0, "something was written under %s", root);
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     cr_assert_eq(system(cmd), 0);
 }

@@ -99,6 +99,12 @@ double test_cosine(const float *a, const float *b, int64_t n);
 void test_scratch_make(char *dir, size_t cap, const char *name);
 void test_scratch_remove(const char *dir);
 
+/* A directory path of exactly n bytes: root, then components of up to 200
+ * letters joined by '/' (so that one can be far longer than 1,024 bytes, or
+ * than PATH_MAX, with no component past NAME_MAX), malloc'd (the caller
+ * frees it); created, with its parents, when make is true. */
+char *test_long_dir(const char *root, size_t n, bool make);
+
 /* The two files hold the same bytes (cmp -s). */
 bool test_same_file(const char *a, const char *b);
 

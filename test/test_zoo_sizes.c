@@ -222,7 +222,7 @@ Test(zoo_sizes, configs_made_in_code_are_checked)
     static const struct {
         int field;
         char want[80];
-    } cases[] = {{0, "config: hidden_size = 0"}, {1, "config: num_hidden_layers = 5000"},
+    } cases[] = {{0, "config: hidden_size = 0"}, {1, "hidden_size 768, num_hidden_layers 5000: lower these keys"},
                  {2, "config: layer_norm_eps = nan"},
                  {3, "config: query_len 100 is longer than max_position_embeddings 64"},
                  {4, "config: masking.special_token_ids[0] = 99999"},

@@ -110,6 +110,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     setenv("BERTC_THREADS", "1", 0);
+    /* within -malloc_limit_mb: a config too big for this (65,536 layers'
+     * records) is refused by bertc_model_size, as one too big for a machine */
+    bertc_arena_set_memory_limit(192u << 20);
     graph = bertc_ag_graph_create(1 << 20, 0);
     return 0;
 }

@@ -108,21 +108,31 @@ static int check_arch_name(const JsonValue *root, BertcError *err)
                        bertc_json_string(name), known);
 }
 
+/* The architecture's keys of a config whose common keys are read. */
+static int read_arch_keys(const JsonValue *root, BertConfig *cfg, BertcError *err)
+{
+    const ModelArch *arch = arch_of(cfg, err);
+    if (!arch)
+        return -1;
+    bertc_config_default_keys(arch->keys, arch->n_keys, cfg->model.bytes, cfg);
+    if (bertc_config_read_keys(root, arch->keys, arch->n_keys, cfg->model.bytes, cfg, err) != 0)
+        return -1;
+    if (arch->check_config && arch->check_config(cfg, err) != 0) {
+        char msg[BERTC_ERROR_LEN];
+        snprintf(msg, sizeof msg, "%s", err->msg + (strncmp(err->msg, "config: ", 8) ? 0 : 8));
+        return bertc_errorf(err, "%s: %s", bertc_json_doc_name(root), msg);
+    }
+    return 0;
+}
+
 static int read_config(const JsonValue *root, BertConfig *out, BertcError *err)
 {
     BertConfig cfg;
     if (check_arch_name(root, err) != 0 || bertc_bert_config_read_common(root, &cfg, err) != 0)
         return -1;
-    const ModelArch *arch = arch_of(&cfg, err);
-    if (!arch)
+    if (read_arch_keys(root, &cfg, err) != 0) {
+        bertc_bert_config_free(&cfg);
         return -1;
-    bertc_config_default_keys(arch->keys, arch->n_keys, cfg.model.bytes, &cfg);
-    if (bertc_config_read_keys(root, arch->keys, arch->n_keys, cfg.model.bytes, &cfg, err) != 0)
-        return -1;
-    if (arch->check_config && arch->check_config(&cfg, err) != 0) {
-        char msg[BERTC_ERROR_LEN];
-        snprintf(msg, sizeof msg, "%s", err->msg + (strncmp(err->msg, "config: ", 8) ? 0 : 8));
-        return bertc_errorf(err, "%s: %s", bertc_json_doc_name(root), msg);
     }
     *out = cfg;
     return 0;

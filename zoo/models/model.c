@@ -70,6 +70,29 @@ static void keys_of(const ModelArch *arch, const BertConfig *c, const Tensor *t,
     }
 }
 
+/* Layer counts up to this are not measured: a dry run of them is cheap. */
+#define MODEL_LAYERS_UNMEASURED 64
+
+/* A key that counts layers: num_hidden_layers (key NULL) or one of the
+ * architecture's RANGE_LAYERS keys. */
+typedef struct LayerKey {
+    const ConfigKey *key;
+    const char *name;
+    int64_t value;
+} LayerKey;
+
+static int layer_keys(const ModelArch *arch, const BertConfig *cfg, LayerKey *keys, int cap)
+{
+    int n = 0;
+    keys[n++] = (LayerKey){NULL, "num_hidden_layers", cfg->num_hidden_layers};
+    for (int i = 0; i < arch->n_keys && n < cap; i++) {
+        const ConfigKey *k = &arch->keys[i];
+        if (k->kind == CONFIG_INT && (k->range == RANGE_LAYERS || k->range == RANGE_LAYERS_OR_0))
+            keys[n++] = (LayerKey){k, k->key, (int64_t)bertc_config_key_value(k, cfg->model.bytes)};
+    }
+    return n;
+}
+
 /* "'encoder.pos_emb.pe' [1, 200000000, 32], sized by pe_max_len 200000000":
  * the dry run's largest parameter and the keys behind its shape. */
 static void largest_param(const ModelArch *arch, const BertConfig *cfg, const Registry *r,
@@ -79,6 +102,14 @@ static void largest_param(const ModelArch *arch, const BertConfig *cfg, const Re
     char shape[SHAPE_STR_LEN], keys[256];
     bertc_shape_str(shape, sizeof shape, p->var->value.ndim, p->var->value.shape);
     keys_of(arch, cfg, &p->var->value, keys, sizeof keys);
+    LayerKey layers[8];   /* many layers are many tensors: their counts are keys to lower too */
+    int n = layer_keys(arch, cfg, layers, 8);
+    for (int i = 0; i < n; i++) {
+        size_t at = strlen(keys);
+        if (layers[i].value > MODEL_LAYERS_UNMEASURED && at < sizeof keys)
+            snprintf(keys + at, sizeof keys - at, "%s%s %lld", at ? ", " : "", layers[i].name,
+                     (long long)layers[i].value);
+    }
     snprintf(buf, cap, "'%s' %s, sized by %s", p->name, shape,
              keys[0] ? keys : "the layer counts");
 }
@@ -120,14 +151,88 @@ static int dry_arena(void *ctx, BertcError *err)
     return dry_build(d, err);
 }
 
+/* ---- the memory a config's layers take ------------------------------- */
+
+static void set_layers(BertConfig *cfg, const LayerKey *k, int value)
+{
+    if (k->key)
+        memcpy(bertc_config_key_ptr(cfg->model.bytes, k->key), &value, sizeof value);
+    else
+        cfg->num_hidden_layers = value;
+}
+
+/* The arena bytes a dry run of cfg takes (the arena is left as it was). */
+static double dry_bytes(const ModelArch *arch, const BertConfig *cfg, Arena *arena,
+                        BertcError *err)
+{
+    ArenaMark mark = bertc_arena_mark(arena);
+    size_t before = bertc_arena_used(arena);
+    DryBuild d = {arch, cfg, arena, NULL};
+    int rc = bertc_try(dry_build, &d, err);
+    double bytes = (double)bertc_arena_used(arena) - (double)before;
+    bertc_arena_release(arena, mark);
+    return rc == 0 ? bytes : -1;
+}
+
+/* HF bounds no layer count, and neither does bertc but by memory: each
+ * layer registers its parameters (their names, shapes and records, ~12 KB
+ * a BERT layer however narrow), so a count above MODEL_LAYERS_UNMEASURED is
+ * measured, from dry runs of one and two layers, against the memory the
+ * arenas may still take (and MODEL_MAX_FLOATS's 64 GiB) before its own dry
+ * run would take it: an error naming the key. */
+static int check_layers(const ModelArch *arch, const BertConfig *cfg, Arena *arena,
+                        BertcError *err)
+{
+    LayerKey keys[8];
+    int n = layer_keys(arch, cfg, keys, 8);
+    BertConfig small = *cfg;
+    bool big = false;
+    for (int i = 0; i < n; i++)
+        if (keys[i].value > MODEL_LAYERS_UNMEASURED) {
+            set_layers(&small, &keys[i], 1);
+            big = true;
+        }
+    if (!big)
+        return 0;
+    double base = dry_bytes(arch, &small, arena, err), need = base, worst = 0;
+    int top = 0;
+    for (int i = 0; i < n && base >= 0; i++) {
+        if (keys[i].value <= MODEL_LAYERS_UNMEASURED)
+            continue;
+        BertConfig two = small;
+        set_layers(&two, &keys[i], 2);
+        double per = dry_bytes(arch, &two, arena, err) - base;
+        if (per < 0)
+            return -1;
+        double all = per * (double)(keys[i].value - 1);
+        need += all;
+        if (all >= worst)
+            worst = all, top = i;
+    }
+    if (base < 0)
+        return -1;
+    size_t limit = bertc_arena_memory_limit(), held = bertc_arena_memory_total();
+    double budget = limit > held ? (double)(limit - held) : 0;
+    if (budget > MODEL_MAX_FLOATS * 4)
+        budget = MODEL_MAX_FLOATS * 4;
+    if (need <= budget)
+        return 0;
+    return bertc_errorf(err, "config: %s %lld needs %.3g GiB for its layers' parameter records "
+                        "alone (%.3g KiB a layer), more than the %.3g GiB bertc may take (the "
+                        "memory there is, at most 64 GiB): lower %s", keys[top].name,
+                        (long long)keys[top].value, need / 1073741824.0,
+                        worst / (double)(keys[top].value - 1) / 1024.0, budget / 1073741824.0,
+                        keys[top].name);
+}
+
 /* bertc_model_size with the dry run in `arena`; it leaves the arena as it was. */
 static int size_in(const ModelArch *arch, const BertConfig *cfg, Arena *arena, double *floats,
                    BertcError *err)
 {
-    if (bertc_bert_config_check_as(arch, cfg, err) != 0)
+    if (bertc_bert_config_check_as(arch, cfg, err) != 0 || check_layers(arch, cfg, arena, err) != 0)
         return -1;
     /* the dry run allocates names, Vars without data and the model's own
-     * structs: a few KB per layer, the layer counts being bounded */
+     * structs: ~12 KB a layer, the layer counts checked by check_layers */
     ArenaMark mark = bertc_arena_mark(arena);
     DryBuild d = {arch, cfg, arena, NULL};
     int rc = bertc_try(dry_build, &d, err);
@@ -198,10 +303,27 @@ typedef struct BuildCall {
     const ConstBuild *cb;   /* NULL: not a const model */
 } BuildCall;
 
+/* The label names m->cfg shares with the config it was built from, when
+ * they are not in the config itself, copied into the model's arena: the
+ * model keeps them for its life, whatever happens to that config. */
+static void keep_labels(Model *m, Arena *arena)
+{
+    size_t bytes;
+    const char *text = bertc_bert_config_label_text(&m->cfg, &bytes);
+    if (!m->cfg.label_spill || !text)
+        return;
+    char *copy = bertc_arena_alloc(arena, bytes);
+    memcpy(copy, text, bytes);
+    m->cfg.label_spill = copy;
+    m->cfg.label_heap = false;
+}
+
 static int build(void *ctx, BertcError *err)
 {
     BuildCall *c = ctx;
     const ConstBuild *cb = c->cb;
+    if (!cb)   /* a const model's config is const data already */
+        keep_labels(c->m, c->arena);
     c->m->reg = cb ? bertc_registry_create_const(c->arena, cb->scratch, c->m->arch->name,
                                                  cb->table, cb->n_table)
                    : bertc_registry_create(c->arena, c->m->arch->name);
@@ -250,6 +372,7 @@ static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall 
               : size_in(arch, c->cfg, arena, &floats, err) != 0)
         return -1;
     m->cfg = *c->cfg;
+    m->cfg.label_heap = false;   /* the caller's to free: build() copies them */
     m->arch = arch;
     m->reg = NULL;
     m->impl = NULL;

@@ -144,7 +144,8 @@ const OutputSpec *bertc_model_output_named(const ModelArch *arch, const char *na
 int bertc_model_config_default(BertConfig *cfg, const char *architecture, BertcError *err);
 /* config.json text -> BertConfig: the common keys, then the architecture's
  * (`name` is used in messages; the JSON tree lives in `scratch`, NULL: an
- * arena of its own). */
+ * arena of its own). id2label's names too many for the config itself are
+ * on the heap: bertc_bert_config_free frees them (nn/config.h). */
 int bertc_bert_config_parse(Arena *scratch, const char *name, const char *text, size_t length,
                       BertConfig *cfg, BertcError *err);
 int bertc_bert_config_read(const char *path, BertConfig *cfg, BertcError *err);   /* zoo/models/config_file.c */
@@ -203,7 +204,10 @@ int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
  * largest tensor and the config keys that size it. The dry run takes a few
  * KB per layer from an arena of its own (the heap); bertc_model_build counts in
  * the caller's arena instead and gives that memory back, so it also works
- * on a fixed arena with no heap. */
+ * on a fixed arena with no heap. A layer count (num_hidden_layers, or an
+ * architecture's own) above 64 is first measured, from dry runs of one and
+ * two layers: one whose layers' records alone would not fit in the memory
+ * the arenas may still take (at most 64 GiB) is an error naming the key. */
 int bertc_model_size(const BertConfig *cfg, double *floats, BertcError *err);
 
 /* An error from bertc_model_build that starts with "config: " gets the config
@@ -339,7 +343,7 @@ int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextE
  * vocab.txt (absent: no tokenizer) and tokenizer_config.json (do_lower_case,
  * strip_accents null or equal to it, the special tokens, model_max_length). */
 typedef struct ModelDir {
-    char dir[512];
+    char dir[BERTC_PATH_MAX];
     Model model;
     bool has_weights;
     bool has_tokenizer;
@@ -347,6 +351,8 @@ typedef struct ModelDir {
     int32_t model_max_length;         /* at most max_position_embeddings */
 } ModelDir;
 
+/* A dir longer than a directory path may be (bertc_path_check_dir) is an
+ * error naming it, for both bertc_model_dir_open and bertc_model_dir_save. */
 int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError *err);
 /* Writes config.json (with id2label/label2id), model.safetensors (HF's
  * names, atomically) and, with tok, vocab.txt and tokenizer_config.json,

@@ -6,16 +6,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define TOKENIZER_CONFIG_MAX_BYTES (1L << 20)
 
-static void join(char *buf, size_t cap, const char *dir, const char *file)
-{
-    size_t n = strlen(dir);
-    snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
-}
+#define WHAT "the model directory"
 
 static bool exists(const char *path)
 {
@@ -97,13 +94,16 @@ static int read_tokenizer_config(const char *path, ModelDir *d, BertcError *err)
 
 int bertc_model_dir_open(ModelDir *d, Arena *arena, const char *dir, BertcError *err)
 {
-    char config[1024], weights[1024], vocab[1024], tokenizer[1024];
+    char config[BERTC_PATH_MAX], weights[BERTC_PATH_MAX], vocab[BERTC_PATH_MAX],
+        tokenizer[BERTC_PATH_MAX];
     memset(d, 0, sizeof *d);
-    snprintf(d->dir, sizeof d->dir, "%s", dir);
-    join(config, sizeof config, dir, "config.json");
-    join(weights, sizeof weights, dir, "model.safetensors");
-    join(vocab, sizeof vocab, dir, "vocab.txt");
-    join(tokenizer, sizeof tokenizer, dir, "tokenizer_config.json");
+    if (bertc_path_check_dir(dir, WHAT, err) != 0 ||
+        bertc_path_join(config, dir, "config.json", WHAT, err) != 0 ||
+        bertc_path_join(weights, dir, "model.safetensors", WHAT, err) != 0 ||
+        bertc_path_join(vocab, dir, "vocab.txt", WHAT, err) != 0 ||
+        bertc_path_join(tokenizer, dir, "tokenizer_config.json", WHAT, err) != 0)
+        return -1;
+    memcpy(d->dir, dir, strlen(dir) + 1);
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return bertc_errorf(err, "%s: not a model directory (%s)", dir,
@@ -141,43 +141,60 @@ static int write_vocab(const char *path, const Tokenizer *tok, BertcError *err)
     return 0;
 }
 
-/* What AutoTokenizer needs to rebuild the tokenizer from vocab.txt. */
+/* What AutoTokenizer needs to rebuild the tokenizer from vocab.txt; the
+ * special tokens as JSON strings (bertc_json_quote: a token holding '"',
+ * '\\' or a control character stays readable). */
 static int write_tokenizer_config(const char *path, const Tokenizer *tok, int32_t max_len,
                                   BertcError *err)
 {
-    char text[1024];
-    int n = snprintf(text, sizeof text,
+    static const char *const keys[] = {"cls_token", "sep_token", "pad_token", "unk_token",
+                                       "mask_token"};
+    const int32_t ids[] = {tok->cls_id, tok->sep_id, tok->pad_id, tok->unk_id, tok->mask_id};
+    char head[256];
+    int n = snprintf(head, sizeof head,
                      "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": %s,\n"
                      "  \"strip_accents\": null,\n  \"tokenize_chinese_chars\": true,\n"
-                     "  \"model_max_length\": %d,\n  \"cls_token\": \"%s\",\n"
-                     "  \"sep_token\": \"%s\",\n  \"pad_token\": \"%s\",\n  \"unk_token\": \"%s\",\n"
-                     "  \"mask_token\": \"%s\"\n}\n",
-                     tok->do_lower_case ? "true" : "false", (int)max_len,
-                     bertc_tokenizer_token(tok, tok->cls_id), bertc_tokenizer_token(tok, tok->sep_id),
-                     bertc_tokenizer_token(tok, tok->pad_id), bertc_tokenizer_token(tok, tok->unk_id),
-                     bertc_tokenizer_token(tok, tok->mask_id));
-    if (n < 0 || (size_t)n >= sizeof text)
-        return bertc_errorf(err, "%s: the special tokens are too long to write", path);
-    return bertc_write_file(path, text, (size_t)n, err);
+                     "  \"model_max_length\": %d", tok->do_lower_case ? "true" : "false",
+                     (int)max_len);
+    size_t cap = (size_t)n + 4;
+    for (int i = 0; i < 5; i++) {
+        const char *s = bertc_tokenizer_token(tok, ids[i]);
+        cap += strlen(keys[i]) + 8 + bertc_json_quote(NULL, 0, s, strlen(s));
+    }
+    char *text = malloc(cap);
+    if (!text)
+        return bertc_errorf(err, "%s: out of memory for %zu bytes", path, cap);
+    size_t len = (size_t)n;
+    memcpy(text, head, len);
+    for (int i = 0; i < 5; i++) {
+        const char *s = bertc_tokenizer_token(tok, ids[i]);
+        len += (size_t)snprintf(text + len, cap - len, ",\n  \"%s\": ", keys[i]);
+        len += bertc_json_quote(text + len, cap - len, s, strlen(s));
+    }
+    len += (size_t)snprintf(text + len, cap - len, "\n}\n");
+    int rc = bertc_write_file(path, text, len, err);
+    free(text);
+    return rc;
 }
 
 int bertc_model_dir_save(const char *dir, const Model *m, const Tokenizer *tok, BertcError *err)
 {
-    char path[1024];
+    char path[BERTC_PATH_MAX];
+    if (bertc_path_check_dir(dir, WHAT, err) != 0)
+        return -1;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return bertc_errorf(err, "%s: cannot create the model directory: %s", dir,
                             strerror(errno));
-    join(path, sizeof path, dir, "config.json");
-    if (bertc_bert_config_write(path, &m->cfg, err) != 0)
-        return -1;
-    join(path, sizeof path, dir, "model.safetensors");
-    if (bertc_registry_save_file(m->reg, path, err) != 0)
+    if (bertc_path_join(path, dir, "config.json", WHAT, err) != 0 ||
+        bertc_bert_config_write(path, &m->cfg, err) != 0 ||
+        bertc_path_join(path, dir, "model.safetensors", WHAT, err) != 0 ||
+        bertc_registry_save_file(m->reg, path, err) != 0)
         return -1;
     if (!tok)
         return 0;
-    join(path, sizeof path, dir, "vocab.txt");
-    if (write_vocab(path, tok, err) != 0)
+    if (bertc_path_join(path, dir, "vocab.txt", WHAT, err) != 0 ||
+        write_vocab(path, tok, err) != 0 ||
+        bertc_path_join(path, dir, "tokenizer_config.json", WHAT, err) != 0)
         return -1;
-    join(path, sizeof path, dir, "tokenizer_config.json");
     return write_tokenizer_config(path, tok, m->cfg.max_position_embeddings, err);
 }

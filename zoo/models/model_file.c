@@ -53,14 +53,18 @@ int bertc_model_open(Model *m, Arena *arena, const char *config_path, const char
 {
     BertConfig cfg;
     SafeTensors *st = NULL;
-    if (bertc_bert_config_read(config_path, &cfg, err) != 0 ||
-        (weights_path && bertc_st_open_file(NULL, weights_path, &st, err) != 0))
+    if (bertc_bert_config_read(config_path, &cfg, err) != 0)
         return -1;
+    if (weights_path && bertc_st_open_file(NULL, weights_path, &st, err) != 0) {
+        bertc_bert_config_free(&cfg);
+        return -1;
+    }
     if (st && cfg.add_pooling_layer)
         cfg.add_pooling_layer = has_pooler(st);
     const char **int8 = NULL;
     int n_int8 = st && cfg.int8_dynamic ? int8_weights(st, arena, &int8) : 0;
     int rc = bertc_model_build_int8(m, arena, &cfg, int8, n_int8, err);
+    bertc_bert_config_free(&cfg);   /* the model keeps its own copy of the label names */
     if (rc != 0)
         bertc_model_config_error(err, config_path);
     if (rc == 0 && st) {

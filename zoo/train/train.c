@@ -491,11 +491,12 @@ int bertc_train_load_checkpoint(Model *m, const TrainTask *task, const TrainOpti
 static int check_checkpoint_path(const char *path, BertcError *err)
 {
     const char *slash = strrchr(path, '/');
-    char dir[1024];
+    char dir[BERTC_PATH_MAX];
     if (slash && slash != path) {
         size_t n = (size_t)(slash - path);
         if (n >= sizeof dir)
-            return bertc_errorf(err, "%s: path too long", path);
+            return bertc_errorf(err, "the checkpoint's directory is %zu bytes, more than the %d "
+                                "a path may have (PATH_MAX): '%s'", n, BERTC_PATH_MAX - 1, path);
         memcpy(dir, path, n);
         dir[n] = '\0';
         if (bertc_train_make_dirs(dir, err) != 0)
@@ -506,15 +507,15 @@ static int check_checkpoint_path(const char *path, BertcError *err)
 
 int bertc_train_check_out_dir(const char *dir, BertcError *err)
 {
-    char probe[1100];
-    if (bertc_train_make_dirs(dir, err) != 0)
-        return -1;
+    char probe[BERTC_PATH_MAX];
     /* a fresh name (mkstemp: O_CREAT | O_EXCL, mode 0600), so that whatever
      * already sits in dir under some fixed name (a directory, a FIFO, a link)
      * cannot make a writable directory look unwritable */
-    int n = snprintf(probe, sizeof probe, "%s/.bertc-write-check.XXXXXX", dir);
-    if (n < 0 || (size_t)n >= sizeof probe)
-        return bertc_errorf(err, "output directory '%s': path too long", dir);
+    if (bertc_path_check_dir(dir, "the output directory", err) != 0 ||
+        bertc_path_join(probe, dir, ".bertc-write-check.XXXXXX", "the output directory",
+                        err) != 0 ||
+        bertc_train_make_dirs(dir, err) != 0)
+        return -1;
     int fd = mkstemp(probe);
     if (fd < 0)
         return bertc_errorf(err, "output directory '%s' is not writable (cannot create a "
@@ -681,11 +682,11 @@ static int parse_flag_value(const char *flag, const char *value, TrainOptions *o
     }
     if (!strcmp(flag, "--checkpoint")) {
         opt->checkpoint = value;
-        return 0;
+        return bertc_path_check(value, flag, err);
     }
     if (!strcmp(flag, "--out") && out_dir) {
         *out_dir = value;
-        return 0;
+        return bertc_path_check_dir(value, flag, err);
     }
     return bertc_errorf(err, "unknown option '%s'", flag);
 }
@@ -711,10 +712,13 @@ int bertc_train_parse_flags(int argc, char **argv, TrainOptions *opt, const char
 
 int bertc_train_make_dirs(const char *path, BertcError *err)
 {
-    char buf[1024];
+    char buf[BERTC_PATH_MAX];
     size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf)
-        return bertc_errorf(err, "output directory '%s': empty or too long", path);
+    if (n == 0)
+        return bertc_errorf(err, "the output directory is empty (\"\"): give a path");
+    if (n >= sizeof buf)
+        return bertc_errorf(err, "the output directory is %zu bytes, more than the %d a path "
+                            "may have (PATH_MAX): '%s'", n, BERTC_PATH_MAX - 1, path);
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] != '/' && buf[i] != '\0')
