@@ -216,14 +216,14 @@ static const ExplainStep spanbert[] = {
     {.title = "Left boundary vectors",
      .equation = "x<sub>s&minus;1</sub>: the encoder's output just left of the span  &nbsp; "
                  "(n_masked, H)",
-     .where = "zoo/models/spanbert.c:sbo_head_forward", .output = "sbo.x_left"},
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo.x_left"},
     {.title = "Right boundary vectors",
      .equation = "x<sub>e+1</sub>: just right of the span  &nbsp; (n_masked, H)",
-     .where = "zoo/models/spanbert.c:sbo_head_forward", .output = "sbo.x_right"},
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo.x_right"},
     {.title = "SBO input h<sub>0</sub>",
      .equation = "h<sub>0</sub> = [x<sub>s&minus;1</sub>; x<sub>e+1</sub>; "
                  "p<sub>i&minus;s+1</sub>]  &nbsp; (n_masked, D0)",
-     .where = "zoo/models/spanbert.c:sbo_head_forward", .output = "sbo.h0"},
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo.h0"},
     {.title = "MLM predictions",
      .equation = "z = LN(GELU(X<sub>L</sub> W<sub>T</sub>)) E<sub>word</sub><sup>T</sup> + b  "
                  "&nbsp; (B, S, V)",
@@ -231,7 +231,7 @@ static const ExplainStep spanbert[] = {
     {.title = "SBO predictions from the boundaries",
      .equation = "y<sub>i</sub> = LN(GELU(W<sub>2</sub> LN(GELU(W<sub>1</sub> h<sub>0</sub>))))"
                  "; &nbsp; z<sub>i</sub> = y<sub>i</sub> E<sup>T</sup>  &nbsp; (B, S, V)",
-     .where = "zoo/models/spanbert.c:sbo_head_forward", .output = "sbo_logits"},
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo_logits"},
 };
 
 static const ExplainStep tokcls[] = {
