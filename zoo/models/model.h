@@ -248,22 +248,31 @@ Var *bertc_model_step_loss(Graph *g, const Outputs *out);
 /* The first id of the "real" vocabulary: 1000 when vocab_size > 1000
  * (bert-base-uncased keeps [PAD], [unusedN], [UNK], [CLS], [SEP], [MASK]
  * below 999), else one past the largest special token id of the config
- * (pad, unk, cls, sep, mask, masking.special_token_ids); 0 if none is left. */
+ * (pad, unk, cls, sep, mask); 0 if none is left. */
 int32_t bertc_random_first_token(const BertConfig *cfg);
+/* The same past `more` special ids too (NULL: none): an architecture's own,
+ * which its random_batch hook passes (SpanBERT's masking.special_token_ids). */
+int32_t bertc_random_first_token_past(const BertConfig *cfg, const ConfigTokenIds *more);
 
-/* ids (B, S) uniform in [bertc_random_first_token, V) and, drawn in the same
- * stream position by position, mlm_labels (B, S): the token at 15% of the
- * positions (position 0 of every row excluded), -100 elsewhere, and at
- * least one labelled position when S > 1. The same numbers as
- * tools/bench_torch.py draws for vocab_size > 1000. */
-void bertc_random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
-                   ITensor *ids, ITensor *mlm_labels);
+/* ids (B, S) uniform in [first, V) and, drawn in the same stream position
+ * by position, mlm_labels (B, S): the token at 15% of the positions
+ * (position 0 of every row excluded), -100 elsewhere, and at least one
+ * labelled position when S > 1. With first = bertc_random_first_token, the
+ * same numbers as tools/bench_torch.py draws for vocab_size > 1000. */
+void bertc_random_tokens(const BertConfig *cfg, int32_t first, Graph *g, int64_t B, int64_t S,
+                         Rng *rng, ITensor *ids, ITensor *mlm_labels);
 
-/* bertc_random_tokens put under ids_name, an all-ones mask_name and all-zero
- * types_name (B, S); *mlm_labels as bertc_random_tokens'. */
+/* bertc_random_tokens from bertc_random_first_token put under ids_name, an
+ * all-ones mask_name and all-zero types_name (B, S); *mlm_labels as
+ * bertc_random_tokens'. */
 void bertc_random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
                         const char *ids_name, const char *mask_name, const char *types_name,
                         Batch *out, ITensor *mlm_labels);
+/* The same with the ids drawn from [first, V). */
+void bertc_random_bert_inputs_from(const BertConfig *cfg, int32_t first, Graph *g, int64_t B,
+                                   int64_t S, Rng *rng, const char *ids_name,
+                                   const char *mask_name, const char *types_name, Batch *out,
+                                   ITensor *mlm_labels);
 
 /* (n) class indices uniform in [0, C). */
 ITensor bertc_random_classes(Graph *g, int64_t n, int64_t C, Rng *rng);

@@ -641,8 +641,11 @@ static int spanbert_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int
                             "word, [SEP]), got S = %lld", (long long)S);
     int64_t bs[2] = {B, S};
     ITensor unused, kinds = bertc_itensor_new(g->step, 2, bs), lengths = bertc_itensor_new(g->step, 1, &B);
-    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
-                       &unused);
+    /* words past the special tokens, its own masking.special_token_ids too */
+    ConfigTokenIds specials = bertc_spanbert_keys(cfg).masking.special_token_ids;
+    bertc_random_bert_inputs_from(cfg, bertc_random_first_token_past(cfg, &specials), g, B, S,
+                                  rng, "input_ids", "attention_mask", "token_type_ids", out,
+                                  &unused);
     ITensor original = bertc_batch_find(out, "input_ids")->ids;
     for (int64_t b = 0; b < B; b++) {
         original.data[b * S] = cfg->cls_token_id;
