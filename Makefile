@@ -128,10 +128,31 @@ check-criterion:
 	  fi; \
 	fi
 
-# test/test_examples.c and test/test_cli.c run the built examples and CLI.
-$(TEST_OBJ): ALL_CFLAGS += -DBERTC_EXAMPLES_DIR='"$(BUILD)/examples"' -DBERTC_CLI='"$(BUILD)/bertc"'
+# A throw-away architecture added as a library author adds one
+# (docs/adding-a-model.md): its file, test/data/throwaway/toy_arch.c, and one
+# line in a copy of zoo/models/architectures.c, linked into a bertc of its
+# own that test/test_throwaway.c runs (run, predict, explain, finetune,
+# summary). The library and build/bertc never see it.
+TOY_DIR := $(BUILD)/throwaway
+TOY_CLI := $(TOY_DIR)/bertc
+$(TOY_DIR)/architectures.c: zoo/models/architectures.c
+	@mkdir -p $(dir $@)
+	awk '/end of the architectures/ { print "    X(bertc_arch_throwaway) \\" } { print }' $< > $@
+$(BUILD)/obj/throwaway/architectures.o: $(TOY_DIR)/architectures.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(BUILD)/obj/throwaway/toy_arch.o: test/data/throwaway/toy_arch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(TOY_CLI): $(CLI_OBJ) $(filter-out %/zoo/models/architectures.o,$(LIB_OBJ)) \
+            $(BUILD)/obj/throwaway/architectures.o $(BUILD)/obj/throwaway/toy_arch.o
+	$(CC) $(ALL_CFLAGS) $^ $(LDLIBS) -o $@
 
-$(TEST_BIN): $(TEST_OBJ) $(CLI_PARTS) $(LIB) $(EXAMPLES) $(CLI)
+# test/test_examples.c and test/test_cli.c run the built examples and CLI.
+$(TEST_OBJ): ALL_CFLAGS += -DBERTC_EXAMPLES_DIR='"$(BUILD)/examples"' -DBERTC_CLI='"$(BUILD)/bertc"' \
+    -DBERTC_TOY_CLI='"$(TOY_CLI)"' -DBERTC_TOY_TABLE='"$(TOY_DIR)/architectures.c"'
+
+$(TEST_BIN): $(TEST_OBJ) $(CLI_PARTS) $(LIB) $(EXAMPLES) $(CLI) $(TOY_CLI)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(CLI_PARTS) $(LIB) $(TEST_LDFLAGS) -lcriterion $(LDLIBS) -o $@
 

@@ -1,6 +1,7 @@
 /* cli/explain.c — `bertc explain`: one self-contained HTML page that walks a
- * model's forward on one text (cli/explain_page.c), step by step as
- * cli/explain_steps.c lists them.
+ * model's forward on one text (cli/explain_page.c), step by step as the
+ * architecture's descriptor lists them (ModelArch.explain, written next to
+ * the code each step names).
  *
  *   bertc explain (--model DIR | --config C.json --weights W.safetensors
  *                 --vocab V.txt) [--context N] --out PAGE.html TEXT [TEXT_PAIR]

@@ -38,54 +38,6 @@ void explain_drawable(const ModelArch *arch, bool with_matrix, char *buf, size_t
 int explain_picture(const OutputSpec *o, const char *name, const Tensor *t,
                     const ExplainTokens *tk, SvgPicture *p, BertcError *err);
 
-/* ---- cli/explain_steps.c: what the page shows, per architecture ---------- */
-
-/* One step of a forward: its title, its equation (HTML with Unicode maths),
- * the bertc function that computes it ("zoo/models/bert.c:layer_forward") and the
- * output that holds its result. In `output`, "{l}" runs over the encoder's
- * layers (with "{i}" = l + 1 in the same step, a layer's output hidden
- * state), "{k}" over a second stack (BertSum's inter-sentence layers) for as
- * long as the forward put one. An output the model does not declare (yet)
- * is skipped with a note on the page. */
-typedef struct ExplainStep {
-    const char *title, *equation, *where, *output;
-} ExplainStep;
-
-/* How the prediction is read from an output. */
-typedef enum ExplainPredict {
-    PREDICT_NONE,
-    PREDICT_CLASSES,        /* (B, C) logits: softmax over the labels (id2label); one: a value */
-    PREDICT_TOKEN_CLASSES,  /* (B, S, C): a label per token */
-    PREDICT_SPAN,           /* (B, S) start and end logits: the best span */
-    PREDICT_SENTENCES,      /* (B, N) scores: the sentences ranked */
-    PREDICT_TOKENS,         /* (B, S, V): the top tokens at each [MASK] (else every position) */
-    PREDICT_MASKED_ROWS     /* (n_masked, V) or (B, S, V): the top tokens of each masked token */
-} ExplainPredict;
-
-typedef struct ExplainPrediction {
-    ExplainPredict kind;
-    const char *output, *output2;        /* SPAN: start and end logits */
-    const char *const *labels;           /* names when the config has none (NSP) */
-} ExplainPrediction;
-
-#define EXPLAIN_MAX_PREDICTIONS 2
-
-typedef struct ExplainArch {
-    const char *arch;                    /* ModelArch.name */
-    const char *mechanism;               /* what this variant adds, one paragraph (HTML) */
-    const ExplainStep *encoder;          /* the encoder's steps (shared lists) */
-    int n_encoder;
-    const ExplainStep *steps;            /* then the architecture's own */
-    int n_steps;
-    ExplainPrediction predict[EXPLAIN_MAX_PREDICTIONS];
-} ExplainArch;
-
-/* The table's entry for an architecture; an architecture with none gets
- * BERT's encoder steps and no prediction (its outputs are still drawn). */
-const ExplainArch *explain_arch(const char *name);
-/* The i-th entry, NULL past the end (the tests walk it). */
-const ExplainArch *explain_arch_at(int i);
-
 /* ---- cli/explain.c: bertc explain ---------------------------------------- */
 
 extern const CliCommand cli_cmd_explain;
@@ -113,7 +65,7 @@ const OutputItem *explain_output(const Outputs *o, const char *name);
 /* Its values as floats (integer outputs copied into arena). */
 Tensor explain_values(const OutputItem *it, Arena *arena);
 /* cli/explain_predict.c: the prediction section, from a's predict entries. */
-int explain_predictions(FILE *f, const ExplainPage *p, const ExplainArch *a, BertcError *err);
+int explain_predictions(FILE *f, const ExplainPage *p, const ModelExplain *a, BertcError *err);
 int cmd_explain(int argc, char **argv);
 
 #endif

@@ -1,10 +1,11 @@
 /* cli/explain_page.c — the HTML of `bertc explain`: one self-contained file
  * (inline CSS and SVG, no script, no URL) that walks a model's forward on one
- * text. Sections: the model, the tokens and ids, then each step of
- * cli/explain_steps.c (equation, file:function, the output's shape and
- * statistics, its picture by declared shape), the outputs the table does
- * not name (drawn by shape too: a newly declared output shows up without a
- * table entry), and the prediction (cli/explain_predict.c). */
+ * text. Sections: the model, the tokens and ids, then each step the
+ * architecture declares (ModelExplain, zoo/models/model.h: equation,
+ * file:function, the output's shape and statistics, its picture by declared
+ * shape), the outputs no step names (drawn by shape too: a newly declared
+ * output shows up without a step), and the prediction
+ * (cli/explain_predict.c). */
 #include "cli/explain.h"
 
 #include <math.h>
@@ -201,7 +202,7 @@ static void steps(FILE *f, const ExplainPage *p, const ExplainStep *list, int n)
 }
 
 /* Whether a step of a names this output (any layer). */
-static bool covered(const ExplainArch *a, const char *name)
+static bool covered(const ModelExplain *a, const char *name)
 {
     char c[160];
     for (int pass = 0; pass < 2; pass++) {
@@ -218,7 +219,7 @@ static bool covered(const ExplainArch *a, const char *name)
 }
 
 /* Every output the steps did not show, drawn by its declared shape. */
-static void other_outputs(FILE *f, const ExplainPage *p, const ExplainArch *a)
+static void other_outputs(FILE *f, const ExplainPage *p, const ModelExplain *a)
 {
     bool any = false;
     for (int i = 0; i < p->out->n; i++) {
@@ -269,7 +270,7 @@ static void tokens_table(FILE *f, const ExplainPage *p)
     }
 }
 
-static void header(FILE *f, const ExplainPage *p, const ExplainArch *a)
+static void header(FILE *f, const ExplainPage *p, const ModelExplain *a)
 {
     const BertConfig *c = &p->m->cfg;
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -297,7 +298,7 @@ static void header(FILE *f, const ExplainPage *p, const ExplainArch *a)
 
 int explain_write_page(const ExplainPage *p, const char *path, BertcError *err)
 {
-    const ExplainArch *a = explain_arch(p->m->arch->name);
+    const ModelExplain *a = bertc_model_explain(p->m->arch);
     FILE *f = bertc_open_write(path, err);
     if (!f)
         return -1;

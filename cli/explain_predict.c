@@ -1,6 +1,6 @@
 /* cli/explain_predict.c — the last section of `bertc explain`: what the
- * model predicts, read from its outputs as the table says
- * (ExplainPrediction): classes with their id2label names, a label per token,
+ * model predicts, read from its outputs as its descriptor says
+ * (ModelExplain.predict): classes with their id2label names, a label per token,
  * the best answer span, the sentences ranked, the top tokens at each [MASK]. */
 #include "cli/explain.h"
 
@@ -223,7 +223,7 @@ static void one(FILE *f, const ExplainPage *p, const ExplainPrediction *w)
                    "this prediction reads.</p>\n", w->output, t.ndim);
 }
 
-int explain_predictions(FILE *f, const ExplainPage *p, const ExplainArch *a, BertcError *err)
+int explain_predictions(FILE *f, const ExplainPage *p, const ModelExplain *a, BertcError *err)
 {
     (void)err;
     fprintf(f, "<h2 id=\"prediction\">Prediction</h2>\n");

@@ -237,6 +237,21 @@ static void mark_int8_path(Export *x, QgemmIsa target)
             x->params[i].isa = (int)target;
 }
 
+/* "A, B": the architectures whose descriptor says export-c writes them. */
+static const char *exportable(Arena *arena)
+{
+    size_t cap = 1, used = 0;
+    for (int i = 0; bertc_zoo_arch_at(i); i++)
+        cap += strlen(bertc_zoo_arch_at(i)->name) + 2;
+    char *list = bertc_arena_alloc(arena, cap);
+    list[0] = '\0';
+    for (int i = 0; bertc_zoo_arch_at(i); i++)
+        if (bertc_zoo_arch_at(i)->export_c)
+            used += (size_t)snprintf(list + used, cap - used, "%s%s", used ? ", " : "",
+                                     bertc_zoo_arch_at(i)->name);
+    return list;
+}
+
 static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *arena,
                    BertcError *err)
 {
@@ -254,9 +269,9 @@ static int prepare(const CliCommand *c, const CliArgs *a, Export *x, Arena *aren
     if (!arch->batch_from_text)
         return bertc_errorf(err, "%s: %s takes no raw text; export-c writes text classifiers",
                             model, arch->name);
-    if (!export_arch_symbol(arch->name) || arch->n_keys > 0)
-        return bertc_errorf(err, "%s: export-c does not write %s (it writes "
-                            "BertForSequenceClassification)", model, arch->name);
+    if (!arch->export_c || arch->n_keys > 0)
+        return bertc_errorf(err, "%s: export-c does not write %s (it writes %s)", model,
+                            arch->name, exportable(arena));
     if (cli_given(c, a, "--int8") && quantize(x, arena, err) != 0)
         return -1;
     x->d.arch = arch;

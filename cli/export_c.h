@@ -20,10 +20,6 @@ typedef struct Export {
     int n_labels;                     /* C of the logits */
 } Export;
 
-/* The C symbol of the architecture's ModelArch that model_data.c names
- * (bertc_arch_bert_seqcls), or NULL for one export-c does not write. */
-const char *export_arch_symbol(const char *arch_name);
-
 /* model_data.c, model.h and model.c into dir (created if missing). */
 int write_sources(const Export *x, const char *dir, BertcError *err);
 

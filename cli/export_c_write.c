@@ -229,22 +229,6 @@ static void config_struct(FILE *f, const BertConfig *c)
     fputs(n ? "\n    },\n};\n" : "0},\n};\n", f);
 }
 
-/* The architectures export-c writes, by the C name of their ModelArch:
- * model_data.c names it, so a firmware links that one and no other. */
-static const struct {
-    const char *name, *symbol;
-} arch_symbols[] = {
-    {.name = "BertForSequenceClassification", .symbol = "bertc_arch_bert_seqcls"},
-};
-
-const char *export_arch_symbol(const char *arch_name)
-{
-    for (size_t i = 0; i < sizeof arch_symbols / sizeof arch_symbols[0]; i++)
-        if (strcmp(arch_symbols[i].name, arch_name) == 0)
-            return arch_symbols[i].symbol;
-    return NULL;
-}
-
 static int write_data(const Export *x, const char *dir, BertcError *err)
 {
     Out o;
@@ -259,7 +243,7 @@ static int write_data(const Export *x, const char *dir, BertcError *err)
         param_table(f, x);
         tokenizer(f, x->d.tok);
         config_struct(f, x->d.config);
-        const char *arch = export_arch_symbol(x->d.arch->name);
+        const char *arch = bertc_zoo_arch_symbol(x->d.arch);   /* the firmware links it alone */
         fprintf(f, "\nextern const ModelArch %s;\n\nconst ConstModelData model_data = {\n"
                 "    .arch = &%s, .config = &config,\n"
                 "    .int8_names = int8_names, .n_int8 = %d, .int8_isa = %d,\n"

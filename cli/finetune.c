@@ -242,31 +242,46 @@ static int open_base(const FinetuneArgs *f, Base *b, BertcError *err)
     return 0;
 }
 
-/* The base config as BertForSequenceClassification with the task's labels:
- * num_labels, problem_type, id2label, a pooler (the head reads it). */
+/* The head the task trains (ModelArch.finetune_head): the base's own
+ * architecture when it is one for the task, else the table's. */
+static const ModelArch *head_arch(const Base *b, FinetuneKind kind, BertcError *err)
+{
+    ModelTask task = kind == FT_MLM ? MODEL_TASK_MASKED_LM : kind == FT_QA ? MODEL_TASK_QA_SPAN
+                     : kind == FT_TOKEN_CLS ? MODEL_TASK_TOKEN_CLS : MODEL_TASK_SEQ_CLS;
+    const ModelArch *own = bertc_zoo_arch(b->cfg.architecture);
+    if (own && own->finetune_head && own->task == task)
+        return own;
+    const ModelArch *head = bertc_zoo_arch_for_task(task);
+    if (!head)
+        bertc_errorf(err, "no architecture is a fine-tuning head for %s",
+                     bertc_model_task_name(task));
+    return head;
+}
+
+/* The base config as the task's head with the task's labels: num_labels,
+ * problem_type, id2label, a pooler (the sequence head reads it). */
 static int head_config(const Base *b, const FinetuneData *data, BertConfig *cfg, BertcError *err)
 {
     BertConfig fresh;
-    if (bertc_model_config_default(&fresh, "BertForSequenceClassification", err) != 0)
+    const ModelArch *head = head_arch(b, data->kind, err);
+    if (!head || bertc_model_config_default(&fresh, head->name, err) != 0)
         return -1;
     *cfg = b->cfg;   /* keep the encoder's keys; take the head's name and own keys */
     memcpy(cfg->architecture, fresh.architecture, sizeof cfg->architecture);
-    cfg->model = fresh.model;
+    if (strcmp(cfg->architecture, b->cfg.architecture) != 0)   /* a new head: its defaults */
+        cfg->model = fresh.model;
     cfg->add_pooling_layer = true;
     cfg->n_label_names = 0;   /* the base's names stay the base's (b frees them) */
     cfg->label_spill = NULL;
     cfg->label_heap = false;
-    if (data->kind == FT_MLM) {   /* no pooler, as HF's BertForMaskedLM */
-        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForMaskedLM");
+    if (data->kind == FT_MLM) {   /* no pooler, as HF's masked-LM head */
         cfg->add_pooling_layer = false;
         cfg->problem_type = PROBLEM_UNSET;
     } else if (data->kind == FT_QA) {   /* no pooler, as HF's span head */
-        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForQuestionAnswering");
         cfg->add_pooling_layer = false;
         cfg->num_labels = 2;
         cfg->problem_type = PROBLEM_UNSET;
     } else if (data->kind == FT_TOKEN_CLS) {   /* no pooler, as HF's token classifier */
-        snprintf(cfg->architecture, sizeof cfg->architecture, "BertForTokenClassification");
         cfg->add_pooling_layer = false;
         cfg->num_labels = data->labels.n;
         cfg->problem_type = PROBLEM_UNSET;

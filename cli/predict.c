@@ -1,5 +1,5 @@
-/* cli/predict.c — bertc predict: one result per input, for whatever task the
- * model's outputs answer (zoo/train/pipeline.h: bertc_pipeline_task). Each task
+/* cli/predict.c — bertc predict: one result per input, for the task the
+ * model's architecture declares (ModelArch.task). Each task
  * reads its outputs, turns them into labels, entities, spans or tokens with
  * the library's pipeline steps, and prints them as TSV or JSONL
  * (cli/predict_print.c). docs/predict.md shows each format. */
@@ -278,17 +278,19 @@ static int summarize_batch(PredictRun *r, Graph *g, const CliText *t, int first,
 static int run_task(PredictRun *r, const CliText *texts, int n, BertcError *err)
 {
     switch (r->task) {
-    case TASK_SEQ_CLS:
+    case MODEL_TASK_SEQ_CLS:
         return run_batches(r, texts, n, seq_cls_batch, r->batch_size, err);
-    case TASK_TOKEN_CLS:
+    case MODEL_TASK_TOKEN_CLS:
         return run_batches(r, texts, n, token_cls_batch, r->batch_size, err);
-    case TASK_FILL_MASK:
+    case MODEL_TASK_MASKED_LM:
         return run_batches(r, texts, n, fill_mask_batch, r->batch_size, err);
-    case TASK_EXTRACTIVE:
+    case MODEL_TASK_SUMMARIZATION:
         return run_batches(r, texts, n, summarize_batch, 1, err);
-    case TASK_QA:
+    case MODEL_TASK_QA_SPAN:
         return run_batches(r, texts, n, predict_qa_batch, 1, err);
-    case TASK_NONE:
+    case MODEL_TASK_ENCODER:
+    case MODEL_TASK_MULTIPLE_CHOICE:   /* the choices are not one text */
+    case MODEL_TASK_PRETRAINING:       /* its forward masks the text itself */
         break;
     }
     const Model *m = r->cm->model;
@@ -350,14 +352,14 @@ static int predict(const CliArgs *a, Arena *arena, BertcError *err)
         cli_model_open(c, a, arena, &cm, err) != 0 ||
         cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
-    r.task = bertc_pipeline_task(cm.model->arch);
+    r.task = cm.model->arch->task;
     if (r.context >= 0 && !bertc_model_reads_input(cm.model->arch, "context_ids"))
         return bertc_errorf(err, "--context: %s (%s) takes no context id", cm.name,
                             cm.model->arch->name);
     if (r.context < 0 && bertc_model_reads_input(cm.model->arch, "context_ids"))
         return bertc_errorf(err, "%s (%s) classifies a text in a context: give --context N "
                             "(N in [0, context_vocab_size))", cm.name, cm.model->arch->name);
-    if (r.stride >= 0 && r.task != TASK_QA)
+    if (r.stride >= 0 && r.task != MODEL_TASK_QA_SPAN)
         return bertc_errorf(err, "--stride: %s is not a question-answering model", cm.name);
     label_names(&r, arena);
     return run_task(&r, texts, n, err);

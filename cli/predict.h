@@ -9,7 +9,7 @@
 
 typedef struct PredictRun {
     CliModel *cm;
-    PipelineTask task;
+    ModelTask task;       /* the architecture's (ModelArch.task) */
     bool jsonl;
     int top_k;            /* -1: not given */
     int context;          /* --context, -1: not given */

@@ -113,7 +113,7 @@ static int answer_windows(const PredictRun *r, Graph *g, const Encoding *e, cons
     return 0;
 }
 
-/* BertForQuestionAnswering and its kind: windows over the context. */
+/* A span head over BERT's [CLS] question [SEP] context [SEP]: windows over the context. */
 static int qa_windows(const PredictRun *r, Graph *g, const CliText *t, int index,
                       PredictAnswer *a, BertcError *err)
 {

@@ -60,7 +60,8 @@ static int read_arch(const JsonValue *root, BertConfig *cfg, BertcError *err)
     if (!a)
         return bertc_json_get_string(root, "architectures", &name, err); /* "missing key ..." */
     if (a->type != JSON_ARRAY || a->length == 0)
-        return bertc_json_errorf(err, a, "must be a non-empty array like [\"BertModel\"]");
+        return bertc_json_errorf(err, a, "must be a non-empty array, the architecture's name "
+                                 "first");
     if (bertc_json_as_string(bertc_json_at(a, 0), &name, err) != 0)
         return -1;
     if (strlen(name) >= sizeof cfg->architecture)

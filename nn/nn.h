@@ -121,7 +121,7 @@ typedef struct Registry {
     int by_name_cap;
 } Registry;
 
-/* A registry whose root module prints as `root_repr` (e.g. "BertModel"). */
+/* A registry whose root module prints as `root_repr` (the architecture's name). */
 Registry *bertc_registry_create(Arena *arena, const char *root_repr);
 /* The same, for a dry run: a model built into it records every parameter's
  * name and shape and counts their elements without allocating them, so a
@@ -140,7 +140,7 @@ Registry *bertc_registry_create_const(Arena *arena, Arena *scratch, const char *
                                       const struct ConstParam *table, int n);
 
 /* Enter a submodule named `attr` (dotted names gain "attr."). repr is the
- * module's printed type, e.g. "BertEmbeddings" or a full leaf repr when
+ * module's printed type, e.g. "Embeddings" or a full leaf repr when
  * leaf is true. Every bertc_nn_push has its bertc_nn_pop. */
 void bertc_nn_push(Registry *r, const char *attr, const char *repr, bool leaf);
 void bertc_nn_pop(Registry *r);

@@ -3,11 +3,12 @@
  * shows every layer's attention and the variant's own outputs, gates drawn
  * as bars, undrawable shapes refused in one line, signed maps on a
  * diverging scale, a model that reads less of the text saying so; and the
- * rules under them (bertc_svg_kind, the step table). */
+ * rules under them (bertc_svg_kind, every architecture's steps). */
 #include "cli/explain.h"
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,16 +318,62 @@ Test(explain, kinds_come_from_the_declared_shape)
     cr_expect(bertc_output_name_matches("sent_scores", "sent_scores"));
 }
 
-/* Every architecture has its entry in cli/explain_steps.c, and its steps
- * say where they are computed. */
-Test(explain, every_architecture_has_steps)
+/* Whether the C file at path defines function fn: a line at column 0 (a
+ * definition, not an indented call) holding "fn(" after a non-name
+ * character, not ending in ';' (a prototype). */
+static bool defines(const char *path, const char *fn)
 {
-    for (int i = 0; bertc_zoo_arch_at(i); i++) {
-        const char *name = bertc_zoo_arch_at(i)->name;
-        const ExplainArch *a = explain_arch(name);
-        cr_expect_str_eq(a->arch, name, "%s has no entry in cli/explain_steps.c", name);
-        for (int k = 0; k < a->n_steps; k++)
-            cr_expect(strchr(a->steps[k].where, ':') && a->steps[k].output,
-                      "%s step %d: no file:function or output", name, k);
+    static char text[1 << 20];
+    test_read_text(path, text, sizeof text);
+    size_t n = strlen(fn);
+    for (const char *line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+        const char *end = strchr(line, '\n') ? strchr(line, '\n') : line + strlen(line);
+        if (*line == ' ' || *line == '\t' || *line == '#' || *line == '/' || *line == '*')
+            continue;
+        for (const char *at = strstr(line, fn); at && at + n < end; at = strstr(at + 1, fn)) {
+            bool start = at == line || !(isalnum((unsigned char)at[-1]) || at[-1] == '_');
+            if (start && at[n] == '(' && end[-1] != ';')
+                return true;
+        }
     }
+    return false;
+}
+
+/* A step's "file:function" names a function its file defines. */
+static void expect_defined(const char *arch, const ExplainStep *s)
+{
+    char path[256];
+    const char *colon = strchr(s->where, ':');
+    cr_assert(colon && s->output, "%s step '%s': no file:function or output", arch, s->title);
+    snprintf(path, sizeof path, "%.*s", (int)(colon - s->where), s->where);
+    cr_expect(defines(path, colon + 1), "%s step '%s': %s does not define %s()", arch, s->title,
+              path, colon + 1);
+}
+
+/* Every architecture declares its explain steps (ModelArch.explain), and
+ * every file:function they cite exists: a renamed function or a moved file
+ * fails here, not on a learner's page. */
+Test(explain, every_architecture_has_steps_that_exist)
+{
+    const ModelArch *arch;
+    for (int i = 0; (arch = bertc_zoo_arch_at(i)) != NULL; i++) {
+        const ModelExplain *a = arch->explain;
+        cr_assert(a && a->mechanism && a->n_encoder > 0 && a->n_steps > 0,
+                  "%s declares no explain steps (ModelArch.explain)", arch->name);
+        for (int k = 0; k < a->n_encoder; k++)
+            expect_defined(arch->name, &a->encoder[k]);
+        for (int k = 0; k < a->n_steps; k++)
+            expect_defined(arch->name, &a->steps[k]);
+    }
+}
+
+/* The check itself finds a definition and nothing else. */
+Test(explain, defines_finds_definitions_only)
+{
+    cr_expect(defines("zoo/models/bert_heads.c", "seqcls_run"));
+    cr_expect(defines("zoo/models/bert_heads.c", "bertc_bert_lm_head_forward"));
+    cr_expect(!defines("zoo/models/bert_heads.c", "lm_head_forward"), "a name's tail");
+    cr_expect(!defines("zoo/models/bert_heads.c", "bertc_bert_model_forward"), "a call");
+    cr_expect(!defines("zoo/models/bert_heads.c", "no_such_function"));
+    cr_expect(!defines("zoo/models/no_such_file.c", "seqcls_run"));
 }

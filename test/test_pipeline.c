@@ -1,6 +1,6 @@
 /* test/test_pipeline.c — the steps of `bertc predict` and `bertc embed`
- * (zoo/train/pipeline.c) against cases computed by hand: the task read from each
- * architecture's outputs, softmax and top-k, HF's answer-span search,
+ * (zoo/train/pipeline.c) against cases computed by hand: the task each
+ * architecture declares and the outputs it promises, softmax and top-k, HF's answer-span search,
  * "simple" entity grouping, sentence splitting, mean/cls pooling and L2
  * normalisation. */
 #include "zoo/train/pipeline.h"
@@ -14,33 +14,95 @@ static bool close_to(double a, double want, double atol, double rtol)
     return fabs(a - want) <= atol + rtol * fabs(want);
 }
 
-Test(pipeline, task_from_each_architectures_outputs)
+/* Each architecture declares its task (ModelArch.task); predict reads it. */
+Test(pipeline, task_declared_by_each_architecture)
 {
     static const struct {
         const char *arch;
-        PipelineTask task;
+        ModelTask task;
     } cases[] = {
-        {"BertForSequenceClassification", TASK_SEQ_CLS},
-        {"BertForNextSentencePrediction", TASK_SEQ_CLS},
-        {"CGBertForSequenceClassification", TASK_SEQ_CLS},
-        {"QACGBertForSequenceClassification", TASK_SEQ_CLS},
-        {"BertForTokenClassification", TASK_TOKEN_CLS},
-        {"BertForQuestionAnswering", TASK_QA},
-        {"QAConvModelV2", TASK_QA},
-        {"BertForMaskedLM", TASK_FILL_MASK},
-        {"BertForPreTraining", TASK_FILL_MASK},
-        {"Summarizer", TASK_EXTRACTIVE},
-        {"BertModel", TASK_NONE},
-        {"BertForMultipleChoice", TASK_NONE},
-        {"SpanBertForPreTraining", TASK_NONE},   /* its forward masks its own input */
+        {"BertForSequenceClassification", MODEL_TASK_SEQ_CLS},
+        {"BertForNextSentencePrediction", MODEL_TASK_SEQ_CLS},
+        {"CGBertForSequenceClassification", MODEL_TASK_SEQ_CLS},
+        {"QACGBertForSequenceClassification", MODEL_TASK_SEQ_CLS},
+        {"BertForTokenClassification", MODEL_TASK_TOKEN_CLS},
+        {"BertForQuestionAnswering", MODEL_TASK_QA_SPAN},
+        {"QAConvModelV2", MODEL_TASK_QA_SPAN},
+        {"BertForMaskedLM", MODEL_TASK_MASKED_LM},
+        {"BertForPreTraining", MODEL_TASK_MASKED_LM},
+        {"Summarizer", MODEL_TASK_SUMMARIZATION},
+        {"BertModel", MODEL_TASK_ENCODER},
+        {"BertForMultipleChoice", MODEL_TASK_MULTIPLE_CHOICE},
+        {"SpanBertForPreTraining", MODEL_TASK_PRETRAINING},   /* its forward masks its input */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const ModelArch *arch = bertc_zoo_arch(cases[i].arch);
         cr_assert(arch, "no architecture %s", cases[i].arch);
-        PipelineTask got = bertc_pipeline_task(arch);
-        cr_expect_eq(got, cases[i].task, "%s: task %s, want %s", cases[i].arch,
-                     bertc_pipeline_task_name(got), bertc_pipeline_task_name(cases[i].task));
+        cr_expect_eq(arch->task, cases[i].task, "%s: task %s, want %s", cases[i].arch,
+                     bertc_model_task_name(arch->task), bertc_model_task_name(cases[i].task));
     }
+}
+
+/* The declared shape of output `name` of arch, NULL if it has none. */
+static const char *shape_of(const ModelArch *arch, const char *name)
+{
+    const OutputSpec *o;
+    for (int i = 0; (o = bertc_model_output(arch, i)) != NULL; i++)
+        if (!strcmp(o->name, name))
+            return o->shape;
+    return NULL;
+}
+
+static bool is(const char *shape, const char *want) { return shape && !strcmp(shape, want); }
+
+/* A task is a promise about outputs predict and finetune read: every
+ * architecture declares the outputs of its task with their shapes. */
+Test(pipeline, each_task_has_its_outputs)
+{
+    const ModelArch *a;
+    for (int i = 0; (a = bertc_zoo_arch_at(i)) != NULL; i++) {
+        const char *logits = shape_of(a, "logits"), *mlm = shape_of(a, "prediction_logits");
+        bool ok = true;
+        switch (a->task) {
+        case MODEL_TASK_SEQ_CLS:
+            ok = is(logits, "(B, num_labels)") || is(logits, "(B, 2)");
+            break;
+        case MODEL_TASK_TOKEN_CLS: ok = is(logits, "(B, S, num_labels)"); break;
+        case MODEL_TASK_QA_SPAN:
+            ok = is(shape_of(a, "start_logits"), "(B, S)") &&
+                 is(shape_of(a, "end_logits"), "(B, S)");
+            break;
+        case MODEL_TASK_MASKED_LM: ok = is(logits, "(B, S, V)") || is(mlm, "(B, S, V)"); break;
+        case MODEL_TASK_SUMMARIZATION: ok = is(shape_of(a, "sent_scores"), "(B, N)"); break;
+        case MODEL_TASK_MULTIPLE_CHOICE: ok = logits != NULL; break;
+        case MODEL_TASK_ENCODER:
+        case MODEL_TASK_PRETRAINING: ok = is(shape_of(a, "last_hidden_state"), "(B, S, H)"); break;
+        }
+        cr_expect(ok, "%s declares the task %s but not its outputs", a->name,
+                  bertc_model_task_name(a->task));
+    }
+}
+
+/* bertc finetune --task builds the first head of the table for its task. */
+Test(pipeline, finetune_heads_by_task)
+{
+    static const struct {
+        ModelTask task;
+        const char *arch;
+    } cases[] = {
+        {MODEL_TASK_SEQ_CLS, "BertForSequenceClassification"},
+        {MODEL_TASK_TOKEN_CLS, "BertForTokenClassification"},
+        {MODEL_TASK_QA_SPAN, "BertForQuestionAnswering"},
+        {MODEL_TASK_MASKED_LM, "BertForMaskedLM"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const ModelArch *a = bertc_zoo_arch_for_task(cases[i].task);
+        cr_expect(a && !strcmp(a->name, cases[i].arch), "%s: head %s, want %s",
+                  bertc_model_task_name(cases[i].task), a ? a->name : "none", cases[i].arch);
+    }
+    cr_expect_null(bertc_zoo_arch_for_task(MODEL_TASK_SUMMARIZATION));
+    cr_expect_str_eq(bertc_zoo_arch_symbol(bertc_zoo_arch("BertForSequenceClassification")),
+                     "bertc_arch_bert_seqcls");
 }
 
 Test(pipeline, softmax_sigmoid_and_top_k)

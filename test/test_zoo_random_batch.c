@@ -91,7 +91,8 @@ ParameterizedTest(TestName *zc, zoo_random_batch, forward_and_loss)
 }
 
 /* The ids of a random batch are real tokens: past the special tokens of a
- * small vocabulary, in [1000, V) for a BERT-base-sized one. */
+ * small vocabulary (SpanBERT's own masking.special_token_ids too, which its
+ * random batch passes), in [1000, V) for a BERT-base-sized one. */
 Test(zoo_random_batch, ids_skip_the_special_tokens)
 {
     BertConfig cfg = test_config_default("SpanBertForPreTraining");
@@ -100,5 +101,30 @@ Test(zoo_random_batch, ids_skip_the_special_tokens)
     cr_assert_eq(bertc_random_first_token(&cfg), 1, "pad_token_id 0 only");
     cfg.sep_token_id = 2;
     test_config_special_ids(&cfg, 1, (const int32_t[]){5});
-    cr_assert_eq(bertc_random_first_token(&cfg), 6, "specials 0, 2 and 5");
+    cr_assert_eq(bertc_random_first_token(&cfg), 3, "the common specials 0 and 2");
+    ConfigTokenIds more = bertc_spanbert_keys(&cfg).masking.special_token_ids;
+    cr_assert_eq(bertc_random_first_token_past(&cfg, &more), 6, "specials 0, 2 and 5");
+    /* SpanBERT's random batch: every masked token is a word past its own
+     * specials (ids 0..4 and 40 of a vocabulary of 120) */
+    cr_assert_eq(bertc_bert_config_read("test/data/zoo/spanbert_a/config.json", &cfg, NULL), 0);
+    test_config_special_ids(&cfg, 1, (const int32_t[]){40});
+    Arena *params = bertc_arena_create("params", 1 << 20);
+    Model m;
+    test_model_from_config(&m, params, &cfg);
+    Graph *g = bertc_ag_graph_create(1 << 16, 1);
+    Rng rng = bertc_rng_seed(3);
+    Batch b;
+    cr_assert_eq(bertc_model_random_batch(&m, g, 4, 12, true, &rng, &b, NULL), 0);
+    const BatchItem *labels = bertc_batch_find(&b, "labels");
+    cr_assert(labels);
+    int64_t words = 0;
+    for (int64_t i = 0; i < labels->ids.numel; i++) {
+        int32_t y = labels->ids.data[i];
+        cr_expect(y == -100 || y > 40, "labels[%lld] = %d: a special token drawn as a word",
+                  (long long)i, (int)y);
+        words += y > 40;
+    }
+    cr_expect_gt(words, 0, "no masked word to check");
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(params);
 }

@@ -51,7 +51,7 @@ command -v node >/dev/null || apt_install nodejs
 # The names of the ModelArch structs zoo/models/architectures.c lists, then each
 # one's .name from its zoo file.
 architectures() {
-    sed -n 's/^ *&\(bertc_arch_[a-z_]*\),$/\1/p' zoo/models/architectures.c | while read -r sym; do
+    sed -n 's/^ *X(\(bertc_arch_[a-z_]*\)) *\\$/\1/p' zoo/models/architectures.c | while read -r sym; do
         sed -n "/^const ModelArch $sym = {/,/^};/s/^ *\.name = \"\([A-Za-z0-9]*\)\",.*/\1/p" \
             zoo/models/*.c
     done

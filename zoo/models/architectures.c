@@ -1,44 +1,92 @@
 /* zoo/models/architectures.c — the architectures bertc knows, one line each. An
  * architecture is its zoo file (keys, inputs, outputs, parameters, forward,
- * loss: a ModelArch) plus its line here. */
+ * loss, task, explain steps: a ModelArch) plus its line in the list below;
+ * nothing outside zoo/models/ names it (test/test_arch_names.c). */
 #include "zoo/zoo.h"
 
 #include <string.h>
 
-extern const ModelArch bertc_arch_bert_model, bertc_arch_bert_seqcls, bertc_arch_bert_mlm, bertc_arch_cgbert,
-    bertc_arch_qacgbert, bertc_arch_summarizer, bertc_arch_qaconv, bertc_arch_spanbert, bertc_arch_bert_token_classification,
-    bertc_arch_bert_question_answering, bertc_arch_bert_next_sentence, bertc_arch_bert_pretraining,
-    bertc_arch_bert_multiple_choice;
+/* The list, X(the C name of the file's ModelArch), in the order `bertc help`
+ * and the listings show them. A new architecture is one line here. The list
+ * declares each one (extern) and fills the table with it and its C name. */
+#define BERTC_ARCHITECTURES(X)                 \
+    X(bertc_arch_bert_model)                   \
+    X(bertc_arch_bert_seqcls)                  \
+    X(bertc_arch_bert_mlm)                     \
+    X(bertc_arch_cgbert)                       \
+    X(bertc_arch_qacgbert)                     \
+    X(bertc_arch_summarizer)                   \
+    X(bertc_arch_qaconv)                       \
+    X(bertc_arch_spanbert)                     \
+    X(bertc_arch_bert_token_classification)    \
+    X(bertc_arch_bert_question_answering)      \
+    X(bertc_arch_bert_next_sentence)           \
+    X(bertc_arch_bert_pretraining)             \
+    X(bertc_arch_bert_multiple_choice)         \
+    /* end of the architectures */
 
-static const ModelArch *const architectures[] = {
-    &bertc_arch_bert_model,
-    &bertc_arch_bert_seqcls,
-    &bertc_arch_bert_mlm,
-    &bertc_arch_cgbert,
-    &bertc_arch_qacgbert,
-    &bertc_arch_summarizer,
-    &bertc_arch_qaconv,
-    &bertc_arch_spanbert,
-    &bertc_arch_bert_token_classification,
-    &bertc_arch_bert_question_answering,
-    &bertc_arch_bert_next_sentence,
-    &bertc_arch_bert_pretraining,
-    &bertc_arch_bert_multiple_choice,
-};
+#define DECLARE(symbol) extern const ModelArch symbol;
+BERTC_ARCHITECTURES(DECLARE)
+
+#define ENTRY(symbol) {&symbol, #symbol},
+static const struct {
+    const ModelArch *arch;
+    const char *symbol;
+} architectures[] = {BERTC_ARCHITECTURES(ENTRY)};
 
 #define N_ARCHITECTURES ((int)(sizeof architectures / sizeof architectures[0]))
 
 const ModelArch *bertc_zoo_arch_at(int i)
 {
-    return i >= 0 && i < N_ARCHITECTURES ? architectures[i] : NULL;
+    return i >= 0 && i < N_ARCHITECTURES ? architectures[i].arch : NULL;
 }
 
 const ModelArch *bertc_zoo_arch(const char *name)
 {
     for (int i = 0; i < N_ARCHITECTURES; i++)
-        if (strcmp(architectures[i]->name, name) == 0)
-            return architectures[i];
+        if (strcmp(architectures[i].arch->name, name) == 0)
+            return architectures[i].arch;
     return NULL;
+}
+
+const ModelArch *bertc_zoo_arch_for_task(ModelTask task)
+{
+    for (int i = 0; i < N_ARCHITECTURES; i++)
+        if (architectures[i].arch->finetune_head && architectures[i].arch->task == task)
+            return architectures[i].arch;
+    return NULL;
+}
+
+const char *bertc_zoo_arch_symbol(const ModelArch *arch)
+{
+    for (int i = 0; i < N_ARCHITECTURES; i++)
+        if (architectures[i].arch == arch)
+            return architectures[i].symbol;
+    return NULL;
+}
+
+const char *bertc_model_task_name(ModelTask task)
+{
+    switch (task) {
+    case MODEL_TASK_ENCODER: return "encoder";
+    case MODEL_TASK_SEQ_CLS: return "sequence classification";
+    case MODEL_TASK_TOKEN_CLS: return "token classification";
+    case MODEL_TASK_QA_SPAN: return "question answering";
+    case MODEL_TASK_MASKED_LM: return "fill-mask";
+    case MODEL_TASK_SUMMARIZATION: return "extractive summarization";
+    case MODEL_TASK_MULTIPLE_CHOICE: return "multiple choice";
+    case MODEL_TASK_PRETRAINING: return "pre-training";
+    }
+    return "unknown";
+}
+
+const ModelExplain *bertc_model_explain(const ModelArch *arch)
+{
+    static const ModelExplain generic = {
+        .mechanism = "A BERT encoder with its own head.",
+        .encoder = bertc_bert_encoder_steps, .n_encoder = BERT_N_ENCODER_STEPS,
+    };
+    return arch->explain ? arch->explain : &generic;
 }
 
 const InputSpec *bertc_model_input(const ModelArch *arch, int i)

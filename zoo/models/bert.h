@@ -186,6 +186,30 @@ void bertc_bert_put_outputs(Outputs *o, Graph *g, const BertModel *m, const Bert
 #define BERT_N_OUTPUTS 3
 extern const InputSpec bertc_bert_inputs[BERT_N_INPUTS];
 extern const OutputSpec bertc_bert_outputs[BERT_N_OUTPUTS];
+
+/* The encoder's steps for `bertc explain` (ModelExplain, zoo/models/model.h):
+ * the embeddings, BERT's self-attention and a layer's output, the list a
+ * BERT-family model gives as its encoder; the macros are the steps a model
+ * that changes the attention (CGBERT) and the heads with a pooler reuse. */
+#define BERT_STEP_EMBEDDINGS                                                                  \
+    {.title = "Embeddings",                                                                   \
+     .equation = "X<sub>0</sub> = LayerNorm(E<sub>word</sub>[ids] + E<sub>type</sub>[types] " \
+                 "+ E<sub>pos</sub>[0..S&minus;1])  &nbsp; (B, S, H)",                        \
+     .where = "zoo/models/bert.c:embeddings_forward", .output = "hidden_states.0"}
+
+#define BERT_STEP_LAYER_OUTPUT                                                              \
+    {.title = "Add &amp; norm, feed-forward, add &amp; norm",                               \
+     .equation = "Y = LN(X<sub>l</sub> + Attn W<sub>O</sub>); &nbsp; X<sub>l+1</sub> = "    \
+                 "LN(Y + GELU(Y W<sub>1</sub>) W<sub>2</sub>)  &nbsp; (B, S, H)",           \
+     .where = "zoo/models/bert.c:layer_forward", .output = "hidden_states.{i}"}
+
+#define BERT_STEP_POOLER                                                                      \
+    {.title = "Pooler",                                                                       \
+     .equation = "p = tanh(X<sub>L</sub>[:, 0] W<sub>P</sub> + b<sub>P</sub>)  &nbsp; (B, H)", \
+     .where = "zoo/models/bert.c:pooler_forward", .output = "pooler_output"}
+
+#define BERT_N_ENCODER_STEPS 3
+extern const ExplainStep bertc_bert_encoder_steps[BERT_N_ENCODER_STEPS];
 /* Adds "layers.{l}.attention_probs" (B, nh, S, S) (and a hook's other maps)
  * for every layer: what `bertc attention` draws. */
 void bertc_bert_put_attention(Outputs *o, Graph *g, const BertModel *m, const BertOutput *r);

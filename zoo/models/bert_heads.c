@@ -21,6 +21,16 @@ const OutputSpec bertc_bert_outputs[BERT_N_OUTPUTS] = {
     {"layers.{l}.attention_probs", "(B, nh, S, S)"},
 };
 
+const ExplainStep bertc_bert_encoder_steps[BERT_N_ENCODER_STEPS] = {
+    BERT_STEP_EMBEDDINGS,
+    {.title = "Self-attention",
+     .equation = "A = softmax(Q K<sup>T</sup> / &radic;d + M), &nbsp; Q = X<sub>l</sub>W<sub>Q</sub>, "
+                 "K = X<sub>l</sub>W<sub>K</sub>; &nbsp; Attn = A V  &nbsp; (B, nh, S, S)",
+     .where = "nn/attention.c:bertc_bert_self_attention_forward",
+     .output = "layers.{l}.attention_probs"},
+    BERT_STEP_LAYER_OUTPUT,
+};
+
 /* ---- BertModel -------------------------------------------------------- */
 
 static void *bert_model_build(Registry *r, const BertConfig *cfg, BertcError *err)
@@ -60,6 +70,14 @@ static const OutputSpec bert_model_outputs[] = {
     {"pooler_output", "(B, H)"},
 };
 
+static const ExplainStep bert_model_steps[] = {BERT_STEP_POOLER};
+
+static const ModelExplain bert_model_explain = {
+    .mechanism = "The BERT encoder alone: every token's vector is rewritten, layer by layer, "
+                 "as a mix of the others weighted by attention.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(bert_model_steps),
+};
+
 const ModelArch bertc_arch_bert_model = {
     .name = "BertModel",
     .summary = "the BERT encoder (Devlin et al. 2019): hidden states, pooler output",
@@ -75,6 +93,8 @@ const ModelArch bertc_arch_bert_model = {
     .rename = bertc_bert_add_prefix,
     .random_batch = bert_model_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
+    .task = MODEL_TASK_ENCODER,
+    .explain = &bert_model_explain,
 };
 
 /* ---- BertForSequenceClassification ------------------------------------ */
@@ -254,6 +274,19 @@ static const OutputSpec seqcls_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep seqcls_steps[] = {
+    BERT_STEP_POOLER,
+    {.title = "Classifier",
+     .equation = "z = p W<sub>C</sub> + b<sub>C</sub>  &nbsp; (B, num_labels)",
+     .where = "zoo/models/bert_heads.c:seqcls_run", .output = "logits"},
+};
+
+static const ModelExplain seqcls_explain = {
+    .mechanism = "A classifier on the pooled [CLS] vector.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(seqcls_steps),
+    .predict = {{.kind = PREDICT_CLASSES, .output = "logits"}},
+};
+
 const ModelArch bertc_arch_bert_seqcls = {
     .name = "BertForSequenceClassification",
     .summary = "BERT with a classifier on the pooled [CLS]: classes, regression or "
@@ -274,6 +307,10 @@ const ModelArch bertc_arch_bert_seqcls = {
     .rename = bertc_bert_drop_prefix,
     .random_batch = seqcls_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
+    .task = MODEL_TASK_SEQ_CLS,
+    .finetune_head = true,
+    .export_c = true,
+    .explain = &seqcls_explain,
 };
 
 /* ---- the LM head and BertForMaskedLM ---------------------------------- */
@@ -451,6 +488,20 @@ static const OutputSpec mlm_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep mlm_steps[] = {
+    {.title = "Masked-LM head (tied to the word embeddings)",
+     .equation = "z = LN(GELU(X<sub>L</sub> W<sub>T</sub>)) E<sub>word</sub><sup>T</sup> + b  "
+                 "&nbsp; (B, S, V)",
+     .where = "zoo/models/bert_heads.c:bertc_bert_lm_head_forward", .output = "logits"},
+};
+
+static const ModelExplain mlm_explain = {
+    .mechanism = "Every position predicts its token from the vocabulary; write [MASK] in the "
+                 "text to see what it fills in.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(mlm_steps),
+    .predict = {{.kind = PREDICT_TOKENS, .output = "logits"}},
+};
+
 const ModelArch bertc_arch_bert_mlm = {
     .name = "BertForMaskedLM",
     .summary = "BERT with the masked-language-model head (tied to the word embeddings)",
@@ -468,4 +519,7 @@ const ModelArch bertc_arch_bert_mlm = {
     .rename = bertc_bert_drop_prefix,
     .random_batch = mlm_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
+    .task = MODEL_TASK_MASKED_LM,
+    .finetune_head = true,
+    .explain = &mlm_explain,
 };

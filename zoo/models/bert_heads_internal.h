@@ -47,4 +47,9 @@ Var *bertc_bert_class_loss(Graph *g, Var *logits, const ITensor *target);
 void bertc_bert_lm_predictions_init(BertLMHead *h, Registry *r, const BertConfig *cfg,
                               Var *word_embeddings);
 
+/* The names of the next-sentence classes, 0 and 1 (HF: 0 = B follows A):
+ * what `bertc explain` shows for BertForNextSentencePrediction and
+ * BertForPreTraining, whose configs name no labels. */
+extern const char *const bertc_bert_nsp_labels[2];
+
 #endif /* BERTC_ZOO_BERT_HEADS_INTERNAL_H */

@@ -139,6 +139,23 @@ static const OutputSpec mc_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep mc_steps[] = {
+    {.title = "Pooler (every choice)",
+     .equation = "p<sub>c</sub> = tanh(X<sub>L</sub><sup>(c)</sup>[:, 0] W<sub>P</sub> + b)  "
+                 "&nbsp; (B&middot;C, H)",
+     .where = "zoo/models/bert.c:pooler_forward", .output = "pooler_output"},
+    {.title = "Choice scores",
+     .equation = "z<sub>c</sub> = p<sub>c</sub> w + b, reshaped to (B, C)",
+     .where = "zoo/models/bert_multiple_choice.c:mc_forward", .output = "logits"},
+};
+
+static const ModelExplain mc_explain = {
+    .mechanism = "Each choice (TEXT with TEXT_PAIR) is encoded on its own and scored; the "
+                 "pictures show choice 0.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(mc_steps),
+    .predict = {{.kind = PREDICT_CLASSES, .output = "logits"}},
+};
+
 const ModelArch bertc_arch_bert_multiple_choice = {
     .name = "BertForMultipleChoice",
     .summary = "BERT scoring C candidate continuations of each example (SWAG, RACE): HF's "
@@ -153,4 +170,6 @@ const ModelArch bertc_arch_bert_multiple_choice = {
     .rename = bertc_bert_drop_prefix,
     .random_batch = mc_random_batch,
     .batch_from_text = mc_batch_from_text,
+    .task = MODEL_TASK_MULTIPLE_CHOICE,
+    .explain = &mc_explain,
 };

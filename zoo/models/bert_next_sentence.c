@@ -69,6 +69,21 @@ static const OutputSpec nsp_outputs[] = {
     {"loss", "()"},
 };
 
+const char *const bertc_bert_nsp_labels[2] = {"IsNext", "NotNext"};
+
+static const ExplainStep nsp_steps[] = {
+    BERT_STEP_POOLER,
+    {.title = "Next-sentence classifier",
+     .equation = "z = p W<sub>NSP</sub> + b  &nbsp; (B, 2): IsNext, NotNext",
+     .where = "zoo/models/bert_next_sentence.c:nsp_forward", .output = "logits"},
+};
+
+static const ModelExplain nsp_explain = {
+    .mechanism = "Does TEXT_PAIR follow TEXT? A two-way classifier on the pooled [CLS].",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(nsp_steps),
+    .predict = {{.kind = PREDICT_CLASSES, .output = "logits", .labels = bertc_bert_nsp_labels}},
+};
+
 const ModelArch bertc_arch_bert_next_sentence = {
     .name = "BertForNextSentencePrediction",
     .summary = "BERT's next-sentence prediction on the pooled [CLS]: HF's "
@@ -87,4 +102,6 @@ const ModelArch bertc_arch_bert_next_sentence = {
     .rename = bertc_bert_drop_prefix,
     .random_batch = nsp_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
+    .task = MODEL_TASK_SEQ_CLS,
+    .explain = &nsp_explain,
 };

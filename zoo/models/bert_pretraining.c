@@ -106,6 +106,25 @@ static const OutputSpec pretraining_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep pretraining_steps[] = {
+    BERT_STEP_POOLER,
+    {.title = "Masked-LM head",
+     .equation = "z = LN(GELU(X<sub>L</sub> W<sub>T</sub>)) E<sub>word</sub><sup>T</sup> + b  "
+                 "&nbsp; (B, S, V)",
+     .where = "zoo/models/bert_pretraining.c:pretraining_forward", .output = "prediction_logits"},
+    {.title = "Next-sentence head",
+     .equation = "z = p W<sub>NSP</sub> + b  &nbsp; (B, 2)",
+     .where = "zoo/models/bert_pretraining.c:pretraining_forward", .output = "seq_relationship_logits"},
+};
+
+static const ModelExplain pretraining_explain = {
+    .mechanism = "BERT's two pre-training heads: masked tokens and next sentence.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(pretraining_steps),
+    .predict = {{.kind = PREDICT_TOKENS, .output = "prediction_logits"},
+                {.kind = PREDICT_CLASSES, .output = "seq_relationship_logits",
+                 .labels = bertc_bert_nsp_labels}},
+};
+
 const ModelArch bertc_arch_bert_pretraining = {
     .name = "BertForPreTraining",
     .summary = "BERT's two pre-training heads, masked LM and next sentence: HF's "
@@ -125,4 +144,6 @@ const ModelArch bertc_arch_bert_pretraining = {
     .rename = bertc_bert_drop_prefix,
     .random_batch = pretraining_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
+    .task = MODEL_TASK_MASKED_LM,
+    .explain = &pretraining_explain,
 };

@@ -124,6 +124,21 @@ static const OutputSpec qa_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep qa_steps[] = {
+    {.title = "Start logits",
+     .equation = "[start, end] = X<sub>L</sub> W<sub>qa</sub> + b  &nbsp; (B, S) each",
+     .where = "zoo/models/bert_question_answering.c:qa_forward", .output = "start_logits"},
+    {.title = "End logits", .equation = "end = (X<sub>L</sub> W<sub>qa</sub> + b)[:, :, 1]",
+     .where = "zoo/models/bert_question_answering.c:qa_forward", .output = "end_logits"},
+};
+
+static const ModelExplain qa_explain = {
+    .mechanism = "Extractive QA: two scores per token, for the answer's start and its end; "
+                 "TEXT is the question, TEXT_PAIR the context.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(qa_steps),
+    .predict = {{.kind = PREDICT_SPAN, .output = "start_logits", .output2 = "end_logits"}},
+};
+
 const ModelArch bertc_arch_bert_question_answering = {
     .name = "BertForQuestionAnswering",
     .summary = "BERT scoring each token as the start and the end of an answer span "
@@ -143,4 +158,7 @@ const ModelArch bertc_arch_bert_question_answering = {
     .rename = bertc_bert_drop_prefix,
     .random_batch = qa_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
+    .task = MODEL_TASK_QA_SPAN,
+    .finetune_head = true,
+    .explain = &qa_explain,
 };

@@ -78,6 +78,19 @@ static const OutputSpec tokcls_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep tokcls_steps[] = {
+    {.title = "Token classifier",
+     .equation = "z<sub>t</sub> = X<sub>L</sub>[t] W<sub>C</sub> + b<sub>C</sub>  &nbsp; "
+                 "(B, S, num_labels)",
+     .where = "zoo/models/bert_token_classification.c:tokcls_forward", .output = "logits"},
+};
+
+static const ModelExplain tokcls_explain = {
+    .mechanism = "A label for every token (named entities, parts of speech).",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(tokcls_steps),
+    .predict = {{.kind = PREDICT_TOKEN_CLASSES, .output = "logits"}},
+};
+
 const ModelArch bertc_arch_bert_token_classification = {
     .name = "BertForTokenClassification",
     .summary = "BERT with a classifier on every token (NER, tagging): HF's "
@@ -97,4 +110,7 @@ const ModelArch bertc_arch_bert_token_classification = {
     .rename = bertc_bert_drop_prefix,
     .random_batch = tokcls_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
+    .task = MODEL_TASK_TOKEN_CLS,
+    .finetune_head = true,
+    .explain = &tokcls_explain,
 };

@@ -456,6 +456,60 @@ static const OutputSpec cgbert_outputs[] = {
 };
 
 
+const ExplainStep bertc_cg_head_steps[CG_N_HEAD_STEPS] = {
+    {.title = "Pooler token weights (attention-gate pooler)",
+     .equation = "a = softmax<sub>t</sub>(gate(X<sub>L</sub>)), &nbsp; h = &Sigma;<sub>t</sub> "
+                 "a<sub>t</sub> X<sub>L</sub>[t]  &nbsp; (B, S)",
+     .where = "zoo/models/cgbert.c:attention_gate_pool", .output = "pooler_weights"},
+    {.title = "Pooled output",
+     .equation = "p = tanh(h W<sub>P</sub> + b<sub>P</sub>)  &nbsp; (B, H)",
+     .where = "zoo/models/cgbert.c:pool", .output = "pooled_output"},
+    {.title = "Classifier",
+     .equation = "z = p W<sub>C</sub> + b<sub>C</sub>  &nbsp; (B, num_labels)",
+     .where = "zoo/models/cgbert.c:bertc_cg_forward", .output = "logits"},
+};
+
+static const ExplainStep cgbert_encoder_steps[] = {
+    BERT_STEP_EMBEDDINGS,
+    CG_STEP_DEEP_CONTEXT,
+    {.title = "Context gate on the queries &lambda;<sub>Q</sub>",
+     .equation = "&lambda;<sub>Q</sub> = &sigma;(Q V<sub>Q</sub> + C U<sub>Q</sub> "
+                 "V<sub>Q</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1): one gate per head and token",
+     .where = "zoo/models/cgbert.c:context_gate", .output = "layers.{l}.lambda_q"},
+    {.title = "Context gate on the keys &lambda;<sub>K</sub>",
+     .equation = "&lambda;<sub>K</sub> = &sigma;(K V<sub>K</sub> + C U<sub>K</sub> "
+                 "V<sub>K</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1)",
+     .where = "zoo/models/cgbert.c:context_gate", .output = "layers.{l}.lambda_k"},
+    {.title = "Context queries C U<sub>Q</sub> (the context as each head sees it)",
+     .equation = "C<sub>Q</sub> = D<sub>l</sub> U<sub>Q</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/models/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.context_q"},
+    {.title = "Context keys C U<sub>K</sub>",
+     .equation = "C<sub>K</sub> = D<sub>l</sub> U<sub>K</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/models/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.context_k"},
+    {.title = "Context-guided queries Q&#770;",
+     .equation = "Q&#770; = (1 &minus; &lambda;<sub>Q</sub>) &odot; Q + &lambda;<sub>Q</sub> "
+                 "&odot; C U<sub>Q</sub>",
+     .where = "zoo/models/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.q_hat"},
+    {.title = "Context-guided keys K&#770;",
+     .equation = "K&#770; = (1 &minus; &lambda;<sub>K</sub>) &odot; K + &lambda;<sub>K</sub> "
+                 "&odot; C U<sub>K</sub>",
+     .where = "zoo/models/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.k_hat"},
+    {.title = "Attention",
+     .equation = "A = softmax(Q&#770; K&#770;<sup>T</sup> / &radic;d + M)  &nbsp; (B, nh, S, S)",
+     .where = "zoo/models/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.attention_probs"},
+    BERT_STEP_LAYER_OUTPUT,
+};
+
+static const ModelExplain cgbert_explain = {
+    .mechanism = "Context-guided attention (Wu &amp; Ong 2021): a context (--context, the "
+                 "aspect) is mixed into every head's queries and keys through gates "
+                 "&lambda;<sub>Q</sub>, &lambda;<sub>K</sub> in (0, 1), one per head and "
+                 "token: a tall bar means that token's query (key) is taken mostly from the "
+                 "context.",
+    EXPLAIN_ENCODER(cgbert_encoder_steps), EXPLAIN_STEPS(bertc_cg_head_steps),
+    .predict = {{.kind = PREDICT_CLASSES, .output = "logits"}},
+};
+
 const ModelArch bertc_arch_cgbert = {
     .name = "CGBertForSequenceClassification",
     .summary = "Context-Guided BERT for targeted aspect-based sentiment (Wu & Ong 2021)",
@@ -475,4 +529,6 @@ const ModelArch bertc_arch_cgbert = {
     .rename = bertc_cg_rename,
     .random_batch = bertc_cg_random_batch,
     .batch_from_text = bertc_cg_batch_from_text,
+    .task = MODEL_TASK_SEQ_CLS,
+    .explain = &cgbert_explain,
 };

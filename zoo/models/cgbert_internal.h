@@ -118,4 +118,18 @@ Var *bertc_cg_one_minus(Graph *g, Var *x);
 Var *bertc_cg_scores(Graph *g, Var *q, Var *k, Var *mask);
 void bertc_cg_lambda_init(Registry *r, const BertConfig *cfg, const CgSelfAttention *m);
 
+/* `bertc explain` (ModelExplain): the deep-context step both encoders
+ * show, and the head's steps (pooler weights, pooled output, classifier),
+ * bertc_cg_head_steps, in zoo/models/cgbert.c. The context C enters every
+ * layer's attention, as gates on the queries and keys (both) and as a
+ * quasi-attention (QACGBERT). */
+#define CG_STEP_DEEP_CONTEXT                                                                  \
+    {.title = "Deep context",                                                                 \
+     .equation = "D<sub>l</sub> = [C<sub>0</sub>; X<sub>l</sub>] W<sub>D</sub> + C<sub>0</sub>" \
+                 "  &nbsp; (B, S, H)",                                                        \
+     .where = "zoo/models/cgbert.c:deep_context", .output = "layers.{l}.deep_context"}
+
+#define CG_N_HEAD_STEPS 3
+extern const ExplainStep bertc_cg_head_steps[CG_N_HEAD_STEPS];
+
 #endif /* BERTC_ZOO_CGBERT_INTERNAL_H */

@@ -72,6 +72,75 @@ typedef struct TextExample {
     int context_id;                   /* CGBERT/QACGBERT: the aspect/target id; -1 none */
 } TextExample;
 
+/* What a model's outputs answer: what `bertc predict` does with them, and
+ * (with ModelArch.finetune_head) what `bertc finetune --task` builds. Set
+ * by each architecture, never guessed from its output shapes. */
+typedef enum ModelTask {
+    MODEL_TASK_ENCODER,         /* hidden states and a pooler only (BertModel): bertc embed */
+    MODEL_TASK_SEQ_CLS,         /* "logits" (B, num_labels): labels or a value per text */
+    MODEL_TASK_TOKEN_CLS,       /* "logits" (B, S, num_labels): a label per token */
+    MODEL_TASK_QA_SPAN,         /* "start_logits", "end_logits" (B, S): an answer span */
+    MODEL_TASK_MASKED_LM,       /* "logits" or "prediction_logits" (B, S, V): tokens for
+                                   each [MASK] (BertForPreTraining's NSP rides along) */
+    MODEL_TASK_SUMMARIZATION,   /* "sent_scores" (B, N): extractive, a score per sentence */
+    MODEL_TASK_MULTIPLE_CHOICE, /* "logits" (B, C): one of C (text, pair) choices */
+    MODEL_TASK_PRETRAINING      /* objectives on a masking of its own (SpanBERT): its
+                                   forward replaces the tokens, so predict runs none */
+} ModelTask;
+
+/* "sequence classification", "fill-mask", ... */
+const char *bertc_model_task_name(ModelTask task);
+
+/* ---- what `bertc explain` walks through (ModelArch.explain) ------------- */
+
+/* One step of a forward: its title, its equation (HTML with Unicode maths:
+ * the page is one file with nothing to fetch), the bertc function that
+ * computes it ("zoo/models/bert.c:layer_forward": test/test_explain.c checks
+ * that the file defines it) and the output that holds its result. In
+ * `output`, "{l}" runs over the encoder's layers (with "{i}" = l + 1 in the
+ * same step, a layer's output hidden state), "{k}" over a second stack
+ * (BertSum's inter-sentence layers) for as long as the forward put one. An
+ * output the model does not declare (yet) is skipped with a note on the
+ * page. Shapes use the SPEC's letters: B batch, S tokens, H hidden size,
+ * nh heads, d = H / nh, N sentences, V vocabulary. */
+typedef struct ExplainStep {
+    const char *title, *equation, *where, *output;
+} ExplainStep;
+
+/* How the page reads the prediction from an output. */
+typedef enum ExplainPredict {
+    PREDICT_NONE,
+    PREDICT_CLASSES,        /* (B, C) logits: softmax over the labels (id2label); one: a value */
+    PREDICT_TOKEN_CLASSES,  /* (B, S, C): a label per token */
+    PREDICT_SPAN,           /* (B, S) start and end logits: the best span */
+    PREDICT_SENTENCES,      /* (B, N) scores: the sentences ranked */
+    PREDICT_TOKENS,         /* (B, S, V): the top tokens at each [MASK] (else every position) */
+    PREDICT_MASKED_ROWS     /* (n_masked, V) or (B, S, V): the top tokens of each masked token */
+} ExplainPredict;
+
+typedef struct ExplainPrediction {
+    ExplainPredict kind;
+    const char *output, *output2;        /* SPAN: start and end logits */
+    const char *const *labels;           /* names when the config has none (NSP) */
+} ExplainPrediction;
+
+#define EXPLAIN_MAX_PREDICTIONS 2
+
+typedef struct ModelExplain {
+    const char *mechanism;               /* what this variant adds, one paragraph (HTML) */
+    const ExplainStep *encoder;          /* the encoder's steps (bertc_bert_encoder_steps) */
+    int n_encoder;
+    const ExplainStep *steps;            /* then the architecture's own */
+    int n_steps;
+    ExplainPrediction predict[EXPLAIN_MAX_PREDICTIONS];
+} ModelExplain;
+
+/* A list and its length, in a ModelExplain initializer:
+ *     {.mechanism = "...", EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(mine)} */
+#define EXPLAIN_ENCODER(list) \
+    .encoder = (list), .n_encoder = (int)(sizeof(list) / sizeof((list)[0]))
+#define EXPLAIN_STEPS(list) .steps = (list), .n_steps = (int)(sizeof(list) / sizeof((list)[0]))
+
 struct Tokenizer;
 struct Model;
 
@@ -117,6 +186,18 @@ typedef struct ModelArch {
     int (*batch_from_text)(const struct Model *m, const struct Tokenizer *tok,
                            const TextExample *ex, int n, int32_t max_len, Graph *g, Batch *out,
                            BertcError *err);
+    /* What its outputs answer (bertc predict reads it). */
+    ModelTask task;
+    /* The head `bertc finetune --task` builds for its task: a base model of
+     * another architecture gets this one (bertc_zoo_arch_for_task), a base
+     * of this one keeps it. */
+    bool finetune_head;
+    /* `bertc export-c` writes it as a const-data text classifier
+     * (zoo/models/model_const.h). */
+    bool export_c;
+    /* The steps `bertc explain` shows, next to the code they name; NULL:
+     * bertc_model_explain's generic page. */
+    const ModelExplain *explain;
 } ModelArch;
 
 /* The architectures (zoo/models/architectures.c: one line each), by name; NULL if
@@ -124,6 +205,15 @@ typedef struct ModelArch {
 const ModelArch *bertc_zoo_arch(const char *name);
 /* The i-th architecture of the table, NULL past the end (for listings). */
 const ModelArch *bertc_zoo_arch_at(int i);
+/* The first architecture of the table that is the fine-tuning head for
+ * task (ModelArch.finetune_head), NULL if none is. */
+const ModelArch *bertc_zoo_arch_for_task(ModelTask task);
+/* The C name of arch's ModelArch ("bertc_arch_bert_seqcls", what a
+ * firmware's model_data.c links), NULL for one not in the table. */
+const char *bertc_zoo_arch_symbol(const ModelArch *arch);
+/* arch->explain, or for an architecture without one BERT's encoder steps,
+ * a generic mechanism and no prediction. */
+const ModelExplain *bertc_model_explain(const ModelArch *arch);
 /* Input i (the shared ones first), NULL past the end; output likewise. */
 const InputSpec *bertc_model_input(const ModelArch *arch, int i);
 const OutputSpec *bertc_model_output(const ModelArch *arch, int i);
@@ -260,22 +350,31 @@ Var *bertc_model_step_loss(Graph *g, const Outputs *out);
 /* The first id of the "real" vocabulary: 1000 when vocab_size > 1000
  * (bert-base-uncased keeps [PAD], [unusedN], [UNK], [CLS], [SEP], [MASK]
  * below 999), else one past the largest special token id of the config
- * (pad, unk, cls, sep, mask, masking.special_token_ids); 0 if none is left. */
+ * (pad, unk, cls, sep, mask); 0 if none is left. */
 int32_t bertc_random_first_token(const BertConfig *cfg);
+/* The same past `more` special ids too (NULL: none): an architecture's own,
+ * which its random_batch hook passes (SpanBERT's masking.special_token_ids). */
+int32_t bertc_random_first_token_past(const BertConfig *cfg, const ConfigTokenIds *more);
 
-/* ids (B, S) uniform in [bertc_random_first_token, V) and, drawn in the same
- * stream position by position, mlm_labels (B, S): the token at 15% of the
- * positions (position 0 of every row excluded), -100 elsewhere, and at
- * least one labelled position when S > 1. The same numbers as
- * tools/bench_torch.py draws for vocab_size > 1000. */
-void bertc_random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
-                   ITensor *ids, ITensor *mlm_labels);
+/* ids (B, S) uniform in [first, V) and, drawn in the same stream position
+ * by position, mlm_labels (B, S): the token at 15% of the positions
+ * (position 0 of every row excluded), -100 elsewhere, and at least one
+ * labelled position when S > 1. With first = bertc_random_first_token, the
+ * same numbers as tools/bench_torch.py draws for vocab_size > 1000. */
+void bertc_random_tokens(const BertConfig *cfg, int32_t first, Graph *g, int64_t B, int64_t S,
+                         Rng *rng, ITensor *ids, ITensor *mlm_labels);
 
-/* bertc_random_tokens put under ids_name, an all-ones mask_name and all-zero
- * types_name (B, S); *mlm_labels as bertc_random_tokens'. */
+/* bertc_random_tokens from bertc_random_first_token put under ids_name, an
+ * all-ones mask_name and all-zero types_name (B, S); *mlm_labels as
+ * bertc_random_tokens'. */
 void bertc_random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
                         const char *ids_name, const char *mask_name, const char *types_name,
                         Batch *out, ITensor *mlm_labels);
+/* The same with the ids drawn from [first, V). */
+void bertc_random_bert_inputs_from(const BertConfig *cfg, int32_t first, Graph *g, int64_t B,
+                                   int64_t S, Rng *rng, const char *ids_name,
+                                   const char *mask_name, const char *types_name, Batch *out,
+                                   ITensor *mlm_labels);
 
 /* (n) class indices uniform in [0, C). */
 ITensor bertc_random_classes(Graph *g, int64_t n, int64_t C, Rng *rng);

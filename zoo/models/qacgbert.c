@@ -124,6 +124,59 @@ static const OutputSpec qacgbert_outputs[] = {
     {"layers.{l}.new_attention_probs", "(B, nh, S, S)"},
 };
 
+static const ExplainStep qacgbert_encoder_steps[] = {
+    BERT_STEP_EMBEDDINGS,
+    CG_STEP_DEEP_CONTEXT,
+    {.title = "Context gate on the queries &lambda;<sub>Q</sub>",
+     .equation = "&lambda;<sub>Q</sub> = &sigma;(Q V<sub>Q</sub> + C U<sub>Q</sub> "
+                 "V<sub>Q</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1): one gate per head and token",
+     .where = "zoo/models/qacgbert.c:gate", .output = "layers.{l}.lambda_q"},
+    {.title = "Context gate on the keys &lambda;<sub>K</sub>",
+     .equation = "&lambda;<sub>K</sub> = &sigma;(K V<sub>K</sub> + C U<sub>K</sub> "
+                 "V<sub>K</sub><sup>C</sup>)  &nbsp; (B, nh, S, 1)",
+     .where = "zoo/models/qacgbert.c:gate", .output = "layers.{l}.lambda_k"},
+    {.title = "Context queries C U<sub>Q</sub> (the context as each head sees it)",
+     .equation = "C<sub>Q</sub> = D<sub>l</sub> U<sub>Q</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/models/qacgbert.c:qacgbert_attention_forward", .output = "layers.{l}.context_q"},
+    {.title = "Context keys C U<sub>K</sub>",
+     .equation = "C<sub>K</sub> = D<sub>l</sub> U<sub>K</sub>  &nbsp; (B, nh, S, d)",
+     .where = "zoo/models/qacgbert.c:qacgbert_attention_forward", .output = "layers.{l}.context_k"},
+    {.title = "Self-attention A<sub>self</sub>",
+     .equation = "A<sub>self</sub> = softmax(Q K<sup>T</sup> / &radic;d + M): BERT's, the context "
+                 "enters through the quasi-attention  &nbsp; (B, nh, S, S)",
+     .where = "zoo/models/cgbert.c:cgbert_attention_forward", .output = "layers.{l}.attention_probs"},
+    {.title = "Quasi-attention scores (before the gate)",
+     .equation = "A<sub>quasi</sub> = &alpha; &sigma;(C<sub>Q</sub> C<sub>K</sub><sup>T</sup> / &radic;d)"
+                 "  &isin; (0, 1)",
+     .where = "zoo/models/qacgbert.c:qacgbert_attention_forward", .output = "layers.{l}.quasi_attention_scores"},
+    {.title = "Quasi-attention gate &lambda;<sub>A</sub>",
+     .equation = "&lambda;<sub>A</sub> = 1 &minus; (&beta; &lambda;<sub>Q</sub> + &gamma; "
+                 "&lambda;<sub>K</sub>)  &isin; (&minus;1, 1)  &nbsp; (B, nh, S, 1)",
+     .where = "zoo/models/qacgbert.c:qacgbert_attention_forward",
+     .output = "layers.{l}.lambda_context"},
+    {.title = "Quasi-attention &lambda;<sub>A</sub> &odot; A<sub>quasi</sub> (signed: context "
+              "can take attention away)",
+     .equation = "&lambda;<sub>A</sub> &odot; A<sub>quasi</sub>  &isin; (&minus;1, 1)  &nbsp; "
+                 "(B, nh, S, S)",
+     .where = "zoo/models/qacgbert.c:qacgbert_attention_forward",
+     .output = "layers.{l}.quasi_attention_prob"},
+    {.title = "Combined attention &Acirc;",
+     .equation = "&Acirc; = A<sub>self</sub> + &lambda;<sub>A</sub> &odot; A<sub>quasi</sub>: rows "
+                 "need not sum to 1 and may go below 0",
+     .where = "zoo/models/qacgbert.c:qacgbert_attention_forward",
+     .output = "layers.{l}.new_attention_probs"},
+    BERT_STEP_LAYER_OUTPUT,
+};
+
+static const ModelExplain qacgbert_explain = {
+    .mechanism = "Quasi-attention (Wu &amp; Ong 2021): a second attention from the context, "
+                 "scaled by &lambda;<sub>A</sub> in (&minus;1, 1), is added to softmax "
+                 "attention, so context can take attention away: the quasi-attention is drawn "
+                 "on a diverging palette, blue below 0 and red above.",
+    EXPLAIN_ENCODER(qacgbert_encoder_steps), EXPLAIN_STEPS(bertc_cg_head_steps),
+    .predict = {{.kind = PREDICT_CLASSES, .output = "logits"}},
+};
+
 const ModelArch bertc_arch_qacgbert = {
     .name = "QACGBertForSequenceClassification",
     .summary = "CGBERT with context-guided quasi-attention (Wu & Ong 2021)",
@@ -143,4 +196,6 @@ const ModelArch bertc_arch_qacgbert = {
     .rename = bertc_cg_rename,
     .random_batch = bertc_cg_random_batch,
     .batch_from_text = bertc_cg_batch_from_text,
+    .task = MODEL_TASK_SEQ_CLS,
+    .explain = &qacgbert_explain,
 };

@@ -436,6 +436,41 @@ static const OutputSpec qaconv_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep qaconv_steps[] = {
+    {.title = "Query vector from the question tokens",
+     .equation = "q = relu(seq &middot; [tt = 0])[:, :Q]; &nbsp; qv = flatten(q) W<sub>query</sub>"
+                 "  &nbsp; (B, H)",
+     .where = "zoo/models/qaconv.c:query_vector", .output = "query_vector"},
+    {.title = "Query attention over the context",
+     .equation = "attention_rate = softmax<sub>t</sub>(k<sub>t</sub>&middot;qv / &radic;H / T)"
+                 "  &nbsp; (B, S, 1)",
+     .where = "zoo/models/qaconv.c:attention_rate", .output = "attention_rate"},
+    {.title = "Conv features, width 1", .equation = "c<sub>1</sub> = relu(conv1d<sub>1</sub>"
+     "((v &middot; attention_rate)<sup>T</sup>))  &nbsp; (B, F, S)",
+     .where = "zoo/models/qaconv.c:span_logits", .output = "conv_output1"},
+    {.title = "Conv features, width 3", .equation = "c<sub>3</sub> = relu(conv1d<sub>3</sub>(&middot;))",
+     .where = "zoo/models/qaconv.c:span_logits", .output = "conv_output3"},
+    {.title = "Conv features, width 5", .equation = "c<sub>5</sub> = relu(conv1d<sub>5</sub>(&middot;))",
+     .where = "zoo/models/qaconv.c:span_logits", .output = "conv_output5"},
+    {.title = "Answer start logits",
+     .equation = "z = [c<sub>1</sub>; c<sub>3</sub>; c<sub>5</sub>]<sup>T</sup> W  &nbsp; "
+                 "start = z[:, :, 0]  &nbsp; (B, S)",
+     .where = "zoo/models/qaconv.c:span_logits", .output = "start_logits"},
+    {.title = "Answer end logits", .equation = "end = z[:, :, 1]  &nbsp; (B, S)",
+     .where = "zoo/models/qaconv.c:span_logits", .output = "end_logits"},
+    {.title = "Question type", .equation = "softmax(qv W<sub>type</sub>)  &nbsp; (B, C)",
+     .where = "zoo/models/qaconv.c:qaconv_run", .output = "query_logits"},
+};
+
+static const ModelExplain qaconv_explain = {
+    .mechanism = "QAConv: the question (TEXT, the first query_len tokens) is pooled into one "
+                 "query vector that weighs the context tokens (TEXT_PAIR); convolutions of "
+                 "width 1, 3 and 5 over the weighted context give the answer's start and end.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(qaconv_steps),
+    .predict = {{.kind = PREDICT_SPAN, .output = "start_logits", .output2 = "end_logits"},
+                {.kind = PREDICT_CLASSES, .output = "query_logits"}},
+};
+
 const ModelArch bertc_arch_qaconv = {
     .name = "QAConvModelV2",
     .summary = "QAConv: span QA over conversations with query attention and Conv1d "
@@ -452,4 +487,6 @@ const ModelArch bertc_arch_qaconv = {
     .forward = qaconv_run,
     .random_batch = qaconv_random_batch,
     .batch_from_text = qaconv_batch_from_text,
+    .task = MODEL_TASK_QA_SPAN,
+    .explain = &qaconv_explain,
 };

@@ -3,9 +3,7 @@
  * architecture writes its own batch next to its forward (the random_batch
  * hook of ModelArch) from the pieces here: the token ids, masks and MLM
  * labels every BERT input shares, and uniform class labels. */
-#include "zoo/zoo.h"
-
-#include <string.h>
+#include "zoo/models/model.h"
 
 /* bert-base-uncased: ids 0..998 are [PAD], [unusedN], [UNK], [CLS], [SEP],
  * [MASK]; from 999 on, real characters and WordPieces. */
@@ -14,7 +12,7 @@
 /* The MLM share of labelled positions, as BERT's pre-training. */
 #define MLM_PROBABILITY 0.15
 
-int32_t bertc_random_first_token(const BertConfig *cfg)
+int32_t bertc_random_first_token_past(const BertConfig *cfg, const ConfigTokenIds *more)
 {
     if (cfg->vocab_size > BERT_BASE_FIRST_WORD)
         return BERT_BASE_FIRST_WORD;
@@ -23,25 +21,23 @@ int32_t bertc_random_first_token(const BertConfig *cfg)
                                 cfg->mask_token_id};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         last = specials[i] > last ? specials[i] : last;
-    /* SpanBERT's masking.special_token_ids, read from its own keys rather
-     * than looked up by name: a firmware whose architecture's random_batch
-     * comes here links no other architecture (docs/embedded.md). */
-    ConfigTokenIds more = {0};
-    if (strcmp(cfg->architecture, "SpanBertForPreTraining") == 0)
-        more = bertc_spanbert_keys(cfg).masking.special_token_ids;
-    for (int i = 0; i < more.n; i++)
-        last = more.ids[i] > last ? more.ids[i] : last;
+    for (int i = 0; more && i < more->n; i++)
+        last = more->ids[i] > last ? more->ids[i] : last;
     return last + 1 < cfg->vocab_size ? last + 1 : 0;
+}
+
+int32_t bertc_random_first_token(const BertConfig *cfg)
+{
+    return bertc_random_first_token_past(cfg, NULL);
 }
 
 /* One draw per position, and the MLM draw right after it (not for position
  * 0 of a row): the order bench/ has always used, so its BERT-base figures
  * stay comparable across versions. */
-void bertc_random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
-                   ITensor *ids, ITensor *mlm_labels)
+void bertc_random_tokens(const BertConfig *cfg, int32_t first, Graph *g, int64_t B, int64_t S,
+                         Rng *rng, ITensor *ids, ITensor *mlm_labels)
 {
-    int64_t bs[2] = {B, S};
-    int64_t first = bertc_random_first_token(cfg), n_labelled = 0;
+    int64_t bs[2] = {B, S}, n_labelled = 0;
     *ids = bertc_itensor_new(g->step, 2, bs);
     *mlm_labels = bertc_itensor_new(g->step, 2, bs);
     for (int64_t i = 0; i < B * S; i++) {
@@ -55,18 +51,27 @@ void bertc_random_tokens(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, 
         mlm_labels->data[1] = ids->data[1];
 }
 
-void bertc_random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
-                        const char *ids_name, const char *mask_name, const char *types_name,
-                        Batch *out, ITensor *mlm_labels)
+void bertc_random_bert_inputs_from(const BertConfig *cfg, int32_t first, Graph *g, int64_t B,
+                                   int64_t S, Rng *rng, const char *ids_name,
+                                   const char *mask_name, const char *types_name, Batch *out,
+                                   ITensor *mlm_labels)
 {
     int64_t bs[2] = {B, S};
     ITensor ids, mask = bertc_itensor_new(g->step, 2, bs);
-    bertc_random_tokens(cfg, g, B, S, rng, &ids, mlm_labels);
+    bertc_random_tokens(cfg, first, g, B, S, rng, &ids, mlm_labels);
     for (int64_t i = 0; i < B * S; i++)
         mask.data[i] = 1;
     bertc_batch_put_ids(out, ids_name, ids);
     bertc_batch_put_ids(out, mask_name, mask);
     bertc_batch_put_ids(out, types_name, bertc_itensor_new(g->step, 2, bs));
+}
+
+void bertc_random_bert_inputs(const BertConfig *cfg, Graph *g, int64_t B, int64_t S, Rng *rng,
+                        const char *ids_name, const char *mask_name, const char *types_name,
+                        Batch *out, ITensor *mlm_labels)
+{
+    bertc_random_bert_inputs_from(cfg, bertc_random_first_token(cfg), g, B, S, rng, ids_name,
+                                  mask_name, types_name, out, mlm_labels);
 }
 
 ITensor bertc_random_classes(Graph *g, int64_t n, int64_t C, Rng *rng)

@@ -641,8 +641,11 @@ static int spanbert_random_batch(const BertConfig *cfg, Graph *g, int64_t B, int
                             "word, [SEP]), got S = %lld", (long long)S);
     int64_t bs[2] = {B, S};
     ITensor unused, kinds = bertc_itensor_new(g->step, 2, bs), lengths = bertc_itensor_new(g->step, 1, &B);
-    bertc_random_bert_inputs(cfg, g, B, S, rng, "input_ids", "attention_mask", "token_type_ids", out,
-                       &unused);
+    /* words past the special tokens, its own masking.special_token_ids too */
+    ConfigTokenIds specials = bertc_spanbert_keys(cfg).masking.special_token_ids;
+    bertc_random_bert_inputs_from(cfg, bertc_random_first_token_past(cfg, &specials), g, B, S,
+                                  rng, "input_ids", "attention_mask", "token_type_ids", out,
+                                  &unused);
     ITensor original = bertc_batch_find(out, "input_ids")->ids;
     for (int64_t b = 0; b < B; b++) {
         original.data[b * S] = cfg->cls_token_id;
@@ -716,6 +719,47 @@ static const OutputSpec spanbert_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep spanbert_steps[] = {
+    {.title = "Masked spans",
+     .equation = "1 on the tokens of a masked span (write [MASK] in the text to mask it)",
+     .where = "zoo/models/spanbert.c:run_masking", .output = "masking.mask_labels"},
+    {.title = "Span boundaries",
+     .equation = "each span (s, e) and the tokens just outside it, s &minus; 1 and e + 1",
+     .where = "zoo/models/spanbert.c:find_spans", .output = "sbo.span_start"},
+    {.title = "Span offsets", .equation = "p<sub>i</sub> = i &minus; s + 1 for each masked token "
+     "x<sub>i</sub> of span (s, e)",
+     .where = "zoo/models/spanbert.c:find_spans", .output = "sbo.position"},
+    {.title = "Left boundary vectors",
+     .equation = "x<sub>s&minus;1</sub>: the encoder's output just left of the span  &nbsp; "
+                 "(n_masked, H)",
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo.x_left"},
+    {.title = "Right boundary vectors",
+     .equation = "x<sub>e+1</sub>: just right of the span  &nbsp; (n_masked, H)",
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo.x_right"},
+    {.title = "SBO input h<sub>0</sub>",
+     .equation = "h<sub>0</sub> = [x<sub>s&minus;1</sub>; x<sub>e+1</sub>; "
+                 "p<sub>i&minus;s+1</sub>]  &nbsp; (n_masked, D0)",
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo.h0"},
+    {.title = "MLM predictions",
+     .equation = "z = LN(GELU(X<sub>L</sub> W<sub>T</sub>)) E<sub>word</sub><sup>T</sup> + b  "
+                 "&nbsp; (B, S, V)",
+     .where = "zoo/models/bert_heads.c:bertc_bert_lm_head_forward", .output = "mlm_logits"},
+    {.title = "SBO predictions from the boundaries",
+     .equation = "y<sub>i</sub> = LN(GELU(W<sub>2</sub> LN(GELU(W<sub>1</sub> h<sub>0</sub>))))"
+                 "; &nbsp; z<sub>i</sub> = y<sub>i</sub> E<sup>T</sup>  &nbsp; (B, S, V)",
+     .where = "zoo/models/spanbert.c:sbo_forward_seed", .output = "sbo_logits"},
+};
+
+static const ModelExplain spanbert_explain = {
+    .mechanism = "SpanBERT (Joshi et al. 2020): whole spans are masked and each masked token "
+                 "is predicted twice, by the MLM head from its own position and by the span "
+                 "boundary objective (SBO) from the two tokens just outside the span and its "
+                 "offset inside it. Write [MASK] [MASK] in the text to mask a span.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(spanbert_steps),
+    .predict = {{.kind = PREDICT_TOKENS, .output = "mlm_logits"},
+                {.kind = PREDICT_MASKED_ROWS, .output = "sbo_logits"}},
+};
+
 const ModelArch bertc_arch_spanbert = {
     .name = "SpanBertForPreTraining",
     .summary = "SpanBERT: masked spans and the Span Boundary Objective (Joshi et al. 2020)",
@@ -735,4 +779,6 @@ const ModelArch bertc_arch_spanbert = {
     .forward = spanbert_run,
     .random_batch = spanbert_random_batch,
     .batch_from_text = spanbert_batch_from_text,
+    .task = MODEL_TASK_PRETRAINING,
+    .explain = &spanbert_explain,
 };

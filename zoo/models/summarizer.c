@@ -582,6 +582,37 @@ static const OutputSpec summarizer_outputs[] = {
     {"loss", "()"},
 };
 
+static const ExplainStep summarizer_steps[] = {
+    {.title = "Sentence vectors at each [CLS]",
+     .equation = "T<sub>n</sub> = top_vec[clss<sub>n</sub>] &middot; mask_cls<sub>n</sub>  "
+                 "&nbsp; (B, N, H)",
+     .where = "zoo/models/summarizer.c:gather_sentences", .output = "sents_vec"},
+    {.title = "Inter-sentence input h<sup>0</sup>",
+     .equation = "h<sup>0</sup> = T + PE[n]  &nbsp; (B, N, H)",
+     .where = "zoo/models/summarizer.c:inter_encoder_forward", .output = "inter_hidden_states.0"},
+    {.title = "Inter-sentence attention",
+     .equation = "A = softmax(Q K<sup>T</sup> / &radic;d<sub>k</sub>), sentences attend to "
+                 "sentences  &nbsp; (B, heads, N, N)",
+     .where = "zoo/models/summarizer.c:inter_layer_forward", .output = "inter.{k}.attention_probs"},
+    {.title = "Inter-sentence layer output",
+     .equation = "h&#771;<sup>l</sup> = h<sup>l&minus;1</sup> + MHAtt(LN(h<sup>l&minus;1</sup>)); "
+                 "&nbsp; h<sup>l</sup> = h&#771;<sup>l</sup> + FFN(LN(h&#771;<sup>l</sup>))",
+     .where = "zoo/models/summarizer.c:inter_layer_forward", .output = "inter_hidden_states.{k+1}"},
+    {.title = "Sentence scores",
+     .equation = "&Ycirc;<sub>n</sub> = &sigma;(LN(h<sup>L</sup><sub>n</sub>) W<sub>o</sub> + "
+                 "b<sub>o</sub>) &middot; mask_cls<sub>n</sub>  &nbsp; (B, N)",
+     .where = "zoo/models/summarizer.c:inter_encoder_forward", .output = "sent_scores"},
+};
+
+static const ModelExplain summarizer_explain = {
+    .mechanism = "Extractive summarization (Liu 2019): each sentence's [CLS] vector goes "
+                 "through an inter-sentence Transformer where sentences attend to sentences, "
+                 "then gets a score; the top sentences are the summary. Separate sentences "
+                 "with a period.",
+    EXPLAIN_ENCODER(bertc_bert_encoder_steps), EXPLAIN_STEPS(summarizer_steps),
+    .predict = {{.kind = PREDICT_SENTENCES, .output = "sent_scores"}},
+};
+
 const ModelArch bertc_arch_summarizer = {
     .name = "Summarizer",
     .summary = "BertSumExt: extractive summarization with an inter-sentence Transformer "
@@ -598,4 +629,6 @@ const ModelArch bertc_arch_summarizer = {
     .forward = summarizer_run,
     .random_batch = summarizer_random_batch,
     .batch_from_text = summarizer_batch_from_text,
+    .task = MODEL_TASK_SUMMARIZATION,
+    .explain = &summarizer_explain,
 };

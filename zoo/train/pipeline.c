@@ -1,67 +1,11 @@
 /* zoo/train/pipeline.c — the steps between a model's outputs and what `bertc
- * predict` / `bertc embed` print (zoo/train/pipeline.h): task detection from the
- * declared outputs, softmax and top-k, HF's answer-span search and entity
- * grouping, sentence-transformers' pooling. */
+ * predict` / `bertc embed` print (zoo/train/pipeline.h): softmax and top-k,
+ * HF's answer-span search and entity grouping, sentence-transformers'
+ * pooling. */
 #include "zoo/train/pipeline.h"
 
 #include <math.h>
 #include <string.h>
-
-/* ---- the task ------------------------------------------------------------ */
-
-static const OutputSpec *find_output(const ModelArch *arch, const char *name)
-{
-    const OutputSpec *o;
-    for (int i = 0; (o = bertc_model_output(arch, i)) != NULL; i++)
-        if (!strcmp(o->name, name))
-            return o;
-    return NULL;
-}
-
-static bool reads_own_masking(const ModelArch *arch)
-{
-    const OutputSpec *o;
-    for (int i = 0; (o = bertc_model_output(arch, i)) != NULL; i++)
-        if (!strncmp(o->name, "masking.", 8))
-            return true;
-    return false;
-}
-
-PipelineTask bertc_pipeline_task(const ModelArch *arch)
-{
-    if (reads_own_masking(arch))
-        return TASK_NONE;
-    if (find_output(arch, "start_logits") && find_output(arch, "end_logits"))
-        return TASK_QA;
-    if (find_output(arch, "sent_scores"))
-        return TASK_EXTRACTIVE;
-    const OutputSpec *mlm = find_output(arch, "prediction_logits");
-    if (mlm && !strcmp(mlm->shape, "(B, S, V)"))
-        return TASK_FILL_MASK;
-    const OutputSpec *logits = find_output(arch, "logits");
-    if (!logits)
-        return TASK_NONE;
-    if (!strcmp(logits->shape, "(B, S, V)"))
-        return TASK_FILL_MASK;
-    if (!strcmp(logits->shape, "(B, S, num_labels)"))
-        return TASK_TOKEN_CLS;
-    if (!strcmp(logits->shape, "(B, num_labels)") || !strcmp(logits->shape, "(B, 2)"))
-        return TASK_SEQ_CLS;
-    return TASK_NONE;   /* e.g. multiple choice's (B, C): the choices are not one text */
-}
-
-const char *bertc_pipeline_task_name(PipelineTask t)
-{
-    switch (t) {
-    case TASK_SEQ_CLS: return "sequence classification";
-    case TASK_TOKEN_CLS: return "token classification";
-    case TASK_QA: return "question answering";
-    case TASK_FILL_MASK: return "fill-mask";
-    case TASK_EXTRACTIVE: return "extractive summarization";
-    case TASK_NONE: break;
-    }
-    return "none";
-}
 
 /* ---- scores -------------------------------------------------------------- */
 

@@ -1,9 +1,10 @@
 /*
  * zoo/train/pipeline.h — what `bertc predict` and `bertc embed` do to a model's
- * outputs, kept out of the CLI so each step is tested alone: which task the
- * outputs answer, softmax and top-k, the best answer span of a question
- * answering head, B-/I- tags grouped into entities, and sentence embeddings
- * pooled as sentence-transformers pools them. The rules are Hugging Face's
+ * outputs (the task they answer is the architecture's ModelArch.task), kept
+ * out of the CLI so each step is tested alone: softmax and top-k, the best
+ * answer span of a question answering head, B-/I- tags grouped into
+ * entities, and sentence embeddings pooled as sentence-transformers pools
+ * them. The rules are Hugging Face's
  * pipelines' (transformers 4.x: TextClassificationPipeline,
  * TokenClassificationPipeline with aggregation_strategy="simple",
  * QuestionAnsweringPipeline, FillMaskPipeline) and sentence-transformers'
@@ -18,23 +19,6 @@
 #define BERTC_ZOO_PIPELINE_H
 
 #include "zoo/zoo.h"
-
-/* ---- the task a model's outputs answer ---------------------------------- */
-
-typedef enum PipelineTask {
-    TASK_NONE,            /* nothing predict can print (BertModel, SpanBERT, ...) */
-    TASK_SEQ_CLS,         /* "logits" (B, num_labels) or (B, 2): one label per text */
-    TASK_TOKEN_CLS,       /* "logits" (B, S, num_labels): one label per token */
-    TASK_QA,              /* "start_logits" and "end_logits" (B, S): an answer span */
-    TASK_FILL_MASK,       /* "logits" or "prediction_logits" (B, S, V): tokens for [MASK] */
-    TASK_EXTRACTIVE       /* "sent_scores" (B, N): a score per sentence (BertSum) */
-} PipelineTask;
-
-/* Read from the architecture's declared outputs (bertc_model_output), never
- * from its name. A model that reads its own masking (SpanBERT's "masking.*"
- * outputs) is TASK_NONE: its forward replaces the tokens it is given. */
-PipelineTask bertc_pipeline_task(const ModelArch *arch);
-const char *bertc_pipeline_task_name(PipelineTask t);   /* "sequence classification", ... */
 
 /* ---- scores ------------------------------------------------------------- */
 
