@@ -72,7 +72,7 @@ static int invalid_utf8_line(const char *text, size_t len)
     for (const char *line = text; line < text + len; no++) {
         const char *nl = memchr(line, '\n', (size_t)(text + len - line));
         const char *stop = nl ? nl : text + len;
-        if (!bertc_json_utf8_valid(line, (size_t)(stop - line)))
+        if (!bertc_utf8_valid(line, (size_t)(stop - line)))
             return no;
         line = stop + 1;
     }
