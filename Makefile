@@ -68,6 +68,8 @@ TEST_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 # Fail (or be killed at) any file-system call of the atomic save
 # (test/support_io_fault.c).
 TEST_LDFLAGS += -Wl,--wrap=open,--wrap=write,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename
+# Count the tokenizer's calls (test/support_tokenizer_count.c).
+TEST_LDFLAGS += -Wl,--wrap=bertc_tokenizer_encode
 
 .PHONY: all lib test check-criterion check-symbols check-layers sanitize bench bench-refs demo demo-int8 clean cross-test freestanding-check check-clang fuzz fuzzers \
         check-valgrind valgrind install install-check browser-test

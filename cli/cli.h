@@ -209,12 +209,10 @@ typedef struct CliText {
  * an error naming it. */
 int cli_read_lines(const char *path, Arena *arena, CliText **lines, int *n, BertcError *err);
 /* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else
- * each positional is one) or the non-blank lines of --input. */
+ * each positional is one) or the non-blank lines of --input. A positional
+ * that is not valid UTF-8 is an error naming it, as a line is. */
 int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
               int *n, BertcError *err);
-/* The tokens of t with its special tokens, untruncated. */
-int cli_count_tokens(const Tokenizer *tok, Arena *scratch, const CliText *t, int32_t *tokens,
-                     BertcError *err);
 /* "bertc predict: warning: line 3 is 700 tokens, truncated to 512 (--max-len)" */
 void cli_warn_truncated(const char *command, const CliText *t, int index, int32_t tokens,
                         int32_t max_len);

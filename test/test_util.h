@@ -27,6 +27,11 @@ void test_io_arm(int n, bool kill);
 int test_io_disarm(void);
 const char *test_io_hit(void);
 
+/* How many times the test binary's code has called bertc_tokenizer_encode
+ * so far (test/support_tokenizer_count.c, --wrap): take the difference
+ * around the work to count. */
+long test_tokenizer_calls(void);
+
 /* A persistent input for gradcheck: shape, values uniform in [lo, hi). */
 Var *test_param(Arena *a, int ndim, const int64_t *shape, Rng *rng, float lo, float hi);
 
