@@ -34,6 +34,9 @@ typedef struct CliCommand {
     int max_positional;        /* positional arguments it takes */
     const char *positional;    /* "TEXT [TEXT_PAIR]", for the error message */
     const char *example;       /* one command line */
+    /* Paragraphs only the manual page carries (bertc help --man), plain
+     * text, a blank line between two; NULL: none. */
+    const char *manual;
 } CliCommand;
 
 #define CLI_MAX_OPTIONS 48
@@ -57,6 +60,11 @@ bool cli_given(const CliCommand *c, const CliArgs *a, const char *name);
 /* `bertc CMD --help`: usage, description, every option with its default,
  * an example. */
 void cli_print_help(const CliCommand *c, FILE *out);
+/* bertc(1) in troff (cli/man.c), from the n commands' tables: each one's
+ * usage, summary, description, manual paragraphs, options with their
+ * arguments, help and defaults, and example, between the page's fixed
+ * sections. `bertc help --man` prints it; `make man` writes docs/bertc.1. */
+void cli_print_man(const CliCommand *const *commands, int n, FILE *out);
 
 /* ---- the commands (cli/bertc.c keeps their registry) -------------------- */
 
