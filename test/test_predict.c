@@ -607,10 +607,7 @@ static int predict_counting(const char *model, const char *max_len, const char *
     snprintf(dir, sizeof dir, "%s/%s", root, model);
     snprintf(path, sizeof path, "%s/once.out", root);
     snprintf(errors, sizeof errors, "%s/once.err", root);
-    FILE *f = fopen(input, "w");
-    cr_assert(f);
-    fputs(lines, f);
-    fclose(f);
+    test_write_text(input, lines);
     char *argv[] = {"predict", "--model", dir, "--input", input, "--max-len",
                     (char *)max_len, NULL};
     int argc = max_len ? 7 : 5;

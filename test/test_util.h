@@ -90,6 +90,8 @@ typedef enum TestCapture { TEST_STDERR, TEST_STDOUT_AND_STDERR } TestCapture;
 /* The start of the file at path (at most cap - 1 bytes, NUL-terminated; ""
  * when it cannot be read) into out. */
 void test_read_text(const char *path, char *out, size_t cap);
+/* text as the whole file at path; fails the test when it cannot be written. */
+void test_write_text(const char *path, const char *text);
 
 /* Runs the shell command line cmd with that output in a log file, read back
  * into out (at most cap - 1 bytes, NUL-terminated); returns the exit code
