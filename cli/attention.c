@@ -48,6 +48,22 @@ const CliCommand cli_cmd_attention = {
     .max_positional = 2,
     .positional = "TEXT [TEXT_PAIR]",
     .example = "bertc attention --model my-model --layer 0 --output a.svg 'the cat sat.'",
+    .manual = "--map picks another output, drawn by the shape the architecture declares for it "
+              "(bertc show and bertc run list them): a per-layer (B, nh, S, S) map (QACGBERT's "
+              "quasi_attention_prob) as a heat map per head, row i the query token and column "
+              "j the key; a (B, nh, S, 1) gate (CGBERT's lambda_q, lambda_k) as bars per head "
+              "and token; a (B, S) or (B, N) vector (BertSum's sent_scores, QAConv's "
+              "attention_rate) as bars over the tokens or sentences. NAME is looked up as "
+              "layers.L.NAME, then as NAME itself. Any other shape, or a name the model does "
+              "not declare, is refused in one line naming it and its shape (exit 1).\n\n"
+              "Every picture has a colour scale with the data's min and max and names its "
+              "axes. Values >= 0 go from white (0) to dark blue (the max); data that goes "
+              "below 0 (QACGBERT's quasi-attention: context can take attention away) gets a "
+              "diverging scale centred on 0, blue below and red above. A model that reads "
+              "fewer tokens than the text has (QAConv reads TEXT as its question, kept to "
+              "query_len tokens: give the context as TEXT_PAIR) says so on standard error and "
+              "in the picture's title. A BertSum document is split into its sentences, a [CLS] "
+              "each.",
 };
 
 /* --layer / --context: a whole number from 0 to INT32_MAX (the model's own

@@ -12,8 +12,9 @@
  *     extern const CliCommand cli_cmd_predict;
  *     int cmd_predict(int argc, char **argv);
  * `bertc help`, `bertc help predict`, `bertc predict --help`, the nearest
- * name for a typo and dispatch then all know it (and docs/bertc.1 wants a
- * section). Errors are one line on stderr. */
+ * name for a typo, dispatch and the manual page (`bertc help --man`, which
+ * `make man` writes to docs/bertc.1) then all know it. Errors are one line
+ * on stderr. */
 #include "cli/cli.h"
 #include "cli/explain.h"
 
@@ -144,6 +145,10 @@ static const CliCommand cli_cmd_train = {
     .max_positional = 1,
     .positional = "NAME",
     .example = "bertc train topics --steps 200 --out out/topics",
+    .manual = "Each example trains with a progress bar, periodic evaluation, checkpoints and "
+              "an exact --resume; Ctrl-C saves a checkpoint. bertc train --help lists the "
+              "examples this build has. The data is found next to the binary (the source tree, "
+              "or PREFIX/share/bertc) unless BERTC_DATA_DIR is set.",
 };
 
 /* The example programs' names, one line: " a b c". */
@@ -292,14 +297,32 @@ static void print_commands(FILE *out)
     fprintf(out, "\nbertc --version prints the version; man bertc has the details.\n");
 }
 
+static const CliOption help_options[] = {
+    {"--man", NULL, NULL, "print the manual page, bertc(1), as troff: every command of this "
+     "list with its options (make man writes docs/bertc.1 with it)"},
+};
+
 static const CliCommand cli_cmd_help = {
     .name = "help",
     .summary = "list the commands, or show one command's options",
-    .usage = "[COMMAND]",
+    .usage = "[COMMAND] [--man]",
+    .options = help_options,
+    .n_options = sizeof help_options / sizeof help_options[0],
     .max_positional = 1,
     .positional = "[COMMAND]",
     .example = "bertc help run",
+    .manual = "bertc help --man | man -l - reads this page without installing it.",
 };
+
+/* bertc help --man: the manual page from every command's table. */
+static int print_man(void)
+{
+    const CliCommand *tables[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        tables[i] = commands[i].cmd;
+    cli_print_man(tables, (int)N_COMMANDS, stdout);
+    return 0;
+}
 
 /* bertc help [CMD]: the list, or exactly what `bertc CMD --help` prints. */
 static int cmd_help(int argc, char **argv)
@@ -308,6 +331,13 @@ static int cmd_help(int argc, char **argv)
     int rc = cli_start(&cli_cmd_help, argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (cli_given(&cli_cmd_help, &a, "--man")) {
+        if (a.n_pos > 0) {
+            fprintf(stderr, "bertc help: --man prints the whole page: give no COMMAND\n");
+            return 2;
+        }
+        return print_man();
+    }
     if (a.n_pos == 0) {
         print_commands(stdout);
         return 0;
@@ -324,6 +354,8 @@ static const CliCommand cli_cmd_version = {
     .summary = "print the version and the SIMD paths (float and int8) this CPU runs",
     .usage = "",
     .example = "bertc --version",
+    .manual = "bertc --version prints the same. BERTC_ISA and BERTC_INT8_ISA force the paths "
+              "(see ENVIRONMENT).",
 };
 
 static int cmd_version(int argc, char **argv)

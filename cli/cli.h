@@ -34,6 +34,9 @@ typedef struct CliCommand {
     int max_positional;        /* positional arguments it takes */
     const char *positional;    /* "TEXT [TEXT_PAIR]", for the error message */
     const char *example;       /* one command line */
+    /* Paragraphs only the manual page carries (bertc help --man), plain
+     * text, a blank line between two; NULL: none. */
+    const char *manual;
 } CliCommand;
 
 #define CLI_MAX_OPTIONS 48
@@ -57,6 +60,11 @@ bool cli_given(const CliCommand *c, const CliArgs *a, const char *name);
 /* `bertc CMD --help`: usage, description, every option with its default,
  * an example. */
 void cli_print_help(const CliCommand *c, FILE *out);
+/* bertc(1) in troff (cli/man.c), from the n commands' tables: each one's
+ * usage, summary, description, manual paragraphs, options with their
+ * arguments, help and defaults, and example, between the page's fixed
+ * sections. `bertc help --man` prints it; `make man` writes docs/bertc.1. */
+void cli_print_man(const CliCommand *const *commands, int n, FILE *out);
 
 /* ---- the commands (cli/bertc.c keeps their registry) -------------------- */
 
@@ -245,15 +253,13 @@ typedef struct CliText {
  * an error naming it. */
 int cli_read_lines(const char *path, Arena *arena, CliText **lines, int *n, BertcError *err);
 /* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else
- * each positional is one) or the non-blank lines of --input. */
+ * each positional is one) or the non-blank lines of --input. A positional
+ * that is not valid UTF-8 is an error naming it, as a line is. */
 int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
               int *n, BertcError *err);
 /* cli_max_len for cm's limits: specials 3 when any of the n texts has a pair. */
 int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm,
                       const CliText *texts, int n, int32_t *max_len, BertcError *err);
-/* The tokens of t with its special tokens, untruncated. */
-int cli_count_tokens(const Tokenizer *tok, Arena *scratch, const CliText *t, int32_t *tokens,
-                     BertcError *err);
 /* "bertc predict: warning: line 3 is 700 tokens, truncated to 512 (--max-len)" */
 void cli_warn_truncated(const char *command, const CliText *t, int index, int32_t tokens,
                         int32_t max_len);

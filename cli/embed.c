@@ -94,7 +94,9 @@ static int pool_batch(const EmbedRun *r, const Batch *b, const Outputs *out, int
     return 0;
 }
 
-static int embed_batch(EmbedRun *r, Graph *g, const CliText *t, int n, float *vec,
+/* Inputs [first, first + n): tokenized once, by the architecture's
+ * batch_from_text, whose encodings (b.enc) say which were truncated. */
+static int embed_batch(EmbedRun *r, Graph *g, const CliText *t, int first, int n, float *vec,
                        BertcError *err)
 {
     TextExample *ex = bertc_arena_calloc(g->step, (size_t)n, sizeof *ex);
@@ -105,8 +107,12 @@ static int embed_batch(EmbedRun *r, Graph *g, const CliText *t, int n, float *ve
     bertc_batch_init(&b, "the texts");
     bertc_outputs_init(&out);
     Model *m = r->cm->model;
-    if (bertc_model_batch_from_text(m, r->cm->tok, ex, n, r->max_len, g, &b, err) != 0 ||
-        cli_forward(m, g, &b, &out, err) != 0 || pool_batch(r, &b, &out, n, vec, err) != 0)
+    if (bertc_model_batch_from_text(m, r->cm->tok, ex, n, r->max_len, g, &b, err) != 0)
+        return -1;
+    for (int i = 0; i < b.n_enc && i < n; i++)
+        if (b.enc[i].untruncated > r->max_len)
+            cli_warn_truncated("embed", &t[i], first + i, b.enc[i].untruncated, r->max_len);
+    if (cli_forward(m, g, &b, &out, err) != 0 || pool_batch(r, &b, &out, n, vec, err) != 0)
         return -1;
     for (int i = 0; r->normalize && i < n; i++)
         bertc_l2_normalize(vec + i * r->H, r->H);
@@ -116,20 +122,13 @@ static int embed_batch(EmbedRun *r, Graph *g, const CliText *t, int n, float *ve
 static int embed_all(EmbedRun *r, const CliText *texts, int n, Arena *arena, BertcError *err)
 {
     r->vectors = bertc_arena_calloc(arena, (size_t)n * (size_t)r->H, sizeof(float));
-    for (int i = 0; i < n; i++) {
-        int32_t tokens;
-        if (cli_count_tokens(r->cm->tok, arena, &texts[i], &tokens, err) != 0)
-            return -1;
-        if (tokens > r->max_len)
-            cli_warn_truncated("embed", &texts[i], i, tokens, r->max_len);
-    }
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
     bertc_ag_set_no_grad(g, true);
     int rc = 0;
     for (int i = 0; rc == 0 && i < n; i += r->batch_size) {
         int k = n - i < r->batch_size ? n - i : r->batch_size;
-        rc = embed_batch(r, g, texts + i, k, r->vectors + (int64_t)i * r->H, err);
+        rc = embed_batch(r, g, texts + i, i, k, r->vectors + (int64_t)i * r->H, err);
         bertc_ag_graph_reset(g);
     }
     bertc_ag_graph_destroy(g);

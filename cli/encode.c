@@ -41,6 +41,8 @@ const CliCommand cli_cmd_encode = {
     .max_positional = 2,
     .positional = "TEXT [TEXT_PAIR]",
     .example = "bertc encode --model my-model --output in.safetensors 'the cat sat.'",
+    .manual = "An empty line of --input is an error naming it. The truncation warning names "
+              "FILE:LINE, or TEXT.",
 };
 
 /* The texts to encode and where each came from, for the warnings. */

@@ -41,6 +41,19 @@ const CliCommand cli_cmd_explain = {
     .max_positional = 2,
     .positional = "TEXT [TEXT_PAIR]",
     .example = "bertc explain --model my-model --out page.html 'the cat sat.'",
+    .manual = "The page has inline CSS and SVG, no script and nothing to fetch, so it opens "
+              "from a file anywhere. Each step shows its equation, the bertc file:function "
+              "that computes it, and its output's declared and actual shape with min, max, "
+              "mean and std. The variant's own mechanism (its descriptor's explain steps) is "
+              "drawn from its outputs by their shapes: context gates per head and token, "
+              "quasi-attention on a diverging scale, inter-sentence attention and sentence "
+              "scores, query attention and conv features, masked spans and their "
+              "predictions; the outputs no step names are drawn by shape too. The prediction "
+              "closes the page: classes with their id2label names, a label per token, the best "
+              "answer span, the sentences ranked, or the top tokens at each [MASK] (a [MASK] "
+              "[MASK] run is a SpanBERT span). An output a step names that the model does not "
+              "declare is skipped with a note on the page. make browser-test opens the page of "
+              "every architecture in headless Chromium.",
 };
 
 typedef struct ExplainArgs {

@@ -55,6 +55,19 @@ const CliCommand cli_cmd_export_c = {
     .n_options = sizeof export_options / sizeof export_options[0],
     .example = "bertc export-c --model my-classifier-int8 --out firmware/model "
                "--int8-path m4dsp --max-len 32",
+    .manual = "model.h declares model_init(arena, size), model_classify(text, logits, n), "
+              "model_classify_bytes(text, len, logits, n), model_error(), MODEL_ARENA_BYTES "
+              "and MODEL_N_LABELS; model.c is the glue to libbertc (bertc_const_model_init). "
+              "Floats are written as hexadecimal literals, so the weights are bit for bit the "
+              "host's; int8 Linear weights are already packed for --int8-path.\n\n"
+              "MODEL_ARENA_BYTES is measured: the export runs the model on the host, with the "
+              "portable fp32 path and the chosen int8 path, on a text filling --max-len "
+              "tokens, adds the GEMM buffers, the model's bookkeeping and the largest of the "
+              "forward's high-water mark, the tokenizer's fixed work buffer and the build's "
+              "scratch, and checks that an arena of exactly that size classifies it. A text of "
+              "any length is read (its first max-len - 2 wordpieces). --int8-path m4dsp uses "
+              "the scalar path's packed layout: the same sources also run on any other core, "
+              "on the scalar path, with the same logits.",
 };
 
 /* ---- the model, as a table of const parameters --------------------------- */

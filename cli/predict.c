@@ -48,26 +48,21 @@ const CliCommand cli_cmd_predict = {
 
 /* ---- batches of inputs ---------------------------------------------------- */
 
-/* Runs the model on inputs [0, n) through its batch_from_text; warns about
- * every input the limit truncates. */
+/* Runs the model on inputs [0, n) through its batch_from_text, which
+ * tokenizes each input once and keeps the encodings in b->enc (NULL for an
+ * architecture that builds its batch otherwise); warns about every input
+ * the limit truncated. */
 static int forward_texts(const PredictRun *r, Graph *g, const CliText *t, int first, int n,
                          Batch *b, Outputs *out, BertcError *err)
 {
-    const Tokenizer *tok = r->cm->tok;
     TextExample *ex = bertc_arena_calloc(g->step, (size_t)n, sizeof *ex);
-    for (int i = 0; i < n; i++) {
-        int32_t tokens;
-        if (cli_count_tokens(tok, g->step, &t[i], &tokens, err) != 0)
-            return -1;
-        if (tokens > r->max_len)
-            cli_warn_truncated("predict", &t[i], first + i, tokens, r->max_len);
+    for (int i = 0; i < n; i++)
         ex[i] = (TextExample){.text = t[i].text, .text_pair = t[i].pair,
                               .context_id = r->context};
-    }
     bertc_batch_init(b, "the texts");
     bertc_outputs_init(out);
     Model *m = r->cm->model;
-    if (bertc_model_batch_from_text(m, tok, ex, n, r->max_len, g, b, err) != 0) {
+    if (bertc_model_batch_from_text(m, r->cm->tok, ex, n, r->max_len, g, b, err) != 0) {
         if (r->context >= 0) {   /* the flag the value came from */
             char msg[BERTC_ERROR_LEN];
             snprintf(msg, sizeof msg, "%s", err->msg);
@@ -75,16 +70,21 @@ static int forward_texts(const PredictRun *r, Graph *g, const CliText *t, int fi
         }
         return -1;
     }
+    for (int i = 0; i < b->n_enc && i < n; i++)
+        if (b->enc[i].untruncated > r->max_len)
+            cli_warn_truncated("predict", &t[i], first + i, b->enc[i].untruncated, r->max_len);
     return cli_forward(m, g, b, out, err);
 }
 
-/* The encoding batch_from_text made of input t: the same call, so the
- * same tokens and offsets. */
-static int encode_like_batch(const PredictRun *r, Graph *g, const CliText *t, Encoding *e,
-                             BertcError *err)
+const Encoding *predict_batch_encoding(const PredictRun *r, const Batch *b, int i,
+                                       BertcError *err)
 {
-    return bertc_tokenizer_encode(r->cm->tok, g->step, t->text, strlen(t->text), t->pair,
-                                  t->pair ? strlen(t->pair) : 0, r->max_len, false, e, err);
+    if (i < b->n_enc)
+        return &b->enc[i];
+    bertc_errorf(err, "%s (%s): its batch_from_text keeps no encodings (bertc_text_batch_put), "
+                 "so bertc predict cannot place its tokens in the text", r->cm->name,
+                 r->cm->model->arch->name);
+    return NULL;
 }
 
 static Var *need_output(const PredictRun *r, const Outputs *out, const char *name, int ndim,
@@ -138,22 +138,22 @@ static int token_cls_batch(PredictRun *r, Graph *g, const CliText *t, int first,
         return bertc_errorf(err, "%s: logits have %d classes, the config %d labels",
                             r->cm->name, C, r->n_labels);
     for (int i = 0; i < n; i++) {
-        Encoding e;
-        if (encode_like_batch(r, g, &t[i], &e, err) != 0)
+        const Encoding *e = predict_batch_encoding(r, &b, i, err);
+        if (!e)
             return -1;
-        TokenTag *tags = bertc_arena_alloc(g->step, sizeof *tags * (size_t)(e.n_a + 1));
+        TokenTag *tags = bertc_arena_alloc(g->step, sizeof *tags * (size_t)(e->n_a + 1));
         float p[C];
-        for (int k = 0; k < e.n_a; k++) {   /* text A's tokens: 1 .. n_a (0 is [CLS]) */
+        for (int k = 0; k < e->n_a; k++) {   /* text A's tokens: 1 .. n_a (0 is [CLS]) */
             int pos = 1 + k;
             bertc_softmax(logits->value.data + ((int64_t)i * S + pos) * C, C, p);
             int best;
             bertc_top_k(p, C, 1, &best);
-            tags[k] = (TokenTag){.label = best, .score = p[best], .start = e.start[pos],
-                                 .end = e.end[pos], .byte_start = e.byte_start[pos],
-                                 .byte_end = e.byte_end[pos]};
+            tags[k] = (TokenTag){.label = best, .score = p[best], .start = e->start[pos],
+                                 .end = e->end[pos], .byte_start = e->byte_start[pos],
+                                 .byte_end = e->byte_end[pos]};
         }
-        Entity *ents = bertc_arena_alloc(g->step, sizeof *ents * (size_t)(e.n_a + 1));
-        int n_ents = bertc_group_entities(tags, e.n_a, r->labels, ents);
+        Entity *ents = bertc_arena_alloc(g->step, sizeof *ents * (size_t)(e->n_a + 1));
+        int n_ents = bertc_group_entities(tags, e->n_a, r->labels, ents);
         predict_print_entities(r, &t[i], first + i, ents, n_ents);
     }
     return 0;
@@ -176,18 +176,18 @@ static int fill_mask_batch(PredictRun *r, Graph *g, const CliText *t, int first,
     int64_t S = logits->value.shape[1], V = logits->value.shape[2];
     const Tokenizer *tok = r->cm->tok;
     for (int i = 0; i < n; i++) {
-        Encoding e;
-        if (encode_like_batch(r, g, &t[i], &e, err) != 0)
+        const Encoding *e = predict_batch_encoding(r, &b, i, err);
+        if (!e)
             return -1;
-        PredictMask *masks = bertc_arena_alloc(g->step, sizeof *masks * (size_t)e.S);
+        PredictMask *masks = bertc_arena_alloc(g->step, sizeof *masks * (size_t)e->S);
         int n_masks = 0;
         /* the [MASK]s of TEXT (positions 1 .. n_a); the sequences print TEXT */
-        for (int32_t pos = 1; pos < 1 + e.n_a; pos++) {
-            if (e.input_ids[pos] != tok->mask_id)
+        for (int32_t pos = 1; pos < 1 + e->n_a; pos++) {
+            if (e->input_ids[pos] != tok->mask_id)
                 continue;
             PredictMask *mk = &masks[n_masks++];
-            mk->byte_start = e.byte_start[pos];
-            mk->byte_end = e.byte_end[pos];
+            mk->byte_start = e->byte_start[pos];
+            mk->byte_end = e->byte_end[pos];
             mk->p = bertc_arena_alloc(g->step, sizeof(float) * (size_t)V);
             bertc_softmax(logits->value.data + ((int64_t)i * S + pos) * V, (int)V, mk->p);
             int k = r->top_k > 0 ? r->top_k : 5;

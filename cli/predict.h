@@ -38,6 +38,12 @@ typedef struct PredictAnswer {
 /* "line 3" (of --input) or "text 1" (a positional) in a static buffer. */
 const char *predict_input_name(const CliText *t, int index);
 
+/* The encoding of input i that the model was given (b->enc, kept by its
+ * batch_from_text), for its tokens and offsets; an error naming the
+ * architecture when its batch keeps none. */
+const Encoding *predict_batch_encoding(const PredictRun *r, const Batch *b, int i,
+                                       BertcError *err);
+
 /* Question answering on inputs [0, n): each question with its context. */
 int predict_qa_batch(PredictRun *r, Graph *g, const CliText *t, int first, int n,
                      BertcError *err);

@@ -44,20 +44,24 @@ static void json_open(const CliText *t, const char *text_key, const char *pair_k
 typedef enum ClassRule { RULE_SOFTMAX, RULE_SIGMOID, RULE_REGRESSION } ClassRule;
 
 /* HF's TextClassificationPipeline: softmax for single-label, sigmoid for
- * multi-label; bertc prints a regression's value as it is. */
-static ClassRule class_rule(const BertConfig *cfg, int C)
+ * multi-label; bertc prints a regression's value as it is. The problem is
+ * the one the model's loss solves (bertc_problem_type; a prediction has no
+ * labels). */
+static ClassRule class_rule(const BertConfig *cfg)
 {
-    if (cfg->problem_type == PROBLEM_MULTI_LABEL)
+    switch (bertc_problem_type(cfg, true)) {
+    case PROBLEM_MULTI_LABEL:
         return RULE_SIGMOID;
-    if (cfg->problem_type == PROBLEM_REGRESSION ||
-        (cfg->problem_type == PROBLEM_UNSET && C == 1))
+    case PROBLEM_REGRESSION:
         return RULE_REGRESSION;
-    return RULE_SOFTMAX;
+    default:
+        return RULE_SOFTMAX;
+    }
 }
 
 void predict_print_classes(const PredictRun *r, const CliText *t, const float *logits, int C)
 {
-    ClassRule rule = class_rule(&r->cm->model->cfg, C);
+    ClassRule rule = class_rule(&r->cm->model->cfg);
     float p[C];
     int order[C], n_list = 0;
     if (rule == RULE_SOFTMAX)

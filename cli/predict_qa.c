@@ -5,7 +5,8 @@
  * return_overflowing_tokens), the best span of each window
  * (bertc_qa_best_span) and the best of the windows. A model with a
  * query_len (QAConv) reads the question from its first query_len tokens
- * and takes its one window from its own batch_from_text. */
+ * and takes its one window from its own batch_from_text, whose encoding
+ * (the batch's enc) gives the answer's offsets. */
 #include "cli/predict.h"
 
 #include <math.h>
@@ -132,37 +133,28 @@ static int qa_windows(const PredictRun *r, Graph *g, const CliText *t, int index
 
 /* ---- QAConv: the question in the first query_len tokens ------------------- */
 
-/* The model's one window through its batch_from_text; the encoding it made,
- * repeated here for the offsets: the question cut to query_len tokens as
- * QAConv's cut_question does, then the pair truncated to the limit. */
+/* The model's one window through its batch_from_text, which cuts the
+ * question to query_len tokens, truncates the pair to the limit and keeps
+ * the encoding it made (b.enc) for the offsets. */
 static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int index, int32_t Q,
                         PredictAnswer *a, BertcError *err)
 {
-    const Tokenizer *tok = r->cm->tok;
-    int32_t limit = r->max_len > Q ? r->max_len : Q, tokens;
-    Encoding q, e;
-    if (bertc_tokenizer_encode(tok, g->step, t->text, strlen(t->text), NULL, 0, Q, false, &q,
-                               err) != 0)
-        return -1;
-    size_t q_bytes = q.n_a > 0 ? (size_t)q.byte_end[q.n_a] : 0;
-    char *question = bertc_arena_alloc(g->step, q_bytes + 1);
-    memcpy(question, t->text, q_bytes);
-    question[q_bytes] = '\0';
-    CliText cut = {.text = question, .pair = t->pair, .line = t->line};
-    if (cli_count_tokens(tok, g->step, &cut, &tokens, err) != 0 ||
-        bertc_tokenizer_encode(tok, g->step, question, q_bytes, t->pair, strlen(t->pair), limit,
-                               false, &e, err) != 0)
-        return -1;
-    if (tokens > limit)
-        cli_warn_truncated("predict", t, index, tokens, limit);
-    TextExample ex = {.text = question, .text_pair = t->pair, .context_id = -1};
+    int32_t limit = r->max_len > Q ? r->max_len : Q;
+    TextExample ex = {.text = t->text, .text_pair = t->pair, .context_id = -1};
     Batch b;
     Outputs out;
     bertc_batch_init(&b, "the question and its context");
     bertc_outputs_init(&out);
     Model *m = r->cm->model;
-    if (bertc_model_batch_from_text(m, tok, &ex, 1, limit, g, &b, err) != 0 ||
-        cli_forward(m, g, &b, &out, err) != 0)
+    if (bertc_model_batch_from_text(m, r->cm->tok, &ex, 1, limit, g, &b, err) != 0)
+        return -1;
+    const Encoding *enc = predict_batch_encoding(r, &b, 0, err);
+    if (!enc)
+        return -1;
+    const Encoding e = *enc;
+    if (e.untruncated > limit)
+        cli_warn_truncated("predict", t, index, e.untruncated, limit);
+    if (cli_forward(m, g, &b, &out, err) != 0)
         return -1;
     Var *sl = bertc_outputs_get(&out, "start_logits"), *el = bertc_outputs_get(&out, "end_logits");
     if (!sl || !el || sl->value.ndim != 2)

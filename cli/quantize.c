@@ -43,6 +43,14 @@ const CliCommand cli_cmd_quantize = {
     .options = quantize_options,
     .n_options = sizeof quantize_options / sizeof quantize_options[0],
     .example = "bertc quantize --model my-classifier --out my-classifier-int8",
+    .manual = "config.json gains a quantization_config (quant_method bertc_dynamic_int8), and "
+              "the command prints how many weights it quantised and the sizes before and "
+              "after. With --embeddings the lookup dequantises the rows it reads; position and "
+              "token-type tables stay float32, and word embeddings tied to an output layer (a "
+              "masked-LM decoder) are refused. --out is never the --model directory, and an "
+              "already quantised model is refused. run, predict, embed, encode, summary and "
+              "attention read the result as any model directory; finetune refuses it (train "
+              "the float32 model, then quantise).",
 };
 
 #define MAX_KEEP 64

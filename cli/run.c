@@ -34,6 +34,8 @@ const CliCommand cli_cmd_run = {
     .options = run_options,
     .n_options = sizeof run_options / sizeof run_options[0],
     .example = "bertc run --model my-model --inputs in.safetensors --output out.safetensors",
+    .manual = "An input the model does not read is an error listing the ones it reads. Float "
+              "outputs are written as F32, integer ones as I64.",
 };
 
 int cmd_run(int argc, char **argv)
@@ -148,6 +150,7 @@ const CliCommand cli_cmd_summary = {
     .options = summary_options,
     .n_options = sizeof summary_options / sizeof summary_options[0],
     .example = "bertc summary --config examples/configs/bert-base-uncased.json",
+    .manual = "bert-base-uncased has 109,514,298 parameters.",
 };
 
 /* A quantised model (docs/quantization.md): how many of its weights are

@@ -31,6 +31,9 @@ const CliCommand cli_cmd_show = {
     .max_positional = 1,
     .positional = "FILE.safetensors",
     .example = "bertc show out.safetensors --values 10",
+    .manual = "Every dtype of the format is read (F64, F32, F16, BF16, F8, the signed and "
+              "unsigned integers, BOOL); integers are shown exactly. It works on any "
+              "safetensors file: weights, inputs, outputs.",
 };
 
 /* Elements read at a time. */

@@ -115,7 +115,7 @@ static int invalid_utf8_line(const char *text, size_t len)
     for (const char *line = text; line < text + len; no++) {
         const char *nl = memchr(line, '\n', (size_t)(text + len - line));
         const char *stop = nl ? nl : text + len;
-        if (!bertc_json_utf8_valid(line, (size_t)(stop - line)))
+        if (!bertc_utf8_valid(line, (size_t)(stop - line)))
             return no;
         line = stop + 1;
     }
@@ -166,12 +166,27 @@ int cli_read_lines(const char *path, Arena *arena, CliText **out, int *n_out, Be
     return 0;
 }
 
+/* Each positional is UTF-8, as cli_read_lines checks each line. */
+static int check_utf8_args(const CliArgs *a, bool pairs, BertcError *err)
+{
+    for (int i = 0; i < a->n_pos; i++) {
+        if (bertc_utf8_valid(a->pos[i], strlen(a->pos[i])))
+            continue;
+        if (pairs)
+            return bertc_errorf(err, "%s: not valid UTF-8 text", i == 0 ? "TEXT" : "TEXT_PAIR");
+        return bertc_errorf(err, "text %d: not valid UTF-8 text", i + 1);
+    }
+    return 0;
+}
+
 int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
               int *n, BertcError *err)
 {
     if (!cli_given(c, a, "--input")) {
         if (a->n_pos == 0)
             return bertc_errorf(err, "no text: give %s or --input FILE", c->positional);
+        if (check_utf8_args(a, pairs, err) != 0)
+            return -1;
         CliText *t = bertc_arena_alloc(arena, sizeof *t * (size_t)a->n_pos);
         if (pairs) {   /* TEXT [TEXT_PAIR]: one input */
             t[0] = (CliText){.text = a->pos[0], .pair = a->n_pos > 1 ? a->pos[1] : NULL};
@@ -214,16 +229,4 @@ void cli_warn_truncated(const char *command, const CliText *t, int index, int32_
     else
         fprintf(stderr, "bertc %s: warning: text %d is %d tokens, truncated to %d (--max-len)\n",
                 command, index + 1, (int)tokens, (int)max_len);
-}
-
-int cli_count_tokens(const Tokenizer *tok, Arena *scratch, const CliText *t, int32_t *tokens,
-                     BertcError *err)
-{
-    Encoding e;
-    ArenaMark mark = bertc_arena_mark(scratch);
-    int rc = bertc_tokenizer_encode(tok, scratch, t->text, strlen(t->text), t->pair,
-                                    t->pair ? strlen(t->pair) : 0, 0, false, &e, err);
-    *tokens = rc == 0 ? e.S : 0;
-    bertc_arena_release(scratch, mark);
-    return rc;
 }

@@ -35,6 +35,11 @@ const CliCommand cli_cmd_vocab = {
     .max_positional = CLI_MAX_POSITIONAL,
     .positional = "CORPUS...",
     .example = "bertc vocab --train data/topics.tsv --size 2000 --out vocab.txt",
+    .manual = "--size counts the special tokens and the alphabet (the --limit-alphabet most "
+              "frequent characters, in code-point order, and their ## forms); the vocabulary "
+              "has fewer tokens when no pair is left to merge, and a size below what the "
+              "specials and the alphabet already take is an error. The same corpus gives the "
+              "same file.",
 };
 
 /* A whole number in [lo, hi] for flag. */

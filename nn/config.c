@@ -20,6 +20,22 @@ const char *bertc_bert_act_name(BertAct act)
     return names[act];
 }
 
+const char *bertc_problem_type_name(ProblemType p)
+{
+    static const char *const names[] = {NULL, "regression", "single_label_classification",
+                                        "multi_label_classification"};
+    return names[p];
+}
+
+ProblemType bertc_problem_type(const BertConfig *cfg, bool int_labels)
+{
+    if (cfg->problem_type != PROBLEM_UNSET)
+        return cfg->problem_type;
+    if (cfg->num_labels == 1)
+        return PROBLEM_REGRESSION;
+    return int_labels ? PROBLEM_SINGLE_LABEL : PROBLEM_MULTI_LABEL;
+}
+
 BertConfig bertc_bert_config_default(const char *architecture)
 {
     BertConfig c = {

@@ -131,6 +131,16 @@ void bertc_bert_config_free(BertConfig *cfg);
 const char *bertc_bert_config_label_text(const BertConfig *cfg, size_t *bytes);
 
 const char *bertc_bert_act_name(BertAct act);           /* "gelu", "gelu_new", "relu" */
+/* config.json's spelling of a problem type ("single_label_classification");
+ * NULL for PROBLEM_UNSET. */
+const char *bertc_problem_type_name(ProblemType p);
+/* The problem a sequence classifier solves, for its loss, its random labels
+ * and how a prediction reads its logits: problem_type when the config sets
+ * one, else Hugging Face's rule (BertForSequenceClassification.forward):
+ * one label is regression; several are single-label when the labels are
+ * integers, multi-label when they are floats. Prediction has no labels and
+ * asks with int_labels true: several labels are single-label (softmax). */
+ProblemType bertc_problem_type(const BertConfig *cfg, bool int_labels);
 
 /* ------------------------------------------------------------------------ */
 /* Key tables                                                                */

@@ -94,10 +94,11 @@ static int read_strings(const JsonValue *root, BertConfig *cfg, BertcError *err)
 {
     static const char *const acts[] = {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"};
     static const int act_values[] = {ACT_GELU, ACT_GELU_TANH, ACT_GELU_TANH, ACT_RELU};
-    static const char *const problems[] = {"regression", "single_label_classification",
-                                           "multi_label_classification"};
     static const int problem_values[] = {PROBLEM_REGRESSION, PROBLEM_SINGLE_LABEL,
                                          PROBLEM_MULTI_LABEL};
+    const char *problems[3];
+    for (int i = 0; i < 3; i++)
+        problems[i] = bertc_problem_type_name((ProblemType)problem_values[i]);
     int act = (int)cfg->hidden_act, problem = (int)cfg->problem_type;
     if (read_named(root, "hidden_act", acts, act_values, 4,
                    "gelu, gelu_new, gelu_pytorch_tanh or relu", &act, err) != 0 ||
@@ -341,8 +342,6 @@ static void format_labels(const BertConfig *c, char *buf, size_t cap, size_t *le
 
 void bertc_bert_config_format_common(const BertConfig *c, char *buf, size_t cap, size_t *len)
 {
-    static const char *const problems[] = {NULL, "regression", "single_label_classification",
-                                           "multi_label_classification"};
     char line[256];
     append(buf, cap, len, "{\n  \"architectures\": [");
     append_quoted(buf, cap, len, c->architecture);
@@ -350,7 +349,7 @@ void bertc_bert_config_format_common(const BertConfig *c, char *buf, size_t cap,
              "  \"num_labels\": %d", bertc_bert_act_name(c->hidden_act), c->num_labels);
     append(buf, cap, len, line);
     if (c->problem_type != PROBLEM_UNSET) {
-        snprintf(line, sizeof line, ",\n  \"problem_type\": \"%s\"", problems[c->problem_type]);
+        snprintf(line, sizeof line, ",\n  \"problem_type\": \"%s\"", bertc_problem_type_name(c->problem_type));
         append(buf, cap, len, line);
     }
     if (c->classifier_dropout >= 0) {

@@ -11,72 +11,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------------ */
-/* UTF-8                                                                     */
-/* ------------------------------------------------------------------------ */
-
-/* Length of the well-formed UTF-8 sequence at s (avail bytes left), or 0 when
- * it is malformed (RFC 3629 table 3-7: no overlongs, no surrogates, <= U+10FFFF). */
-static size_t utf8_seq_len(const unsigned char *s, size_t avail)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c == 0xE0) { n = 3; lo = 0xA0; }
-    else if (c >= 0xE1 && c <= 0xEC) n = 3;
-    else if (c == 0xED) { n = 3; hi = 0x9F; }
-    else if (c >= 0xEE && c <= 0xEF) n = 3;
-    else if (c == 0xF0) { n = 4; lo = 0x90; }
-    else if (c >= 0xF1 && c <= 0xF3) n = 4;
-    else if (c == 0xF4) { n = 4; hi = 0x8F; }
-    else return 0;
-    if (avail < n || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return n;
-}
-
-bool bertc_json_utf8_valid(const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < len;) {
-        size_t n = utf8_seq_len(u + i, len - i);
-        if (n == 0)
-            return false;
-        i += n;
-    }
-    return true;
-}
-
-static size_t bertc_utf8_encode(uint32_t cp, char out[4])
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* ------------------------------------------------------------------------ */
 /* The parser                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -238,7 +172,7 @@ static int escape(Parser *p, char out[4], size_t *n)
         uint32_t cp;
         if (unicode_escape(p, &cp) != 0)
             return -1;
-        *n = bertc_utf8_encode(cp, out);
+        *n = (size_t)bertc_utf8_encode(cp, out);
         return 0;
     }
     char b[16];
@@ -270,8 +204,10 @@ static int parse_string(Parser *p, uint32_t *out, uint32_t *out_len)
             return perr(p, p->pos, "raw control character 0x%02X in a string "
                         "(write it as \\u%04X)", *s, *s);
         } else {
-            k = utf8_seq_len(s, p->len - p->pos);
-            if (k == 0)
+            uint32_t cp;
+            int seq = bertc_utf8_decode((const uint8_t *)p->text, p->len, p->pos, &cp);
+            k = (size_t)seq;
+            if (seq == 0)
                 return perr(p, p->pos, "invalid UTF-8 byte 0x%02X in a string", *s);
             memcpy(tmp, s, k);
             p->pos += k;

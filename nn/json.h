@@ -177,9 +177,6 @@ int bertc_json_errorf(BertcError *err, const JsonValue *v, const char *fmt, ...)
 /* Writing                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* True when s[0..len) is valid UTF-8 (RFC 3629: no overlongs, no surrogates,
- * nothing above U+10FFFF). */
-bool bertc_json_utf8_valid(const char *s, size_t len);
 /* Write s[0..len) (valid UTF-8) as a JSON string literal with its quotes into
  * dst, snprintf-style: writes at most cap bytes including a terminating NUL
  * and returns the length of the full literal (excluding the NUL). '"', '\\'

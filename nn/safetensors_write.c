@@ -48,7 +48,7 @@ static int64_t entry_numel(const StEntry *e)
 
 static int check_entry(const StEntry *e, BertcError *err)
 {
-    if (!e->name || !bertc_json_utf8_valid(e->name, strlen(e->name)))
+    if (!e->name || !bertc_utf8_valid(e->name, strlen(e->name)))
         return bertc_errorf(err, "safetensors writer: a tensor name is NULL or not valid UTF-8");
     if (strcmp(e->name, "__metadata__") == 0)
         return bertc_errorf(err, "safetensors writer: \"__metadata__\" is reserved and "
@@ -73,8 +73,8 @@ static int check_metadata(const StMetadata *meta, size_t n_meta, BertcError *err
 {
     for (size_t i = 0; i < n_meta; i++) {
         const StMetadata *m = &meta[i];
-        if (!m->key || !m->value || !bertc_json_utf8_valid(m->key, strlen(m->key)) ||
-            !bertc_json_utf8_valid(m->value, strlen(m->value)))
+        if (!m->key || !m->value || !bertc_utf8_valid(m->key, strlen(m->key)) ||
+            !bertc_utf8_valid(m->value, strlen(m->value)))
             return bertc_errorf(err, "safetensors writer: metadata entry %zu has a NULL or "
                                 "non-UTF-8 key or value", i);
         for (size_t k = 0; k < i; k++)

@@ -1,4 +1,4 @@
-/* tensor/parse.c — numbers (and a byte order mark) from user text (command-line flags, environment
+/* tensor/parse.c — numbers from user text (command-line flags, environment
  * variables), parsed strictly: the whole string is the number, written in
  * decimal, and in range. strtoll and friends are too lenient for that on
  * their own: they skip leading spaces, accept a '+' (and strtoull a '-',
@@ -10,7 +10,6 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* The digits of s as an unsigned 64-bit value: at least one digit, nothing
  * else, no overflow. */
@@ -76,9 +75,4 @@ bool bertc_parse_f64(const char *s, double *out)
         return false;
     *out = v;
     return true;
-}
-
-size_t bertc_utf8_bom(const char *s, size_t len)
-{
-    return len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
 }

@@ -255,6 +255,16 @@ bool bertc_parse_f64(const char *s, double *out);
  * Face datasets and tokenizers do. */
 size_t bertc_utf8_bom(const char *s, size_t len);
 
+/* UTF-8 (tensor/utf8.c), strict as Python's decoder (RFC 3629): no overlong
+ * forms, no surrogates, nothing past U+10FFFF. bertc_utf8_decode: the length
+ * (1-4) of the sequence at s[i] of s[0..len), its code point in *cp; 0 when
+ * the bytes there start no valid sequence. bertc_utf8_valid: s[0..len) is
+ * valid throughout. bertc_utf8_encode: cp (at most U+10FFFF) into out,
+ * returning its length. */
+int bertc_utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp);
+bool bertc_utf8_valid(const char *s, size_t len);
+int bertc_utf8_encode(uint32_t cp, char out[4]);
+
 /* ------------------------------------------------------------------------ */
 /* Tensors                                                                   */
 /* ------------------------------------------------------------------------ */

@@ -173,6 +173,13 @@ void test_read_text(const char *path, char *out, size_t cap)
     out[n] = '\0';
 }
 
+void test_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    cr_assert(fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+}
+
 int test_shell(const char *cmd, TestCapture capture, char *out, size_t cap)
 {
     char log[128];

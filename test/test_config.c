@@ -391,3 +391,45 @@ Test(config, add_pooling_layer)
     cr_expect(!c.add_pooling_layer);
     fails_with(", \"add_pooling_layer\": 0", "add_pooling_layer", NULL);
 }
+
+/* The one problem-type rule (nn/config.h, bertc_problem_type) that the
+ * sequence classifier's loss, its random labels and `bertc predict` share:
+ * the config's problem_type wins; unset, one label is regression and
+ * several single-label (integer labels) or multi-label (float labels). Each
+ * named type's config.json spelling reads back as that type. */
+Test(config, problem_type_resolves_one_way)
+{
+    static const struct {
+        ProblemType set;
+        int num_labels;
+        bool int_labels;
+        ProblemType want;
+    } rules[] = {
+        {PROBLEM_UNSET, 1, true, PROBLEM_REGRESSION},
+        {PROBLEM_UNSET, 1, false, PROBLEM_REGRESSION},
+        {PROBLEM_UNSET, 3, true, PROBLEM_SINGLE_LABEL},
+        {PROBLEM_UNSET, 3, false, PROBLEM_MULTI_LABEL},
+        {PROBLEM_MULTI_LABEL, 3, true, PROBLEM_MULTI_LABEL},
+        {PROBLEM_SINGLE_LABEL, 1, false, PROBLEM_SINGLE_LABEL},
+        {PROBLEM_REGRESSION, 1, true, PROBLEM_REGRESSION},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        BertConfig c = bertc_bert_config_default("BertForSequenceClassification");
+        c.problem_type = rules[i].set;
+        c.num_labels = rules[i].num_labels;
+        cr_expect_eq(bertc_problem_type(&c, rules[i].int_labels), rules[i].want,
+                     "rule %zu: problem_type %d, %d labels, %s labels gave %d, want %d", i,
+                     (int)rules[i].set, rules[i].num_labels,
+                     rules[i].int_labels ? "integer" : "float",
+                     (int)bertc_problem_type(&c, rules[i].int_labels), (int)rules[i].want);
+    }
+    cr_expect_null(bertc_problem_type_name(PROBLEM_UNSET));
+    for (ProblemType p = PROBLEM_REGRESSION; p <= PROBLEM_MULTI_LABEL; p++) {
+        char extra[96];
+        BertConfig c;
+        BertcError err;
+        snprintf(extra, sizeof extra, ", \"problem_type\": \"%s\"", bertc_problem_type_name(p));
+        cr_assert_eq(parse_with(extra, &c, &err), 0, "%s: %s", extra, err.msg);
+        cr_expect_eq(c.problem_type, p, "%s read back as %d", extra, (int)c.problem_type);
+    }
+}

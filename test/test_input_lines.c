@@ -64,6 +64,40 @@ Test(input_lines, a_line_that_is_not_utf8_is_named)
     bertc_arena_destroy(a);
 }
 
+/* A text given on the command line is checked as a line is: one that is
+ * not UTF-8 is named (predict's TEXT or TEXT_PAIR, embed's text N) before
+ * any model is read. */
+Test(input_lines, a_positional_that_is_not_utf8_is_named)
+{
+    static const struct {
+        const CliCommand *c;
+        char *argv[4];
+        const char *want;
+    } runs[] = {
+        {&cli_cmd_predict, {"predict", "bad \xC3\x28 byte"}, "TEXT: not valid UTF-8 text"},
+        {&cli_cmd_predict, {"predict", "fine", "\xED\xA0\x80"}, "TEXT_PAIR: not valid UTF-8"},
+        {&cli_cmd_embed, {"embed", "fine", "also fine", "\xFF"}, "text 3: not valid UTF-8"},
+    };
+    Arena *a = bertc_arena_create("args", 1 << 16);
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        int argc = 0;
+        while (argc < 4 && runs[i].argv[argc])
+            argc++;
+        char *argv[4];
+        memcpy(argv, runs[i].argv, sizeof argv);
+        CliArgs args;
+        CliText *t;
+        int n;
+        BertcError err;
+        cr_assert_eq(cli_parse(runs[i].c, argc, argv, &args, &err), 0, "%s", err.msg);
+        cr_assert_neq(cli_texts(runs[i].c, &args, a, runs[i].c == &cli_cmd_predict, &t, &n,
+                                &err), 0, "run %zu: accepted", i);
+        cr_expect(strstr(err.msg, runs[i].want), "run %zu: want '%s', got '%s'", i,
+                  runs[i].want, err.msg);
+    }
+    bertc_arena_destroy(a);
+}
+
 static char out[1 << 16];
 
 static void write_vocab(char *path, size_t cap)

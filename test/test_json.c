@@ -283,11 +283,11 @@ Test(json, bad_strings)
 
 Test(json, utf8_validator)
 {
-    cr_expect(bertc_json_utf8_valid("caf\xc3\xa9 \xf0\x9f\x98\x80", 10));
-    cr_expect(bertc_json_utf8_valid("", 0));
-    cr_expect_not(bertc_json_utf8_valid("\xc3", 1));
-    cr_expect_not(bertc_json_utf8_valid("\xe0\x80\x80", 3));
-    cr_expect_not(bertc_json_utf8_valid("\xff", 1));
+    cr_expect(bertc_utf8_valid("caf\xc3\xa9 \xf0\x9f\x98\x80", 10));
+    cr_expect(bertc_utf8_valid("", 0));
+    cr_expect_not(bertc_utf8_valid("\xc3", 1));
+    cr_expect_not(bertc_utf8_valid("\xe0\x80\x80", 3));
+    cr_expect_not(bertc_utf8_valid("\xff", 1));
 }
 
 /* ------------------------------------------------------------------------ */

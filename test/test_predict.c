@@ -5,10 +5,12 @@
  * model's own outputs for the same text (a forward through the library),
  * QAConv's against the logits the PyTorch fixture recorded, and long
  * question-answering contexts against the windows run one by one. */
+#include "cli/cli.h"
 #include "test/test_util.h"
 #include "zoo/train/pipeline.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -589,4 +591,84 @@ Test(predict, equals_pytorch_on_a_hf_classifier_directory)
         line = strchr(line, '\n') + 1;
     }
     bertc_arena_destroy(a);
+}
+
+/* ---- each input tokenized once ---------------------------------------------- */
+
+static char warnings[4096];
+
+/* `bertc predict --model root/MODEL [--max-len N] --input FILE` in this
+ * process, FILE holding `lines`; stdout into out, stderr into warnings. Returns the exit status and
+ * in *calls the tokenizer's calls it made (test_tokenizer_calls). */
+static int predict_counting(const char *model, const char *max_len, const char *lines,
+                            long *calls)
+{
+    char input[512], dir[512], path[512], errors[512];
+    snprintf(input, sizeof input, "%s/once.txt", root);
+    snprintf(dir, sizeof dir, "%s/%s", root, model);
+    snprintf(path, sizeof path, "%s/once.out", root);
+    snprintf(errors, sizeof errors, "%s/once.err", root);
+    test_write_text(input, lines);
+    char *argv[] = {"predict", "--model", dir, "--input", input, "--max-len",
+                    (char *)max_len, NULL};
+    int argc = max_len ? 7 : 5;
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    int fd_out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd_err = open(errors, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(saved_out >= 0 && saved_err >= 0 && fd_out >= 0 && fd_err >= 0);
+    dup2(fd_out, 1);
+    dup2(fd_err, 2);
+    close(fd_out);
+    close(fd_err);
+    long before = test_tokenizer_calls();
+    int rc = cmd_predict(argc, argv);
+    *calls = test_tokenizer_calls() - before;
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    test_read_text(path, out, sizeof out);
+    test_read_text(errors, warnings, sizeof warnings);
+    return rc;
+}
+
+/* bertc predict tokenizes each input once, in the model's batch_from_text,
+ * and reads the tokens, offsets and truncation of what it prints from that
+ * encoding (the batch's enc): classification, tagging, fill-mask and
+ * windowed question answering make one tokenizer call per input. QAConv
+ * makes two: its batch_from_text first finds where query_len cuts the
+ * question, then encodes the pair. Truncated inputs too (--max-len). */
+Test(predict, each_input_is_tokenized_once)
+{
+    static const struct {
+        const char *model, *max_len, *lines;
+        int n, calls_each;
+    } runs[] = {
+        {"bert_seqcls_single", NULL, "t5 t6 t7\nt8 t9\nt10 t11 t12 t13\n", 3, 1},
+        {"bert_seqcls_single", "4", "t5 t6 t7\nt8 t9\nt10 t11 t12 t13\n", 3, 1},
+        {"bert_tokcls", NULL, "t63 t16 t118\nt101 t119 t90 t74 t18\n", 2, 1},
+        {"bert_mlm", NULL, "t73 [MASK] t117\n[MASK] t5\nt6 t7 [MASK]\n", 3, 1},
+        {"bert_qa", NULL, "t71 t46\tt60 t77 t57 t107\nt8\tt9 t10 t11\n", 2, 1},
+        {"qaconv_given", NULL, "t104 t45 t97\tt60 t77 t57 t107 t40\n", 1, 2},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        long calls;
+        int rc = predict_counting(runs[i].model, runs[i].max_len, runs[i].lines, &calls);
+        cr_assert_eq(rc, 0, "%s: bertc predict failed", runs[i].model);
+        cr_expect(count_lines(out) >= runs[i].n, "%s: a line per input: %s", runs[i].model, out);
+        cr_expect_eq(calls, (long)runs[i].n * runs[i].calls_each,
+                     "%s%s%s: %d inputs made %ld tokenizer calls, want %d each", runs[i].model,
+                     runs[i].max_len ? " --max-len " : "", runs[i].max_len ? runs[i].max_len : "",
+                     runs[i].n, calls, runs[i].calls_each);
+        if (runs[i].max_len)   /* [CLS] t5 t6 t7 [SEP] is 5 tokens; line 2 fits */
+            cr_expect(strstr(warnings, "line 1 is 5 tokens, truncated to 4 (--max-len)") &&
+                      strstr(warnings, "line 3 is 6 tokens, truncated to 4") &&
+                      !strstr(warnings, "line 2"), "the truncated lines: %s", warnings);
+        else
+            cr_expect_str_empty(warnings, "%s: no warning", runs[i].model);
+    }
 }

@@ -27,6 +27,11 @@ void test_io_arm(int n, bool kill);
 int test_io_disarm(void);
 const char *test_io_hit(void);
 
+/* How many times the test binary's code has called bertc_tokenizer_encode
+ * so far (test/support_tokenizer_count.c, --wrap): take the difference
+ * around the work to count. */
+long test_tokenizer_calls(void);
+
 /* A persistent input for gradcheck: shape, values uniform in [lo, hi). */
 Var *test_param(Arena *a, int ndim, const int64_t *shape, Rng *rng, float lo, float hi);
 
@@ -85,6 +90,8 @@ typedef enum TestCapture { TEST_STDERR, TEST_STDOUT_AND_STDERR } TestCapture;
 /* The start of the file at path (at most cap - 1 bytes, NUL-terminated; ""
  * when it cannot be read) into out. */
 void test_read_text(const char *path, char *out, size_t cap);
+/* text as the whole file at path; fails the test when it cannot be written. */
+void test_write_text(const char *path, const char *text);
 
 /* Runs the shell command line cmd with that output in a log file, read back
  * into out (at most cap - 1 bytes, NUL-terminated); returns the exit code

@@ -8,7 +8,7 @@
 # the source tree: the examples and their data/ were installed too. The
 # manual page is installed, renders without a warning (groff, where there is
 # one), carries bertc's version and has a section for every command
-# `bertc help` lists. Last, the porting kit: a firmware built from the prefix
+# `bertc help` lists and an entry for every flag their --help lists. Last, the porting kit: a firmware built from the prefix
 # alone runs under qemu-system-arm (see the end of this file).
 set -eu
 OUT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -65,6 +65,18 @@ for cmd in $("$OUT/prefix/bin/bertc" help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/
     grep -Eq "^\.SS \".*bertc $cmd([ ,\"]|\$)" "$MAN" ||
         { echo "install-check: FAILED: $MAN has no section for bertc $cmd"; exit 1; }
 done
+# Every flag of every `bertc CMD --help` has its entry in the page (the troff
+# of an option's tag: \fB\%\-\-flag\fR, cli/man.c).
+n_flags=0
+for cmd in $("$OUT/prefix/bin/bertc" help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p'); do
+    for flag in $("$OUT/prefix/bin/bertc" "$cmd" --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
+        tag=$(printf '%s' "$flag" | sed 's/-/\\-/g')
+        grep -qF "\\fB\\%$tag\\fR" "$MAN" ||
+            { echo "install-check: FAILED: $MAN lacks bertc $cmd $flag"; exit 1; }
+        n_flags=$((n_flags + 1))
+    done
+done
+echo "install-check: the manual page has every one of the $n_flags flags bertc CMD --help lists"
 if command -v groff >/dev/null 2>&1; then
     warnings=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$MAN" 2>&1)
     [ -z "$warnings" ] || { echo "install-check: FAILED: groff on $MAN: $warnings"; exit 1; }

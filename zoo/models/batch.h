@@ -32,11 +32,19 @@ typedef struct BatchLookups {
     const char *names[BATCH_LOOKUPS_MAX];
 } BatchLookups;
 
+struct Encoding;
+
 typedef struct Batch {
     const char *source;   /* named in messages: the inputs file, or "batch" */
     int n;
     BatchItem items[BATCH_MAX];
     BatchLookups *lookups;   /* NULL, or where lookups are recorded (bertc_model_forward) */
+    /* A batch made from text (bertc_text_batch_put): the tokenizer's
+     * encoding of each of its n_enc examples, kept so that a caller reads
+     * the tokens, offsets and untruncated lengths the model was given
+     * without tokenizing the text again. NULL (n_enc 0) for any other. */
+    const struct Encoding *enc;
+    int n_enc;
 } Batch;
 
 void bertc_batch_init(Batch *b, const char *source);

@@ -120,18 +120,6 @@ static void *seqcls_build(Registry *r, const BertConfig *cfg, BertcError *err)
     return m;
 }
 
-/* The seed's rule when config.json does not say: one label is regression;
- * several with integer labels single-label; several with float labels
- * multi-label. */
-static ProblemType resolve_problem(const BertConfig *cfg, const BatchItem *labels)
-{
-    if (cfg->problem_type != PROBLEM_UNSET)
-        return cfg->problem_type;
-    if (cfg->num_labels == 1)
-        return PROBLEM_REGRESSION;
-    return labels && labels->is_int ? PROBLEM_SINGLE_LABEL : PROBLEM_MULTI_LABEL;
-}
-
 /* Labels as floats of the given shape (regression and multi-label accept
  * integer files too: 0/1 targets are often stored as I64). */
 static int float_labels(const Batch *in, int ndim, const int64_t *shape, Graph *g, Tensor *out,
@@ -158,7 +146,7 @@ static int seqcls_loss(const BertConfig *cfg, Graph *g, const Batch *in, Var *lo
     *loss = NULL;
     if (!labels)
         return 0;
-    ProblemType problem = resolve_problem(cfg, labels);
+    ProblemType problem = bertc_problem_type(cfg, labels->is_int);
     if (problem == PROBLEM_REGRESSION) {
         /* mean((logits.squeeze() - labels.squeeze())^2) */
         int64_t shape[1] = {B};
@@ -222,8 +210,7 @@ static void seqcls_random_labels(const BertConfig *cfg, Graph *g, int64_t B, Rng
                                  Batch *out)
 {
     int64_t C = cfg->num_labels, bc[2] = {B, C};
-    const BatchItem integer_labels = {.name = "labels", .is_int = true};
-    ProblemType problem = resolve_problem(cfg, &integer_labels);
+    ProblemType problem = bertc_problem_type(cfg, true);
     if (problem == PROBLEM_SINGLE_LABEL) {
         bertc_batch_put_ids(out, "labels", bertc_random_classes(g, B, C, rng));
     } else if (problem == PROBLEM_REGRESSION) {

@@ -404,7 +404,9 @@ int bertc_zoo_run(const RunArgs *args, BertcError *err);
  * padded to the longest. An error for an architecture without one, and for
  * text its inputs cannot hold (a question longer than QAConv's query_len,
  * no context id for CGBERT). The batch's source (in its errors) is set by
- * the caller (bertc_batch_init) before. */
+ * the caller (bertc_batch_init) before. An architecture that builds it with
+ * bertc_text_batch_put leaves the n encodings in out->enc (every one but
+ * BertSum, whose documents are sentences, and multiple choice). */
 int bertc_model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                           int32_t max_len, Graph *g, Batch *out, BertcError *err);
 
@@ -425,7 +427,8 @@ int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const T
  * its own calls it. */
 int bertc_encoding_check_vocab(const BertConfig *cfg, const Tokenizer *tok, const Encoding *e,
                                BertcError *err);
-/* Puts the three (n, S) tensors under the given names. */
+/* Puts the three (n, S) tensors under the given names, and the n encodings
+ * as the batch's enc. */
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
                     Batch *out);
 /* The BERT heads' batch_from_text: [CLS] text [SEP] (text_pair [SEP]) as

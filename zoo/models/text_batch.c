@@ -64,6 +64,8 @@ void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask
     bertc_batch_put_ids(out, ids, tb->input_ids);
     bertc_batch_put_ids(out, mask, tb->attention_mask);
     bertc_batch_put_ids(out, types, tb->token_type_ids);
+    out->enc = tb->enc;
+    out->n_enc = (int)tb->input_ids.shape[0];
 }
 
 int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,

@@ -417,6 +417,7 @@ static int encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a
         tokenize_text(&B);
         out->n_b = B.n_pieces;
     }
+    out->untruncated = out->n_a + out->n_b + (pair ? 3 : 2);
     if (max_len < 0)
         return bertc_errorf(err, "max_len must be >= 0 (0: no truncation), got %d", (int)max_len);
     if (pair && max_len > 0) {

@@ -105,6 +105,8 @@ typedef struct Encoding {
     int32_t *start, *end;             /* code points of the token's text, [start, end) */
     int32_t *byte_start, *byte_end;   /* the same span in bytes */
     int32_t n_a, n_b;                 /* tokens of A and of B kept after truncation */
+    int32_t untruncated;              /* the tokens, special ones included, before truncation:
+                                         more than S - padding when max_len cut the text */
 } Encoding;
 
 /* Encodes text A (len_a bytes of UTF-8, may hold any byte value) and, when

@@ -41,12 +41,6 @@ extern const int bertc_uc_decomp_n;
 
 unsigned bertc_uc_flags(uint32_t cp);
 
-/* Strict UTF-8, as Python's decoder: no overlong forms, no surrogates,
- * nothing past U+10FFFF. Returns the sequence's length (1-4) and sets *cp,
- * or 0 when the bytes at s[i] do not start a valid sequence. */
-int bertc_utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp);
-/* Writes cp as UTF-8 into out (4 bytes room) and returns the length. */
-int bertc_utf8_encode(uint32_t cp, char *out);
 
 /* One character on its way through normalisation, with the span of the
  * ORIGINAL text it came from: code points [start, end), bytes [bstart, bend)

@@ -1,60 +1,9 @@
 /* zoo/text/tokenizer_text.c — the Unicode side of HF tokenizers' BertNormalizer
- * (tokenizers/src/normalizers/bert.rs): strict UTF-8, the table look-ups,
+ * (tokenizers/src/normalizers/bert.rs): the table look-ups,
  * strip_accents (NFD = full canonical decomposition + canonical ordering,
  * then drop Mn) and lowercase of single characters, both only when
  * do_lower_case. */
 #include "zoo/text/tokenizer_internal.h"
-
-/* ------------------------------------------------------------------------ */
-/* UTF-8                                                                     */
-/* ------------------------------------------------------------------------ */
-
-static bool cont(const uint8_t *s, size_t len, size_t i)
-{
-    return i < len && (s[i] & 0xC0) == 0x80;
-}
-
-int bertc_utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp)
-{
-    uint8_t b = s[i];
-    if (b < 0x80) {
-        *cp = b;
-        return 1;
-    }
-    /* The second byte's allowed range excludes overlong forms (E0, F0),
-     * surrogates (ED) and code points past U+10FFFF (F4). */
-    int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
-    if (n == 0 || !cont(s, len, i + 1))
-        return 0;
-    uint8_t b1 = s[i + 1];
-    if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 > 0x9F) || (b == 0xF0 && b1 < 0x90) ||
-        (b == 0xF4 && b1 > 0x8F))
-        return 0;
-    uint32_t c = b & (0xFF >> (n + 1));
-    for (int k = 1; k < n; k++) {
-        if (!cont(s, len, i + (size_t)k))
-            return 0;
-        c = (c << 6) | (s[i + (size_t)k] & 0x3F);
-    }
-    *cp = c;
-    return n;
-}
-
-int bertc_utf8_encode(uint32_t cp, char *out)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    int n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    static const uint8_t lead[5] = {0, 0, 0xC0, 0xE0, 0xF0};
-    for (int k = n - 1; k > 0; k--) {
-        out[k] = (char)(0x80 | (cp & 0x3F));
-        cp >>= 6;
-    }
-    out[0] = (char)(lead[n] | cp);
-    return n;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Table look-ups (all tables sorted by code point)                          */

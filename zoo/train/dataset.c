@@ -71,7 +71,7 @@ static int check_cell(const Parser *p, int64_t line, int k, const char *s, size_
     if (memchr(s, '\0', n))
         return bertc_errorf(err, "%s:%lld: a NUL byte in column '%.60s'", p->d->name,
                             (long long)line, column_name(p, k, buf, sizeof buf));
-    if (!bertc_json_utf8_valid(s, n))
+    if (!bertc_utf8_valid(s, n))
         return bertc_errorf(err, "%s:%lld: invalid UTF-8 in column '%.60s'", p->d->name,
                             (long long)line, column_name(p, k, buf, sizeof buf));
     return 0;
