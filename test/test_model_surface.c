@@ -109,13 +109,15 @@ Test(model_surface, tied_alias_of_another_shape_is_an_error)
     open_case("bert_mlm", false);
     int64_t shape[2] = {3, 3};
     Tensor alias = bertc_tensor_new(arena, 2, shape);
-    const char *path = "build/test/surface_alias.safetensors";
+    char dir[256], path[300];
+    test_scratch_make(dir, sizeof dir, "surface_alias");
+    snprintf(path, sizeof path, "%s/weights.safetensors", dir);
     weights_plus("bert_mlm", bertc_st_entry_tensor("cls.predictions.decoder.weight", &alias), path);
     BertcError err;
     cr_assert_neq(bertc_model_load(&model, path, false, &err), 0, "the [3, 3] alias was accepted");
     cr_assert(strstr(err.msg, "'cls.predictions.decoder.weight' has shape [3, 3]") &&
               strstr(err.msg, "[120, 32]"), "%s", err.msg);
-    remove(path);
+    test_scratch_remove(dir);
 }
 
 /* problem_type regression with num_labels 3 passed the config and failed
