@@ -22,6 +22,7 @@
  * take (ic, group of panels) work items from a shared counter, as in
  * tensor/gemm.c. Every entry of Y is one exact int32 sum and one fixed float
  * epilogue, so Y is bitwise the same with any thread count and on every path. */
+#include "tensor/isa_internal.h"
 #include "tensor/qgemm_internal.h"
 #include "tensor/scratch_internal.h"
 
@@ -240,23 +241,15 @@ const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
     }
 }
 
-/* The best int8 path within the fp32 path bertc_cpu_isa() allows: with the
- * fp32 path forced to avx2, no AVX-512 instruction runs here either. */
+/* The best int8 path within the fp32 path bertc_cpu_isa() allows (its row of
+ * the ISA table lists them): with the fp32 path forced to avx2, no AVX-512
+ * instruction runs here either. */
 static QgemmIsa default_isa(void)
 {
-    CpuIsa fp32 = bertc_cpu_isa();
-    const QgemmIsa order[] = {QGEMM_ISA_AVX512VNNI, QGEMM_ISA_AVXVNNI, QGEMM_ISA_AVX2,
-                              QGEMM_ISA_NEONDOT, QGEMM_ISA_NEON, QGEMM_ISA_M4DSP};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        QgemmIsa q = order[i];
-        bool allowed = q == QGEMM_ISA_AVX512VNNI ? fp32 == ISA_AVX512
-                     : q == QGEMM_ISA_AVXVNNI || q == QGEMM_ISA_AVX2
-                         ? fp32 == ISA_AVX512 || fp32 == ISA_AVX2
-                         : q == QGEMM_ISA_M4DSP ? true   /* no float SIMD to defer to */
-                         : fp32 == ISA_NEON;
-        if (allowed && bertc_qgemm_isa_supported(q))
-            return q;
-    }
+    const QgemmIsa *allowed = bertc_isa_active()->int8;
+    for (int i = 0; i < ISA_INT8_MAX && allowed[i] != QGEMM_ISA_SCALAR; i++)
+        if (bertc_qgemm_isa_supported(allowed[i]))
+            return allowed[i];
     return QGEMM_ISA_SCALAR;
 }
 

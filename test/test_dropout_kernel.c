@@ -102,8 +102,8 @@ static void forward_case(CpuIsa isa, int64_t n, uint64_t state, float p)
     bertc_kernel_dropout(b.a, b.out, b.keep, n, state, t, scale_of(p));
     expect_definition("bertc_kernel_dropout", isa, n, state, p);
     memset(b.keep, 0xAA, (size_t)n);
-    bertc_kernel_dropout_scalar(b.a, b.out, b.keep, n, state, t, scale_of(p));
-    expect_definition("bertc_kernel_dropout_scalar", isa, n, state, p);
+    bertc_row_kernels_scalar.dropout(b.a, b.out, b.keep, n, state, t, scale_of(p));
+    expect_definition("the scalar dropout", isa, n, state, p);
     cr_assert_eq(state + (uint64_t)n * RNG_GAMMA, after.state,
                  "n=%lld draws from state %llu: skipping ahead gives %llu, the loop %llu",
                  (long long)n, (unsigned long long)state,
