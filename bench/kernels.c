@@ -126,20 +126,19 @@ int main(void)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         *all[i] = alloc_fill(&rng, -3.0f, 3.0f);
     bb.v = alloc_fill(&rng, 0.0f, 3.0f); /* Adam's second moments are >= 0 */
-    const CpuIsa paths[] = {ISA_AVX2, ISA_AVX512, ISA_NEON};
     printf("%-27s %10s", "kernel (ns/element)", "scalar");
-    for (int p = 0; p < 3; p++)
-        if (bertc_cpu_isa_supported(paths[p]))
-            printf(" %10s %8s", bertc_cpu_isa_name(paths[p]), "speedup");
+    for (int p = 0; p < ISA_COUNT; p++)
+        if (p != ISA_SCALAR && bertc_cpu_isa_supported((CpuIsa)p))
+            printf(" %10s %8s", bertc_cpu_isa_name((CpuIsa)p), "speedup");
     printf("\n");
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         bertc_cpu_set_isa(ISA_SCALAR);
         double base = ns_per_elem(&kernels[k]);
         printf("%-27s %10.3f", kernels[k].name, base);
-        for (int p = 0; p < 3; p++) {
-            if (!bertc_cpu_isa_supported(paths[p]))
+        for (int p = 0; p < ISA_COUNT; p++) {
+            if (p == ISA_SCALAR || !bertc_cpu_isa_supported((CpuIsa)p))
                 continue;
-            bertc_cpu_set_isa(paths[p]);
+            bertc_cpu_set_isa((CpuIsa)p);
             double t = ns_per_elem(&kernels[k]);
             printf(" %10.3f %7.1fx", t, base / t);
         }

@@ -86,6 +86,7 @@ static const IsaPath isa_table[] = {
 };
 
 enum { ISA_ROWS = sizeof isa_table / sizeof isa_table[0] };
+_Static_assert((int)ISA_ROWS == (int)ISA_COUNT, "the ISA table has one row per CpuIsa");
 
 /* The row of isa, or NULL for a value outside the enum. */
 static const IsaPath *row_of(CpuIsa isa)
@@ -129,7 +130,7 @@ static const char *isa_names_list(char *list, size_t len)
 {
     size_t used = 0;
     list[0] = '\0';
-    for (int isa = 0; row_of((CpuIsa)isa) && used < len; isa++)
+    for (int isa = 0; isa < ISA_COUNT && used < len; isa++)
         used += (size_t)bertc_snprintf(list + used, len - used, "%s%s", isa ? ", " : "",
                                        bertc_cpu_isa_name((CpuIsa)isa));
     return list;
