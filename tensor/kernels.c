@@ -1,5 +1,6 @@
 /* tensor/kernels.c — scalar reference kernels for the row-wise ops: the
- * fallback on every target and the oracle for the SIMD paths. Each forward is
+ * fallback on every target and the oracle for the SIMD paths, reached through
+ * their table, bertc_row_kernels_scalar (at the bottom). Each forward is
  * followed by its backward; backward kernels accumulate into dx, or write it
  * when `accumulate` is false (then dx is not read). exp, erf and tanh
  * are bertc's own (tensor/vmath.c), so these give the same bits on every
