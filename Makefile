@@ -341,7 +341,8 @@ DATA_FILES := $(wildcard data/*)
 # share/bertc/firmware/, and under it src/: the freestanding core's sources
 # and headers, which bertc.mk compiles with the porter's own toolchain.
 KIT_FILES := $(wildcard examples/firmware/*.* examples/firmware/*/*)
-KIT_CORE  := bertc.h $(filter-out $(HOSTED_ONLY),$(wildcard tensor/*.[ch] autograd/*.[ch] nn/*.[ch] zoo/*.h zoo/*/*.[ch]))
+# (tensor/*.inc: the SIMD bodies the kernels_<isa>.c files include.)
+KIT_CORE  := bertc.h $(filter-out $(HOSTED_ONLY),$(wildcard tensor/*.[ch] tensor/*.inc autograd/*.[ch] nn/*.[ch] zoo/*.h zoo/*/*.[ch]))
 KIT_DIR    = $(DESTDIR)$(PREFIX)/share/bertc/firmware
 
 install: $(LIB) $(CLI) $(EXAMPLES)

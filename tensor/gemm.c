@@ -3,7 +3,8 @@
  * The GotoBLAS/BLIS algorithm. op(A) is (M, K), op(B) is (K, N), C is (M, N).
  * Five loops around a micro-kernel that keeps an MR x NR tile of C in
  * registers (tensor/gemm_avx512.c, gemm_avx2.c, gemm_neon.c, or the portable
- * one below), run by each thread on its own tile C[i0:i1, j0:j1]:
+ * one below: the active path's, from its row of the ISA table, tensor/isa.c),
+ * run by each thread on its own tile C[i0:i1, j0:j1]:
  *
  *   for jc in [j0, j1) step NC:
  *     for pc in K step KC:             one rank-KC update of the tile
@@ -37,8 +38,7 @@
  * inference weight — is packed once, panel by panel with the same packers,
  * into one buffer in block order; the loops above then take each B
  * micro-panel from it instead of packing it. */
-#include "tensor/kernels_internal.h"
-#include "tensor/gemm_kernel_internal.h"
+#include "tensor/isa_internal.h"
 #include "tensor/scratch_internal.h"
 
 #include <string.h>
@@ -116,8 +116,8 @@ void bertc_gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int
     }
 }
 
-/* Small blocks: the portable kernel's panels are small too. */
-static const GemmKernel gemm_kernel_scalar = {
+/* The scalar path's kernel. Small blocks: its panels are small too. */
+const GemmKernel bertc_gemm_kernel_scalar = {
     .name = "scalar",
     .mr = SCALAR_MR,
     .nr = SCALAR_NR,
@@ -128,24 +128,6 @@ static const GemmKernel gemm_kernel_scalar = {
     .pack_trans = bertc_gemm_pack_trans_scalar,
     .pack_copy = bertc_gemm_pack_copy_scalar,
 };
-
-static const GemmKernel *kernel_for(CpuIsa isa)
-{
-    switch (isa) {
-#if defined(__x86_64__)
-    case ISA_AVX512:
-        return &bertc_gemm_kernel_avx512;
-    case ISA_AVX2:
-        return &bertc_gemm_kernel_avx2;
-#endif
-#if defined(__aarch64__)
-    case ISA_NEON:
-        return &bertc_gemm_kernel_neon;
-#endif
-    default:
-        return &gemm_kernel_scalar;
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Packing op(A) and op(B)                                                   */
@@ -494,7 +476,7 @@ void bertc_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, flo
     GemmArgs g = {.trans_a = trans_a, .trans_b = trans_b, .M = M, .N = N, .K = K,
                   .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C,
                   .lda = lda, .ldb = ldb, .ldc = ldc};
-    gemm_blocked(kernel_for(bertc_cpu_isa()), &g, NULL, gemm_thread_count(M, N, K));
+    gemm_blocked(bertc_isa_active()->gemm, &g, NULL, gemm_thread_count(M, N, K));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -503,7 +485,7 @@ void bertc_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, flo
 
 size_t bertc_gemm_packed_b_floats(int64_t K, int64_t N)
 {
-    const GemmKernel *kr = kernel_for(bertc_cpu_isa());
+    const GemmKernel *kr = bertc_isa_active()->gemm;
     return (size_t)(K * (ceil_div(N, kr->nr) * kr->nr));
 }
 
@@ -512,7 +494,7 @@ size_t bertc_gemm_packed_b_floats(int64_t K, int64_t N)
 void bertc_gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst,
                  GemmPackedB *out)
 {
-    const GemmKernel *kr = kernel_for(bertc_cpu_isa());
+    const GemmKernel *kr = bertc_isa_active()->gemm;
     *out = (GemmPackedB){.K = K, .N = N, .kernel = kr, .data = dst};
     GemmArgs g = {.trans_b = trans_b, .N = N, .K = K, .B = B, .ldb = ldb};
     for (int64_t pc = 0; pc < K; pc += kr->kc) {

@@ -42,7 +42,8 @@ typedef struct GemmKernel {
     GemmPackCopy pack_copy;
 } GemmKernel;
 
-/* The portable versions of the packers (tensor/gemm.c). */
+/* The portable kernel and packers (tensor/gemm.c). */
+extern const GemmKernel bertc_gemm_kernel_scalar;
 void bertc_gemm_pack_trans_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,
                             float *dst);
 void bertc_gemm_pack_copy_scalar(const float *src, int64_t ld, int w, int v, int64_t kc,

@@ -1,5 +1,6 @@
 /* tensor/kernels.c — scalar reference kernels for the row-wise ops: the
- * fallback on every target and the oracle for the SIMD paths. Each forward is
+ * fallback on every target and the oracle for the SIMD paths, reached through
+ * their table, bertc_row_kernels_scalar (at the bottom). Each forward is
  * followed by its backward; backward kernels accumulate into dx, or write it
  * when `accumulate` is false (then dx is not read). exp, erf and tanh
  * are bertc's own (tensor/vmath.c), so these give the same bits on every
@@ -10,7 +11,7 @@
 
 /* softmax: y_j = exp(x_j - max) / sum_k exp(x_k - max). Subtracting the row
  * max keeps exp() from overflowing and does not change the result. */
-void bertc_kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n)
+static void softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
@@ -30,7 +31,7 @@ void bertc_kernel_softmax_rows_scalar(float *y, const float *x, int64_t rows, in
 }
 
 /* dL/dx_j = sum_i dy_i * dy_i/dx_j = y_j (dy_j - sum_i dy_i y_i). */
-void bertc_kernel_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
+static void softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                          int64_t rows, int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
@@ -44,7 +45,7 @@ void bertc_kernel_softmax_rows_backward_scalar(float *dx, const float *y, const 
     }
 }
 
-void bertc_kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n)
+static void log_softmax_rows_scalar(float *y, const float *x, int64_t rows, int64_t n)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
@@ -63,7 +64,7 @@ void bertc_kernel_log_softmax_rows_scalar(float *y, const float *x, int64_t rows
 
 /* y = x - logsumexp(x), so dy_i/dx_j = [i==j] - softmax_j and
  * dL/dx_j = dy_j - exp(y_j) * sum_i dy_i. */
-void bertc_kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
+static void log_softmax_rows_backward_scalar(float *dx, const float *y, const float *dy,
                                              int64_t rows, int64_t n, bool accumulate)
 {
     for (int64_t r = 0; r < rows; r++) {
@@ -79,7 +80,7 @@ void bertc_kernel_log_softmax_rows_backward_scalar(float *dx, const float *y, co
 
 /* y[j] += b[j] and the row max in one pass: the bias add of a logits row
  * costs no pass of its own. */
-float bertc_kernel_add_max_scalar(float *y, const float *b, int64_t n)
+static float add_max_scalar(float *y, const float *b, int64_t n)
 {
     float max = -INFINITY;
     for (int64_t j = 0; j < n; j++) {
@@ -93,7 +94,7 @@ float bertc_kernel_add_max_scalar(float *y, const float *b, int64_t n)
 /* y[j] = exp(x[j] - shift) and their sum in one pass. The sum is kept in
  * double: over a 30522-word vocabulary a float sum would carry an error of
  * up to ~V eps/2 = 2e-3 relative into log(sum), i.e. into the loss. */
-double bertc_kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_t n)
+static double exp_sum_scalar(float *y, const float *x, float shift, int64_t n)
 {
     double sum = 0.0;
     for (int64_t j = 0; j < n; j++) {
@@ -105,9 +106,9 @@ double bertc_kernel_exp_sum_scalar(float *y, const float *x, float shift, int64_
 
 /* Mean and variance are accumulated in double: with H = 768 and activations
  * of size ~10, float sums lose digits that the 1e-4 parity tolerance needs. */
-void bertc_kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
-                           const float *gamma, const float *beta,
-                           int64_t rows, int64_t n, float eps)
+static void layernorm_rows_scalar(float *y, float *mean, float *rstd, const float *x,
+                                  const float *gamma, const float *beta,
+                                  int64_t rows, int64_t n, float eps)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
@@ -141,7 +142,7 @@ void bertc_kernel_layernorm_rows_scalar(float *y, float *mean, float *rstd, cons
  *   dx = rstd * (g - mean_j(g) - xhat * mean_j(g * xhat))
  *   dgamma += sum_rows dy * xhat,   dbeta += sum_rows dy.
  * dx accumulates too, or is written when !dx_accumulate. */
-void bertc_kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
+static void layernorm_rows_backward_scalar(float *dx, float *dgamma, float *dbeta,
                                            const float *dy, const float *x,
                                            const float *mean, const float *rstd,
                                            const float *gamma, int64_t rows, int64_t n,
@@ -178,14 +179,14 @@ void bertc_kernel_layernorm_rows_backward_scalar(float *dx, float *dgamma, float
  * tanh form differs from it by up to 4.7e-4 (at x = -2.70), far outside the
  * parity tolerance, so the two are separate kernels. bertc_erff is within
  * 1.3 ulp. */
-void bertc_kernel_gelu_scalar(float *y, const float *x, int64_t n)
+static void gelu_scalar(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] = 0.5f * x[i] * (1.0f + bertc_erff(x[i] * GELU_SQRT1_2));
 }
 
 /* d/dx [x Phi(x)] = Phi(x) + x phi(x), phi the standard normal density. */
-void bertc_kernel_gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
+static void gelu_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
                                  bool accumulate)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -195,7 +196,7 @@ void bertc_kernel_gelu_backward_scalar(float *dx, const float *x, const float *d
     }
 }
 
-void bertc_kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n)
+static void gelu_tanh_scalar(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         float u = GELU_SQRT2_PI * (x[i] + GELU_TANH_A * x[i] * x[i] * x[i]);
@@ -205,7 +206,7 @@ void bertc_kernel_gelu_tanh_scalar(float *y, const float *x, int64_t n)
 
 /* y = 0.5 x (1 + t), t = tanh(u), u = c (x + a x^3):
  * dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2). */
-void bertc_kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
+static void gelu_tanh_backward_scalar(float *dx, const float *x, const float *dy, int64_t n,
                                       bool accumulate)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -221,7 +222,7 @@ void bertc_kernel_gelu_tanh_backward_scalar(float *dx, const float *x, const flo
  * rng_mix(state + (i+1) RNG_GAMMA): the loop steps the state exactly as
  * bertc_rng_next_u64 does, and keeps the element when bertc_rng_uniform of the draw is
  * >= p, tested in integers as (draw >> 11) >= threshold. */
-void bertc_kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
+static void dropout_scalar(const float *a, float *out, uint8_t *keep, int64_t n,
                            uint64_t state, uint64_t threshold, float scale)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -233,7 +234,7 @@ void bertc_kernel_dropout_scalar(const float *a, float *out, uint8_t *keep, int6
 
 /* out = keep * a * scale, so da += keep * scale * dy; a dropped element's
  * da is not touched at all (adding 0 would turn a -0 into +0). */
-void bertc_kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
+static void dropout_backward_scalar(const uint8_t *keep, const float *dy, float scale,
                                     float *da, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -241,19 +242,19 @@ void bertc_kernel_dropout_backward_scalar(const uint8_t *keep, const float *dy, 
             da[i] += scale * dy[i];
 }
 
-void bertc_kernel_add_inplace_scalar(float *y, const float *x, int64_t n)
+static void add_inplace_scalar(float *y, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] += x[i];
 }
 
-void bertc_kernel_axpy_scalar(float *y, float a, const float *x, int64_t n)
+static void axpy_scalar(float *y, float a, const float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] += a * x[i];
 }
 
-void bertc_kernel_adam_scalar(float *p, const float *g, float *m, float *v, int64_t n,
+static void adam_scalar(float *p, const float *g, float *m, float *v, int64_t n,
                         const AdamStep *s)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -268,3 +269,47 @@ void bertc_kernel_adam_scalar(float *p, const float *g, float *m, float *v, int6
         p[i] += s->neg_step * m[i] / denom;
     }
 }
+
+/* y[i] = f(x[i]): bertc_expf_n, bertc_tanhf_n and bertc_erff_n on this path. */
+static void expf_n_scalar(float *y, const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = bertc_expf(x[i]);
+}
+
+static void tanhf_n_scalar(float *y, const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = bertc_tanhf(x[i]);
+}
+
+static void erff_n_scalar(float *y, const float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = bertc_erff(x[i]);
+}
+
+/* The scalar path's table: the fallback on every target and, through it, the
+ * oracle the tests hold every SIMD path to. */
+const RowKernels bertc_row_kernels_scalar = {
+    .softmax_rows = softmax_rows_scalar,
+    .softmax_rows_backward = softmax_rows_backward_scalar,
+    .log_softmax_rows = log_softmax_rows_scalar,
+    .log_softmax_rows_backward = log_softmax_rows_backward_scalar,
+    .add_max = add_max_scalar,
+    .exp_sum = exp_sum_scalar,
+    .layernorm_rows = layernorm_rows_scalar,
+    .layernorm_rows_backward = layernorm_rows_backward_scalar,
+    .gelu = gelu_scalar,
+    .gelu_backward = gelu_backward_scalar,
+    .gelu_tanh = gelu_tanh_scalar,
+    .gelu_tanh_backward = gelu_tanh_backward_scalar,
+    .dropout = dropout_scalar,
+    .dropout_backward = dropout_backward_scalar,
+    .add_inplace = add_inplace_scalar,
+    .axpy = axpy_scalar,
+    .adam = adam_scalar,
+    .expf_n = expf_n_scalar,
+    .tanhf_n = tanhf_n_scalar,
+    .erff_n = erff_n_scalar,
+};

@@ -35,7 +35,7 @@ static void attention_row(const AttnRowsJob *j, int64_t b, int64_t h, int64_t i,
             dot += qi[c] * kt[c];
         s[t] = j->alpha * dot + (j->mask ? j->mask[b * S + t] : 0.0f);
     }
-    bertc_kernel_softmax_rows_scalar(s, s, 1, S);           /* p = softmax(s) */
+    bertc_row_kernels_scalar.softmax_rows(s, s, 1, S);      /* p = softmax(s) */
     /* q_i has been read: out_i may be q_i itself */
     float *oi = j->out + (b * j->Sq + i) * H + h * d;
     for (int64_t c = 0; c < d; c++)

@@ -1,5 +1,6 @@
-/* tensor/kernels_dispatch.c — the public row kernels: each runs the table of
- * the active bertc_cpu_isa() path (scalar, AVX-512, AVX2 or NEON).
+/* tensor/kernels_dispatch.c — the public row kernels: each runs the row
+ * kernels of the active path's row of the ISA table (tensor/isa.c: scalar,
+ * AVX-512, AVX2 or NEON).
  *
  * Softmax, LayerNorm (forward) and GELU split their rows (GELU: blocks of
  * GELU_BLOCK elements) over the threads with bertc_parallel_for when there is
@@ -8,10 +9,16 @@
  * threads. LayerNorm's backward sums dgamma/dbeta over the rows and stays on
  * one thread. Dropout splits into blocks the same way; each block computes
  * where it stands in the random stream (see DropoutJob). */
-#include "tensor/kernels_internal.h"
+#include "tensor/isa_internal.h"
 
 #define PARALLEL_MIN 32768    /* elements below which a kernel runs on the caller */
 #define GELU_BLOCK 1024       /* elements per GELU work unit (a multiple of every SIMD width) */
+
+/* The active path's table, from its row of the ISA table (tensor/isa.c). */
+static const RowKernels *active_rows(void)
+{
+    return bertc_isa_active()->rows;
+}
 
 typedef enum { K_SOFTMAX, K_SOFTMAX_BW, K_LAYERNORM, K_GELU, K_GELU_BW, K_GELU_TANH,
                K_GELU_TANH_BW } KernelKind;
@@ -59,7 +66,7 @@ static void row_job_range(void *ctx, int64_t begin, int64_t end)
  * elements, else on the caller. */
 static void row_job_run(RowJob *j, int64_t units, int64_t elements)
 {
-    j->k = bertc_row_kernels(bertc_cpu_isa());
+    j->k = active_rows();
     if (elements < PARALLEL_MIN)
         row_job_range(j, 0, units);
     else
@@ -73,52 +80,30 @@ static void elementwise_run(KernelKind kind, float *y, const float *x, const flo
     row_job_run(&j, (n + GELU_BLOCK - 1) / GELU_BLOCK, n);
 }
 
-const RowKernels bertc_row_kernels_scalar = {
-    .softmax_rows = bertc_kernel_softmax_rows_scalar,
-    .softmax_rows_backward = bertc_kernel_softmax_rows_backward_scalar,
-    .log_softmax_rows = bertc_kernel_log_softmax_rows_scalar,
-    .log_softmax_rows_backward = bertc_kernel_log_softmax_rows_backward_scalar,
-    .add_max = bertc_kernel_add_max_scalar,
-    .exp_sum = bertc_kernel_exp_sum_scalar,
-    .layernorm_rows = bertc_kernel_layernorm_rows_scalar,
-    .layernorm_rows_backward = bertc_kernel_layernorm_rows_backward_scalar,
-    .gelu = bertc_kernel_gelu_scalar,
-    .gelu_backward = bertc_kernel_gelu_backward_scalar,
-    .gelu_tanh = bertc_kernel_gelu_tanh_scalar,
-    .gelu_tanh_backward = bertc_kernel_gelu_tanh_backward_scalar,
-    .dropout = bertc_kernel_dropout_scalar,
-    .dropout_backward = bertc_kernel_dropout_backward_scalar,
-    .add_inplace = bertc_kernel_add_inplace_scalar,
-    .axpy = bertc_kernel_axpy_scalar,
-};
-
 const RowKernels *bertc_row_kernels(CpuIsa isa)
 {
-    switch (isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    case ISA_AVX512:
-        return &bertc_row_kernels_avx512;
-    case ISA_AVX2:
-        return &bertc_row_kernels_avx2;
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON)
-    case ISA_NEON:
-        return &bertc_row_kernels_neon;
-#endif
-    default:
-        return &bertc_row_kernels_scalar;
-    }
+    return bertc_isa_path(isa)->rows;
 }
 
+/* These run on the caller's thread: their callers split the work. */
 void bertc_kernel_adam(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (bertc_cpu_isa() == ISA_AVX512) {
-        bertc_kernel_adam_avx512(p, g, m, v, n, s);
-        return;
-    }
-#endif
-    bertc_kernel_adam_scalar(p, g, m, v, n, s);
+    active_rows()->adam(p, g, m, v, n, s);
+}
+
+void bertc_expf_n(float *y, const float *x, int64_t n)
+{
+    active_rows()->expf_n(y, x, n);
+}
+
+void bertc_tanhf_n(float *y, const float *x, int64_t n)
+{
+    active_rows()->tanhf_n(y, x, n);
+}
+
+void bertc_erff_n(float *y, const float *x, int64_t n)
+{
+    active_rows()->erff_n(y, x, n);
 }
 
 void bertc_kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
@@ -138,35 +123,34 @@ void bertc_kernel_softmax_rows_backward(float *dx, const float *y, const float *
 
 void bertc_kernel_log_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 {
-    bertc_row_kernels(bertc_cpu_isa())->log_softmax_rows(y, x, rows, n);
+    active_rows()->log_softmax_rows(y, x, rows, n);
 }
 
 void bertc_kernel_log_softmax_rows_backward(float *dx, const float *y, const float *dy,
                                       int64_t rows, int64_t n, bool accumulate)
 {
-    bertc_row_kernels(bertc_cpu_isa())->log_softmax_rows_backward(dx, y, dy, rows, n, accumulate);
+    active_rows()->log_softmax_rows_backward(dx, y, dy, rows, n, accumulate);
 }
 
-/* These run on the caller's thread: their callers split the work. */
+/* These too run on the caller's thread. */
 void bertc_kernel_add_inplace(float *y, const float *x, int64_t n)
 {
-    bertc_row_kernels(bertc_cpu_isa())->add_inplace(y, x, n);
+    active_rows()->add_inplace(y, x, n);
 }
 
 void bertc_kernel_axpy(float *y, float a, const float *x, int64_t n)
 {
-    bertc_row_kernels(bertc_cpu_isa())->axpy(y, a, x, n);
+    active_rows()->axpy(y, a, x, n);
 }
-
 
 float bertc_kernel_add_max(float *y, const float *b, int64_t n)
 {
-    return bertc_row_kernels(bertc_cpu_isa())->add_max(y, b, n);
+    return active_rows()->add_max(y, b, n);
 }
 
 double bertc_kernel_exp_sum(float *y, const float *x, float shift, int64_t n)
 {
-    return bertc_row_kernels(bertc_cpu_isa())->exp_sum(y, x, shift, n);
+    return active_rows()->exp_sum(y, x, shift, n);
 }
 
 void bertc_kernel_layernorm_rows(float *y, float *mean, float *rstd, const float *x,
@@ -184,7 +168,7 @@ void bertc_kernel_layernorm_rows_backward(float *dx, float *dgamma, float *dbeta
                                     const float *gamma, int64_t rows, int64_t n,
                                     bool dx_accumulate)
 {
-    bertc_row_kernels(bertc_cpu_isa())->layernorm_rows_backward(dx, dgamma, dbeta, dy, x, mean, rstd,
+    active_rows()->layernorm_rows_backward(dx, dgamma, dbeta, dy, x, mean, rstd,
                                                     gamma, rows, n, dx_accumulate);
 }
 
@@ -249,7 +233,7 @@ static void dropout_backward_range(void *ctx, int64_t begin, int64_t end)
 static void dropout_run(DropoutJob *j, void (*fn)(void *ctx, int64_t begin, int64_t end))
 {
     int64_t blocks = (j->n + DROPOUT_BLOCK - 1) / DROPOUT_BLOCK;
-    j->k = bertc_row_kernels(bertc_cpu_isa());
+    j->k = active_rows();
     if (j->n < PARALLEL_MIN)
         fn(j, 0, blocks);
     else

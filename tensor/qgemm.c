@@ -22,6 +22,7 @@
  * take (ic, group of panels) work items from a shared counter, as in
  * tensor/gemm.c. Every entry of Y is one exact int32 sum and one fixed float
  * epilogue, so Y is bitwise the same with any thread count and on every path. */
+#include "tensor/isa_internal.h"
 #include "tensor/qgemm_internal.h"
 #include "tensor/scratch_internal.h"
 
@@ -147,26 +148,11 @@ const QgemmKernel bertc_qgemm_kernel_scalar = {
 /* Choosing the path                                                         */
 /* ------------------------------------------------------------------------ */
 
-static const char *const qgemm_isa_names[QGEMM_ISA_COUNT] = {
-    [QGEMM_ISA_SCALAR] = "scalar",   [QGEMM_ISA_AVX2] = "avx2",
-    [QGEMM_ISA_AVXVNNI] = "avxvnni", [QGEMM_ISA_AVX512VNNI] = "avx512vnni",
-    [QGEMM_ISA_NEON] = "neon",       [QGEMM_ISA_NEONDOT] = "neondot",
-    [QGEMM_ISA_M4DSP] = "m4dsp",
-};
+/* ---- detection ------------------------------------------------------------- */
 
-const char *bertc_qgemm_isa_name(QgemmIsa isa)
+static bool detect_always(void)
 {
-    return (unsigned)isa < QGEMM_ISA_COUNT ? qgemm_isa_names[isa] : "unknown";
-}
-
-bool bertc_qgemm_isa_from_name(const char *name, QgemmIsa *isa)
-{
-    for (int i = 0; i < QGEMM_ISA_COUNT; i++)
-        if (strcmp(name, qgemm_isa_names[i]) == 0) {
-            *isa = (QgemmIsa)i;
-            return true;
-        }
-    return false;
+    return true;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -181,82 +167,122 @@ static bool cpu_has_avx_vnni(void)
         return false;
     return (eax >> 4) & 1u;
 }
+
+static bool detect_avx2(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+
+static bool detect_avxvnni(void)
+{
+    return __builtin_cpu_supports("avx2") && cpu_has_avx_vnni();
+}
+
+static bool detect_avx512vnni(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
 #endif
+
+/* ---- the int8 paths, one row each -------------------------------------------- */
+
+/* Which of these may run while a float path is forced is that path's row of
+ * the ISA table (tensor/isa.c). A row's detection and kernel exist only in
+ * the builds for its architecture, hence the #if inside it: elsewhere the
+ * row keeps only its name (BERTC_INT8_ISA=neon on x86-64 is a path this build
+ * lacks, not an unknown name). */
+typedef struct QgemmPath {
+    const char *name;           /* BERTC_INT8_ISA's spelling */
+    bool (*detect)(void);       /* can this CPU run it? NULL: not in this build */
+    const QgemmKernel *kernel;
+} QgemmPath;
+
+static const QgemmPath qgemm_paths[QGEMM_ISA_COUNT] = {
+    [QGEMM_ISA_SCALAR] = {
+        .name = "scalar",
+        .detect = detect_always,
+        .kernel = &bertc_qgemm_kernel_scalar,
+    },
+    [QGEMM_ISA_AVX2] = {
+        .name = "avx2",
+#if defined(__x86_64__) && defined(__GNUC__)
+        .detect = detect_avx2,
+        .kernel = &bertc_qgemm_kernel_avx2,
+#endif
+    },
+    [QGEMM_ISA_AVXVNNI] = {
+        .name = "avxvnni",
+#if defined(__x86_64__) && defined(__GNUC__)
+        .detect = detect_avxvnni,
+        .kernel = &bertc_qgemm_kernel_avxvnni,
+#endif
+    },
+    [QGEMM_ISA_AVX512VNNI] = {
+        .name = "avx512vnni",
+#if defined(__x86_64__) && defined(__GNUC__)
+        .detect = detect_avx512vnni,
+        .kernel = &bertc_qgemm_kernel_avx512vnni,
+#endif
+    },
+    [QGEMM_ISA_NEON] = {
+        .name = "neon",
+#if defined(__aarch64__) && defined(__ARM_NEON)
+        .detect = detect_always,
+        .kernel = &bertc_qgemm_kernel_neon,
+#endif
+    },
+    [QGEMM_ISA_NEONDOT] = {
+        .name = "neondot",
+#if defined(__aarch64__) && defined(__ARM_NEON)
+        .detect = bertc_qgemm_neon_has_dotprod,
+        .kernel = &bertc_qgemm_kernel_neondot,
+#endif
+    },
+    [QGEMM_ISA_M4DSP] = {
+        .name = "m4dsp",
+#if defined(BERTC_QGEMM_HAS_M4DSP)
+        .detect = detect_always,   /* a compile-time feature: every core the build targets has it */
+        .kernel = &bertc_qgemm_kernel_m4dsp,
+#endif
+    },
+};
+
+const char *bertc_qgemm_isa_name(QgemmIsa isa)
+{
+    return (unsigned)isa < QGEMM_ISA_COUNT ? qgemm_paths[isa].name : "unknown";
+}
+
+bool bertc_qgemm_isa_from_name(const char *name, QgemmIsa *isa)
+{
+    for (int i = 0; i < QGEMM_ISA_COUNT; i++)
+        if (strcmp(name, qgemm_paths[i].name) == 0) {
+            *isa = (QgemmIsa)i;
+            return true;
+        }
+    return false;
+}
 
 bool bertc_qgemm_isa_supported(QgemmIsa isa)
 {
-    switch (isa) {
-    case QGEMM_ISA_SCALAR:
-        return true;
-#if defined(__x86_64__) && defined(__GNUC__)
-    case QGEMM_ISA_AVX2:
-        return __builtin_cpu_supports("avx2");
-    case QGEMM_ISA_AVXVNNI:
-        return __builtin_cpu_supports("avx2") && cpu_has_avx_vnni();
-    case QGEMM_ISA_AVX512VNNI:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-            && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON)
-    case QGEMM_ISA_NEON:
-        return true;
-    case QGEMM_ISA_NEONDOT:
-        return bertc_qgemm_neon_has_dotprod();
-#endif
-#if defined(BERTC_QGEMM_HAS_M4DSP)
-    case QGEMM_ISA_M4DSP:   /* a compile-time feature: every core the build targets has it */
-        return true;
-#endif
-    default:
-        return false;
-    }
+    return (unsigned)isa < QGEMM_ISA_COUNT && qgemm_paths[isa].detect
+        && qgemm_paths[isa].detect();
 }
 
 const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
 {
-    switch (isa) {
-    case QGEMM_ISA_SCALAR:
-        return &bertc_qgemm_kernel_scalar;
-#if defined(__x86_64__) && defined(__GNUC__)
-    case QGEMM_ISA_AVX2:
-        return &bertc_qgemm_kernel_avx2;
-    case QGEMM_ISA_AVXVNNI:
-        return &bertc_qgemm_kernel_avxvnni;
-    case QGEMM_ISA_AVX512VNNI:
-        return &bertc_qgemm_kernel_avx512vnni;
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON)
-    case QGEMM_ISA_NEON:
-        return &bertc_qgemm_kernel_neon;
-    case QGEMM_ISA_NEONDOT:
-        return &bertc_qgemm_kernel_neondot;
-#endif
-#if defined(BERTC_QGEMM_HAS_M4DSP)
-    case QGEMM_ISA_M4DSP:
-        return &bertc_qgemm_kernel_m4dsp;
-#endif
-    default:
-        return NULL;
-    }
+    return (unsigned)isa < QGEMM_ISA_COUNT ? qgemm_paths[isa].kernel : NULL;
 }
 
-/* The best int8 path within the fp32 path bertc_cpu_isa() allows: with the
- * fp32 path forced to avx2, no AVX-512 instruction runs here either. */
+/* The best int8 path within the fp32 path bertc_cpu_isa() allows (its row of
+ * the ISA table lists them): with the fp32 path forced to avx2, no AVX-512
+ * instruction runs here either. */
 static QgemmIsa default_isa(void)
 {
-    CpuIsa fp32 = bertc_cpu_isa();
-    const QgemmIsa order[] = {QGEMM_ISA_AVX512VNNI, QGEMM_ISA_AVXVNNI, QGEMM_ISA_AVX2,
-                              QGEMM_ISA_NEONDOT, QGEMM_ISA_NEON, QGEMM_ISA_M4DSP};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        QgemmIsa q = order[i];
-        bool allowed = q == QGEMM_ISA_AVX512VNNI ? fp32 == ISA_AVX512
-                     : q == QGEMM_ISA_AVXVNNI || q == QGEMM_ISA_AVX2
-                         ? fp32 == ISA_AVX512 || fp32 == ISA_AVX2
-                         : q == QGEMM_ISA_M4DSP ? true   /* no float SIMD to defer to */
-                         : fp32 == ISA_NEON;
-        if (allowed && bertc_qgemm_isa_supported(q))
-            return q;
-    }
+    const QgemmIsa *allowed = bertc_isa_active()->int8;
+    for (int i = 0; i < ISA_INT8_MAX && allowed[i] != QGEMM_ISA_SCALAR; i++)
+        if (bertc_qgemm_isa_supported(allowed[i]))
+            return allowed[i];
     return QGEMM_ISA_SCALAR;
 }
 

@@ -353,14 +353,21 @@ double bertc_rng_uniform_of(uint64_t u64);
 uint64_t bertc_rng_uniform_threshold(double p);
 
 /* ------------------------------------------------------------------------ */
-/* CPU features and the SIMD path (tensor/cpu.c)                             */
+/* CPU features and the SIMD path (tensor/isa.c)                             */
 /* ------------------------------------------------------------------------ */
 
 /* The instruction-set path used by GEMM and the row kernels. On x86-64 it is
  * chosen at run time (the best the CPU supports); on ARM, NEON is chosen at
  * compile time. BERTC_ISA=scalar|avx2|avx512|neon forces a path (tests force
- * each in turn); asking for a path the CPU lacks is a fatal error. */
-typedef enum CpuIsa { ISA_SCALAR = 0, ISA_AVX2, ISA_AVX512, ISA_NEON } CpuIsa;
+ * each in turn); asking for a path the CPU lacks is a fatal error. Each path
+ * is one row of the ISA table (tensor/isa.c, docs/adding-an-isa.md). */
+typedef enum CpuIsa {
+    ISA_SCALAR = 0,
+    ISA_AVX2,
+    ISA_AVX512,
+    ISA_NEON,
+    ISA_COUNT   /* how many there are (a loop's bound), not a path */
+} CpuIsa;
 
 CpuIsa bertc_cpu_isa(void);                 /* the active path */
 bool bertc_cpu_isa_supported(CpuIsa isa);   /* can this CPU run it? */
@@ -403,9 +410,9 @@ void bertc_erff_n(float *y, const float *x, int64_t n);
 /* ------------------------------------------------------------------------ */
 
 /* Each kernel_* below runs on the active bertc_cpu_isa() path. A scalar reference
- * (tensor/kernels.c, declared in the library's private
- * tensor/kernels_internal.h) is the fallback on every target and the oracle
- * the SIMD paths (tensor/kernels_avx512.c, kernels_avx2.c, kernels_neon.c)
+ * (tensor/kernels.c, whose table the library's private
+ * tensor/kernels_internal.h declares) is the fallback on every target and the
+ * oracle the SIMD paths (tensor/row_kernels_simd.inc, compiled once per ISA)
  * are tested against (test/test_kernels_simd.c). All paths use
  * bertc_expf/erff/tanhf, never libm's, so results agree across targets.
  *

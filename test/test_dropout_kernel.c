@@ -16,7 +16,6 @@
 
 #define BIG 40005 /* past PARALLEL_MIN (32768) and not a multiple of any block */
 
-static const CpuIsa paths[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
 static const float probs[] = {0.0f, 0.1f, 0.5f, 0.9f, 1.0f - 0x1p-24f, 1.0f, 0.3333333f};
 static const uint64_t states[] = {42, 0, UINT64_MAX, UINT64_MAX - 3,
                                   (uint64_t)0 - 7 * RNG_GAMMA /* draw 6 sees state 0 */};
@@ -102,8 +101,8 @@ static void forward_case(CpuIsa isa, int64_t n, uint64_t state, float p)
     bertc_kernel_dropout(b.a, b.out, b.keep, n, state, t, scale_of(p));
     expect_definition("bertc_kernel_dropout", isa, n, state, p);
     memset(b.keep, 0xAA, (size_t)n);
-    bertc_kernel_dropout_scalar(b.a, b.out, b.keep, n, state, t, scale_of(p));
-    expect_definition("bertc_kernel_dropout_scalar", isa, n, state, p);
+    bertc_row_kernels_scalar.dropout(b.a, b.out, b.keep, n, state, t, scale_of(p));
+    expect_definition("the scalar dropout", isa, n, state, p);
     cr_assert_eq(state + (uint64_t)n * RNG_GAMMA, after.state,
                  "n=%lld draws from state %llu: skipping ahead gives %llu, the loop %llu",
                  (long long)n, (unsigned long long)state,
@@ -115,15 +114,15 @@ static void forward_case(CpuIsa isa, int64_t n, uint64_t state, float p)
 static void for_each_case(void (*fn)(CpuIsa isa, int64_t n, uint64_t state, float p))
 {
     CpuIsa orig = bertc_cpu_isa();
-    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
-        if (!bertc_cpu_isa_supported(paths[k]))
+    for (int isa = 0; isa < ISA_COUNT; isa++) {
+        if (!bertc_cpu_isa_supported((CpuIsa)isa))
             continue;
         for (size_t ip = 0; ip < sizeof probs / sizeof probs[0]; ip++)
             for (size_t is = 0; is < sizeof states / sizeof states[0]; is++) {
                 for (int64_t n = 0; n <= 67; n++)
-                    fn(paths[k], n, states[is], probs[ip]);
-                fn(paths[k], 4099, states[is], probs[ip]);
-                fn(paths[k], BIG, states[is], probs[ip]);
+                    fn((CpuIsa)isa, n, states[is], probs[ip]);
+                fn((CpuIsa)isa, 4099, states[is], probs[ip]);
+                fn((CpuIsa)isa, BIG, states[is], probs[ip]);
             }
     }
     bertc_cpu_set_isa(orig);
@@ -206,9 +205,9 @@ Test(dropout_kernel, draws_at_the_threshold)
                 for (int64_t i = 0; i < at[j]; i++)
                     bertc_rng_next_u64(&r);
                 cr_assert_eq(bertc_rng_next_u64(&r), z, "unmix is wrong");
-                for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++)
-                    if (bertc_cpu_isa_supported(paths[k]))
-                        forward_case(paths[k], n, state, probs[ip]);
+                for (int isa = 0; isa < ISA_COUNT; isa++)
+                    if (bertc_cpu_isa_supported((CpuIsa)isa))
+                        forward_case((CpuIsa)isa, n, state, probs[ip]);
                 cr_assert_eq(b.want_keep[at[j]], m >= t);
             }
     }
@@ -258,11 +257,11 @@ Test(dropout_kernel, two_threads_match_the_loop)
     int saved = bertc_threads_count();
     for (int threads = 1; threads <= 2; threads++) {
         bertc_threads_set_count(threads);
-        for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
-            if (!bertc_cpu_isa_supported(paths[k]))
+        for (int isa = 0; isa < ISA_COUNT; isa++) {
+            if (!bertc_cpu_isa_supported((CpuIsa)isa))
                 continue;
-            forward_case(paths[k], BIG, 42, 0.1f);
-            backward_case(paths[k], BIG, 42, 0.1f);
+            forward_case((CpuIsa)isa, BIG, 42, 0.1f);
+            backward_case((CpuIsa)isa, BIG, 42, 0.1f);
         }
     }
     bertc_threads_set_count(saved);

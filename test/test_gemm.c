@@ -168,7 +168,7 @@ typedef void (*IsaTest)(void);
 static void for_each_isa(IsaTest test)
 {
     CpuIsa saved = bertc_cpu_isa();
-    for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++)
+    for (int isa = ISA_SCALAR; isa < ISA_COUNT; isa++)
         if (bertc_cpu_isa_supported((CpuIsa)isa)) {
             bertc_cpu_set_isa((CpuIsa)isa);
             test();

@@ -79,7 +79,7 @@ static void for_each_isa(void (*test)(void))
 {
     CpuIsa saved = bertc_cpu_isa();
     int saved_threads = bertc_threads_count();
-    for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++)
+    for (int isa = ISA_SCALAR; isa < ISA_COUNT; isa++)
         if (bertc_cpu_isa_supported((CpuIsa)isa)) {
             bertc_cpu_set_isa((CpuIsa)isa);
             test();

@@ -19,7 +19,11 @@
 #define ATOL 1e-6f
 #define RTOL 1e-5f
 
-static const CpuIsa simd_paths[] = {ISA_AVX2, ISA_AVX512, ISA_NEON};
+/* Every SIMD path (every row of the ISA table but the scalar one) this CPU runs. */
+static bool simd_path(int isa)
+{
+    return isa != ISA_SCALAR && bertc_cpu_isa_supported((CpuIsa)isa);
+}
 
 typedef struct Bufs {
     float *x, *y, *g, *b, *dy, *dx, *dg, *db, *want, *want_g, *want_b, *mean, *rstd;
@@ -85,15 +89,15 @@ static void for_each_size(CaseFn fn)
     CpuIsa orig = bertc_cpu_isa();
     static const int64_t bert[][2] = {{1, 768}, {128, 768}, {1, 3072}, {128, 3072},
                                       {128, 128}, {12, 128}};
-    for (int p = 0; p < 3; p++) {
-        if (!bertc_cpu_isa_supported(simd_paths[p]))
+    for (int isa = 0; isa < ISA_COUNT; isa++) {
+        if (!simd_path(isa))
             continue;
         for (int64_t n = 1; n <= 67; n++) {
-            fn(simd_paths[p], 1, n);
-            fn(simd_paths[p], 3, n);
+            fn((CpuIsa)isa, 1, n);
+            fn((CpuIsa)isa, 3, n);
         }
         for (size_t k = 0; k < sizeof bert / sizeof bert[0]; k++)
-            fn(simd_paths[p], bert[k][0], bert[k][1]);
+            fn((CpuIsa)isa, bert[k][0], bert[k][1]);
     }
     bertc_cpu_set_isa(orig);
 }
@@ -104,11 +108,11 @@ static void gelu_case(CpuIsa isa, int64_t rows, int64_t n)
 {
     int64_t m = rows * n;
     fill(bufs.x, m, -8.0f, 8.0f);
-    bertc_kernel_gelu_scalar(bufs.want, bufs.x, m);
+    bertc_row_kernels_scalar.gelu(bufs.want, bufs.x, m);
     bertc_cpu_set_isa(isa);
     bertc_kernel_gelu(bufs.y, bufs.x, m);
     expect_close("bertc_kernel_gelu", "y", isa, rows, n, bufs.y, bufs.want, m);
-    bertc_kernel_gelu_tanh_scalar(bufs.want, bufs.x, m);
+    bertc_row_kernels_scalar.gelu_tanh(bufs.want, bufs.x, m);
     bertc_kernel_gelu_tanh(bufs.y, bufs.x, m);
     expect_close("bertc_kernel_gelu_tanh", "y", isa, rows, n, bufs.y, bufs.want, m);
 }
@@ -120,12 +124,12 @@ static void gelu_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.dy, m, -1.0f, 1.0f);
     fill(bufs.want, m, -1.0f, 1.0f); /* dx starts non-zero: the kernels accumulate */
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    bertc_kernel_gelu_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
+    bertc_row_kernels_scalar.gelu_backward(bufs.want, bufs.x, bufs.dy, m, true);
     bertc_cpu_set_isa(isa);
     bertc_kernel_gelu_backward(bufs.dx, bufs.x, bufs.dy, m, true);
     expect_close("bertc_kernel_gelu_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    bertc_kernel_gelu_tanh_backward_scalar(bufs.want, bufs.x, bufs.dy, m, true);
+    bertc_row_kernels_scalar.gelu_tanh_backward(bufs.want, bufs.x, bufs.dy, m, true);
     bertc_kernel_gelu_tanh_backward(bufs.dx, bufs.x, bufs.dy, m, true);
     expect_close("bertc_kernel_gelu_tanh_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
 }
@@ -139,12 +143,12 @@ static void softmax_case(CpuIsa isa, int64_t rows, int64_t n)
 {
     int64_t m = rows * n;
     fill(bufs.x, m, -10.0f, 10.0f);
-    bertc_kernel_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
+    bertc_row_kernels_scalar.softmax_rows(bufs.want, bufs.x, rows, n);
     bertc_cpu_set_isa(isa);
     memcpy(bufs.y, bufs.x, m * sizeof(float));
     bertc_kernel_softmax_rows(bufs.y, bufs.y, rows, n); /* in place: y aliases x */
     expect_close("bertc_kernel_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
-    bertc_kernel_log_softmax_rows_scalar(bufs.want, bufs.x, rows, n);
+    bertc_row_kernels_scalar.log_softmax_rows(bufs.want, bufs.x, rows, n);
     bertc_kernel_log_softmax_rows(bufs.y, bufs.x, rows, n);
     expect_close("bertc_kernel_log_softmax_rows", "y", isa, rows, n, bufs.y, bufs.want, m);
 }
@@ -156,14 +160,14 @@ static void softmax_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.dy, m, -1.0f, 1.0f);
     fill(bufs.want, m, -1.0f, 1.0f);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    bertc_kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-    bertc_kernel_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
+    bertc_row_kernels_scalar.softmax_rows(bufs.y, bufs.x, rows, n);
+    bertc_row_kernels_scalar.softmax_rows_backward(bufs.want, bufs.y, bufs.dy, rows, n, true);
     bertc_cpu_set_isa(isa);
     bertc_kernel_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
     expect_close("bertc_kernel_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want, m);
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
-    bertc_kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-    bertc_kernel_log_softmax_rows_backward_scalar(bufs.want, bufs.y, bufs.dy, rows, n, true);
+    bertc_row_kernels_scalar.log_softmax_rows(bufs.y, bufs.x, rows, n);
+    bertc_row_kernels_scalar.log_softmax_rows_backward(bufs.want, bufs.y, bufs.dy, rows, n, true);
     bertc_kernel_log_softmax_rows_backward(bufs.dx, bufs.y, bufs.dy, rows, n, true);
     expect_close("bertc_kernel_log_softmax_rows_backward", "dx", isa, rows, n, bufs.dx, bufs.want,
                  m);
@@ -184,8 +188,8 @@ static void layernorm_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.b, n, -0.5f, 0.5f);
     for (int affine = 0; affine < 2; affine++) {
         const float *g = affine ? bufs.g : NULL, *b = affine ? bufs.b : NULL;
-        bertc_kernel_layernorm_rows_scalar(bufs.want, bufs.mean, bufs.rstd, bufs.x, g, b, rows, n,
-                                     1e-12f);
+        bertc_row_kernels_scalar.layernorm_rows(bufs.want, bufs.mean, bufs.rstd, bufs.x, g, b,
+                                                rows, n, 1e-12f);
         bertc_cpu_set_isa(isa);
         bertc_kernel_layernorm_rows(bufs.y, mean, rstd, bufs.x, g, b, rows, n, 1e-12f);
         bertc_cpu_set_isa(ISA_SCALAR);
@@ -207,10 +211,11 @@ static void layernorm_backward_case(CpuIsa isa, int64_t rows, int64_t n)
     memcpy(bufs.dx, bufs.want, m * sizeof(float));
     memcpy(bufs.dg, bufs.want_g, n * sizeof(float));
     memcpy(bufs.db, bufs.want_b, n * sizeof(float));
-    bertc_kernel_layernorm_rows_scalar(bufs.y, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows, n,
-                                 1e-5f);
-    bertc_kernel_layernorm_rows_backward_scalar(bufs.want, bufs.want_g, bufs.want_b, bufs.dy,
-                                          bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n, true);
+    bertc_row_kernels_scalar.layernorm_rows(bufs.y, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL,
+                                            rows, n, 1e-5f);
+    bertc_row_kernels_scalar.layernorm_rows_backward(bufs.want, bufs.want_g, bufs.want_b, bufs.dy,
+                                                     bufs.x, bufs.mean, bufs.rstd, bufs.g, rows,
+                                                     n, true);
     bertc_cpu_set_isa(isa);
     bertc_kernel_layernorm_rows_backward(bufs.dx, bufs.dg, bufs.db, bufs.dy, bufs.x, bufs.mean,
                                    bufs.rstd, bufs.g, rows, n, true);
@@ -240,7 +245,7 @@ static void add_max_exp_sum_case(CpuIsa isa, int64_t rows, int64_t n)
             float *want = bufs.want + r * n, *y = bufs.y + r * n;
             memcpy(want, bufs.x + r * n, n * sizeof(float));
             memcpy(y, bufs.x + r * n, n * sizeof(float));
-            float want_max = bertc_kernel_add_max_scalar(want, b, n);
+            float want_max = bertc_row_kernels_scalar.add_max(want, b, n);
             bertc_cpu_set_isa(isa);
             float max = bertc_kernel_add_max(y, b, n);
             bertc_cpu_set_isa(ISA_SCALAR);
@@ -248,7 +253,7 @@ static void add_max_exp_sum_case(CpuIsa isa, int64_t rows, int64_t n)
                       "bertc_kernel_add_max [%s] n=%lld bias=%d row %lld: max expected %.9g, got "
                       "%.9g, or y differs", bertc_cpu_isa_name(isa), (long long)n, with_bias,
                       (long long)r, (double)want_max, (double)max);
-            double want_sum = bertc_kernel_exp_sum_scalar(want, want, want_max, n);
+            double want_sum = bertc_row_kernels_scalar.exp_sum(want, want, want_max, n);
             bertc_cpu_set_isa(isa);
             double sum = bertc_kernel_exp_sum(y, y, max, n);
             bertc_cpu_set_isa(ISA_SCALAR);
@@ -265,9 +270,9 @@ Test(kernels, add_max_exp_sum_match_scalar)
 {
     CpuIsa orig = bertc_cpu_isa();
     for_each_size(add_max_exp_sum_case);
-    for (int p = 0; p < 3; p++)
-        if (bertc_cpu_isa_supported(simd_paths[p]))
-            add_max_exp_sum_case(simd_paths[p], 1, 30522);
+    for (int isa = 0; isa < ISA_COUNT; isa++)
+        if (simd_path(isa))
+            add_max_exp_sum_case((CpuIsa)isa, 1, 30522);
     bertc_cpu_set_isa(orig);
 }
 
@@ -292,11 +297,11 @@ static void add_axpy_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.x, m, -10.0f, 10.0f);
     fill(bufs.want, m, -10.0f, 10.0f);
     memcpy(bufs.y, bufs.want, m * sizeof(float));
-    bertc_kernel_add_inplace_scalar(bufs.want, bufs.x, m);
+    bertc_row_kernels_scalar.add_inplace(bufs.want, bufs.x, m);
     bertc_cpu_set_isa(isa);
     bertc_kernel_add_inplace(bufs.y, bufs.x, m);
     expect_same("bertc_kernel_add_inplace", isa, m, bufs.y, bufs.want);
-    bertc_kernel_axpy_scalar(bufs.want, -0.37f, bufs.x, m);
+    bertc_row_kernels_scalar.axpy(bufs.want, -0.37f, bufs.x, m);
     bertc_kernel_axpy(bufs.y, -0.37f, bufs.x, m);
     expect_same("bertc_kernel_axpy", isa, m, bufs.y, bufs.want);
 }
@@ -316,27 +321,28 @@ static void run_backward(Backward k, bool scalar, float *dx, bool accumulate, in
                          int64_t n)
 {
     int64_t m = rows * n;
+    const RowKernels *s = &bertc_row_kernels_scalar;
     switch (k) {
     case BW_GELU:
-        (scalar ? bertc_kernel_gelu_backward_scalar : bertc_kernel_gelu_backward)(dx, bufs.x, bufs.dy, m,
-                                                                      accumulate);
+        (scalar ? s->gelu_backward : bertc_kernel_gelu_backward)(dx, bufs.x, bufs.dy, m,
+                                                                 accumulate);
         break;
     case BW_GELU_TANH:
-        (scalar ? bertc_kernel_gelu_tanh_backward_scalar : bertc_kernel_gelu_tanh_backward)(
-            dx, bufs.x, bufs.dy, m, accumulate);
+        (scalar ? s->gelu_tanh_backward : bertc_kernel_gelu_tanh_backward)(dx, bufs.x, bufs.dy,
+                                                                           m, accumulate);
         break;
     case BW_SOFTMAX:
-        bertc_kernel_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-        (scalar ? bertc_kernel_softmax_rows_backward_scalar : bertc_kernel_softmax_rows_backward)(
+        s->softmax_rows(bufs.y, bufs.x, rows, n);
+        (scalar ? s->softmax_rows_backward : bertc_kernel_softmax_rows_backward)(
             dx, bufs.y, bufs.dy, rows, n, accumulate);
         break;
     case BW_LOG_SOFTMAX:
-        bertc_kernel_log_softmax_rows_scalar(bufs.y, bufs.x, rows, n);
-        (scalar ? bertc_kernel_log_softmax_rows_backward_scalar : bertc_kernel_log_softmax_rows_backward)(
+        s->log_softmax_rows(bufs.y, bufs.x, rows, n);
+        (scalar ? s->log_softmax_rows_backward : bertc_kernel_log_softmax_rows_backward)(
             dx, bufs.y, bufs.dy, rows, n, accumulate);
         break;
     case BW_LAYERNORM:
-        (scalar ? bertc_kernel_layernorm_rows_backward_scalar : bertc_kernel_layernorm_rows_backward)(
+        (scalar ? s->layernorm_rows_backward : bertc_kernel_layernorm_rows_backward)(
             dx, NULL, NULL, bufs.dy, bufs.x, bufs.mean, bufs.rstd, bufs.g, rows, n,
             accumulate);
         break;
@@ -353,8 +359,8 @@ static void write_case(CpuIsa isa, int64_t rows, int64_t n)
     fill(bufs.x, m, -4.0f, 4.0f);
     fill(bufs.dy, m, -1.0f, 1.0f);
     fill(bufs.g, n, 0.5f, 1.5f);
-    bertc_kernel_layernorm_rows_scalar(bufs.want_g, bufs.mean, bufs.rstd, bufs.x, bufs.g, NULL, rows,
-                                 n, 1e-5f);
+    bertc_row_kernels_scalar.layernorm_rows(bufs.want_g, bufs.mean, bufs.rstd, bufs.x, bufs.g,
+                                            NULL, rows, n, 1e-5f);
     for (int k = 0; k < BW_COUNT; k++)
         for (int scalar = 0; scalar < 2; scalar++) {
             bertc_cpu_set_isa(scalar ? ISA_SCALAR : isa);

@@ -102,7 +102,7 @@ Test(prepack, outputs_and_weights_bit_for_bit_on_every_isa)
     bertc_ag_set_no_grad(g, true);
     int64_t n_w, n_out;
     float *weights = snapshot(model.reg, &n_w);
-    for (int isa = ISA_SCALAR; isa <= ISA_NEON; isa++) {
+    for (int isa = ISA_SCALAR; isa < ISA_COUNT; isa++) {
         if (!bertc_cpu_isa_supported((CpuIsa)isa))
             continue;
         bertc_cpu_set_isa((CpuIsa)isa);

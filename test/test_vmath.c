@@ -30,7 +30,6 @@ static const VmathCase cases[] = {
     {"bertc_erff", bertc_erff, bertc_erff_n, erf, -4.0f, 4.0f, 2.0},
 };
 #define N_CASES (int)(sizeof(cases) / sizeof(cases[0]))
-static const CpuIsa all_paths[] = {ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON};
 
 static uint32_t f2u(float f)
 {
@@ -96,9 +95,9 @@ Test(vmath, ulp_bounds_every_path)
     cr_assert(x && y);
     for (int c = 0; c < N_CASES; c++) {
         int64_t n = fill_sample(x, SAMPLE_CAP, cases[c].lo, cases[c].hi);
-        for (int p = 0; p < 4; p++)
-            if (bertc_cpu_isa_supported(all_paths[p]))
-                check_ulp(&cases[c], all_paths[p], x, y, n);
+        for (int p = 0; p < ISA_COUNT; p++)
+            if (bertc_cpu_isa_supported((CpuIsa)p))
+                check_ulp(&cases[c], (CpuIsa)p, x, y, n);
     }
     bertc_cpu_set_isa(orig);
     free(x);
@@ -119,10 +118,10 @@ static void check_specials(const VmathCase *c, const Special *s, int n)
 {
     CpuIsa orig = bertc_cpu_isa();
     float x[35], y[35];
-    for (int p = 0; p < 4; p++) {
-        if (!bertc_cpu_isa_supported(all_paths[p]))
+    for (int p = 0; p < ISA_COUNT; p++) {
+        if (!bertc_cpu_isa_supported((CpuIsa)p))
             continue;
-        bertc_cpu_set_isa(all_paths[p]);
+        bertc_cpu_set_isa((CpuIsa)p);
         /* 35 copies of each value: every vector lane and the scalar tail */
         for (int i = 0; i < n; i++) {
             for (int k = 0; k < 35; k++)
@@ -131,7 +130,7 @@ static void check_specials(const VmathCase *c, const Special *s, int n)
             for (int k = 0; k < 35; k++)
                 cr_expect(same_value(y[k], s[i].want),
                           "%s [%s] lane %d: f(%a) expected %a, got %a", c->name,
-                          bertc_cpu_isa_name(all_paths[p]), k, (double)s[i].x,
+                          bertc_cpu_isa_name((CpuIsa)p), k, (double)s[i].x,
                           (double)s[i].want, (double)y[k]);
         }
     }
@@ -178,10 +177,10 @@ Test(vmath, simd_matches_scalar_twin)
     cr_assert(x && y);
     for (int c = 0; c < N_CASES; c++) {
         int64_t n = fill_sample(x, SAMPLE_CAP, cases[c].lo, cases[c].hi);
-        for (int p = 1; p < 4; p++) {
-            if (!bertc_cpu_isa_supported(all_paths[p]))
+        for (int p = 0; p < ISA_COUNT; p++) {
+            if (p == ISA_SCALAR || !bertc_cpu_isa_supported((CpuIsa)p))
                 continue;
-            bertc_cpu_set_isa(all_paths[p]);
+            bertc_cpu_set_isa((CpuIsa)p);
             cases[c].array(y, x, n);
             int64_t bad = -1;
             for (int64_t i = 0; i < n && bad < 0; i++) {
@@ -190,7 +189,7 @@ Test(vmath, simd_matches_scalar_twin)
                     bad = i;
             }
             cr_expect(bad < 0, "%s [%s] differs from the scalar twin by > 1 ulp at x = %a: "
-                      "expected %a, got %a", cases[c].name, bertc_cpu_isa_name(all_paths[p]),
+                      "expected %a, got %a", cases[c].name, bertc_cpu_isa_name((CpuIsa)p),
                       bad < 0 ? 0.0 : (double)x[bad],
                       bad < 0 ? 0.0 : (double)cases[c].scalar(x[bad]),
                       bad < 0 ? 0.0 : (double)y[bad]);

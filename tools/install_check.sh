@@ -95,7 +95,7 @@ fi
 # there is one) and prints the logits the same main.c prints on the host.
 KIT="$OUT/prefix/share/bertc/firmware"
 for f in bertc.mk main.c board.h texts.c host/board.c cortex-m4f/Makefile cortex-m4f/startup.c \
-         cortex-m4f/link.ld src/bertc.h src/zoo/models/model_const.c; do
+         cortex-m4f/link.ld src/bertc.h src/zoo/models/model_const.c src/tensor/row_kernels_simd.inc; do
     [ -f "$KIT/$f" ] || { echo "install-check: FAILED: the porting kit has no $KIT/$f"; exit 1; }
 done
 [ -f "$OUT/prefix/share/doc/bertc/porting.md" ] ||
