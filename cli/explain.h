@@ -41,7 +41,7 @@ int explain_picture(const OutputSpec *o, const char *name, const Tensor *t,
 /* ---- cli/explain_steps.c: what the page shows, per architecture ---------- */
 
 /* One step of a forward: its title, its equation (HTML with Unicode maths),
- * the bertc function that computes it ("zoo/models/bert.c:layer_forward") and the
+ * the bertc function that computes it ("zoo/models/bert.c:bertc_bert_layer_forward") and the
  * output that holds its result. In `output`, "{l}" runs over the encoder's
  * layers (with "{i}" = l + 1 in the same step, a layer's output hidden
  * state), "{k}" over a second stack (BertSum's inter-sentence layers) for as

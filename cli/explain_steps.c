@@ -18,20 +18,20 @@
     {.title = "Embeddings",                                                                \
      .equation = "X<sub>0</sub> = LayerNorm(E<sub>word</sub>[ids] + E<sub>type</sub>[types] " \
                  "+ E<sub>pos</sub>[0..S&minus;1])  &nbsp; (B, S, H)",                     \
-     .where = "zoo/models/bert.c:embeddings_forward", .output = "hidden_states.0"}
+     .where = "zoo/models/bert.c:bertc_bert_embeddings_forward", .output = "hidden_states.0"}
 
 #define LAYER_OUTPUT                                                                       \
     {.title = "Add &amp; norm, feed-forward, add &amp; norm",                              \
      .equation = "Y = LN(X<sub>l</sub> + Attn W<sub>O</sub>); &nbsp; X<sub>l+1</sub> = "     \
                  "LN(Y + GELU(Y W<sub>1</sub>) W<sub>2</sub>)  &nbsp; (B, S, H)",          \
-     .where = "zoo/models/bert.c:layer_forward", .output = "hidden_states.{i}"}
+     .where = "zoo/models/bert.c:bertc_bert_layer_forward", .output = "hidden_states.{i}"}
 
 static const ExplainStep bert_encoder[] = {
     EMBEDDINGS,
     {.title = "Self-attention",
      .equation = "A = softmax(Q K<sup>T</sup> / &radic;d + M), &nbsp; Q = X<sub>l</sub>W<sub>Q</sub>, "
                  "K = X<sub>l</sub>W<sub>K</sub>; &nbsp; Attn = A V  &nbsp; (B, nh, S, S)",
-     .where = "nn/attention.c:bertc_bert_self_attention_forward",
+     .where = "zoo/models/bert_attention.c:bertc_bert_self_attention_forward",
      .output = "layers.{l}.attention_probs"},
     LAYER_OUTPUT,
 };
