@@ -94,7 +94,7 @@ void bertc_ag_graph_reset(Graph *g);
 bool bertc_ag_set_no_grad(Graph *g, bool no_grad);
 /* Lean inference, for a memory-bound target (a microcontroller): models that
  * support it keep only what their final outputs need. The BERT encoder
- * (zoo/models/bert.c) then keeps no hidden_states.{i} and no attention maps (they are
+ * (zoo/models/bert_inference.c) then keeps no hidden_states.{i} and no attention maps (they are
  * not put in the Outputs), works on a few rows at a time, releases each
  * step's temporaries once its result is written into the one hidden buffer,
  * and computes attention row by row (bertc_ag_attention_rows) without an

@@ -1,5 +1,5 @@
 /* autograd/ops_fused.c — the residual Add & Norm of the BERT layer (SPEC §6.1,
- * zoo/models/bert.c layer_forward) as one op:
+ * zoo/models/bert.c bertc_bert_layer_forward) as one op:
  *
  *   add_layernorm(a, b) = LayerNorm(a + b)
  *

@@ -7,7 +7,7 @@
 
 Graph *bertc_ag_graph_create(size_t step_bytes, uint64_t seed)
 {
-    Arena *step = bertc_arena_create("step", step_bytes);   /* first: it may stop (bertc_try) */
+    Arena *step = bertc_arena_create("step", step_bytes);   /* first: it may stop (bertc_fatal) */
     Graph *g = bertc_sys_alloc(sizeof *g);
     if (!g) {
         bertc_arena_destroy(step);

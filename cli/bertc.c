@@ -392,34 +392,25 @@ static int run_command(int argc, char **argv)
     return e->run(argc - 1, argv + 1);
 }
 
-/* The command runs under bertc_try: the library's entry points catch what
+/* The command runs under a guard: the library's entry points catch what
  * they meet on user input themselves; this catches anything else, so that
  * bertc ends with one line and status 1, never an abort. */
-typedef struct Command {
-    int argc;
-    char **argv;
-    int status;
-} Command;
-
-static int run_guarded(void *ctx, BertcError *err)
-{
-    (void)err;
-    Command *c = ctx;
-    c->status = run_command(c->argc, c->argv);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     program = argv[0];
-    Command c = {argc, argv, 0};
-    BertcError err;
     /* a file-size limit (ulimit -f) reached while writing is a failed write
      * (EFBIG, one line), not SIGXFSZ's kill */
     signal(SIGXFSZ, SIG_IGN);
-    if (bertc_try(run_guarded, &c, &err) != 0) {
+    /* static: bertc_fatal writes it after the setjmp, and a local so written
+     * would be indeterminate after the jump (C11 7.13.2.1) */
+    static BertcError err;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, &err);
+    if (setjmp(guard.env) != 0) {
         fprintf(stderr, "bertc: %s\n", err.msg);
         return 1;
     }
-    return c.status;
+    int status = run_command(argc, argv);
+    bertc_catch_end(&guard);
+    return status;
 }

@@ -145,18 +145,6 @@ static inline int example_exit_status(void)
     return sig ? 128 + sig : 1;
 }
 
-typedef struct ExampleRun {
-    int argc;
-    char **argv;
-    int (*run)(int, char **, BertcError *);
-} ExampleRun;
-
-static inline int example_run_call(void *ctx, BertcError *err)
-{
-    ExampleRun *r = ctx;
-    return r->run(r->argc, r->argv, err);
-}
-
 /* SIGINT or SIGTERM outside bertc_train_run (loading the data, between two
  * phases, writing the pictures): nothing is due to be saved (bertc_train_run saved
  * at its end), so end at once, with one line and the status a shell expects
@@ -193,13 +181,15 @@ static inline void example_catch_signals(void)
 }
 
 /* The whole main of an example: BERTC_ISA/BERTC_THREADS checked as bertc
- * checks them (exit 2), then run() under bertc_try, so that even a failure
- * the library meets outside its own entry points is one line, not an abort
- * (exit 1, or 128 + the signal that stopped training). */
+ * checks them (exit 2), then run() under a guard (bertc_catch_begin), so
+ * that even a failure the library meets outside its own entry points is one
+ * line, not an abort (exit 1, or 128 + the signal that stopped training). */
 static inline int example_main(const char *name, int argc, char **argv,
                                int (*run)(int, char **, BertcError *))
 {
-    BertcError err;
+    /* static: bertc_fatal writes it after the setjmp, and a local so written
+     * would be indeterminate after the jump (C11 7.13.2.1) */
+    static BertcError err;
     /* a file-size limit (ulimit -f) reached while saving must be a failed
      * write (EFBIG: one line, the old checkpoint kept), not SIGXFSZ's kill */
     signal(SIGXFSZ, SIG_IGN);
@@ -209,8 +199,15 @@ static inline int example_main(const char *name, int argc, char **argv,
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return 2;
     }
-    ExampleRun r = {argc, argv, run};
-    if (bertc_try(example_run_call, &r, &err) != 0) {
+    BertcCatch guard;
+    bertc_catch_begin(&guard, &err);
+    if (setjmp(guard.env) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        return example_exit_status();
+    }
+    int rc = run(argc, argv, &err);
+    bertc_catch_end(&guard);
+    if (rc != 0) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return example_exit_status();
     }

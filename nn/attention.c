@@ -1,8 +1,13 @@
-/* nn/attention.c — multi-head attention, BERT style and OpenNMT style.
+/* nn/attention.c — generic multi-head attention: the head split and merge
+ * every attention uses, OpenNMT's MultiHeadedAttention (BertSum's), and the
+ * BERTC_NAIVE switch.
  *
  *   heads:   (B, S, H) -> view (B, S, nh, d) -> permute -> (B, nh, S, d)
  *   scores:  (B, nh, S, S) = Q K^T / sqrt(d)      ("Attention Is All You Need", eq. 1)
- *   context: softmax(scores) V, merged back to (B, S, H). */
+ *   context: softmax(scores) V, merged back to (B, S, H).
+ *
+ * BERT's own self-attention (HF BertSelfAttention) is a model's, in
+ * zoo/models/bert_attention.c; CGBERT's and QACGBERT's are theirs too. */
 #include "nn/nn.h"
 
 #include <math.h>
@@ -43,59 +48,6 @@ Var *bertc_nn_merge_heads(Graph *g, Var *x)
     const int perm[4] = {0, 2, 1, 3};
     int64_t shape[3] = {B, S, nh * d};
     return bertc_ag_reshape(g, bertc_ag_permute(g, x, perm), 3, shape);
-}
-
-void bertc_bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
-                              float attention_dropout)
-{
-    if (H % heads != 0)
-        bertc_fatal("attention: hidden size %lld is not a multiple of %lld heads",
-                    (long long)H, (long long)heads);
-    m->heads = heads;
-    bertc_linear_init(&m->query, r, "query", H, H, true);
-    bertc_linear_init(&m->key, r, "key", H, H, true);
-    bertc_linear_init(&m->value, r, "value", H, H, true);
-    bertc_dropout_init(&m->dropout, r, "dropout", attention_dropout);
-}
-
-/* BERTC_NAIVE=1: "Attention Is All You Need" eq. 1 one op at a time, as
- * HF's BertSelfAttention writes it: split the heads (permute copies),
- * matmul, scale, add the mask, softmax, dropout, matmul, merge. */
-static Var *naive_attention(Graph *g, const BertSelfAttention *m, Var *q, Var *k, Var *v,
-                            float scale, Var *mask_add, Var **probs_out)
-{
-    Var *qh = bertc_nn_split_heads(g, q, m->heads);                             /* (B, nh, S, d) */
-    Var *kh = bertc_nn_split_heads(g, k, m->heads);
-    Var *vh = bertc_nn_split_heads(g, v, m->heads);
-    Var *scores = bertc_ag_scale(g, bertc_ag_matmul(g, qh, kh, false, true), scale); /* (B, nh, S, S) */
-    if (mask_add)
-        scores = bertc_ag_add(g, scores, mask_add);                         /* + (B, 1, 1, S) */
-    Var *probs = bertc_ag_softmax(g, scores);
-    if (probs_out)
-        *probs_out = probs;
-    Var *context = bertc_ag_matmul(g, bertc_dropout_forward(g, &m->dropout, probs), vh, false,
-                                   false);                                  /* (B, nh, S, d) */
-    return bertc_nn_merge_heads(g, context);                                /* (B, S, H) */
-}
-
-/* The heads are read where the Linear wrote them (bertc_ag_attention_scores and
- * bertc_ag_attention_context): the same numbers as split, matmul, scale, add the
- * mask, merge, without the four permute copies. BERTC_NAIVE=1 takes those
- * steps one by one instead (naive_attention). */
-Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
-                                 Var **probs_out)
-{
-    Var *q = bertc_linear_forward(g, &m->query, x);                            /* (B, S, H) */
-    Var *k = bertc_linear_forward(g, &m->key, x);
-    Var *v = bertc_linear_forward(g, &m->value, x);
-    float scale = 1.0f / sqrtf((float)(q->value.shape[2] / m->heads));
-    if (bertc_naive())
-        return naive_attention(g, m, q, k, v, scale, mask_add, probs_out);
-    Var *scores = bertc_ag_attention_scores(g, q, k, m->heads, scale, mask_add); /* (B, nh, S, S) */
-    Var *probs = bertc_ag_softmax(g, scores);
-    if (probs_out)
-        *probs_out = probs;
-    return bertc_ag_attention_context(g, bertc_dropout_forward(g, &m->dropout, probs), v);   /* (B, S, H) */
 }
 
 void bertc_onmt_attention_init(OnmtAttention *m, Registry *r, const char *attr, int64_t H,

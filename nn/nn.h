@@ -316,23 +316,6 @@ void bertc_set_naive(bool on);
 Var *bertc_nn_split_heads(Graph *g, Var *x, int64_t nh);
 Var *bertc_nn_merge_heads(Graph *g, Var *x);
 
-/* BERT-style self-attention (HF BertSelfAttention): separate query, key and
- * value Linears (H -> H), scores Q K^T / sqrt(d) plus an additive mask,
- * softmax over keys, dropout on the probabilities, context merged back.
- * Registers `query`, `key`, `value` (and a `dropout`) under the current prefix. */
-typedef struct BertSelfAttention {
-    Linear query, key, value;
-    Dropout dropout;
-    int64_t heads;
-} BertSelfAttention;
-void bertc_bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
-                              float attention_dropout);
-/* x (B, S, H); mask_add (B, 1, 1, S) additive (0 keep, large negative pad) or
- * NULL; probs_out (may be NULL) receives the (B, nh, S, S) probabilities.
- * Returns the context (B, S, H). */
-Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x, Var *mask_add,
-                                 Var **probs_out);
-
 /* OpenNMT-style multi-headed attention as BertSum uses it: linear_keys,
  * linear_values, linear_query, final_linear; the query is divided by sqrt(d)
  * BEFORE the product, and padded keys are REPLACED by -1e18 (masked_fill),

@@ -458,32 +458,19 @@ static int verify_crc32(const SafeTensors *st, BertcError *err)
 /* Opening                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static int create_arena(void *ctx, BertcError *err)
+/* The header of source, read and checked into a new SafeTensors in arena
+ * (*out, set first). A header that needs more memory than there is reaches
+ * bertc_fatal. */
+static int read_source(Arena *arena, const char *name, StSource source, SafeTensors **out,
+                       BertcError *err)
 {
-    (void)err;
-    *(Arena **)ctx = bertc_arena_create("safetensors", 1 << 16);
-    return 0;
-}
-
-/* What bertc_st_open_source reads, under bertc_try: a header that needs more
- * memory than there is is an error, and the source is still closed. */
-typedef struct OpenCall {
-    Arena *arena;
-    const char *name;
-    StSource source;
-    SafeTensors *st;
-} OpenCall;
-
-static int open_source(void *ctx, BertcError *err)
-{
-    OpenCall *c = ctx;
-    size_t name_len = strlen(c->name);
-    SafeTensors *st = bertc_arena_calloc(c->arena, 1, sizeof *st + name_len + 1);
-    memcpy((char *)(st + 1), c->name, name_len + 1);
+    size_t name_len = strlen(name);
+    SafeTensors *st = bertc_arena_calloc(arena, 1, sizeof *st + name_len + 1);
+    memcpy((char *)(st + 1), name, name_len + 1);
     st->name = (const char *)(st + 1);
-    st->source = c->source;
-    st->arena = c->arena;
-    c->st = st;
+    st->source = source;
+    st->arena = arena;
+    *out = st;
     JsonDoc *doc;
     if (read_header_length(st, err) != 0 || parse_header(st, &doc, err) != 0 ||
         read_entries(st, doc->root, err) != 0 || verify_crc32(st, err) != 0)
@@ -491,28 +478,48 @@ static int open_source(void *ctx, BertcError *err)
     return 0;
 }
 
+/* After a failed open: the source is closed and the arena made for it freed. */
+static void open_failed(StSource source, Arena *own)
+{
+    if (source.close)
+        source.close(source.ctx);
+    bertc_arena_destroy(own);
+}
+
+/* The open in arena, which the SafeTensors owns when it was made for it. */
+static int open_in(Arena *arena, bool owned, const char *name, StSource source,
+                   SafeTensors **out, BertcError *err)
+{
+    SafeTensors *st = NULL;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0) {   /* a header too big for memory: err says so */
+        open_failed(source, owned ? arena : NULL);
+        return -1;
+    }
+    int rc = read_source(arena, name, source, &st, err);
+    bertc_catch_end(&guard);
+    if (rc != 0) {
+        open_failed(source, owned ? arena : NULL);
+        return -1;
+    }
+    st->owns_arena = owned;
+    *out = st;
+    return 0;
+}
+
 int bertc_st_open_source(Arena *arena, const char *name, StSource source, SafeTensors **out,
                    BertcError *err)
 {
-    OpenCall c = {arena, name, source, NULL};
-    if (!arena) {
-        BertcError none;
-        if (bertc_try(create_arena, &c.arena, &none) != 0) {
-            if (source.close)
-                source.close(source.ctx);
-            return bertc_errorf(err, "%s: %s", name, none.msg);
-        }
+    if (arena)
+        return open_in(arena, false, name, source, out, err);
+    BertcError why;
+    Arena *own = bertc_arena_create_checked("safetensors", 1 << 16, &why);
+    if (!own) {
+        open_failed(source, NULL);
+        return bertc_errorf(err, "%s: %s", name, why.msg);
     }
-    if (bertc_try(open_source, &c, err) != 0) {
-        if (source.close)
-            source.close(source.ctx);
-        if (!arena)
-            bertc_arena_destroy(c.arena);
-        return -1;
-    }
-    c.st->owns_arena = arena == NULL;
-    *out = c.st;
-    return 0;
+    return open_in(own, true, name, source, out, err);
 }
 
 void bertc_st_close(SafeTensors *st)

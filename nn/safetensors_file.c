@@ -54,7 +54,7 @@ static void file_close(void *ctx)
 int bertc_st_open_file(Arena *arena, const char *path, SafeTensors **out, BertcError *err)
 {
     /* allocated before the file is open: an allocation that stops
-     * (bertc_try) must not leave it open */
+     * (bertc_fatal, caught by a caller's guard) must not leave it open */
     Arena *a = arena ? arena : bertc_arena_create("safetensors", 1 << 16);
     FileSource *f = bertc_arena_alloc(a, sizeof *f);
     uint64_t length = 0;

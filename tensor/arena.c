@@ -151,7 +151,7 @@ static SizeText size_text(double bytes)
     return s;
 }
 
-/* Account for `bytes` more, or stop (bertc_fatal: an error inside bertc_try)
+/* Account for `bytes` more, or stop (bertc_fatal: an error inside a guard)
  * with the arena's name and the sizes, when they would pass the limit. */
 static void reserve(const char *arena, size_t bytes)
 {
@@ -218,6 +218,17 @@ Arena *bertc_arena_create(const char *name, size_t initial_bytes)
     a->name = name;
     a->n_system_allocs = 1;
     arena_use_chunk(a, first);
+    return a;
+}
+
+Arena *bertc_arena_create_checked(const char *name, size_t initial_bytes, BertcError *err)
+{
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return NULL;   /* no memory for it: err says so */
+    Arena *a = bertc_arena_create(name, initial_bytes);
+    bertc_catch_end(&guard);
     return a;
 }
 
@@ -300,7 +311,7 @@ void bertc_arena_reset(Arena *a)
         size_t cap = round_up(a->high_water + slack, ARENA_ALIGN);
         free_chunks(a->chunk);
         /* empty until the new chunk exists: a chunk_new that fails (inside
-         * bertc_try) leaves an arena that grows again on its next alloc */
+         * a guard) leaves an arena that grows again on its next alloc */
         a->chunk = NULL;
         a->base = NULL;
         a->cap = a->used = a->used_before = 0;

@@ -166,31 +166,30 @@ BertcErrorHook bertc_set_error_hook(BertcErrorHook hook, void *user)
     return previous;
 }
 
-/* The innermost bertc_try of this thread: where bertc_fatal jumps back to. */
-typedef struct Catcher {
-    jmp_buf env;
-    BertcError *err;
-    struct Catcher *outer;
-} Catcher;
-
+/* The innermost guard of this thread: where bertc_fatal jumps back to. */
 #if defined(BERTC_NO_THREADS)
-static Catcher *catcher;
+static BertcCatch *catcher;
 #else
-static _Thread_local Catcher *catcher;
+static _Thread_local BertcCatch *catcher;
 #endif
+
+void bertc_catch_begin(BertcCatch *guard, BertcError *err)
+{
+    guard->err = err;
+    guard->outer = catcher;
+    catcher = guard;
+}
+
+void bertc_catch_end(BertcCatch *guard) { catcher = guard->outer; }
 
 int bertc_try(BertcTryFn fn, void *ctx, BertcError *err)
 {
-    Catcher c;
-    c.err = err;
-    c.outer = catcher;
-    if (setjmp(c.env) != 0) {
-        catcher = c.outer;   /* bertc_fatal jumped here: its message is in err */
-        return -1;
-    }
-    catcher = &c;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* bertc_fatal jumped here: its message is in err */
     int rc = fn(ctx, err);
-    catcher = c.outer;
+    bertc_catch_end(&guard);
     return rc;
 }
 
@@ -201,10 +200,12 @@ _Noreturn void bertc_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     compose(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (catcher) {
-        if (catcher->err)
-            snprintf(catcher->err->msg, sizeof catcher->err->msg, "%s", msg);
-        longjmp(catcher->env, 1);
+    BertcCatch *guard = catcher;
+    if (guard) {
+        catcher = guard->outer;   /* the guard ends: the jump leaves its call */
+        if (guard->err)
+            snprintf(guard->err->msg, sizeof guard->err->msg, "%s", msg);
+        longjmp(guard->env, 1);
     }
     current_hook(msg, current_user);
     abort(); /* a hook that returns has nowhere to go back to */

@@ -10,7 +10,7 @@
  * wrote them: head h of key row (b, j) is the d floats at (b S + j) H + h d.
  * Sq may be a block of the sequence's query rows (the lean encoder takes
  * them a few at a time). The only scratch is one row of S scores per (b, h)
- * block, so inference memory does not grow with S^2 (zoo/models/bert.c). Numerics: the dot products are float
+ * block, so inference memory does not grow with S^2 (zoo/models/bert_inference.c). Numerics: the dot products are float
  * sums in j order; the softmax is the scalar reference kernel (double sum,
  * bertc_expf), so every target gives the same bits. It is the oracle and the
  * only path: the embedded targets it is for are scalar. */

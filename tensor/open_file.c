@@ -120,26 +120,19 @@ FILE *bertc_open_append(const char *path, BertcError *err)
 
 /* ---- a whole file into an arena ----------------------------------------- */
 
-typedef struct ReadCall {
-    FILE *fp;
-    const char *path;
-    size_t size;
-    Arena **arena;
-    char **text;
-} ReadCall;
-
-/* Under bertc_try while the file is open: a file too big for memory is an
- * error, and bertc_read_file still closes it. */
-static int read_into_arena(void *ctx, BertcError *err)
+/* The file's bytes, NUL-terminated, into a new arena (*arena, made here: a
+ * file too big for memory reaches bertc_fatal, after which the caller still
+ * closes fp and frees *arena). */
+static int read_into_arena(FILE *fp, const char *path, size_t size, Arena **arena, char **text,
+                           BertcError *err)
 {
-    ReadCall *c = ctx;
-    *c->arena = bertc_arena_create("file", c->size + 4096);
-    char *text = bertc_arena_alloc(*c->arena, c->size + 1);
-    if (fread(text, 1, c->size, c->fp) != c->size)
-        return bertc_errorf(err, "%s: short read: %s", c->path,
-                            ferror(c->fp) ? strerror(errno) : "the file shrank");
-    text[c->size] = '\0';
-    *c->text = text;
+    *arena = bertc_arena_create("file", size + 4096);
+    char *bytes = bertc_arena_alloc(*arena, size + 1);
+    if (fread(bytes, 1, size, fp) != size)
+        return bertc_errorf(err, "%s: short read: %s", path,
+                            ferror(fp) ? strerror(errno) : "the file shrank");
+    bytes[size] = '\0';
+    *text = bytes;
     return 0;
 }
 
@@ -151,15 +144,20 @@ int bertc_read_file(const char *path, size_t max_bytes, const char *what, Arena 
     FILE *fp = bertc_open_read(path, &size, err);
     if (!fp)
         return -1;
-    int rc;
     if (size > max_bytes) {
-        rc = bertc_errorf(err, "%s: %llu bytes, more than the %zu %s may have", path,
-                          (unsigned long long)size, max_bytes, what);
-    } else {
-        ReadCall c = {fp, path, (size_t)size, arena, text};
-        rc = bertc_try(read_into_arena, &c, err);
-        *len = (size_t)size;
+        fclose(fp);
+        return bertc_errorf(err, "%s: %llu bytes, more than the %zu %s may have", path,
+                            (unsigned long long)size, max_bytes, what);
     }
+    *len = (size_t)size;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0) {   /* out of memory: err says so */
+        fclose(fp);
+        return -1;
+    }
+    int rc = read_into_arena(fp, path, *len, arena, text, err);
+    bertc_catch_end(&guard);
     fclose(fp);
     return rc;
 }

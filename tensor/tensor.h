@@ -25,6 +25,7 @@
 #ifndef BERTC_TENSOR_H
 #define BERTC_TENSOR_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,7 +68,8 @@ typedef void (*BertcErrorHook)(const char *msg, void *user);
 /* Install a hook (NULL restores the default). Returns the previous hook. */
 BertcErrorHook bertc_set_error_hook(BertcErrorHook hook, void *user);
 /* Report library misuse through the hook. If the hook returns, abort().
- * Inside bertc_try (below) it returns to bertc_try's caller instead. */
+ * Inside a guard (bertc_catch_begin, below) it returns to the guard's setjmp
+ * instead. */
 _Noreturn void bertc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Running library code on user input without ever aborting.
@@ -77,19 +79,47 @@ _Noreturn void bertc_fatal(const char *fmt, ...) __attribute__((format(printf, 1
  * big for RAM), or an op deep inside a forward handed shapes it cannot take
  * because a check upstream was missing. They reach bertc_fatal. The entry
  * points that take user data (bertc_model_build, bertc_model_load, bertc_model_forward,
- * bertc_model_backward, bertc_train_run, bertc_zoo_run, the file readers) run their work
- * through bertc_try:
+ * bertc_model_backward, bertc_train_run, bertc_zoo_run, the file readers) catch
+ * it with a guard around the call that may fatal, so the function that runs
+ * stays in view where the error is caught:
  *
- *     static int build(void *ctx, BertcError *err) { ... }   // may fatal
- *     int rc = bertc_try(build, &args, err);   // -1 and err->msg on a fatal
+ *     BertcCatch guard;
+ *     bertc_catch_begin(&guard, err);      // from here a bertc_fatal ...
+ *     if (setjmp(guard.env) != 0)
+ *         return -1;                        // ... lands here, its message in err
+ *     int rc = m->arch->forward(m->impl, &m->cfg, g, in, out, err);
+ *     bertc_catch_end(&guard);
+ *     return rc;
  *
- * bertc_try calls fn(ctx, err) and returns what it returns; when something
- * inside calls bertc_fatal, bertc_try returns -1 at once with the fatal
- * message in err (the error hook is not called). Tries nest: the innermost
- * catches. Each thread has its own (a fatal in a GEMM worker thread still
- * aborts). What fn allocated from arenas stays in those arenas and is freed
- * with them; fn must not hold other resources (a FILE, a malloc) across a
- * call that may fatal - its caller owns those and releases them after. */
+ * bertc_fatal inside the call returns to the setjmp with 1, the message in
+ * err (may be NULL) and the guard already ended; the error hook is not
+ * called. Guards nest (the innermost catches); each thread has its own (a
+ * fatal in a GEMM worker thread still aborts). No macro hides this: C
+ * allows setjmp only as a whole condition like the one above (C11
+ * 7.13.1.1), in the function that stays on the stack until
+ * bertc_catch_end, and a reader should see where control comes back. So the
+ * rules are setjmp's:
+ *  - one call (or a few statements that never return) between
+ *    bertc_catch_begin and bertc_catch_end: every path past the setjmp
+ *    must reach bertc_catch_end;
+ *  - where it lands, read only the parameters and locals set before the
+ *    setjmp: a local of this function changed after it is indeterminate
+ *    after the jump (C11 7.13.2.1). What the call makes (an arena, a
+ *    graph) and the caller must free therefore lives in the caller's frame
+ *    (zoo/models/run.c, zoo/train/train.c);
+ *  - what the call allocated from arenas stays in those arenas and is freed
+ *    with them; it must not hold other resources (a FILE, a malloc) across a
+ *    call that may fatal - its caller owns those and releases them after. */
+typedef struct BertcCatch {
+    jmp_buf env;
+    BertcError *err;
+    struct BertcCatch *outer;
+} BertcCatch;
+void bertc_catch_begin(BertcCatch *guard, BertcError *err);
+void bertc_catch_end(BertcCatch *guard);
+
+/* The same guard around fn(ctx, err), for a caller whose work already has
+ * this shape: fn's result, or -1 and err->msg on a fatal. */
 typedef int (*BertcTryFn)(void *ctx, BertcError *err);
 int bertc_try(BertcTryFn fn, void *ctx, BertcError *err);
 
@@ -199,6 +229,9 @@ typedef struct Arena {
 } Arena;
 
 Arena *bertc_arena_create(const char *name, size_t initial_bytes);
+/* bertc_arena_create, or NULL and the reason in err (may be NULL) where the
+ * machine has not the memory (bertc_arena_create's bertc_fatal, caught). */
+Arena *bertc_arena_create_checked(const char *name, size_t initial_bytes, BertcError *err);
 void bertc_arena_init_fixed(Arena *a, const char *name, void *buffer, size_t bytes);
 void bertc_arena_destroy(Arena *a);           /* frees chunks; for bertc_arena_create() arenas
                                            also frees the Arena itself */
@@ -213,7 +246,7 @@ size_t bertc_arena_high_water(const Arena *a);
  * then available to take, MemAvailable + SwapFree on Linux; 0 sets the
  * default again). Growing past it, or a malloc
  * the system refuses, is a bertc_fatal naming the arena and the sizes, which
- * bertc_try turns into an error: a batch too big for the machine is refused
+ * a guard (bertc_catch_begin) turns into an error: a batch too big for the machine is refused
  * before it is touched, not killed by the OS half-way (Linux overcommits). */
 void bertc_arena_set_memory_limit(size_t bytes);
 size_t bertc_arena_memory_limit(void);

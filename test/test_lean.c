@@ -1,4 +1,4 @@
-/* test/test_lean.c — lean inference (bertc_ag_set_lean, zoo/models/bert.c):
+/* test/test_lean.c — lean inference (bertc_ag_set_lean, zoo/models/bert_inference.c):
  *  - on every fixture of test/data/zoo, every output a lean forward keeps
  *    equals the normal no_grad forward's: bit for bit on the scalar path
  *    and where the architecture ignores lean (CGBERT, QACGBERT), within
@@ -8,7 +8,7 @@
  *  - the row-attention kernel against attention_scores + softmax +
  *    attention_context on random shapes, padded keys and nearly empty rows;
  *  - the step arena of a lean forward stays under the bound the layout in
- *    zoo/models/bert.c gives, float32 and int8;
+ *    zoo/models/bert_inference.c gives, float32 and int8;
  *  - lean with a tape, or attention_rows on inputs that need a gradient, is a
  *    one-line error. */
 #include "test/test_util.h"
@@ -329,7 +329,7 @@ static void build_classifier(Model *m, Arena *arena, const LeanSize *s)
     }
 }
 
-/* The bound, from zoo/models/bert.c's layout (B = 1, R = LEAN_ROWS = 8 rows per
+/* The bound, from zoo/models/bert_inference.c's layout (B = 1, R = LEAN_ROWS = 8 rows per
  * step): the hidden buffer X and the larger of attention's K, V (2 S H) and
  * one block's Q and A (2 R H), or one FFN block's F and O (R (I + H)), in
  * floats; plus 4 KiB for what every forward holds besides: the ids, the

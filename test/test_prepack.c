@@ -124,7 +124,7 @@ Test(prepack, outputs_and_weights_bit_for_bit_on_every_isa)
     bertc_ag_graph_destroy(g);
 }
 
-/* bertc_model_forward runs under bertc_try: the misuse is its error, not an abort. */
+/* bertc_model_forward guards the forward: the misuse is its error, not an abort. */
 static int forward_with_grad(Graph *g, BertcError *err)
 {
     Batch b;

@@ -202,7 +202,7 @@ static void expect_out_of_memory(TrainTask *t, int64_t batch_size, size_t headro
 }
 
 /* A batch whose step needs more memory than bertc may use: bertc_train_run
- * returns an error naming the arena (it ran under bertc_try), and the model
+ * returns an error naming the arena (it ran under a guard), and the model
  * trains on afterwards with a batch that fits. */
 Test(train_engine, a_batch_too_big_for_memory_is_an_error)
 {

@@ -1,7 +1,8 @@
-/* test/test_try.c — bertc_try and the arena memory limit: a failure that
- * reaches bertc_fatal while the library works on user input (a batch too big
- * for memory, a malloc the system refuses, an op given shapes it cannot
- * take) comes back as an error from the entry point, never an abort. */
+/* test/test_try.c — the guard (bertc_catch_begin), bertc_try and the arena
+ * memory limit: a failure that reaches bertc_fatal while the library works
+ * on user input (a batch too big for memory, a malloc the system refuses, an
+ * op given shapes it cannot take) comes back as an error from the entry
+ * point, never an abort. */
 #include "test/test_util.h"
 
 #include <criterion/criterion.h>
@@ -96,6 +97,122 @@ Test(try, a_fatal_after_the_try_returned_goes_to_the_hook)
     char msg[BERTC_ERROR_LEN];
     cr_expect(test_catch_fatal(fatal_outside, NULL, msg, sizeof msg),
               "a finished bertc_try still caught a later fatal");
+}
+
+/* ---- the guard: bertc_catch_begin, setjmp, the call, bertc_catch_end ---- */
+
+/* What a guarded call reached, kept outside the test's frame: a local
+ * changed after the setjmp would be indeterminate after the jump. */
+static int reached;
+
+static int guarded_fatal(BertcError *err, const char *what)
+{
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;
+    reached = 1;
+    bertc_fatal("%s: out of memory", what);
+    reached = 2;   /* never reached */
+    bertc_catch_end(&guard);
+    return 0;
+}
+
+Test(guard, a_fatal_lands_at_its_setjmp_with_the_message_and_skips_the_hook)
+{
+    BertcError err = {{0}};
+    reached = 0;
+    hook_called = false;
+    BertcErrorHook old = bertc_set_error_hook(recording_hook, NULL);
+    int rc = guarded_fatal(&err, "arena 'step'");
+    bertc_set_error_hook(old, NULL);
+    cr_expect_eq(rc, -1);
+    cr_expect_eq(reached, 1, "the call ran %s", reached ? "past bertc_fatal" : "not at all");
+    cr_expect_str_eq(err.msg, "arena 'step': out of memory");
+    cr_expect(!hook_called, "the error hook ran although the guard caught the fatal");
+}
+
+/* bertc_fatal ends the guard it jumps to: a later fatal outside any guard
+ * goes to the hook, not back into the returned function's dead frame. */
+static void landed_then_fatal(void *ctx)
+{
+    guarded_fatal(ctx, "first");
+    bertc_fatal("after the landing");
+}
+
+Test(guard, the_landing_ends_the_guard)
+{
+    BertcError err = {{0}};
+    char msg[BERTC_ERROR_LEN];
+    cr_expect(test_catch_fatal(landed_then_fatal, &err, msg, sizeof msg),
+              "the fatal after the landing was caught by the ended guard");
+    cr_expect_str_eq(msg, "after the landing");
+    cr_expect_str_eq(err.msg, "first: out of memory");
+}
+
+static int guarded_value(int v, BertcError *err)
+{
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;
+    int rc = returns_seven(&v, err);
+    bertc_catch_end(&guard);
+    return rc;
+}
+
+static void ended_then_fatal(void *ctx)
+{
+    cr_expect_eq(guarded_value(7, ctx), 7);
+    bertc_fatal("after bertc_catch_end");
+}
+
+Test(guard, bertc_catch_end_ends_the_guard)
+{
+    BertcError err = {{0}};
+    char msg[BERTC_ERROR_LEN];
+    cr_expect(test_catch_fatal(ended_then_fatal, &err, msg, sizeof msg),
+              "a fatal after bertc_catch_end was still caught");
+    cr_expect_str_eq(msg, "after bertc_catch_end");
+}
+
+/* An inner guard catches its own fatal; the outer one still catches the
+ * next one, inside its own call. */
+static int inner_then_outer(BertcError *err)
+{
+    BertcError inner = {{0}};
+    if (guarded_fatal(&inner, "inner") != -1 || strcmp(inner.msg, "inner: out of memory") != 0)
+        return bertc_errorf(err, "the inner guard did not catch: '%s'", inner.msg);
+    bertc_fatal("outer");
+    return 0;
+}
+
+Test(guard, guards_nest_and_the_innermost_catches)
+{
+    static BertcError err;   /* static: written after the setjmp, read after the jump */
+    BertcCatch guard;
+    bertc_catch_begin(&guard, &err);
+    if (setjmp(guard.env) != 0) {
+        cr_expect_str_eq(err.msg, "outer");
+        return;
+    }
+    inner_then_outer(&err);
+    bertc_catch_end(&guard);
+    cr_assert_fail("the outer guard did not catch the fatal after the inner one: '%s'", err.msg);
+}
+
+Test(guard, arena_create_checked_is_null_and_the_reason_past_the_limit)
+{
+    bertc_arena_set_memory_limit(bertc_arena_memory_total() + 4096);
+    BertcError err = {{0}};
+    Arena *a = bertc_arena_create_checked("big", 8 << 20, &err);
+    bertc_arena_set_memory_limit(0);
+    cr_expect_null(a, "an 8 MiB arena past a 4 KiB allowance was made");
+    cr_expect(strstr(err.msg, "arena 'big'") && strstr(err.msg, "out of memory"),
+              "the message: %s", err.msg);
+    a = bertc_arena_create_checked("small", 4096, &err);
+    cr_expect_not_null(a, "%s", err.msg);
+    bertc_arena_destroy(a);
 }
 
 /* ---- the arena memory limit ----------------------------------------- */

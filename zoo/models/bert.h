@@ -95,6 +95,24 @@ typedef struct BertHooks {
     Var *(*pool)(Graph *g, const void *owner, Var *x, const ITensor *mask, Var **weights);
 } BertHooks;
 
+/* BERT's self-attention, HF's BertSelfAttention (zoo/models/bert_attention.c):
+ * separate query, key and value Linears (H -> H), scores Q K^T / sqrt(d) plus
+ * an additive mask, softmax over keys, dropout on the probabilities, context
+ * merged back. Registers `query`, `key`, `value` (and a `dropout`) under the
+ * current prefix. */
+typedef struct BertSelfAttention {
+    Linear query, key, value;
+    Dropout dropout;
+    int64_t heads;
+} BertSelfAttention;
+void bertc_bert_self_attention_init(BertSelfAttention *m, Registry *r, int64_t H, int64_t heads,
+                                    float attention_dropout);
+/* x (B, S, H); mask_add (B, 1, 1, S) additive (0 keep, large negative pad) or
+ * NULL; probs_out (may be NULL) receives the (B, nh, S, S) probabilities.
+ * Returns the context (B, S, H). */
+Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x,
+                                       Var *mask_add, Var **probs_out);
+
 typedef struct BertLayer {
     BertSelfAttention self;           /* attention.self.{query,key,value} */
     void *hooked_self;                /* or the attention hook's state */
@@ -195,13 +213,13 @@ extern const OutputSpec bertc_bert_outputs[BERT_N_OUTPUTS];
     {.title = "Embeddings",                                                                   \
      .equation = "X<sub>0</sub> = LayerNorm(E<sub>word</sub>[ids] + E<sub>type</sub>[types] " \
                  "+ E<sub>pos</sub>[0..S&minus;1])  &nbsp; (B, S, H)",                        \
-     .where = "zoo/models/bert.c:embeddings_forward", .output = "hidden_states.0"}
+     .where = "zoo/models/bert.c:bertc_bert_embeddings_forward", .output = "hidden_states.0"}
 
 #define BERT_STEP_LAYER_OUTPUT                                                              \
     {.title = "Add &amp; norm, feed-forward, add &amp; norm",                               \
      .equation = "Y = LN(X<sub>l</sub> + Attn W<sub>O</sub>); &nbsp; X<sub>l+1</sub> = "    \
                  "LN(Y + GELU(Y W<sub>1</sub>) W<sub>2</sub>)  &nbsp; (B, S, H)",           \
-     .where = "zoo/models/bert.c:layer_forward", .output = "hidden_states.{i}"}
+     .where = "zoo/models/bert.c:bertc_bert_layer_forward", .output = "hidden_states.{i}"}
 
 #define BERT_STEP_POOLER                                                                      \
     {.title = "Pooler",                                                                       \

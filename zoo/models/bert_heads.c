@@ -26,7 +26,7 @@ const ExplainStep bertc_bert_encoder_steps[BERT_N_ENCODER_STEPS] = {
     {.title = "Self-attention",
      .equation = "A = softmax(Q K<sup>T</sup> / &radic;d + M), &nbsp; Q = X<sub>l</sub>W<sub>Q</sub>, "
                  "K = X<sub>l</sub>W<sub>K</sub>; &nbsp; Attn = A V  &nbsp; (B, nh, S, S)",
-     .where = "nn/attention.c:bertc_bert_self_attention_forward",
+     .where = "zoo/models/bert_attention.c:bertc_bert_self_attention_forward",
      .output = "layers.{l}.attention_probs"},
     BERT_STEP_LAYER_OUTPUT,
 };

@@ -126,29 +126,36 @@ static int too_big(const ModelArch *arch, const BertConfig *cfg, const Registry 
                         r->dry_floats * 4.0 / 1073741824.0, MODEL_MAX_FLOATS, largest);
 }
 
-/* The dry run, under bertc_try, in `arena` from `mark` on: size_in
- * releases what it allocated, so bertc_model_build can use the caller's arena
- * (a fixed one on bare metal, where there is no heap for another). */
-typedef struct DryBuild {
-    const ModelArch *arch;
-    const BertConfig *cfg;
-    Arena *arena;
-    Registry *r;
-} DryBuild;
-
-static int dry_build(void *ctx, BertcError *err)
+/* The dry run in `arena`: a registry that counts, and the architecture's
+ * build into it (*r). */
+static int dry_build(const ModelArch *arch, const BertConfig *cfg, Arena *arena, Registry **r,
+                     BertcError *err)
 {
-    DryBuild *d = ctx;
-    d->r = bertc_registry_create_dry(d->arena, d->arch->name);
-    return d->arch->build(d->r, d->cfg, err) ? 0 : -1;
+    *r = bertc_registry_create_dry(arena, arch->name);
+    return arch->build(*r, cfg, err) ? 0 : -1;
 }
 
-/* The dry run in an arena of its own (d->arena, which the caller destroys). */
-static int dry_arena(void *ctx, BertcError *err)
+/* size_in's dry run, guarded: what it allocated in arena is released from
+ * mark on whatever happens, so bertc_model_build can use the caller's arena
+ * (a fixed one on bare metal, where there is no heap for another). */
+static int dry_build_in(const ModelArch *arch, const BertConfig *cfg, Arena *arena,
+                        ArenaMark mark, double *floats, BertcError *err)
 {
-    DryBuild *d = ctx;
-    d->arena = bertc_arena_create("dry run", 1 << 16);
-    return dry_build(d, err);
+    Registry *r = NULL;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0) {   /* a config too big for memory: err says so */
+        bertc_arena_release(arena, mark);
+        return -1;
+    }
+    int rc = dry_build(arch, cfg, arena, &r, err);
+    bertc_catch_end(&guard);
+    if (rc == 0 && r->dry_floats > MODEL_MAX_FLOATS)
+        rc = too_big(arch, cfg, r, err);
+    if (rc == 0)
+        *floats = r->dry_floats;
+    bertc_arena_release(arena, mark);
+    return rc;
 }
 
 /* ---- the memory a config's layers take ------------------------------- */
@@ -167,8 +174,15 @@ static double dry_bytes(const ModelArch *arch, const BertConfig *cfg, Arena *are
 {
     ArenaMark mark = bertc_arena_mark(arena);
     size_t before = bertc_arena_used(arena);
-    DryBuild d = {arch, cfg, arena, NULL};
-    int rc = bertc_try(dry_build, &d, err);
+    Registry *r = NULL;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0) {   /* too big for memory: err says so */
+        bertc_arena_release(arena, mark);
+        return -1;
+    }
+    int rc = dry_build(arch, cfg, arena, &r, err);
+    bertc_catch_end(&guard);
     double bytes = (double)bertc_arena_used(arena) - (double)before;
     bertc_arena_release(arena, mark);
     return rc == 0 ? bytes : -1;
@@ -233,22 +247,8 @@ static int size_in(const ModelArch *arch, const BertConfig *cfg, Arena *arena, d
         return -1;
     /* the dry run allocates names, Vars without data and the model's own
      * structs: ~12 KB a layer, the layer counts checked by check_layers */
-    ArenaMark mark = bertc_arena_mark(arena);
-    DryBuild d = {arch, cfg, arena, NULL};
-    int rc = bertc_try(dry_build, &d, err);
-    if (rc == 0 && d.r->dry_floats > MODEL_MAX_FLOATS)
-        rc = too_big(arch, cfg, d.r, err);
-    if (rc == 0)
-        *floats = d.r->dry_floats;
-    bertc_arena_release(arena, mark);
-    return rc;
+    return dry_build_in(arch, cfg, arena, bertc_arena_mark(arena), floats, err);
 }
-
-typedef struct SizeCall {
-    const BertConfig *cfg;
-    Arena *arena;
-    double *floats;
-} SizeCall;
 
 /* The architecture cfg names; NULL and the config check's error (which
  * lists the known ones) when it names none. */
@@ -260,21 +260,16 @@ static const ModelArch *arch_named(const BertConfig *cfg, BertcError *err)
     return arch;
 }
 
-static int size_in_own_arena(void *ctx, BertcError *err)
-{
-    SizeCall *c = ctx;
-    const ModelArch *arch = arch_named(c->cfg, err);
-    if (!arch)
-        return -1;
-    c->arena = bertc_arena_create("bertc_model_size", 1 << 16);
-    return size_in(arch, c->cfg, c->arena, c->floats, err);
-}
-
 int bertc_model_size(const BertConfig *cfg, double *floats, BertcError *err)
 {
-    SizeCall c = {cfg, NULL, floats};
-    int rc = bertc_try(size_in_own_arena, &c, err);
-    bertc_arena_destroy(c.arena);
+    const ModelArch *arch = arch_named(cfg, err);
+    if (!arch)
+        return -1;
+    Arena *arena = bertc_arena_create_checked("bertc_model_size", 1 << 16, err);
+    if (!arena)
+        return -1;
+    int rc = size_in(arch, cfg, arena, floats, err);
+    bertc_arena_destroy(arena);
     return rc;
 }
 
@@ -290,18 +285,10 @@ void bertc_model_config_error(BertcError *err, const char *config_path)
 
 /* ---- the life cycle ---------------------------------------------------- */
 
-/* Each entry point below runs its work through bertc_try (tensor/tensor.h):
- * a config or a batch too big for the machine's memory, or an op that meets
- * shapes a missing check let through, is an error here, never an abort. */
-
-typedef struct BuildCall {
-    Model *m;
-    Arena *arena;
-    const BertConfig *cfg;
-    const char *const *int8_names;
-    int n_int8;
-    const ConstBuild *cb;   /* NULL: not a const model */
-} BuildCall;
+/* Each entry point below guards the call that runs the user's data
+ * (bertc_catch_begin, tensor/tensor.h): a config or a batch too big for the
+ * machine's memory, or an op that meets shapes a missing check let through,
+ * is an error here, never an abort. */
 
 /* The label names m->cfg shares with the config it was built from, when
  * they are not in the config itself, copied into the model's arena: the
@@ -318,19 +305,17 @@ static void keep_labels(Model *m, Arena *arena)
     m->cfg.label_heap = false;
 }
 
-static int build(void *ctx, BertcError *err)
+/* The registry m's parameters go into: a const model's over its tables, or
+ * one that allocates them in arena. */
+static Registry *new_registry(Arena *arena, const ModelArch *arch, const ConstBuild *cb,
+                              const char *const *int8_names, int n_int8)
 {
-    BuildCall *c = ctx;
-    const ConstBuild *cb = c->cb;
-    if (!cb)   /* a const model's config is const data already */
-        keep_labels(c->m, c->arena);
-    c->m->reg = cb ? bertc_registry_create_const(c->arena, cb->scratch, c->m->arch->name,
-                                                 cb->table, cb->n_table)
-                   : bertc_registry_create(c->arena, c->m->arch->name);
-    c->m->reg->int8_names = c->int8_names;
-    c->m->reg->n_int8_names = c->n_int8;
-    c->m->impl = c->m->arch->build(c->m->reg, &c->m->cfg, err);
-    return c->m->impl ? 0 : -1;
+    Registry *r = cb ? bertc_registry_create_const(arena, cb->scratch, arch->name, cb->table,
+                                                   cb->n_table)
+                     : bertc_registry_create(arena, arch->name);
+    r->int8_names = int8_names;
+    r->n_int8_names = n_int8;
+    return r;
 }
 
 int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError *err)
@@ -344,15 +329,25 @@ int bertc_model_build(Model *m, Arena *arena, const BertConfig *cfg, BertcError 
 static void no_room(const ModelArch *arch, const BertConfig *cfg, double floats,
                     BertcError *err)
 {
-    DryBuild d = {arch, cfg, NULL, NULL};
     BertcError dry_err;
     char largest[BERTC_ERROR_LEN / 2];
-    int rc = bertc_try(dry_arena, &d, &dry_err);
-    if (rc == 0)
-        largest_param(arch, cfg, d.r, largest, sizeof largest);
-    bertc_arena_destroy(d.arena);
-    if (rc != 0)
+    Arena *arena = bertc_arena_create_checked("dry run", 1 << 16, &dry_err);
+    if (!arena)
         return;   /* no memory even for that: the arena's error stays */
+    Registry *r = NULL;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, &dry_err);
+    if (setjmp(guard.env) != 0) {
+        bertc_arena_destroy(arena);
+        return;
+    }
+    int rc = dry_build(arch, cfg, arena, &r, &dry_err);
+    bertc_catch_end(&guard);
+    if (rc == 0)
+        largest_param(arch, cfg, r, largest, sizeof largest);
+    bertc_arena_destroy(arena);
+    if (rc != 0)
+        return;
     bertc_errorf(err, "config: %s with num_hidden_layers %d needs %.3g GiB for its %.3g "
                  "parameter and buffer elements, more than the %.3g GiB of memory free; the "
                  "largest is %s: lower these keys", cfg->architecture, cfg->num_hidden_layers,
@@ -361,34 +356,43 @@ static void no_room(const ModelArch *arch, const BertConfig *cfg, double floats,
 }
 
 /* Every build, with the architecture in hand (never looked up here, so a
- * firmware that names its one architecture links no other). */
-static int build_model(Model *m, Arena *arena, const ModelArch *arch, BuildCall *c,
+ * firmware that names its one architecture links no other); cb is a const
+ * model's tables, or NULL. */
+static int build_model(Model *m, Arena *arena, const ModelArch *arch, const BertConfig *cfg,
+                       const char *const *int8_names, int n_int8, const ConstBuild *cb,
                        BertcError *err)
 {
     /* A const model allocates no weights (they are in the caller's memory
      * already): the config's rules, without the dry run that sizes them. */
     double floats = 0;
-    if (c->cb ? bertc_bert_config_check_as(arch, c->cfg, err) != 0
-              : size_in(arch, c->cfg, arena, &floats, err) != 0)
+    if (cb ? bertc_bert_config_check_as(arch, cfg, err) != 0
+           : size_in(arch, cfg, arena, &floats, err) != 0)
         return -1;
-    m->cfg = *c->cfg;
-    m->cfg.label_heap = false;   /* the caller's to free: build() copies them */
+    m->cfg = *cfg;
+    m->cfg.label_heap = false;   /* the caller's to free: keep_labels copies them */
     m->arch = arch;
     m->reg = NULL;
     m->impl = NULL;
-    if (bertc_try(build, c, err) == 0)
-        return 0;
-    if (!c->cb && strstr(err->msg, "out of memory"))
-        no_room(arch, c->cfg, floats, err);
-    return -1;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0) {   /* a model too big for memory: err says so */
+        if (!cb && strstr(err->msg, "out of memory"))
+            no_room(arch, cfg, floats, err);
+        return -1;
+    }
+    if (!cb)   /* a const model's config is const data already */
+        keep_labels(m, arena);
+    m->reg = new_registry(arena, arch, cb, int8_names, n_int8);
+    m->impl = arch->build(m->reg, &m->cfg, err);
+    bertc_catch_end(&guard);
+    return m->impl ? 0 : -1;
 }
 
 int bertc_model_build_int8(Model *m, Arena *arena, const BertConfig *cfg,
                            const char *const *int8_weights, int n, BertcError *err)
 {
     const ModelArch *arch = arch_named(cfg, err);
-    BuildCall c = {m, arena, cfg, int8_weights, n, NULL};
-    return arch ? build_model(m, arena, arch, &c, err) : -1;
+    return arch ? build_model(m, arena, arch, cfg, int8_weights, n, NULL, err) : -1;
 }
 
 int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg, const ConstBuild *cb,
@@ -397,21 +401,7 @@ int bertc_model_build_const(Model *m, Arena *arena, const BertConfig *cfg, const
     if (strcmp(cb->arch->name, cfg->architecture) != 0)
         return bertc_errorf(err, "config: the architecture is %.60s, the model is built as %s",
                             cfg->architecture, cb->arch->name);
-    BuildCall c = {m, arena, cfg, cb->int8_names, cb->n_int8, cb};
-    return build_model(m, arena, cb->arch, &c, err);
-}
-
-typedef struct ForwardCall {
-    Model *m;
-    Graph *g;
-    const Batch *in;
-    Outputs *out;
-} ForwardCall;
-
-static int forward(void *ctx, BertcError *err)
-{
-    ForwardCall *c = ctx;
-    return c->m->arch->forward(c->m->impl, &c->m->cfg, c->g, c->in, c->out, err);
+    return build_model(m, arena, cb->arch, cfg, cb->int8_names, cb->n_int8, cb, err);
 }
 
 /* The forward runs on a shallow copy of the batch (the tensors are shared)
@@ -422,8 +412,13 @@ int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, Bertc
     BatchLookups asked = {0};
     Batch seen = *in;
     seen.lookups = &asked;
-    ForwardCall c = {m, g, &seen, out};
-    if (bertc_try(forward, &c, err) != 0)
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* too big for memory, or shapes an op cannot take: err says so */
+    int rc = m->arch->forward(m->impl, &m->cfg, g, &seen, out, err);
+    bertc_catch_end(&guard);
+    if (rc != 0)
         return -1;
     return bertc_batch_check_all_read(&seen, m->arch->name, err);
 }
@@ -491,21 +486,13 @@ int bertc_outputs_check_finite(const Model *m, const Batch *in, const Outputs *o
     return 0;
 }
 
-typedef struct BackwardCall {
-    Graph *g;
-    Var *loss;
-} BackwardCall;
-
-static int backward(void *ctx, BertcError *err)
-{
-    (void)err;
-    BackwardCall *c = ctx;
-    bertc_ag_backward(c->g, c->loss);
-    return 0;
-}
-
 int bertc_model_backward(Graph *g, Var *loss, BertcError *err)
 {
-    BackwardCall c = {g, loss};
-    return bertc_try(backward, &c, err);
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* a gradient too big for memory: err says so */
+    bertc_ag_backward(g, loss);
+    bertc_catch_end(&guard);
+    return 0;
 }

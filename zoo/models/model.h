@@ -95,7 +95,7 @@ const char *bertc_model_task_name(ModelTask task);
 
 /* One step of a forward: its title, its equation (HTML with Unicode maths:
  * the page is one file with nothing to fetch), the bertc function that
- * computes it ("zoo/models/bert.c:layer_forward": test/test_explain.c checks
+ * computes it ("zoo/models/bert.c:bertc_bert_layer_forward": test/test_explain.c checks
  * that the file defines it) and the output that holds its result. In
  * `output`, "{l}" runs over the encoder's layers (with "{i}" = l + 1 in the
  * same step, a layer's output hidden state), "{k}" over a second stack

@@ -97,21 +97,13 @@ static int build(ConstModel *cm, Arena *scratch, BertcError *err)
     return 0;
 }
 
-typedef struct InitCall {
-    ConstModel *cm;
-    void *mem;
-    size_t size;
-} InitCall;
-
-/* Under bertc_try: an arena too small for what the export measured (a
- * ConstModelData edited by hand, a smaller buffer) is an error, not an abort. */
-static int init(void *ctx, BertcError *err)
+/* The model in mem: its parameters' arena, the build, the step arena and
+ * the graph of every forward. An arena too small for what the export
+ * measured (a ConstModelData edited by hand, a smaller buffer) reaches
+ * bertc_fatal. */
+static int place(ConstModel *cm, void *mem, size_t size, BertcError *err)
 {
-    InitCall *c = ctx;
-    ConstModel *cm = c->cm;
     const ConstModelData *d = cm->d;
-    void *mem = c->mem;
-    size_t size = c->size;
     Arena scratch;
     if (split(cm, mem, size, &scratch, err) != 0 || select_int8_path(d, err) != 0 ||
         build(cm, &scratch, err) != 0)
@@ -135,11 +127,17 @@ int bertc_const_model_init(ConstModel *cm, const ConstModelData *d, void *mem, s
 {
     memset(cm, 0, sizeof *cm);
     cm->d = d;
-    InitCall c = {cm, mem, size};
-    if (bertc_try(init, &c, err) == 0)
-        return 0;
-    cm->g.step = NULL;   /* model_classify refuses to run */
-    return -1;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0) {   /* an arena too small: err says so */
+        cm->g.step = NULL;          /* model_classify refuses to run */
+        return -1;
+    }
+    int rc = place(cm, mem, size, err);
+    bertc_catch_end(&guard);
+    if (rc != 0)
+        cm->g.step = NULL;
+    return rc;
 }
 
 /* One text -> the (1, n) input_ids, attention_mask and token_type_ids of
@@ -171,22 +169,6 @@ static int encode_text(ConstModel *cm, const char *text, size_t len, Batch *b, B
     return 0;
 }
 
-typedef struct ForwardCall {
-    ConstModel *cm;
-    const Batch *b;
-} ForwardCall;
-
-/* The architecture's forward under bertc_try, as bertc_model_forward runs it
- * but on the batch itself: encode_text made exactly the three inputs
- * BertForSequenceClassification reads, so there is no unread input to catch,
- * and no 4.7 KB copy of the Batch on the stack to record the lookups in. */
-static int forward(void *ctx, BertcError *err)
-{
-    ForwardCall *c = ctx;
-    Model *m = &c->cm->m;
-    return m->arch->forward(m->impl, &m->cfg, &c->cm->g, c->b, &c->cm->out, err);
-}
-
 int bertc_const_model_classify(ConstModel *cm, const char *text, float *logits, int n,
                                BertcError *err)
 {
@@ -207,8 +189,19 @@ int bertc_const_model_classify_bytes(ConstModel *cm, const char *text, size_t le
     size_t text_bytes = bertc_arena_used(&cm->step);
     cm->text_bytes = text_bytes > cm->text_bytes ? text_bytes : cm->text_bytes;
     bertc_ag_graph_reset(&cm->g);   /* the tokenizer's work is dead: the forward reuses it */
-    ForwardCall c = {cm, &b};
-    if (bertc_try(forward, &c, err) != 0)
+    /* The architecture's forward, guarded as bertc_model_forward guards it
+     * but on the batch itself: encode_text made exactly the three inputs
+     * BertForSequenceClassification reads, so there is no unread input to
+     * catch, and no 4.7 KB copy of the Batch on the stack to record the
+     * lookups in. */
+    Model *m = &cm->m;
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* an arena too small: err says so */
+    int rc = m->arch->forward(m->impl, &m->cfg, &cm->g, &b, &cm->out, err);
+    bertc_catch_end(&guard);
+    if (rc != 0)
         return -1;
     Var *v = bertc_outputs_get(&cm->out, "logits");
     if (!v || v->value.ndim != 2 || v->value.shape[0] != 1)

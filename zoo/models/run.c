@@ -92,7 +92,7 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
             return -1;
     }
     /* allocated before the list, whose malloc must not be held across a
-     * call that may stop (bertc_try) */
+     * call that may stop (bertc_fatal, caught by bertc_zoo_run's guard) */
     const float *zeros = args->grad ? zero_gradient(m->reg, g) : NULL;
     EntryList f;
     int rc = output_file_reserve(&f, &out, m->reg, err);
@@ -108,32 +108,44 @@ static int run_model(const RunArgs *args, Model *m, Arena *inputs_arena, Graph *
 
 /* What bertc_zoo_run creates, released by bertc_zoo_run whatever happens inside. */
 typedef struct RunState {
-    const RunArgs *args;
     Arena *params, *inputs;
     Graph *g;
 } RunState;
 
-static int run_all(void *ctx, BertcError *err)
+/* The model of args, run on its inputs, into s's arenas and graph. */
+static int run_all(const RunArgs *args, RunState *s, BertcError *err)
 {
-    RunState *s = ctx;
     s->params = bertc_arena_create("params", 1 << 20);
     s->inputs = bertc_arena_create("inputs", 1 << 16);
     s->g = bertc_ag_graph_create(1 << 20, 0);
     Model m;
-    if (bertc_model_open(&m, s->params, s->args->config, s->args->weights, err) != 0)
+    if (bertc_model_open(&m, s->params, args->config, args->weights, err) != 0)
         return -1;
-    if (run_model(s->args, &m, s->inputs, s->g, err) != 0)
+    if (run_model(args, &m, s->inputs, s->g, err) != 0)
         return -1;
-    if (s->args->stats)
+    if (args->stats)
         print_stats(s->params, s->inputs, s->g);
     return 0;
 }
 
-/* Under bertc_try: a batch or model too big for memory is an error. */
+/* run_all, guarded: a batch or model too big for memory is an error. s is
+ * the caller's, so what run_all made before a fatal is still there to free
+ * (a local here would be indeterminate after the jump). */
+static int run_all_guarded(const RunArgs *args, RunState *s, BertcError *err)
+{
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* out of memory: err says so */
+    int rc = run_all(args, s, err);
+    bertc_catch_end(&guard);
+    return rc;
+}
+
 int bertc_zoo_run(const RunArgs *args, BertcError *err)
 {
-    RunState s = {.args = args};
-    int rc = bertc_try(run_all, &s, err);
+    RunState s = {0};
+    int rc = run_all_guarded(args, &s, err);
     bertc_ag_graph_destroy(s.g);
     bertc_arena_destroy(s.inputs);
     bertc_arena_destroy(s.params);

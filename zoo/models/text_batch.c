@@ -78,29 +78,17 @@ int bertc_bert_batch_from_text(const Model *m, const Tokenizer *tok, const TextE
     return 0;
 }
 
-typedef struct FromTextCall {
-    const Model *m;
-    const Tokenizer *tok;
-    const TextExample *ex;
-    int n;
-    int32_t max_len;
-    Graph *g;
-    Batch *out;
-} FromTextCall;
-
-static int from_text(void *ctx, BertcError *err)
-{
-    FromTextCall *c = ctx;
-    return c->m->arch->batch_from_text(c->m, c->tok, c->ex, c->n, c->max_len, c->g, c->out,
-                                       err);
-}
-
 int bertc_model_batch_from_text(const Model *m, const Tokenizer *tok, const TextExample *ex, int n,
                           int32_t max_len, Graph *g, Batch *out, BertcError *err)
 {
     if (!m->arch->batch_from_text)
         return bertc_errorf(err, "%s cannot be given raw text (it has no batch_from_text); "
                             "give it an inputs .safetensors", m->arch->name);
-    FromTextCall c = {m, tok, ex, n, max_len, g, out};
-    return bertc_try(from_text, &c, err);
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* texts too long for memory: err says so */
+    int rc = m->arch->batch_from_text(m, tok, ex, n, max_len, g, out, err);
+    bertc_catch_end(&guard);
+    return rc;
 }

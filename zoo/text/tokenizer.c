@@ -388,16 +388,6 @@ static void assemble(const Tokenizer *t, const Stream *A, const Stream *B, Encod
         put(e, i++, t->pad_id, 0, 0, NULL);
 }
 
-typedef struct EncodeCall {
-    const Tokenizer *t;
-    Arena *a;
-    const char *text_a, *text_b;
-    size_t len_a, len_b;
-    int32_t max_len;
-    bool pad;
-    Encoding *out;
-} EncodeCall;
-
 static int encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                   const char *text_b, size_t len_b, int32_t max_len, bool pad, Encoding *out,
                   BertcError *err)
@@ -432,21 +422,19 @@ static int encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a
     return 0;
 }
 
-static int encode_call(void *ctx, BertcError *err)
-{
-    const EncodeCall *c = ctx;
-    return encode(c->t, c->a, c->text_a, c->len_a, c->text_b, c->len_b, c->max_len, c->pad,
-                  c->out, err);
-}
-
-/* Under bertc_try: a text too long for the memory it needs (~104 bytes a
- * byte, zoo/text/tokenizer.h) is an error, not an abort. */
+/* A text too long for the memory it needs (~104 bytes a byte,
+ * zoo/text/tokenizer.h) is an error, not an abort. */
 int bertc_tokenizer_encode(const Tokenizer *t, Arena *a, const char *text_a, size_t len_a,
                      const char *text_b, size_t len_b, int32_t max_len, bool pad,
                      Encoding *out, BertcError *err)
 {
-    EncodeCall c = {t, a, text_a, text_b, len_a, len_b, max_len, pad, out};
-    return bertc_try(encode_call, &c, err);
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* out of memory: err says so */
+    int rc = encode(t, a, text_a, len_a, text_b, len_b, max_len, pad, out, err);
+    bertc_catch_end(&guard);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -585,17 +585,31 @@ static int prepare(Run *r, BertcError *err)
     return 0;
 }
 
-/* Everything that allocates or runs the model, under bertc_try: a batch size
- * whose step needs more memory than the machine has is an error naming the
- * arena, and bertc_train_run still frees what was made. */
-static int run_guarded(void *ctx, BertcError *err)
+/* Everything that allocates or runs the model: the graph, the optimizer,
+ * the run's buffers and files (in r, for bertc_train_run to free), then the
+ * steps. */
+static int run_steps(Run *r, BertcError *err)
 {
-    Run *r = ctx;
     r->g = bertc_ag_graph_create(1 << 20, r->opt->seed);
     OptimizerConfig oc = bertc_optimizer_defaults(OPT_ADAMW, r->opt->lr);
     oc.weight_decay = r->opt->weight_decay;
     bertc_optimizer_init(&r->adamw, r->m->reg, oc);
     return prepare(r, err) == 0 ? loop(r, err) : -1;
+}
+
+/* run_steps, guarded: a batch size whose step needs more memory than the
+ * machine has is an error naming the arena, and r (the caller's: a local
+ * here would be indeterminate after the jump) still holds what was made,
+ * for bertc_train_run to free. */
+static int run_steps_guarded(Run *r, BertcError *err)
+{
+    BertcCatch guard;
+    bertc_catch_begin(&guard, err);
+    if (setjmp(guard.env) != 0)
+        return -1;   /* out of memory: err names the arena */
+    int rc = run_steps(r, err);
+    bertc_catch_end(&guard);
+    return rc;
 }
 
 int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
@@ -612,7 +626,7 @@ int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *opt, Tr
     stop_signal = 0;
     if (opt->catch_signals)
         catch_signals(&saved);
-    int rc = bertc_try(run_guarded, &r, err);
+    int rc = run_steps_guarded(&r, err);
     /* After a stop the handlers stay: the program is about to exit with
      * 128 + the signal, and a second Ctrl-C must not kill it on the way. */
     if (!res->interrupted)
