@@ -153,6 +153,27 @@ static int read_id2label(const JsonValue *map, BertConfig *cfg, BertcError *err)
     return 0;
 }
 
+/* Whether label i's name comes again at a later id. HF builds label2id as
+ * {name: id for id, name in id2label.items()}, so a name given twice maps
+ * to its last id and label2id has one entry per distinct name. (Quadratic
+ * in the labels: a few thousand at most in practice.) */
+static bool label_repeated_later(const BertConfig *c, int i)
+{
+    const char *name = bertc_bert_config_label(c, i);
+    for (int j = i + 1; j < c->n_label_names; j++)
+        if (strcmp(name, bertc_bert_config_label(c, j)) == 0)
+            return true;
+    return false;
+}
+
+static int distinct_labels(const BertConfig *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_label_names; i++)
+        n += !label_repeated_later(c, i);
+    return n;
+}
+
 /* label2id, when given, must be id2label's inverse (HF writes both). */
 static int check_label2id(const JsonValue *root, const BertConfig *cfg, BertcError *err)
 {
@@ -162,9 +183,9 @@ static int check_label2id(const JsonValue *root, const BertConfig *cfg, BertcErr
     if (map->type != JSON_OBJECT)
         return bertc_json_errorf(err, map, "must be an object {\"label\": 0, ...}, found %s",
                            bertc_json_type_name(map->type));
-    if (cfg->n_label_names == 0 || (int)map->length != cfg->n_label_names)
+    if (cfg->n_label_names == 0 || (int)map->length != distinct_labels(cfg))
         return bertc_json_errorf(err, map, "has %u entries; it must be the inverse of id2label "
-                           "(%d labels)", (unsigned)map->length, cfg->n_label_names);
+                           "(%d distinct labels)", (unsigned)map->length, distinct_labels(cfg));
     for (size_t i = 0; i < map->length; i++) {
         const JsonValue *v = bertc_json_at(map, i);
         size_t klen;
@@ -331,8 +352,10 @@ static void format_labels(const BertConfig *c, char *buf, size_t cap, size_t *le
         append_quoted(buf, cap, len, bertc_bert_config_label(c, i));
     }
     append(buf, cap, len, "},\n  \"label2id\": {");
-    for (int i = 0; i < c->n_label_names; i++) {
-        append(buf, cap, len, i ? ", " : "");
+    for (int i = 0, written = 0; i < c->n_label_names; i++) {
+        if (label_repeated_later(c, i))
+            continue;
+        append(buf, cap, len, written++ ? ", " : "");
         append_quoted(buf, cap, len, bertc_bert_config_label(c, i));
         snprintf(line, sizeof line, ": %d", i);
         append(buf, cap, len, line);

@@ -256,3 +256,34 @@ Test(config_write, three_hundred_long_label_names_round_trip)
         cr_expect_str_eq(bertc_bert_config_label(&m.cfg, i), names[i], "the model's label %d", i);
     bertc_arena_destroy(a);
 }
+
+/* id2label may name a label twice (HF accepts it); label2id then has one
+ * entry per distinct name, its last id, as HF's {name: id} dict does. The
+ * written config used to repeat the key in label2id, which no JSON reader
+ * of bertc's (duplicate keys are an error) could read back (fuzz_config). */
+Test(config_write, a_label_named_twice_writes_label2id_once)
+{
+    const char *names[3] = {"neg", "neu", "neu"};
+    BertConfig in = test_config_default("BertForSequenceClassification"), out;
+    in.vocab_size = 40, in.hidden_size = 8, in.num_hidden_layers = 1;
+    in.num_attention_heads = 2, in.intermediate_size = 16, in.max_position_embeddings = 16;
+    in.num_labels = 3;
+    BertcError err;
+    cr_assert_eq(bertc_bert_config_set_labels(&in, names, 3, &err), 0, "%s", err.msg);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/bertc_twice_label_%d.json", (int)getpid());
+    cr_assert_eq(bertc_bert_config_write(path, &in, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_bert_config_read(path, &out, &err), 0, "%s", err.msg);
+    FILE *f = fopen(path, "r");
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    remove(path);
+    cr_expect(strstr(text, "\"label2id\": {\"neg\": 0, \"neu\": 2}"), "%s", text);
+    cr_assert_eq(out.n_label_names, 3);
+    for (int i = 0; i < 3; i++)
+        cr_expect_str_eq(bertc_bert_config_label(&out, i), names[i], "label %d", i);
+    bertc_bert_config_free(&out);
+    bertc_bert_config_free(&in);
+}
