@@ -20,7 +20,7 @@
  * A plateau of --patience evaluations without a better metric ends the run.
  * Everything that can be refused is refused before anything is written
  * (prepare, train_options). */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 #include "zoo/pictures/svg.h"
 
 #include <math.h>

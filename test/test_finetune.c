@@ -6,7 +6,7 @@
  * another head lends its encoder; bad rows and unsupported tasks are one-line
  * errors. */
 #include "test/test_util.h"
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 #include "zoo/train/dataset.h"
 
 #include <criterion/criterion.h>

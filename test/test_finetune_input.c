@@ -5,7 +5,7 @@
  * the [CLS], as Hugging Face's run_qa) and SQuAD errors naming the line of
  * the question in the file. */
 #include "test/test_util.h"
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 #include "zoo/train/dataset.h"
 
 #include <criterion/criterion.h>

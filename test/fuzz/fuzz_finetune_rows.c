@@ -9,7 +9,7 @@
  * answers and their answer_start), and for qa the windows and every
  * window's start/end positions; token-cls batches its first rows. Errors
  * must be one line; positions must lie in their window. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 #include "test/fuzz/fuzz_util.h"
 
 #define VOCAB "data/bert-base-uncased-vocab.txt"

@@ -19,7 +19,7 @@
  * model in OUT.bertc-old and the new one in OUT.bertc-staging: the next run
  * refuses to start until one of them is put back. */
 #define _XOPEN_SOURCE 700   /* realpath (XSI), beside the build's _POSIX_C_SOURCE */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

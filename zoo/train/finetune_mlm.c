@@ -8,7 +8,7 @@
  *
  * The training draws come from the graph's RNG (g->rng), which checkpoints
  * save, so --resume masks as the uninterrupted run would. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <string.h>
 

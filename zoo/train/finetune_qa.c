@@ -13,7 +13,7 @@
  * --version_2_with_negative: the answer is "" when the lowest null score
  * over the row's windows (start + end logit at the [CLS]) beats the best
  * span's. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

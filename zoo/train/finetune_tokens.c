@@ -8,7 +8,7 @@
  * The words are joined by single spaces into one text; word w starts at code
  * point word_cp[w] of it, and the tokenizer's offsets (code points, zoo/text/tokenizer.h)
  * say which word each token comes from. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * library's texts -> batch) plus the labels; evaluation scores the held-out
  * rows with the task's metrics (zoo/train/metrics.c), keeps the best model and
  * notices a plateau. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
