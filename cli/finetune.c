@@ -110,16 +110,16 @@ static int count_flag(const CliArgs *a, const char *name, int64_t min, int64_t *
                       BertcError *err)
 {
     const char *v = value(a, name);
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (v && !bertc_parse_i64(v, min, TRAIN_MAX_STEPS, out))
         return bertc_errorf(err, "%s needs a whole number from %lld to %lld, got '%s'", name,
-                            (long long)min, TRAIN_MAX_STEPS, cli_shown(v, shown));
+                            (long long)min, TRAIN_MAX_STEPS, bertc_shown(v, shown));
     return 0;
 }
 
 static int parse_task(const char *task, FinetuneKind *kind, BertcError *err)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (strcmp(task, "seq-cls") == 0)
         *kind = FT_SEQ_CLS;
     else if (strcmp(task, "multi-label") == 0)
@@ -134,7 +134,7 @@ static int parse_task(const char *task, FinetuneKind *kind, BertcError *err)
         *kind = FT_MLM;
     else
         return bertc_errorf(err, "--task must be seq-cls, multi-label, regression, token-cls, "
-                            "qa or mlm, got '%s'", cli_shown(task, shown));
+                            "qa or mlm, got '%s'", bertc_shown(task, shown));
     return 0;
 }
 
@@ -174,13 +174,13 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
     if (cli_given(&cli_cmd_finetune, a, "--steps") && cli_given(&cli_cmd_finetune, a, "--epochs"))
         return bertc_errorf(err, "give --steps or --epochs, not both");
     const char *lr = value(a, "--lr"), *seed = value(a, "--seed");
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     f->lr = f->model ? 5e-5 : 5e-4;
     if (lr && !(bertc_parse_f64(lr, &f->lr) && f->lr > 0))
-        return bertc_errorf(err, "--lr needs a number > 0, got '%s'", cli_shown(lr, shown));
+        return bertc_errorf(err, "--lr needs a number > 0, got '%s'", bertc_shown(lr, shown));
     if (!bertc_parse_u64(seed, &f->seed))
         return bertc_errorf(err, "--seed needs a whole number >= 0, got '%s'",
-                            cli_shown(seed, shown));
+                            bertc_shown(seed, shown));
     if (count_flag(a, "--steps", 1, &f->steps, err) || count_flag(a, "--epochs", 1, &f->epochs, err) ||
         count_flag(a, "--batch-size", 1, &f->batch_size, err) ||
         count_flag(a, "--max-len", 3, &f->max_len, err) ||
@@ -198,7 +198,7 @@ static int parse_args(const CliArgs *a, FinetuneArgs *f, BertcError *err)
     const char *nan = value(a, "--nan-policy");
     if (strcmp(nan, "stop") != 0 && strcmp(nan, "skip") != 0)
         return bertc_errorf(err, "--nan-policy needs stop or skip, got '%s'",
-                            cli_shown(nan, shown));
+                            bertc_shown(nan, shown));
     f->nan_policy = strcmp(nan, "skip") == 0 ? TRAIN_NAN_SKIP : TRAIN_NAN_STOP;
     return cli_apply_threads(&cli_cmd_finetune, a, err);
 }
@@ -677,7 +677,7 @@ static int max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *d
         return bertc_errorf(err, "--max-len %lld is more than the model's "
                             "max_position_embeddings (%lld)", (long long)f->max_len,
                             (long long)positions);
-    CliMaxLen m = {.n = (int32_t)f->max_len, .key = "--max-len"};
+    MaxLen m = {.n = (int32_t)f->max_len, .key = "--max-len"};
     if (positions < f->max_len) {
         const char *config = f->config;
         if (!config) {
@@ -686,7 +686,7 @@ static int max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *d
             snprintf(path, n, "%s/config.json", f->model);
             config = path;
         }
-        m = (CliMaxLen){.n = (int32_t)positions, .key = "max_position_embeddings", .file = config};
+        m = (MaxLen){.n = (int32_t)positions, .key = "max_position_embeddings", .file = config};
     }
     int specials = 2;
     for (int64_t i = 0; i < data->n; i++)
@@ -694,7 +694,7 @@ static int max_len(const FinetuneArgs *f, const BertConfig *cfg, FinetuneData *d
             specials = 3;
     data->max_len = m.n;
     data->doc_stride = (int32_t)f->doc_stride;
-    return cli_max_len_room(&m, specials, err);
+    return bertc_max_len_room(&m, specials, err);
 }
 
 /* What is checked before anything is written (with train_options, the

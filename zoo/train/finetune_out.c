@@ -134,14 +134,14 @@ int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool f
         o->staged = true;
     } else if (!(resume && exists(checkpoint))) {   /* else: continue the run in --out */
         bool nonempty;
-        bool in_place = model && cli_same_file(model, out);
+        bool in_place = model && bertc_same_file(model, out);
         const char *force_does = exists(checkpoint)
                                      ? "(its model files are replaced only once this run has "
                                        "kept a model), or --resume to continue the run whose "
                                        "checkpoint is there"
                                      : "(its model files are replaced only once this run has "
                                        "kept a model)";
-        if (cli_check_out_dir(out, force || in_place, force_does, &nonempty, err) != 0)
+        if (bertc_train_check_out_empty(out, force || in_place, force_does, &nonempty, err) != 0)
             return -1;
         o->staged = nonempty || staging;
     }

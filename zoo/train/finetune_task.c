@@ -23,9 +23,9 @@ const char *finetune_metric_name(FinetuneKind kind)
 static int row_error(const Dataset *d, int64_t i, const char *what, const char *value,
                      BertcError *err)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     return bertc_errorf(err, "%s:%lld: %s '%s'", d->name, (long long)d->line[i], what,
-                        cli_shown(value, shown));
+                        bertc_shown(value, shown));
 }
 
 static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,

@@ -186,5 +186,13 @@ int bertc_train_make_dirs(const char *path, BertcError *err);
  * output directory that cannot be written is an error naming it before any
  * work is done. */
 int bertc_train_check_out_dir(const char *dir, BertcError *err);
+/* --out DIR of a run that writes a model directory (zoo/train/out_dir.c):
+ * new or an empty directory; a non-empty one only with force, else an error
+ * naming --force and what it does (force_does: "to replace the model files
+ * in it"). An --out that exists and is not a directory is an error.
+ * *nonempty (may be NULL) tells whether --out exists and holds something.
+ * Writes nothing. */
+int bertc_train_check_out_empty(const char *out, bool force, const char *force_does,
+                                bool *nonempty, BertcError *err);
 
 #endif /* BERTC_ZOO_TRAIN_H */
