@@ -67,7 +67,7 @@ static int check_qa(FinetuneData *f, Arena *a, uint8_t window, BertcError *err)
 {
     f->max_len = 8 + 6 * (window & 7);
     f->doc_stride = (window & 7) < 4 ? (int32_t)(window & 7) : -1;
-    if (finetune_qa_windows(f, a, err) != 0)
+    if (bertc_finetune_qa_windows(f, a, err) != 0)
         return -1;
     Model m = {.cfg = bertc_bert_config_default("BertForQuestionAnswering")};
     for (int64_t k = 0; k < f->n_feat && k < MAX_FEATURES; k++) {
@@ -76,7 +76,7 @@ static int check_qa(FinetuneData *f, Arena *a, uint8_t window, BertcError *err)
         int64_t tokens;
         bertc_ag_graph_reset(graph);
         bertc_batch_init(&b, "fuzz");
-        if (finetune_qa_batch(f, &m, &k, 1, graph, &b, &enc, &tokens, err) != 0)
+        if (bertc_finetune_qa_batch(f, &m, &k, 1, graph, &b, &enc, &tokens, err) != 0)
             return -1;
         int32_t s = bertc_batch_find(&b, "start_positions")->ids.data[0];
         int32_t t = bertc_batch_find(&b, "end_positions")->ids.data[0];
@@ -98,7 +98,7 @@ static int token_batch(FinetuneData *f, BertcError *err)
     f->max_len = 16;
     bertc_ag_graph_reset(graph);
     bertc_batch_init(&b, "fuzz");
-    return finetune_token_batch(f, &m, idx, n, graph, &b, pos, &tokens, err);
+    return bertc_finetune_token_batch(f, &m, idx, n, graph, &b, pos, &tokens, err);
 }
 
 static int rows(FinetuneKind kind, const Dataset *d, Arena *a, uint8_t window, BertcError *err)
@@ -112,7 +112,7 @@ static int rows(FinetuneKind kind, const Dataset *d, Arena *a, uint8_t window, B
             if ((col[k] = bertc_dataset_column(d, qa_cols[k], err)) < 0)
                 return -1;
         alloc_rows(&f, a, d->n_rows, 0);
-        return finetune_qa_rows(&f, 0, d, col, err) != 0 ? -1 : check_qa(&f, a, window, err);
+        return bertc_finetune_qa_rows(&f, 0, d, col, err) != 0 ? -1 : check_qa(&f, a, window, err);
     }
     bool tokens = kind == FT_TOKEN_CLS;
     if ((text = bertc_dataset_column(d, tokens ? "tokens" : "text", err)) < 0 ||
@@ -123,8 +123,9 @@ static int rows(FinetuneKind kind, const Dataset *d, Arena *a, uint8_t window, B
         return -1;
     alloc_rows(&f, a, d->n_rows, tokens ? count_words(d, text) : 0);
     if (!tokens)
-        return finetune_add_rows(&f, 0, d, text, -1, label, err);
-    return finetune_token_rows(&f, 0, d, text, label, a, err) != 0 ? -1 : token_batch(&f, err);
+        return bertc_finetune_add_rows(&f, 0, d, text, -1, label, err);
+    return bertc_finetune_token_rows(&f, 0, d, text, label, a, err) != 0 ? -1
+                                                                         : token_batch(&f, err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

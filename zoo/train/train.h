@@ -163,6 +163,11 @@ int bertc_train_load_checkpoint(Model *m, const TrainTask *task, const TrainOpti
  * for main() to exit with 128 + it. */
 int bertc_train_stop_signal(void);
 
+/* The loss curve of res as an SVG file: train loss, and eval loss where
+ * there is one, against the step (zoo/train/loss_curve.c). */
+int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *title,
+                         BertcError *err);
+
 /* The flags every example (and `bertc train NAME`) understands, applied on
  * top of the example's own defaults in *opt:
  *   --steps N  --batch-size N  --lr X  --seed N  --eval-every N
