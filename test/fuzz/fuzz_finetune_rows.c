@@ -4,9 +4,10 @@
  * regression, token-cls, qa, mlm), the format (bits 3-4: CSV, TSV, JSONL
  * with the SQuAD JSON it recognises, CoNLL) and, for qa, the window
  * (bits 5-7: --max-len 8 + 6k, --doc-stride k or the default). The rest is
- * the file. The table goes through what cli/finetune.c does with it: the
- * label set, the task's rows (labels, regression targets, tags, SQuAD
- * answers and their answer_start), and for qa the windows and every
+ * the file. The table goes through what bertc_finetune
+ * (zoo/train/finetune_data.c) does with it: the label set, the task's rows
+ * (labels, regression targets, tags, SQuAD answers and their
+ * answer_start), and for qa the windows and every
  * window's start/end positions; token-cls batches its first rows. Errors
  * must be one line; positions must lie in their window. */
 #include "zoo/train/finetune_internal.h"
@@ -34,7 +35,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* The arrays cli/finetune.c's alloc_rows gives n rows of W words. */
+/* The arrays zoo/train/finetune_data.c's alloc_rows gives n rows of W words. */
 static void alloc_rows(FinetuneData *f, Arena *a, int64_t n, int64_t W)
 {
     int64_t C = f->labels.n;
@@ -50,7 +51,7 @@ static void alloc_rows(FinetuneData *f, Arena *a, int64_t n, int64_t W)
     f->word_tag = bertc_arena_calloc(a, (size_t)W + 1, sizeof *f->word_tag);
 }
 
-/* Words over a '|'-joined column, as cli/finetune.c counts them. */
+/* Words over a '|'-joined column, as zoo/train/finetune_data.c counts them. */
 static int64_t count_words(const Dataset *d, int column)
 {
     int64_t W = 0;

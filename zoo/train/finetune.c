@@ -253,7 +253,9 @@ static void result(const Run *r, const TrainOptions *opt, FinetuneResult *res)
     res->n_parameters = r->m.reg ? bertc_registry_count(r->m.reg) : 0;
     res->metric_name = bertc_finetune_metric_name(data->kind);
     /* perplexity: data->best holds its negation (higher is better) */
-    res->best_metric = data->kind == FT_MLM ? -data->best : data->best;
+    res->best_metric = res->n_eval == 0        ? NAN
+                       : data->kind == FT_MLM ? -data->best
+                                              : data->best;
     res->baseline = bertc_finetune_majority_baseline(data);
 }
 

@@ -115,7 +115,7 @@ typedef struct FinetuneOptions {
 } FinetuneOptions;
 
 /* The options of `bertc finetune` without flags: seq-cls, 3 epochs, batch
- * size 16, max_len 128, seed 42, FINETUNE_OUT_NEW. model or config, the
+ * size 16, max_len 0 (128), seed 42, FINETUNE_OUT_NEW. model or config, the
  * training data and out are the caller's. */
 FinetuneOptions bertc_finetune_defaults(void);
 
@@ -129,7 +129,9 @@ typedef struct FinetuneResult {
     int64_t n_parameters;
     const char *metric_name;   /* "accuracy", "micro_f1", "pearson", "entity_f1", "f1",
                                   "perplexity" */
-    double best_metric;        /* the kept model's held-out metric (perplexity: the lowest) */
+    double best_metric;        /* the kept model's held-out metric (perplexity: the lowest);
+                                  NaN without held-out rows, -inf (perplexity: inf) when no
+                                  evaluation gave a number */
     double baseline;           /* seq-cls: the majority class's held-out accuracy; else NaN */
     bool kept;                 /* the run ended with its model in out */
     char dir[BERTC_PATH_MAX];  /* where the run wrote: out, or OUT.bertc-staging beside it
