@@ -37,7 +37,8 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*/*.c)
 # With a cross CC, e.g.
 #   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
 HOSTED_ONLY := %_file.c zoo/models/run.c zoo/train/train.c zoo/pictures/svg.c zoo/train/dataset.c \
-  zoo/train/dataset_squad.c zoo/train/metrics.c zoo/text/vocab_train.c
+  zoo/train/dataset_squad.c zoo/train/metrics.c zoo/text/vocab_train.c zoo/train/finetune%.c \
+  zoo/train/loss_curve.c zoo/train/out_dir.c
 ifeq ($(FREESTANDING),1)
   # One section per function and object: a firmware linked with
   # -Wl,--gc-sections keeps only what its model reaches (docs/embedded.md).
@@ -328,7 +329,8 @@ VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tenso
 PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
                   nn/json.h nn/safetensors.h nn/state.h zoo/text/tokenizer.h zoo/zoo.h zoo/models/batch.h \
                   zoo/models/model.h zoo/models/bert.h zoo/models/spanbert.h zoo/models/model_const.h \
-                  zoo/train/pipeline.h zoo/train/train.h zoo/pictures/svg.h
+                  zoo/train/pipeline.h zoo/train/train.h zoo/train/dataset.h zoo/train/finetune.h \
+                  zoo/pictures/svg.h
 # (rebuilt when this file changes: the list is compiled into the test)
 $(BUILD)/obj/test/test_public_headers.o: Makefile
 $(BUILD)/obj/test/test_public_headers.o: ALL_CFLAGS += -DBERTC_CC='"$(CC)"' \

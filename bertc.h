@@ -44,9 +44,11 @@
  *                        (the tokenizer) and zoo/models/ (batch.h, model.h,
  *                        bert.h, spanbert.h, model_const.h: the BERT
  *                        variants and the run path)
- *   zoo/train/train.h, zoo/train/pipeline.h, zoo/pictures/svg.h
- *                        the training engine, the predict pipeline and the
- *                        pictures (hosted builds); docs/architecture.md
+ *   zoo/pictures/svg.h   pictures: attention maps, outputs drawn by their shape
+ *   zoo/train/train.h, zoo/train/dataset.h, zoo/train/finetune.h,
+ *   zoo/train/pipeline.h the training engine and its loss curve, datasets
+ *                        and metrics, fine-tuning as one call, the predict
+ *                        pipeline (hosted builds); docs/architecture.md
  */
 #ifndef BERTC_H
 #define BERTC_H
@@ -63,6 +65,8 @@
 #include "zoo/models/model_const.h"
 #include "zoo/train/pipeline.h"
 #include "zoo/train/train.h"
+#include "zoo/train/dataset.h"
+#include "zoo/train/finetune.h"
 #include "zoo/pictures/svg.h"
 
 #endif

@@ -73,13 +73,13 @@ static int whole_number(const CliArgs *args, const char *flag, int absent, int *
 {
     const char *text = cli_value(&cli_cmd_attention, args, flag);
     int64_t v;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     *out = absent;
     if (!text)
         return 0;
     if (!bertc_parse_i64(text, 0, INT32_MAX, &v))
         return bertc_errorf(err, "%s needs a whole number from 0 to %d, got '%s'", flag,
-                            INT32_MAX, cli_shown(text, shown));
+                            INT32_MAX, bertc_shown(text, shown));
     *out = (int)v;
     return 0;
 }
@@ -137,7 +137,7 @@ static int check_args(const AttentionArgs *a, const Model *m, BertcError *err)
 static const OutputSpec *find_map(const AttentionArgs *a, const Model *m, int layer, char *name,
                                   size_t cap, BertcError *err)
 {
-    char shown[CLI_SHOWN], drawable[512];
+    char shown[BERTC_SHOWN], drawable[512];
     snprintf(name, cap, "layers.%d.%.100s", layer, a->map);
     const OutputSpec *o = bertc_model_output_named(m->arch, name);
     if (!o) {
@@ -149,11 +149,11 @@ static const OutputSpec *find_map(const AttentionArgs *a, const Model *m, int la
     explain_drawable(m->arch, false, drawable, sizeof drawable);
     if (!o)
         bertc_errorf(err, "%s has no output 'layers.%d.%s' nor '%s' (layers 0..%d; it draws %s)",
-                     m->arch->name, layer, cli_shown(a->map, shown), shown,
+                     m->arch->name, layer, bertc_shown(a->map, shown), shown,
                      m->cfg.num_hidden_layers - 1, drawable);
     else
         bertc_errorf(err, "'%s' has shape %s: bertc attention draws %s (%s has %s)",
-                     cli_shown(name, shown), o->shape, bertc_svg_drawable, m->arch->name,
+                     bertc_shown(name, shown), o->shape, bertc_svg_drawable, m->arch->name,
                      drawable);
     return NULL;
 }
@@ -163,14 +163,14 @@ static const OutputSpec *find_map(const AttentionArgs *a, const Model *m, int la
 static int draw_map(const AttentionArgs *a, const Model *m, const ExplainTokens *tk,
                     const Outputs *out, int layer, BertcError *err)
 {
-    char name[160], title[512], note[256], shown[CLI_SHOWN];
+    char name[160], title[512], note[256], shown[BERTC_SHOWN];
     const OutputSpec *o = find_map(a, m, layer, name, sizeof name, err);
     if (!o)
         return -1;
     Var *v = bertc_outputs_get(out, name);
     if (!v)
         return bertc_errorf(err, "%s declares '%s' %s but its forward did not put it here",
-                            m->arch->name, cli_shown(name, shown), o->shape);
+                            m->arch->name, bertc_shown(name, shown), o->shape);
     SvgPicture p;
     if (explain_picture(o, name, &v->value, tk, &p, err) != 0)
         return -1;
@@ -191,11 +191,11 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
         return -1;
     int32_t max_len = cfg->max_position_embeddings < 128 ? cfg->max_position_embeddings : 128;
     int specials = a->text_b ? 3 : 2;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (max_len < specials)   /* [CLS] TEXT [SEP] (TEXT_PAIR [SEP]) */
         return bertc_errorf(err, "%s: max_position_embeddings %d leaves no room for the %d "
                             "special tokens of %s; bertc attention needs a model of at least "
-                            "%d positions", cli_shown(a->model ? a->model : a->config, shown),
+                            "%d positions", bertc_shown(a->model ? a->model : a->config, shown),
                             max_len, specials,
                             a->text_b ? "TEXT and TEXT_PAIR" : "TEXT", specials);
     TextExample ex = {.text = a->text_a, .text_pair = a->text_b, .context_id = a->context};
@@ -207,10 +207,10 @@ int attention_draw(const AttentionArgs *a, Model *m, const Tokenizer *tok, Arena
     bertc_ag_set_no_grad(g, true);
     /* the batch's name starts its errors: a token id beyond the model's
      * vocab_size means --vocab and the model do not belong together */
-    size_t len = CLI_SHOWN + 64;
+    size_t len = BERTC_SHOWN + 64;
     char *source = bertc_arena_alloc(arena, len);
     snprintf(source, len, "the text as tokenized with %s",
-             cli_shown(a->vocab ? a->vocab : a->model, shown));
+             bertc_shown(a->vocab ? a->vocab : a->model, shown));
     Batch b;
     Outputs out;
     bertc_batch_init(&b, source);

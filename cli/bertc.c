@@ -186,8 +186,8 @@ static int cmd_train(int argc, char **argv)
     }
     if (bertc_path_join(path, examples, argv[1], examples, NULL) != 0 ||
         !is_example(argv[1], path)) {
-        char shown[CLI_SHOWN];
-        fprintf(stderr, "bertc train: no example '%s' in %s", cli_shown(argv[1], shown),
+        char shown[BERTC_SHOWN];
+        fprintf(stderr, "bertc train: no example '%s' in %s", bertc_shown(argv[1], shown),
                 examples);
         list_examples(examples);
         return 2;
@@ -282,9 +282,9 @@ static const char *nearest_command(const char *typed)
 
 static int unknown_command(const char *name)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     fprintf(stderr, "bertc: unknown command '%s' (the nearest is '%s'; bertc help lists them)\n",
-            cli_shown(name, shown), nearest_command(name));
+            bertc_shown(name, shown), nearest_command(name));
     return 2;
 }
 

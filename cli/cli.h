@@ -91,11 +91,6 @@ int cli_fail(const BertcError *err);
 
 /* ---- cli/flags.c: values of the shared flags ----------------------------- */
 
-/* An argument as an error message shows it: its first bytes, control
- * characters written \n, \t or \xNN, so the message stays one line.
- * Returns buf (CLI_SHOWN bytes). */
-#define CLI_SHOWN 80
-const char *cli_shown(const char *arg, char buf[CLI_SHOWN]);
 /* s[0..len) as a JSON string, quoted and escaped (bertc_json_quote), to f:
  * every string of the JSON the CLI prints or writes goes through here. */
 void cli_json_string(FILE *f, const char *s, size_t len);
@@ -107,25 +102,10 @@ int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err);
 #define CLI_MAX_LEN (1L << 20)
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);
 
-/* A text's token limit and what set it, so that a limit too small is
- * refused naming it: key "--max-len" (file NULL), "model_max_length"
- * (file: DIR/tokenizer_config.json) or "max_position_embeddings" (file:
- * the config.json). */
-typedef struct CliMaxLen {
-    int32_t n;
-    const char *key;
-    const char *file;
-} CliMaxLen;
-
-/* A limit that leaves no room for a text's special tokens (specials: 2 for
- * [CLS] TEXT [SEP], 3 with a TEXT_PAIR) is refused in one line naming what
- * set it; commands call it before they tokenize anything, so that no
- * truncation warning comes first. */
-int cli_max_len_room(const CliMaxLen *m, int specials, BertcError *err);
 /* The limit of a command with --max-len: --max-len N (1 .. positions.n),
- * else dflt; then cli_max_len_room. */
-int cli_max_len(const CliCommand *c, const CliArgs *a, const CliMaxLen *dflt,
-                const CliMaxLen *positions, int specials, int32_t *out, BertcError *err);
+ * else dflt; then bertc_max_len_room. */
+int cli_max_len(const CliCommand *c, const CliArgs *a, const MaxLen *dflt,
+                const MaxLen *positions, int specials, int32_t *out, BertcError *err);
 
 /* The model files of a command that takes --model DIR as the alternative to
  * --config (and --weights, when the command has it): with --model,
@@ -148,8 +128,8 @@ int cli_model_files(const CliCommand *c, const CliArgs *a, CliModelFiles *f, Ber
 typedef struct CliTextModel {
     Model *model;
     Tokenizer *tok;
-    CliMaxLen max_len;                /* model_max_length, else max_position_embeddings */
-    CliMaxLen positions;              /* max_position_embeddings and its config.json */
+    MaxLen max_len;                   /* model_max_length, else max_position_embeddings */
+    MaxLen positions;                 /* max_position_embeddings and its config.json */
 } CliTextModel;
 
 int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights, Arena *arena,
@@ -159,17 +139,6 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
  * (`flags[i]` given as `paths[i]`, NULL when not given; a link or another
  * spelling of the path counts) is an error naming both flags: the command
  * would replace the file it reads (its weights, its config) with its output. */
-/* Same device and inode: the same file (or directory), whatever the
- * spelling of its path. */
-bool cli_same_file(const char *a, const char *b);
-/* --out DIR of a command that writes a model directory: new or an empty
- * directory; a non-empty one only with force, else an error naming --force
- * and what it does (force_does: "to replace the model files in it"). An
- * --out that exists and is not a directory is an error. *nonempty (may be
- * NULL) tells whether --out exists and holds something. Writes nothing. */
-int cli_check_out_dir(const char *out, bool force, const char *force_does, bool *nonempty,
-                      BertcError *err);
-
 int cli_output_not_an_input(const char *output_flag, const char *output, int n,
                             const char *const *flags, const char *const *paths, BertcError *err);
 
@@ -223,8 +192,8 @@ int cmd_attention(int argc, char **argv);
 typedef struct CliModel {
     Model *model;
     Tokenizer *tok;
-    CliMaxLen max_len;                /* the directory's model_max_length, else positions */
-    CliMaxLen positions;              /* max_position_embeddings and its config.json */
+    MaxLen max_len;                   /* the directory's model_max_length, else positions */
+    MaxLen positions;                 /* max_position_embeddings and its config.json */
     const char *name;                 /* --model DIR, else --config */
 } CliModel;
 

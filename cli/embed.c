@@ -64,9 +64,9 @@ static int parse_pooling(const char *value, EmbedPooling *p, BertcError *err)
             *p = (EmbedPooling)i;
             return 0;
         }
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     return bertc_errorf(err, "--pooling '%s': expected mean, cls or pooler",
-                        cli_shown(value, shown));
+                        bertc_shown(value, shown));
 }
 
 /* The vectors of batch rows [0, n) into out (n, H). */
@@ -182,10 +182,10 @@ static int check_output(const CliArgs *a, BertcError *err)
     const char *out = cli_value(&cli_cmd_embed, a, "--output");
     if (!out)
         return 0;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (!ends_with(out, ".tsv") && !ends_with(out, ".safetensors"))
         return bertc_errorf(err, "--output '%s': the name must end in .tsv or .safetensors",
-                            cli_shown(out, shown));
+                            bertc_shown(out, shown));
     /* --model DIR's files count as inputs too: the output must not replace them */
     static const char *const flags[] = {"--config", "--weights", "--vocab", "--input",
                                         "--model", "--model", "--model", "--model"};

@@ -138,13 +138,13 @@ static int set_context(const CliCommand *c, const CliArgs *a, const Model *m, Te
     for (int i = 0; bertc_model_input(m->arch, i); i++)
         reads |= strcmp(bertc_model_input(m->arch, i)->name, "context_ids") == 0;
     int64_t id = 0;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (text && !bertc_parse_i64(text, 0, INT32_MAX, &id))
         return bertc_errorf(err, "--context needs a whole number from 0 to %d, got '%s'",
-                            INT32_MAX, cli_shown(text, shown));
+                            INT32_MAX, bertc_shown(text, shown));
     if (text && !reads)
         return bertc_errorf(err, "--context %s: %s takes no context id (it reads no "
-                            "context_ids)", cli_shown(text, shown), m->arch->name);
+                            "context_ids)", bertc_shown(text, shown), m->arch->name);
     for (int k = 0; reads && k < t->n; k++)
         t->ex[k].context_id = (int)id;
     return 0;

@@ -66,14 +66,14 @@ static int parse_args(const CliArgs *args, ExplainArgs *a, BertcError *err)
 {
     const CliCommand *c = &cli_cmd_explain;
     const char *context = cli_value(c, args, "--context");
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     int64_t v;
     memset(a, 0, sizeof *a);
     a->out = cli_value(c, args, "--out");
     a->context = -1;
     if (context && !bertc_parse_i64(context, 0, INT32_MAX, &v))
         return bertc_errorf(err, "--context needs a whole number from 0 to %d, got '%s'",
-                            INT32_MAX, cli_shown(context, shown));
+                            INT32_MAX, bertc_shown(context, shown));
     if (context)
         a->context = (int)v;
     if (!a->out)
@@ -159,12 +159,12 @@ int cmd_explain(int argc, char **argv)
         return cli_fail(&err);
     Arena *arena = bertc_arena_create("explain", 1 << 20);
     CliTextModel t;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     rc = cli_open_text_model(c, &args, true, arena, &t, &err);
     if (rc == 0)   /* explain reads up to 128 of the model's positions */
-        rc = cli_max_len_room(&t.positions, a.ex.text_pair ? 3 : 2, &err);
+        rc = bertc_max_len_room(&t.positions, a.ex.text_pair ? 3 : 2, &err);
     if (rc == 0)
-        rc = explain_run(&a, t.model, t.tok, cli_shown(f.dir ? f.dir : f.config, shown), arena,
+        rc = explain_run(&a, t.model, t.tok, bertc_shown(f.dir ? f.dir : f.config, shown), arena,
                          &err);
     bertc_arena_destroy(arena);
     if (rc != 0)

@@ -5,32 +5,8 @@
  * line in err. */
 #include "cli/cli.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-const char *cli_shown(const char *arg, char buf[CLI_SHOWN])
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t n = 0;
-    for (const unsigned char *s = (const unsigned char *)arg; *s && n + 5 < CLI_SHOWN; s++) {
-        if (*s >= 0x20 && *s != 0x7f) {
-            buf[n++] = (char)*s;
-            continue;
-        }
-        buf[n++] = '\\';
-        if (*s == '\n' || *s == '\t' || *s == '\r') {
-            buf[n++] = *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r';
-        } else {
-            buf[n++] = 'x';
-            buf[n++] = hex[*s >> 4];
-            buf[n++] = hex[*s & 15];
-        }
-    }
-    buf[n] = '\0';
-    return buf;
-}
 
 void cli_json_string(FILE *f, const char *s, size_t len)
 {
@@ -49,70 +25,33 @@ void cli_json_string(FILE *f, const char *s, size_t len)
 
 int cli_parse_threads(const char *value, int *n, BertcError *err)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (!bertc_threads_parse_count(value, n))
         return bertc_errorf(err, "--threads needs a count from 1 to %d, got '%s'",
-                            THREADS_MAX, cli_shown(value, shown));
+                            THREADS_MAX, bertc_shown(value, shown));
     return 0;
 }
 
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err)
 {
     int64_t v;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (!bertc_parse_i64(value, 1, CLI_MAX_LEN, &v))
         return bertc_errorf(err, "--max-len needs a count from 1 to %ld, got '%s'",
-                            CLI_MAX_LEN, cli_shown(value, shown));
+                            CLI_MAX_LEN, bertc_shown(value, shown));
     *n = (int32_t)v;
-    return 0;
-}
-
-bool cli_same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-/* Anything in dir but "." and ".."? (A directory that cannot be read counts
- * as not empty: nothing is known to be safe to replace in it.) */
-static bool dir_empty(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    struct dirent *e;
-    bool empty = true;
-    while (empty && (e = readdir(d)) != NULL)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-    closedir(d);
-    return empty;
-}
-
-int cli_check_out_dir(const char *out, bool force, const char *force_does, bool *nonempty,
-                      BertcError *err)
-{
-    struct stat st;
-    bool full = stat(out, &st) == 0 && (!S_ISDIR(st.st_mode) || !dir_empty(out));
-    if (nonempty)
-        *nonempty = full;
-    if (full && !S_ISDIR(st.st_mode))
-        return bertc_errorf(err, "--out %s exists and is not a directory", out);
-    if (full && !force)
-        return bertc_errorf(err, "--out %s exists and is not empty: give a new directory, or "
-                            "--force %s", out, force_does);
     return 0;
 }
 
 int cli_output_not_an_input(const char *output_flag, const char *output, int n,
                             const char *const *flags, const char *const *paths, BertcError *err)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     for (int i = 0; output && i < n; i++)
-        if (paths[i] && (strcmp(paths[i], output) == 0 || cli_same_file(paths[i], output)))
+        if (paths[i] && (strcmp(paths[i], output) == 0 || bertc_same_file(paths[i], output)))
             return bertc_errorf(err, "%s '%s' is the file given to %s: writing it would replace "
                                 "what the command reads; give another %s path", output_flag,
-                                cli_shown(output, shown), flags[i], output_flag);
+                                bertc_shown(output, shown), flags[i], output_flag);
     return 0;
 }
 
@@ -196,7 +135,7 @@ static void set_limits(CliTextModel *t, const char *config, const char *dir,
 {
     size_t n = strlen(config) + 1;
     char *config_copy = memcpy(bertc_arena_alloc(arena, n), config, n);
-    t->positions = (CliMaxLen){.n = t->model->cfg.max_position_embeddings,
+    t->positions = (MaxLen){.n = t->model->cfg.max_position_embeddings,
                                .key = "max_position_embeddings", .file = config_copy};
     t->max_len = t->positions;
     if (dir && model_max_length > 0 && model_max_length < t->positions.n) {
@@ -204,7 +143,7 @@ static void set_limits(CliTextModel *t, const char *config, const char *dir,
         char *file = bertc_arena_alloc(arena, strlen(dir) + sizeof name);
         strcpy(file, dir);
         strcat(file, name);
-        t->max_len = (CliMaxLen){.n = model_max_length, .key = "model_max_length", .file = file};
+        t->max_len = (MaxLen){.n = model_max_length, .key = "model_max_length", .file = file};
     }
 }
 
@@ -212,7 +151,7 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
                         CliTextModel *t, BertcError *err)
 {
     CliModelFiles f;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     memset(t, 0, sizeof *t);
     if (cli_model_files(c, a, &f, err) != 0)
         return -1;
@@ -237,7 +176,7 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
         return -1;
     if (need_weights && !d->has_weights)
         return bertc_errorf(err, "%s: no model.safetensors: bertc %s needs trained weights",
-                            cli_shown(f.dir, shown), c->name);
+                            bertc_shown(f.dir, shown), c->name);
     t->model = &d->model;
     t->tok = &d->tok;
     set_limits(t, f.config, f.dir, d->model_max_length, arena);
@@ -246,7 +185,7 @@ int cli_open_text_model(const CliCommand *c, const CliArgs *a, bool need_weights
         return bertc_tokenizer_load(t->tok, arena, vocab, err);
     }
     if (!d->has_tokenizer)
-        return bertc_errorf(err, "%s: no vocab.txt: give --vocab V.txt", cli_shown(f.dir, shown));
+        return bertc_errorf(err, "%s: no vocab.txt: give --vocab V.txt", bertc_shown(f.dir, shown));
     return 0;
 }
 

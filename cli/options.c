@@ -30,22 +30,22 @@ static const char *nearest(const CliCommand *c, const char *typed, size_t len)
 
 static int unknown(const CliCommand *c, const char *arg, size_t len, BertcError *err)
 {
-    char shown[CLI_SHOWN], typed[CLI_SHOWN];
-    snprintf(typed, sizeof typed, "%.*s", (int)(len < CLI_SHOWN - 1 ? len : CLI_SHOWN - 1), arg);
+    char shown[BERTC_SHOWN], typed[BERTC_SHOWN];
+    snprintf(typed, sizeof typed, "%.*s", (int)(len < BERTC_SHOWN - 1 ? len : BERTC_SHOWN - 1), arg);
     const char *near = nearest(c, arg, len);
     if (near)
         return bertc_errorf(err, "unknown option '%s' (did you mean %s? see bertc %s --help)",
-                            cli_shown(typed, shown), near, c->name);
+                            bertc_shown(typed, shown), near, c->name);
     return bertc_errorf(err, "unknown option '%s' (see bertc %s --help)",
-                        cli_shown(typed, shown), c->name);
+                        bertc_shown(typed, shown), c->name);
 }
 
 static int positional(const CliCommand *c, CliArgs *a, const char *arg, BertcError *err)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (a->n_pos >= c->max_positional || a->n_pos >= CLI_MAX_POSITIONAL)
         return bertc_errorf(err, "unexpected argument '%s' (bertc %s takes %s)",
-                            cli_shown(arg, shown), c->name,
+                            bertc_shown(arg, shown), c->name,
                             c->positional ? c->positional : "no arguments");
     a->pos[a->n_pos++] = arg;
     return 0;

@@ -323,9 +323,9 @@ static int parse_run(const CliArgs *a, PredictRun *r, BertcError *err)
 {
     const CliCommand *c = &cli_cmd_predict;
     const char *format = cli_value(c, a, "--format");
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (strcmp(format, "tsv") != 0 && strcmp(format, "jsonl") != 0)
-        return bertc_errorf(err, "--format '%s': expected tsv or jsonl", cli_shown(format, shown));
+        return bertc_errorf(err, "--format '%s': expected tsv or jsonl", bertc_shown(format, shown));
     r->jsonl = !strcmp(format, "jsonl");
     r->top_k = r->context = r->stride = -1;
     if (cli_parse_int("--batch-size", cli_value(c, a, "--batch-size"), 1, 4096, &r->batch_size,

@@ -10,6 +10,7 @@
  * with a quantization_config added; vocab.txt and tokenizer_config.json are
  * copied. The source directory is only read. */
 #include "cli/cli.h"
+#include "zoo/train/train.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -64,10 +65,11 @@ static int check_out(const char *model, const char *out, bool force, BertcError 
     struct stat src;
     if (stat(model, &src) != 0 || !S_ISDIR(src.st_mode))
         return bertc_errorf(err, "--model %s: not a model directory", model);
-    if (cli_same_file(model, out))
+    if (bertc_same_file(model, out))
         return bertc_errorf(err, "--out %s is the --model directory: bertc quantize never "
                             "writes over the model it reads", out);
-    return cli_check_out_dir(out, force, "to replace the model files in it", NULL, err);
+    return bertc_train_check_out_empty(out, force, "to replace the model files in it", NULL,
+                                       err);
 }
 
 static int make_out(const char *out, BertcError *err)

@@ -107,10 +107,10 @@ int cmd_init(int argc, char **argv)
     if (!output)
         return cli_required(c, "--output");
     uint64_t seed = 0;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (!bertc_parse_u64(seed_text, &seed)) {
         fprintf(stderr, "bertc init: --seed needs a whole number from 0 to %llu, got '%s'\n",
-                (unsigned long long)UINT64_MAX, cli_shown(seed_text, shown));
+                (unsigned long long)UINT64_MAX, bertc_shown(seed_text, shown));
         return 2;
     }
     BertConfig cfg;
@@ -263,7 +263,7 @@ int cmd_tokenize(int argc, char **argv)
     int32_t max_len = 0;
     BertcError err;
     if (max_text && (cli_parse_max_len(max_text, &max_len, &err) != 0 ||
-                     cli_max_len_room(&(CliMaxLen){.n = max_len, .key = "--max-len"},
+                     bertc_max_len_room(&(MaxLen){.n = max_len, .key = "--max-len"},
                                       a.n_pos > 1 ? 3 : 2, &err) != 0)) {
         fprintf(stderr, "bertc tokenize: %s\n", err.msg);
         return 2;

@@ -227,10 +227,10 @@ int cmd_show(int argc, char **argv)
     }
     const char *values = cli_value(c, &a, "--values");
     int64_t n_values;
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (!bertc_parse_i64(values, 0, INT32_MAX, &n_values)) {
         fprintf(stderr, "bertc show: --values needs a count from 0 to %d, got '%s'\n", INT32_MAX,
-                cli_shown(values, shown));
+                bertc_shown(values, shown));
         return 2;
     }
     BertcError err;

@@ -11,13 +11,13 @@
 int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *out,
                   BertcError *err)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     char *end;
     errno = 0;
     long v = strtol(value, &end, 10);
     if (end == value || *end != '\0' || errno != 0 || v < lo || v > hi)
         return bertc_errorf(err, "%s '%s': expected a whole number in [%ld, %ld]", flag,
-                            cli_shown(value, shown), lo, hi);
+                            bertc_shown(value, shown), lo, hi);
     *out = (int)v;
     return 0;
 }
@@ -38,40 +38,22 @@ int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel
     return 0;
 }
 
-int cli_max_len_room(const CliMaxLen *m, int specials, BertcError *err)
+int cli_max_len(const CliCommand *c, const CliArgs *a, const MaxLen *dflt,
+                const MaxLen *positions, int specials, int32_t *out, BertcError *err)
 {
-    if (m->n >= specials)
-        return 0;
-    const char *tokens = specials == 2 ? "[CLS] TEXT [SEP]" : "[CLS] TEXT [SEP] TEXT_PAIR [SEP]";
-    char shown[CLI_SHOWN];
-    if (!m->file)
-        return bertc_errorf(err, "%s %d leaves no room for the %d special tokens (%s): give at "
-                            "least %d", m->key, (int)m->n, specials, tokens, specials);
-    if (strcmp(m->key, "max_position_embeddings") == 0)
-        return bertc_errorf(err, "%s: max_position_embeddings %d leaves no room for the %d "
-                            "special tokens (%s): the model needs at least %d positions",
-                            cli_shown(m->file, shown), (int)m->n, specials, tokens, specials);
-    return bertc_errorf(err, "%s: %s %d leaves no room for the %d special tokens (%s): raise "
-                        "it or give --max-len %d or more", cli_shown(m->file, shown), m->key,
-                        (int)m->n, specials, tokens, specials);
-}
-
-int cli_max_len(const CliCommand *c, const CliArgs *a, const CliMaxLen *dflt,
-                const CliMaxLen *positions, int specials, int32_t *out, BertcError *err)
-{
-    CliMaxLen m = *dflt;
+    MaxLen m = *dflt;
     const char *given = cli_value(c, a, "--max-len");
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     if (given) {
-        m = (CliMaxLen){.key = "--max-len"};
+        m = (MaxLen){.key = "--max-len"};
         if (cli_parse_max_len(given, &m.n, err) != 0)
             return -1;
         if (m.n > positions->n)
             return bertc_errorf(err, "--max-len %d is more than the model's %d positions "
                                 "(max_position_embeddings in %s)", (int)m.n, (int)positions->n,
-                                cli_shown(positions->file, shown));
+                                bertc_shown(positions->file, shown));
     }
-    if (cli_max_len_room(&m, specials, err) != 0)
+    if (bertc_max_len_room(&m, specials, err) != 0)
         return -1;
     *out = m.n;
     return 0;

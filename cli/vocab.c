@@ -50,9 +50,9 @@ static int parse_count(const char *flag, const char *value, long lo, long hi, lo
     errno = 0;
     long v = strtol(value, &end, 10);
     if (errno || end == value || *end || v < lo || v > hi) {
-        char shown[CLI_SHOWN];
+        char shown[BERTC_SHOWN];
         return bertc_errorf(err, "%s '%s': expected a whole number from %ld to %ld", flag,
-                            cli_shown(value, shown), lo, hi);
+                            bertc_shown(value, shown), lo, hi);
     }
     *out = v;
     return 0;

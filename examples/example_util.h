@@ -96,7 +96,9 @@ static inline int example_check_checkpoint(const char *path, const char *out, Be
 {
     static const char *const written[] = {"model.safetensors", "config.json", "loss.svg",
                                           "attention.svg", "quasi_attention.svg",
-                                          "pretrain.safetensors", "scratch.safetensors"};
+                                          "pretrain.safetensors", "scratch.safetensors",
+                                          "vocab.txt", "tokenizer_config.json", "log.jsonl",
+                                          "trainer_state.json"};
     const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
     char dir[BERTC_PATH_MAX];
     size_t n = slash ? (size_t)(slash - path) : 1;

@@ -144,6 +144,28 @@ static void compose(char *dst, size_t cap, const char *fmt, va_list ap)
 #endif
 }
 
+const char *bertc_shown(const char *arg, char buf[BERTC_SHOWN])
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    for (const unsigned char *s = (const unsigned char *)arg; *s && n + 5 < BERTC_SHOWN; s++) {
+        if (*s >= 0x20 && *s != 0x7f) {
+            buf[n++] = (char)*s;
+            continue;
+        }
+        buf[n++] = '\\';
+        if (*s == '\n' || *s == '\t' || *s == '\r') {
+            buf[n++] = *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r';
+        } else {
+            buf[n++] = 'x';
+            buf[n++] = hex[*s >> 4];
+            buf[n++] = hex[*s & 15];
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 int bertc_errorf(BertcError *err, const char *fmt, ...)
 {
     if (err) {

@@ -211,3 +211,10 @@ int bertc_path_check_dir(const char *dir, const char *what, BertcError *err)
                             "it): '%s'", what, n, max, BERTC_PATH_MAX, dir);
     return 0;
 }
+
+bool bertc_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}

@@ -63,6 +63,11 @@ typedef struct BertcError {
  * holds for bertc_fatal's and bertc_warn's. */
 int bertc_errorf(BertcError *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* An argument (a flag's value, a data cell) as an error message quotes it:
+ * its first bytes, control characters written \n, \t, \r or \xNN, so the
+ * message stays one line and short. Returns buf (BERTC_SHOWN bytes). */
+#define BERTC_SHOWN 80
+const char *bertc_shown(const char *arg, char buf[BERTC_SHOWN]);
 
 typedef void (*BertcErrorHook)(const char *msg, void *user);
 /* Install a hook (NULL restores the default). Returns the previous hook. */
@@ -189,6 +194,9 @@ int bertc_write_file(const char *path, const void *bytes, size_t n, BertcError *
  * exist or is a regular file, else the same error (renaming over /dev/null
  * or a FIFO would replace it). */
 int bertc_check_replaceable(const char *path, BertcError *err);
+/* Same device and inode: the same file (or directory), whatever the
+ * spelling of its path ("m", "./m/", a link to m). */
+bool bertc_same_file(const char *a, const char *b);
 typedef struct Arena Arena;
 /* The whole regular file at `path`, NUL-terminated, in *text (len bytes),
  * held by a new arena *arena that the caller destroys, also on an error

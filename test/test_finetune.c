@@ -6,7 +6,7 @@
  * another head lends its encoder; bad rows and unsupported tasks are one-line
  * errors. */
 #include "test/test_util.h"
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 #include "zoo/train/dataset.h"
 
 #include <criterion/criterion.h>
@@ -442,7 +442,7 @@ Test(finetune, token_labels_go_on_the_first_wordpiece_of_each_word)
     data.word_off = bertc_arena_calloc(a, 3, sizeof(int64_t));
     data.word_cp = bertc_arena_alloc(a, sizeof(int32_t) * 5);
     data.word_tag = bertc_arena_alloc(a, sizeof(int32_t) * 5);
-    cr_assert_eq(finetune_token_rows(&data, 0, &d, 0, 1, a, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_token_rows(&data, 0, &d, 0, 1, a, &err), 0, "%s", err.msg);
     cr_assert_str_eq(data.ex[0].text, "Hello unaffable x, don't");
 
     Model m = {.cfg = bertc_bert_config_default("BertForTokenClassification")};
@@ -451,7 +451,7 @@ Test(finetune, token_labels_go_on_the_first_wordpiece_of_each_word)
     int32_t *pos[2];
     int64_t idx[2] = {0, 1}, tokens;
     bertc_batch_init(&b, "t");
-    cr_assert_eq(finetune_token_batch(&data, &m, idx, 2, g, &b, pos, &tokens, &err), 0, "%s",
+    cr_assert_eq(bertc_finetune_token_batch(&data, &m, idx, 2, g, &b, pos, &tokens, &err), 0, "%s",
                  err.msg);
     /* [CLS] hello una ##ffa ##ble x , don ' t [SEP]; labels B-LOC 0, B-PER 1, O 2 */
     int32_t want[11] = {-100, 1, 2, -100, -100, 2, -100, 0, -100, -100, -100};
@@ -604,7 +604,8 @@ static void qa_labels(FinetuneData *data, Graph *g, int64_t f, int32_t *s, int32
     Model m = {.cfg = bertc_bert_config_default("BertForQuestionAnswering")};
     bertc_ag_graph_reset(g);
     bertc_batch_init(&b, "q");
-    cr_assert_eq(finetune_qa_batch(data, &m, &f, 1, g, &b, enc, &tokens, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_qa_batch(data, &m, &f, 1, g, &b, enc, &tokens, &err), 0, "%s",
+                 err.msg);
     *s = bertc_batch_find(&b, "start_positions")->ids.data[0];
     *e = bertc_batch_find(&b, "end_positions")->ids.data[0];
 }
@@ -619,7 +620,7 @@ static void qa_data(FinetuneData *data, Arena *a, const Dataset *d, const Tokeni
     data->answers = bertc_arena_alloc(a, sizeof(char *) * (size_t)d->n_rows);
     data->span = bertc_arena_alloc(a, sizeof(int32_t) * 2 * (size_t)d->n_rows);
     int col[4] = {0, 1, 2, 3};
-    cr_assert_eq(finetune_qa_rows(data, 0, d, col, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_qa_rows(data, 0, d, col, &err), 0, "%s", err.msg);
 }
 
 Test(finetune, qa_windows_label_the_answer_where_it_is_whole)
@@ -644,7 +645,7 @@ Test(finetune, qa_windows_label_the_answer_where_it_is_whole)
     qa_data(&data, a, &d, &tok, 12, 1);
     cr_assert(data.span[0] == 13 && data.span[1] == 22, "span [%d, %d), expected [13, 22)",
               data.span[0], data.span[1]);
-    cr_assert_eq(finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
     cr_assert_eq(data.n_feat, 6, "2 rows of 3 windows, got %lld", (long long)data.n_feat);
     cr_assert_eq(data.n_feat_train, 6);
     Graph *g = bertc_ag_graph_create(1 << 16, 0);
@@ -669,7 +670,7 @@ Test(finetune, qa_windows_label_the_answer_where_it_is_whole)
 
     /* no --max-len: one window, the answer at 7 + 3, 7 + 4 */
     qa_data(&data, a, &d, &tok, 0, -1);
-    cr_assert_eq(finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
     cr_assert_eq(data.n_feat, 2);
     int32_t s, e;
     Encoding *enc;
@@ -678,7 +679,7 @@ Test(finetune, qa_windows_label_the_answer_where_it_is_whole)
     /* the default stride min(128, 12 / 2) = 6 does not fit L = 4: L - 1, a
      * window a token: starts 0 .. 6 */
     qa_data(&data, a, &d, &tok, 12, -1);
-    cr_assert_eq(finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
     cr_assert_eq(data.n_feat, 14, "7 windows a row, got %lld", (long long)data.n_feat);
     /* window 4 starts at "lives": it cuts "she lives" at its start -> 0 0 */
     qa_labels(&data, g, 4, &s, &e, &enc);
@@ -689,10 +690,10 @@ Test(finetune, qa_windows_label_the_answer_where_it_is_whole)
               e);
     /* a stride given too large, a question leaving no room: one-line errors */
     qa_data(&data, a, &d, &tok, 12, 4);
-    cr_assert_neq(finetune_qa_windows(&data, a, &err), 0);
+    cr_assert_neq(bertc_finetune_qa_windows(&data, a, &err), 0);
     cr_assert(strstr(err.msg, "--doc-stride 4: a window holds 4 context tokens"), "%s", err.msg);
     qa_data(&data, a, &d, &tok, 8, -1);
-    cr_assert_neq(finetune_qa_windows(&data, a, &err), 0);
+    cr_assert_neq(bertc_finetune_qa_windows(&data, a, &err), 0);
     cr_assert(strstr(err.msg, "leaves no room for the context in --max-len 8"), "%s", err.msg);
     bertc_ag_graph_destroy(g);
 
@@ -700,7 +701,7 @@ Test(finetune, qa_windows_label_the_answer_where_it_is_whole)
     const char *bad = "{\"question\": \"q\", \"context\": \"in Paris\", \"answers\": "
                       "{\"text\": [\"Paris\"], \"answer_start\": [2]}}\n";
     cr_assert_eq(bertc_dataset_parse(&d, a, "b.jsonl", DATASET_JSONL, bad, strlen(bad), &err), 0);
-    cr_assert_neq(finetune_qa_rows(&data, 0, &d, col, &err), 0);
+    cr_assert_neq(bertc_finetune_qa_rows(&data, 0, &d, col, &err), 0);
     cr_assert(strstr(err.msg, "b.jsonl:1: answer_start 2 does not point at the answer 'Paris'"),
               "%s", err.msg);
     bertc_arena_destroy(a);

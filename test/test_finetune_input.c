@@ -5,7 +5,7 @@
  * the [CLS], as Hugging Face's run_qa) and SQuAD errors naming the line of
  * the question in the file. */
 #include "test/test_util.h"
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 #include "zoo/train/dataset.h"
 
 #include <criterion/criterion.h>
@@ -33,7 +33,7 @@ static int regression_rows(Arena *a, const char *csv, FinetuneData *data, BertcE
     *data = (FinetuneData){.kind = FT_REGRESSION, .n = d.n_rows, .labels = {.n = 1}};
     data->ex = bertc_arena_alloc(a, sizeof *data->ex * (size_t)d.n_rows);
     data->target = bertc_arena_alloc(a, sizeof(float) * (size_t)d.n_rows);
-    return finetune_add_rows(data, 0, &d, 0, -1, 1, err);
+    return bertc_finetune_add_rows(data, 0, &d, 0, -1, 1, err);
 }
 
 Test(finetune_input, regression_labels_that_underflow_are_kept)
@@ -143,7 +143,7 @@ static int squad_rows(Arena *a, int q3_start, const Tokenizer *tok, int32_t max_
     data->ex = bertc_arena_alloc(a, sizeof(TextExample) * (size_t)d->n_rows);
     data->answers = bertc_arena_alloc(a, sizeof(char *) * (size_t)d->n_rows);
     data->span = bertc_arena_alloc(a, sizeof(int32_t) * 2 * (size_t)d->n_rows);
-    return finetune_qa_rows(data, 0, d, col, err);
+    return bertc_finetune_qa_rows(data, 0, d, col, err);
 }
 
 /* Feature f's batch of one: its positions and its window's encoding. */
@@ -156,7 +156,7 @@ static void feature(FinetuneData *data, Graph *g, int64_t f, int32_t *s, int32_t
     Model m = {.cfg = bertc_bert_config_default("BertForQuestionAnswering")};
     bertc_ag_graph_reset(g);
     bertc_batch_init(&b, "q");
-    cr_assert_eq(finetune_qa_batch(data, &m, &f, 1, g, &b, enc, &tokens, &err), 0, "%s",
+    cr_assert_eq(bertc_finetune_qa_batch(data, &m, &f, 1, g, &b, enc, &tokens, &err), 0, "%s",
                  err.msg);
     *s = bertc_batch_find(&b, "start_positions")->ids.data[0];
     *e = bertc_batch_find(&b, "end_positions")->ids.data[0];
@@ -177,7 +177,7 @@ Test(finetune_input, squad_v2_unanswerable_questions_train_on_the_cls)
     cr_assert(data.span[2] == -1 && data.span[3] == -1, "q2's span [%d, %d)", data.span[2],
               data.span[3]);
     cr_assert_str_eq(data.answers[1], "");
-    cr_assert_eq(finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
     Graph *g = bertc_ag_graph_create(1 << 16, 0);
     int answered[3] = {0, 0, 0};
     for (int64_t f = 0; f < data.n_feat; f++) {
@@ -208,10 +208,10 @@ Test(finetune_input, squad_v2_evaluation_answers_nothing_when_the_cls_wins)
     FinetuneData data;
     cr_assert_eq(bertc_tokenizer_load(&tok, a, VOCAB, &err), 0, "%s", err.msg);
     cr_assert_eq(squad_rows(a, 37, &tok, 0, -1, &data, &err), 0, "%s", err.msg);
-    cr_assert_eq(finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
+    cr_assert_eq(bertc_finetune_qa_windows(&data, a, &err), 0, "%s", err.msg);
     cr_assert_eq(data.n_feat, 3, "one window a question");
     Graph *g = bertc_ag_graph_create(1 << 16, 0);
-    finetune_qa_begin_eval(&data);
+    bertc_finetune_qa_begin_eval(&data);
     /* q1: its gold span (context tokens 6, 7: "paris nord") scores 2 + 2,
      * the [CLS] 1 + 1: the span wins. q2 and q3: the [CLS] 5 + 5 wins. */
     for (int64_t f = 0; f < 3; f++) {
@@ -223,9 +223,9 @@ Test(finetune_input, squad_v2_evaluation_answers_nothing_when_the_cls_wins)
         int32_t ctx = 2 + enc->n_a;
         sl[0] = el[0] = f == 0 ? 1.0f : 5.0f;
         sl[ctx + 6] = el[ctx + 7] = 2.0f;
-        finetune_qa_predict(&data, sl, el, enc->S, &f, 1, enc);
+        bertc_finetune_qa_predict(&data, sl, el, enc->S, &f, 1, enc);
     }
-    finetune_qa_end_eval(&data);
+    bertc_finetune_qa_end_eval(&data);
     /* q1 right (1), q2 "" against no answer (1), q3 "" against "now" (0) */
     cr_expect(fabs(data.qa_em - 2.0) < 1e-9, "EM sum %g, expected 2", data.qa_em);
     cr_expect(fabs(data.qa_f1 - 2.0) < 1e-9, "F1 sum %g, expected 2", data.qa_f1);

@@ -4,12 +4,13 @@
  * regression, token-cls, qa, mlm), the format (bits 3-4: CSV, TSV, JSONL
  * with the SQuAD JSON it recognises, CoNLL) and, for qa, the window
  * (bits 5-7: --max-len 8 + 6k, --doc-stride k or the default). The rest is
- * the file. The table goes through what cli/finetune.c does with it: the
- * label set, the task's rows (labels, regression targets, tags, SQuAD
- * answers and their answer_start), and for qa the windows and every
+ * the file. The table goes through what bertc_finetune
+ * (zoo/train/finetune_data.c) does with it: the label set, the task's rows
+ * (labels, regression targets, tags, SQuAD answers and their
+ * answer_start), and for qa the windows and every
  * window's start/end positions; token-cls batches its first rows. Errors
  * must be one line; positions must lie in their window. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 #include "test/fuzz/fuzz_util.h"
 
 #define VOCAB "data/bert-base-uncased-vocab.txt"
@@ -34,7 +35,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* The arrays cli/finetune.c's alloc_rows gives n rows of W words. */
+/* The arrays zoo/train/finetune_data.c's alloc_rows gives n rows of W words. */
 static void alloc_rows(FinetuneData *f, Arena *a, int64_t n, int64_t W)
 {
     int64_t C = f->labels.n;
@@ -50,7 +51,7 @@ static void alloc_rows(FinetuneData *f, Arena *a, int64_t n, int64_t W)
     f->word_tag = bertc_arena_calloc(a, (size_t)W + 1, sizeof *f->word_tag);
 }
 
-/* Words over a '|'-joined column, as cli/finetune.c counts them. */
+/* Words over a '|'-joined column, as zoo/train/finetune_data.c counts them. */
 static int64_t count_words(const Dataset *d, int column)
 {
     int64_t W = 0;
@@ -67,7 +68,7 @@ static int check_qa(FinetuneData *f, Arena *a, uint8_t window, BertcError *err)
 {
     f->max_len = 8 + 6 * (window & 7);
     f->doc_stride = (window & 7) < 4 ? (int32_t)(window & 7) : -1;
-    if (finetune_qa_windows(f, a, err) != 0)
+    if (bertc_finetune_qa_windows(f, a, err) != 0)
         return -1;
     Model m = {.cfg = bertc_bert_config_default("BertForQuestionAnswering")};
     for (int64_t k = 0; k < f->n_feat && k < MAX_FEATURES; k++) {
@@ -76,7 +77,7 @@ static int check_qa(FinetuneData *f, Arena *a, uint8_t window, BertcError *err)
         int64_t tokens;
         bertc_ag_graph_reset(graph);
         bertc_batch_init(&b, "fuzz");
-        if (finetune_qa_batch(f, &m, &k, 1, graph, &b, &enc, &tokens, err) != 0)
+        if (bertc_finetune_qa_batch(f, &m, &k, 1, graph, &b, &enc, &tokens, err) != 0)
             return -1;
         int32_t s = bertc_batch_find(&b, "start_positions")->ids.data[0];
         int32_t t = bertc_batch_find(&b, "end_positions")->ids.data[0];
@@ -98,7 +99,7 @@ static int token_batch(FinetuneData *f, BertcError *err)
     f->max_len = 16;
     bertc_ag_graph_reset(graph);
     bertc_batch_init(&b, "fuzz");
-    return finetune_token_batch(f, &m, idx, n, graph, &b, pos, &tokens, err);
+    return bertc_finetune_token_batch(f, &m, idx, n, graph, &b, pos, &tokens, err);
 }
 
 static int rows(FinetuneKind kind, const Dataset *d, Arena *a, uint8_t window, BertcError *err)
@@ -112,7 +113,7 @@ static int rows(FinetuneKind kind, const Dataset *d, Arena *a, uint8_t window, B
             if ((col[k] = bertc_dataset_column(d, qa_cols[k], err)) < 0)
                 return -1;
         alloc_rows(&f, a, d->n_rows, 0);
-        return finetune_qa_rows(&f, 0, d, col, err) != 0 ? -1 : check_qa(&f, a, window, err);
+        return bertc_finetune_qa_rows(&f, 0, d, col, err) != 0 ? -1 : check_qa(&f, a, window, err);
     }
     bool tokens = kind == FT_TOKEN_CLS;
     if ((text = bertc_dataset_column(d, tokens ? "tokens" : "text", err)) < 0 ||
@@ -123,8 +124,9 @@ static int rows(FinetuneKind kind, const Dataset *d, Arena *a, uint8_t window, B
         return -1;
     alloc_rows(&f, a, d->n_rows, tokens ? count_words(d, text) : 0);
     if (!tokens)
-        return finetune_add_rows(&f, 0, d, text, -1, label, err);
-    return finetune_token_rows(&f, 0, d, text, label, a, err) != 0 ? -1 : token_batch(&f, err);
+        return bertc_finetune_add_rows(&f, 0, d, text, -1, label, err);
+    return bertc_finetune_token_rows(&f, 0, d, text, label, a, err) != 0 ? -1
+                                                                         : token_batch(&f, err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

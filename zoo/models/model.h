@@ -427,6 +427,21 @@ int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const T
  * its own calls it. */
 int bertc_encoding_check_vocab(const BertConfig *cfg, const Tokenizer *tok, const Encoding *e,
                                BertcError *err);
+/* A text's token limit and what set it, so that a limit too small is
+ * refused naming it: key "--max-len" (file NULL), "model_max_length"
+ * (file: DIR/tokenizer_config.json) or "max_position_embeddings" (file:
+ * the config.json, or NULL for a config in memory). */
+typedef struct MaxLen {
+    int32_t n;
+    const char *key;
+    const char *file;
+} MaxLen;
+
+/* A limit that leaves no room for a text's special tokens (specials: 2 for
+ * [CLS] TEXT [SEP], 3 with a TEXT_PAIR) is refused in one line naming what
+ * set it; callers check it before they tokenize anything, so that no
+ * truncation warning comes first. */
+int bertc_max_len_room(const MaxLen *m, int specials, BertcError *err);
 /* Puts the three (n, S) tensors under the given names, and the n encodings
  * as the batch's enc. */
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,

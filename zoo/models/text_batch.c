@@ -15,6 +15,24 @@ static int32_t length_limit(const BertConfig *cfg, int32_t max_len)
     return max_len > 0 && max_len < limit ? max_len : limit;
 }
 
+int bertc_max_len_room(const MaxLen *m, int specials, BertcError *err)
+{
+    if (m->n >= specials)
+        return 0;
+    const char *tokens = specials == 2 ? "[CLS] TEXT [SEP]" : "[CLS] TEXT [SEP] TEXT_PAIR [SEP]";
+    char shown[BERTC_SHOWN];
+    if (!m->file)
+        return bertc_errorf(err, "%s %d leaves no room for the %d special tokens (%s): give at "
+                            "least %d", m->key, (int)m->n, specials, tokens, specials);
+    if (strcmp(m->key, "max_position_embeddings") == 0)
+        return bertc_errorf(err, "%s: max_position_embeddings %d leaves no room for the %d "
+                            "special tokens (%s): the model needs at least %d positions",
+                            bertc_shown(m->file, shown), (int)m->n, specials, tokens, specials);
+    return bertc_errorf(err, "%s: %s %d leaves no room for the %d special tokens (%s): raise "
+                        "it or give --max-len %d or more", bertc_shown(m->file, shown), m->key,
+                        (int)m->n, specials, tokens, specials);
+}
+
 int bertc_encoding_check_vocab(const BertConfig *cfg, const Tokenizer *tok, const Encoding *e,
                                BertcError *err)
 {

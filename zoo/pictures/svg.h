@@ -1,7 +1,9 @@
-/* zoo/pictures/svg.h — pictures people would rather look at than read: the loss curve
- * of a training run, and any output of a model drawn by its declared shape
- * (attention maps, gates, per-token or per-sentence scores), as standalone
- * SVG files or inline in an HTML page (bertc explain).
+/* zoo/pictures/svg.h — pictures people would rather look at than read: any
+ * output of a model drawn by its declared shape (attention maps, gates,
+ * per-token or per-sentence scores), as standalone SVG files or inline in an
+ * HTML page (bertc explain). They need only tensor/; the loss curve of a
+ * training run (bertc_svg_loss_curve, zoo/train/train.h) is drawn with the
+ * primitives here.
  *
  * Every picture of values carries a colour scale with the data's min and
  * max, and names its axes (which is the query, which the key). Values that
@@ -11,16 +13,18 @@
 #ifndef BERTC_ZOO_SVG_H
 #define BERTC_ZOO_SVG_H
 
-#include "zoo/train/train.h"
+#include "tensor/tensor.h"
 
 #include <stdio.h>
 
 /* s with the five XML specials (< > & " ') escaped: text for SVG and HTML. */
 void bertc_svg_put_text(FILE *f, const char *s);
 
-/* Train loss (and eval loss / metric where present) against the step. */
-int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *title,
-                   BertcError *err);
+/* A standalone SVG file of width x height pixels on a white ground, opened
+ * for the elements to come; bertc_svg_close ends and closes it (a failed
+ * write is an error naming the path). */
+FILE *bertc_svg_open(const char *path, int width, int height, BertcError *err);
+int bertc_svg_close(FILE *f, const char *path, BertcError *err);
 
 /* How an output is drawn, read from its declared shape (OutputSpec.shape):
  *   SVG_MAPS    (B, nh, X, X)  one heat map per head, X = S tokens or N

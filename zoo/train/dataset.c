@@ -18,6 +18,7 @@ typedef struct Parser {
     int64_t line;                          /* of text[pos], 1-based */
     const int64_t *line_of;                /* SQuAD: line k of text is the file's line_of[k - 1] */
     int64_t cap;                           /* rows d->cells has room for */
+    bool named;                            /* no header line: the columns were given */
     int n_fields;                          /* of the record being read */
     const char *fields[DATASET_MAX_COLUMNS];
 } Parser;
@@ -119,9 +120,9 @@ static int store(Parser *p, int64_t line, BertcError *err)
         return 0;
     }
     if (p->n_fields != d->n_columns)
-        return bertc_errorf(err, "%s:%lld: %d field%s, the header has %d", d->name,
+        return bertc_errorf(err, "%s:%lld: %d field%s, the %s has %d", d->name,
                             (long long)line, p->n_fields, p->n_fields == 1 ? "" : "s",
-                            d->n_columns);
+                            p->named ? "table" : "header", d->n_columns);
     if (grow(p, err) != 0)
         return -1;
     memcpy(d->cells + d->n_rows * d->n_columns, p->fields, sizeof(char *) * (size_t)p->n_fields);
@@ -550,17 +551,34 @@ static int squad_file(const char *name, const char *text, size_t len, Arena **sq
     return 0;
 }
 
-int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
-                        const char *text, size_t len, BertcError *err)
+/* text as a table; columns given: the names of a table without a header
+ * line (CSV or TSV), else the header's. */
+static int parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
+                 const char *const *columns, int n_columns, const char *text, size_t len,
+                 BertcError *err)
 {
     *d = (Dataset){.name = copy(arena, name, strlen(name)), .format = format};
+    if (columns) {
+        if (format != DATASET_CSV && format != DATASET_TSV)
+            return bertc_errorf(err, "%s: only a CSV or TSV table comes without a header",
+                                name);
+        if (n_columns < 1 || n_columns > DATASET_MAX_COLUMNS)
+            return bertc_errorf(err, "%s: %d columns named; a table has 1 to %d", name,
+                                n_columns, DATASET_MAX_COLUMNS);
+        const char **names = bertc_arena_alloc(arena, sizeof *names * (size_t)n_columns);
+        for (int k = 0; k < n_columns; k++)
+            names[k] = copy(arena, columns[k], strlen(columns[k]));
+        d->columns = names;
+        d->n_columns = n_columns;
+    }
     size_t bom = bertc_utf8_bom(text, len);   /* Excel's "CSV UTF-8" starts with one */
     text += bom;
     len -= bom;
     Parser *p = malloc(sizeof *p);
     if (!p)
         return bertc_errorf(err, "%s: out of memory", name);
-    *p = (Parser){.d = d, .arena = arena, .text = text, .len = len, .line = 1};
+    *p = (Parser){.d = d, .arena = arena, .text = text, .len = len, .line = 1,
+                  .named = columns != NULL};
     Arena *squad = NULL;
     if (format == DATASET_JSONL && squad_file(name, text, len, &squad, &p->text, &p->len,
                                               &p->line_of, err) != 0) {
@@ -573,6 +591,8 @@ int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetForma
              : parse_separated(p, format == DATASET_TSV ? '\t' : ',', format == DATASET_CSV, err);
     free(p);
     bertc_arena_destroy(squad);
+    if (rc == 0 && columns)
+        return 0;   /* no header to miss; how many rows are enough is the caller's */
     if (rc == 0 && !d->columns)
         rc = bertc_errorf(err, "%s: empty: the first line must be a header of column names",
                           name);
@@ -582,6 +602,29 @@ int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetForma
     else if (rc == 0 && d->n_rows == 0)
         rc = bertc_errorf(err, "%s: a header and no rows", name);
     return rc;
+}
+
+int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
+                        const char *text, size_t len, BertcError *err)
+{
+    return parse(d, arena, name, format, NULL, 0, text, len, err);
+}
+
+int bertc_dataset_parse_columns(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
+                                const char *const *columns, int n_columns, const char *text,
+                                size_t len, BertcError *err)
+{
+    return parse(d, arena, name, format, columns, n_columns, text, len, err);
+}
+
+Dataset bertc_dataset_rows(const Dataset *d, int64_t first, int64_t n)
+{
+    Dataset rows = *d;
+    first = first < 0 ? 0 : first > d->n_rows ? d->n_rows : first;
+    rows.n_rows = n < 0 ? 0 : n > d->n_rows - first ? d->n_rows - first : n;
+    rows.cells = d->cells ? d->cells + first * d->n_columns : NULL;
+    rows.line = d->line ? d->line + first : NULL;
+    return rows;
 }
 
 static void list_columns(const Dataset *d, char *buf, size_t cap)

@@ -1,7 +1,7 @@
 /*
- * zoo/train/dataset.h — labelled texts from CSV, TSV and JSONL files, the label
- * set of a classification task, and the metrics `bertc finetune` scores a
- * held-out set with.
+ * zoo/train/dataset.h — labelled texts from CSV, TSV and JSONL files (or
+ * text in memory), the label set of a classification task, and the metrics
+ * fine-tuning (zoo/train/finetune.h) scores a held-out set with.
  *
  *     Dataset d;  BertcError err;
  *     Arena *a = bertc_arena_create("data", 1 << 20);
@@ -81,6 +81,16 @@ DatasetFormat bertc_dataset_guess_format(const char *name, const char *text, siz
 /* text[0..len) (need not be NUL-terminated) -> d, cells in arena. */
 int bertc_dataset_parse(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
                         const char *text, size_t len, BertcError *err);
+/* The same for a CSV or TSV table without a header line, its n_columns
+ * columns named by the caller (data/topics.tsv is "label<TAB>text" lines):
+ * every record is a row, and a text of none is a table of no rows. */
+int bertc_dataset_parse_columns(Dataset *d, Arena *arena, const char *name, DatasetFormat format,
+                                const char *const *columns, int n_columns, const char *text,
+                                size_t len, BertcError *err);
+/* Rows first .. first + n - 1 of d (clamped to its rows) as a table of their
+ * own, with d's columns and name: a view, the cells stay d's. A held-out
+ * split: bertc_dataset_rows(&d, n_train, d.n_rows - n_train). */
+Dataset bertc_dataset_rows(const Dataset *d, int64_t first, int64_t n);
 /* bertc_dataset_parse of a regular file (zoo/train/dataset_file.c), the format by
  * bertc_dataset_guess_format. Files above DATASET_MAX_BYTES are refused. */
 #define DATASET_MAX_BYTES (1ULL << 30)

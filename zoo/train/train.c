@@ -381,11 +381,12 @@ static int loop(Run *r, BertcError *err)
     }
     r->res->seconds = now_seconds() - r->start;
     r->res->tokens_per_second = r->res->seconds > 0 ? (double)r->tokens / r->res->seconds : 0;
-    if (evaluate(r, r->opt->steps, err) != 0)
+    /* The final checkpoint before the final evaluation: an evaluation that
+     * fails (a task saving its best model to a full disk) loses no step,
+     * and --resume from this checkpoint only evaluates again. */
+    if (save(r, r->opt->steps, err) != 0 || evaluate(r, r->opt->steps, err) != 0)
         return -1;
     r->res->steps_done = r->opt->steps;
-    if (save(r, r->opt->steps, err) != 0)
-        return -1;
     return stop_signal ? interrupted(r, r->opt->steps, err) : 0;
 }
 

@@ -163,6 +163,11 @@ int bertc_train_load_checkpoint(Model *m, const TrainTask *task, const TrainOpti
  * for main() to exit with 128 + it. */
 int bertc_train_stop_signal(void);
 
+/* The loss curve of res as an SVG file: train loss, and eval loss where
+ * there is one, against the step (zoo/train/loss_curve.c). */
+int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *title,
+                         BertcError *err);
+
 /* The flags every example (and `bertc train NAME`) understands, applied on
  * top of the example's own defaults in *opt:
  *   --steps N  --batch-size N  --lr X  --seed N  --eval-every N
@@ -186,5 +191,13 @@ int bertc_train_make_dirs(const char *path, BertcError *err);
  * output directory that cannot be written is an error naming it before any
  * work is done. */
 int bertc_train_check_out_dir(const char *dir, BertcError *err);
+/* --out DIR of a run that writes a model directory (zoo/train/out_dir.c):
+ * new or an empty directory; a non-empty one only with force, else an error
+ * naming --force and what it does (force_does: "to replace the model files
+ * in it"). An --out that exists and is not a directory is an error.
+ * *nonempty (may be NULL) tells whether --out exists and holds something.
+ * Writes nothing. */
+int bertc_train_check_out_empty(const char *out, bool force, const char *force_does,
+                                bool *nonempty, BertcError *err);
 
 #endif /* BERTC_ZOO_TRAIN_H */

@@ -1,9 +1,9 @@
-/* cli/finetune_task.c — labelled rows as the training engine's task
+/* zoo/train/finetune_task.c — labelled rows as the training engine's task
  * (zoo/train/train.h): batches come from the architecture's batch_from_text (the
  * library's texts -> batch) plus the labels; evaluation scores the held-out
  * rows with the task's metrics (zoo/train/metrics.c), keeps the best model and
  * notices a plateau. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #define EVAL_BATCH 32
 
-const char *finetune_metric_name(FinetuneKind kind)
+const char *bertc_finetune_metric_name(FinetuneKind kind)
 {
     static const char *const names[] = {"accuracy", "micro_f1", "pearson", "entity_f1", "f1",
                                         "perplexity"};
@@ -23,9 +23,9 @@ const char *finetune_metric_name(FinetuneKind kind)
 static int row_error(const Dataset *d, int64_t i, const char *what, const char *value,
                      BertcError *err)
 {
-    char shown[CLI_SHOWN];
+    char shown[BERTC_SHOWN];
     return bertc_errorf(err, "%s:%lld: %s '%s'", d->name, (long long)d->line[i], what,
-                        cli_shown(value, shown));
+                        bertc_shown(value, shown));
 }
 
 static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,
@@ -65,8 +65,8 @@ static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,
     return 0;
 }
 
-int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
-                      int label, BertcError *err)
+int bertc_finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
+                            int label, BertcError *err)
 {
     for (int64_t i = 0; i < d->n_rows; i++) {
         int64_t r = first + i;
@@ -127,15 +127,16 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
     const FinetuneData *data = ctx;
     if (data->kind == FT_MLM) {
         int64_t masked;
-        return finetune_mlm_batch(data, data->model, idx, n, g, b, false, tokens, &masked, err);
+        return bertc_finetune_mlm_batch(data, data->model, idx, n, g, b, false, tokens, &masked,
+                                        err);
     }
     if (data->kind == FT_QA) {
         Encoding *enc;
-        return finetune_qa_batch(data, data->model, idx, n, g, b, &enc, tokens, err);
+        return bertc_finetune_qa_batch(data, data->model, idx, n, g, b, &enc, tokens, err);
     }
     if (data->kind == FT_TOKEN_CLS) {
         int32_t **pos = bertc_arena_alloc(g->step, sizeof(int32_t *) * (size_t)n);
-        return finetune_token_batch(data, data->model, idx, n, g, b, pos, tokens, err);
+        return bertc_finetune_token_batch(data, data->model, idx, n, g, b, pos, tokens, err);
     }
     return rows_batch(data, data->model, idx, n, g, b, tokens, err);
 }
@@ -174,7 +175,7 @@ static void score(FinetuneData *data, Graph *g, EvalRecord *rec)
         rec->metric[1] = data->qa_em / (double)n;
     } else if (data->kind == FT_TOKEN_CLS) {
         bertc_ag_graph_reset(g);
-        rec->metric[0] = finetune_token_score(data, g->step);
+        rec->metric[0] = bertc_finetune_token_score(data, g->step);
     } else if (data->kind == FT_SEQ_CLS) {
         rec->metric[0] = bertc_metric_accuracy(data->label + data->n_train, data->pred_class, n);
         rec->metric[1] = bertc_metric_macro_f1(data->label + data->n_train, data->pred_class, n, C);
@@ -214,7 +215,7 @@ static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec
     bool qa = data->kind == FT_QA;   /* qa: the held-out rows' windows */
     int64_t lo = qa ? data->n_feat_train : data->n_train, hi = qa ? data->n_feat : data->n;
     if (qa)
-        finetune_qa_begin_eval(data);
+        bertc_finetune_qa_begin_eval(data);
     for (int64_t row = lo; row < hi; row += EVAL_BATCH) {
         int64_t k = hi - row < EVAL_BATCH ? hi - row : EVAL_BATCH;
         for (int64_t j = 0; j < k; j++)
@@ -226,27 +227,29 @@ static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec
         bertc_outputs_init(&out);
         int32_t *pos[EVAL_BATCH];
         Encoding *enc = NULL;
-        if ((data->kind == FT_QA ? finetune_qa_batch(data, m, idx, k, g, &b, &enc, &tokens, err)
+        if ((data->kind == FT_QA
+                 ? bertc_finetune_qa_batch(data, m, idx, k, g, &b, &enc, &tokens, err)
              : data->kind == FT_TOKEN_CLS
-                 ? finetune_token_batch(data, m, idx, k, g, &b, pos, &tokens, err)
+                 ? bertc_finetune_token_batch(data, m, idx, k, g, &b, pos, &tokens, err)
                  : rows_batch(data, m, idx, k, g, &b, &tokens, err)) != 0 ||
             bertc_model_forward(m, g, &b, &out, err) != 0)
             return -1;
         const Var *logits = bertc_outputs_get(&out, "logits");
         if (data->kind == FT_QA) {
             const Var *sl = bertc_outputs_get(&out, "start_logits");
-            finetune_qa_predict(data, sl->value.data,
-                                bertc_outputs_get(&out, "end_logits")->value.data,
-                                sl->value.shape[1], idx, k, enc);
+            bertc_finetune_qa_predict(data, sl->value.data,
+                                      bertc_outputs_get(&out, "end_logits")->value.data,
+                                      sl->value.shape[1], idx, k, enc);
         } else if (data->kind == FT_TOKEN_CLS)
-            finetune_token_predict(data, logits->value.data, logits->value.shape[1], idx, k, pos);
+            bertc_finetune_token_predict(data, logits->value.data, logits->value.shape[1], idx, k,
+                                         pos);
         else
             predict(data, logits->value.data, row, k);
         loss_sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)k;
     }
     *rec = (EvalRecord){.loss = loss_sum / (double)(hi - lo)};
     if (qa)
-        finetune_qa_end_eval(data);
+        bertc_finetune_qa_end_eval(data);
     score(data, g, rec);
     return 0;
 }
@@ -267,7 +270,7 @@ static int evaluate_mlm(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec,
         bertc_batch_init(&b, "eval");
         bertc_outputs_init(&out);
         out.loss_only = true;   /* no (B, S, V) logits */
-        if (finetune_mlm_batch(data, m, idx, k, g, &b, true, &tokens, &masked, err) != 0 ||
+        if (bertc_finetune_mlm_batch(data, m, idx, k, g, &b, true, &tokens, &masked, err) != 0 ||
             bertc_model_forward(m, g, &b, &out, err) != 0)
             return -1;
         sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)masked;
@@ -307,17 +310,17 @@ static void example_name(void *ctx, int64_t idx, char *buf, size_t len)
     snprintf(buf, len, "%s", data->origin[row]);
 }
 
-TrainTask finetune_task(FinetuneData *data)
+TrainTask bertc_finetune_task(FinetuneData *data)
 {
     return (TrainTask){.n_train = data->kind == FT_QA ? data->n_feat_train : data->n_train,
                        .make_batch = make_batch,
                        .evaluate = data->n > data->n_train ? evaluate : NULL,
-                       .metric_name = finetune_metric_name(data->kind), .ctx = data,
+                       .metric_name = bertc_finetune_metric_name(data->kind), .ctx = data,
                        .stop_early = stop_early,
                        .example_name = data->origin ? example_name : NULL};
 }
 
-double finetune_majority_baseline(const FinetuneData *data)
+double bertc_finetune_majority_baseline(const FinetuneData *data)
 {
     if (data->kind != FT_SEQ_CLS || data->n == data->n_train)
         return NAN;
@@ -332,9 +335,18 @@ double finetune_majority_baseline(const FinetuneData *data)
     return (double)best / (double)(data->n - data->n_train);
 }
 
+/* A metric's name as a JSON key (the names are short and fixed; they go
+ * through the one escaper all the same). */
+static void put_name(FILE *log, const char *name)
+{
+    char quoted[32];
+    bertc_json_quote(quoted, sizeof quoted, name, strlen(name));
+    fputs(quoted, log);
+}
+
 /* One JSON line per evaluation of this run, its step and train loss from
  * the engine's points. */
-void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log)
+void bertc_finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log)
 {
     static const char *const second[] = {"macro_f1", NULL, "mse", NULL, "exact_match", NULL};
     for (int i = 0, e = 0; i < res->n_points && e < data->n_evals; i++) {
@@ -342,14 +354,14 @@ void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *
         if (isnan(p->metric))
             continue;
         const EvalRecord *rec = &data->evals[e < TRAIN_MAX_POINTS ? e : TRAIN_MAX_POINTS - 1];
-        const char *metric = finetune_metric_name(data->kind);
+        const char *metric = bertc_finetune_metric_name(data->kind);
         fprintf(log, "{\"step\": %lld, \"train_loss\": %.6g, \"eval_loss\": %.6g, ",
                 (long long)p->step, isnan(p->train_loss) ? 0.0 : p->train_loss, rec->loss);
-        cli_json_string(log, metric, strlen(metric));
+        put_name(log, metric);
         fprintf(log, ": %.6g", rec->metric[0]);
         if (second[data->kind]) {
             fputs(", ", log);
-            cli_json_string(log, second[data->kind], strlen(second[data->kind]));
+            put_name(log, second[data->kind]);
             fprintf(log, ": %.6g", rec->metric[1]);
         }
         fprintf(log, ", \"best\": %s}\n", e == data->best_eval ? "true" : "false");

@@ -1,4 +1,4 @@
-/* cli/finetune_qa.c — extractive question answering for `bertc finetune
+/* zoo/train/finetune_qa.c — extractive question answering for `bertc finetune
  * --task qa`: SQuAD-style rows (question, context, answers.text,
  * answers.answer_start in characters of the context) -> BertForQuestionAnswering
  * batches of windows [CLS] question [SEP] context[s, s + L) [SEP] (a long
@@ -13,7 +13,7 @@
  * --version_2_with_negative: the answer is "" when the lowest null score
  * over the row's windows (start + end logit at the [CLS]) beats the best
  * span's. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,8 +64,8 @@ static int first_answer(const Dataset *d, int64_t i, const char *context, const 
     return 0;
 }
 
-int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
-                     BertcError *err)
+int bertc_finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
+                           BertcError *err)
 {
     for (int64_t i = 0; i < d->n_rows; i++) {
         const char *cell[4];
@@ -147,7 +147,7 @@ static int32_t n_windows(int32_t n_ctx, int32_t L, int32_t step)
     return n;
 }
 
-int finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err)
+int bertc_finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err)
 {
     Arena *scratch = bertc_arena_create("qa windows", 1 << 16);
     int32_t *count = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)data->n);
@@ -231,8 +231,8 @@ static int windows_of(const FinetuneData *data, const int64_t *idx, int64_t n, A
     return 0;
 }
 
-int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
-                      Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err)
+int bertc_finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                            Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err)
 {
     int64_t S;
     *enc = bertc_arena_alloc(g->step, sizeof **enc * (size_t)n);
@@ -287,7 +287,7 @@ static float best_span(const Encoding *e, const float *sl, const float *el, int3
     return best;
 }
 
-void finetune_qa_begin_eval(FinetuneData *data)
+void bertc_finetune_qa_begin_eval(FinetuneData *data)
 {
     for (int64_t r = 0; r < data->n - data->n_train; r++) {
         data->qa_best[r] = -INFINITY;
@@ -296,8 +296,9 @@ void finetune_qa_begin_eval(FinetuneData *data)
     }
 }
 
-void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
-                         int64_t S, const int64_t *idx, int64_t n, const Encoding *enc)
+void bertc_finetune_qa_predict(FinetuneData *data, const float *start_logits,
+                               const float *end_logits, int64_t S, const int64_t *idx, int64_t n,
+                               const Encoding *enc)
 {
     for (int64_t j = 0; j < n; j++) {
         int32_t bs, be;
@@ -314,7 +315,7 @@ void finetune_qa_predict(FinetuneData *data, const float *start_logits, const fl
     }
 }
 
-void finetune_qa_end_eval(FinetuneData *data)
+void bertc_finetune_qa_end_eval(FinetuneData *data)
 {
     data->qa_em = data->qa_f1 = 0;
     for (int64_t r = 0; r < data->n - data->n_train; r++) {

@@ -1,22 +1,16 @@
-/* cli/finetune.h — the pieces of `bertc finetune` (cli/finetune.c: the
- * command; cli/finetune_task.c: the data as a TrainTask and its evaluation). */
-#ifndef BERTC_CLI_FINETUNE_H
-#define BERTC_CLI_FINETUNE_H
+/* zoo/train/finetune_internal.h — the pieces of bertc_finetune
+ * (zoo/train/finetune.h), shared by its files and their tests, not
+ * installed: finetune.c runs it; finetune_model.c opens the base model and
+ * builds the task's head; finetune_data.c reads the rows; finetune_task.c
+ * makes them the engine's TrainTask and evaluates; finetune_tokens.c,
+ * finetune_qa.c and finetune_mlm.c are the tasks with batches of their own;
+ * finetune_out.c is the output directory. */
+#ifndef BERTC_ZOO_FINETUNE_INTERNAL_H
+#define BERTC_ZOO_FINETUNE_INTERNAL_H
 
-#include "cli/cli.h"
-#include "zoo/train/dataset.h"
-#include "zoo/train/train.h"
+#include "zoo/train/finetune.h"
 
 #include <stdio.h>
-
-typedef enum FinetuneKind {
-    FT_SEQ_CLS,        /* one label of C: cross-entropy; accuracy, macro-F1 */
-    FT_MULTI_LABEL,    /* any of C labels ("a|b"): BCE; micro-F1 */
-    FT_REGRESSION,     /* one number: MSE; MSE, Pearson */
-    FT_TOKEN_CLS,      /* a tag per word ("tokens"/"tags" lists): CE; entity F1 */
-    FT_QA,             /* a span of the context (SQuAD): CE of start and end; F1, EM */
-    FT_MLM             /* unlabelled text, 15 % masked: CE; perplexity (lower is better) */
-} FinetuneKind;
 
 /* The scores of one evaluation: the main metric, then the second
  * (macro-F1, MSE; NaN for multi-label). */
@@ -74,32 +68,62 @@ typedef struct FinetuneData {
     EvalRecord evals[TRAIN_MAX_POINTS];
 } FinetuneData;
 
+/* ---- zoo/train/finetune_model.c: the base model and the task's head --- */
+
+#define FINETUNE_MAX_LEN 128   /* the examples' length when max_len is 0 */
+
+/* What a run starts from: the config and tokenizer of a pretrained model
+ * directory (and its weights), or of a config and a vocabulary. */
+typedef struct FinetuneBase {
+    BertConfig cfg;
+    Tokenizer tok;
+    char weights[BERTC_PATH_MAX];     /* "" from scratch */
+    const char *config_file;          /* for messages; NULL: a config in memory */
+    Arena *arena;                     /* what the model directory opened */
+} FinetuneBase;
+
+int bertc_finetune_open_base(const FinetuneOptions *o, FinetuneBase *b, BertcError *err);
+void bertc_finetune_close_base(FinetuneBase *b);
+/* The task's model on b: b's config with the head of data->kind (its
+ * labels), data->max_len and doc_stride checked against it, built, its
+ * weights drawn from the run's seed and the encoder loaded from b. */
+int bertc_finetune_build_model(const FinetuneOptions *o, const FinetuneBase *b, FinetuneData *data,
+                               Model *m, Arena *arena, BertcError *err);
+
+/* ---- zoo/train/finetune_data.c: the rows -------------------------------- */
+
+/* o's training and held-out tables as data's examples (train rows first),
+ * the label set built from the training rows; without held-out rows, the
+ * rows shuffled with the seed and the last 10 % held out. */
+int bertc_finetune_load_data(const FinetuneOptions *o, FinetuneData *data, Arena *arena,
+                             BertcError *err);
+
+/* ---- zoo/train/finetune_task.c: the engine's task ------------------------ */
+
 /* The columns of d (text, optional pair, label) as examples rows[first ..]
  * of data (its arrays allocated for all rows by the caller); labels not in
  * data->labels, and regression targets that are not finite float32 numbers, are
  * errors naming the file and line. */
-int finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
-                      int label, BertcError *err);
+int bertc_finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d, int text, int pair,
+                            int label, BertcError *err);
 /* The TrainTask of data: make_batch tokenizes with batch_from_text and
  * adds "labels"; evaluate scores the held-out rows, logs, saves the best
  * model to data->out, and counts evaluations without improvement. */
-TrainTask finetune_task(FinetuneData *data);
+TrainTask bertc_finetune_task(FinetuneData *data);
 /* One JSON line per evaluation of the run res into log: step, train_loss,
  * eval_loss, the metrics, best (true on the one saved). */
-void finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log);
-/* The main metric's name ("accuracy", "micro_f1", "pearson"). */
-const char *finetune_metric_name(FinetuneKind kind);
+void bertc_finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log);
 /* The majority-class accuracy of the held-out rows (seq-cls), else NaN. */
-double finetune_majority_baseline(const FinetuneData *data);
+double bertc_finetune_majority_baseline(const FinetuneData *data);
 
-/* ---- cli/finetune_out.c: the output directory, never losing its model --- */
+/* ---- zoo/train/finetune_out.c: the output directory, never losing its model --- */
 
 /* Where a run writes (the file's head comment tells the whole story). */
 typedef struct FinetuneOut {
     const char *out;                  /* --out as given, for messages */
-    char target[BERTC_PATH_MAX];        /* --out resolved (realpath when it exists) */
-    char staging[BERTC_PATH_MAX];       /* target + ".bertc-staging" */
-    char old[BERTC_PATH_MAX];           /* target + ".bertc-old", during the swap */
+    char target[BERTC_PATH_MAX];      /* --out resolved (realpath when it exists) */
+    char staging[BERTC_PATH_MAX];     /* target + ".bertc-staging" */
+    char old[BERTC_PATH_MAX];         /* target + ".bertc-old", during the swap */
     const char *dir;                  /* where the run writes: out or staging; NULL
                                          until planned */
     bool staged;                      /* writing into staging, swapped in when kept */
@@ -108,79 +132,79 @@ typedef struct FinetuneOut {
 } FinetuneOut;
 
 /* Decides where the run writes and checks it, writing nothing: --out new
- * or empty (or --resume with a checkpoint in it): --out itself; --out
- * holding something: refused without force (unless it is the directory
- * `model`, fine-tuned in place), else the staging directory, as is an
- * existing staging directory (--resume continues there). Refused too: a
+ * or empty (or resume with a checkpoint in it): --out itself; --out
+ * holding something: refused with FINETUNE_OUT_NEW (unless it is the
+ * directory `model`, fine-tuned in place), else the staging directory
+ * (FINETUNE_OUT_SWAP), as is an existing staging directory (resume
+ * continues there); FINETUNE_OUT_IN_PLACE: --out itself. Refused too: a
  * file of the run there that is not a regular file (a FIFO
  * trainer_state.json), and a swap an earlier run left half done. */
-int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool force,
-                      bool resume, BertcError *err);
+int bertc_finetune_out_plan(FinetuneOut *o, const char *out, const char *model,
+                            FinetuneOutMode mode, bool resume, BertcError *err);
 /* Right before the first step: o->dir made and checked writable; a new
  * run in the staging directory first removes what an earlier run left. */
-int finetune_out_make(FinetuneOut *o, bool resume, BertcError *err);
+int bertc_finetune_out_make(FinetuneOut *o, bool resume, BertcError *err);
 /* The run has kept a model: a staged one is swapped into --out (nothing
  * to do for a run written into --out itself). */
-int finetune_out_commit(FinetuneOut *o, BertcError *err);
-/* A staged run that kept no model: one line saying --out is as it was and
- * where the run's checkpoint is. Nothing otherwise. */
-void finetune_out_note(const FinetuneOut *o, FILE *to);
+int bertc_finetune_out_commit(FinetuneOut *o, BertcError *err);
 
-/* ---- cli/finetune_tokens.c: token classification ---------------------- */
+/* ---- zoo/train/finetune_tokens.c: token classification ---------------------- */
 
 /* Rows of '|'-joined words and tags (columns `words`, `tags`) as examples
  * first.. of data (word_off[first] set by the caller); a word count that is
  * not the tag count, or a tag not in data->labels, is an error naming the
  * file and line. */
-int finetune_token_rows(FinetuneData *data, int64_t first, const Dataset *d, int words, int tags,
-                        Arena *arena, BertcError *err);
+int bertc_finetune_token_rows(FinetuneData *data, int64_t first, const Dataset *d, int words,
+                              int tags, Arena *arena, BertcError *err);
 /* The batch of examples idx[0..n) with "labels" (n, S): each word's tag on its
  * first WordPiece, -100 elsewhere; pos[j][w] receives the position of word w
  * of example j (-1: truncated away). */
-int finetune_token_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
-                         Graph *g, Batch *b, int32_t **pos, int64_t *tokens, BertcError *err);
+int bertc_finetune_token_batch(const FinetuneData *data, const Model *m, const int64_t *idx,
+                               int64_t n, Graph *g, Batch *b, int32_t **pos, int64_t *tokens,
+                               BertcError *err);
 /* data->pred_tag of the words of examples idx[0..n) from logits (n, S, C). */
-void finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
-                            const int64_t *idx, int64_t n, int32_t *const *pos);
+void bertc_finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
+                                  const int64_t *idx, int64_t n, int32_t *const *pos);
 /* Entity F1 of the held-out rows' predicted tags. */
-double finetune_token_score(const FinetuneData *data, Arena *scratch);
+double bertc_finetune_token_score(const FinetuneData *data, Arena *scratch);
 
-/* ---- cli/finetune_qa.c: extractive question answering ----------------- */
+/* ---- zoo/train/finetune_qa.c: extractive question answering ----------------- */
 
 /* Rows with columns col[0..3] = question, context, answers.text,
  * answers.answer_start as examples first..; an answer_start that does not
  * point at the answer's text is an error naming the file and line. A row
  * whose answers are both empty (SQuAD v2.0's unanswerable question) is
  * trained on the [CLS] and sets data->qa_negative. */
-int finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
-                     BertcError *err);
+int bertc_finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, const int *col,
+                           BertcError *err);
 /* The windows of every row (data->tok, max_len and doc_stride set): a
  * context longer than a window after its question becomes windows of L
  * context tokens overlapping by the stride, as run_qa's
  * prepare_train_features; a question that leaves no room is an error. */
-int finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err);
+int bertc_finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err);
 /* The batch of features (windows) idx[0..n) with start_positions and
  * end_positions (0 0 when the answer is not wholly in the window); *enc
  * receives the windows' encodings (for the spans' offsets). */
-int finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
-                      Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err);
+int bertc_finetune_qa_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
+                            Graph *g, Batch *b, Encoding **enc, int64_t *tokens, BertcError *err);
 /* An evaluation: begin, predict the held-out features idx[0..n) from their
  * start/end logits (n, S) keeping each row's best span over its windows,
  * end: the SQuAD EM and F1 sums over the held-out rows in data->qa_em,
  * qa_f1. */
-void finetune_qa_begin_eval(FinetuneData *data);
-void finetune_qa_predict(FinetuneData *data, const float *start_logits, const float *end_logits,
-                         int64_t S, const int64_t *idx, int64_t n, const Encoding *enc);
-void finetune_qa_end_eval(FinetuneData *data);
+void bertc_finetune_qa_begin_eval(FinetuneData *data);
+void bertc_finetune_qa_predict(FinetuneData *data, const float *start_logits,
+                               const float *end_logits, int64_t S, const int64_t *idx, int64_t n,
+                               const Encoding *enc);
+void bertc_finetune_qa_end_eval(FinetuneData *data);
 
-/* ---- cli/finetune_mlm.c: masked language modelling ---------------------- */
+/* ---- zoo/train/finetune_mlm.c: masked language modelling ---------------------- */
 
 /* The batch of examples idx[0..n) with 15 % of the real tokens masked
  * (80/10/10) and "labels" the original ids there, -100 elsewhere: drawn
  * from g->rng in training, from data->seed + the row when eval. *masked
  * receives the number of labelled positions. */
-int finetune_mlm_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
-                       Graph *g, Batch *b, bool eval, int64_t *tokens, int64_t *masked,
-                       BertcError *err);
+int bertc_finetune_mlm_batch(const FinetuneData *data, const Model *m, const int64_t *idx,
+                             int64_t n, Graph *g, Batch *b, bool eval, int64_t *tokens,
+                             int64_t *masked, BertcError *err);
 
-#endif /* BERTC_CLI_FINETUNE_H */
+#endif /* BERTC_ZOO_FINETUNE_INTERNAL_H */

@@ -1,4 +1,4 @@
-/* cli/finetune_mlm.c — masked-language-model training for `bertc finetune
+/* zoo/train/finetune_mlm.c — masked-language-model training for `bertc finetune
  * --task mlm` (domain adaptation of an encoder on unlabelled text): each
  * batch masks 15 % of the real tokens as BERT's pre-training and Hugging
  * Face's DataCollatorForLanguageModeling do (of those, 80 % become [MASK],
@@ -8,7 +8,7 @@
  *
  * The training draws come from the graph's RNG (g->rng), which checkpoints
  * save, so --resume masks as the uninterrupted run would. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <string.h>
 
@@ -40,9 +40,9 @@ static int64_t mask_row(const Tokenizer *tok, const BertConfig *cfg, int32_t *id
     return n;
 }
 
-int finetune_mlm_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
-                       Graph *g, Batch *b, bool eval, int64_t *tokens, int64_t *masked,
-                       BertcError *err)
+int bertc_finetune_mlm_batch(const FinetuneData *data, const Model *m, const int64_t *idx,
+                             int64_t n, Graph *g, Batch *b, bool eval, int64_t *tokens,
+                             int64_t *masked, BertcError *err)
 {
     TextExample *ex = bertc_arena_alloc(g->step, sizeof *ex * (size_t)n);
     for (int64_t j = 0; j < n; j++)

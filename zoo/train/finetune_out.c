@@ -1,10 +1,12 @@
-/* cli/finetune_out.c — where `bertc finetune` writes, so that a model already
- * in --out is never lost (docs/finetune.md, "The output directory").
+/* zoo/train/finetune_out.c — where a fine-tuning run (bertc_finetune)
+ * writes, so that a model already in --out is never lost (docs/finetune.md,
+ * "The output directory").
  *
  * A run writes into --out itself when --out is new or empty (nothing there
  * to lose), and when --resume continues a run whose checkpoint is in --out.
- * Otherwise --out holds something (a model, a finished run; --force is asked
- * for, unless --out is the --model being fine-tuned) and the run writes into
+ * Otherwise --out holds something (a model, a finished run; --force,
+ * FINETUNE_OUT_SWAP, is asked for, unless --out is the --model being
+ * fine-tuned) and the run writes into
  * the sibling directory OUT.bertc-staging instead: its model at each better
  * evaluation, the checkpoint, trainer_state.json, log.jsonl, loss.svg. Only a
  * run that ends with a kept model (every step done, or a plateau) swaps it in:
@@ -17,9 +19,10 @@
  * exactly as it was; its checkpoint stays in the staging directory, where
  * --resume continues it. A crash between the two renames leaves the old
  * model in OUT.bertc-old and the new one in OUT.bertc-staging: the next run
- * refuses to start until one of them is put back. */
+ * refuses to start until one of them is put back. FINETUNE_OUT_IN_PLACE (the
+ * examples) writes into --out whatever it holds. */
 #define _XOPEN_SOURCE 700   /* realpath (XSI), beside the build's _POSIX_C_SOURCE */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -116,8 +119,8 @@ static int check_parent(const FinetuneOut *o, BertcError *err)
     return 0;
 }
 
-int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool force,
-                      bool resume, BertcError *err)
+int bertc_finetune_out_plan(FinetuneOut *o, const char *out, const char *model,
+                            FinetuneOutMode mode, bool resume, BertcError *err)
 {
     char checkpoint[BERTC_PATH_MAX];
     *o = (FinetuneOut){.out = out};
@@ -130,18 +133,22 @@ int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool f
                             "one to keep to %s and remove the other", o->old, out, o->staging,
                             out);
     bool staging = exists(o->staging);
-    if (resume && staging) {
+    if (mode == FINETUNE_OUT_IN_PLACE) {   /* only refused: an --out that is a file */
+        if (bertc_train_check_out_empty(out, true, "", NULL, err) != 0)
+            return -1;
+    } else if (resume && staging) {
         o->staged = true;
     } else if (!(resume && exists(checkpoint))) {   /* else: continue the run in --out */
         bool nonempty;
-        bool in_place = model && cli_same_file(model, out);
+        bool in_place = model && bertc_same_file(model, out);
         const char *force_does = exists(checkpoint)
                                      ? "(its model files are replaced only once this run has "
                                        "kept a model), or --resume to continue the run whose "
                                        "checkpoint is there"
                                      : "(its model files are replaced only once this run has "
                                        "kept a model)";
-        if (cli_check_out_dir(out, force || in_place, force_does, &nonempty, err) != 0)
+        bool force = mode == FINETUNE_OUT_SWAP || in_place;
+        if (bertc_train_check_out_empty(out, force, force_does, &nonempty, err) != 0)
             return -1;
         o->staged = nonempty || staging;
     }
@@ -151,7 +158,7 @@ int finetune_out_plan(FinetuneOut *o, const char *out, const char *model, bool f
     return check_run_files(o, resume, err);
 }
 
-int finetune_out_make(FinetuneOut *o, bool resume, BertcError *err)
+int bertc_finetune_out_make(FinetuneOut *o, bool resume, BertcError *err)
 {
     char path[BERTC_PATH_MAX];
     /* a new run in an old staging directory: what the last run left there
@@ -208,7 +215,7 @@ static void carry_over(const FinetuneOut *o)
                    o->old);
 }
 
-int finetune_out_commit(FinetuneOut *o, BertcError *err)
+int bertc_finetune_out_commit(FinetuneOut *o, BertcError *err)
 {
     if (!o->staged)
         return 0;
@@ -237,12 +244,4 @@ int finetune_out_commit(FinetuneOut *o, BertcError *err)
     if (held_signal)   /* the swap is whole: now stop, as the signal asked */
         raise(held_signal);
     return rc;
-}
-
-void finetune_out_note(const FinetuneOut *o, FILE *to)
-{
-    if (o->staged && o->made && !o->kept)
-        fprintf(to, "bertc finetune: --out %s is as it was (this run kept no model); its "
-                "checkpoint and files are in %s, where --resume continues it\n", o->out,
-                o->staging);
 }

@@ -1,4 +1,4 @@
-/* cli/finetune_tokens.c — token classification for `bertc finetune --task
+/* zoo/train/finetune_tokens.c — token classification for `bertc finetune --task
  * token-cls`: rows of words and their tags (JSONL "tokens"/"tags" lists) ->
  * BertForTokenClassification batches labelled as Hugging Face's run_ner
  * labels them: the first WordPiece of each word gets the word's tag, every
@@ -8,7 +8,7 @@
  * The words are joined by single spaces into one text; word w starts at code
  * point word_cp[w] of it, and the tokenizer's offsets (code points, zoo/text/tokenizer.h)
  * say which word each token comes from. */
-#include "cli/finetune.h"
+#include "zoo/train/finetune_internal.h"
 
 #include <string.h>
 
@@ -51,8 +51,8 @@ static const char *words_text(FinetuneData *data, int64_t first_word, const char
     return text;
 }
 
-int finetune_token_rows(FinetuneData *data, int64_t first, const Dataset *d, int words, int tags,
-                        Arena *arena, BertcError *err)
+int bertc_finetune_token_rows(FinetuneData *data, int64_t first, const Dataset *d, int words,
+                              int tags, Arena *arena, BertcError *err)
 {
     for (int64_t i = 0; i < d->n_rows; i++) {
         int64_t r = first + i;
@@ -100,8 +100,9 @@ static void first_tokens(const FinetuneData *data, int64_t e, const Encoding *en
     }
 }
 
-int finetune_token_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
-                         Graph *g, Batch *b, int32_t **pos, int64_t *tokens, BertcError *err)
+int bertc_finetune_token_batch(const FinetuneData *data, const Model *m, const int64_t *idx,
+                               int64_t n, Graph *g, Batch *b, int32_t **pos, int64_t *tokens,
+                               BertcError *err)
 {
     TextExample *ex = bertc_arena_alloc(g->step, sizeof *ex * (size_t)n);
     for (int64_t j = 0; j < n; j++)
@@ -131,8 +132,8 @@ int finetune_token_batch(const FinetuneData *data, const Model *m, const int64_t
 
 /* Each word's tag: the argmax of its first token's logits (B, S, C); a
  * word truncated away gets "O" (or tag 0 when there is no "O"). */
-void finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
-                            const int64_t *idx, int64_t n, int32_t *const *pos)
+void bertc_finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
+                                  const int64_t *idx, int64_t n, int32_t *const *pos)
 {
     int C = data->labels.n, outside = bertc_label_set_id(&data->labels, "O", 1);
     for (int64_t j = 0; j < n; j++) {
@@ -150,7 +151,7 @@ void finetune_token_predict(FinetuneData *data, const float *logits, int64_t S,
     }
 }
 
-double finetune_token_score(const FinetuneData *data, Arena *scratch)
+double bertc_finetune_token_score(const FinetuneData *data, Arena *scratch)
 {
     int64_t n_eval = data->n - data->n_train, first = data->word_off[data->n_train];
     int64_t W = data->word_off[data->n] - first;

@@ -1,0 +1,154 @@
+/*
+ * zoo/train/finetune.h — fine-tuning as one library call: labelled texts (a
+ * CSV, TSV or JSONL file, or a table in memory: zoo/train/dataset.h) -> a
+ * trained BERT head, saved as a Hugging Face model directory. `bertc
+ * finetune` is this call behind its flags (cli/finetune.c), and `make demo`
+ * (examples/topics.c) calls it too.
+ *
+ *     FinetuneOptions o = bertc_finetune_defaults();
+ *     o.task = FT_SEQ_CLS;
+ *     o.model = "bert-tiny";              // a pretrained model directory, or
+ *                                         // o.config_file + o.vocab: from scratch
+ *     o.train_file = "reviews.csv";       // columns "text" and "label"
+ *     o.out = "reviews-model";
+ *     o.epochs = 3;
+ *     FinetuneResult r;
+ *     BertcError err;
+ *     if (bertc_finetune(&o, &r, &err) != 0)
+ *         fprintf(stderr, "%s\n", err.msg);
+ *     else
+ *         printf("held-out %s %.3f\n", r.metric_name, r.best_metric);
+ *
+ * What the call does:
+ *   1. the model: a pretrained model directory of any BERT head (its encoder
+ *      is loaded, the new head initialised as from_pretrained does, the keys
+ *      it initialised listed by a warning), or a config (a file or in
+ *      memory) and a vocabulary from scratch (zoo/train/finetune_model.c);
+ *   2. the data: the label set of the training rows (sorted), the rows
+ *      shuffled with the seed and 10 % held out unless held-out rows are
+ *      given (zoo/train/finetune_data.c);
+ *   3. the engine of zoo/train/train.h (AdamW, warmup, progress bar,
+ *      checkpoint, exact resume, Ctrl-C saves) over the task's batches
+ *      (finetune_task.c; token-cls: finetune_tokens.c; qa windows:
+ *      finetune_qa.c; mlm masking: finetune_mlm.c), evaluating the held-out
+ *      rows with the task's metrics at every eval_every steps;
+ *   4. out/ holds the best evaluation's model (config.json with
+ *      id2label/label2id, model.safetensors, vocab.txt,
+ *      tokenizer_config.json), written at each better evaluation, and
+ *      log.jsonl (one line per evaluation), loss.svg,
+ *      checkpoint.safetensors and trainer_state.json (the best metric, for
+ *      resume). An out that held something is replaced only when the run
+ *      ends with a kept model (FINETUNE_OUT_SWAP, finetune_out.c).
+ * A plateau of `patience` evaluations without a better metric ends the run.
+ * Everything that can be refused is refused before anything is written.
+ *
+ * The call prints nothing itself: the engine's progress bar and evaluation
+ * lines go to stderr unless train.quiet, warnings go through bertc_warn, and
+ * a note (a batch size capped at the data) through `note`. Errors are one
+ * line in err; they name an option by its `bertc finetune` flag (--max-len,
+ * --epochs), the name a user of either knows.
+ */
+#ifndef BERTC_ZOO_FINETUNE_H
+#define BERTC_ZOO_FINETUNE_H
+
+#include "zoo/train/dataset.h"
+#include "zoo/train/train.h"
+
+typedef enum FinetuneKind {
+    FT_SEQ_CLS,        /* one label of C: cross-entropy; accuracy, macro-F1 */
+    FT_MULTI_LABEL,    /* any of C labels ("a|b"): BCE; micro-F1 */
+    FT_REGRESSION,     /* one number: MSE; MSE, Pearson */
+    FT_TOKEN_CLS,      /* a tag per word ("tokens"/"tags" lists): CE; entity F1 */
+    FT_QA,             /* a span of the context (SQuAD): CE of start and end; F1, EM */
+    FT_MLM             /* unlabelled text, 15 % masked: CE; perplexity (lower is better) */
+} FinetuneKind;
+
+/* What may already be in out. */
+typedef enum FinetuneOutMode {
+    FINETUNE_OUT_NEW,      /* out must be new or empty, or be the model being fine-tuned, or
+                              hold the checkpoint a resumed run continues */
+    FINETUNE_OUT_SWAP,     /* out may hold anything: the run writes beside it
+                              (OUT.bertc-staging) and swaps its model in only when it keeps
+                              one; an interrupted run leaves out as it was (--force) */
+    FINETUNE_OUT_IN_PLACE  /* the run writes into out whatever it holds, its files replaced
+                              as it goes (the examples' build/demo) */
+} FinetuneOutMode;
+
+typedef struct FinetuneOptions {
+    FinetuneKind task;
+    /* The model: one of a pretrained directory, a config.json file or a
+     * config in memory; the two configs (from scratch) with a vocabulary. */
+    const char *model;               /* DIR: config.json, model.safetensors, vocab.txt */
+    const char *config_file;
+    const BertConfig *config;        /* its sizes, dropout, ...: the head is set by the task */
+    const char *vocab;               /* vocab.txt, with a config */
+    /* The data: a file or a table in memory for each side. */
+    const char *train_file;          /* .csv, .tsv, .jsonl (SQuAD JSON too); token-cls also
+                                        CoNLL columns (.conll, .txt) */
+    const Dataset *train_data;       /* instead of train_file */
+    const char *eval_file;           /* held-out rows; neither: 10 % of the training rows */
+    const Dataset *eval_data;
+    /* Columns; NULL: the task's default. text: "text" (else "sentence"),
+     * token-cls "tokens", qa "question"; pair: none, qa "context"; label:
+     * "label", token-cls "tags", qa "answers.text" (with answers.answer_start). */
+    const char *text_column, *text_pair_column, *label_column;
+    int64_t max_len;                 /* tokens an example (qa: a window); 0: 128, lowered to
+                                        the model's max_position_embeddings */
+    int64_t doc_stride;              /* qa: context tokens two windows share; -1:
+                                        min(128, max_len / 2), capped to fit */
+    int64_t epochs;                  /* passes over the training rows when train.steps is 0 */
+    int64_t patience;                /* evaluations without a better metric that end the run
+                                        (0: never) */
+    /* The engine's options (zoo/train/train.h), with four defaults of the
+     * task's: steps 0 (from epochs), lr 0 (5e-5 from a pretrained model, 5e-4
+     * from scratch), eval_every -1 (a tenth of the run; 0: only at the end),
+     * checkpoint_every -1 (= eval_every); checkpoint NULL:
+     * OUT/checkpoint.safetensors. batch_size is capped at the training
+     * examples; task_fields are the task's own (max_len, doc_stride). */
+    TrainOptions train;
+    const char *out;                 /* the model directory */
+    FinetuneOutMode out_mode;
+    /* A note for the user (NULL: through bertc_warn), as "--batch-size 64
+     * is more than the 20 training rows: batches of 20". */
+    void (*note)(void *user, const char *msg);
+    void *note_user;
+} FinetuneOptions;
+
+/* The options of `bertc finetune` without flags: seq-cls, 3 epochs, batch
+ * size 16, max_len 0 (128), seed 42, FINETUNE_OUT_NEW. model or config, the
+ * training data and out are the caller's. */
+FinetuneOptions bertc_finetune_defaults(void);
+
+typedef struct FinetuneResult {
+    TrainResult train;         /* the engine's: steps done, time, tokens/s, the loss curve,
+                                  interrupted, stopped_early (a plateau) */
+    int64_t steps;             /* the run's steps (train.steps_done below it, without a
+                                  plateau: cut short by train.stop_after) */
+    int64_t batch_size;        /* as trained (capped at the training examples) */
+    int64_t n_train, n_eval;   /* training and held-out rows */
+    int64_t n_parameters;
+    const char *metric_name;   /* "accuracy", "micro_f1", "pearson", "entity_f1", "f1",
+                                  "perplexity" */
+    double best_metric;        /* the kept model's held-out metric (perplexity: the lowest);
+                                  NaN without held-out rows, -inf (perplexity: inf) when no
+                                  evaluation gave a number */
+    double baseline;           /* seq-cls: the majority class's held-out accuracy; else NaN */
+    bool kept;                 /* the run ended with its model in out */
+    char dir[BERTC_PATH_MAX];  /* where the run wrote: out, or OUT.bertc-staging beside it
+                                  ("" before it was decided) */
+    bool out_untouched;        /* a run staged beside out that kept no model: out is as it
+                                  was, the run's checkpoint and files are in dir */
+} FinetuneResult;
+
+/* Runs o (see the top) and fills r, also on an error (r->dir and
+ * r->out_untouched say where an interrupted run's checkpoint is). 0 when the
+ * run ended with a kept model or stopped at train.stop_after; -1 with err
+ * set otherwise. An interruption (SIGINT, SIGTERM) is an error with
+ * r->train.interrupted set; the program should then exit with 128 +
+ * bertc_train_stop_signal(). */
+int bertc_finetune(const FinetuneOptions *o, FinetuneResult *r, BertcError *err);
+
+/* The task's main metric: "accuracy", "micro_f1", ... as in FinetuneResult. */
+const char *bertc_finetune_metric_name(FinetuneKind kind);
+
+#endif /* BERTC_ZOO_FINETUNE_H */
