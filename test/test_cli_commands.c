@@ -143,8 +143,14 @@ Test(cli_commands, version_names_the_version_and_the_simd_paths)
     for (int isa = ISA_SCALAR; isa < ISA_COUNT; isa++)
         named |= strstr(a, bertc_cpu_isa_name((CpuIsa)isa)) != NULL;
     cr_expect(named, "no SIMD path in: %s", a);
-    snprintf(want, sizeof want, "int8 path: %s)", bertc_qgemm_isa_name(bertc_qgemm_isa()));
-    cr_expect(strstr(a, want), "no int8 path '%s' in: %s", want, a);
+    /* The child's own detection: under valgrind this process sees no VNNI
+     * while the untraced child does, so any path's name counts. */
+    bool int8_named = false;
+    for (int isa = QGEMM_ISA_SCALAR; isa < QGEMM_ISA_COUNT; isa++) {
+        snprintf(want, sizeof want, "int8 path: %s)", bertc_qgemm_isa_name((QgemmIsa)isa));
+        int8_named |= strstr(a, want) != NULL;
+    }
+    cr_expect(int8_named, "no int8 path in: %s", a);
     free(a);
     free(b);
 }
