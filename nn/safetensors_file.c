@@ -136,15 +136,6 @@ static mode_t new_file_mode(void)
     return 0666 & ~mask;
 }
 
-/* lstat where there are symbolic links. */
-static int link_stat(const char *path, struct stat *sb)
-{
-#if defined(BERTC_POSIX_FS)
-    return lstat(path, sb);
-#else
-    return stat(path, sb);
-#endif
-}
 
 /* Refuse a target that is not a regular file (or absent); *mode receives the
  * existing file's permissions, or those of a new file when there is none. */
@@ -152,7 +143,7 @@ static int check_target(const char *path, mode_t *mode, BertcError *err)
 {
     struct stat sb;
     *mode = new_file_mode();
-    if (link_stat(path, &sb) != 0)
+    if (bertc_link_stat(path, &sb) != 0)
         return errno == ENOENT ? 0
                                : bertc_errorf(err, "%s: cannot stat: %s", path, strerror(errno));
     /* a link is not followed (the rename would replace the link, not its

@@ -9,6 +9,13 @@
  * O_NONBLOCK cleared again. */
 #include "tensor/tensor.h"
 
+/* A POSIX system lists directories and has symbolic links; a bare-metal
+ * newlib build with files (NO_THREADS=1 on a Cortex-M, files by
+ * semihosting) has neither (nn/safetensors_file.c says the same). */
+#if defined(__unix__) || defined(__APPLE__)
+#define BERTC_POSIX_FS
+#include <dirent.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -217,4 +224,33 @@ bool bertc_same_file(const char *a, const char *b)
     struct stat sa, sb;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
            sa.st_ino == sb.st_ino;
+}
+
+int bertc_dir_each(const char *dir, int (*each)(const char *name, void *ctx), void *ctx,
+                   BertcError *err)
+{
+#if !defined(BERTC_POSIX_FS)
+    (void)each, (void)ctx;
+    return bertc_errorf(err, "%s: this platform's C library lists no directories", dir);
+#else
+    DIR *d = opendir(dir);
+    if (!d)
+        return bertc_errorf(err, "%s: cannot list it: %s", dir, strerror(errno));
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            rc = each(e->d_name, ctx);
+    closedir(d);
+    return rc;
+#endif
+}
+
+int bertc_link_stat(const char *path, struct stat *sb)
+{
+#if defined(BERTC_POSIX_FS)
+    return lstat(path, sb);
+#else
+    return stat(path, sb);
+#endif
 }

@@ -187,6 +187,15 @@ int bertc_path_check_dir(const char *dir, const char *what, BertcError *err);
 FILE *bertc_open_write(const char *path, BertcError *err);
 /* As bertc_open_write, appending ("ab"): a log that a resumed run continues. */
 FILE *bertc_open_append(const char *path, BertcError *err);
+/* each(name, ctx) for every entry of dir but "." and "..", in the order the
+ * file system gives, until one returns non-zero (that value is returned);
+ * a dir that cannot be listed is an error naming it. The one place bertc
+ * reads a directory (newlib, on bare metal, has none: an error there). */
+int bertc_dir_each(const char *dir, int (*each)(const char *name, void *ctx), void *ctx,
+                   BertcError *err);
+/* lstat where there are symbolic links (POSIX), else stat. */
+struct stat;
+int bertc_link_stat(const char *path, struct stat *sb);
 /* bytes[0..n) as the whole file at path (bertc_open_write), closed; a
  * failed write or close is an error naming the path. */
 int bertc_write_file(const char *path, const void *bytes, size_t n, BertcError *err);

@@ -24,7 +24,6 @@
 #define _XOPEN_SOURCE 700   /* realpath (XSI), beside the build's _POSIX_C_SOURCE */
 #include "zoo/train/finetune_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -59,7 +58,7 @@ static int concat(char *buf, const char *a, const char *b, BertcError *err)
 static bool exists(const char *path)
 {
     struct stat st;
-    return lstat(path, &st) == 0;
+    return bertc_link_stat(path, &st) == 0;
 }
 
 /* --out as one path (realpath when it exists, so that "m", "./m/" and a link
@@ -185,32 +184,30 @@ static void hold_signal(int sig)
     held_signal = sig;
 }
 
-/* The other files of the old directory (a README, anything the run does not
- * write) move into the new one; its run files go; then it goes. What cannot
- * be moved stays there, and a warning names it. */
-static void carry_over(const FinetuneOut *o)
+/* One entry of the old directory: a run file goes; anything else (a
+ * README, whatever the run does not write) moves into the new one. */
+static int carry_one(const char *name, void *ctx)
 {
-    DIR *d = opendir(o->old);
-    struct dirent *e;
+    const FinetuneOut *o = ctx;
     char from[BERTC_PATH_MAX], to[BERTC_PATH_MAX];
     BertcError err;
-    bool ok = d != NULL;
-    while (d && (e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (bertc_path_join(from, o->old, e->d_name, "--out", &err) != 0 ||
-            bertc_path_join(to, o->target, e->d_name, "--out", &err) != 0) {
-            ok = false;
-            continue;
-        }
-        if (is_run_file(e->d_name))
-            ok &= unlink(from) == 0;
-        else
-            ok &= !exists(to) && rename(from, to) == 0;
-    }
-    if (d)
-        closedir(d);
-    if (!ok || rmdir(o->old) != 0)
+    if (bertc_path_join(from, o->old, name, "--out", &err) != 0 ||
+        bertc_path_join(to, o->target, name, "--out", &err) != 0)
+        return 0;   /* left where it is: the warning below names the place */
+    if (is_run_file(name))
+        unlink(from);
+    else if (!exists(to))
+        rename(from, to);
+    return 0;
+}
+
+/* The other files of the old directory move into the new one, its run
+ * files go; then it goes. What cannot be moved stays there (rmdir fails),
+ * and a warning names it. */
+static void carry_over(const FinetuneOut *o)
+{
+    BertcError err;
+    if (bertc_dir_each(o->old, carry_one, (void *)o, &err) != 0 || rmdir(o->old) != 0)
         bertc_warn("the new model is in %s; some of what was there before is left in %s", o->out,
                    o->old);
 }

@@ -3,23 +3,21 @@
  * anything (zoo/train/train.h). */
 #include "zoo/train/train.h"
 
-#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
+
+static int found(const char *name, void *ctx)
+{
+    (void)name, (void)ctx;
+    return 1;
+}
 
 /* Anything in dir but "." and ".."? (A directory that cannot be read counts
  * as not empty: nothing is known to be safe to replace in it.) */
 static bool dir_empty(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    struct dirent *e;
-    bool empty = true;
-    while (empty && (e = readdir(d)) != NULL)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-    closedir(d);
-    return empty;
+    BertcError err;
+    return bertc_dir_each(dir, found, NULL, &err) == 0;
 }
 
 int bertc_train_check_out_empty(const char *out, bool force, const char *force_does,
