@@ -165,10 +165,14 @@ ParameterizedTestParameters(lean, every_fixture_keeps_its_outputs)
 
 /* On the active path the normal forward's GEMMs fuse multiply-adds (AVX2,
  * AVX-512) where the lean attention rounds each product: they differ by
- * float rounding, up to 1.1e-6 max|ref| measured (bert_nsp's logits). */
+ * float rounding, up to 1.1e-6 max|ref| measured on AVX-512 (bert_nsp's
+ * logits). AVX2's GEMM tiles sum in another order, and BertSum's scaled
+ * positional encodings (bertsum_pe_scaled: logits ~8x larger) let the
+ * softmax amplify that: 7.5e-6 measured on its attention probabilities
+ * (and `make valgrind`, which has no AVX-512, runs this path). */
 ParameterizedTest(TestName *zc, lean, every_fixture_keeps_its_outputs)
 {
-    compare_fixture(zc->name, 2e-6);
+    compare_fixture(zc->name, bertc_cpu_isa() == ISA_AVX2 ? 1e-5 : 2e-6);
 }
 
 ParameterizedTestParameters(lean, scalar_path_is_bit_for_bit)
