@@ -349,6 +349,12 @@ typedef struct OptimizerConfig {
     double dampening;      /* SGD */
     bool nesterov;         /* SGD */
     double beta1, beta2, eps;  /* Adam/AdamW */
+    /* Hugging Face Trainer's two parameter groups: weight_decay only on the
+     * parameters of two or more dimensions (Linear weights, embeddings), none
+     * on the vectors (every bias, LayerNorm's weight and bias), as
+     * get_decay_parameter_names picks them in a BERT. false (torch.optim, and
+     * bertc_optimizer_defaults): every parameter decays. */
+    bool no_decay_vectors;
 } OptimizerConfig;
 
 /* PyTorch's defaults for each optimizer (lr must still be set). */

@@ -17,6 +17,14 @@ static bool trainable(const Param *p)
     return p->alias_of < 0 && !p->buffer && p->var->requires_grad;
 }
 
+/* The weight decay of parameter p: none for a vector (a bias, a LayerNorm
+ * weight or bias) when the config asks for HF Trainer's groups. In a BERT the
+ * vectors are exactly the parameters HF leaves out by name. */
+static double weight_decay_of(const OptimizerConfig *c, const Param *p)
+{
+    return c->no_decay_vectors && p->var->value.ndim < 2 ? 0.0 : c->weight_decay;
+}
+
 void bertc_optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg)
 {
     o->cfg = cfg;
@@ -40,10 +48,10 @@ void bertc_optimizer_init(Optimizer *o, Registry *r, OptimizerConfig cfg)
  * update is the same as with an eagerly allocated zero gradient.
  * torch.optim.SGD: d = g + wd p; buf = momentum buf + (1 - dampening) d
  * (buf = d on the first step); d = nesterov ? d + momentum buf : buf. */
-static void sgd_update(const OptimizerConfig *c, float *p, const float *grad, float *buf,
-                       int64_t n, double lr, bool first_step)
+static void sgd_update(const OptimizerConfig *c, double weight_decay, float *p, const float *grad,
+                       float *buf, int64_t n, double lr, bool first_step)
 {
-    float wd = (float)c->weight_decay, momentum = (float)c->momentum;
+    float wd = (float)weight_decay, momentum = (float)c->momentum;
     float keep = (float)(1.0 - c->dampening), neg_lr = (float)-lr;
     for (int64_t i = 0; i < n; i++) {
         float d = grad ? grad[i] : 0.0f;
@@ -62,15 +70,15 @@ static void sgd_update(const OptimizerConfig *c, float *p, const float *grad, fl
  *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
  *   p -= (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
  * The bias corrections are computed in double, as Python does. */
-static void adam_update(const OptimizerConfig *c, float *p, const float *grad, float *m,
-                        float *v, int64_t n, double lr, int64_t t)
+static void adam_update(const OptimizerConfig *c, double weight_decay, float *p, const float *grad,
+                        float *m, float *v, int64_t n, double lr, int64_t t)
 {
     double bc1 = 1.0 - pow(c->beta1, (double)t), bc2 = 1.0 - pow(c->beta2, (double)t);
     AdamStep s = {
         .b1 = (float)c->beta1, .one_minus_b1 = (float)(1.0 - c->beta1),
         .b2 = (float)c->beta2, .one_minus_b2 = (float)(1.0 - c->beta2),
         .neg_step = (float)(-lr / bc1), .bc2_sqrt = (float)sqrt(bc2), .eps = (float)c->eps,
-        .decay = (float)(1.0 - lr * c->weight_decay), .wd = (float)c->weight_decay,
+        .decay = (float)(1.0 - lr * weight_decay), .wd = (float)weight_decay,
         .decoupled = c->kind == OPT_ADAMW,
     };
     bertc_kernel_adam(p, grad, m, v, n, &s);   /* tensor/kernels.c: the loop, and its SIMD twin */
@@ -86,11 +94,12 @@ void bertc_optimizer_step(Optimizer *o, double lr)
         if (!trainable(p))
             continue;
         Var *v = p->var;
+        double wd = weight_decay_of(&o->cfg, p);
         if (o->cfg.kind == OPT_SGD)
-            sgd_update(&o->cfg, v->value.data, v->grad, o->state1[i], v->value.numel, lr,
+            sgd_update(&o->cfg, wd, v->value.data, v->grad, o->state1[i], v->value.numel, lr,
                        o->step == 1);
         else
-            adam_update(&o->cfg, v->value.data, v->grad, o->state1[i], o->state2[i],
+            adam_update(&o->cfg, wd, v->value.data, v->grad, o->state1[i], o->state2[i],
                         v->value.numel, lr, o->step);
     }
 }

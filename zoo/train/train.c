@@ -594,6 +594,7 @@ static int run_steps(Run *r, BertcError *err)
     r->g = bertc_ag_graph_create(1 << 20, r->opt->seed);
     OptimizerConfig oc = bertc_optimizer_defaults(OPT_ADAMW, r->opt->lr);
     oc.weight_decay = r->opt->weight_decay;
+    oc.no_decay_vectors = true;   /* HF Trainer: no decay on biases and LayerNorm */
     bertc_optimizer_init(&r->adamw, r->m->reg, oc);
     return prepare(r, err) == 0 ? loop(r, err) : -1;
 }

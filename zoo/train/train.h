@@ -89,7 +89,7 @@ typedef struct TrainOptions {
     int64_t batch_size;
     double lr;                /* peak learning rate */
     double warmup;            /* fraction of steps spent warming up (linear) */
-    double weight_decay;      /* AdamW */
+    double weight_decay;      /* AdamW, on the weights of 2+ dimensions only (HF Trainer) */
     float clip_norm;          /* global gradient norm, <= 0: no clipping */
     int64_t eval_every;       /* steps between evaluations, 0: only at the end */
     uint64_t seed;            /* shuffling and dropout */
