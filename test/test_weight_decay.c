@@ -4,7 +4,7 @@
  * (get_decay_parameter_names); the bare optimizer keeps torch.optim's rule,
  * every parameter decays. */
 #include "test/test_util.h"
-#include "zoo/train.h"
+#include "zoo/train/train.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
