@@ -326,7 +326,7 @@ PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define BERTC_VERSION "\(.*\)"/\1/p' tensor/tensor.h)
 # The headers a program includes: bertc.h includes every other one, and each
 # compiles on its own with -std=c11 -pedantic (test/test_public_headers.c).
-PUBLIC_HEADERS := bertc.h tensor/tensor.h autograd/autograd.h nn/nn.h nn/config.h \
+PUBLIC_HEADERS := bertc.h tensor/tensor.h tensor/kernels.h autograd/autograd.h nn/nn.h nn/config.h \
                   nn/json.h nn/safetensors.h nn/state.h zoo/text/tokenizer.h zoo/zoo.h zoo/models/batch.h \
                   zoo/models/model.h zoo/models/bert.h zoo/models/spanbert.h zoo/models/model_const.h \
                   zoo/train/pipeline.h zoo/train/train.h zoo/train/dataset.h zoo/train/finetune.h \
