@@ -10,7 +10,6 @@
  * temporaries, and it checks the target with stat. */
 #if defined(__unix__) || defined(__APPLE__)
 #define BERTC_POSIX_FS
-#include <dirent.h>
 #endif
 #include <errno.h>
 #include <fcntl.h>
@@ -232,24 +231,34 @@ static bool temp_of(const char *name, const char *base, long *pid)
     return *p == '\0';
 }
 
-/* Step 2: remove the temporaries of base in dir whose writer is gone. */
+typedef struct StaleTemps {
+    const char *dir, *base;
+} StaleTemps;
+
+/* One entry of the target's directory: removed when it is a temporary of
+ * base whose writer is gone (this process, or a pid that no longer runs). */
+static int remove_if_stale(const char *name, void *ctx)
+{
+    const StaleTemps *t = ctx;
+    long pid;
+    if (!temp_of(name, t->base, &pid))
+        return 0;
+    bool gone = pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+    char full[BERTC_PATH_MAX];
+    struct stat sb;
+    if (gone && bertc_path_join(full, t->dir, name, t->dir, NULL) == 0 &&
+        lstat(full, &sb) == 0 && S_ISREG(sb.st_mode))
+        unlink(full);
+    return 0;
+}
+
+/* Step 2: remove the temporaries of base in dir whose writer is gone (a dir
+ * that cannot be listed: nothing to sweep). */
 static void remove_stale_temps(const char *dir, const char *base)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d));) {
-        long pid;
-        if (!temp_of(e->d_name, base, &pid))
-            continue;
-        bool gone = pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH);
-        char full[BERTC_PATH_MAX];
-        struct stat sb;
-        if (gone && bertc_path_join(full, dir, e->d_name, dir, NULL) == 0 &&
-            lstat(full, &sb) == 0 && S_ISREG(sb.st_mode))
-            unlink(full);
-    }
-    closedir(d);
+    StaleTemps t = {dir, base};
+    BertcError unused;
+    bertc_dir_each(dir, remove_if_stale, &t, &unused);
 }
 #else
 /* No directory listing here: nothing to sweep. */
