@@ -38,7 +38,7 @@ LIB_SRC   := $(wildcard tensor/*.c autograd/*.c nn/*.c zoo/*/*.c)
 #   make FREESTANDING=1 CC=arm-none-eabi-gcc AR=arm-none-eabi-ar lib
 HOSTED_ONLY := %_file.c zoo/models/run.c zoo/train/train.c zoo/pictures/svg.c zoo/train/dataset.c \
   zoo/train/dataset_squad.c zoo/train/metrics.c zoo/text/vocab_train.c zoo/train/finetune%.c \
-  zoo/train/loss_curve.c zoo/train/out_dir.c
+  zoo/train/loss_curve.c zoo/train/out_dir.c zoo/train/pretrain%.c
 ifeq ($(FREESTANDING),1)
   # One section per function and object: a firmware linked with
   # -Wl,--gc-sections keeps only what its model reaches (docs/embedded.md).

@@ -226,6 +226,7 @@ static const CliEntry commands[] = {
     {&cli_cmd_vocab, cmd_vocab},
     {&cli_cmd_attention, cmd_attention},
     {&cli_cmd_explain, cmd_explain},
+    {&cli_cmd_pretrain, cmd_pretrain},
     {&cli_cmd_finetune, cmd_finetune},
     {&cli_cmd_quantize, cmd_quantize},
     {&cli_cmd_export_c, cmd_export_c},

@@ -160,6 +160,12 @@ extern const CliCommand cli_cmd_finetune;
 /* bertc finetune ...: argv[0] is "finetune". Returns the exit status. */
 int cmd_finetune(int argc, char **argv);
 
+/* ---- cli/pretrain.c: bertc pretrain (docs/pretraining.md) ---------------- */
+
+extern const CliCommand cli_cmd_pretrain;
+/* bertc pretrain ...: argv[0] is "pretrain". Returns the exit status. */
+int cmd_pretrain(int argc, char **argv);
+
 /* ---- cli/attention.c: bertc attention ----------------------------------- */
 
 typedef struct AttentionArgs {

@@ -14,7 +14,8 @@
 
 TrainOptions bertc_train_defaults(void)
 {
-    TrainOptions o = {.steps = 100, .batch_size = 16, .lr = 1e-3, .warmup = 0.1,
+    TrainOptions o = {.steps = 100, .batch_size = 16, .grad_accum = 1, .lr = 1e-3,
+                      .warmup = 0.1, .schedule = SCHED_LINEAR,
                       .weight_decay = 0.01, .clip_norm = 1.0f, .eval_every = 0, .seed = 42,
                       .checkpoint_every = 0, .catch_signals = true};
     return o;
@@ -47,11 +48,11 @@ static double now_seconds(void)
 }
 
 /* The checkpoint's record of the run (make_fields). */
-#define RUN_FIELDS 11
+#define RUN_FIELDS 13
 #define RUN_FIELD_LEN 32
 static const char *const run_field_keys[RUN_FIELDS] = {
     "seed", "batch_size", "steps", "lr", "warmup", "weight_decay",
-    "clip_norm", "n_train", "config_crc32", "isa", "bertc_version"};
+    "clip_norm", "n_train", "config_crc32", "isa", "bertc_version", "grad_accum", "schedule"};
 typedef struct RunFields {
     char text[RUN_FIELDS][RUN_FIELD_LEN];
     StMetadata meta[RUN_FIELDS + TRAIN_MAX_TASK_FIELDS];   /* the engine's, then the task's */
@@ -86,13 +87,15 @@ typedef struct Run {
     int64_t saved_at;         /* the step of the last checkpoint written, or -1 */
 } Run;
 
-/* Example indices of `step`: examples step*B .. step*B+B-1 of the endless
- * sequence epoch 0 order, epoch 1 order, ... */
-static void batch_indices(Run *r, int64_t step)
+/* Example indices of micro-batch `micro` of `step` (grad_accum of them a
+ * step): examples k*B .. k*B+B-1, k = step*grad_accum + micro, of the
+ * endless sequence epoch 0 order, epoch 1 order, ... */
+static void batch_indices(Run *r, int64_t step, int64_t micro)
 {
     int64_t n = r->task->n_train, B = r->opt->batch_size;
+    int64_t first = (step * r->opt->grad_accum + micro) * B;
     for (int64_t j = 0; j < B; j++) {
-        int64_t k = step * B + j, epoch = k / n;
+        int64_t k = first + j, epoch = k / n;
         if (epoch != r->order_epoch) {
             bertc_train_epoch_order(r->order, n, r->opt->seed, epoch);
             r->order_epoch = epoch;
@@ -205,16 +208,22 @@ static bool non_finite_example(Run *r, char *buf, size_t len)
     return found;
 }
 
-static int one_step(Run *r, int64_t step, BertcError *err)
+/* Micro-batch `micro` of `step`: its forward, and its backward seeded with
+ * 1 / grad_accum, so that the gradients the step sums over its grad_accum
+ * micro-batches are their mean, as one batch of batch_size * grad_accum
+ * would give (each micro-batch's loss is already a mean). *value receives
+ * the loss. Returns 1 for a loss or gradient that is not finite (handled
+ * by non_finite_step: the step is dropped), -1 for an error. */
+static int micro_step(Run *r, int64_t step, int64_t micro, double *value, int64_t *tokens,
+                      BertcError *err)
 {
     Graph *g = r->g;
     Batch batch;
     Outputs out;
-    int64_t tokens = 0;
     bertc_ag_graph_reset(g);
-    batch_indices(r, step);
+    batch_indices(r, step, micro);
     bertc_batch_init(&batch, "batch");
-    if (r->task->make_batch(r->task->ctx, r->batch_idx, r->opt->batch_size, g, &batch, &tokens,
+    if (r->task->make_batch(r->task->ctx, r->batch_idx, r->opt->batch_size, g, &batch, tokens,
                             err) != 0)
         return -1;
     bertc_outputs_init(&out);
@@ -225,22 +234,41 @@ static int one_step(Run *r, int64_t step, BertcError *err)
     if (!loss)
         return bertc_errorf(err, "training: the model produced no loss (are the labels in "
                             "the batch?)");
-    double value = loss->value.data[0];
+    *value = loss->value.data[0];
     char what[BERTC_ERROR_LEN / 2], bad[BERTC_ERROR_LEN / 4];
-    if (!isfinite(value)) {
+    if (!isfinite(*value)) {
         /* name the first non-finite weight, the likeliest cause, if there is
          * one; else the example whose loss alone overflows, if one does */
         bool weight = first_non_finite(r->m->reg, false, bad, sizeof bad);
         if (weight)
-            snprintf(what, sizeof what, "the loss is %g (%s)", value, bad);
+            snprintf(what, sizeof what, "the loss is %g (%s)", *value, bad);
         else if (non_finite_example(r, bad, sizeof bad))
             snprintf(what, sizeof what, "the loss is %g; the example at %s alone gives a "
-                     "non-finite loss", value, bad);
+                     "non-finite loss", *value, bad);
         else
-            snprintf(what, sizeof what, "the loss is %g", value);
-        return non_finite_step(r, step, what, err);
+            snprintf(what, sizeof what, "the loss is %g", *value);
+        return non_finite_step(r, step, what, err) != 0 ? -1 : 1;
     }
-    bertc_ag_backward(g, loss);
+    const float share = 1.0f / (float)r->opt->grad_accum;
+    bertc_ag_backward_seeded(g, loss, &share);
+    return 0;
+}
+
+/* One optimizer step: grad_accum micro-batches, clip, AdamW, zero_grad. */
+static int one_step(Run *r, int64_t step, BertcError *err)
+{
+    double value = 0, sum = 0;
+    int64_t tokens = 0;
+    char what[BERTC_ERROR_LEN / 2];
+    for (int64_t micro = 0; micro < r->opt->grad_accum; micro++) {
+        int64_t micro_tokens = 0;
+        int rc = micro_step(r, step, micro, &value, &micro_tokens, err);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+        sum += value;
+        tokens += micro_tokens;
+    }
+    value = sum / (double)r->opt->grad_accum;
     if (first_non_finite(r->m->reg, true, what, sizeof what))
         return non_finite_step(r, step, what, err);
     if (r->opt->clip_norm > 0)
@@ -403,6 +431,12 @@ static int check_options(const TrainTask *task, const TrainOptions *o, BertcErro
     if (o->batch_size < 1 || o->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "training: batch size is %lld; it must be 1..%d",
                             (long long)o->batch_size, TRAIN_MAX_BATCH);
+    if (o->grad_accum < 0 || o->grad_accum > TRAIN_MAX_GRAD_ACCUM)
+        return bertc_errorf(err, "training: grad_accum is %lld; it must be 1..%d",
+                            (long long)o->grad_accum, TRAIN_MAX_GRAD_ACCUM);
+    if ((unsigned)o->schedule > SCHED_COSINE)
+        return bertc_errorf(err, "training: schedule %d is not one of ScheduleKind's",
+                            (int)o->schedule);
     if (!isfinite(o->lr) || !(o->lr > 0))
         return bertc_errorf(err, "training: the learning rate is %g; it must be finite and "
                             "positive", o->lr);
@@ -464,6 +498,10 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
     snprintf(f->text[8], RUN_FIELD_LEN, "%08" PRIx32, crc);
     snprintf(f->text[9], RUN_FIELD_LEN, "%s", bertc_cpu_isa_name(bertc_cpu_isa()));
     snprintf(f->text[10], RUN_FIELD_LEN, "%s", BERTC_VERSION);
+    snprintf(f->text[11], RUN_FIELD_LEN, "%lld", (long long)(o->grad_accum ? o->grad_accum : 1));
+    snprintf(f->text[12], RUN_FIELD_LEN, "%s", o->schedule == SCHED_COSINE     ? "cosine"
+                                               : o->schedule == SCHED_CONSTANT ? "constant"
+                                                                               : "linear");
     for (int i = 0; i < RUN_FIELDS; i++)
         f->meta[i] = (StMetadata){run_field_keys[i], f->text[i]};
     if (o->n_task_fields < 0 || o->n_task_fields > TRAIN_MAX_TASK_FIELDS)
@@ -614,14 +652,17 @@ static int run_steps_guarded(Run *r, BertcError *err)
     return rc;
 }
 
-int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *opt, TrainResult *res,
+int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *given, TrainResult *res,
               BertcError *err)
 {
     memset(res, 0, sizeof *res);
-    if (check_options(task, opt, err) != 0)
+    if (check_options(task, given, err) != 0)
         return -1;
+    TrainOptions options = *given;   /* grad_accum 0 (an options struct made by hand): 1 */
+    options.grad_accum = given->grad_accum ? given->grad_accum : 1;
+    const TrainOptions *opt = &options;
     Run r = {.m = m, .task = task, .opt = opt, .res = res, .order_epoch = -1, .saved_at = -1};
-    r.schedule = (Schedule){SCHED_LINEAR, opt->lr, (int64_t)(opt->warmup * (double)opt->steps),
+    r.schedule = (Schedule){opt->schedule, opt->lr, (int64_t)(opt->warmup * (double)opt->steps),
                             opt->steps};
     r.tty = isatty(STDERR_FILENO);
     SavedSignals saved = {0};

@@ -14,8 +14,8 @@
  * step and the dropout RNG; the example order of every epoch is a pure
  * function of (seed, epoch), so the resumed run sees the same batches. The
  * checkpoint also records, in its __metadata__, everything else that decides
- * the batches and updates: seed, batch_size, steps, lr, warmup,
- * weight_decay, clip_norm, n_train, config_crc32 (CRC-32 of the model's
+ * the batches and updates: seed, batch_size, grad_accum, schedule, steps, lr,
+ * warmup, weight_decay, clip_norm, n_train, config_crc32 (CRC-32 of the model's
  * config.json text), isa (the SIMD path), bertc_version and the task's own
  * TrainOptions.task_fields (bertc finetune's max_len). --resume with
  * any of them different is refused, naming the field and both values; so is
@@ -89,6 +89,12 @@ typedef struct TrainOptions {
     int64_t batch_size;
     double lr;                /* peak learning rate */
     double warmup;            /* fraction of steps spent warming up (linear) */
+    ScheduleKind schedule;    /* after the warmup: SCHED_LINEAR (default) decays to 0 by the
+                                 last step, SCHED_COSINE along a half cosine, SCHED_CONSTANT
+                                 stays at lr (nn/nn.h, HF's get_*_schedule_with_warmup) */
+    int64_t grad_accum;       /* micro-batches of batch_size summed into one optimizer step
+                                 (1: none); a step sees batch_size * grad_accum examples and
+                                 its gradient is their mean, as one big batch's */
     double weight_decay;      /* AdamW, on the weights of 2+ dimensions only (HF Trainer) */
     float clip_norm;          /* global gradient norm, <= 0: no clipping */
     int64_t eval_every;       /* steps between evaluations, 0: only at the end */
@@ -113,11 +119,13 @@ typedef struct TrainOptions {
 } TrainOptions;
 
 /* The ranges bertc_train_run accepts (and the flags parse): steps 1..TRAIN_MAX_STEPS,
- * batch size 1..TRAIN_MAX_BATCH, lr finite and > 0, warmup 0..1, weight decay
- * finite and >= 0, eval_every and checkpoint_every 0..TRAIN_MAX_STEPS. */
+ * batch size 1..TRAIN_MAX_BATCH, grad_accum 0..TRAIN_MAX_GRAD_ACCUM (0 is 1), lr
+ * finite and > 0, warmup 0..1, weight decay finite and >= 0, eval_every and
+ * checkpoint_every 0..TRAIN_MAX_STEPS. */
 #define TRAIN_MAX_STEPS 1000000000LL
 #define TRAIN_MAX_BATCH (1 << 20)
-#define TRAIN_MAX_TASK_FIELDS 4
+#define TRAIN_MAX_TASK_FIELDS 6
+#define TRAIN_MAX_GRAD_ACCUM 4096
 
 TrainOptions bertc_train_defaults(void);
 
