@@ -26,10 +26,11 @@
  *
  * Documents: one a line, or, when the corpus holds a blank line (spaces
  * and tabs only), the lines between blank lines. A line longer than
- * CHUNK_BYTES is tokenised in pieces cut at a space (or a character
- * boundary), so memory never depends on the corpus. */
+ * CHUNK_BYTES is tokenised in pieces cut at a space or punctuation (or a
+ * character boundary), so memory never depends on the corpus. */
 #include "zoo/train/pretrain.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -220,11 +221,13 @@ static bool is_blank(const char *s, size_t n)
 }
 
 /* Where to cut a piece of a line that fills the buffer: after its last
- * space, else at the start of its last UTF-8 character. */
+ * space or ASCII punctuation (BERT's basic tokenizer splits there anyway,
+ * so "a,b" cut after the comma gives the ids of the whole), else at the
+ * start of its last UTF-8 character. */
 static size_t cut_point(const char *s, size_t n)
 {
     for (size_t i = n; i > n / 2; i--)
-        if (s[i - 1] == ' ' || s[i - 1] == '\t')
+        if (s[i - 1] == ' ' || s[i - 1] == '\t' || ispunct((unsigned char)s[i - 1]))
             return i;
     size_t i = n;
     while (i > 1 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)

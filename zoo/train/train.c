@@ -55,7 +55,7 @@ static const char *const run_field_keys[RUN_FIELDS] = {
     "clip_norm", "n_train", "config_crc32", "isa", "bertc_version", "grad_accum", "schedule"};
 typedef struct RunFields {
     char text[RUN_FIELDS][RUN_FIELD_LEN];
-    StMetadata meta[RUN_FIELDS + TRAIN_MAX_TASK_FIELDS];   /* the engine's, then the task's */
+    StMetadata meta[RUN_FIELDS + TRAIN_MAX_TASK_FIELDS];   /* the task's, then the engine's */
     int n;
 } RunFields;
 
@@ -502,13 +502,16 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
     snprintf(f->text[12], RUN_FIELD_LEN, "%s", o->schedule == SCHED_COSINE     ? "cosine"
                                                : o->schedule == SCHED_CONSTANT ? "constant"
                                                                                : "linear");
-    for (int i = 0; i < RUN_FIELDS; i++)
-        f->meta[i] = (StMetadata){run_field_keys[i], f->text[i]};
     if (o->n_task_fields < 0 || o->n_task_fields > TRAIN_MAX_TASK_FIELDS)
         return bertc_errorf(err, "training: %d task fields; at most %d", o->n_task_fields,
                             TRAIN_MAX_TASK_FIELDS);
+    /* the task's first: --resume names the first field that differs, and a
+     * task's setting (pretraining's max_len, objective) is what changes the
+     * engine's n_train or config_crc32, and what the user set */
     for (int i = 0; i < o->n_task_fields; i++)
-        f->meta[RUN_FIELDS + i] = o->task_fields[i];
+        f->meta[i] = o->task_fields[i];
+    for (int i = 0; i < RUN_FIELDS; i++)
+        f->meta[o->n_task_fields + i] = (StMetadata){run_field_keys[i], f->text[i]};
     f->n = RUN_FIELDS + o->n_task_fields;
     return 0;
 }
