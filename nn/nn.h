@@ -376,6 +376,9 @@ void bertc_optimizer_step(Optimizer *o, double lr);
 /* torch.nn.utils.clip_grad_norm_: scales all gradients by
  * max_norm / (total_norm + 1e-6) when that is < 1. Returns the total norm. */
 float bertc_clip_grad_norm(Registry *r, float max_norm);
+/* Every trainable parameter's gradient times factor (gradient accumulation's
+ * mean over the micro-batches of a step). */
+void bertc_scale_grads(Registry *r, float factor);
 
 typedef enum ScheduleKind { SCHED_CONSTANT, SCHED_LINEAR, SCHED_COSINE } ScheduleKind;
 typedef struct Schedule {

@@ -104,6 +104,17 @@ void bertc_optimizer_step(Optimizer *o, double lr)
     }
 }
 
+void bertc_scale_grads(Registry *r, float factor)
+{
+    for (int i = 0; i < r->n_params; i++) {
+        const Param *p = &r->params[i];
+        if (!trainable(p) || !p->var->grad)
+            continue;
+        for (int64_t k = 0; k < p->var->value.numel; k++)
+            p->var->grad[k] *= factor;
+    }
+}
+
 float bertc_clip_grad_norm(Registry *r, float max_norm)
 {
     double sum = 0.0;

@@ -294,6 +294,14 @@ static int make_rows(Pretrain *p, const int64_t *idx, int64_t n, Graph *g, Batch
             *masked += labels.data[at + t] != -100;
         *tokens += l;
     }
+    if (*masked == 0)   /* a loss needs one target: the first real token of the first row */
+        for (int64_t t = 1; t + 1 < S && *masked == 0; t++)
+            if (mask.data[t + 1]) {
+                labels.data[t] = ids.data[t];
+                ids.data[t] = p->base.tok.mask_id;
+                spans.data[t] = 1;
+                *masked = 1;
+            }
     bertc_batch_put_ids(b, "input_ids", ids);
     bertc_batch_put_ids(b, "attention_mask", mask);
     bertc_batch_put_ids(b, "labels", labels);
@@ -311,6 +319,18 @@ static int train_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch
 {
     int64_t masked;
     return make_rows(ctx, idx, n, g, b, false, tokens, &masked, err);
+}
+
+/* The masked-LM loss is a mean over the labelled tokens: gradient
+ * accumulation weighs each micro-batch by their number. */
+static int64_t labelled_tokens(void *ctx, const Batch *b)
+{
+    (void)ctx;
+    const BatchItem *labels = bertc_batch_find(b, "labels");
+    int64_t n = 0;
+    for (int64_t i = 0; labels && i < labels->ids.numel; i++)
+        n += labels->ids.data[i] != -100;
+    return n;
 }
 
 /* ---- evaluation: the held-out perplexity ---------------------------------- */
@@ -550,7 +570,7 @@ static int run(Pretrain *p, PretrainResult *res, BertcError *err)
     res->n_parameters = bertc_registry_count(p->m.reg);
     TrainTask task = {.n_train = p->n_train, .make_batch = train_batch,
                       .evaluate = p->n_eval ? evaluate : NULL, .metric_name = "perplexity",
-                      .ctx = p, .example_name = example_name};
+                      .ctx = p, .example_name = example_name, .loss_items = labelled_tokens};
     int rc = bertc_train_run(&p->m, &task, &opt, &res->train, err);
     bool done = rc == 0 && res->train.steps_done == opt.steps;
     res->perplexity = p->n_evals ? p->eval_ppl[p->n_evals - 1] : NAN;

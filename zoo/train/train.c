@@ -208,14 +208,16 @@ static bool non_finite_example(Run *r, char *buf, size_t len)
     return found;
 }
 
-/* Micro-batch `micro` of `step`: its forward, and its backward seeded with
- * 1 / grad_accum, so that the gradients the step sums over its grad_accum
- * micro-batches are their mean, as one batch of batch_size * grad_accum
- * would give (each micro-batch's loss is already a mean). *value receives
- * the loss. Returns 1 for a loss or gradient that is not finite (handled
- * by non_finite_step: the step is dropped), -1 for an error. */
-static int micro_step(Run *r, int64_t step, int64_t micro, double *value, int64_t *tokens,
-                      BertcError *err)
+/* Micro-batch `micro` of `step`: its forward and its backward. With
+ * grad_accum 1 the backward is seeded with 1. Else with the micro-batch's
+ * weight *weight (its loss items, or 1 without TrainTask.loss_items), and
+ * one_step divides the summed gradients by the step's total weight: the
+ * mean over every item of the step, as one batch of them would give (each
+ * micro-batch's loss is already a mean over its own items). *value
+ * receives the loss. Returns 1 for a loss or gradient that is not finite
+ * (handled by non_finite_step: the step is dropped), -1 for an error. */
+static int micro_step(Run *r, int64_t step, int64_t micro, double *value, double *weight,
+                      int64_t *tokens, BertcError *err)
 {
     Graph *g = r->g;
     Batch batch;
@@ -226,6 +228,7 @@ static int micro_step(Run *r, int64_t step, int64_t micro, double *value, int64_
     if (r->task->make_batch(r->task->ctx, r->batch_idx, r->opt->batch_size, g, &batch, tokens,
                             err) != 0)
         return -1;
+    *weight = r->task->loss_items ? (double)r->task->loss_items(r->task->ctx, &batch) : 1.0;
     bertc_outputs_init(&out);
     out.loss_only = true;   /* the step reads only the loss: no (B, S, V) MLM logits */
     if (bertc_model_forward(r->m, g, &batch, &out, err) != 0)
@@ -239,8 +242,8 @@ static int micro_step(Run *r, int64_t step, int64_t micro, double *value, int64_
     if (!isfinite(*value)) {
         /* name the first non-finite weight, the likeliest cause, if there is
          * one; else the example whose loss alone overflows, if one does */
-        bool weight = first_non_finite(r->m->reg, false, bad, sizeof bad);
-        if (weight)
+        bool weight_bad = first_non_finite(r->m->reg, false, bad, sizeof bad);
+        if (weight_bad)
             snprintf(what, sizeof what, "the loss is %g (%s)", *value, bad);
         else if (non_finite_example(r, bad, sizeof bad))
             snprintf(what, sizeof what, "the loss is %g; the example at %s alone gives a "
@@ -249,26 +252,31 @@ static int micro_step(Run *r, int64_t step, int64_t micro, double *value, int64_
             snprintf(what, sizeof what, "the loss is %g", *value);
         return non_finite_step(r, step, what, err) != 0 ? -1 : 1;
     }
-    const float share = 1.0f / (float)r->opt->grad_accum;
-    bertc_ag_backward_seeded(g, loss, &share);
+    const float seed = r->opt->grad_accum == 1 ? 1.0f : (float)*weight;
+    bertc_ag_backward_seeded(g, loss, &seed);
     return 0;
 }
 
-/* One optimizer step: grad_accum micro-batches, clip, AdamW, zero_grad. */
+/* One optimizer step: grad_accum micro-batches, their weighted mean, clip,
+ * AdamW, zero_grad. */
 static int one_step(Run *r, int64_t step, BertcError *err)
 {
-    double value = 0, sum = 0;
+    double sum = 0, total = 0;
     int64_t tokens = 0;
     char what[BERTC_ERROR_LEN / 2];
     for (int64_t micro = 0; micro < r->opt->grad_accum; micro++) {
         int64_t micro_tokens = 0;
-        int rc = micro_step(r, step, micro, &value, &micro_tokens, err);
+        double value = 0, weight = 1;
+        int rc = micro_step(r, step, micro, &value, &weight, &micro_tokens, err);
         if (rc != 0)
             return rc < 0 ? -1 : 0;
-        sum += value;
+        sum += value * weight;
+        total += weight;
         tokens += micro_tokens;
     }
-    value = sum / (double)r->opt->grad_accum;
+    double value = total > 0 ? sum / total : sum;
+    if (r->opt->grad_accum > 1 && total > 0)
+        bertc_scale_grads(r->m->reg, (float)(1.0 / total));
     if (first_non_finite(r->m->reg, true, what, sizeof what))
         return non_finite_step(r, step, what, err);
     if (r->opt->clip_norm > 0)

@@ -75,6 +75,13 @@ typedef struct TrainTask {
      * example whose loss alone is not finite (a target that overflows the
      * loss) rather than only the step. */
     void (*example_name)(void *ctx, int64_t idx, char *buf, size_t len);
+    /* Optional: how many items the batch's loss is a mean over (masked LM:
+     * its labelled tokens, which vary from batch to batch). With grad_accum
+     * > 1 each micro-batch's gradient is then weighted by its items and the
+     * step's gradient is the mean over all the step's items, as one batch of
+     * them gives (Hugging Face's num_items_in_batch); without it every
+     * micro-batch weighs the same. */
+    int64_t (*loss_items)(void *ctx, const Batch *batch);
 } TrainTask;
 
 /* What to do with a step whose loss or any parameter gradient is not finite
