@@ -65,10 +65,13 @@ Test(isa_table, every_path_this_cpu_runs_brings_every_kernel)
         CpuIsa isa = (CpuIsa)i;
         const char *name = bertc_cpu_isa_name(isa);
         const IsaPath *p = bertc_isa_path(isa);
-        if (!bertc_cpu_isa_supported(isa)) {   /* e.g. neon on x86-64: the scalar row */
-            cr_expect_eq(p->isa, ISA_SCALAR, "%s (not runnable here) gave the %s row", name,
-                         bertc_cpu_isa_name(p->isa));
-            cr_expect_eq(bertc_row_kernels(isa), &bertc_row_kernels_scalar, "%s", name);
+        if (!bertc_cpu_isa_supported(isa)) {
+            /* not built here (neon on x86-64): the scalar row; built but not
+             * runnable on this CPU (avx512 under valgrind, which hides it):
+             * its own row, which nothing selects */
+            cr_expect(p->isa == ISA_SCALAR || p->isa == isa, "%s (not runnable here) gave the "
+                      "%s row", name, bertc_cpu_isa_name(p->isa));
+            cr_expect_eq(bertc_row_kernels(isa), p->rows, "%s", name);
             continue;
         }
         cr_expect_eq(p->isa, isa, "bertc_isa_path(%s) is the %s row", name,
