@@ -381,9 +381,19 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
         bertc_ag_graph_reset(g);
         bertc_batch_init(&b, "held-out rows");
         bertc_outputs_init(&out);
+        /* masked LM: the loss alone, from the head on the masked rows only */
+        out.loss_only = p->o->objective == PT_MLM;
         if (make_rows(p, idx, n, g, &b, true, &tokens, &masked, err) != 0 ||
             bertc_model_forward(m, g, &b, &out, err) != 0)
             return -1;
+        const Var *mean = bertc_outputs_get(&out, "loss");
+        if (out.loss_only) {   /* the mean over the batch's masked tokens */
+            if (!mean)
+                return bertc_errorf(err, "pretraining: the model gave no loss");
+            sum += (double)mean->value.data[0] * (double)masked;
+            count += masked;
+            continue;
+        }
         const Var *logits = bertc_outputs_get(&out, logits_name);
         ITensor labels, next;
         int64_t shape[2] = {n, p->max_len};
