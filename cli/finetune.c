@@ -31,8 +31,11 @@ static const CliOption finetune_options[] = {
     {"--steps", "N", NULL, "optimizer steps (default: --epochs over the training rows)"},
     {"--epochs", "N", "3", "passes over the training rows, when --steps is not given"},
     {"--batch-size", "N", "16", "examples a step"},
-    {"--lr", "X", NULL, "peak learning rate [default: 5e-5 with --model, 5e-4 from scratch]"},
-    {"--max-len", "N", "128", "tokens an example is truncated to (qa: a window's tokens)"},
+    {"--lr", "X", NULL, "peak learning rate [default: with --model by its width H, 5e-5 x "
+                        "(768 / H)^1.5 up to 1e-3 (5e-5 for BERT-base); 5e-4 from scratch]"},
+    {"--max-len", "N", NULL, "tokens an example is truncated to (qa: a window's tokens) "
+                             "[default: the --model's model_max_length up to 512; 128 from "
+                             "scratch]"},
     {"--doc-stride", "N", NULL, "qa: context tokens two windows of a long context share "
                                 "[default: min(128, max-len / 2), capped to fit], as run_qa"},
     {"--seed", "S", "42", "shuffling, the held-out split, the new head's init, dropout"},

@@ -1,7 +1,8 @@
 /*
  * zoo/train/dataset.h — labelled texts from CSV, TSV and JSONL files (or
- * text in memory), the label set of a classification task, and the metrics
- * fine-tuning (zoo/train/finetune.h) scores a held-out set with.
+ * text in memory), the label set of a classification task, the metrics
+ * fine-tuning (zoo/train/finetune.h) scores a held-out set with, and a
+ * bag-of-words naive Bayes baseline to compare a fine-tuned model against.
  *
  *     Dataset d;  BertcError err;
  *     Arena *a = bertc_arena_create("data", 1 << 20);
@@ -166,5 +167,49 @@ double bertc_metric_entity_f1(const char *const *gold, const char *const *pred,
  * maximum over the gold answers. */
 double bertc_metric_squad_em(const char *pred, const char *gold);
 double bertc_metric_squad_f1(const char *pred, const char *gold);
+
+/* ------------------------------------------------------------------------ */
+/* A bag-of-words baseline (zoo/train/naive_bayes.c)                        */
+/* ------------------------------------------------------------------------ */
+
+/* Multinomial naive Bayes over the words of the texts: what a fine-tuned
+ * BERT should beat. A word is a maximal run of ASCII letters and digits,
+ * lowercased ("Don't panic, 42!" is don, t, panic, 42); every other byte,
+ * UTF-8 of other scripts included, separates words. Fitted on N rows with
+ * N_c of class c, T_cw occurrences of word w in class c's texts and V the
+ * distinct words of all the training texts:
+ *     log_prior[c]          = log(N_c / N)
+ *     log_p_word[c * V + v] = log((T_cv + alpha) / (sum_w T_cw + alpha V))
+ * alpha = 1 is Laplace smoothing. A text's score for class c is log_prior[c]
+ * plus log_p_word[c, v] for each of its words in the vocabulary (each time
+ * it occurs); a word the training texts never had is skipped, as
+ * scikit-learn's CountVectorizer + MultinomialNB do. */
+typedef struct NaiveBayes {
+    int C;                  /* classes, ids 0 .. C-1 */
+    int64_t V;              /* distinct words of the training texts */
+    const char **words;     /* (V) the vocabulary, sorted by strcmp, in the arena */
+    double *log_prior;      /* (C); -inf for a class without training rows */
+    double *log_p_word;     /* (C, V) */
+} NaiveBayes;
+
+/* Fits nb on texts[0..n) with labels[i] in 0..C-1, everything in arena.
+ * Errors: n < 1, C < 1, alpha not a finite number > 0, a label out of
+ * range (naming its row). */
+int bertc_naive_bayes_fit(NaiveBayes *nb, Arena *arena, const char *const *texts,
+                          const int32_t *labels, int64_t n, int C, double alpha,
+                          BertcError *err);
+/* scores (C): each class's log P(c) + sum log P(w | c) for text. */
+void bertc_naive_bayes_scores(const NaiveBayes *nb, const char *text, double *scores);
+/* The class of the highest score; a tie goes to the lower class id. */
+int32_t bertc_naive_bayes_predict(const NaiveBayes *nb, const char *text);
+
+/* The baseline in one call: fitted (alpha 1) on train's rows, the labels
+ * the sorted set of train's label column (bertc_label_set_build), scored on
+ * held_out's rows; a held-out label the training rows lack (or an absent
+ * one) is never right. Errors name the table: a missing column, an absent
+ * text or training label, an empty label. */
+int bertc_naive_bayes_accuracy(const Dataset *train, const Dataset *held_out,
+                               const char *text_column, const char *label_column,
+                               double *accuracy, BertcError *err);
 
 #endif /* BERTC_ZOO_DATASET_H */

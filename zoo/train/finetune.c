@@ -107,6 +107,15 @@ static bool is_file(const char *path)
 
 /* ---- the engine's options ------------------------------------------------ */
 
+double bertc_finetune_default_lr(const BertConfig *cfg, bool pretrained)
+{
+    if (!pretrained)
+        return 5e-4;
+    double width = cfg->hidden_size > 0 ? (double)cfg->hidden_size : 768.0;
+    double lr = 5e-5 * pow(768.0 / width, 1.5);
+    return lr < 1e-3 ? lr : 1e-3;
+}
+
 static void note(const FinetuneOptions *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -165,7 +174,7 @@ static int train_options(const FinetuneOptions *o, const FinetuneData *data,
     if (run_size(o, data, opt, err) != 0)
         return -1;
     if (opt->lr == 0)
-        opt->lr = pretrained ? 5e-5 : 5e-4;
+        opt->lr = bertc_finetune_default_lr(&data->model->cfg, pretrained);
     if (opt->eval_every < 0)
         opt->eval_every = opt->steps >= 10 ? opt->steps / 10 : 1;
     if (opt->checkpoint_every < 0)

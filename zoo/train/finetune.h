@@ -100,7 +100,8 @@ typedef struct FinetuneOptions {
     int64_t patience;                /* evaluations without a better metric that end the run
                                         (0: never) */
     /* The engine's options (zoo/train/train.h), with four defaults of the
-     * task's: steps 0 (from epochs), lr 0 (5e-5 from a pretrained model, 5e-4
+     * task's: steps 0 (from epochs), lr 0 (bertc_finetune_default_lr: by the width of
+     * a pretrained model, 5e-5 at H = 768, 7.3e-4 at H = 128; 5e-4
      * from scratch), eval_every -1 (a tenth of the run; 0: only at the end),
      * checkpoint_every -1 (= eval_every); checkpoint NULL:
      * OUT/checkpoint.safetensors. batch_size is capped at the training
@@ -147,6 +148,14 @@ typedef struct FinetuneResult {
  * r->train.interrupted set; the program should then exit with 128 +
  * bertc_train_stop_signal(). */
 int bertc_finetune(const FinetuneOptions *o, FinetuneResult *r, BertcError *err);
+
+/* The learning rate a run takes when train.lr is 0. From scratch 5e-4. From
+ * a pretrained model it follows the model's width H, 5e-5 * (768 / H)^1.5
+ * at most 1e-3: Hugging Face's 5e-5 for BERT-base (H = 768), 3.2e-5 for
+ * BERT-large (H = 1024, where 2e-5..3e-5 is the usual range), 2.6e-4 at
+ * H = 256 and 7.3e-4 at H = 128, where a small model needs larger steps
+ * (docs/pretraining.md has the measurements). */
+double bertc_finetune_default_lr(const BertConfig *cfg, bool pretrained);
 
 /* The task's main metric: "accuracy", "micro_f1", ... as in FinetuneResult. */
 const char *bertc_finetune_metric_name(FinetuneKind kind);

@@ -70,7 +70,9 @@ typedef struct FinetuneData {
 
 /* ---- zoo/train/finetune_model.c: the base model and the task's head --- */
 
-#define FINETUNE_MAX_LEN 128   /* the examples' length when max_len is 0 */
+#define FINETUNE_MAX_LEN 128   /* the examples' length when max_len is 0, from scratch */
+#define FINETUNE_MAX_LEN_MODEL 512   /* ... from a model directory: its model_max_length,
+                                        at most this */
 
 /* What a run starts from: the config and tokenizer of a pretrained model
  * directory (and its weights), or of a config and a vocabulary. */
@@ -78,6 +80,8 @@ typedef struct FinetuneBase {
     BertConfig cfg;
     Tokenizer tok;
     char weights[BERTC_PATH_MAX];     /* "" from scratch */
+    int32_t model_max_length;         /* a model directory's (tokenizer_config.json, else its
+                                         positions); 0 from scratch */
     const char *config_file;          /* for messages; NULL: a config in memory */
     Arena *arena;                     /* what the model directory opened */
 } FinetuneBase;

@@ -40,6 +40,7 @@ int bertc_finetune_open_base(const FinetuneOptions *o, FinetuneBase *b, BertcErr
                             "tokenizer)", o->model);
     b->cfg = d->model.cfg;
     b->tok = d->tok;
+    b->model_max_length = d->model_max_length;
     char *config = bertc_arena_alloc(b->arena, BERTC_PATH_MAX);
     b->config_file = config;
     if (bertc_path_join(config, o->model, "config.json", "--model", err) != 0)
@@ -153,6 +154,12 @@ static int max_len(const FinetuneOptions *o, const FinetuneBase *b, const BertCo
                             "max_position_embeddings (%lld)", (long long)o->max_len,
                             (long long)positions);
     MaxLen m = {.n = (int32_t)wanted, .key = "--max-len"};
+    if (!o->max_len && b->model_max_length > 0) {   /* the model directory's own length */
+        wanted = b->model_max_length < FINETUNE_MAX_LEN_MODEL ? b->model_max_length
+                                                               : FINETUNE_MAX_LEN_MODEL;
+        m = (MaxLen){.n = (int32_t)wanted, .key = "model_max_length",
+                     .file = "tokenizer_config.json"};
+    }
     if (positions < wanted)
         m = (MaxLen){.n = (int32_t)positions, .key = "max_position_embeddings",
                      .file = b->config_file};
