@@ -10,10 +10,14 @@
 #   2. the vocabulary: bertc vocab, 8,000 WordPiece tokens of that corpus;
 #   3. phase 1: bertc pretrain, masked LM on rows of 128 tokens
 #      (PHASE1_STEPS steps of 32 rows, lr 1e-3, 6 % warmup, linear decay);
-#   4. phase 2: bertc pretrain --model (phase 1), rows of 256 tokens
-#      (PHASE2_STEPS steps of 16 rows): the positions 128..255 that phase 1
-#      never saw, as BERT's own recipe ends with its longest rows;
-#   5. the model files copied into data/pretrained/bertc-docs.
+#   4. phase 2: bertc pretrain --model (phase 1), the same rows for
+#      PHASE2_STEPS more steps, the learning rate warmed up again (a warm
+#      restart: the model card shows what the longer run bought);
+#   5. phase 3: bertc pretrain --model (phase 2), rows of 256 tokens
+#      (PHASE3_STEPS steps of 16 rows): the positions 128..255 that the
+#      first phases never saw, as BERT's own recipe ends with its longest
+#      rows;
+#   6. the model files copied into data/pretrained/bertc-docs.
 # Every phase checkpoints into BUILD/pretrained/ and is resumed when this
 # script runs again after a stop (Ctrl-C, a lost session): nothing is lost
 # and nothing is redone. A phase already complete is skipped. The model
@@ -26,7 +30,8 @@ CORPUS=$BUILD/corpus/corpus.txt
 WORK=$BUILD/pretrained
 OUT=data/pretrained/bertc-docs
 PHASE1_STEPS=${PHASE1_STEPS:-8000}
-PHASE2_STEPS=${PHASE2_STEPS:-800}
+PHASE2_STEPS=${PHASE2_STEPS:-12000}
+PHASE3_STEPS=${PHASE3_STEPS:-800}
 
 [ -f "$CORPUS" ] || sh tools/build_corpus.sh "$CORPUS"
 mkdir -p "$WORK"
@@ -54,14 +59,19 @@ fi
 if ! done_phase "$WORK/phase2"; then
     "$BERTC" pretrain --corpus "$CORPUS" --model "$WORK/phase1" \
         --cache "$WORK/corpus.tokens" --out "$WORK/phase2" --resume \
-        --max-len 256 --batch-size 16 --steps "$PHASE2_STEPS" --lr 5e-4 --warmup 0.06 \
-        --eval-every $((PHASE2_STEPS / 5)) --eval-rows 496 --seed 43
+        --max-len 128 --batch-size 32 --steps "$PHASE2_STEPS" --lr 1e-3 --warmup 0.06 \
+        --eval-every $((PHASE2_STEPS / 20)) --seed 43
+fi
+if ! done_phase "$WORK/phase3"; then
+    "$BERTC" pretrain --corpus "$CORPUS" --model "$WORK/phase2" \
+        --cache "$WORK/corpus.tokens" --out "$WORK/phase3" --resume \
+        --max-len 256 --batch-size 16 --steps "$PHASE3_STEPS" --lr 5e-4 --warmup 0.06 \
+        --eval-every $((PHASE3_STEPS / 5)) --eval-rows 496 --seed 44
 fi
 
 mkdir -p "$OUT"
 for f in config.json model.safetensors vocab.txt tokenizer_config.json; do
-    cp "$WORK/phase2/$f" "$OUT/$f"
+    cp "$WORK/phase3/$f" "$OUT/$f"
 done
-cp "$WORK/phase1/log.jsonl" "$OUT/log-phase1.jsonl"
-cp "$WORK/phase2/log.jsonl" "$OUT/log-phase2.jsonl"
+for p in 1 2 3; do cp "$WORK/phase$p/log.jsonl" "$OUT/log-phase$p.jsonl"; done
 echo "wrote $OUT ($(du -k "$OUT/model.safetensors" | cut -f1) KiB of weights)"

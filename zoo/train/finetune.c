@@ -116,18 +116,16 @@ double bertc_finetune_default_lr(const BertConfig *cfg, bool pretrained)
     return lr < 1e-3 ? lr : 1e-3;
 }
 
-static void note(const FinetuneOptions *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void note(const FinetuneOptions *o, const char *fmt, ...)
+void bertc_train_note(void (*note)(void *user, const char *msg), void *user, const char *fmt,
+                      ...)
 {
     char msg[BERTC_ERROR_LEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (o->note)
-        o->note(o->note_user, msg);
+    if (note)
+        note(user, msg);
     else
         bertc_warn("%s", msg);
 }
@@ -143,7 +141,8 @@ static int run_size(const FinetuneOptions *o, const FinetuneData *data, TrainOpt
     if (n < 1)
         return 0;   /* the engine refuses a task without examples */
     if (opt->batch_size > n) {
-        note(o, "--batch-size %lld is more than the %lld %s: batches of %lld",
+        bertc_train_note(o->note, o->note_user, "--batch-size %lld is more than the %lld %s: "
+                         "batches of %lld",
              (long long)opt->batch_size, (long long)n, what, (long long)n);
         opt->batch_size = n;
     }

@@ -68,6 +68,11 @@ typedef struct FinetuneData {
     EvalRecord evals[TRAIN_MAX_POINTS];
 } FinetuneData;
 
+/* A note for the user of a run (fine-tuning's, pretraining's): through
+ * note(user, msg) when the caller gave one, else bertc_warn. */
+void bertc_train_note(void (*note)(void *user, const char *msg), void *user, const char *fmt,
+                      ...) __attribute__((format(printf, 3, 4)));
+
 /* ---- zoo/train/finetune_model.c: the base model and the task's head --- */
 
 #define FINETUNE_MAX_LEN 128   /* the examples' length when max_len is 0, from scratch */

@@ -14,7 +14,6 @@
 #include "zoo/models/spanbert.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <math.h>
 #include <string.h>
 
@@ -57,22 +56,6 @@ typedef struct Pretrain {
     double eval_ppl[TRAIN_MAX_POINTS];
     double eval_nsp[TRAIN_MAX_POINTS];   /* mlm-nsp: next-sentence accuracy */
 } Pretrain;
-
-static void note(const PretrainOptions *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void note(const PretrainOptions *o, const char *fmt, ...)
-{
-    char msg[BERTC_ERROR_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (o->note)
-        o->note(o->note_user, msg);
-    else
-        bertc_warn("%s", msg);
-}
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -264,9 +247,12 @@ static int make_rows(Pretrain *p, const int64_t *idx, int64_t n, Graph *g, Batch
                      int64_t *tokens, int64_t *masked, BertcError *err)
 {
     int64_t S = p->max_len, shape[2] = {n, S};
-    ITensor ids = bertc_itensor_new(g->step, 2, shape), mask = bertc_itensor_new(g->step, 2, shape);
-    ITensor types = bertc_itensor_new(g->step, 2, shape), labels = bertc_itensor_new(g->step, 2, shape);
-    ITensor spans = bertc_itensor_new(g->step, 2, shape), next = bertc_itensor_new(g->step, 1, &n);
+    ITensor ids = bertc_itensor_new(g->step, 2, shape);      /* (n, S) masked input_ids */
+    ITensor mask = bertc_itensor_new(g->step, 2, shape);     /* (n, S) attention_mask */
+    ITensor types = bertc_itensor_new(g->step, 2, shape);    /* (n, S) token_type_ids */
+    ITensor labels = bertc_itensor_new(g->step, 2, shape);   /* (n, S) the ids to predict */
+    ITensor spans = bertc_itensor_new(g->step, 2, shape);    /* (n, S) span: mask_labels */
+    ITensor next = bertc_itensor_new(g->step, 1, &n);        /* (n) nsp: next_sentence_label */
     int32_t *work = bertc_arena_alloc(g->step, sizeof(int32_t) * (size_t)(2 * S));
     *tokens = *masked = 0;
     for (int64_t j = 0; j < n; j++) {
@@ -436,7 +422,8 @@ static int open_corpus(Pretrain *p, PretrainResult *res, BertcError *err)
     else if (bertc_path_join(cache, o->out, "corpus.tokens", "--out", err) != 0)
         return -1;
     if (!o->train.quiet)
-        note(o, "reading %s (token cache %s)", o->corpus, cache);
+        bertc_train_note(o->note, o->note_user, "reading %s (token cache %s)", o->corpus,
+                         cache);
     bool rebuilt;
     if (bertc_pretrain_corpus_open(&p->corpus, o->corpus, &p->base.tok, cache, &rebuilt,
                                    err) != 0)
@@ -459,10 +446,11 @@ static int open_corpus(Pretrain *p, PretrainResult *res, BertcError *err)
     p->n_eval = held;
     p->n_train = p->n_rows - held;
     if (!o->train.quiet)
-        note(o, "%s: %lld tokens in %lld documents%s: %lld rows of %lld tokens, %lld held out",
-             o->corpus, (long long)p->corpus.n_tokens, (long long)p->corpus.n_docs,
-             rebuilt ? "" : " (cached)", (long long)p->n_rows, (long long)p->max_len,
-             (long long)p->n_eval);
+        bertc_train_note(o->note, o->note_user, "%s: %lld tokens in %lld documents%s: %lld "
+                         "rows of %lld tokens, %lld held out", o->corpus,
+                         (long long)p->corpus.n_tokens, (long long)p->corpus.n_docs,
+                         rebuilt ? "" : " (cached)", (long long)p->n_rows,
+                         (long long)p->max_len, (long long)p->n_eval);
     return 0;
 }
 
@@ -585,7 +573,8 @@ static int run(Pretrain *p, PretrainResult *res, BertcError *err)
     bool done = rc == 0 && res->train.steps_done == opt.steps;
     res->perplexity = p->n_evals ? p->eval_ppl[p->n_evals - 1] : NAN;
     if (p->stuck_rows)
-        note(o, "span masking gave up on %lld rows (left unmasked)", (long long)p->stuck_rows);
+        bertc_train_note(o->note, o->note_user, "span masking gave up on %lld rows (left "
+                         "unmasked)", (long long)p->stuck_rows);
     if (rc == 0 || res->train.interrupted) {
         BertcError out_err;
         int out_rc = write_outputs(p, &res->train, done, &out_err) != 0 ||
