@@ -266,13 +266,13 @@ Test(cli, missing_data_names_the_path)
               chdir(root) == 0, "cannot resolve %s", out_dir);   /* as the example's getcwd */
     snprintf(args, sizeof args, "--steps 2 --out %s/t --quiet", out_dir);
     cr_assert_eq(run_elsewhere(BERTC_EXAMPLES_DIR "/topics", NULL, args, &log), 1, "%s", log);
-    snprintf(tried, sizeof tried, "%s/data/bert-base-uncased-vocab.txt: cannot open", cwd);
+    snprintf(tried, sizeof tried, "%s/data/topics.tsv: cannot open", cwd);
     cr_assert(strstr(log, tried) && strstr(log, "BERTC_DATA_DIR") &&
               strstr(log, "repository root"), "expected '%s' and the fix, got: %s", tried, log);
 
     snprintf(args, sizeof args, "train topics --steps 2 --out %s/t --quiet", out_dir);
     cr_assert_eq(run_elsewhere(BERTC_CLI, "/nonexistent", args, &log), 1, "%s", log);
-    cr_assert(strstr(log, "/nonexistent/data/bert-base-uncased-vocab.txt: cannot open") &&
+    cr_assert(strstr(log, "/nonexistent/data/topics.tsv: cannot open") &&
               strstr(log, "BERTC_DATA_DIR=/nonexistent"), "user's BERTC_DATA_DIR: %s", log);
 }
 

@@ -236,7 +236,10 @@ static int prepare(Run *r, BertcError *err)
     const FinetuneOptions *o = r->o;
     FinetuneData *data = r->data;
     char state[BERTC_PATH_MAX];
-    if (bertc_finetune_open_base(o, &r->base, err) != 0 ||
+    /* a checkpoint path that is not a file is refused before the model
+     * loads (and warns about the keys it initialised) */
+    if ((o->train.checkpoint && bertc_check_replaceable(o->train.checkpoint, err) != 0) ||
+        bertc_finetune_open_base(o, &r->base, err) != 0 ||
         bertc_finetune_load_data(o, data, r->arena, err) != 0 ||
         bertc_finetune_build_model(o, &r->base, data, &r->m, r->arena, err) != 0 ||
         bertc_finetune_out_plan(&r->out, o->out, o->model, o->out_mode, o->train.resume,

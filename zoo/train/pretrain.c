@@ -540,7 +540,8 @@ static int prepare(Pretrain *p, PretrainResult *res, BertcError *err)
     fo.config_file = o->config_file;
     fo.config = o->config;
     fo.vocab = o->vocab;
-    if (bertc_finetune_out_plan(&p->out, o->out, o->model, o->out_mode, o->train.resume,
+    if ((o->train.checkpoint && bertc_check_replaceable(o->train.checkpoint, err) != 0) ||
+        bertc_finetune_out_plan(&p->out, o->out, o->model, o->out_mode, o->train.resume,
                                 err) != 0 ||
         bertc_finetune_open_base(&fo, &p->base, err) != 0 || build_model(p, err) != 0)
         return -1;
