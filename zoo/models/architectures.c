@@ -57,6 +57,15 @@ const ModelArch *bertc_zoo_arch_for_task(ModelTask task)
     return NULL;
 }
 
+const ModelArch *bertc_zoo_arch_for_pretraining(ModelPretraining objective)
+{
+    for (int i = 0; i < N_ARCHITECTURES; i++)
+        if (objective != MODEL_PRETRAIN_NONE &&
+            architectures[i].arch->pretraining == objective)
+            return architectures[i].arch;
+    return NULL;
+}
+
 const char *bertc_zoo_arch_symbol(const ModelArch *arch)
 {
     for (int i = 0; i < N_ARCHITECTURES; i++)

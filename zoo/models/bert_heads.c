@@ -508,5 +508,6 @@ const ModelArch bertc_arch_bert_mlm = {
     .batch_from_text = bertc_bert_batch_from_text,
     .task = MODEL_TASK_MASKED_LM,
     .finetune_head = true,
+    .pretraining = MODEL_PRETRAIN_MLM,
     .explain = &mlm_explain,
 };

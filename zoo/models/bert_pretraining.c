@@ -145,5 +145,6 @@ const ModelArch bertc_arch_bert_pretraining = {
     .random_batch = pretraining_random_batch,
     .batch_from_text = bertc_bert_batch_from_text,
     .task = MODEL_TASK_MASKED_LM,
+    .pretraining = MODEL_PRETRAIN_MLM_NSP,
     .explain = &pretraining_explain,
 };

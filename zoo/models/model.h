@@ -91,6 +91,15 @@ typedef enum ModelTask {
 /* "sequence classification", "fill-mask", ... */
 const char *bertc_model_task_name(ModelTask task);
 
+/* The pretraining objectives (zoo/train/pretrain.h): which loss an
+ * architecture's forward computes from a masked batch. */
+typedef enum ModelPretraining {
+    MODEL_PRETRAIN_NONE,
+    MODEL_PRETRAIN_MLM,         /* masked tokens: "labels" (B, S) */
+    MODEL_PRETRAIN_MLM_NSP,     /* + next sentence prediction: "next_sentence_label" (B) */
+    MODEL_PRETRAIN_SPAN         /* span masking + span boundary objective: "mask_labels" (B, S) */
+} ModelPretraining;
+
 /* ---- what `bertc explain` walks through (ModelArch.explain) ------------- */
 
 /* One step of a forward: its title, its equation (HTML with Unicode maths:
@@ -195,6 +204,10 @@ typedef struct ModelArch {
     /* `bertc export-c` writes it as a const-data text classifier
      * (zoo/models/model_const.h). */
     bool export_c;
+    /* The pretraining objective it is the model of (`bertc pretrain
+     * --objective`, bertc_zoo_arch_for_pretraining); MODEL_PRETRAIN_NONE for
+     * the others. */
+    ModelPretraining pretraining;
     /* The steps `bertc explain` shows, next to the code they name; NULL:
      * bertc_model_explain's generic page. */
     const ModelExplain *explain;
@@ -208,6 +221,9 @@ const ModelArch *bertc_zoo_arch_at(int i);
 /* The first architecture of the table that is the fine-tuning head for
  * task (ModelArch.finetune_head), NULL if none is. */
 const ModelArch *bertc_zoo_arch_for_task(ModelTask task);
+/* The architecture of a pretraining objective (ModelArch.pretraining), NULL
+ * if none is. */
+const ModelArch *bertc_zoo_arch_for_pretraining(ModelPretraining objective);
 /* The C name of arch's ModelArch ("bertc_arch_bert_seqcls", what a
  * firmware's model_data.c links), NULL for one not in the table. */
 const char *bertc_zoo_arch_symbol(const ModelArch *arch);

@@ -780,5 +780,6 @@ const ModelArch bertc_arch_spanbert = {
     .random_batch = spanbert_random_batch,
     .batch_from_text = spanbert_batch_from_text,
     .task = MODEL_TASK_PRETRAINING,
+    .pretraining = MODEL_PRETRAIN_SPAN,
     .explain = &spanbert_explain,
 };

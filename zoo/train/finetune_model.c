@@ -154,13 +154,15 @@ static int max_len(const FinetuneOptions *o, const FinetuneBase *b, const BertCo
                             "max_position_embeddings (%lld)", (long long)o->max_len,
                             (long long)positions);
     MaxLen m = {.n = (int32_t)wanted, .key = "--max-len"};
-    if (!o->max_len && b->model_max_length > 0) {   /* the model directory's own length */
+    if (!o->max_len && b->model_max_length > 0)   /* the model directory's own length */
         wanted = b->model_max_length < FINETUNE_MAX_LEN_MODEL ? b->model_max_length
                                                                : FINETUNE_MAX_LEN_MODEL;
+    /* the directory's model_max_length is at most its positions (a limit the
+     * positions set is named as theirs) */
+    if (!o->max_len && b->model_max_length > 0 && wanted < positions)
         m = (MaxLen){.n = (int32_t)wanted, .key = "model_max_length",
                      .file = "tokenizer_config.json"};
-    }
-    if (positions < wanted)
+    else if (positions <= wanted && !(o->max_len && positions == wanted))
         m = (MaxLen){.n = (int32_t)positions, .key = "max_position_embeddings",
                      .file = b->config_file};
     int specials = 2;

@@ -34,8 +34,9 @@ PretrainOptions bertc_pretrain_defaults(void)
     return o;
 }
 
-static const char *const objective_arch[] = {"BertForMaskedLM", "BertForPreTraining",
-                                             "SpanBertForPreTraining"};
+/* PretrainObjective -> the descriptor's ModelArch.pretraining */
+static const ModelPretraining objective_kind[] = {MODEL_PRETRAIN_MLM, MODEL_PRETRAIN_MLM_NSP,
+                                                  MODEL_PRETRAIN_SPAN};
 static const char *const objective_name[] = {"mlm", "mlm-nsp", "span"};
 
 /* Everything one run holds. */
@@ -100,9 +101,12 @@ static int check_options(const PretrainOptions *o, BertcError *err)
 static int objective_config(const Pretrain *p, BertConfig *cfg, BertcError *err)
 {
     const FinetuneBase *b = &p->base;
-    const char *arch = objective_arch[p->o->objective];
+    const ModelArch *arch = bertc_zoo_arch_for_pretraining(objective_kind[p->o->objective]);
     BertConfig fresh;
-    if (bertc_model_config_default(&fresh, arch, err) != 0)
+    if (!arch)
+        return bertc_errorf(err, "no architecture is the model of --objective %s",
+                            objective_name[p->o->objective]);
+    if (bertc_model_config_default(&fresh, arch->name, err) != 0)
         return -1;
     *cfg = b->cfg;
     if (strcmp(cfg->architecture, fresh.architecture) != 0) {
