@@ -330,7 +330,7 @@ PUBLIC_HEADERS := bertc.h tensor/tensor.h tensor/kernels.h autograd/autograd.h n
                   nn/json.h nn/safetensors.h nn/state.h zoo/text/tokenizer.h zoo/zoo.h zoo/models/batch.h \
                   zoo/models/model.h zoo/models/bert.h zoo/models/spanbert.h zoo/models/model_const.h \
                   zoo/train/pipeline.h zoo/train/train.h zoo/train/dataset.h zoo/train/finetune.h \
-                  zoo/pictures/svg.h
+                  zoo/train/pretrain.h zoo/pictures/svg.h
 # (rebuilt when this file changes: the list is compiled into the test)
 $(BUILD)/obj/test/test_public_headers.o: Makefile
 $(BUILD)/obj/test/test_public_headers.o: ALL_CFLAGS += -DBERTC_CC='"$(CC)"' \
@@ -357,7 +357,7 @@ install: $(LIB) $(CLI) $(EXAMPLES)
 	cp $(CLI) "$(DESTDIR)$(PREFIX)/bin/bertc"
 	mkdir -p "$(DESTDIR)$(PREFIX)/libexec/bertc/examples" "$(DESTDIR)$(PREFIX)/share/bertc/data"
 	cp $(EXAMPLES) "$(DESTDIR)$(PREFIX)/libexec/bertc/examples/"
-	cp $(DATA_FILES) "$(DESTDIR)$(PREFIX)/share/bertc/data/"
+	cp -R $(DATA_FILES) "$(DESTDIR)$(PREFIX)/share/bertc/data/"
 	@for f in $(KIT_FILES:examples/firmware/%=%) $(KIT_CORE:%=src/%); do \
 	  from=$$(case $$f in src/*) echo "$${f#src/}";; *) echo "examples/firmware/$$f";; esac); \
 	  mkdir -p "$(KIT_DIR)/$$(dirname $$f)" && cp "$$from" "$(KIT_DIR)/$$f" || exit 1; \

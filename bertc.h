@@ -67,6 +67,7 @@
 #include "zoo/train/train.h"
 #include "zoo/train/dataset.h"
 #include "zoo/train/finetune.h"
+#include "zoo/train/pretrain.h"
 #include "zoo/pictures/svg.h"
 
 #endif
