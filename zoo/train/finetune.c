@@ -30,15 +30,24 @@ FinetuneOptions bertc_finetune_defaults(void)
 
 /* What a library caller can get wrong that the flags of `bertc finetune`
  * already refuse. */
+int bertc_finetune_check_base(const char *who, const char *model, const char *config_file,
+                              const BertConfig *config, const char *vocab, BertcError *err)
+{
+    int bases = !!model + !!config_file + !!config;
+    if (bases != 1)
+        return bertc_errorf(err, "%s: give one of model (a directory), config_file or config, "
+                            "not %d", who, bases);
+    if (!model != !!vocab)
+        return bertc_errorf(err, "%s: %s", who, model ? "a model directory has its vocab.txt: "
+                            "give no vocab" : "a config needs a vocab");
+    return 0;
+}
+
 static int check_options(const FinetuneOptions *o, BertcError *err)
 {
-    int bases = !!o->model + !!o->config_file + !!o->config;
-    if (bases != 1)
-        return bertc_errorf(err, "fine-tuning: give one of model (a directory), config_file or "
-                            "config, not %d", bases);
-    if (!o->model != !!o->vocab)
-        return bertc_errorf(err, "fine-tuning: %s", o->model ? "a model directory has its "
-                            "vocab.txt: give no vocab" : "a config needs a vocab");
+    if (bertc_finetune_check_base("fine-tuning", o->model, o->config_file, o->config, o->vocab,
+                                  err) != 0)
+        return -1;
     if (!o->train_file == !o->train_data || (o->eval_file && o->eval_data))
         return bertc_errorf(err, "fine-tuning: give the training rows as train_file or "
                             "train_data, and held-out rows (if any) as eval_file or eval_data");

@@ -73,6 +73,12 @@ typedef struct FinetuneData {
 void bertc_train_note(void (*note)(void *user, const char *msg), void *user, const char *fmt,
                       ...) __attribute__((format(printf, 3, 4)));
 
+/* One base for a run (fine-tuning's, pretraining's; `who` names it in the
+ * message): a model directory, or a config file or a config in memory with a
+ * vocabulary. */
+int bertc_finetune_check_base(const char *who, const char *model, const char *config_file,
+                              const BertConfig *config, const char *vocab, BertcError *err);
+
 /* ---- zoo/train/finetune_model.c: the base model and the task's head --- */
 
 #define FINETUNE_MAX_LEN 128   /* the examples' length when max_len is 0, from scratch */

@@ -62,13 +62,9 @@ typedef struct Pretrain {
 
 static int check_options(const PretrainOptions *o, BertcError *err)
 {
-    int bases = !!o->model + !!o->config_file + !!o->config;
-    if (bases != 1)
-        return bertc_errorf(err, "pretraining: give one of model (a directory), config_file or "
-                            "config, not %d", bases);
-    if (!o->model != !!o->vocab)
-        return bertc_errorf(err, "pretraining: %s", o->model ? "a model directory has its "
-                            "vocab.txt: give no vocab" : "a config needs a vocab");
+    if (bertc_finetune_check_base("pretraining", o->model, o->config_file, o->config, o->vocab,
+                                  err) != 0)
+        return -1;
     if (!o->corpus)
         return bertc_errorf(err, "pretraining: corpus (a plain-text file) is required");
     if (!o->out)
