@@ -269,11 +269,11 @@ freestanding-check:
 # own run below. The SIMD kernel suites (VALGRIND_SKIP) are left out: they
 # allocate nothing of interest, take most of the time under valgrind, and
 # `make sanitize` checks them with ASan (gemm_prepacked compares every ISA path
-# bit for bit: minutes under valgrind; qgemm runs VNNI instructions valgrind
-# cannot decode). test/valgrind.supp hides only the test framework's own
-# buffers. Logs: $(BUILD)/valgrind/*.log.
+# bit for bit: minutes under valgrind; qgemm and bgemm run VNNI and BF16
+# instructions valgrind cannot decode). test/valgrind.supp hides only the test
+# framework's own buffers. Logs: $(BUILD)/valgrind/*.log.
 VALGRIND_PKG  := valgrind
-VALGRIND_SKIP ?= gemm|gemm_prepacked|qgemm|vmath|kernels
+VALGRIND_SKIP ?= gemm|gemm_prepacked|qgemm|bgemm|vmath|kernels
 VALGRIND      := valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
                  --error-exitcode=99 --num-callers=30 --suppressions=test/valgrind.supp \
                  --trace-children=yes \

@@ -1,19 +1,22 @@
 /* bench/qgemm.c — the int8 GEMM (bertc_qgemm) on every int8 path this CPU
- * runs, against bertc's fp32 GEMM on the same Linear, in the same run.
+ * runs, and the bf16 GEMM (bertc_bgemm) on its default path, against bertc's
+ * fp32 GEMM on the same Linear, in the same run.
  *
  *   build/bench/qgemm [--threads N] [--reps R] [--scalar] [--cpu]
  *
  * A Linear y (M, N) = x (M, K) W^T + b as inference runs it: fp32 through
  * bertc_gemm_prepacked (W packed once), int8 through bertc_qgemm (W
- * quantised and packed once; x quantised inside every call, which is timed).
+ * quantised and packed once; x quantised inside every call, which is timed),
+ * bf16 through bertc_bgemm (W rounded and packed once; x rounded to bf16
+ * inside every call, timed too).
  * Shapes: M = 128 and 1024 tokens x BERT-base's (N, K) = (768, 768),
  * (3072, 768), (768, 3072); 1 and 2 threads unless --threads. The runs
  * alternate (fp32, then each path, R times) and each keeps its best time, so
  * a burst of load from another process hits them alike; on a shared machine
  * read the ratios, not the absolute rates. int8 is counted in GOPS (2 M N K
- * integer ops per call, like fp32's GFLOP/s). --scalar adds the portable
- * path (slow: ~100x). --cpu times by the process's CPU time instead of the
- * wall clock: on a machine with more runnable processes than cores, a run of
+ * integer ops per call, like fp32's GFLOP/s); bf16 in GFLOP/s. --scalar adds
+ * the portable int8 path (slow: ~100x). --cpu times by the process's CPU time
+ * instead of the wall clock: on a machine with more runnable processes than cores, a run of
  * a few ms is often preempted and its wall time says little, while its CPU
  * time still counts only the work (with 2 threads, the rate is then per
  * CPU-second of both threads together). */
@@ -55,6 +58,8 @@ typedef struct Shape {
     float *x, *W, *b, *y, *Wpacked, *sw;
     int8_t *qw;
     GemmPackedB fp32;
+    void *bf16_mem;
+    Bf16PackedB bf16;
 } Shape;
 
 static Shape make_shape(int64_t M, int64_t N, int64_t K, Rng *rng)
@@ -72,12 +77,15 @@ static Shape make_shape(int64_t M, int64_t N, int64_t K, Rng *rng)
     s.Wpacked = alloc64(sizeof(float) * bertc_gemm_packed_b_floats(K, N));
     bertc_gemm_pack_b(true, K, N, s.W, K, s.Wpacked, &s.fp32);   /* op(B) = W^T */
     bertc_quantize_rows(s.W, N, K, K, s.qw, s.sw);
+    s.bf16_mem = alloc64(bertc_bgemm_packed_bytes(N, K));
+    bertc_bgemm_pack_b_f32(s.W, N, K, s.bf16_mem, &s.bf16);
     return s;
 }
 
 static void free_shape(Shape *s)
 {
     free(s->x), free(s->W), free(s->b), free(s->y), free(s->sw), free(s->qw), free(s->Wpacked);
+    free(s->bf16_mem);
 }
 
 /* Seconds of one fp32 Linear (the bias add is the row kernel's job in bertc's
@@ -93,6 +101,13 @@ static double time_int8(Shape *s, const QuantPackedB *pb)
 {
     double t0 = now_s();
     bertc_qgemm(s->M, s->x, s->K, pb, s->b, s->y, s->N);
+    return now_s() - t0;
+}
+
+static double time_bf16(Shape *s)
+{
+    double t0 = now_s();
+    bertc_bgemm(s->M, s->x, s->K, &s->bf16, s->b, s->y, s->N);
     return now_s() - t0;
 }
 
@@ -117,7 +132,7 @@ static void bench_shape(Shape *s, Paths *p, int threads, int reps)
 {
     bertc_threads_set_count(threads);
     pack_paths(p, s);
-    double best_fp32 = 1e30, best[QGEMM_ISA_COUNT];
+    double best_fp32 = 1e30, best_bf16 = 1e30, best[QGEMM_ISA_COUNT];
     for (int i = 0; i < p->n; i++)
         best[i] = 1e30;
     for (int r = 0; r < reps; r++) {
@@ -128,6 +143,8 @@ static void bench_shape(Shape *s, Paths *p, int threads, int reps)
             t = time_int8(s, &p->pb[i]);
             best[i] = t < best[i] ? t : best[i];
         }
+        t = time_bf16(s);
+        best_bf16 = t < best_bf16 ? t : best_bf16;
     }
     double ops = 2.0 * (double)s->M * (double)s->N * (double)s->K;
     printf("%5lld %5lld %5lld %2d  fp32 %6.1f GFLOP/s", (long long)s->M, (long long)s->N,
@@ -137,7 +154,8 @@ static void bench_shape(Shape *s, Paths *p, int threads, int reps)
                best_fp32 / best[i]);
         free(p->mem[i]);
     }
-    printf("\n");
+    printf("  bf16 %s %6.1f GFLOP/s (%.2fx)\n", bertc_bgemm_isa_name(bertc_bgemm_isa()),
+           ops / best_bf16 * 1e-9, best_fp32 / best_bf16);
     fflush(stdout);
 }
 
@@ -172,9 +190,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < QGEMM_ISA_COUNT; i++)
         if (bertc_qgemm_isa_supported((QgemmIsa)i) && (scalar || i != QGEMM_ISA_SCALAR))
             paths.isa[paths.n++] = (QgemmIsa)i;
-    printf("fp32 path %s; int8 default %s; best of %d alternating runs (%s time); ratio = "
-           "int8 rate / fp32 rate\n", bertc_cpu_isa_name(bertc_cpu_isa()),
-           bertc_qgemm_isa_name(bertc_qgemm_isa()), reps,
+    printf("fp32 path %s; int8 default %s; bf16 %s; best of %d alternating runs (%s time); "
+           "ratio = int8 or bf16 rate / fp32 rate\n", bertc_cpu_isa_name(bertc_cpu_isa()),
+           bertc_qgemm_isa_name(bertc_qgemm_isa()), bertc_bgemm_isa_name(bertc_bgemm_isa()), reps,
            bench_clock == CLOCK_MONOTONIC ? "wall" : "CPU");
     printf("    M     N     K th\n");
     static const int64_t nk[3][2] = {{768, 768}, {3072, 768}, {768, 3072}};

@@ -4,8 +4,8 @@
  *
  * One row per path says everything the library does differently on it: its
  * name, how to detect it, its GEMM micro-kernel, its row kernels (with the
- * optimizer's update) and the int8 paths it allows. A new path is one row
- * here (docs/adding-an-isa.md). */
+ * optimizer's update) and the int8 and bf16 paths it allows. A new path is
+ * one row here (docs/adding-an-isa.md). */
 #include "tensor/isa_internal.h"
 
 #include <stdlib.h>
@@ -53,6 +53,7 @@ static const IsaPath isa_table[] = {
         .gemm = &bertc_gemm_kernel_avx512,
         .rows = &bertc_row_kernels_avx512,
         .int8 = {QGEMM_ISA_AVX512VNNI, QGEMM_ISA_AVXVNNI, QGEMM_ISA_AVX2},
+        .bf16 = BGEMM_ISA_AVX512BF16,
 #endif
     },
     {
@@ -155,6 +156,13 @@ int bertc_check_env(BertcError *err)
     if (int8 && *int8 && !bertc_qgemm_isa_supported(qisa))
         return bertc_errorf(err, "BERTC_INT8_ISA=%s: this CPU (or this build) cannot run that "
                             "int8 path; unset BERTC_INT8_ISA for the best one", int8);
+    const char *bf16 = getenv("BERTC_BF16_ISA");
+    BgemmIsa bisa;
+    if (bf16 && *bf16 && !bertc_bgemm_isa_from_name(bf16, &bisa))
+        return bertc_errorf(err, "BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16", bf16);
+    if (bf16 && *bf16 && !bertc_bgemm_isa_supported(bisa))
+        return bertc_errorf(err, "BERTC_BF16_ISA=%s: this CPU (or this build) cannot run that "
+                            "bf16 path; unset BERTC_BF16_ISA for the best one", bf16);
     if (!env || !*env)
         return 0;
     if (!bertc_cpu_isa_from_name(env, &isa))

@@ -29,6 +29,9 @@ typedef struct IsaPath {
      * default is the first this CPU runs; none: the scalar one). Ends at the
      * first QGEMM_ISA_SCALAR, so unused entries need no writing. */
     QgemmIsa int8[ISA_INT8_MAX];
+    /* The bf16 GEMM path this float path allows (bertc_bgemm's default when
+     * this CPU runs it, else the scalar one); unset: the scalar one. */
+    BgemmIsa bf16;
 } IsaPath;
 
 /* The row of `isa`; the scalar row when this build lacks that path. */

@@ -1,9 +1,9 @@
 /*
  * tensor/kernels.h — the compute half of the bottom layer: the CPU's SIMD
  * path (one table row per ISA, tensor/isa.c), vector math, the row kernels,
- * the GEMM and the int8 GEMM, and the thread pool. tensor/tensor.h (storage,
- * shapes, arenas, errors, files, the RNG) includes it at its end, so a
- * program includes tensor/tensor.h (or bertc.h) and has both.
+ * the GEMM, the int8 and bf16 GEMMs, and the thread pool. tensor/tensor.h
+ * (storage, shapes, arenas, errors, files, the RNG) includes it at its end,
+ * so a program includes tensor/tensor.h (or bertc.h) and has both.
  */
 #ifndef BERTC_TENSOR_KERNELS_H
 #define BERTC_TENSOR_KERNELS_H
@@ -33,8 +33,9 @@ void bertc_cpu_set_isa(CpuIsa isa);         /* force a path (fatal if unsupporte
 const char *bertc_cpu_isa_name(CpuIsa isa); /* "scalar", "avx2", "avx512", "neon" */
 /* The path named `name` ("scalar", "avx2", ...) into *isa; false if none is. */
 bool bertc_cpu_isa_from_name(const char *name, CpuIsa *isa);
-/* BERTC_ISA, BERTC_INT8_ISA and BERTC_THREADS are user input: a program checks them before
- * any work (the `bertc` command and every example do, and exit 2), so a value
+/* BERTC_ISA, BERTC_INT8_ISA, BERTC_BF16_ISA and BERTC_THREADS are user
+ * input: a program checks them before any work (the `bertc` command and
+ * every example do, and exit 2), so a value
  * the library would quietly clamp (BERTC_THREADS=0) or stop on
  * (BERTC_ISA=bogus, or a path this CPU lacks) is one line naming the
  * variable and what it accepts. 0 when all are unset, empty or valid. */
@@ -351,6 +352,101 @@ void bertc_qgemm_reserve(size_t bytes);
 void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t *Wq,
                            const float *scale, int64_t N, int64_t K, const float *bias,
                            float *C, int64_t ldc);
+
+/* ------------------------------------------------------------------------ */
+/* BF16 GEMM for inference: y = A W^T + b with bf16 W and A (tensor/bgemm.c) */
+/* ------------------------------------------------------------------------ */
+
+/* A Linear y (M, N) = A (M, K) W^T + bias, W (N, K), in bfloat16 (bf16: the
+ * upper 16 bits of a float32, 8 bits of mantissa) with float32 sums, as
+ * AVX512_BF16's vdpbf16ps computes it:
+ *
+ *   W: bf16, packed once (from float32, rounded by bertc_bf16_from_f32, or
+ *      from bf16 as read from a BF16 file)
+ *   A: float32, rounded to bf16 per row inside bertc_bgemm (bertc_bf16_from_f32)
+ *   per output (i, j): acc = +0.0f; K odd counts one more k with a = w = 0;
+ *   for each pair of k, g = 0, 1, ..., k_pad / 2 - 1 in order:
+ *       acc = ftz(fma(daz(a[2g+1]), daz(w[2g+1]), daz(acc)))      odd k first
+ *       acc = ftz(fma(daz(a[2g]),   daz(w[2g]),   daz(acc)))
+ *   y[i,j] = acc + bias[j]   (one IEEE add; no bias: y = acc)
+ *
+ * fma rounds once, to nearest even (the bf16 product is exact in float32, and
+ * one that overflows float32 still meets acc exactly); daz reads a denormal
+ * as zero of its sign, ftz writes a denormal result as zero of its sign,
+ * after rounding to the denormal grid (2^-126 - 0.75 * 2^-150 gives 2^-126,
+ * not zero). This is Intel's VDPBF16PS pseudo-code, checked against the
+ * instruction on random and edge inputs (test/test_bgemm.c): the even element
+ * first, or a product rounded (or flushed) before the add, each disagree with
+ * the hardware on most random inputs. NaN in, NaN out, with the
+ * instruction's bits: each fma gives the first NaN of (a, w, acc) with its
+ * quiet bit set, or x86's default NaN 0xFFC00000 for Inf * 0 and Inf - Inf
+ * (the scalar code says so itself rather than trust fmaf's choice). Every
+ * path and thread count gives bitwise the oracle's y.
+ *
+ * A Linear's life:
+ *     void *mem = aligned 64: bertc_bgemm_packed_bytes(N, K) bytes;
+ *     Bf16PackedB pb;
+ *     bertc_bgemm_pack_b_f32(W, N, K, mem, &pb);            // or _pack_b from bf16
+ *     bertc_bgemm(M, A, K, &pb, bias, Y, N);                // every forward */
+
+/* float32 -> bf16 exactly as VCVTNEPS2BF16 (and VCVTNE2PS2BF16) converts:
+ * zero or denormal -> zero of its sign; NaN -> its upper 16 bits with the
+ * quiet bit (bit 6) set; else round to nearest even on the upper 16 bits
+ * (bits + 0x7FFF + bit 16, then >> 16), so a value past the largest bf16
+ * becomes Inf. MXCSR plays no part. bf16 -> float32 is exact (<< 16). */
+uint16_t bertc_bf16_from_f32(float x);
+float bertc_bf16_to_f32(uint16_t b);
+
+/* The bf16 paths. The default is AVX512_BF16 when the fp32 path
+ * (bertc_cpu_isa) is avx512 and the CPU has it (CPUID leaf 7, sub-leaf 1,
+ * EAX bit 5), else scalar: the fp32 path's row of the ISA table (tensor/isa.c)
+ * names the bf16 path it allows. BERTC_BF16_ISA=scalar|avx512bf16 forces one
+ * (bertc_check_env validates it), as does bertc_bgemm_set_isa. */
+typedef enum BgemmIsa {
+    BGEMM_ISA_SCALAR = 0,
+    BGEMM_ISA_AVX512BF16,
+    BGEMM_ISA_COUNT
+} BgemmIsa;
+BgemmIsa bertc_bgemm_isa(void);                      /* the active bf16 path */
+bool bertc_bgemm_isa_supported(BgemmIsa isa);         /* can this CPU and build run it? */
+/* Force a path (fatal if unsupported); BGEMM_ISA_COUNT returns to the default. */
+void bertc_bgemm_set_isa(BgemmIsa isa);
+const char *bertc_bgemm_isa_name(BgemmIsa isa);       /* "scalar", "avx512bf16" */
+bool bertc_bgemm_isa_from_name(const char *name, BgemmIsa *isa);
+
+/* W in bf16, packed for bertc_bgemm. K padded with a zero to k_pad (even);
+ * N padded with zero channels to a multiple of nr; panels of nr channels,
+ * the two k of each pair of a channel together (the order vdpbf16ps reads:
+ * one float32 lane += 2 products):
+ *     data[P * nr * k_pad + g * nr * 2 + j * 2 + t] = w[P * nr + j][2 g + t]
+ * Every path reads this one layout (nr 48), so W packed once runs on any
+ * path; isa records the path active when it was packed. */
+typedef struct Bf16PackedB {
+    int64_t N, K, k_pad;   /* W is (N, K) */
+    int nr;                /* channels per panel */
+    int isa;               /* the BgemmIsa active at packing */
+    uint16_t *data;        /* n_pad * k_pad bf16 */
+} Bf16PackedB;
+/* Bytes the packers need for a (N, K) weight (N padded to 48, K to even),
+ * the same for every path. */
+size_t bertc_bgemm_packed_bytes(int64_t N, int64_t K);
+/* Packs W (N, K) row stride K into mem (bertc_bgemm_packed_bytes(N, K)
+ * bytes, 64-byte aligned, owned by the caller) and describes it in *out:
+ * from float32 (each rounded by bertc_bf16_from_f32), or from bf16 bits
+ * (stored as they are: a denormal bf16 is read as zero by the arithmetic). */
+void bertc_bgemm_pack_b_f32(const float *W, int64_t N, int64_t K, void *mem, Bf16PackedB *out);
+void bertc_bgemm_pack_b(const uint16_t *W, int64_t N, int64_t K, void *mem, Bf16PackedB *out);
+/* Y (M, N) row stride ldc = A (M, K) row stride lda, rounded to bf16 per row,
+ * times the packed W^T, plus bias (N; NULL: none). Threads over row blocks
+ * and channel panels (bertc_parallel_for), after converting A into a buffer
+ * of the calling thread (M x k_pad bf16, grown to the largest call so far,
+ * from the heap). Bitwise the same result with any thread count. */
+void bertc_bgemm(int64_t M, const float *A, int64_t lda, const Bf16PackedB *pb,
+                 const float *bias, float *C, int64_t ldc);
+/* The oracle: the same y from float32 A and bf16 W (N, K) (row stride K) by
+ * plain loops over the definition above. Slow; for tests. */
+void bertc_bgemm_reference(int64_t M, const float *A, int64_t lda, const uint16_t *W, int64_t N,
+                           int64_t K, const float *bias, float *C, int64_t ldc);
 
 /* ------------------------------------------------------------------------ */
 /* Threads: a small fork-join pool (tensor/threads.c)                        */

@@ -1,0 +1,57 @@
+/* tensor/bgemm_internal.h — private to tensor/bgemm*.c: what one bf16 path
+ * brings to the blocked driver of tensor/bgemm.c: its register tile MR x NR,
+ * a row converter that writes A the way its micro-kernel reads it, and the
+ * micro-kernel.
+ *
+ * Converted A, as the driver hands it to a micro-kernel: MR rows of k_pad
+ * bf16, row stride lda (even), the k past K zero; rows past the last real
+ * row are zero rows too, so a kernel always computes a full MR x NR tile and
+ * the driver keeps the m x n corner.
+ *
+ * Packed W: see Bf16PackedB in tensor/kernels.h. A panel is nr channels x
+ * k_pad bf16, the 2 k of a pair of one channel together (one 32-bit word:
+ * what vdpbf16ps multiplies into one float32 lane). */
+#ifndef BERTC_BGEMM_INTERNAL_H
+#define BERTC_BGEMM_INTERNAL_H
+
+#include "tensor/tensor.h"
+
+/* Every path's NR: bertc_bgemm_packed_bytes pads N to it, and every path
+ * reads the one layout with panels of this many channels. */
+#define BGEMM_NR 48
+
+/* One float32 lane of vdpbf16ps: acc with the two products of the pair
+ * (a0, a1) . (w0, w1), odd first, by the definition of tensor/kernels.h. The
+ * scalar path, the oracle and the test of the instruction all use it. */
+float bertc_bgemm_dot2(float acc, uint16_t a0, uint16_t a1, uint16_t w0, uint16_t w1);
+
+/* Converts one row x (cols) into b (k_pad bf16: cols converted by
+ * bertc_bf16_from_f32, then zeros up to k_pad). */
+typedef void (*BgemmConvertRow)(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
+
+/* The tile: c[i * ldc + j] = acc[i][j] (+ bias[j]) for i < MR, j < NR, with
+ * acc by the definition over k_pad (bias NULL: no add). a holds MR rows of
+ * converted A, row stride lda; b one packed panel of W. */
+typedef void (*BgemmMicroKernel)(int64_t k_pad, const uint16_t *a, int64_t lda,
+                                 const uint16_t *b, const float *bias, float *c, int64_t ldc);
+
+typedef struct BgemmKernel {
+    BgemmIsa isa;
+    int mr;               /* register tile of C: mr x BGEMM_NR */
+    int64_t mc;           /* rows of A in one work item (a multiple of mr) */
+    BgemmConvertRow convert_row;
+    BgemmMicroKernel kernel;
+} BgemmKernel;
+
+/* The portable converter (tensor/bgemm.c): the definition every path's
+ * converter must match bit for bit. */
+void bertc_bgemm_convert_row_scalar(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
+
+/* The paths this build has; each checks the CPU with bertc_bgemm_isa_supported
+ * before it is used. */
+extern const BgemmKernel bertc_bgemm_kernel_scalar;                      /* tensor/bgemm.c */
+#if defined(__x86_64__) && defined(__GNUC__)
+extern const BgemmKernel bertc_bgemm_kernel_avx512bf16;   /* tensor/bgemm_avx512bf16.c */
+#endif
+
+#endif /* BERTC_BGEMM_INTERNAL_H */
