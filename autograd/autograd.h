@@ -64,6 +64,10 @@ typedef struct Var {
     const QuantPackedB *qpacked; /* non-NULL: a linear weight (out, in) held as int8 (a
                              quantised model, nn's bertc_registry_load); value.data is
                              then NULL and bertc_ag_linear runs bertc_qgemm on it */
+    const Bf16PackedB *bpacked; /* non-NULL: a linear weight (out, in) of a bf16 model
+                             (nn's bertc_registry_pack_bf16), packed for the bf16 GEMM:
+                             bertc_ag_linear runs bertc_bgemm on it in a no-grad pass;
+                             value.data keeps the float32 values for training */
     const int8_t *qrows;  /* non-NULL: an embedding table (V, H) held as int8 rows (a
                              quantised model's word embeddings): row v is
                              qrows[v*H .. v*H+H) * qrow_scale[v]; value.data is then NULL

@@ -114,6 +114,19 @@ static Var *linear_int8(Var *out, Var **in, int n_in)
     return out;   /* nothing to record: no gradient flows through it */
 }
 
+/* y = x w^T + bias with w bf16 (tensor/tensor.h, bertc_bgemm): x rounded to
+ * bf16 per row, float32 sums, the bias added in the GEMM's store. A pass
+ * that records gradients uses the float32 weight instead (below). */
+static Var *linear_bf16(Var *out, Var **in, int n_in)
+{
+    Var *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL;
+    int64_t n_in_f = w->value.shape[1], n_out = w->value.shape[0];
+    int64_t rows = x->value.numel / (n_in_f ? n_in_f : 1);
+    bertc_bgemm(rows, x->value.data, n_in_f, w->bpacked, bias ? bias->value.data : NULL,
+                out->value.data, n_out);
+    return out;
+}
+
 /* linear: x (..., in), w (out, in), bias (out) -> y (..., out) = x w^T + bias,
  * the layout of torch.nn.Linear. x is viewed as (rows, in). */
 Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
@@ -132,6 +145,8 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
     float *y = out->value.data;
     if (w->qpacked)
         return linear_int8(out, in, bias ? 3 : 2);
+    if (w->bpacked && !out->requires_grad)
+        return linear_bf16(out, in, bias ? 3 : 2);
     if (w->packed && out->requires_grad)
         bertc_fatal("linear: weight '%s' is pre-packed for inference (bertc_registry_prepack) and "
                     "has no gradient; call bertc_registry_unpack before training or a gradient pass",

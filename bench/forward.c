@@ -4,7 +4,7 @@
  *   build/bench/forward (--config C.json | --model DIR) [--batch B] [--seq S]
  *                       [--threads N] [--iters K] [--layers L --hidden H]
  *                       [--no-prepack] [--weights W.safetensors] [--dump PREFIX]
- *                       [--int8] [--reference DIR]
+ *                       [--int8 | --bf16] [--reference DIR]
  *
  * Weights are a seeded random init (speed does not depend on their values),
  * then pre-packed for the GEMM once (bertc_registry_prepack; --no-prepack skips
@@ -35,7 +35,17 @@
  * hidden_states.L) to float32's on the same batch, over the whole tensor;
  * min_row_cosine the worst token's. With --int8 both copies are in memory,
  * so its peak_rss is theirs together; an int8 --model's peak_rss is taken
- * before --reference is read: the int8 model's own. */
+ * before --reference is read: the int8 model's own.
+ *
+ * Bf16 the same way: --bf16 packs the copy's encoder Linear weights for the
+ * bf16 GEMM (bertc_registry_pack_bf16, what `bertc quantize --dtype bf16`
+ * stores; tensor/kernels.h), and a bf16 --model DIR is timed alone or with
+ * --reference; the line is
+ *   forward-bf16 <arch> B=.. S=.. threads=.. bf16_isa .. median_ms .. min_ms ..
+ *   peak_rss_mib .. bf16_weights .. fp32_median_ms .. speedup .. cosine ..
+ *   min_row_cosine ..
+ * (bf16_isa scalar: this CPU has no AVX512_BF16, and the bf16 GEMM is the
+ * slow exact reference). */
 #include "bench/bench_util.h"
 
 #include <math.h>
@@ -157,8 +167,10 @@ static double cosine(const float *a, const float *b, int64_t n)
     return aa > 0.0 && bb > 0.0 ? ab / sqrt(aa * bb) : 0.0;
 }
 
-static void print_int8(const Model *m, int64_t B, int64_t S, const Timing *q, double rss,
-                       const Timing *ref)
+/* The end of an int8 or bf16 line: against the float32 run ref, when there
+ * is one, its time, the speed-up and the cosines of the last hidden states
+ * (all of them, and the worst token's). */
+static void print_against(const Timing *q, const Timing *ref)
 {
     double min_row = 1.0;
     bool both = q->hidden && ref->hidden && q->rows == ref->rows && q->cols == ref->cols;
@@ -166,15 +178,31 @@ static void print_int8(const Model *m, int64_t B, int64_t S, const Timing *q, do
         double c = cosine(q->hidden + r * q->cols, ref->hidden + r * q->cols, q->cols);
         min_row = c < min_row ? c : min_row;
     }
-    printf("forward-int8 %s B=%lld S=%lld threads=%d int8_isa %s median_ms %.2f min_ms %.2f "
-           "peak_rss_mib %.1f int8_weights %d", m->cfg.architecture, (long long)B, (long long)S,
-           bertc_threads_count(), bertc_qgemm_isa_name(bertc_qgemm_isa()), q->median_ms,
-           q->min_ms, rss, m->reg->n_int8);
-    if (both)   /* a float32 run to compare with */
+    if (both)
         printf(" fp32_median_ms %.2f speedup %.2f cosine %.6f min_row_cosine %.6f",
                ref->median_ms, ref->median_ms / q->median_ms,
                cosine(q->hidden, ref->hidden, q->rows * q->cols), min_row);
     printf("\n");
+}
+
+static void print_int8(const Model *m, int64_t B, int64_t S, const Timing *q, double rss,
+                       const Timing *ref)
+{
+    printf("forward-int8 %s B=%lld S=%lld threads=%d int8_isa %s median_ms %.2f min_ms %.2f "
+           "peak_rss_mib %.1f int8_weights %d", m->cfg.architecture, (long long)B, (long long)S,
+           bertc_threads_count(), bertc_qgemm_isa_name(bertc_qgemm_isa()), q->median_ms,
+           q->min_ms, rss, m->reg->n_int8);
+    print_against(q, ref);
+}
+
+static void print_bf16(const Model *m, int64_t B, int64_t S, const Timing *q, double rss,
+                       const Timing *ref)
+{
+    printf("forward-bf16 %s B=%lld S=%lld threads=%d bf16_isa %s median_ms %.2f min_ms %.2f "
+           "peak_rss_mib %.1f bf16_weights %d", m->cfg.architecture, (long long)B, (long long)S,
+           bertc_threads_count(), bertc_bgemm_isa_name(bertc_bgemm_isa()), q->median_ms,
+           q->min_ms, rss, m->reg->n_bf16);
+    print_against(q, ref);
 }
 
 static void open_dir(const char *dir, Arena *arena, Model *m)
@@ -201,10 +229,12 @@ static void print_fp32(const Model *m, const Arena *params, const Graph *g, int6
            bench_peak_rss_mib(), t->cores, packed, t_pack);
 }
 
-/* --int8: a second copy of the float32 model (the same weights), quantised
- * in memory, timed in turn with the first; the float32 line, then the int8. */
-static void run_in_memory_int8(Model *fp, Model *q, const Arena *params, Graph *g, int64_t B,
-                               int64_t S, int iters, int packed, double t_pack)
+/* --int8 (or --bf16): a second copy of the float32 model (the same
+ * weights), quantised (or packed in bf16: the Linear weights `bertc quantize
+ * --dtype bf16` stores) in memory, timed in turn with the first; the float32
+ * line, then the int8 (bf16) one. */
+static void run_in_memory_lowp(Model *fp, Model *q, bool bf16, const Arena *params, Graph *g,
+                               int64_t B, int64_t S, int iters, int packed, double t_pack)
 {
     BertcError err;
     bool *chosen = calloc((size_t)q->reg->n_params, sizeof *chosen);
@@ -212,20 +242,23 @@ static void run_in_memory_int8(Model *fp, Model *q, const Arena *params, Graph *
         fprintf(stderr, "forward: %s\n", err.msg);
         exit(1);
     }
-    bertc_registry_quantize(q->reg, chosen, g->step);
+    if (bf16)
+        bertc_registry_pack_bf16(q->reg, chosen);
+    else
+        bertc_registry_quantize(q->reg, chosen, g->step);
     free(chosen);
     Model *models[2] = {fp, q};
     Timing t[2];
     time_forwards(models, 2, g, B, S, iters, NULL, t);
     print_fp32(fp, params, g, B, S, &t[0], packed, t_pack);
-    print_int8(q, B, S, &t[1], bench_peak_rss_mib(), &t[0]);
+    (bf16 ? print_bf16 : print_int8)(q, B, S, &t[1], bench_peak_rss_mib(), &t[0]);
     free(t[0].hidden);
     free(t[1].hidden);
 }
 
-/* An int8 --model: timed alone (its peak RSS), then, with --reference,
- * again in turn with its float32 original. */
-static void run_int8_model(Model *m, Graph *g, int64_t B, int64_t S, int iters,
+/* An int8 (or bf16) --model: timed alone (its peak RSS), then, with
+ * --reference, again in turn with its float32 original. */
+static void run_lowp_model(Model *m, Graph *g, int64_t B, int64_t S, int iters,
                            const char *reference, const char *dump)
 {
     Model *alone[1] = {m};
@@ -244,7 +277,7 @@ static void run_int8_model(Model *m, Graph *g, int64_t B, int64_t S, int iters,
         ref = t[0];
         q = t[1];
     }
-    print_int8(m, B, S, &q, rss, &ref);
+    (m->reg->n_bf16 > 0 ? print_bf16 : print_int8)(m, B, S, &q, rss, &ref);
     free(q.hidden);
     free(ref.hidden);
     bertc_arena_destroy(ref_params);
@@ -255,7 +288,7 @@ int main(int argc, char **argv)
     const char *config = NULL, *weights = NULL, *dump = NULL, *model = NULL, *reference = NULL;
     int64_t B = 1, S = 128;
     int threads = 0, iters = 5, layers = 0, hidden = 0;
-    bool prepack = true, int8 = false;
+    bool prepack = true, int8 = false, bf16 = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = bench_flag(argc, argv, &i, "--config"))) config = v;
@@ -271,17 +304,18 @@ int main(int argc, char **argv)
         else if ((v = bench_flag(argc, argv, &i, "--dump"))) dump = v;
         else if (strcmp(argv[i], "--no-prepack") == 0) prepack = false;
         else if (strcmp(argv[i], "--int8") == 0) int8 = true;
+        else if (strcmp(argv[i], "--bf16") == 0) bf16 = true;
         else {
             fprintf(stderr, "usage: forward (--config C.json | --model DIR) [--batch B] [--seq S] "
                             "[--threads N] [--iters K] [--layers L --hidden H] [--no-prepack]\n"
-                            "               [--weights W.safetensors] [--dump PREFIX] [--int8] "
-                            "[--reference DIR]\n");
+                            "               [--weights W.safetensors] [--dump PREFIX] [--int8 | "
+                            "--bf16] [--reference DIR]\n");
             return 2;
         }
     }
-    if (!config == !model || B < 1 || S < 1 || iters < 1 || iters > 1000) {
+    if (!config == !model || B < 1 || S < 1 || iters < 1 || iters > 1000 || (int8 && bf16)) {
         fprintf(stderr, "forward: one of --config and --model is required; B, S, iters must be "
-                        "positive\n");
+                        "positive; --int8 or --bf16, not both\n");
         return 2;
     }
     if (threads > 0)
@@ -300,7 +334,7 @@ int main(int argc, char **argv)
     /* --int8: the copy to quantise, built and loaded as the first */
     Arena *q_params = bertc_arena_create("params-int8", 1 << 20);
     Model q;
-    if (int8 && m.reg->n_int8 == 0) {
+    if ((int8 || bf16) && m.reg->n_int8 == 0 && m.reg->n_bf16 == 0) {
         if (model)
             open_dir(model, q_params, &q);
         else
@@ -313,14 +347,14 @@ int main(int argc, char **argv)
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
     bertc_ag_set_no_grad(g, true);
-    if (m.reg->n_int8 > 0) {
-        run_int8_model(&m, g, B, S, iters, reference, dump);
+    if (m.reg->n_int8 > 0 || m.reg->n_bf16 > 0) {
+        run_lowp_model(&m, g, B, S, iters, reference, dump);
     } else {
         double t_pack = bench_now_ms();
         int packed = prepack ? bertc_registry_prepack(m.reg, g->step) : 0;
         t_pack = bench_now_ms() - t_pack;
-        if (int8) {
-            run_in_memory_int8(&m, &q, params, g, B, S, iters, packed, t_pack);
+        if (int8 || bf16) {
+            run_in_memory_lowp(&m, &q, bf16, params, g, B, S, iters, packed, t_pack);
         } else {
             Model *one[1] = {&m};
             Timing t[1];

@@ -1,12 +1,14 @@
-/* cli/quantize.c — `bertc quantize --model DIR --out DIR [--keep NAMES]
- * [--embeddings] [--force]`: a float32 model directory -> an int8 one
- * (docs/quantization.md).
+/* cli/quantize.c — `bertc quantize --model DIR --out DIR [--dtype int8|bf16]
+ * [--keep NAMES] [--embeddings] [--force]`: a float32 model directory -> an
+ * int8 one, or a bf16 one (docs/quantization.md).
  *
  * The plan (nn/quantize.c) picks the encoder's Linear weights, and with
  * --embeddings the word embeddings; each becomes an I8 (rows, cols) tensor
  * "X.weight" and its F32 (rows) scales "X.weight_scale" (bertc_quantize_rows:
  * per output channel, or per token, symmetric); the rest is written as it
- * was, in float32. config.json is the source's text
+ * was, in float32. With --dtype bf16 the same Linear weights are stored
+ * BF16 instead (rounded to nearest even), which the bf16 GEMM multiplies
+ * (tensor/kernels.h). config.json is the source's text
  * with a quantization_config added; vocab.txt and tokenizer_config.json are
  * copied. The source directory is only read. */
 #include "cli/cli.h"
@@ -21,6 +23,8 @@ static const CliOption quantize_options[] = {
     {"--model", "DIR", NULL, "the float32 model directory to quantise [required]"},
     {"--out", "DIR", NULL, "the int8 model directory to write (created; must be empty "
      "unless --force) [required]"},
+    {"--dtype", "T", "int8", "int8 (one scale per output channel) or bf16 (the weights "
+     "rounded to bfloat16, run by the bf16 GEMM where the CPU has AVX512_BF16)"},
     {"--keep", "NAMES", NULL, "comma-separated Linear modules (dotted names or prefixes) to "
      "keep float32 too"},
     {"--embeddings", NULL, NULL, "also store the word-embedding table as int8, one scale per "
@@ -31,14 +35,16 @@ static const CliOption quantize_options[] = {
 
 const CliCommand cli_cmd_quantize = {
     .name = "quantize",
-    .summary = "write an int8 copy of a model directory for faster inference",
-    .usage = "--model DIR --out DIR [--keep NAMES] [--embeddings] [--force]",
+    .summary = "write an int8 (or bf16) copy of a model directory for faster inference",
+    .usage = "--model DIR --out DIR [--dtype int8|bf16] [--keep NAMES] [--embeddings] [--force]",
     .description = "Stores the encoder's Linear weights as int8 with one float32 scale per "
                    "output channel (safetensors I8 + F32 \"<name>_scale\"); with "
                    "--embeddings the word embeddings too, one scale per row. Other "
                    "embeddings, LayerNorms, biases, the pooler and the heads stay float32. "
                    "Activations "
-                   "are quantised per row when the model runs. Every command that reads "
+                   "are quantised per row when the model runs. --dtype bf16 stores the same "
+                   "Linear weights as bfloat16 instead and runs them in bf16 with float32 "
+                   "accumulation. Every command that reads "
                    "--model reads the result; training it is refused. "
                    "See docs/quantization.md.",
     .options = quantize_options,
@@ -86,7 +92,7 @@ static int make_out(const char *out, BertcError *err)
 typedef struct QuantOut {
     StEntry *entries;
     size_t n;
-    int n_int8;                     /* I8 tensors: Linear weights and word embeddings */
+    int n_int8;                     /* I8 (or BF16) tensors: Linear weights, word embeddings */
     double bytes_f32, bytes_int8;   /* the quantised weights: before, after (with scales) */
 } QuantOut;
 
@@ -111,14 +117,28 @@ static void add_int8(QuantOut *q, const Param *p, Arena *arena)
     q->bytes_int8 += (double)(out * in) + 4.0 * (double)out;
 }
 
+/* Weight i as BF16 "name", rounded as it is written (the safetensors writer). */
+static void add_bf16(QuantOut *q, const Param *p)
+{
+    const Tensor *W = &p->var->value;
+    q->entries[q->n++] = (StEntry){.name = p->name, .dtype = ST_BF16, .ndim = W->ndim,
+                                   .shape = W->shape, .f32 = W->data};
+    q->n_int8++;
+    q->bytes_f32 += 4.0 * (double)W->numel;
+    q->bytes_int8 += 2.0 * (double)W->numel;
+}
+
 /* Every parameter and tied alias, as bertc_registry_save_file writes them,
- * the chosen weights in int8. */
-static void plan_entries(const Registry *r, const bool *chosen, Arena *arena, QuantOut *q)
+ * the chosen weights in int8 (or bf16). */
+static void plan_entries(const Registry *r, const bool *chosen, bool bf16, Arena *arena,
+                         QuantOut *q)
 {
     q->entries = bertc_arena_calloc(arena, 2 * (size_t)r->n_params + 1, sizeof *q->entries);
     for (int i = 0; i < r->n_params; i++) {
         const Param *p = &r->params[i];
-        if (chosen[i])
+        if (chosen[i] && bf16)
+            add_bf16(q, p);
+        else if (chosen[i])
             add_int8(q, p, arena);
         else
             q->entries[q->n++] = bertc_st_entry_tensor(p->name, &p->var->value);
@@ -151,7 +171,7 @@ static size_t module_list(char *dst, const Registry *r, const bool *chosen, bool
  * int8 word embeddings, when chosen, are listed in its "embeddings" object
  * (docs/quantization.md). */
 static int write_config(const char *src, const char *dst, const Registry *r, const bool *chosen,
-                        int n_embeddings, BertcError *err)
+                        int n_embeddings, bool bf16, BertcError *err)
 {
     Arena *a;
     char *text;
@@ -172,10 +192,15 @@ static int write_config(const char *src, const char *dst, const Registry *r, con
     char *outb = bertc_arena_alloc(a, cap);
     memcpy(outb, text, body);
     size_t n = body;
-    n += (size_t)sprintf(outb + n, "%s\n  \"quantization_config\": {\n    \"quant_method\": \""
-                         CONFIG_QUANT_METHOD "\",\n    \"weights\": \"int8 per-output-channel "
-                         "symmetric\",\n    \"activations\": \"int8 per-row dynamic\",\n"
-                         "    \"modules\": [", body > 0 && text[body - 1] != '{' ? "," : "");
+    const char *scheme = bf16 ? "\"quant_method\": \"" CONFIG_QUANT_METHOD_BF16 "\",\n"
+                                "    \"weights\": \"bfloat16, rounded to nearest even\",\n"
+                                "    \"activations\": \"bfloat16 per GEMM, float32 "
+                                "accumulation\",\n"
+                              : "\"quant_method\": \"" CONFIG_QUANT_METHOD "\",\n"
+                                "    \"weights\": \"int8 per-output-channel symmetric\",\n"
+                                "    \"activations\": \"int8 per-row dynamic\",\n";
+    n += (size_t)sprintf(outb + n, "%s\n  \"quantization_config\": {\n    %s    \"modules\": [",
+                         body > 0 && text[body - 1] != '{' ? "," : "", scheme);
     n += module_list(outb + n, r, chosen, true, "      ");
     n += (size_t)sprintf(outb + n, "\n    ]");
     if (n_embeddings > 0) {
@@ -244,8 +269,8 @@ static int check_source(const char *model, BertcError *err)
     if (bertc_path_join(config, model, "config.json", "--model", err) != 0 ||
         bertc_bert_config_read(config, &cfg, err) != 0)
         return -1;
-    bertc_bert_config_free(&cfg);   /* only int8_dynamic is asked */
-    if (cfg.int8_dynamic)
+    bertc_bert_config_free(&cfg);   /* only int8_dynamic and bf16 are asked */
+    if (cfg.int8_dynamic || cfg.bf16)
         return bertc_errorf(err, "%s: the model is already quantised (it has a "
                             "quantization_config); quantise its float32 original", config);
     return 0;
@@ -266,6 +291,7 @@ typedef struct QuantAsk {
     const char **keep;     /* --keep */
     int n_keep;
     bool embeddings;       /* --embeddings */
+    bool bf16;             /* --dtype bf16 */
 } QuantAsk;
 
 /* chosen[i] per parameter: the plan of nn/quantize.c for the flags. Returns
@@ -299,23 +325,30 @@ static int quantize(const char *model, const char *out, const QuantAsk *ask, Are
     if (n_embeddings < 0 || make_out(out, err) != 0)
         return -1;
     QuantOut q = {0};
-    plan_entries(r, chosen, arena, &q);
+    plan_entries(r, chosen, ask->bf16, arena, &q);
     char src[BERTC_PATH_MAX], dst[BERTC_PATH_MAX];
-    StMetadata meta[2] = {{"format", "pt"}, {"quantization", CONFIG_QUANT_METHOD}};
+    StMetadata meta[2] = {{"format", "pt"},
+                          {"quantization", ask->bf16 ? CONFIG_QUANT_METHOD_BF16
+                                                     : CONFIG_QUANT_METHOD}};
     if (bertc_path_join(dst, out, "model.safetensors", "--out", err) != 0 ||
         bertc_st_write_file(dst, q.entries, q.n, meta, 2, err) != 0 ||
         bertc_path_join(src, model, "config.json", "--model", err) != 0 ||
         bertc_path_join(dst, out, "config.json", "--out", err) != 0 ||
-        write_config(src, dst, r, chosen, n_embeddings, err) != 0 ||
+        write_config(src, dst, r, chosen, n_embeddings, ask->bf16, err) != 0 ||
         copy_if_present(model, out, "vocab.txt", err) != 0 ||
         copy_if_present(model, out, "tokenizer_config.json", err) != 0 ||
         bertc_path_join(src, model, "model.safetensors", "--model", err) != 0 ||
         bertc_path_join(dst, out, "model.safetensors", "--out", err) != 0)
         return -1;
-    printf("quantised %d Linear weights%s to int8 (%.1f MB float32 -> %.1f MB int8 with "
-           "scales); %d other tensors kept float32\n", q.n_int8 - n_embeddings,
-           n_embeddings ? " and the word embeddings" : "", q.bytes_f32 / 1e6,
-           q.bytes_int8 / 1e6, (int)q.n - 2 * q.n_int8);
+    if (ask->bf16)
+        printf("stored %d Linear weights as bf16 (%.1f MB float32 -> %.1f MB bf16); %d other "
+               "tensors kept float32\n", q.n_int8, q.bytes_f32 / 1e6, q.bytes_int8 / 1e6,
+               (int)q.n - q.n_int8);
+    else
+        printf("quantised %d Linear weights%s to int8 (%.1f MB float32 -> %.1f MB int8 with "
+               "scales); %d other tensors kept float32\n", q.n_int8 - n_embeddings,
+               n_embeddings ? " and the word embeddings" : "", q.bytes_f32 / 1e6,
+               q.bytes_int8 / 1e6, (int)q.n - 2 * q.n_int8);
     printf("model.safetensors: %.1f MB -> %.1f MB (%.0f -> %.0f bytes); wrote %s\n",
            file_bytes(src) / 1e6, file_bytes(dst) / 1e6, file_bytes(src), file_bytes(dst), out);
     return 0;
@@ -337,6 +370,17 @@ int cmd_quantize(int argc, char **argv)
     char keep_buf[4096];
     const char *keep[MAX_KEEP];
     QuantAsk ask = {.keep = keep, .embeddings = cli_given(c, &a, "--embeddings")};
+    const char *dtype = cli_value(c, &a, "--dtype");
+    if (dtype && strcmp(dtype, "int8") != 0 && strcmp(dtype, "bf16") != 0) {
+        fprintf(stderr, "bertc quantize: --dtype %s: expected int8 or bf16\n", dtype);
+        return 2;
+    }
+    ask.bf16 = dtype && strcmp(dtype, "bf16") == 0;
+    if (ask.bf16 && ask.embeddings) {
+        fprintf(stderr, "bertc quantize: --embeddings stores the word embeddings as int8; "
+                "it does not go with --dtype bf16\n");
+        return 2;
+    }
     ask.n_keep = split_keep(cli_value(c, &a, "--keep"), keep_buf, sizeof keep_buf, keep, &err);
     if (ask.n_keep < 0) {
         fprintf(stderr, "bertc quantize: %s\n", err.msg);

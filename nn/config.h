@@ -43,8 +43,10 @@ typedef enum BertAct {
     ACT_RELU                    /* "relu" */
 } BertAct;
 
-/* quantization_config.quant_method of an int8 model (`bertc quantize`). */
+/* quantization_config.quant_method of an int8 model (`bertc quantize`), and
+ * of a bf16 one (`bertc quantize --dtype bf16`). */
 #define CONFIG_QUANT_METHOD "bertc_dynamic_int8"
+#define CONFIG_QUANT_METHOD_BF16 "bertc_bf16"
 
 typedef enum ProblemType {
     PROBLEM_UNSET,              /* absent or null: the model infers it (SPEC §6.2) */
@@ -97,6 +99,10 @@ typedef struct BertConfig {
      * weights are int8 in its model.safetensors. Any other quant_method is
      * an error when read. */
     bool int8_dynamic;
+    /* "quant_method": "bertc_bf16": the Linear weights are BF16 in its
+     * model.safetensors, and an inference run multiplies them by the bf16
+     * GEMM (tensor/kernels.h); training reads them as float32. */
+    bool bf16;
     /* The architecture's own keys: the struct its ConfigKey table describes
      * (read and written with memcpy, see bertc_config_key_ptr). */
     union {

@@ -243,7 +243,7 @@ static int read_optional_real(const JsonValue *root, const char *key, float *out
     return 0;
 }
 
-/* HF's quantization_config: only bertc's own int8 scheme is read (the
+/* HF's quantization_config: only bertc's own int8 and bf16 schemes are read (the
  * weights of any other, bitsandbytes or GPTQ, are not in a layout bertc
  * reads); its other fields describe the scheme for people. */
 static int read_quantization(const JsonValue *root, BertConfig *cfg, BertcError *err)
@@ -257,10 +257,15 @@ static int read_quantization(const JsonValue *root, BertConfig *cfg, BertcError 
     const char *method;
     if (bertc_json_get_string(q, "quant_method", &method, err) != 0)
         return -1;
+    if (strcmp(method, CONFIG_QUANT_METHOD_BF16) == 0) {
+        cfg->bf16 = true;
+        return 0;
+    }
     if (strcmp(method, CONFIG_QUANT_METHOD) != 0)
         return bertc_json_errorf(err, bertc_json_get(q, "quant_method"), "quant_method \"%.40s\" "
-                                 "is not one bertc reads (\"" CONFIG_QUANT_METHOD "\", written "
-                                 "by bertc quantize)", method);
+                                 "is not one bertc reads (\"" CONFIG_QUANT_METHOD "\" or \""
+                                 CONFIG_QUANT_METHOD_BF16 "\", written by bertc quantize)",
+                                 method);
     cfg->int8_dynamic = true;
     return 0;
 }
@@ -385,6 +390,9 @@ void bertc_bert_config_format_common(const BertConfig *c, char *buf, size_t cap,
     if (c->int8_dynamic)
         append(buf, cap, len, ",\n  \"quantization_config\": {\"quant_method\": \""
                CONFIG_QUANT_METHOD "\"}");
+    else if (c->bf16)
+        append(buf, cap, len, ",\n  \"quantization_config\": {\"quant_method\": \""
+               CONFIG_QUANT_METHOD_BF16 "\"}");
     if (c->n_label_names > 0)
         format_labels(c, buf, cap, len);
     bertc_config_format_keys(bert_keys, N_BERT_KEYS, c, buf, cap, len);

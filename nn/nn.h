@@ -82,6 +82,7 @@ typedef struct Registry {
     int open[REGISTRY_MAX_DEPTH];  /* module indices of the open modules */
     int depth;
     int n_packed;                  /* Linear weights now pre-packed (bertc_registry_prepack) */
+    int n_bf16;                    /* Linear weights packed for the bf16 GEMM as well */
     /* Linear weights and word embeddings to hold as int8 (full names, set
      * before the model is built: bertc_model_build_int8), and how many were
      * loaded (or quantised) as int8. */
@@ -191,6 +192,15 @@ void bertc_registry_print(const Registry *r, FILE *out);
  * that says to call bertc_registry_unpack, which restores the exact values. */
 int bertc_registry_prepack(Registry *r, Arena *scratch);
 void bertc_registry_unpack(Registry *r, Arena *scratch);
+/* bf16 inference (nn/prepack.c, docs/quantization.md): each Linear weight
+ * with chosen[i] (the plan of bertc_registry_int8_plan below, as `bertc
+ * quantize --dtype bf16` stores them) is also packed for the bf16 GEMM
+ * (tensor/kernels.h, Bf16PackedB: rounded to nearest even), in the
+ * registry's arena, and var->bpacked points to it. A forward without
+ * gradients then multiplies it in bf16 (activations rounded per row,
+ * float32 sums); one with gradients reads the float32 value, which stays.
+ * Returns how many were packed (r->n_bf16 counts them all). */
+int bertc_registry_pack_bf16(Registry *r, const bool *chosen);
 /* Int8 inference (nn/quantize.c, docs/quantization.md). The plan: which
  * Linear weights `bertc quantize` makes int8 — every untied Linear weight
  * of an encoder (full name containing "encoder."), except those under a

@@ -1,4 +1,5 @@
-/* nn/prepack.c — Linear weights laid out once for the GEMM, for inference.
+/* nn/prepack.c — Linear weights laid out once for the GEMM, for inference
+ * (and, for a bf16 model, once for the bf16 GEMM).
  *
  * y = x W^T: W (out, in) is op(B) = W^T (in, out) of the GEMM, which packs it
  * into NR-column micro-panels on every call (tensor/gemm.c). For BERT-base at
@@ -64,6 +65,36 @@ void bertc_registry_unpack(Registry *r, Arena *scratch)
         p->var->packed = NULL;
     }
     r->n_packed = 0;
+}
+
+int bertc_registry_pack_bf16(Registry *r, const bool *chosen)
+{
+    int packed = 0;
+    for (int i = 0; i < r->n_params; i++) {
+        Param *p = &r->params[i];
+        if (!chosen[i] || !p->linear_weight || p->int8 || p->alias_of >= 0 || p->var->bpacked)
+            continue;
+        const Tensor *W = &p->var->value;   /* (out, in) */
+        int64_t out = W->shape[0], in = W->shape[1];
+        Bf16PackedB *pb = bertc_arena_alloc(r->arena, sizeof *pb);
+        void *mem = bertc_arena_alloc(r->arena, bertc_bgemm_packed_bytes(out, in));
+        bertc_bgemm_pack_b_f32(W->data, out, in, mem, pb);   /* rounds to nearest even */
+        p->var->bpacked = pb;
+        packed++;
+    }
+    r->n_bf16 += packed;
+    return packed;
+}
+
+int bertc_registry_pack_bf16_file(Registry *r, const SafeTensors *st)
+{
+    bool *chosen = bertc_arena_calloc(r->arena, (size_t)(r->n_params ? r->n_params : 1),
+                                      sizeof *chosen);
+    for (int i = 0; i < r->n_params; i++) {
+        const StTensorInfo *t = bertc_st_find(st, r->params[i].name);
+        chosen[i] = t && t->dtype == ST_BF16;
+    }
+    return bertc_registry_pack_bf16(r, chosen);
 }
 
 void bertc_registry_require_unpacked(const Registry *r, const char *what)

@@ -169,9 +169,11 @@ int bertc_st_load_itensor(const SafeTensors *st, const char *name, Arena *arena,
 /* Writing (F32, I64 and I8)                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* One tensor to write: dtype ST_F32 with `f32` set, ST_I64 with `i64` set
- * (or `i32`, widened to I64), or ST_I8 with `i8` set (int8 weights of a
- * quantised model, docs/quantization.md). */
+/* One tensor to write: dtype ST_F32 with `f32` set, ST_BF16 with `f32` set
+ * (each value rounded to bf16 as it is written: bertc_bf16_from_f32,
+ * tensor/kernels.h), ST_I64 with `i64` set (or `i32`, widened to I64), or
+ * ST_I8 with `i8` set (int8 weights of a quantised model,
+ * docs/quantization.md). */
 typedef struct StEntry {
     const char *name;
     StDtype dtype;

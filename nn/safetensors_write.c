@@ -1,4 +1,4 @@
-/* nn/safetensors_write.c — serializing F32 and I64 tensors in the layout of
+/* nn/safetensors_write.c — serializing F32, BF16, I8 and I64 tensors in the layout of
  * huggingface/safetensors `serialize` (see bertc_st_write in safetensors.h), to any
  * StSink or to a caller's buffer. No stdio streams: files are in
  * nn/safetensors_file.c. */
@@ -54,11 +54,11 @@ static int check_entry(const StEntry *e, BertcError *err)
         return bertc_errorf(err, "safetensors writer: \"__metadata__\" is reserved and "
                             "cannot name a tensor");
     bool f32 = e->dtype == ST_F32 && e->f32, i64 = e->dtype == ST_I64 && (e->i64 || e->i32);
-    bool i8 = e->dtype == ST_I8 && e->i8;
-    if (!f32 && !i64 && !i8)
-        return bertc_errorf(err, "safetensors writer: tensor \"%s\": write F32 with .f32 set, "
-                            "I64 with .i64 or .i32 set, or I8 with .i8 set (got dtype %s)", e->name,
-                            bertc_st_dtype_name(e->dtype));
+    bool i8 = e->dtype == ST_I8 && e->i8, bf16 = e->dtype == ST_BF16 && e->f32;
+    if (!f32 && !i64 && !i8 && !bf16)
+        return bertc_errorf(err, "safetensors writer: tensor \"%s\": write F32 or BF16 with .f32 "
+                            "set, I64 with .i64 or .i32 set, or I8 with .i8 set (got dtype %s)",
+                            e->name, bertc_st_dtype_name(e->dtype));
     if (e->ndim < 0 || e->ndim > TENSOR_MAX_DIMS)
         return bertc_errorf(err, "safetensors writer: tensor \"%s\" has %d dimensions "
                             "(0..%d allowed)", e->name, e->ndim, TENSOR_MAX_DIMS);
@@ -218,6 +218,10 @@ static int write_data(StSink sink, const StEntry *e, BertcError *err)
                 uint32_t bits;
                 memcpy(&bits, &e->f32[at], sizeof bits);
                 store_u32le(chunk + 4 * i, bits);
+            } else if (e->dtype == ST_BF16) {   /* rounded to nearest even */
+                uint16_t bits = bertc_bf16_from_f32(e->f32[at]);
+                chunk[2 * i] = (uint8_t)bits;
+                chunk[2 * i + 1] = (uint8_t)(bits >> 8);
             } else if (e->dtype == ST_I8) {
                 chunk[i] = (uint8_t)e->i8[at];
             } else {

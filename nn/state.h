@@ -38,6 +38,11 @@ int bertc_registry_load_int8(Registry *r, int i, const SafeTensors *st, const St
                              BertcError *err);
 /* Whether key is the "<name>_scale" entry of an int8 parameter of r. */
 bool bertc_registry_int8_scale_key(const Registry *r, const char *key);
+/* A bf16 model (`bertc quantize --dtype bf16`, config.json's quant_method
+ * bertc_bf16; nn/prepack.c): bertc_registry_pack_bf16 (nn/nn.h) on every
+ * Linear weight the file st stores as BF16 (already loaded into its float32
+ * value, exactly: a bf16 widens without rounding). Returns how many. */
+int bertc_registry_pack_bf16_file(Registry *r, const SafeTensors *st);
 int bertc_registry_load_file(Registry *r, const char *path, const LoadOptions *opts, BertcError *err);
 /* Every parameter, buffer and tied alias under its name (a state_dict), F32,
  * written atomically. */

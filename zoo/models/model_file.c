@@ -70,6 +70,8 @@ int bertc_model_open(Model *m, Arena *arena, const char *config_path, const char
     if (rc == 0 && st) {
         LoadOptions opts = bertc_model_load_options(m, false);
         rc = bertc_registry_load(m->reg, st, &opts, err);
+        if (rc == 0 && m->cfg.bf16)
+            bertc_registry_pack_bf16_file(m->reg, st);
     }
     if (st)
         bertc_st_close(st);

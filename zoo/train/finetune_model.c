@@ -87,6 +87,7 @@ static int head_config(const FinetuneBase *b, const FinetuneData *data, BertConf
     if (strcmp(cfg->architecture, b->cfg.architecture) != 0)   /* a new head: its defaults */
         cfg->model = fresh.model;
     cfg->add_pooling_layer = true;
+    cfg->bf16 = false;        /* a bf16 base trains in float32, into a float32 model */
     cfg->n_label_names = 0;   /* the base's names stay the base's (b frees them) */
     cfg->label_spill = NULL;
     cfg->label_heap = false;

@@ -137,6 +137,7 @@ static int build_model(Pretrain *p, BertcError *err)
     if (cfg.int8_dynamic)
         return bertc_errorf(err, "--model is quantised to int8, which is for inference only: "
                             "pretrain its float32 original");
+    cfg.bf16 = false;   /* a bf16 --model trains in float32, into a float32 model */
     int64_t positions = cfg.max_position_embeddings, wanted = p->o->max_len;
     if (wanted > positions)
         return bertc_errorf(err, "--max-len %lld is more than the model's "
