@@ -352,7 +352,7 @@ static int cmd_help(int argc, char **argv)
 
 static const CliCommand cli_cmd_version = {
     .name = "version",
-    .summary = "print the version and the SIMD paths (float and int8) this CPU runs",
+    .summary = "print the version and the SIMD paths (float, int8 and bf16) this CPU runs",
     .usage = "",
     .example = "bertc --version",
     .manual = "bertc --version prints the same. BERTC_ISA and BERTC_INT8_ISA force the paths "
@@ -365,8 +365,9 @@ static int cmd_version(int argc, char **argv)
     int rc = cli_start(&cli_cmd_version, argc, argv, &a);
     if (rc >= 0)
         return rc;
-    printf("bertc %s (SIMD path: %s, int8 path: %s)\n", BERTC_VERSION, bertc_cpu_isa_name(bertc_cpu_isa()),
-           bertc_qgemm_isa_name(bertc_qgemm_isa()));
+    printf("bertc %s (SIMD path: %s, int8 path: %s, bf16 path: %s)\n", BERTC_VERSION,
+           bertc_cpu_isa_name(bertc_cpu_isa()), bertc_qgemm_isa_name(bertc_qgemm_isa()),
+           bertc_bgemm_isa_name(bertc_bgemm_isa()));
     return 0;
 }
 

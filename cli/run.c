@@ -183,6 +183,23 @@ static int print_int8(const CliModelFiles *f, BertcError *err)
     return 0;
 }
 
+/* A bf16 model's line: how many Linear weights its file stores as BF16. */
+static int print_bf16(const CliModelFiles *f, BertcError *err)
+{
+    SafeTensors *st = NULL;
+    int n = 0;
+    if (f->weights && bertc_st_open_file(NULL, f->weights, &st, err) != 0)
+        return -1;
+    for (size_t i = 0; st && i < st->n_tensors; i++)
+        n += st->tensors[i].dtype == ST_BF16;
+    if (st)
+        bertc_st_close(st);
+    printf("Quantised: bf16 (" CONFIG_QUANT_METHOD_BF16 "): %d Linear weights bf16, run by the "
+           "bf16 GEMM (%s path) with float32 sums; the rest float32\n", n,
+           bertc_bgemm_isa_name(bertc_bgemm_isa()));
+    return 0;
+}
+
 int cmd_summary(int argc, char **argv)
 {
     const CliCommand *c = &cli_cmd_summary;
@@ -209,6 +226,8 @@ int cmd_summary(int argc, char **argv)
         bertc_registry_print(m.reg, stdout);
     if (rc == 0 && cfg.int8_dynamic)
         rc = print_int8(&f, &err);
+    if (rc == 0 && cfg.bf16)
+        rc = print_bf16(&f, &err);
     bertc_arena_destroy(arena);
     return rc == 0 ? 0 : cli_fail(&err);
 }

@@ -147,10 +147,16 @@ Test(cli_commands, version_names_the_version_and_the_simd_paths)
      * while the untraced child does, so any path's name counts. */
     bool int8_named = false;
     for (int isa = QGEMM_ISA_SCALAR; isa < QGEMM_ISA_COUNT; isa++) {
-        snprintf(want, sizeof want, "int8 path: %s)", bertc_qgemm_isa_name((QgemmIsa)isa));
+        snprintf(want, sizeof want, "int8 path: %s,", bertc_qgemm_isa_name((QgemmIsa)isa));
         int8_named |= strstr(a, want) != NULL;
     }
     cr_expect(int8_named, "no int8 path in: %s", a);
+    bool bf16_named = false;
+    for (int isa = BGEMM_ISA_SCALAR; isa < BGEMM_ISA_COUNT; isa++) {
+        snprintf(want, sizeof want, "bf16 path: %s)", bertc_bgemm_isa_name((BgemmIsa)isa));
+        bf16_named |= strstr(a, want) != NULL;
+    }
+    cr_expect(bf16_named, "no bf16 path in: %s", a);
     free(a);
     free(b);
 }

@@ -290,3 +290,14 @@ Test(quantize_bf16, a_bf16_model_is_not_quantised_again)
     cr_expect_neq(rc, 0, "quantising a bf16 model again succeeded");
     cr_expect(strstr(log, "already quantised"), "%s", log);
 }
+
+Test(quantize_bf16, summary_names_the_bf16_weights_and_the_path)
+{
+    const char *b = bf16_dir(FIXTURE, "b");
+    char cmd[700], log[8192], want[128];
+    snprintf(cmd, sizeof cmd, "%s summary --model %s", BERTC_CLI, b);
+    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log), 0, "%s", log);
+    snprintf(want, sizeof want, "Quantised: bf16 (bertc_bf16): 12 Linear weights bf16, run by "
+             "the bf16 GEMM (%s path)", bertc_bgemm_isa_name(bertc_bgemm_isa()));
+    cr_expect(strstr(log, want), "summary lacks '%s': %s", want, log);
+}
