@@ -1,6 +1,7 @@
 /* bench/qgemm.c — the int8 GEMM (bertc_qgemm) on every int8 path this CPU
- * runs, and the bf16 GEMM (bertc_bgemm) on its default path, against bertc's
- * fp32 GEMM on the same Linear, in the same run.
+ * runs, and the bf16 GEMM (bertc_bgemm) on its default path (and on
+ * avx512bf16 too when the default is amxbf16), against bertc's fp32 GEMM on
+ * the same Linear, in the same run.
  *
  *   build/bench/qgemm [--threads N] [--reps R] [--scalar] [--cpu]
  *
@@ -112,7 +113,8 @@ static double time_bf16(Shape *s)
 }
 
 typedef struct Paths {
-    int n;
+    int n, n_bf16;
+    BgemmIsa bf16[2];   /* the default bf16 path, then avx512bf16 if that is amxbf16 */
     QgemmIsa isa[QGEMM_ISA_COUNT];
     void *mem[QGEMM_ISA_COUNT];
     QuantPackedB pb[QGEMM_ISA_COUNT];
@@ -132,7 +134,7 @@ static void bench_shape(Shape *s, Paths *p, int threads, int reps)
 {
     bertc_threads_set_count(threads);
     pack_paths(p, s);
-    double best_fp32 = 1e30, best_bf16 = 1e30, best[QGEMM_ISA_COUNT];
+    double best_fp32 = 1e30, best_bf16[2] = {1e30, 1e30}, best[QGEMM_ISA_COUNT];
     for (int i = 0; i < p->n; i++)
         best[i] = 1e30;
     for (int r = 0; r < reps; r++) {
@@ -143,8 +145,11 @@ static void bench_shape(Shape *s, Paths *p, int threads, int reps)
             t = time_int8(s, &p->pb[i]);
             best[i] = t < best[i] ? t : best[i];
         }
-        t = time_bf16(s);
-        best_bf16 = t < best_bf16 ? t : best_bf16;
+        for (int i = 0; i < p->n_bf16; i++) {   /* one packed W serves every bf16 path */
+            bertc_bgemm_set_isa(p->bf16[i]);
+            t = time_bf16(s);
+            best_bf16[i] = t < best_bf16[i] ? t : best_bf16[i];
+        }
     }
     double ops = 2.0 * (double)s->M * (double)s->N * (double)s->K;
     printf("%5lld %5lld %5lld %2d  fp32 %6.1f GFLOP/s", (long long)s->M, (long long)s->N,
@@ -154,8 +159,10 @@ static void bench_shape(Shape *s, Paths *p, int threads, int reps)
                best_fp32 / best[i]);
         free(p->mem[i]);
     }
-    printf("  bf16 %s %6.1f GFLOP/s (%.2fx)\n", bertc_bgemm_isa_name(bertc_bgemm_isa()),
-           ops / best_bf16 * 1e-9, best_fp32 / best_bf16);
+    for (int i = 0; i < p->n_bf16; i++)
+        printf("  bf16 %s %6.1f GFLOP/s (%.2fx)", bertc_bgemm_isa_name(p->bf16[i]),
+               ops / best_bf16[i] * 1e-9, best_fp32 / best_bf16[i]);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -190,6 +197,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < QGEMM_ISA_COUNT; i++)
         if (bertc_qgemm_isa_supported((QgemmIsa)i) && (scalar || i != QGEMM_ISA_SCALAR))
             paths.isa[paths.n++] = (QgemmIsa)i;
+    paths.bf16[paths.n_bf16++] = bertc_bgemm_isa();
+    if (paths.bf16[0] == BGEMM_ISA_AMXBF16)
+        paths.bf16[paths.n_bf16++] = BGEMM_ISA_AVX512BF16;
     printf("fp32 path %s; int8 default %s; bf16 %s; best of %d alternating runs (%s time); "
            "ratio = int8 or bf16 rate / fp32 rate\n", bertc_cpu_isa_name(bertc_cpu_isa()),
            bertc_qgemm_isa_name(bertc_qgemm_isa()), bertc_bgemm_isa_name(bertc_bgemm_isa()), reps,

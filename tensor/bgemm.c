@@ -3,9 +3,10 @@
  * (the definition and the API: tensor/kernels.h, "BF16 GEMM for inference").
  *
  * This file holds the definition (the conversions, one vdpbf16ps lane as
- * bertc_bgemm_dot2, the oracle bertc_bgemm_reference, the scalar
- * micro-kernel), the choice of path, the packing of W and the blocked
- * driver. The AVX512_BF16 micro-kernel lives in tensor/bgemm_avx512bf16.c.
+ * bertc_bgemm_dot2, the AMX model, the oracle bertc_bgemm_reference, the
+ * scalar micro-kernel), the choice of path, the packing of W and the blocked
+ * driver. The AVX512_BF16 micro-kernel lives in tensor/bgemm_avx512bf16.c,
+ * the AMX-BF16 one in tensor/bgemm_amx.c.
  *
  * The driver, for W packed in panels of NR = 48 channels:
  *
@@ -20,7 +21,8 @@
  * the threads, into a buffer of the calling thread; then threads take (ic,
  * group of panels) work items from a shared counter, as in tensor/qgemm.c.
  * Each entry of Y is computed by one tile in one fixed order, so Y is
- * bitwise the same with any thread count and on every path. */
+ * bitwise the same with any thread count, and on the paths of one
+ * arithmetic (scalar and avx512bf16; amxbf16 has its own, tensor/kernels.h). */
 #include "tensor/bgemm_internal.h"
 #include "tensor/isa_internal.h"
 #include "tensor/scratch_internal.h"
@@ -119,23 +121,70 @@ static uint16_t at(const uint16_t *row, int64_t n, int64_t k)
     return k < n ? row[k] : 0;
 }
 
+/* Element k of row a of A (K long) as bf16, or the zero that pads K. */
+static uint16_t a_at(const float *a, int64_t K, int64_t k)
+{
+    return k < K ? bertc_bf16_from_f32(a[k]) : 0;
+}
+
+/* y[i][j] without bias, the vdpbf16ps order: one fma per product, the odd
+ * k of each pair first. */
+static float dot_vdpbf16ps(const float *a, const uint16_t *w, int64_t K)
+{
+    float acc = 0.0f;
+    for (int64_t k = 0; k < K; k += 2)
+        acc = bertc_bgemm_dot2(acc, a_at(a, K, k), a_at(a, K, k + 1), w[k], at(w, K, k + 1));
+    return acc;
+}
+
+/* One product as the AMX model reads it: daz inputs, the float32 product
+ * (exact for bf16 inputs that neither overflow nor underflow), ftz. */
+static float amx_product(uint16_t a, uint16_t w)
+{
+    return flush_denormal(flush_denormal(bertc_bf16_to_f32(a))
+                          * flush_denormal(bertc_bf16_to_f32(w)));
+}
+
+/* y[i][j] without bias as TDPBF16PS computes it on ordinary values: K cut
+ * into chunks of 16 pairs (one instruction; the last one shorter), and per
+ * chunk the even products summed in order into E, the odd ones into O, each
+ * sum rounded to float32; then acc = ftz(acc + ftz(E + O)). */
+static float dot_amx(const float *a, const uint16_t *w, int64_t K)
+{
+    int64_t pairs = (K + 1) / 2;
+    float acc = 0.0f;
+    for (int64_t g0 = 0; g0 < pairs; g0 += 16) {
+        int64_t g1 = min64(g0 + 16, pairs);
+        float E = amx_product(a_at(a, K, 2 * g0), w[2 * g0]);
+        float O = amx_product(a_at(a, K, 2 * g0 + 1), at(w, K, 2 * g0 + 1));
+        for (int64_t g = g0 + 1; g < g1; g++) {
+            E = flush_denormal(E + amx_product(a_at(a, K, 2 * g), w[2 * g]));
+            O = flush_denormal(O + amx_product(a_at(a, K, 2 * g + 1), at(w, K, 2 * g + 1)));
+        }
+        acc = flush_denormal(acc + flush_denormal(E + O));
+    }
+    return acc;
+}
+
 /* Converts A element by element, inside the loops: no buffer, so it runs on
  * a target without a heap too. */
+void bertc_bgemm_reference_for(BgemmIsa isa, int64_t M, const float *A, int64_t lda,
+                               const uint16_t *W, int64_t N, int64_t K, const float *bias,
+                               float *C, int64_t ldc)
+{
+    float (*dot)(const float *, const uint16_t *, int64_t) =
+        isa == BGEMM_ISA_AMXBF16 ? dot_amx : dot_vdpbf16ps;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            float acc = dot(A + i * lda, W + j * K, K);
+            C[i * ldc + j] = bias ? acc + bias[j] : acc;
+        }
+}
+
 void bertc_bgemm_reference(int64_t M, const float *A, int64_t lda, const uint16_t *W, int64_t N,
                            int64_t K, const float *bias, float *C, int64_t ldc)
 {
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-            const float *a = A + i * lda;
-            const uint16_t *w = W + j * K;
-            float acc = 0.0f;
-            for (int64_t k = 0; k < K; k += 2) {
-                uint16_t a0 = bertc_bf16_from_f32(a[k]);
-                uint16_t a1 = k + 1 < K ? bertc_bf16_from_f32(a[k + 1]) : 0;
-                acc = bertc_bgemm_dot2(acc, a0, a1, w[k], at(w, K, k + 1));
-            }
-            C[i * ldc + j] = bias ? acc + bias[j] : acc;
-        }
+    bertc_bgemm_reference_for(bertc_bgemm_isa(), M, A, lda, W, N, K, bias, C, ldc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -162,6 +211,7 @@ const BgemmKernel bertc_bgemm_kernel_scalar = {
     .isa = BGEMM_ISA_SCALAR,
     .mr = SCALAR_MR,
     .mc = 64,
+    .ka = 2,
     .convert_row = bertc_bgemm_convert_row_scalar,
     .kernel = kernel_scalar,
 };
@@ -194,6 +244,13 @@ static bool detect_avx512bf16(void)
         && __builtin_cpu_supports("avx512vl") && cpu_has_avx512_bf16();
 }
 #endif
+#if defined(BGEMM_HAVE_AMX)
+/* The AMX path converts A with the AVX512_BF16 converter. */
+static bool detect_amxbf16(void)
+{
+    return detect_avx512bf16() && bertc_bgemm_amx_usable();
+}
+#endif
 
 /* One row per path. A row's detection and kernel exist only in the builds
  * for its architecture, hence the #if inside it: elsewhere the row keeps
@@ -216,6 +273,13 @@ static const BgemmPath bgemm_paths[BGEMM_ISA_COUNT] = {
 #if defined(__x86_64__) && defined(__GNUC__)
         .detect = detect_avx512bf16,
         .kernel = &bertc_bgemm_kernel_avx512bf16,
+#endif
+    },
+    [BGEMM_ISA_AMXBF16] = {
+        .name = "amxbf16",
+#if defined(BGEMM_HAVE_AMX)
+        .detect = detect_amxbf16,
+        .kernel = &bertc_bgemm_kernel_amxbf16,
 #endif
     },
 };
@@ -241,13 +305,16 @@ bool bertc_bgemm_isa_supported(BgemmIsa isa)
         && bgemm_paths[isa].detect();
 }
 
-/* The bf16 path the fp32 path's row of the ISA table allows, if this CPU
- * runs it: with the fp32 path forced to avx2, no AVX-512 instruction runs
- * here either. */
+/* The first bf16 path the fp32 path's row of the ISA table allows that
+ * this CPU runs: with the fp32 path forced to avx2, no AVX-512 or AMX
+ * instruction runs here either. */
 static BgemmIsa default_isa(void)
 {
-    BgemmIsa allowed = bertc_isa_active()->bf16;
-    return bertc_bgemm_isa_supported(allowed) ? allowed : BGEMM_ISA_SCALAR;
+    const BgemmIsa *allowed = bertc_isa_active()->bf16;
+    for (int i = 0; i < ISA_BF16_MAX && allowed[i] != BGEMM_ISA_SCALAR; i++)
+        if (bertc_bgemm_isa_supported(allowed[i]))
+            return allowed[i];
+    return BGEMM_ISA_SCALAR;
 }
 
 static bool env_read = false;
@@ -274,7 +341,7 @@ BgemmIsa bertc_bgemm_isa(void)
         BgemmIsa isa;
         if (env && *env) {
             if (!bertc_bgemm_isa_from_name(env, &isa))
-                bertc_fatal("BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16", env);
+                bertc_fatal("BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16, amxbf16", env);
             bertc_bgemm_set_isa(isa);
         }
         env_read = true;
@@ -343,7 +410,8 @@ void bertc_bgemm_pack_b(const uint16_t *W, int64_t N, int64_t K, void *mem, Bf16
 static SCRATCH_THREAD_LOCAL ScratchBuffer a_buffer;
 
 /* One call. A converted first is a (rows_pad = M rounded up to MR rows of
- * k_pad bf16; the rows past M are zero rows). Then item i covers rows
+ * a_cols = k_pad rounded up to the path's ka bf16, zeros past K; the rows
+ * past M are zero rows). Then item i covers rows
  * [ic, ic + MC), ic = (i / items_per_ic) * MC, and panels
  * [p0, p0 + panels_per_item), p0 = (i % items_per_ic) * panels_per_item. */
 typedef struct BgemmJob {
@@ -354,6 +422,7 @@ typedef struct BgemmJob {
     float *C;
     int64_t lda, ldc;
     uint16_t *a;
+    int64_t a_cols;
     int64_t n_panels, panels_per_item, items_per_ic, n_items;
     WorkCounter next;
 } BgemmJob;
@@ -362,13 +431,13 @@ typedef struct BgemmJob {
 static void convert_range(void *ctx, int64_t begin, int64_t end)
 {
     const BgemmJob *job = ctx;
-    int64_t k_pad = job->pb->k_pad;
+    int64_t a_cols = job->a_cols;
     for (int64_t r = begin; r < end; r++) {
-        uint16_t *row = job->a + r * k_pad;
+        uint16_t *row = job->a + r * a_cols;
         if (r < job->M)
-            job->kr->convert_row(job->A + r * job->lda, job->pb->K, k_pad, row);
+            job->kr->convert_row(job->A + r * job->lda, job->pb->K, a_cols, row);
         else
-            memset(row, 0, sizeof(uint16_t) * (size_t)k_pad);
+            memset(row, 0, sizeof(uint16_t) * (size_t)a_cols);
     }
 }
 
@@ -381,19 +450,19 @@ static void run_tile(const BgemmJob *job, int64_t i0, int m, int64_t P)
     const Bf16PackedB *pb = job->pb;
     int64_t j0 = P * BGEMM_NR;
     int n = (int)min64(BGEMM_NR, pb->N - j0);
-    const uint16_t *a = job->a + i0 * pb->k_pad;
+    const uint16_t *a = job->a + i0 * job->a_cols;
     const uint16_t *b = pb->data + P * BGEMM_NR * pb->k_pad;
     const float *bias = job->bias ? job->bias + j0 : NULL;
     float *c = job->C + i0 * job->ldc + j0;
     if (m == kr->mr && n == BGEMM_NR) {
-        kr->kernel(pb->k_pad, a, pb->k_pad, b, bias, c, job->ldc);
+        kr->kernel(pb->k_pad, a, job->a_cols, b, bias, c, job->ldc);
         return;
     }
-    _Alignas(64) float tile[8 * BGEMM_NR];
+    _Alignas(64) float tile[BGEMM_MR_MAX * BGEMM_NR];
     float bias_pad[BGEMM_NR] = {0};
     if (bias)
         memcpy(bias_pad, bias, sizeof(float) * (size_t)n);
-    kr->kernel(pb->k_pad, a, pb->k_pad, b, bias ? bias_pad : NULL, tile, BGEMM_NR);
+    kr->kernel(pb->k_pad, a, job->a_cols, b, bias ? bias_pad : NULL, tile, BGEMM_NR);
     for (int i = 0; i < m; i++)
         memcpy(c + i * job->ldc, tile + i * BGEMM_NR, sizeof(float) * (size_t)n);
 }
@@ -404,6 +473,8 @@ static void bgemm_worker(void *ctx, int64_t begin, int64_t end)
     (void)begin, (void)end;
     BgemmJob *job = ctx;
     const BgemmKernel *kr = job->kr;
+    if (kr->enter)
+        kr->enter();
     for (int64_t item; (item = work_counter_next(&job->next)) < job->n_items;) {
         int64_t ic = item / job->items_per_ic * kr->mc, mc = min64(kr->mc, job->M - ic);
         int64_t p0 = item % job->items_per_ic * job->panels_per_item;
@@ -412,6 +483,8 @@ static void bgemm_worker(void *ctx, int64_t begin, int64_t end)
             for (int64_t ir = 0; ir < mc; ir += kr->mr)
                 run_tile(job, ic + ir, (int)min64(kr->mr, mc - ir), P);
     }
+    if (kr->leave)
+        kr->leave();
 }
 
 /* Multiply-adds below which a thread is not worth waking (bf16 runs ~2x the
@@ -438,8 +511,9 @@ void bertc_bgemm(int64_t M, const float *A, int64_t lda, const Bf16PackedB *pb,
                     (long long)ldc);
     int64_t rows_pad = round_up(M, kr->mr);
     BgemmJob job = {.kr = kr, .pb = pb, .M = M, .A = A, .bias = bias, .C = C, .lda = lda,
-                    .ldc = ldc, .n_panels = ceil_div(pb->N, BGEMM_NR)};
-    job.a = scratch_get(&a_buffer, NULL, sizeof(uint16_t) * (size_t)(rows_pad * pb->k_pad),
+                    .ldc = ldc, .a_cols = round_up(pb->k_pad, kr->ka),
+                    .n_panels = ceil_div(pb->N, BGEMM_NR)};
+    job.a = scratch_get(&a_buffer, NULL, sizeof(uint16_t) * (size_t)(rows_pad * job.a_cols),
                         "bertc_bgemm (bf16 rows of A)");
     double work = (double)M * (double)pb->N * (double)pb->k_pad / BGEMM_MIN_THREAD_WORK;
     int threads = bertc_threads_count();

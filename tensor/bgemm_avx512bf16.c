@@ -35,7 +35,7 @@ BF16_TARGET static __m256i convert16(const float *x, int64_t n)
     return (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(live, x));
 }
 
-BF16_TARGET static void convert_row(const float *x, int64_t cols, int64_t k_pad, uint16_t *b)
+BF16_TARGET void bertc_bgemm_convert_row_avx512bf16(const float *x, int64_t cols, int64_t k_pad, uint16_t *b)
 {
     int64_t k = 0;
     for (; k + 32 <= cols; k += 32) {
@@ -122,7 +122,8 @@ const BgemmKernel bertc_bgemm_kernel_avx512bf16 = {
     .isa = BGEMM_ISA_AVX512BF16,
     .mr = MR,
     .mc = 128,
-    .convert_row = convert_row,
+    .ka = 2,
+    .convert_row = bertc_bgemm_convert_row_avx512bf16,
     .kernel = kernel_8x48,
 };
 

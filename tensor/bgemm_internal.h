@@ -4,9 +4,10 @@
  * micro-kernel.
  *
  * Converted A, as the driver hands it to a micro-kernel: MR rows of k_pad
- * bf16, row stride lda (even), the k past K zero; rows past the last real
- * row are zero rows too, so a kernel always computes a full MR x NR tile and
- * the driver keeps the m x n corner.
+ * bf16 (then zeros up to the row stride lda, k_pad rounded up to the path's
+ * ka), the k past K zero; rows past the last real row are zero rows too, so
+ * a kernel always computes a full MR x NR tile and the driver keeps the
+ * m x n corner.
  *
  * Packed W: see Bf16PackedB in tensor/kernels.h. A panel is nr channels x
  * k_pad bf16, the 2 k of a pair of one channel together (one 32-bit word:
@@ -19,11 +20,26 @@
 /* Every path's NR: bertc_bgemm_packed_bytes pads N to it, and every path
  * reads the one layout with panels of this many channels. */
 #define BGEMM_NR 48
+/* The tallest register tile of any path (the AMX one: 16 rows). */
+#define BGEMM_MR_MAX 16
+
+/* The AMX path needs x86-64, Linux (its permission request) and a hosted
+ * build; elsewhere tensor/bgemm_amx.c compiles to nothing. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(BERTC_FREESTANDING)
+#define BGEMM_HAVE_AMX 1
+#endif
 
 /* One float32 lane of vdpbf16ps: acc with the two products of the pair
  * (a0, a1) . (w0, w1), odd first, by the definition of tensor/kernels.h. The
  * scalar path, the oracle and the test of the instruction all use it. */
 float bertc_bgemm_dot2(float acc, uint16_t a0, uint16_t a1, uint16_t w0, uint16_t w1);
+
+/* The oracle of one path's arithmetic (tensor/kernels.h): the vdpbf16ps
+ * order for scalar and avx512bf16, the E/O sums per 16-pair chunk for
+ * amxbf16. bertc_bgemm_reference is this with the active path. */
+void bertc_bgemm_reference_for(BgemmIsa isa, int64_t M, const float *A, int64_t lda,
+                               const uint16_t *W, int64_t N, int64_t K, const float *bias,
+                               float *C, int64_t ldc);
 
 /* Converts one row x (cols) into b (k_pad bf16: cols converted by
  * bertc_bf16_from_f32, then zeros up to k_pad). */
@@ -39,8 +55,13 @@ typedef struct BgemmKernel {
     BgemmIsa isa;
     int mr;               /* register tile of C: mr x BGEMM_NR */
     int64_t mc;           /* rows of A in one work item (a multiple of mr) */
+    int ka;               /* A's rows are k_pad rounded up to ka bf16 (zeros) */
     BgemmConvertRow convert_row;
     BgemmMicroKernel kernel;
+    /* Called by each thread before its first tile and after its last of one
+     * bertc_bgemm (NULL: nothing to do): AMX loads and releases its tiles. */
+    void (*enter)(void);
+    void (*leave)(void);
 } BgemmKernel;
 
 /* The portable converter (tensor/bgemm.c): the definition every path's
@@ -52,6 +73,14 @@ void bertc_bgemm_convert_row_scalar(const float *x, int64_t cols, int64_t k_pad,
 extern const BgemmKernel bertc_bgemm_kernel_scalar;                      /* tensor/bgemm.c */
 #if defined(__x86_64__) && defined(__GNUC__)
 extern const BgemmKernel bertc_bgemm_kernel_avx512bf16;   /* tensor/bgemm_avx512bf16.c */
+/* vcvtne2ps2bf16's row converter, which the AMX path shares. */
+void bertc_bgemm_convert_row_avx512bf16(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
+#endif
+#if defined(BGEMM_HAVE_AMX)
+extern const BgemmKernel bertc_bgemm_kernel_amxbf16;             /* tensor/bgemm_amx.c */
+/* CPUID says AMX-TILE and AMX-BF16, XCR0 that the OS saves the tiles, and
+ * Linux granted this process the tile data (asked once). */
+bool bertc_bgemm_amx_usable(void);
 #endif
 
 #endif /* BERTC_BGEMM_INTERNAL_H */

@@ -53,7 +53,7 @@ static const IsaPath isa_table[] = {
         .gemm = &bertc_gemm_kernel_avx512,
         .rows = &bertc_row_kernels_avx512,
         .int8 = {QGEMM_ISA_AVX512VNNI, QGEMM_ISA_AVXVNNI, QGEMM_ISA_AVX2},
-        .bf16 = BGEMM_ISA_AVX512BF16,
+        .bf16 = {BGEMM_ISA_AMXBF16, BGEMM_ISA_AVX512BF16},
 #endif
     },
     {
@@ -159,7 +159,8 @@ int bertc_check_env(BertcError *err)
     const char *bf16 = getenv("BERTC_BF16_ISA");
     BgemmIsa bisa;
     if (bf16 && *bf16 && !bertc_bgemm_isa_from_name(bf16, &bisa))
-        return bertc_errorf(err, "BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16", bf16);
+        return bertc_errorf(err, "BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16, "
+                            "amxbf16", bf16);
     if (bf16 && *bf16 && !bertc_bgemm_isa_supported(bisa))
         return bertc_errorf(err, "BERTC_BF16_ISA=%s: this CPU (or this build) cannot run that "
                             "bf16 path; unset BERTC_BF16_ISA for the best one", bf16);

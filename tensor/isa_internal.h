@@ -13,7 +13,7 @@
 #include "tensor/kernels_internal.h"
 
 /* The int8 paths one row may allow, at most. */
-enum { ISA_INT8_MAX = 3 };
+enum { ISA_INT8_MAX = 3, ISA_BF16_MAX = 2 };
 
 typedef struct IsaPath {
     CpuIsa isa;
@@ -29,9 +29,10 @@ typedef struct IsaPath {
      * default is the first this CPU runs; none: the scalar one). Ends at the
      * first QGEMM_ISA_SCALAR, so unused entries need no writing. */
     QgemmIsa int8[ISA_INT8_MAX];
-    /* The bf16 GEMM path this float path allows (bertc_bgemm's default when
-     * this CPU runs it, else the scalar one); unset: the scalar one. */
-    BgemmIsa bf16;
+    /* The bf16 GEMM paths this float path allows, best first (bertc_bgemm's
+     * default is the first this CPU runs; none: the scalar one). Ends at the
+     * first BGEMM_ISA_SCALAR, as int8. */
+    BgemmIsa bf16[ISA_BF16_MAX];
 } IsaPath;
 
 /* The row of `isa`; the scalar row when this build lacks that path. */

@@ -380,8 +380,22 @@ void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t 
  * the hardware on most random inputs. NaN in, NaN out, with the
  * instruction's bits: each fma gives the first NaN of (a, w, acc) with its
  * quiet bit set, or x86's default NaN 0xFFC00000 for Inf * 0 and Inf - Inf
- * (the scalar code says so itself rather than trust fmaf's choice). Every
- * path and thread count gives bitwise the oracle's y.
+ * (the scalar code says so itself rather than trust fmaf's choice). The
+ * scalar and avx512bf16 paths give bitwise this y with any thread count.
+ *
+ * The amxbf16 path (TDPBF16PS, 16 pairs of k per instruction) rounds
+ * otherwise, and its y is bitwise this model's on ordinary values (finite
+ * inputs whose products and partial sums stay normal float32), with any
+ * thread count:
+ *   pairs g cut into chunks of 16 from g = 0 (the last chunk shorter); per
+ *   chunk, E = the even products a[2g] w[2g] summed in g order in float32,
+ *   O = the odd ones the same way, apart; acc = ftz(acc + ftz(E + O));
+ *   products exact, daz on inputs, ftz on every sum; y = acc + bias[j].
+ * Its bits on edge inputs (a partial sum that overflows, zero signs and
+ * rounding near 2^-126, which NaN comes out) are NOT modelled: a probe of
+ * the instruction matched no model there. What holds there, and what
+ * test/test_bgemm.c checks, is NaN where the model has NaN and finite
+ * where it is finite.
  *
  * A Linear's life:
  *     void *mem = aligned 64: bertc_bgemm_packed_bytes(N, K) bytes;
@@ -397,21 +411,24 @@ void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t 
 uint16_t bertc_bf16_from_f32(float x);
 float bertc_bf16_to_f32(uint16_t b);
 
-/* The bf16 paths. The default is AVX512_BF16 when the fp32 path
- * (bertc_cpu_isa) is avx512 and the CPU has it (CPUID leaf 7, sub-leaf 1,
- * EAX bit 5), else scalar: the fp32 path's row of the ISA table (tensor/isa.c)
- * names the bf16 path it allows. BERTC_BF16_ISA=scalar|avx512bf16 forces one
- * (bertc_check_env validates it), as does bertc_bgemm_set_isa. */
+/* The bf16 paths. When the fp32 path (bertc_cpu_isa) is avx512 the default
+ * is AMX-BF16 if the CPU and the OS allow it (CPUID leaf 7 EDX bits 22 and
+ * 24, XCR0 bits 17 and 18, Linux's permission for the tile data, asked once),
+ * else AVX512_BF16 if the CPU has it (CPUID leaf 7, sub-leaf 1, EAX bit 5);
+ * otherwise scalar: the fp32 path's row of the ISA table (tensor/isa.c) names
+ * the bf16 paths it allows. BERTC_BF16_ISA=scalar|avx512bf16|amxbf16 forces
+ * one (bertc_check_env validates it), as does bertc_bgemm_set_isa. */
 typedef enum BgemmIsa {
     BGEMM_ISA_SCALAR = 0,
     BGEMM_ISA_AVX512BF16,
+    BGEMM_ISA_AMXBF16,
     BGEMM_ISA_COUNT
 } BgemmIsa;
 BgemmIsa bertc_bgemm_isa(void);                      /* the active bf16 path */
 bool bertc_bgemm_isa_supported(BgemmIsa isa);         /* can this CPU and build run it? */
 /* Force a path (fatal if unsupported); BGEMM_ISA_COUNT returns to the default. */
 void bertc_bgemm_set_isa(BgemmIsa isa);
-const char *bertc_bgemm_isa_name(BgemmIsa isa);       /* "scalar", "avx512bf16" */
+const char *bertc_bgemm_isa_name(BgemmIsa isa);       /* "scalar", "avx512bf16", "amxbf16" */
 bool bertc_bgemm_isa_from_name(const char *name, BgemmIsa *isa);
 
 /* W in bf16, packed for bertc_bgemm. K padded with a zero to k_pad (even);
@@ -444,7 +461,9 @@ void bertc_bgemm_pack_b(const uint16_t *W, int64_t N, int64_t K, void *mem, Bf16
 void bertc_bgemm(int64_t M, const float *A, int64_t lda, const Bf16PackedB *pb,
                  const float *bias, float *C, int64_t ldc);
 /* The oracle: the same y from float32 A and bf16 W (N, K) (row stride K) by
- * plain loops over the definition above. Slow; for tests. */
+ * plain loops over the arithmetic of the active path (bertc_bgemm_isa): the
+ * vdpbf16ps order above for scalar and avx512bf16, the AMX model for
+ * amxbf16. Slow; for tests. */
 void bertc_bgemm_reference(int64_t M, const float *A, int64_t lda, const uint16_t *W, int64_t N,
                            int64_t K, const float *bias, float *C, int64_t ldc);
 

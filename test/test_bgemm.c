@@ -6,8 +6,10 @@
  * themselves where the CPU has AVX512_BF16 (vcvtneps2bf16 and vcvtne2ps2bf16
  * on edge values and millions of random bit patterns, vdpbf16ps on random and
  * edge lanes). Then every bf16 path this CPU runs is compared with the oracle
- * bertc_bgemm_reference bit for bit on BERT shapes, with and without bias,
- * with 1 and 2 threads, NaN and Inf included; packing from float32 equals
+ * of its arithmetic (bertc_bgemm_reference_for: the vdpbf16ps order, or the
+ * AMX model) bit for bit on BERT shapes, with and without bias, with 1 and 2
+ * threads, NaN and Inf included (for AMX, whose edge-case bits are not
+ * modelled, only NaN where the model has NaN, finite where it is finite); packing from float32 equals
  * packing its bf16 rounding; and the result is within bf16's error of a
  * float64 GEMM of the same float32 inputs. */
 #include "tensor/bgemm_internal.h"
@@ -259,6 +261,7 @@ typedef struct BCase {
 
 typedef struct BData {
     float *A, *W, *bias, *want, *got;
+    float *want_amx;   /* the AMX model's Y, where this CPU runs that path */
     uint16_t *w16;
     void *mem;
     int64_t lda, ldc;
@@ -279,6 +282,8 @@ static BData make_data(const BCase *c, Rng *rng)
     d.bias = xmalloc(sizeof(float) * (size_t)c->N);
     d.want = xmalloc(sizeof(float) * (size_t)(c->M * d.ldc));
     d.got = xmalloc(sizeof(float) * (size_t)(c->M * d.ldc));
+    if (bertc_bgemm_isa_supported(BGEMM_ISA_AMXBF16))
+        d.want_amx = xmalloc(sizeof(float) * (size_t)(c->M * d.ldc));
     d.w16 = xmalloc(sizeof(uint16_t) * (size_t)(c->N * c->K));
     d.mem = xmalloc(bertc_bgemm_packed_bytes(c->N, c->K));
     test_fill_uniform(d.A, c->M * d.lda, rng, -2.0f, 2.0f);
@@ -289,21 +294,39 @@ static BData make_data(const BCase *c, Rng *rng)
     return d;
 }
 
+/* d->want by the vdpbf16ps order, d->want_amx by the AMX model. */
 static void reference(const BCase *c, BData *d)
 {
-    bertc_bgemm_reference(c->M, d->A, d->lda, d->w16, c->N, c->K, c->bias ? d->bias : NULL,
-                          d->want, d->ldc);
+    bertc_bgemm_reference_for(BGEMM_ISA_SCALAR, c->M, d->A, d->lda, d->w16, c->N, c->K,
+                              c->bias ? d->bias : NULL, d->want, d->ldc);
+    if (d->want_amx)
+        bertc_bgemm_reference_for(BGEMM_ISA_AMXBF16, c->M, d->A, d->lda, d->w16, c->N, c->K,
+                                  c->bias ? d->bias : NULL, d->want_amx, d->ldc);
 }
 
 static void free_data(BData *d)
 {
     free(d->A), free(d->W), free(d->bias), free(d->want), free(d->got), free(d->w16);
+    free(d->want_amx);
     free(d->mem);
 }
 
-/* Y on `path` with `threads` threads against d->want; the stride padding of
- * Y must stay untouched. */
-static void run_path(const BCase *c, BData *d, BgemmIsa path, int threads)
+/* How Y must agree with its oracle: bit for bit, or (AMX on edge inputs,
+ * whose bits are not modelled) NaN exactly where the oracle has NaN and
+ * finite exactly where it is finite. */
+typedef enum Agree { AGREE_BITS, AGREE_CLASS } Agree;
+
+static bool agrees(float got, float want, Agree how)
+{
+    if (how == AGREE_BITS)
+        return bits(got) == bits(want);
+    return isnan(got) == isnan(want) && isfinite(got) == isfinite(want);
+}
+
+/* Y on `path` with `threads` threads against its oracle (d->want, or
+ * d->want_amx for the AMX path); the stride padding of Y must stay
+ * untouched. */
+static void run_path_agree(const BCase *c, BData *d, BgemmIsa path, int threads, Agree how)
 {
     bertc_bgemm_set_isa(path);
     bertc_threads_set_count(threads);
@@ -312,26 +335,33 @@ static void run_path(const BCase *c, BData *d, BgemmIsa path, int threads)
     for (int64_t i = 0; i < c->M * d->ldc; i++)
         d->got[i] = 12345.0f;
     bertc_bgemm(c->M, d->A, d->lda, &pb, c->bias ? d->bias : NULL, d->got, d->ldc);
+    const float *oracle = path == BGEMM_ISA_AMXBF16 ? d->want_amx : d->want;
     for (int64_t i = 0; i < c->M; i++)
         for (int64_t j = 0; j < d->ldc; j++) {
-            float want = j < c->N ? d->want[i * d->ldc + j] : 12345.0f;
+            float want = j < c->N ? oracle[i * d->ldc + j] : 12345.0f;
             float got = d->got[i * d->ldc + j];
-            if (bits(want) != bits(got))
+            if (!agrees(got, want, j < c->N ? how : AGREE_BITS))
                 cr_assert_fail("bertc_bgemm M=%lld N=%lld K=%lld lda=%lld ldc=%lld bias=%d "
-                               "path=%s threads=%d: Y[%lld][%lld] = %a, expected %a (%s)",
+                               "path=%s threads=%d: Y[%lld][%lld] = %a, expected %a (%s%s)",
                                (long long)c->M, (long long)c->N, (long long)c->K,
                                (long long)d->lda, (long long)d->ldc, c->bias,
                                bertc_bgemm_isa_name(path), threads, (long long)i, (long long)j,
-                               got, want, j < c->N ? "bertc_bgemm_reference" : "stride padding");
+                               got, want, j < c->N ? "the oracle of the path" : "stride padding",
+                               how == AGREE_CLASS ? ", NaN and finite as it" : "");
         }
 }
 
+static void run_path(const BCase *c, BData *d, BgemmIsa path, int threads)
+{
+    run_path_agree(c, d, path, threads, AGREE_BITS);
+}
+
 /* Every path, 1 thread, on every N from 1 to 50 (panel edges) with the small
- * M (one row, a tile's edges 7, 8, 9) and K (odd, one pair, tails of 16 and
- * 32 around 63, 64). */
+ * M (one row, a tile's edges 7, 8, 9 and AMX's 16, 17) and K (odd, one pair,
+ * AMX's 32-k chunk and its tails around 32 and 64). */
 Test(bgemm, every_path_matches_the_reference_on_small_shapes, .timeout = 120)
 {
-    static const int64_t ms[] = {1, 7, 8, 9}, ks[] = {1, 2, 3, 63, 64};
+    static const int64_t ms[] = {1, 7, 8, 9, 16, 17}, ks[] = {1, 2, 3, 31, 32, 33, 63, 64, 65};
     BgemmIsa paths[BGEMM_ISA_COUNT];
     int np = available_paths(paths);
     Rng rng = bertc_rng_seed(27);
@@ -372,8 +402,9 @@ Test(bgemm, every_path_matches_the_reference_on_bert_shapes, .timeout = 300)
     }
 }
 
-/* NaN and Inf in A and in W: NaN or Inf out, with the same bits on every path
- * as in the oracle (tensor/kernels.h says which NaN). */
+/* NaN and Inf in A and in W: NaN or Inf out, with the same bits on every
+ * vdpbf16ps-order path as in the oracle (tensor/kernels.h says which NaN);
+ * on AMX, NaN where its model has NaN and finite where it is finite. */
 Test(bgemm, non_finite_inputs_agree_on_every_path)
 {
     const BCase c = {9, 50, 40, 0, 0, true};
@@ -397,7 +428,107 @@ Test(bgemm, non_finite_inputs_agree_on_every_path)
     BgemmIsa paths[BGEMM_ISA_COUNT];
     int np = available_paths(paths);
     for (int p = 0; p < np; p++)
-        run_path(&c, &d, paths[p], 1);
+        run_path_agree(&c, &d, paths[p], 1,
+                       paths[p] == BGEMM_ISA_AMXBF16 ? AGREE_CLASS : AGREE_BITS);
+    free_data(&d);
+}
+
+/* ---- the AMX path ---------------------------------------------------------- */
+
+static void need_amx(void)
+{
+    if (!bertc_bgemm_isa_supported(BGEMM_ISA_AMXBF16))
+        cr_skip_test("this CPU (or build, or kernel) has no AMX-BF16: nothing to compare with");
+}
+
+/* BERT-base's three Linear shapes for 128 tokens, 1 and 2 threads, against
+ * the AMX model bit for bit. */
+Test(bgemm, amx_matches_its_model_on_bert_base_shapes, .timeout = 300)
+{
+    need_amx();
+    static const BCase cases[] = {
+        {128, 768, 768, 0, 0, true},
+        {128, 3072, 768, 0, 0, true},
+        {128, 768, 3072, 0, 0, false},
+    };
+    Rng rng = bertc_rng_seed(3072);
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        BData d = make_data(&cases[t], &rng);
+        bertc_bgemm_reference_for(BGEMM_ISA_AMXBF16, cases[t].M, d.A, d.lda, d.w16, cases[t].N,
+                                  cases[t].K, cases[t].bias ? d.bias : NULL, d.want_amx, d.ldc);
+        for (int threads = 1; threads <= 2; threads++)
+            run_path(&cases[t], &d, BGEMM_ISA_AMXBF16, threads);
+        free_data(&d);
+    }
+}
+
+/* The two models are different arithmetic: on K = 768 most outputs differ in
+ * their last bits, so a test that passed AMX against the vdpbf16ps order
+ * (or the reverse) would be a test of nothing. And the public oracle follows
+ * the active path. */
+Test(bgemm, the_amx_model_is_not_the_vdpbf16ps_order)
+{
+    const BCase c = {4, 48, 768, 0, 0, false};
+    Rng rng = bertc_rng_seed(5);
+    BData d = make_data(&c, &rng);
+    float *amx = xmalloc(sizeof(float) * (size_t)(c.M * c.N));
+    bertc_bgemm_reference_for(BGEMM_ISA_SCALAR, c.M, d.A, d.lda, d.w16, c.N, c.K, NULL, d.want,
+                              d.ldc);
+    bertc_bgemm_reference_for(BGEMM_ISA_AMXBF16, c.M, d.A, d.lda, d.w16, c.N, c.K, NULL, amx,
+                              d.ldc);
+    int differ = 0;
+    for (int64_t i = 0; i < c.M * c.N; i++)
+        differ += bits(amx[i]) != bits(d.want[i]);
+    cr_expect(differ > c.M * c.N / 4, "only %d of %lld outputs differ between the models",
+              differ, (long long)(c.M * c.N));
+    if (bertc_bgemm_isa_supported(BGEMM_ISA_AMXBF16)) {
+        bertc_bgemm_set_isa(BGEMM_ISA_AMXBF16);
+        bertc_bgemm_reference(c.M, d.A, d.lda, d.w16, c.N, c.K, NULL, d.got, d.ldc);
+        for (int64_t i = 0; i < c.M * c.N; i++)
+            cr_assert_eq(bits(d.got[i]), bits(amx[i]), "amxbf16 active: "
+                         "bertc_bgemm_reference[%lld] = %a, the AMX model %a", (long long)i,
+                         d.got[i], amx[i]);
+    }
+    bertc_bgemm_set_isa(BGEMM_ISA_SCALAR);
+    bertc_bgemm_reference(c.M, d.A, d.lda, d.w16, c.N, c.K, NULL, d.got, d.ldc);
+    for (int64_t i = 0; i < c.M * c.N; i++)
+        cr_assert_eq(bits(d.got[i]), bits(d.want[i]), "scalar active: bertc_bgemm_reference[%lld]"
+                     " = %a, the vdpbf16ps order %a", (long long)i, d.got[i], d.want[i]);
+    free(amx);
+    free_data(&d);
+}
+
+/* Edge inputs the AMX model does not pin down to the bit: float32
+ * denormals in A (converted to zero), a bf16 denormal in W (read as zero),
+ * products that overflow float32 (row 2 times channel 3) and sums that do
+ * (row 5: 16 products of 2^126 in one chunk). What can be stated: NaN where
+ * the model has NaN, finite where it is finite. */
+Test(bgemm, amx_on_edge_inputs_keeps_nan_and_finite_where_its_model_does)
+{
+    need_amx();
+    const BCase c = {17, 50, 70, 0, 0, true};
+    Rng rng = bertc_rng_seed(17);
+    BData d = make_data(&c, &rng);
+    for (int64_t k = 0; k < c.K; k += 3)
+        d.A[0 * d.lda + k] = 1e-40f;
+    d.w16[1 * c.K + 4] = 0x0001;
+    for (int64_t k = 0; k < c.K; k++) {
+        d.A[2 * d.lda + k] = 0x1p100f;
+        d.w16[3 * c.K + k] = k % 2 ? 0x7F00 : 0xFF00;   /* +-2^127 */
+        d.A[5 * d.lda + k] = 0x1p63f;
+    }
+    for (int64_t j = 0; j < c.N; j++)
+        for (int64_t k = 0; k < 32; k++)
+            d.w16[j * c.K + k] = 0x5F00;   /* 2^63 */
+    d.A[7 * d.lda + 9] = NAN;
+    d.A[8 * d.lda + 1] = INFINITY;
+    reference(&c, &d);
+    int nonfinite = 0;
+    for (int64_t i = 0; i < c.M * d.ldc; i++)
+        nonfinite += !isfinite(d.want_amx[i]);
+    cr_expect(nonfinite >= 3 * c.N, "only %d non-finite outputs of the model", nonfinite);
+    for (int threads = 1; threads <= 2; threads++)
+        run_path_agree(&c, &d, BGEMM_ISA_AMXBF16, threads, AGREE_CLASS);
     free_data(&d);
 }
 
@@ -493,8 +624,9 @@ Test(bgemm, close_to_a_float64_gemm_within_bf16_error)
 
 /* ---- choosing the path ---------------------------------------------------- */
 
-/* avx512 as the fp32 path gives avx512bf16 where the CPU has it; avx2 or
- * scalar gives scalar (no AVX-512 instruction on the laptop path). */
+/* avx512 as the fp32 path gives amxbf16 where the CPU has it, else
+ * avx512bf16 where it has that; avx2 or scalar gives scalar (no AVX-512 or
+ * AMX instruction on the laptop path). */
 Test(bgemm, default_path_follows_the_fp32_path)
 {
     CpuIsa orig = bertc_cpu_isa();
@@ -502,8 +634,9 @@ Test(bgemm, default_path_follows_the_fp32_path)
     bertc_bgemm_set_isa(BGEMM_ISA_COUNT);
     if (bertc_cpu_isa_supported(ISA_AVX512)) {
         bertc_cpu_set_isa(ISA_AVX512);
-        BgemmIsa want = bertc_bgemm_isa_supported(BGEMM_ISA_AVX512BF16) ? BGEMM_ISA_AVX512BF16
-                                                                         : BGEMM_ISA_SCALAR;
+        BgemmIsa want = bertc_bgemm_isa_supported(BGEMM_ISA_AMXBF16)      ? BGEMM_ISA_AMXBF16
+                        : bertc_bgemm_isa_supported(BGEMM_ISA_AVX512BF16) ? BGEMM_ISA_AVX512BF16
+                                                                          : BGEMM_ISA_SCALAR;
         cr_expect_eq(bertc_bgemm_isa(), want, "fp32 avx512: bf16 '%s', expected '%s'",
                      bertc_bgemm_isa_name(bertc_bgemm_isa()), bertc_bgemm_isa_name(want));
     }
@@ -528,7 +661,8 @@ Test(bgemm, bertc_check_env_names_a_bad_bf16_path)
     BertcError err = {{0}};
     setenv("BERTC_BF16_ISA", "avx9000", 1);
     cr_expect_eq(bertc_check_env(&err), -1, "BERTC_BF16_ISA=avx9000 was accepted");
-    cr_expect(strstr(err.msg, "BERTC_BF16_ISA=avx9000: expected one of scalar, avx512bf16")
+    cr_expect(strstr(err.msg, "BERTC_BF16_ISA=avx9000: expected one of scalar, avx512bf16, "
+                              "amxbf16")
                   != NULL, "message: %s", err.msg);
     if (!bertc_bgemm_isa_supported(BGEMM_ISA_AVX512BF16)) {
         setenv("BERTC_BF16_ISA", "avx512bf16", 1);
