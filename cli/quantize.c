@@ -92,8 +92,8 @@ static int make_out(const char *out, BertcError *err)
 typedef struct QuantOut {
     StEntry *entries;
     size_t n;
-    int n_int8;                     /* I8 (or BF16) tensors: Linear weights, word embeddings */
-    double bytes_f32, bytes_int8;   /* the quantised weights: before, after (with scales) */
+    int n_quantised;                /* I8 (or BF16) tensors: Linear weights, word embeddings */
+    double bytes_f32, bytes_after;  /* the quantised weights: before, after (int8 with scales) */
 } QuantOut;
 
 /* Weight i (rows, cols) as I8 "name" + F32 "name_scale" (rows), quantised
@@ -112,9 +112,9 @@ static void add_int8(QuantOut *q, const Param *p, Arena *arena)
     snprintf(name, len, "%s_scale", p->name);
     q->entries[q->n++] = (StEntry){.name = name, .dtype = ST_F32, .ndim = 1, .shape = W->shape,
                                    .f32 = scale};
-    q->n_int8++;
+    q->n_quantised++;
     q->bytes_f32 += 4.0 * (double)(out * in);
-    q->bytes_int8 += (double)(out * in) + 4.0 * (double)out;
+    q->bytes_after += (double)(out * in) + 4.0 * (double)out;
 }
 
 /* Weight i as BF16 "name", rounded as it is written (the safetensors writer). */
@@ -123,9 +123,9 @@ static void add_bf16(QuantOut *q, const Param *p)
     const Tensor *W = &p->var->value;
     q->entries[q->n++] = (StEntry){.name = p->name, .dtype = ST_BF16, .ndim = W->ndim,
                                    .shape = W->shape, .f32 = W->data};
-    q->n_int8++;
+    q->n_quantised++;
     q->bytes_f32 += 4.0 * (double)W->numel;
-    q->bytes_int8 += 2.0 * (double)W->numel;
+    q->bytes_after += 2.0 * (double)W->numel;
 }
 
 /* Every parameter and tied alias, as bertc_registry_save_file writes them,
@@ -342,13 +342,13 @@ static int quantize(const char *model, const char *out, const QuantAsk *ask, Are
         return -1;
     if (ask->bf16)
         printf("stored %d Linear weights as bf16 (%.1f MB float32 -> %.1f MB bf16); %d other "
-               "tensors kept float32\n", q.n_int8, q.bytes_f32 / 1e6, q.bytes_int8 / 1e6,
-               (int)q.n - q.n_int8);
+               "tensors kept float32\n", q.n_quantised, q.bytes_f32 / 1e6, q.bytes_after / 1e6,
+               (int)q.n - q.n_quantised);
     else
         printf("quantised %d Linear weights%s to int8 (%.1f MB float32 -> %.1f MB int8 with "
-               "scales); %d other tensors kept float32\n", q.n_int8 - n_embeddings,
+               "scales); %d other tensors kept float32\n", q.n_quantised - n_embeddings,
                n_embeddings ? " and the word embeddings" : "", q.bytes_f32 / 1e6,
-               q.bytes_int8 / 1e6, (int)q.n - 2 * q.n_int8);
+               q.bytes_after / 1e6, (int)q.n - 2 * q.n_quantised);
     printf("model.safetensors: %.1f MB -> %.1f MB (%.0f -> %.0f bytes); wrote %s\n",
            file_bytes(src) / 1e6, file_bytes(dst) / 1e6, file_bytes(src), file_bytes(dst), out);
     return 0;
