@@ -362,7 +362,7 @@ size_t bertc_bgemm_packed_bytes(int64_t N, int64_t K)
 }
 
 /* The description of W (N, K) in mem, after checking both. */
-static Bf16PackedB packed_header(const char *fn, int64_t N, int64_t K, void *mem)
+Bf16PackedB bertc_bgemm_packed_header(const char *fn, int64_t N, int64_t K, void *mem)
 {
     if (N < 1 || K < 1)
         bertc_fatal("%s: W is (%lld, %lld); need N >= 1 and K >= 1", fn, (long long)N,
@@ -392,13 +392,13 @@ static void pack_panels(const float *W, const uint16_t *W16, Bf16PackedB *pb)
 
 void bertc_bgemm_pack_b_f32(const float *W, int64_t N, int64_t K, void *mem, Bf16PackedB *out)
 {
-    *out = packed_header("bertc_bgemm_pack_b_f32", N, K, mem);
+    *out = bertc_bgemm_packed_header("bertc_bgemm_pack_b_f32", N, K, mem);
     pack_panels(W, NULL, out);
 }
 
 void bertc_bgemm_pack_b(const uint16_t *W, int64_t N, int64_t K, void *mem, Bf16PackedB *out)
 {
-    *out = packed_header("bertc_bgemm_pack_b", N, K, mem);
+    *out = bertc_bgemm_packed_header("bertc_bgemm_pack_b", N, K, mem);
     pack_panels(NULL, W, out);
 }
 
@@ -406,44 +406,67 @@ void bertc_bgemm_pack_b(const uint16_t *W, int64_t N, int64_t K, void *mem, Bf16
 /* The driver                                                                */
 /* ------------------------------------------------------------------------ */
 
+
 /* The calling thread's converted rows of A, kept between calls. */
 static SCRATCH_THREAD_LOCAL ScratchBuffer a_buffer;
 
-/* One call. A converted first is a (rows_pad = M rounded up to MR rows of
- * a_cols = k_pad rounded up to the path's ka bf16, zeros past K; the rows
- * past M are zero rows). Then item i covers rows
- * [ic, ic + MC), ic = (i / items_per_ic) * MC, and panels
- * [p0, p0 + panels_per_item), p0 = (i % items_per_ic) * panels_per_item. */
-typedef struct BgemmJob {
+/* Rows [begin, end) of A (float32, row stride lda) -> a (rows of a_cols
+ * bf16; the rows past M are zero rows). */
+typedef struct ConvertJob {
     const BgemmKernel *kr;
-    const Bf16PackedB *pb;
-    int64_t M;
-    const float *A, *bias;
-    float *C;
-    int64_t lda, ldc;
+    const float *A;
+    int64_t M, K, lda;
     uint16_t *a;
     int64_t a_cols;
-    int64_t n_panels, panels_per_item, items_per_ic, n_items;
-    WorkCounter next;
-} BgemmJob;
+} ConvertJob;
 
-/* Rows [begin, end) of A -> a. */
 static void convert_range(void *ctx, int64_t begin, int64_t end)
 {
-    const BgemmJob *job = ctx;
+    const ConvertJob *job = ctx;
     int64_t a_cols = job->a_cols;
     for (int64_t r = begin; r < end; r++) {
         uint16_t *row = job->a + r * a_cols;
         if (r < job->M)
-            job->kr->convert_row(job->A + r * job->lda, job->pb->K, a_cols, row);
+            job->kr->convert_row(job->A + r * job->lda, job->K, a_cols, row);
         else
             memset(row, 0, sizeof(uint16_t) * (size_t)a_cols);
     }
 }
 
-/* Y[i0 : i0 + m, panel P's columns]: the micro-kernel straight into Y when
- * the tile is whole, else into a scratch tile (with a padded bias) whose
- * m x n corner is copied out. */
+/* Elements of A below which its conversion stays on the caller. */
+#define BGEMM_MIN_THREAD_CONVERT (1 << 15)
+
+void bertc_bgemm_convert_a(const BgemmKernel *kr, int64_t M, int64_t K, const float *A,
+                           int64_t lda, uint16_t *a, int64_t a_cols)
+{
+    int64_t rows_pad = round_up(M, kr->mr);
+    ConvertJob job = {.kr = kr, .A = A, .M = M, .K = K, .lda = lda, .a = a, .a_cols = a_cols};
+    if (bertc_threads_count() > 1 && M * a_cols >= BGEMM_MIN_THREAD_CONVERT)
+        bertc_parallel_for(rows_pad, convert_range, &job);
+    else
+        convert_range(&job, 0, rows_pad);
+}
+
+/* One product, A converted: item i covers rows [ic, ic + MC),
+ * ic = (i / items_per_ic) * MC, and panels [p0, p0 + panels_per_item),
+ * p0 = (i % items_per_ic) * panels_per_item. */
+typedef struct BgemmJob {
+    const BgemmKernel *kr;
+    const Bf16PackedB *pb;
+    int64_t M;
+    const uint16_t *a;
+    int64_t a_cols;
+    const float *bias;
+    bool accumulate;          /* C += the product (no bias) */
+    float *C;
+    int64_t ldc;
+    int64_t n_panels, panels_per_item, items_per_ic, n_items;
+    WorkCounter next;
+} BgemmJob;
+
+/* C[i0 : i0 + m, panel P's columns]: the micro-kernel straight into C when
+ * the tile is whole and written, else into a scratch tile (with a padded
+ * bias) whose m x n corner is copied, or added, to C. */
 static void run_tile(const BgemmJob *job, int64_t i0, int m, int64_t P)
 {
     const BgemmKernel *kr = job->kr;
@@ -454,7 +477,7 @@ static void run_tile(const BgemmJob *job, int64_t i0, int m, int64_t P)
     const uint16_t *b = pb->data + P * BGEMM_NR * pb->k_pad;
     const float *bias = job->bias ? job->bias + j0 : NULL;
     float *c = job->C + i0 * job->ldc + j0;
-    if (m == kr->mr && n == BGEMM_NR) {
+    if (m == kr->mr && n == BGEMM_NR && !job->accumulate) {
         kr->kernel(pb->k_pad, a, job->a_cols, b, bias, c, job->ldc);
         return;
     }
@@ -463,8 +486,15 @@ static void run_tile(const BgemmJob *job, int64_t i0, int m, int64_t P)
     if (bias)
         memcpy(bias_pad, bias, sizeof(float) * (size_t)n);
     kr->kernel(pb->k_pad, a, job->a_cols, b, bias ? bias_pad : NULL, tile, BGEMM_NR);
-    for (int i = 0; i < m; i++)
-        memcpy(c + i * job->ldc, tile + i * BGEMM_NR, sizeof(float) * (size_t)n);
+    for (int i = 0; i < m; i++) {
+        const float *t = tile + i * BGEMM_NR;
+        float *ci = c + i * job->ldc;
+        if (job->accumulate)
+            for (int j = 0; j < n; j++)
+                ci[j] += t[j];
+        else
+            memcpy(ci, t, sizeof(float) * (size_t)n);
+    }
 }
 
 /* A thread's share: items until none are left. */
@@ -488,10 +518,38 @@ static void bgemm_worker(void *ctx, int64_t begin, int64_t end)
 }
 
 /* Multiply-adds below which a thread is not worth waking (bf16 runs ~2x the
- * fp32 rate, so 2x tensor/gemm.c's threshold); elements of A below which its
- * conversion stays on the caller. */
+ * fp32 rate, so 2x tensor/gemm.c's threshold). */
 #define BGEMM_MIN_THREAD_WORK (1 << 22)
-#define BGEMM_MIN_THREAD_CONVERT (1 << 15)
+
+const BgemmKernel *bertc_bgemm_kernel(void) { return bgemm_paths[bertc_bgemm_isa()].kernel; }
+
+int bertc_bgemm_thread_count(int64_t M, int64_t N, int64_t k_pad)
+{
+    double work = (double)M * (double)N * (double)k_pad / BGEMM_MIN_THREAD_WORK;
+    int threads = bertc_threads_count();
+    return work < 1.0 ? 1 : work < threads ? (int)work : threads;
+}
+
+void bertc_bgemm_converted(const BgemmKernel *kr, int64_t M, const uint16_t *a, int64_t a_cols,
+                           const Bf16PackedB *pb, const float *bias, bool accumulate, float *C,
+                           int64_t ldc)
+{
+    int threads = bertc_bgemm_thread_count(M, pb->N, pb->k_pad);
+    BgemmJob job = {.kr = kr, .pb = pb, .M = M, .a = a, .a_cols = a_cols, .bias = bias,
+                    .accumulate = accumulate, .C = C, .ldc = ldc,
+                    .n_panels = ceil_div(pb->N, BGEMM_NR)};
+    /* About 4 items per thread: the row blocks, then groups of panels in each. */
+    int64_t n_ic = ceil_div(M, kr->mc);
+    int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), job.n_panels);
+    job.panels_per_item = ceil_div(job.n_panels, groups);
+    job.items_per_ic = ceil_div(job.n_panels, job.panels_per_item);
+    job.n_items = n_ic * job.items_per_ic;
+    work_counter_reset(&job.next);
+    if (threads == 1)
+        bgemm_worker(&job, 0, 1);
+    else
+        bertc_parallel_for(threads, bgemm_worker, &job);
+}
 
 void bertc_bgemm(int64_t M, const float *A, int64_t lda, const Bf16PackedB *pb,
                  const float *bias, float *C, int64_t ldc)
@@ -509,28 +567,9 @@ void bertc_bgemm(int64_t M, const float *A, int64_t lda, const Bf16PackedB *pb,
                     "stride %lld: a stride is shorter than its row", (long long)M,
                     (long long)pb->K, (long long)lda, (long long)M, (long long)pb->N,
                     (long long)ldc);
-    int64_t rows_pad = round_up(M, kr->mr);
-    BgemmJob job = {.kr = kr, .pb = pb, .M = M, .A = A, .bias = bias, .C = C, .lda = lda,
-                    .ldc = ldc, .a_cols = round_up(pb->k_pad, kr->ka),
-                    .n_panels = ceil_div(pb->N, BGEMM_NR)};
-    job.a = scratch_get(&a_buffer, NULL, sizeof(uint16_t) * (size_t)(rows_pad * job.a_cols),
-                        "bertc_bgemm (bf16 rows of A)");
-    double work = (double)M * (double)pb->N * (double)pb->k_pad / BGEMM_MIN_THREAD_WORK;
-    int threads = bertc_threads_count();
-    threads = work < 1.0 ? 1 : work < threads ? (int)work : threads;
-    if (threads > 1 && M * pb->k_pad >= BGEMM_MIN_THREAD_CONVERT)
-        bertc_parallel_for(rows_pad, convert_range, &job);
-    else
-        convert_range(&job, 0, rows_pad);
-    /* About 4 items per thread: the row blocks, then groups of panels in each. */
-    int64_t n_ic = ceil_div(M, kr->mc);
-    int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), job.n_panels);
-    job.panels_per_item = ceil_div(job.n_panels, groups);
-    job.items_per_ic = ceil_div(job.n_panels, job.panels_per_item);
-    job.n_items = n_ic * job.items_per_ic;
-    work_counter_reset(&job.next);
-    if (threads == 1)
-        bgemm_worker(&job, 0, 1);
-    else
-        bertc_parallel_for(threads, bgemm_worker, &job);
+    int64_t rows_pad = round_up(M, kr->mr), a_cols = round_up(pb->k_pad, kr->ka);
+    uint16_t *a = scratch_get(&a_buffer, NULL, sizeof(uint16_t) * (size_t)(rows_pad * a_cols),
+                              "bertc_bgemm (bf16 rows of A)");
+    bertc_bgemm_convert_a(kr, M, pb->K, A, lda, a, a_cols);
+    bertc_bgemm_converted(kr, M, a, a_cols, pb, bias, false, C, ldc);
 }

@@ -34,9 +34,15 @@
  * scalar path, the oracle and the test of the instruction all use it. */
 float bertc_bgemm_dot2(float acc, uint16_t a0, uint16_t a1, uint16_t w0, uint16_t w1);
 
+/* One float32 lane of Arm's BFDOT (FEAT_BF16, FPCR.EBF 0): acc plus the sum
+ * of the two products, each of the three results rounded to odd with
+ * denormals flushed (tensor/bgemm_bfdot.c, from the Arm ARM's BFDotAdd). */
+float bertc_bgemm_bfdot2(float acc, uint16_t a0, uint16_t a1, uint16_t w0, uint16_t w1);
+
 /* The oracle of one path's arithmetic (tensor/kernels.h): the vdpbf16ps
  * order for scalar and avx512bf16, the E/O sums per 16-pair chunk for
- * amxbf16. bertc_bgemm_reference is this with the active path. */
+ * amxbf16, BFDOT's lane per pair for neonbf16. bertc_bgemm_reference is
+ * this with the active path. */
 void bertc_bgemm_reference_for(BgemmIsa isa, int64_t M, const float *A, int64_t lda,
                                const uint16_t *W, int64_t N, int64_t K, const float *bias,
                                float *C, int64_t ldc);
@@ -82,5 +88,41 @@ extern const BgemmKernel bertc_bgemm_kernel_amxbf16;             /* tensor/bgemm
  * Linux granted this process the tile data (asked once). */
 bool bertc_bgemm_amx_usable(void);
 #endif
+/* The NEON path needs AArch64 and a compiler that knows the BF16 target
+ * (GCC 10, clang 11); elsewhere tensor/bgemm_neon.c compiles to nothing. */
+#if defined(__aarch64__) && defined(__ARM_NEON) && (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 10)
+#define BGEMM_HAVE_NEONBF16 1
+extern const BgemmKernel bertc_bgemm_kernel_neonbf16;           /* tensor/bgemm_neon.c */
+/* The CPU has FEAT_BF16: the compile-time feature, or Linux's HWCAP2_BF16. */
+bool bertc_bgemm_neon_has_bf16(void);
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* The driver's pieces, for tensor/bgemm_mixed.c                             */
+/* ------------------------------------------------------------------------ */
+
+/* The description of W (N, K) in mem (64-byte aligned), after checking both
+ * (fn names the caller in the error). */
+Bf16PackedB bertc_bgemm_packed_header(const char *fn, int64_t N, int64_t K, void *mem);
+
+/* The active path's kernel (bertc_bgemm_isa). */
+const BgemmKernel *bertc_bgemm_kernel(void);
+
+/* How many threads a product of M x N x k_pad multiply-adds is worth. */
+int bertc_bgemm_thread_count(int64_t M, int64_t N, int64_t k_pad);
+
+/* Rows [0, M) of A (float32, (M, K), row stride lda) -> a in the converted
+ * layout above: round_up(M, kr->mr) rows of a_cols bf16 (a_cols >= k_pad,
+ * a multiple of kr->ka), zeros past K and past M; rows split over the
+ * threads when that pays. */
+void bertc_bgemm_convert_a(const BgemmKernel *kr, int64_t M, int64_t K, const float *A,
+                           int64_t lda, uint16_t *a, int64_t a_cols);
+
+/* The driver once A is converted (a as above, M real rows): C (M, N) =
+ * a . pb^T (+ bias) or, with accumulate, C += a . pb^T (bias NULL), each
+ * entry from one tile in the path's order. */
+void bertc_bgemm_converted(const BgemmKernel *kr, int64_t M, const uint16_t *a, int64_t a_cols,
+                           const Bf16PackedB *pb, const float *bias, bool accumulate, float *C,
+                           int64_t ldc);
 
 #endif /* BERTC_BGEMM_INTERNAL_H */

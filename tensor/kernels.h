@@ -397,6 +397,21 @@ void bertc_qgemm_reference(int64_t M, const float *A, int64_t lda, const int8_t 
  * test/test_bgemm.c checks, is NaN where the model has NaN and finite
  * where it is finite.
  *
+ * The neonbf16 path (Arm's BFDOT, FEAT_BF16, FPCR.EBF 0) rounds otherwise
+ * again, and its y is bitwise this, on all inputs, with any thread count:
+ *   acc = +0.0f; for each pair g in order:
+ *       p0 = R(daz(a[2g]) daz(w[2g])), p1 = R(daz(a[2g+1]) daz(w[2g+1]))
+ *       acc = R(daz(acc) + R(p0 + p1))
+ *   y[i,j] = acc + bias[j]   (one IEEE add)
+ * the Arm ARM's BFDotAdd: R is BFRound, round to odd (truncate, then set the
+ * last bit if inexact; no overflow below 2^128: FLT_MAX + 2^103 gives
+ * FLT_MAX), a result below 2^-126 before rounding -> zero of its sign, at
+ * or past 2^128 -> Inf; any NaN, Inf * 0 or Inf - Inf gives the default
+ * NaN 0x7FC00000; an exact zero sum of non-zeros is +0. The products are
+ * exact unless they overflow or flush, so three roundings per pair where
+ * vdpbf16ps has two fmas (tensor/bgemm_bfdot.c; QEMU's bfdotadd is the same,
+ * and test/portable/t_bgemm.c checks it against the instruction).
+ *
  * A Linear's life:
  *     void *mem = aligned 64: bertc_bgemm_packed_bytes(N, K) bytes;
  *     Bf16PackedB pb;
@@ -415,20 +430,23 @@ float bertc_bf16_to_f32(uint16_t b);
  * is AMX-BF16 if the CPU and the OS allow it (CPUID leaf 7 EDX bits 22 and
  * 24, XCR0 bits 17 and 18, Linux's permission for the tile data, asked once),
  * else AVX512_BF16 if the CPU has it (CPUID leaf 7, sub-leaf 1, EAX bit 5);
+ * when it is neon, NEON BFDOT if the CPU has FEAT_BF16 (Linux's HWCAP2_BF16);
  * otherwise scalar: the fp32 path's row of the ISA table (tensor/isa.c) names
- * the bf16 paths it allows. BERTC_BF16_ISA=scalar|avx512bf16|amxbf16 forces
- * one (bertc_check_env validates it), as does bertc_bgemm_set_isa. */
+ * the bf16 paths it allows. BERTC_BF16_ISA=scalar|avx512bf16|amxbf16|neonbf16
+ * forces one (bertc_check_env validates it), as does bertc_bgemm_set_isa. */
 typedef enum BgemmIsa {
     BGEMM_ISA_SCALAR = 0,
     BGEMM_ISA_AVX512BF16,
     BGEMM_ISA_AMXBF16,
+    BGEMM_ISA_NEONBF16,
     BGEMM_ISA_COUNT
 } BgemmIsa;
 BgemmIsa bertc_bgemm_isa(void);                      /* the active bf16 path */
 bool bertc_bgemm_isa_supported(BgemmIsa isa);         /* can this CPU and build run it? */
 /* Force a path (fatal if unsupported); BGEMM_ISA_COUNT returns to the default. */
 void bertc_bgemm_set_isa(BgemmIsa isa);
-const char *bertc_bgemm_isa_name(BgemmIsa isa);       /* "scalar", "avx512bf16", "amxbf16" */
+/* "scalar", "avx512bf16", "amxbf16", "neonbf16" */
+const char *bertc_bgemm_isa_name(BgemmIsa isa);
 bool bertc_bgemm_isa_from_name(const char *name, BgemmIsa *isa);
 
 /* W in bf16, packed for bertc_bgemm. K padded with a zero to k_pad (even);
@@ -463,9 +481,24 @@ void bertc_bgemm(int64_t M, const float *A, int64_t lda, const Bf16PackedB *pb,
 /* The oracle: the same y from float32 A and bf16 W (N, K) (row stride K) by
  * plain loops over the arithmetic of the active path (bertc_bgemm_isa): the
  * vdpbf16ps order above for scalar and avx512bf16, the AMX model for
- * amxbf16. Slow; for tests. */
+ * amxbf16, BFDOT's for neonbf16. Slow; for tests. */
 void bertc_bgemm_reference(int64_t M, const float *A, int64_t lda, const uint16_t *W, int64_t N,
                            int64_t K, const float *bias, float *C, int64_t ldc);
+
+/* Mixed precision, for training (tensor/bgemm_mixed.c): C (M, N) =
+ * op(A) (M, K) op(B) (K, N) + beta C with float32 operands and C, each
+ * operand rounded to bf16 (bertc_bf16_from_f32) as it is read, the sums in
+ * float32 in the active path's order: PyTorch's
+ * set_float32_matmul_precision("medium"). op(X) is X, or X^T when trans_x
+ * (then X is stored (cols, rows)), as in bertc_gemm (no alpha here).
+ * Bitwise: y = bertc_bgemm_reference(op(A), bf16(op(B)^T)), then C = y
+ * (beta 0), C + y (beta 1), or fl(beta C) + y; the same with any thread
+ * count. Both operands are converted on each call (B packed into a buffer
+ * of the calling thread), so it suits products with M of a few hundred
+ * rows and more, as in a training step. */
+void bertc_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                     float *C, int64_t ldc);
 
 /* ------------------------------------------------------------------------ */
 /* Threads: a small fork-join pool (tensor/threads.c)                        */

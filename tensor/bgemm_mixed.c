@@ -1,0 +1,233 @@
+/* tensor/bgemm_mixed.c — the mixed-precision GEMM of training:
+ *
+ *     C (M, N) = bf16(op(A)) (M, K) . bf16(op(B)) (K, N)  (+ beta C)
+ *
+ * with float32 operands, float32 sums and a float32 C: what PyTorch calls
+ * torch.set_float32_matmul_precision("medium"), and what bf16 mixed
+ * precision does to a Linear's three products (forward y = x W^T, backward
+ * dx = dy W and dW = dy^T x). The parameters, their gradients and Adam's
+ * moments stay float32; only the multiplications read bf16.
+ *
+ * It is the inference GEMM of tensor/bgemm.c with both operands converted
+ * on the fly: op(B) is packed into the Bf16PackedB layout (as W = op(B)^T,
+ * (N, K)) and op(A) into the rows the micro-kernel reads, each in the
+ * orientation it comes in, so no float32 transpose is made:
+ *
+ *   op(B) = B^T (B is (N, K), a weight W):   B's rows are W's rows: each
+ *            row converted, its pairs of k scattered into the panel;
+ *   op(B) = B   (B is (K, N)):               rows 2g and 2g + 1 of B give
+ *            pair g of every channel: two row pieces converted, interleaved;
+ *   op(A) = A   (A is (M, K)):               row by row (bertc_bgemm_convert_a);
+ *   op(A) = A^T (A is (K, M)):               blocks of TB x TB converted
+ *            along A's rows, then transposed as bf16 in cache.
+ *
+ * The sums are those of the active path (tensor/kernels.h), so C is
+ * bitwise bertc_bgemm_reference on (op(A), bf16(op(B)^T)), plus beta C
+ * (one add for beta = 1, C scaled first for any other beta), with any
+ * thread count. */
+#include "tensor/bgemm_internal.h"
+#include "tensor/scratch_internal.h"
+
+#include <string.h>
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
+static int64_t round_up(int64_t n, int64_t m) { return ceil_div(n, m) * m; }
+
+/* The calling thread's bf16 operands, kept between calls. */
+static SCRATCH_THREAD_LOCAL ScratchBuffer b_buffer, a_buffer;
+
+/* ------------------------------------------------------------------------ */
+/* op(B) -> the packed W = op(B)^T                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The k of one row converted at a time (a stack buffer's worth). */
+#define ROW_CHUNK 512
+
+typedef struct PackJob {
+    const BgemmKernel *kr;
+    const float *B;
+    int64_t ldb;
+    Bf16PackedB *pb;
+} PackJob;
+
+/* Panel P of the packed W: pair g (k = 2g, 2g + 1) of channel jj is at
+ * panel[g * NR * 2 + jj * 2 + t] (tensor/kernels.h, Bf16PackedB). */
+static uint16_t *panel_at(const Bf16PackedB *pb, int64_t P)
+{
+    return pb->data + P * BGEMM_NR * pb->k_pad;
+}
+
+/* B is (N, K), row j = channel j: for each channel of panels [begin, end),
+ * its row converted ROW_CHUNK k at a time, each pair put in place.
+ * Channels past N are zero. */
+static void pack_rows_range(void *ctx, int64_t begin, int64_t end)
+{
+    const PackJob *job = ctx;
+    const Bf16PackedB *pb = job->pb;
+    _Alignas(64) uint16_t row[ROW_CHUNK];
+    for (int64_t P = begin; P < end; P++) {
+        uint16_t *panel = panel_at(pb, P);
+        for (int jj = 0; jj < BGEMM_NR; jj++) {
+            int64_t j = P * BGEMM_NR + jj;
+            for (int64_t k0 = 0; k0 < pb->k_pad; k0 += ROW_CHUNK) {
+                int64_t width = min64(ROW_CHUNK, pb->k_pad - k0);
+                if (j < pb->N)
+                    job->kr->convert_row(job->B + j * job->ldb + k0, min64(width, pb->K - k0),
+                                         width, row);
+                else
+                    memset(row, 0, sizeof(uint16_t) * (size_t)width);
+                for (int64_t g = 0; g < width / 2; g++) {
+                    uint16_t *pair = panel + ((k0 / 2 + g) * BGEMM_NR + jj) * 2;
+                    pair[0] = row[2 * g];
+                    pair[1] = row[2 * g + 1];
+                }
+            }
+        }
+    }
+}
+
+/* B is (K, N), row k = step k of every channel: for pairs of k in
+ * [begin, end), the two rows' pieces of each panel converted and
+ * interleaved (the second row is zero past K, channels past N are zero). */
+static void pack_cols_range(void *ctx, int64_t begin, int64_t end)
+{
+    const PackJob *job = ctx;
+    const Bf16PackedB *pb = job->pb;
+    _Alignas(64) uint16_t even[BGEMM_NR], odd[BGEMM_NR];
+    int64_t n_panels = ceil_div(pb->N, BGEMM_NR);
+    for (int64_t g = begin; g < end; g++)
+        for (int64_t P = 0; P < n_panels; P++) {
+            int64_t j0 = P * BGEMM_NR, n = min64(BGEMM_NR, pb->N - j0);
+            job->kr->convert_row(job->B + 2 * g * job->ldb + j0, n, BGEMM_NR, even);
+            if (2 * g + 1 < pb->K)
+                job->kr->convert_row(job->B + (2 * g + 1) * job->ldb + j0, n, BGEMM_NR, odd);
+            else
+                memset(odd, 0, sizeof odd);
+            uint16_t *pairs = panel_at(pb, P) + g * BGEMM_NR * 2;
+            for (int jj = 0; jj < BGEMM_NR; jj++) {
+                pairs[2 * jj] = even[jj];
+                pairs[2 * jj + 1] = odd[jj];
+            }
+        }
+}
+
+/* op(B) (K, N) packed as W = op(B)^T (N, K) into this thread's buffer. */
+static Bf16PackedB pack_op_b(const BgemmKernel *kr, bool trans_b, int64_t K, int64_t N,
+                             const float *B, int64_t ldb)
+{
+    void *mem = scratch_get(&b_buffer, NULL, bertc_bgemm_packed_bytes(N, K),
+                            "bertc_gemm_bf16 (bf16 op(B))");
+    Bf16PackedB pb = bertc_bgemm_packed_header("bertc_gemm_bf16", N, K, mem);
+    PackJob job = {.kr = kr, .B = B, .ldb = ldb, .pb = &pb};
+    int64_t n_panels = ceil_div(N, BGEMM_NR), pairs = pb.k_pad / 2;
+    bool threads = bertc_threads_count() > 1 && N * K >= (1 << 15);
+    if (trans_b) {
+        if (threads)
+            bertc_parallel_for(n_panels, pack_rows_range, &job);
+        else
+            pack_rows_range(&job, 0, n_panels);
+    } else {
+        if (threads)
+            bertc_parallel_for(pairs, pack_cols_range, &job);
+        else
+            pack_cols_range(&job, 0, pairs);
+    }
+    return pb;
+}
+
+/* ------------------------------------------------------------------------ */
+/* op(A) = A^T -> converted rows                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The side of a block converted and transposed in cache: TB rows of A
+ * (steps k) x TB of its columns (rows i of op(A)), 2 KiB of bf16. */
+#define TB 32
+
+typedef struct TransJob {
+    const BgemmKernel *kr;
+    const float *A;          /* (K, M), row stride lda */
+    int64_t M, K, lda;
+    uint16_t *a;             /* round_up(M, mr) rows of a_cols */
+    int64_t a_cols;
+} TransJob;
+
+/* Rows [begin * TB, end * TB) of op(A): a[i][k] = bf16(A[k][i]), zeros past
+ * K (to a_cols) and past M. */
+static void convert_trans_range(void *ctx, int64_t begin, int64_t end)
+{
+    const TransJob *job = ctx;
+    int64_t rows_pad = round_up(job->M, job->kr->mr);
+    _Alignas(64) uint16_t block[TB][TB];
+    for (int64_t i0 = begin * TB; i0 < end * TB && i0 < rows_pad; i0 += TB) {
+        int64_t h = min64(TB, rows_pad - i0), real = job->M > i0 ? min64(h, job->M - i0) : 0;
+        for (int64_t i = 0; i < h; i++)
+            memset(job->a + (i0 + i) * job->a_cols + job->K, 0,
+                   sizeof(uint16_t) * (size_t)(job->a_cols - job->K));
+        for (int64_t k0 = 0; k0 < job->K; k0 += TB) {
+            int64_t w = min64(TB, job->K - k0);
+            for (int64_t k = 0; k < w; k++) {
+                if (real > 0)
+                    job->kr->convert_row(job->A + (k0 + k) * job->lda + i0, real, TB, block[k]);
+                else
+                    memset(block[k], 0, sizeof block[k]);
+            }
+            for (int64_t i = 0; i < h; i++) {
+                uint16_t *row = job->a + (i0 + i) * job->a_cols + k0;
+                for (int64_t k = 0; k < w; k++)
+                    row[k] = block[k][i];
+            }
+        }
+    }
+}
+
+static void convert_op_a(const BgemmKernel *kr, bool trans_a, int64_t M, int64_t K,
+                         const float *A, int64_t lda, uint16_t *a, int64_t a_cols)
+{
+    if (!trans_a) {
+        bertc_bgemm_convert_a(kr, M, K, A, lda, a, a_cols);
+        return;
+    }
+    TransJob job = {.kr = kr, .A = A, .M = M, .K = K, .lda = lda, .a = a, .a_cols = a_cols};
+    int64_t blocks = ceil_div(round_up(M, kr->mr), TB);
+    if (bertc_threads_count() > 1 && M * K >= (1 << 15))
+        bertc_parallel_for(blocks, convert_trans_range, &job);
+    else
+        convert_trans_range(&job, 0, blocks);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The entry point                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* C = beta * C for a beta other than 0 and 1 (the product is then added). */
+static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
+{
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++)
+            C[i * ldc + j] *= beta;
+}
+
+void bertc_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                     float *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0) {   /* an empty sum: C = beta C, and A, B are not read */
+        if (beta != 1.0f)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++)
+                    C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        return;
+    }
+    const BgemmKernel *kr = bertc_bgemm_kernel();
+    Bf16PackedB pb = pack_op_b(kr, trans_b, K, N, B, ldb);
+    int64_t rows_pad = round_up(M, kr->mr), a_cols = round_up(pb.k_pad, kr->ka);
+    uint16_t *a = scratch_get(&a_buffer, NULL, sizeof(uint16_t) * (size_t)(rows_pad * a_cols),
+                              "bertc_gemm_bf16 (bf16 op(A))");
+    convert_op_a(kr, trans_a, M, K, A, lda, a, a_cols);
+    if (beta != 0.0f && beta != 1.0f)
+        scale_c(M, N, beta, C, ldc);
+    bertc_bgemm_converted(kr, M, a, a_cols, &pb, NULL, beta != 0.0f, C, ldc);
+}
