@@ -109,19 +109,9 @@ static void keep_hidden(const Model *m, const Outputs *out, Timing *t)
 static double one_forward(Model *m, Graph *g, int64_t B, int64_t S, bool keep, Timing *t,
                           const char *dump)
 {
-    BertcError err;
-    bertc_ag_graph_reset(g);
     Batch batch;
     Outputs out;
-    Rng data = bertc_rng_seed(1);
-    bench_random_batch("forward", g, m, B, S, false, &data, &batch);
-    bertc_outputs_init(&out);
-    double t0 = bench_now_ms();
-    if (bertc_model_forward(m, g, &batch, &out, &err) != 0) {
-        fprintf(stderr, "forward: %s\n", err.msg);
-        exit(1);
-    }
-    double ms = bench_now_ms() - t0;
+    double ms = bench_forward("forward", m, g, B, S, &batch, &out);
     if (keep)
         keep_hidden(m, &out, t);
     if (dump)
@@ -236,17 +226,7 @@ static void print_fp32(const Model *m, const Arena *params, const Graph *g, int6
 static void run_in_memory_lowp(Model *fp, Model *q, bool bf16, const Arena *params, Graph *g,
                                int64_t B, int64_t S, int iters, int packed, double t_pack)
 {
-    BertcError err;
-    bool *chosen = calloc((size_t)q->reg->n_params, sizeof *chosen);
-    if (bertc_registry_int8_plan(q->reg, NULL, 0, chosen, &err) < 0) {
-        fprintf(stderr, "forward: %s\n", err.msg);
-        exit(1);
-    }
-    if (bf16)
-        bertc_registry_pack_bf16(q->reg, chosen);
-    else
-        bertc_registry_quantize(q->reg, chosen, g->step);
-    free(chosen);
+    bench_make_lowp("forward", q, bf16, g->step);
     Model *models[2] = {fp, q};
     Timing t[2];
     time_forwards(models, 2, g, B, S, iters, NULL, t);
@@ -326,7 +306,7 @@ int main(int argc, char **argv)
     if (model)
         open_dir(model, params, &m);
     else
-        bench_build_model("forward", config, layers, hidden, params, &m);
+        bench_build_model("forward", config, NULL, layers, hidden, params, &m);
     if (weights && bertc_model_load(&m, weights, false, &err) != 0) {
         fprintf(stderr, "forward: %s\n", err.msg);
         return 1;
@@ -338,7 +318,7 @@ int main(int argc, char **argv)
         if (model)
             open_dir(model, q_params, &q);
         else
-            bench_build_model("forward", config, layers, hidden, q_params, &q);
+            bench_build_model("forward", config, NULL, layers, hidden, q_params, &q);
         if (weights && bertc_model_load(&q, weights, false, &err) != 0) {
             fprintf(stderr, "forward: %s\n", err.msg);
             return 1;

@@ -46,8 +46,7 @@ int main(int argc, char **argv)
         bertc_threads_set_count(threads);
     Arena *params = bertc_arena_create("params", 1 << 20);
     Model m;
-    bench_build_model("train", config, layers, hidden, params, &m);
-    BertcError err;
+    bench_build_model("train", config, NULL, layers, hidden, params, &m);
     Optimizer adamw;
     bertc_optimizer_init(&adamw, m.reg, bertc_optimizer_defaults(OPT_ADAMW, 1e-4));
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
@@ -62,28 +61,9 @@ int main(int argc, char **argv)
             cpu0 = bench_cpu_ms();
             wall0 = bench_now_ms();
         }
-        bertc_ag_graph_reset(g);
-        Batch batch;
-        Outputs out;
-        bench_random_batch("train", g, &m, B, S, true, &data, &batch);
-        bertc_outputs_init(&out);
-        out.loss_only = true;
-        double t0 = bench_now_ms();
-        if (bertc_model_forward(&m, g, &batch, &out, &err) != 0) {
-            fprintf(stderr, "train: %s\n", err.msg);
-            return 1;
-        }
-        Var *l = bertc_model_step_loss(g, &out);
-        if (!l) {
-            fprintf(stderr, "train: %s gives no loss for this batch\n", m.cfg.architecture);
-            return 1;
-        }
-        loss = l->value.data[0];
-        bertc_ag_backward(g, l);
-        bertc_optimizer_step(&adamw, 1e-4);
-        bertc_registry_zero_grad(m.reg);
+        double t = bench_train_step("train", &m, g, &adamw, B, S, &data, &loss);
         if (it >= 0)
-            ms[it] = bench_now_ms() - t0;
+            ms[it] = t;
     }
     allocs = bertc_sys_alloc_count() - allocs;
     double cores = (bench_cpu_ms() - cpu0) / (bench_now_ms() - wall0);
