@@ -40,7 +40,10 @@
  * its timed runs (what it really got), rate GFLOP/s (gemm) or tokens/s. A
  * row at N threads slower than at the count before it (N/2 when N is a power
  * of two) says so in its note, and a last gemm line counts such shapes: the
- * check "no GEMM shape slower at 16 threads than at 8". */
+ * check "no GEMM shape slower at 16 threads than at 8". A row whose runs got
+ * under 3/4 of the cores they asked for (cores < 0.75 x min(threads, online
+ * cores): other work had them) says "busy", as the gemm line does: its
+ * times say more about the machine than about bertc. */
 #include "bench/bench_util.h"
 
 #include <unistd.h>
@@ -55,6 +58,7 @@ typedef struct Sweep {
     int rounds;
     double gemm_min_ms;   /* a GEMM run repeats its call for this long at least */
     int n_batches;        /* the forward's batch sizes: 1, then 8 when 2 */
+    int cores;            /* online cores */
 } Sweep;
 
 /* 1, 2, 4, ... below n_max, then n_max; returns how many. */
@@ -111,15 +115,23 @@ static void print_table_head(void)
            "speedup", "efficiency", "cores", "rate", "note");
 }
 
+/* Below this share of the cores it asked for (its threads, at most the
+ * online cores), a run was short of cores: other work had them. */
+#define BUSY_SHARE 0.75
+
 /* Measures w and prints its rows; true when it is slower at the last thread
- * count than at the one before. */
-static bool scale_workload(const Workload *w, const Sweep *sw)
+ * count than at the one before. *busy: some run of it was short of cores. */
+static bool scale_workload(const Workload *w, const Sweep *sw, bool *busy)
 {
     Scaling sc;
     measure(w, sw, &sc);
     int last = sw->n_threads - 1;
     bool slower = last > 0 && sc.ms[last] > sc.ms[last - 1];
+    *busy = false;
     for (int k = 0; k < sw->n_threads; k++) {
+        int want = sw->threads[k] < sw->cores ? sw->threads[k] : sw->cores;
+        bool short_of_cores = sc.cores[k] < BUSY_SHARE * want;
+        *busy |= short_of_cores;
         double speedup = sc.ms[0] / sc.ms[k];
         char rate[32];
         snprintf(rate, sizeof rate, "%.1f %s", w->work / (sc.ms[k] * 1e-3), w->rate);
@@ -127,6 +139,8 @@ static bool scale_workload(const Workload *w, const Sweep *sw)
                speedup, speedup / sw->threads[k], sc.cores[k], rate);
         if (k == last && slower)
             printf("  slower at %d threads than at %d", sw->threads[k], sw->threads[k - 1]);
+        if (short_of_cores)
+            printf("  busy: %.2f of %d cores", sc.cores[k], want);
         printf("\n");
     }
     fflush(stdout);
@@ -175,7 +189,7 @@ static void gemm_section(const Sweep *sw)
     const int64_t kn[][2] = {{768, 768}, {768, 3072}, {3072, 768}};   /* K -> N */
     const bool ops[3][2] = {{false, false}, {false, true}, {true, false}};   /* NN NT TN */
     Rng rng = bertc_rng_seed(1234);
-    int n_shapes = 0, n_slower = 0;
+    int n_shapes = 0, n_slower = 0, n_busy = 0;
     char slower[1024] = "";
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 3; j++)
@@ -191,7 +205,10 @@ static void gemm_section(const Sweep *sw)
                 Workload w = {.name = name, .run = gemm_run, .ctx = &c,
                               .work = 2.0 * c.M * c.N * c.K * 1e-9, .rate = "GFLOP/s"};
                 n_shapes++;
-                if (scale_workload(&w, sw)) {
+                bool busy;
+                bool slower_here = scale_workload(&w, sw, &busy);
+                n_busy += busy;
+                if (slower_here) {
                     n_slower++;
                     size_t len = strlen(slower);
                     snprintf(slower + len, sizeof slower - len, "%s%s", len ? ", " : "",
@@ -202,9 +219,10 @@ static void gemm_section(const Sweep *sw)
                 free(c.C);
             }
     if (sw->n_threads > 1)
-        printf("# gemm: %d of %d shapes slower at %d threads than at %d%s%s\n", n_slower,
+        printf("# gemm: %d of %d shapes slower at %d threads than at %d%s%s%s\n", n_slower,
                n_shapes, sw->threads[sw->n_threads - 1], sw->threads[sw->n_threads - 2],
-               n_slower ? ": " : "", slower);
+               n_slower ? ": " : "", slower,
+               n_busy ? " (some were short of cores: rerun on a quieter machine)" : "");
 }
 
 /* --- forward: BERT-base's encoder in float32, int8 and bf16 -------------- */
@@ -251,7 +269,8 @@ static void forward_section(const char *config, const Sweep *sw)
                      (long long)c.S);
             Workload w = {.name = name, .run = forward_run, .ctx = &c,
                           .work = (double)(c.B * c.S), .rate = "tokens/s"};
-            scale_workload(&w, sw);
+            bool busy;
+            scale_workload(&w, sw, &busy);
         }
         bertc_ag_graph_destroy(g);
         bertc_arena_destroy(params);
@@ -288,7 +307,8 @@ static void mlm_section(const char *config, const Sweep *sw)
                    .data = bertc_rng_seed(1)};
     Workload w = {.name = "mlm L4/H256 8x128", .run = train_run, .ctx = &c,
                   .work = (double)(c.B * c.S), .rate = "tokens/s"};
-    scale_workload(&w, sw);
+    bool busy;
+    scale_workload(&w, sw, &busy);
     bertc_ag_graph_destroy(g);
     bertc_arena_destroy(params);
 }
@@ -398,7 +418,7 @@ int main(int argc, char **argv)
         n_max = 1;
     }
     Sweep sw = {.rounds = quick ? 2 : 5, .gemm_min_ms = quick ? 5.0 : 20.0,
-                .n_batches = quick ? 1 : 2};
+                .n_batches = quick ? 1 : 2, .cores = cores};
     sw.n_threads = thread_counts(n_max, sw.threads);
     print_header(&sw, cores, config);
     print_table_head();
