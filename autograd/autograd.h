@@ -84,6 +84,7 @@ typedef struct Graph {
     bool no_grad;         /* record nothing (inference) */
     bool training;        /* dropout active */
     bool lean;            /* with no_grad: keep only the final outputs (bertc_ag_set_lean) */
+    bool bf16;            /* mixed precision: Linear products in bf16 (bertc_ag_set_bf16) */
     Rng rng;              /* dropout draws come from here */
 } Graph;
 
@@ -96,6 +97,14 @@ void bertc_ag_graph_destroy(Graph *g);
 void bertc_ag_graph_reset(Graph *g);
 /* no_grad mode: ops still compute but record nothing; returns the old mode. */
 bool bertc_ag_set_no_grad(Graph *g, bool no_grad);
+/* Mixed precision (bf16 autocast), returning the old mode: every linear and
+ * linear_cross_entropy product, forward and backward (y = x w^T, dx = dy w,
+ * dw = dy^T x), reads its two operands rounded to bf16 and sums in float32
+ * (bertc_gemm_bf16); values, gradients, parameters and everything else stay
+ * float32: the master weights and Adam's moments are never rounded. For
+ * training on a CPU with a bf16 path (bertc_bgemm_isa() not scalar: on the
+ * scalar path it is correct but slower than float32). */
+bool bertc_ag_set_bf16(Graph *g, bool bf16);
 /* Lean inference, for a memory-bound target (a microcontroller): models that
  * support it keep only what their final outputs need. The BERT encoder
  * (zoo/models/bert_inference.c) then keeps no hidden_states.{i} and no attention maps (they are

@@ -59,6 +59,13 @@ void bertc_linear_cross_entropy_backward(Graph *g, Node *node);
 /* ops_fused.c */
 void bertc_add_layernorm_backward(Graph *g, Node *node);
 
+/* A Linear's product (ops_matmul.c; linear_cross_entropy's too): C =
+ * op(A) op(B) + beta C in float32 (bertc_gemm), or with bf16 operands and
+ * float32 sums when bf16 (the graph's mixed precision, bertc_gemm_bf16). */
+void bertc_ag_product(bool bf16, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                      float *C, int64_t ldc);
+
 /* Normalise a possibly negative dim (-1 = last) against ndim; fatal if out of
  * range, naming the op. */
 int bertc_ag_norm_dim(const char *op, int dim, int ndim);

@@ -51,6 +51,7 @@ typedef struct Lce {
     const float *w, *bias;  /* (V, H), (V) or NULL */
     int64_t H, V, Ha;       /* Ha = H + 1 with a bias (the column of ones), else H */
     float inv_n;            /* 1 / n */
+    bool bf16;              /* the graph's mixed precision (bertc_ag_set_bf16) */
     float *xa;              /* (R, Ha): [x_c | 1] */
     float *xs;              /* (R, Ha): s [x_c | 1] */
     float *z;               /* (R, V): logits in, e out */
@@ -79,7 +80,7 @@ static void lce_rows(void *ctx, int64_t begin, int64_t end)
 static void chunk_dx(const Lce *c, int64_t m, float *dx)
 {
     int64_t H = c->H;
-    bertc_gemm(false, false, m, H, c->V, 1.0f, c->z, c->V, c->w, H, 0.0f, dx, H);
+    bertc_ag_product(c->bf16, false, false, m, H, c->V, c->z, c->V, c->w, H, 0.0f, dx, H);
     for (int64_t r = 0; r < m; r++) {
         float *d = dx + r * H;
         const float *wt = c->w + (int64_t)c->t[r] * H;
@@ -97,7 +98,7 @@ static void chunk_dwb(const Lce *c, int64_t m, float beta, float *dwb)
     for (int64_t r = 0; r < m; r++)
         for (int64_t h = 0; h < Ha; h++)
             c->xs[r * Ha + h] = c->s[r] * c->xa[r * Ha + h];
-    bertc_gemm(true, false, c->V, Ha, m, 1.0f, c->z, c->V, c->xs, Ha, beta, dwb, Ha);
+    bertc_ag_product(c->bf16, true, false, c->V, Ha, m, c->z, c->V, c->xs, Ha, beta, dwb, Ha);
     for (int64_t r = 0; r < m; r++)
         bertc_kernel_axpy(dwb + (int64_t)c->t[r] * Ha, -c->inv_n, c->xa + r * Ha, Ha);
 }
@@ -159,7 +160,7 @@ static double lce_chunk(Lce *c, const LceGrads *k, const Var *x, const ITensor *
             c->xa[r * Ha + H] = 1.0f;
         c->t[r] = target->data[rows[r]];
     }
-    bertc_gemm(false, true, m, c->V, H, 1.0f, c->xa, Ha, c->w, H, 0.0f, c->z, c->V);
+    bertc_ag_product(c->bf16, false, true, m, c->V, H, c->xa, Ha, c->w, H, 0.0f, c->z, c->V);
     bertc_parallel_for(m, lce_rows, c);
     double total = 0.0;
     for (int64_t r = 0; r < m; r++)
@@ -182,7 +183,7 @@ Var *bertc_ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const IT
     Var *out = bertc_ag_result(g, 0, NULL, in, bias ? 3 : 2);
     bool grad = out->requires_grad && n > 0;
     Lce c = {.w = w->value.data, .bias = bias ? bias->value.data : NULL, .H = H, .V = V,
-             .Ha = bias ? H + 1 : H, .inv_n = 1.0f / (float)n};
+             .Ha = bias ? H + 1 : H, .inv_n = 1.0f / (float)n, .bf16 = g->bf16};
     /* Kept for the backward, each written in full by the chunks (no zeroing):
      * dx (n, H) and [dw | dbias] (V, Ha). Everything after the mark is scratch. */
     LceGrads *k = bertc_arena_alloc(g->step, sizeof *k);

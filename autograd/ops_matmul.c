@@ -127,6 +127,16 @@ static Var *linear_bf16(Var *out, Var **in, int n_in)
     return out;
 }
 
+void bertc_ag_product(bool bf16, bool trans_a, bool trans_b, int64_t M, int64_t N,
+                      int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                      float beta, float *C, int64_t ldc)
+{
+    if (bf16)
+        bertc_gemm_bf16(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else
+        bertc_gemm(trans_a, trans_b, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+
 /* linear: x (..., in), w (out, in), bias (out) -> y (..., out) = x w^T + bias,
  * the layout of torch.nn.Linear. x is viewed as (rows, in). */
 Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
@@ -154,8 +164,8 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
     if (w->packed)   /* the same sums as bertc_gemm on W, without packing W again */
         bertc_gemm_prepacked(false, rows, 1.0f, X->data, n_in, w->packed, 0.0f, y, n_out);
     else
-        bertc_gemm(false, true, rows, n_out, n_in, 1.0f, X->data, n_in, W->data, n_in, 0.0f, y,
-             n_out);
+        bertc_ag_product(g->bf16, false, true, rows, n_out, n_in, X->data, n_in, W->data, n_in,
+                         0.0f, y, n_out);
     if (bias)
         for (int64_t r = 0; r < rows; r++)
             bertc_kernel_add_inplace(y + r * n_out, bias->value.data, n_out);
@@ -174,12 +184,12 @@ void bertc_linear_backward(Graph *g, Node *node)
     if (x->requires_grad) {
         bool accumulate;
         float *dx = bertc_ag_grad_full(g, x, &accumulate);
-        bertc_gemm(false, false, rows, n_in, n_out, 1.0f, dy, n_out, w->value.data, n_in,
-             accumulate ? 1.0f : 0.0f, dx, n_in);
+        bertc_ag_product(g->bf16, false, false, rows, n_in, n_out, dy, n_out, w->value.data,
+                         n_in, accumulate ? 1.0f : 0.0f, dx, n_in);
     }
     if (w->requires_grad)
-        bertc_gemm(true, false, n_out, n_in, rows, 1.0f, dy, n_out, x->value.data, n_in, 1.0f,
-             bertc_ag_grad(g, w), n_in);
+        bertc_ag_product(g->bf16, true, false, n_out, n_in, rows, dy, n_out, x->value.data,
+                         n_in, 1.0f, bertc_ag_grad(g, w), n_in);
     if (bias && bias->requires_grad) {
         float *db = bertc_ag_grad(g, bias);
         for (int64_t r = 0; r < rows; r++)

@@ -47,6 +47,13 @@ bool bertc_ag_set_no_grad(Graph *g, bool no_grad)
     return old;
 }
 
+bool bertc_ag_set_bf16(Graph *g, bool bf16)
+{
+    bool old = g->bf16;
+    g->bf16 = bf16;
+    return old;
+}
+
 bool bertc_ag_set_lean(Graph *g, bool lean)
 {
     bool old = g->lean;

@@ -98,6 +98,10 @@ void cli_json_string(FILE *f, const char *s, size_t len);
 int cli_parse_threads(const char *value, int *n, BertcError *err);
 /* The command's --threads N, when given, as the thread count. */
 int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err);
+/* --bf16 (mixed-precision training): true when given and the CPU has a bf16
+ * path; given on a CPU without one, says so in one line on stderr ("...;
+ * training in float32") and returns false. */
+bool cli_apply_bf16(const CliCommand *c, const CliArgs *a);
 /* tokenize --max-len N: 1..CLI_MAX_LEN tokens. */
 #define CLI_MAX_LEN (1L << 20)
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);

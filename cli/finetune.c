@@ -51,6 +51,9 @@ static const CliOption finetune_options[] = {
     {"--nan-policy", "stop|skip", "stop", "a step with a non-finite loss or gradient: stop the "
                                           "run (the kept model stays), or skip the step"},
     {"--threads", "N", NULL, "worker threads"},
+    {"--bf16", NULL, NULL, "mixed precision: the Linear products in bf16 with float32 sums; "
+                           "weights, gradients and Adam stay float32 (needs AVX512_BF16, "
+                           "AMX-BF16 or Arm BF16; without, says so and trains in float32)"},
     {"--quiet", NULL, NULL, "no progress bar"},
 };
 
@@ -173,6 +176,7 @@ static int parse_args(const CliArgs *a, FinetuneOptions *o, BertcError *err)
         return bertc_errorf(err, "--nan-policy needs stop or skip, got '%s'",
                             bertc_shown(nan, shown));
     t->nan_policy = strcmp(nan, "skip") == 0 ? TRAIN_NAN_SKIP : TRAIN_NAN_STOP;
+    t->bf16 = cli_apply_bf16(&cli_cmd_finetune, a);
     return cli_apply_threads(&cli_cmd_finetune, a, err);
 }
 

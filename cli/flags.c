@@ -199,3 +199,14 @@ int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err)
     bertc_threads_set_count(n);
     return 0;
 }
+
+bool cli_apply_bf16(const CliCommand *c, const CliArgs *a)
+{
+    if (!cli_given(c, a, "--bf16"))
+        return false;
+    if (bertc_bgemm_isa() != BGEMM_ISA_SCALAR)
+        return true;
+    fprintf(stderr, "bertc %s: --bf16: this CPU has no bf16 instructions (AVX512_BF16, "
+                    "AMX-BF16 or Arm BF16); training in float32\n", c->name);
+    return false;
+}

@@ -248,3 +248,28 @@ Test(cli_messages, nan_outputs_from_a_zero_layer_norm_eps_are_refused, .timeout 
     expect_one_line(bertc(log, sizeof log, "run --model %s --inputs %s/in.st --output %s/o.st",
                           md, dir, dir), log, "run", want);
 }
+
+/* finetune --bf16 trains in mixed precision where the CPU has a bf16 path
+ * and keeps a float32 model; where it has none (forced here with
+ * BERTC_BF16_ISA=scalar) it says so in one line and trains in float32. */
+Test(cli_messages, bf16_training_runs_or_says_why_not, .timeout = 120)
+{
+    char train[400], log[8192];
+    snprintf(train, sizeof train, "%s/train.csv", dir);
+    sh("printf 'text,label\\nhello world,a\\ngood day,b\\nbad day,c\\nnice day,b\\n' > %s", train);
+    int rc = bertc(log, sizeof log, "finetune --model " SEQCLS " --train %s --eval %s --out "
+                   "%s/ft --steps 2 --quiet --bf16", train, train, dir);
+    cr_expect_eq(rc, 0, "%s", log);
+    bool has_bf16 = bertc_bgemm_isa() != BGEMM_ISA_SCALAR;
+    cr_expect(has_bf16 == !strstr(log, "no bf16 instructions"), "%s", log);
+    char st[600];
+    snprintf(st, sizeof st, "grep -q '\"dtype\": *\"F32\"' %s/ft/model.safetensors", dir);
+    cr_expect_eq(system(st), 0, "the model of a --bf16 run is float32");
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "BERTC_BF16_ISA=scalar %s finetune --model " SEQCLS " --train %s "
+             "--eval %s --out %s/ft2 --steps 1 --quiet --bf16", BERTC_CLI, train, train, dir);
+    rc = test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log);
+    cr_expect_eq(rc, 0, "%s", log);
+    cr_expect(strstr(log, "bertc finetune: --bf16: this CPU has no bf16 instructions") &&
+              strstr(log, "training in float32"), "%s", log);
+}

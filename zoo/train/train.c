@@ -641,6 +641,7 @@ static int prepare(Run *r, BertcError *err)
 static int run_steps(Run *r, BertcError *err)
 {
     r->g = bertc_ag_graph_create(1 << 20, r->opt->seed);
+    bertc_ag_set_bf16(r->g, r->opt->bf16);
     OptimizerConfig oc = bertc_optimizer_defaults(OPT_ADAMW, r->opt->lr);
     oc.weight_decay = r->opt->weight_decay;
     oc.no_decay_vectors = true;   /* HF Trainer: no decay on biases and LayerNorm */

@@ -113,6 +113,8 @@ typedef struct TrainOptions {
                                  killed there: no evaluation, no checkpoint beyond the
                                  periodic ones (0: run all steps) */
     bool quiet;               /* no progress output */
+    bool bf16;                /* mixed precision (bertc_ag_set_bf16): bf16 Linear products,
+                                 float32 weights, gradients and optimizer state */
     const char *loss_csv;     /* optional: "step,train_loss,eval_loss,metric" per eval */
     TrainNanPolicy nan_policy;/* default TRAIN_NAN_STOP */
     bool catch_signals;       /* SIGINT/SIGTERM end the run with a checkpoint
