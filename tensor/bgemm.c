@@ -6,7 +6,8 @@
  * bertc_bgemm_dot2, the AMX model, the oracle bertc_bgemm_reference, the
  * scalar micro-kernel), the choice of path, the packing of W and the blocked
  * driver. The AVX512_BF16 micro-kernel lives in tensor/bgemm_avx512bf16.c,
- * the AMX-BF16 one in tensor/bgemm_amx.c.
+ * the AMX-BF16 one in tensor/bgemm_amx.c, the NEON BFDOT one in
+ * tensor/bgemm_neon.c (its lane, bertc_bgemm_bfdot2: tensor/bgemm_bfdot.c).
  *
  * The driver, for W packed in panels of NR = 48 channels:
  *
@@ -22,7 +23,8 @@
  * group of panels) work items from a shared counter, as in tensor/qgemm.c.
  * Each entry of Y is computed by one tile in one fixed order, so Y is
  * bitwise the same with any thread count, and on the paths of one
- * arithmetic (scalar and avx512bf16; amxbf16 has its own, tensor/kernels.h). */
+ * arithmetic (scalar and avx512bf16; amxbf16 and neonbf16 have their own,
+ * tensor/kernels.h). */
 #include "tensor/bgemm_internal.h"
 #include "tensor/isa_internal.h"
 #include "tensor/scratch_internal.h"
@@ -137,6 +139,15 @@ static float dot_vdpbf16ps(const float *a, const uint16_t *w, int64_t K)
     return acc;
 }
 
+/* y[i][j] without bias, BFDOT's order: one lane per pair, in k order. */
+static float dot_bfdot(const float *a, const uint16_t *w, int64_t K)
+{
+    float acc = 0.0f;
+    for (int64_t k = 0; k < K; k += 2)
+        acc = bertc_bgemm_bfdot2(acc, a_at(a, K, k), a_at(a, K, k + 1), w[k], at(w, K, k + 1));
+    return acc;
+}
+
 /* One product as the AMX model reads it: daz inputs, the float32 product
  * (exact for bf16 inputs that neither overflow nor underflow), ftz. */
 static float amx_product(uint16_t a, uint16_t w)
@@ -173,7 +184,9 @@ void bertc_bgemm_reference_for(BgemmIsa isa, int64_t M, const float *A, int64_t 
                                float *C, int64_t ldc)
 {
     float (*dot)(const float *, const uint16_t *, int64_t) =
-        isa == BGEMM_ISA_AMXBF16 ? dot_amx : dot_vdpbf16ps;
+        isa == BGEMM_ISA_AMXBF16     ? dot_amx
+        : isa == BGEMM_ISA_NEONBF16 ? dot_bfdot
+                                    : dot_vdpbf16ps;
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
             float acc = dot(A + i * lda, W + j * K, K);
@@ -282,6 +295,13 @@ static const BgemmPath bgemm_paths[BGEMM_ISA_COUNT] = {
         .kernel = &bertc_bgemm_kernel_amxbf16,
 #endif
     },
+    [BGEMM_ISA_NEONBF16] = {
+        .name = "neonbf16",
+#if defined(BGEMM_HAVE_NEONBF16)
+        .detect = bertc_bgemm_neon_has_bf16,
+        .kernel = &bertc_bgemm_kernel_neonbf16,
+#endif
+    },
 };
 
 const char *bertc_bgemm_isa_name(BgemmIsa isa)
@@ -341,7 +361,8 @@ BgemmIsa bertc_bgemm_isa(void)
         BgemmIsa isa;
         if (env && *env) {
             if (!bertc_bgemm_isa_from_name(env, &isa))
-                bertc_fatal("BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16, amxbf16", env);
+                bertc_fatal("BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16, amxbf16, "
+                            "neonbf16", env);
             bertc_bgemm_set_isa(isa);
         }
         env_read = true;

@@ -74,6 +74,7 @@ static const IsaPath isa_table[] = {
         .gemm = &bertc_gemm_kernel_neon,
         .rows = &bertc_row_kernels_neon,
         .int8 = {QGEMM_ISA_NEONDOT, QGEMM_ISA_NEON},
+        .bf16 = {BGEMM_ISA_NEONBF16},
 #endif
     },
     {
@@ -160,7 +161,7 @@ int bertc_check_env(BertcError *err)
     BgemmIsa bisa;
     if (bf16 && *bf16 && !bertc_bgemm_isa_from_name(bf16, &bisa))
         return bertc_errorf(err, "BERTC_BF16_ISA=%s: expected one of scalar, avx512bf16, "
-                            "amxbf16", bf16);
+                            "amxbf16, neonbf16", bf16);
     if (bf16 && *bf16 && !bertc_bgemm_isa_supported(bisa))
         return bertc_errorf(err, "BERTC_BF16_ISA=%s: this CPU (or this build) cannot run that "
                             "bf16 path; unset BERTC_BF16_ISA for the best one", bf16);
