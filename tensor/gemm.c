@@ -171,6 +171,17 @@ static void pack_b_panel(const GemmKernel *kr, const GemmArgs *g, int64_t j0, in
 /* ------------------------------------------------------------------------ */
 
 static SCRATCH_THREAD_LOCAL ScratchBuffer pack_a_buffer, pack_b_buffer;
+/* The pack buffers of chunk c of a threaded GEMM: whichever thread runs
+ * chunk c uses slot c's. The pool hands chunks to whichever thread comes
+ * first (tensor/threads.c), so with per-thread buffers a worker that was
+ * late for a GEMM's first call would allocate in a later one; per chunk,
+ * every buffer a GEMM needs is taken in its first call. Only the pool's
+ * owner runs threaded GEMMs, so a slot serves one thread at a time; a GEMM
+ * run serially in its caller (one thread, or nested in another job's chunk)
+ * uses that thread's own buffers above. */
+#if !defined(BERTC_NO_THREADS)
+static ScratchBuffer chunk_a_buffer[THREADS_MAX], chunk_b_buffer[THREADS_MAX];
+#endif
 static Arena *pack_arena;   /* bertc_gemm_set_pack_arena; NULL: the heap */
 
 void bertc_gemm_set_pack_arena(Arena *a)
@@ -303,21 +314,29 @@ static void block_rows(const GemmPlan *pl, const KcBlock *blk, int64_t ic, int64
     }
 }
 
-/* This thread's pack buffers, sized for the whole of C rather than for one
- * tile, and taken before any tile: a thread takes different tiles (or none)
+/* The pack buffers of chunk `chunk` of the pool's job (-1: a serial GEMM,
+ * the calling thread's own), sized for the whole of C rather than for one
+ * tile, and taken before any tile: a chunk takes different tiles (or none)
  * from call to call, and its buffers must not grow in a later call. With
  * one A block (b_one_panel) op(B) needs one panel's room, KC x NR, not
  * KC x NC: what keeps a bare-metal GEMM's buffers at the size of its
  * shapes (a 64 x 64 Linear at M = 1: 2 KB instead of 16). */
-static void tile_buffers(const GemmPlan *pl, float **a_block, float **b_block)
+static void tile_buffers(const GemmPlan *pl, int64_t chunk, float **a_block, float **b_block)
 {
     const GemmKernel *kr = pl->kr;
     const GemmArgs *g = pl->g;
     int64_t kc_max = min64(kr->kc, g->K);
     int64_t mc_max = ceil_div(min64(kr->mc, g->M), kr->mr) * kr->mr;
     int64_t nc_max = pl->b_one_panel ? kr->nr : ceil_div(min64(kr->nc, g->N), kr->nr) * kr->nr;
-    *a_block = pack_buffer_get(&pack_a_buffer, (size_t)(mc_max * kc_max));
-    *b_block = pl->pre ? NULL : pack_buffer_get(&pack_b_buffer, (size_t)(nc_max * kc_max));
+    ScratchBuffer *a = &pack_a_buffer, *b = &pack_b_buffer;
+#if !defined(BERTC_NO_THREADS)
+    if (chunk >= 0)
+        a = &chunk_a_buffer[chunk], b = &chunk_b_buffer[chunk];
+#else
+    (void)chunk;
+#endif
+    *a_block = pack_buffer_get(a, (size_t)(mc_max * kc_max));
+    *b_block = pl->pre ? NULL : pack_buffer_get(b, (size_t)(nc_max * kc_max));
 }
 
 /* C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1],
@@ -396,11 +415,12 @@ static void tile_worker(void *ctx, int64_t begin, int64_t end)
 {
     GemmPlan *pl = ctx;
     float *a_block, *b_block;
-    tile_buffers(pl, &a_block, &b_block);
     if (begin == 0 && end == pl->threads) {
+        tile_buffers(pl, -1, &a_block, &b_block);
         gemm_tile(pl, a_block, b_block, 0, pl->g->M, 0, pl->g->N);
         return;
     }
+    tile_buffers(pl, begin, &a_block, &b_block);  /* a chunk of the pool is one index */
     int64_t tiles = (int64_t)pl->tm * pl->tn;
     for (int64_t t; (t = work_counter_next(&pl->next)) < tiles;) {
         int64_t i0, i1, j0, j1;

@@ -513,10 +513,12 @@ void bertc_threads_set_count(int n);        /* clamped to 1..THREADS_MAX */
 /* A thread count given as text (--threads, BERTC_THREADS): a whole number
  * from 1 to THREADS_MAX into *n, else false. */
 bool bertc_threads_parse_count(const char *text, int *n);
-/* Calls fn(ctx, begin, end) on contiguous chunks covering [0, n), one chunk
- * per thread (at most bertc_threads_count() chunks), and returns when all are done.
- * The caller runs the first chunk. Called from inside a chunk, it runs the
- * whole range serially in the caller (nesting is safe). */
+/* Calls fn(ctx, begin, end) on contiguous chunks covering [0, n), at most
+ * bertc_threads_count() chunks, and returns when all are done. The caller and
+ * the pool's workers take the chunks in turn, so any thread may run any
+ * chunk (the caller all of them, when the workers are slow to wake): fn must
+ * not depend on which thread runs it. Called from inside a chunk, it runs
+ * the whole range serially in the caller (nesting is safe). */
 void bertc_parallel_for(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 
 #endif /* BERTC_TENSOR_KERNELS_H */

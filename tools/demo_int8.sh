@@ -1,12 +1,14 @@
 #!/bin/sh
 # tools/demo_int8.sh BUILD — `make demo-int8`: the demo classifier's held-out
-# accuracy in float32 and int8 (docs/quantization.md), both measured by the
-# CLI on the same texts.
+# accuracy in float32, int8 and bf16 (docs/quantization.md), all measured by
+# the CLI on the same texts.
 #
 #   1. the demo model: BUILD/demo, the model directory `make demo` saves
 #      (config.json with the topic names, model.safetensors, vocab.txt),
 #      trained by `make demo` when absent;
-#   2. BUILD/demo-int8/int8 = `bertc quantize` of it;
+#   2. BUILD/demo-int8/int8 = `bertc quantize` of it, BUILD/demo-int8/bf16 =
+#      `bertc quantize --dtype bf16` (run on the CPU's bf16 path, `bertc
+#      version` names it; the scalar oracle where the CPU has none);
 #   3. the held-out texts: the last 20 % of data/topics.tsv, as the demo
 #      splits it (examples/topics.c: n_train = n * 4 / 5);
 #   4. `bertc predict --max-len 64` (the demo's length) with each model; a
@@ -24,6 +26,7 @@ fi
 
 mkdir -p "$OUT"
 "$BERTC" quantize --model "$DEMO" --out "$OUT/int8" --force
+"$BERTC" quantize --model "$DEMO" --out "$OUT/bf16" --dtype bf16 --force
 
 n=$(wc -l < data/topics.tsv)
 first=$((n * 4 / 5 + 1))
@@ -41,6 +44,7 @@ accuracy() {
 
 fp32=$(accuracy "$DEMO" fp32)
 int8=$(accuracy "$OUT/int8" int8)
+bf16=$(accuracy "$OUT/bf16" bf16)
 set -- $fp32
 echo "held-out accuracy, float32: $1 % ($2 of $3)"
 fp=$1
@@ -48,3 +52,7 @@ set -- $int8
 echo "held-out accuracy, int8:    $1 % ($2 of $3)"
 awk -v a="$fp" -v b="$1" 'BEGIN { d = b - a; printf "int8 - float32: %+.1f points (%s)\n", d,
     (d >= -1 && d <= 1) ? "within 1 point" : "MORE than 1 point apart" }'
+set -- $bf16
+echo "held-out accuracy, bf16:    $1 % ($2 of $3; bf16 path $("$BERTC" version | sed -n 's/.*bf16[ _]path[: ]*\([a-z0-9]*\).*/\1/p'))"
+awk -v a="$fp" -v b="$1" 'BEGIN { d = b - a; printf "bf16 - float32: %+.1f points (%s)\n", d,
+    (d >= -0.5 && d <= 0.5) ? "within 0.5 point" : "MORE than 0.5 point apart" }'
