@@ -32,10 +32,19 @@
 # - The MLM step has two PyTorch variants: HF's (the LM head on every
 #   position) and torchM, the LM head on the labelled positions only, as
 #   bertc runs it: speedM compares the same work.
-# - int8_ms, speedQ, cos: bertc's int8 inference (bertc quantize's scheme,
-#   applied in memory by build/bench/forward --int8, which times float32 and
-#   int8 in turn in one process): speedQ is float32 / int8 time in that
-#   process, cos the cosine of last_hidden_state to float32.
+# - The int8 and bf16 table. int8_ms, bf16_ms: bertc's int8 and bf16
+#   inference (bertc quantize's schemes, applied in memory by
+#   build/bench/forward --int8 / --bf16, which time float32 and the copy in
+#   turn in one process); speedQ, speedB are float32 / copy time in that
+#   process, cosQ, cosB the cosine of last_hidden_state to float32.
+# - ORT's int8 (ortQ): tools/quantize_onnx_int8.py turns the same ONNX export
+#   into ORT's dynamic-quantisation graphs with bertc's per-channel int8
+#   weights (variants tensor, channel, dqmm, qattention: DynamicQuantizeLinear
+#   + MatMulInteger, which ORT fuses, its DynamicQuantizeMatMul, and
+#   QAttention); one probe run per variant at both optimisation levels picks
+#   the fastest (ortQ_var/level), which the pairs then time. ortQcos is its
+#   last_hidden_state cosine to bertc's float32 forward on the same ids.
+#   speedQO = ortQ_ms / int8_ms; speedBO = ort_ms (ORT float32) / bf16_ms.
 #
 # Cases (issues 7 and 16): BERT-base forward 1x128 and 8x128 at 1 and 2
 # threads; the MLM training step (AdamW, dropout on) of L2/H128, L4/H256 and
@@ -85,9 +94,32 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
     fi
 fi
 [ -n "$ORT" ] || echo "compare.sh: no ONNX Runtime (needs node, npm and python3-torch's onnx export)" >&2
-ort() { NODE_PATH="$ORT_DIR/node_modules" node bench/ort_forward.js --model "$TMP/onnx/model.onnx" "$@"; }
+# ort_model MODEL ARGS: bench/ort_forward.js on MODEL; ort ARGS: on the float32 export.
+ort_model() { m=$1; shift; NODE_PATH="$ORT_DIR/node_modules" node bench/ort_forward.js --model "$m" "$@"; }
+ort() { ort_model "$TMP/onnx/model.onnx" "$@"; }
 WEIGHTS=""
 [ -n "$ORT" ] && WEIGHTS="--weights $TMP/onnx/model.safetensors"
+# ORT's int8 graphs of the same weights (int8-VARIANT.onnx).
+QVARIANTS=""
+if [ -n "$ORT" ]; then
+    QVARIANTS=$(/usr/bin/python3 tools/quantize_onnx_int8.py --model "$TMP/onnx/model.onnx" \
+        --out "$TMP/onnx" | awk '$1 == "variant" { print $2 }' | tr '\n' ' ') ||
+        echo "compare.sh: tools/quantize_onnx_int8.py failed; no ORT int8 column" >&2
+fi
+
+# best_ort_int8 SHAPE THREADS: "VARIANT LEVEL", ORT's fastest int8 graph and
+# optimisation level (one probe run of each variant at both levels).
+best_ort_int8() {
+    best="- -" best_ms=""
+    for v in $QVARIANTS; do
+        out=$(ort_model "$TMP/onnx/int8-$v.onnx" $1 --threads "$2" --level probe || true)
+        ms=$(field median_ms "$out") lv=$(field best_level "$out")
+        if [ -n "$ms" ] && { [ -z "$best_ms" ] || awk -v a="$ms" -v b="$best_ms" 'BEGIN { exit !(a < b) }'; }; then
+            best="$v $lv" best_ms=$ms
+        fi
+    done
+    echo "$best"
+}
 
 # best_torch_setting THREADS PY_ARGS: "TORCH BLAS", PyTorch's fastest split of
 # THREADS cores between its two thread pools (one probe run each).
@@ -111,9 +143,10 @@ forward_case() {
     B=$1 S=$2 t=$3 iters=$4
     shape="--batch $B --seq $S --iters $iters"
     set -- $(best_torch_setting "$t" "forward --config $MODEL_CFG $shape")
-    tt=$1 bt=$2 level=- diff=-
+    tt=$1 bt=$2 level=- diff=- qvar=- qlevel=- qcos=-
     [ -n "$ORT" ] && level=$(field best_level "$(ort $shape --threads "$t" --level probe)")
-    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/o"; : > "$TMP/q"
+    [ -n "$QVARIANTS" ] && set -- $(best_ort_int8 "$shape" "$t") && qvar=$1 qlevel=$2
+    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/o"; : > "$TMP/q"; : > "$TMP/b"; : > "$TMP/oq"
     i=0
     while [ $i -lt "$PAIRS" ]; do
         dump=""
@@ -125,7 +158,19 @@ forward_case() {
         # turn in one process, so speedQ compares the two in the same run.
         q=$(BERTC_THREADS=$t "$BUILD/bench/forward" --config "$MODEL_CFG" $WEIGHTS $shape --threads "$t" \
             --int8 | grep '^forward-int8')
-        echo "$(field median_ms "$q") $(field speedup "$q") $(field cosine "$q")" >> "$TMP/q"
+        echo "$(field median_ms "$q") $(field speedup "$q") $(field cosine "$q") $(field peak_rss_mib "$q")" >> "$TMP/q"
+        b=$(BERTC_THREADS=$t "$BUILD/bench/forward" --config "$MODEL_CFG" $WEIGHTS $shape --threads "$t" \
+            --bf16 | grep '^forward-bf16')
+        echo "$(field median_ms "$b") $(field speedup "$b") $(field cosine "$b") $(field peak_rss_mib "$b")" >> "$TMP/b"
+        if [ "$qvar" != - ]; then
+            check=""
+            [ $i = 0 ] && check="--check $TMP/d"
+            oq=$(ort_model "$TMP/onnx/int8-$qvar.onnx" $shape --threads "$t" --level "$qlevel" $check)
+            [ $i = 0 ] && qcos=$(field cosine_vs_bertc "$oq")
+            record "$TMP/oq" "$oq"
+        else
+            echo "0 0 0" >> "$TMP/oq"
+        fi
         if [ -n "$ORT" ]; then
             check=""
             [ $i = 0 ] && check="--check $TMP/d"
@@ -140,11 +185,18 @@ forward_case() {
     awk -v l="forward bert-base ${B}x$S" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v pm="$(col "$TMP/p" 1)" \
         -v om="$(col "$TMP/o" 1)" -v cr="$(col "$TMP/c" 2)" -v pr="$(col "$TMP/p" 2)" \
         -v orss="$(col "$TMP/o" 2)" -v cc="$(col "$TMP/c" 3)" -v pc="$(col "$TMP/p" 3)" \
-        -v oc="$(col "$TMP/o" 3)" -v ts="${tt}x$bt" -v lv="$level" -v d="$diff" \
-        -v qm="$(col "$TMP/q" 1)" -v qs="$(col "$TMP/q" 2)" -v qc="$(col "$TMP/q" 3)" 'BEGIN {
-        printf "%-24s %2d %8.1f %8.1f %8.1f %6.2fx %6.2fx %8.0f %8.0f %7.0f %5.2f %5.2f %5.2f %9s %9s %8s %8.1f %6.2fx %8.6f\n",
-               l, t, cm, pm, om, pm / cm, (om > 0 ? om / cm : 0), cr, pr, orss, cc, pc, oc, ts, lv, d,
-               qm, qs, qc }'
+        -v oc="$(col "$TMP/o" 3)" -v ts="${tt}x$bt" -v lv="$level" -v d="$diff" 'BEGIN {
+        printf "%-24s %2d %8.1f %8.1f %8.1f %6.2fx %6.2fx %8.0f %8.0f %7.0f %5.2f %5.2f %5.2f %9s %9s %8s\n",
+               l, t, cm, pm, om, pm / cm, (om > 0 ? om / cm : 0), cr, pr, orss, cc, pc, oc, ts, lv, d }'
+    # The int8 / bf16 row, printed after the float32 table.
+    awk -v l="forward bert-base ${B}x$S" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v om="$(col "$TMP/o" 1)" \
+        -v qm="$(col "$TMP/q" 1)" -v qs="$(col "$TMP/q" 2)" -v qc="$(col "$TMP/q" 3)" \
+        -v qr="$(col "$TMP/q" 4)" -v oqm="$(col "$TMP/oq" 1)" -v oqr="$(col "$TMP/oq" 2)" \
+        -v qv="$qvar/$qlevel" -v oqc="$qcos" -v bm="$(col "$TMP/b" 1)" -v bs="$(col "$TMP/b" 2)" \
+        -v bc="$(col "$TMP/b" 3)" -v br="$(col "$TMP/b" 4)" 'BEGIN {
+        printf "%-24s %2d %8.1f %8.1f %8.1f %8.1f %6.2fx %6.2fx %18s %8.6f %8s %8.1f %6.2fx %6.2fx %8.6f %8.0f %8.0f %8.0f\n",
+               l, t, cm, om, qm, oqm, qs, (oqm > 0 ? oqm / qm : 0), qv, qc, oqc, bm, bs,
+               (om > 0 ? om / bm : 0), bc, qr, oqr, br }' >> "$TMP/rows_q"
 }
 
 # train_case L H THREADS: one row of the training table.
@@ -153,15 +205,25 @@ train_case() {
     args="--config $BASE --layers $L --hidden $H --batch 8 --seq 128 --steps 5"
     set -- $(best_torch_setting "$t" "train $args")
     tt=$1 bt=$2
-    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/m"
+    : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/m"; : > "$TMP/cb"; : > "$TMP/mb"
     i=0
     while [ $i -lt "$PAIRS" ]; do
         c=$(BERTC_THREADS=$t "$BUILD/bench/train" $args --threads "$t")
         p=$(torch train $args --threads "$tt" --blas-threads "$bt")
         m=$(torch train $args --threads "$tt" --blas-threads "$bt" --lm-head masked)
+        cb=$(BERTC_THREADS=$t "$BUILD/bench/train" $args --threads "$t" --bf16)
+        mb=$(torch train $args --threads "$tt" --blas-threads "$bt" --lm-head masked --autocast bf16)
         record "$TMP/c" "$c"; record "$TMP/p" "$p"; record "$TMP/m" "$m"
+        record "$TMP/cb" "$cb"; record "$TMP/mb" "$mb"
         i=$((i + 1))
     done
+    # The mixed-precision row, printed after the float32 table.
+    awk -v l="train MLM L$L/H$H 8x128" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v mm="$(col "$TMP/m" 1)" \
+        -v bm="$(col "$TMP/cb" 1)" -v mbm="$(col "$TMP/mb" 1)" -v br="$(col "$TMP/cb" 2)" \
+        -v mbr="$(col "$TMP/mb" 2)" -v bc="$(col "$TMP/cb" 3)" -v mbc="$(col "$TMP/mb" 3)" \
+        -v ts="${tt}x$bt" 'BEGIN {
+        printf "%-24s %2d %8.1f %9.1f %8.1f %10.1f %6.2fx %6.2fx %6.2fx %8.0f %10.0f %5.2f %5.2f %9s\n",
+               l, t, cm, mm, bm, mbm, cm / bm, mm / cm, mbm / bm, br, mbr, bc, mbc, ts }' >> "$TMP/rows_b"
     awk -v l="train MLM L$L/H$H 8x128" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v pm="$(col "$TMP/p" 1)" \
         -v mm="$(col "$TMP/m" 1)" -v cr="$(col "$TMP/c" 2)" -v pr="$(col "$TMP/p" 2)" \
         -v mr="$(col "$TMP/m" 2)" -v cc="$(col "$TMP/c" 3)" -v pc="$(col "$TMP/p" 3)" \
@@ -179,11 +241,11 @@ echo "$TORCH_INFO" | sed -n '2,$p' | grep -E '^(ATen parallel backend|MKL|OpenMP
 if [ -n "$ORT" ]; then
     echo "ORT: onnxruntime-node $(cd "$ORT_DIR" && node -p "require('onnxruntime-node/package.json').version") (CPU EP, MLAS), intraOpNumThreads = thr, level as ort_level"
 fi
+echo "bertc bf16: path $(field bf16_isa "$(BERTC_THREADS=1 "$BUILD/bench/forward" --config "$MODEL_CFG" --layers 1 --hidden 768 --batch 1 --seq 8 --iters 1 --bf16 | grep '^forward-bf16')"), int8: path $(field int8_isa "$(BERTC_THREADS=1 "$BUILD/bench/forward" --config "$MODEL_CFG" --layers 1 --hidden 768 --batch 1 --seq 8 --iters 1 --int8 | grep '^forward-int8')")"
 echo
-echo "int8: build/bench/forward --int8 (float32, then its int8 copy, timed in turn in one process); speedQ = its float32 / int8 time, cos = last_hidden_state cosine"
-printf "%-24s %2s %8s %8s %8s %7s %7s %8s %8s %7s %5s %5s %5s %9s %9s %8s %8s %7s %8s\n" case thr bertc_ms \
-    torch_ms ort_ms speedT speedO bertcMiB torchMiB ortMiB c_cpu t_cpu o_cpu torch_set ort_level ort_diff \
-    int8_ms speedQ cos
+printf "%-24s %2s %8s %8s %8s %7s %7s %8s %8s %7s %5s %5s %5s %9s %9s %8s\n" case thr bertc_ms \
+    torch_ms ort_ms speedT speedO bertcMiB torchMiB ortMiB c_cpu t_cpu o_cpu torch_set ort_level ort_diff
+: > "$TMP/rows_q"
 for BS in "1 128 5" "8 128 3"; do
     set -- $BS
     for t in 1 2; do
@@ -192,8 +254,15 @@ for BS in "1 128 5" "8 128 3"; do
     done
 done
 echo
+echo "int8 and bf16 (bertc: build/bench/forward --int8 / --bf16, float32 and the copy timed in turn in one process; ORT int8: its fastest variant/level)"
+printf "%-24s %2s %8s %8s %8s %8s %7s %7s %18s %8s %8s %8s %7s %7s %8s %8s %8s %8s\n" case thr fp32_ms \
+    ort_ms int8_ms ortQ_ms speedQ speedQO ortQ_var/level cosQ ortQcos bf16_ms speedB speedBO cosB \
+    int8MiB ortQMiB bf16MiB
+cat "$TMP/rows_q"
+echo
 printf "%-24s %2s %8s %8s %9s %7s %7s %8s %8s %9s %5s %5s %5s %9s\n" case thr bertc_ms \
     torch_ms torchM_ms speedT speedM bertcMiB torchMiB torchMMiB c_cpu t_cpu m_cpu torch_set
+: > "$TMP/rows_b"
 for size in "2 128" "4 256" "4 512"; do
     set -- $size
     for t in 1 2; do
@@ -201,3 +270,9 @@ for size in "2 128" "4 256" "4 512"; do
         set -- $size
     done
 done
+echo
+echo "mixed precision (bertc: bench/train --bf16, path $(field precision "$(BERTC_THREADS=1 "$BUILD/bench/train" --config "$BASE" --layers 1 --hidden 64 --batch 1 --seq 8 --steps 1 --bf16)"); PyTorch: torch.autocast(\"cpu\", bfloat16), masked head)"
+echo "speedBF = bertc fp32 / bertc bf16; speedM = torchM fp32 / bertc fp32; speedMB = torchM bf16 / bertc bf16"
+printf "%-24s %2s %8s %9s %8s %10s %7s %7s %7s %8s %10s %5s %5s %9s\n" case thr bertc_ms torchM_ms \
+    bf16_ms torchMB_ms speedBF speedM speedMB bf16MiB torchMBMiB c_cpu m_cpu torch_set
+cat "$TMP/rows_b"

@@ -17,7 +17,10 @@
 // process and prints "best_level NAME" (compare.sh then times the faster in
 // processes of their own, so the RSS is one session's). --check PREFIX runs
 // the inputs build/bench/forward --dump wrote (PREFIX.ids, int32) and prints
-// the max |ORT - bertc| over last_hidden_state (PREFIX.hidden, float32).
+// the max |ORT - bertc| over last_hidden_state (PREFIX.hidden, float32) and
+// the cosine of the two (over the whole tensor, as build/bench/forward's
+// int8 and bf16 cosine), so an int8 graph's rounding is measured against
+// bertc's float32 forward of the same weights.
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
@@ -102,10 +105,14 @@ function checkAgainstBertc(prefix, hidden) {
     console.error(`ort_forward: ${prefix}.hidden holds ${ref.length} floats, ORT gave ${hidden.length}`);
     process.exit(1);
   }
-  let worst = 0;
-  for (let i = 0; i < ref.length; i++)
+  let worst = 0, dot = 0, nr = 0, nh = 0;
+  for (let i = 0; i < ref.length; i++) {
     worst = Math.max(worst, Math.abs(ref[i] - hidden[i]));
-  return worst;
+    dot += ref[i] * hidden[i];
+    nr += ref[i] * ref[i];
+    nh += hidden[i] * hidden[i];
+  }
+  return {worst, cosine: dot / Math.sqrt(nr * nh)};
 }
 
 async function main() {
@@ -121,7 +128,11 @@ async function main() {
       best = r;
   }
   const rss = process.resourceUsage().maxRSS / 1024;
-  const check = a.check ? ` max_abs_diff_vs_bertc ${checkAgainstBertc(a.check, best.hidden).toExponential(2)}` : '';
+  let check = '';
+  if (a.check) {
+    const c = checkAgainstBertc(a.check, best.hidden);
+    check = ` max_abs_diff_vs_bertc ${c.worst.toExponential(2)} cosine_vs_bertc ${c.cosine.toFixed(6)}`;
+  }
   console.log(`forward ort B=${a.batch} S=${a.seq} threads=${a.threads} level=${best.level} ` +
               `median_ms ${best.median.toFixed(2)} min_ms ${best.min.toFixed(2)} ` +
               `peak_rss_mib ${rss.toFixed(1)} cores_used ${best.cores.toFixed(2)}${check} ` +

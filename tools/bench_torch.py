@@ -4,7 +4,7 @@
     tools/bench_torch.py forward --config C.json [--batch B] [--seq S] [--threads N]
                                  [--blas-threads N] [--iters K] [--layers L --hidden H]
     tools/bench_torch.py train   --config C.json [...same...] [--steps K]
-                                 [--lm-head all|masked]
+                                 [--lm-head all|masked] [--autocast bf16]
 
 The same work as the C benches, on the models of tools/bert_ref.py (SPEC 6.1
 written in PyTorch, no transformers): random weights (HF init), random ids in
@@ -14,7 +14,10 @@ BertForMaskedLM step in training mode with dropout where HF puts it, CE over
 the 15% labelled positions, backward, AdamW, zero_grad. --lm-head all (the
 default, as HF) runs the LM head on every position and drops the unlabelled
 ones in the loss; --lm-head masked runs it on the labelled rows only, as
-bertc does, so the ratio compares the same work. One warm-up, then K
+bertc does, so the ratio compares the same work. --autocast bf16 runs the
+step's forward under torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's
+mixed precision (bf16 matmuls, float32 master weights and AdamW), the
+counterpart of bench/train --bf16. One warm-up, then K
 timed iterations; prints one line in the C benches' format, peak RSS of the
 whole Python process included (the interpreter and libtorch are part of what
 a PyTorch user pays).
@@ -80,6 +83,14 @@ def blas_core():
         return "-"
 
 
+def lm_head(pred, x, E):
+    """bert_ref.py's LMHead.forward; the LayerNorm's input cast to float32
+    (a no-op without autocast): torch 1.13's CPU autocast leaves layer_norm
+    uncast, and a bf16 GELU output with float32 weights fails."""
+    t = pred.transform.LayerNorm(pred.act(pred.transform.dense(x)).float())
+    return t @ E.t() + pred.bias
+
+
 def mlm_train_loss(m, c, ids, mask, types, labels, masked_head=False):
     """BertForMaskedLM of bert_ref.py with HF's dropouts (p = the config's).
     masked_head: the LM head on the labelled rows only (bertc's way)."""
@@ -100,10 +111,11 @@ def mlm_train_loss(m, c, ids, mask, types, labels, masked_head=False):
     if masked_head:
         keep = labels.view(-1) != -100
         rows = x.reshape(-1, x.shape[-1])[keep]
-        logits = m.cls.predictions(rows, b.embeddings.word_embeddings.weight)
-        return F.cross_entropy(logits, labels.view(-1)[keep])
-    logits = m.cls.predictions(x, b.embeddings.word_embeddings.weight)
-    return F.cross_entropy(logits.view(-1, c["vocab_size"]), labels.view(-1), ignore_index=-100)
+        logits = lm_head(m.cls.predictions, rows, b.embeddings.word_embeddings.weight)
+        return F.cross_entropy(logits.float(), labels.view(-1)[keep])
+    logits = lm_head(m.cls.predictions, x, b.embeddings.word_embeddings.weight)
+    return F.cross_entropy(logits.float().view(-1, c["vocab_size"]), labels.view(-1),
+                           ignore_index=-100)
 
 
 def main():
@@ -111,6 +123,7 @@ def main():
     ap.add_argument("mode", choices=["forward", "train", "info"])
     ap.add_argument("--config")
     ap.add_argument("--lm-head", choices=["all", "masked"], default="all")
+    ap.add_argument("--autocast", choices=["off", "bf16"], default="off")
     ap.add_argument("--batch", type=int, default=None)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--threads", type=int, default=0)
@@ -159,15 +172,16 @@ def main():
                 cpu0, wall0 = time.process_time(), time.perf_counter()
             ids, mask, types, labels = batch(c, B, S, gen)
             t0 = time.perf_counter()
-            loss = mlm_train_loss(m, c, ids, mask, types, labels, a.lm_head == "masked")
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+                loss = mlm_train_loss(m, c, ids, mask, types, labels, a.lm_head == "masked")
             loss.backward()
             opt.step()
             opt.zero_grad()
             if it:
                 times.append((time.perf_counter() - t0) * 1e3)
         med = sorted(times)[len(times) // 2]
-        extra = " tokens_per_s %.0f loss %.4f lm_head %s" % (B * S / (med * 1e-3), loss.item(),
-                                                            a.lm_head)
+        extra = " tokens_per_s %.0f loss %.4f lm_head %s autocast %s" % (
+            B * S / (med * 1e-3), loss.item(), a.lm_head, a.autocast)
     cores = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
     times.sort()
     n = len(times)
