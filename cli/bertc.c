@@ -412,7 +412,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bertc: %s\n", err.msg);
         return 1;
     }
+    cli_mpi_start(&argc, &argv);   /* the MPI build under mpirun: this rank */
     int status = run_command(argc, argv);
     bertc_catch_end(&guard);
-    return status;
+    return cli_mpi_finish(status);
 }

@@ -102,6 +102,21 @@ int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err);
  * path; given on a CPU without one, says so in one line on stderr ("...;
  * training in float32") and returns false. */
 bool cli_apply_bf16(const CliCommand *c, const CliArgs *a);
+/* ---- cli/mpi.c: data-parallel training (make mpi, docs/distributed.md) ---- */
+
+/* MPI_Init when this is the MPI build started by mpirun on 2+ ranks; else
+ * nothing. main calls it first and returns cli_mpi_finish(its status),
+ * which ends the whole job at once (MPI_Abort) when this rank failed alone
+ * (status 1), else MPI_Finalize. */
+void cli_mpi_start(int *argc, char ***argv);
+int cli_mpi_finish(int status);
+/* finetune's and pretrain's TrainOptions.collective: this process's rank,
+ * or NULL (one process). */
+struct TrainCollective;
+const struct TrainCollective *cli_collective(void);
+/* True unless this is a data-parallel rank > 0 (which prints no report). */
+bool cli_is_rank0(void);
+
 /* tokenize --max-len N: 1..CLI_MAX_LEN tokens. */
 #define CLI_MAX_LEN (1L << 20)
 int cli_parse_max_len(const char *value, int32_t *n, BertcError *err);

@@ -225,6 +225,7 @@ int cmd_finetune(int argc, char **argv)
         return 2;
     }
     o.note = print_note;
+    o.train.collective = cli_collective();   /* mpirun: data-parallel */
     FinetuneResult r;
     int rc = bertc_finetune(&o, &r, &err);
     if (rc != 0)
@@ -233,8 +234,11 @@ int cmd_finetune(int argc, char **argv)
         fprintf(stderr, "bertc finetune: --out %s is as it was (this run kept no model); its "
                 "checkpoint and files are in %s, where --resume continues it\n", o.out, r.dir);
     if (rc == 0) {
-        report(&o, &r);
+        if (cli_is_rank0())
+            report(&o, &r);
         return 0;
     }
-    return bertc_train_stop_signal() ? 128 + bertc_train_stop_signal() : 1;
+    /* a stop another rank got ends this one too (r.train.interrupted) */
+    int sig = bertc_train_stop_signal() ? bertc_train_stop_signal() : r.train.interrupted;
+    return sig ? 128 + sig : 1;
 }

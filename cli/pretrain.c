@@ -217,12 +217,16 @@ int cmd_pretrain(int argc, char **argv)
         return 2;
     }
     o.note = print_note;
+    o.train.collective = cli_collective();   /* mpirun: data-parallel */
     PretrainResult r;
     int rc = bertc_pretrain(&o, &r, &err);
     if (rc != 0) {
         fprintf(stderr, "bertc pretrain: %s\n", err.msg);
-        return bertc_train_stop_signal() ? 128 + bertc_train_stop_signal() : 1;
+        /* a stop another rank got ends this one too (r.train.interrupted) */
+        int sig = bertc_train_stop_signal() ? bertc_train_stop_signal() : r.train.interrupted;
+        return sig ? 128 + sig : 1;
     }
-    report(&o, &r);
+    if (cli_is_rank0())
+        report(&o, &r);
     return 0;
 }

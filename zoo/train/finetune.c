@@ -155,7 +155,10 @@ static int run_size(const FinetuneOptions *o, const FinetuneData *data, TrainOpt
              (long long)opt->batch_size, (long long)n, what, (long long)n);
         opt->batch_size = n;
     }
-    int64_t per_epoch = (n + opt->batch_size - 1) / opt->batch_size;
+    /* data-parallel: a step reads batch_size examples on each rank */
+    int64_t ranks = opt->collective ? opt->collective->ranks : 1;
+    int64_t global = opt->batch_size * ranks;
+    int64_t per_epoch = (n + global - 1) / global;
     if (!opt->steps && o->epochs > TRAIN_MAX_STEPS / per_epoch)
         return bertc_errorf(err, "--epochs %lld over %lld %s in batches of %lld is more than "
                             "%lld steps; give fewer --epochs", (long long)o->epochs,
@@ -291,14 +294,19 @@ static int run(Run *r, FinetuneResult *res, BertcError *err)
     snprintf(res->dir, sizeof res->dir, "%s", r->out.dir);
     if (bertc_path_join(checkpoint, r->out.dir, "checkpoint.safetensors", "--out", err) != 0 ||
         train_options(o, r->data, checkpoint, r->base.weights[0] != '\0', &fields, &opt,
-                      err) != 0 ||
-        bertc_finetune_out_make(&r->out, o->train.resume, err) != 0)
+                      err) != 0)
+        return -1;
+    /* data-parallel: every rank has planned --out before rank 0 makes it;
+     * rank 0 alone evaluates and writes (zoo/train/train.h) */
+    bool writer = bertc_train_is_writer(&o->train);
+    if (bertc_train_barrier(&o->train, err) != 0 ||
+        (writer && bertc_finetune_out_make(&r->out, o->train.resume, err) != 0))
         return -1;
     TrainTask task = bertc_finetune_task(r->data);
     int rc = bertc_train_run(&r->m, &task, &opt, &res->train, err);
     /* done: every step, or a plateau; anything else keeps no model */
     bool done = rc == 0 && (res->train.stopped_early || res->train.steps_done == opt.steps);
-    if (rc == 0 || res->train.interrupted) {
+    if (writer && (rc == 0 || res->train.interrupted)) {
         BertcError out_err;
         int out_rc = write_outputs(o->train.resume, r->out.dir, r->data, &r->m, &res->train,
                                    done, &out_err) != 0 ||

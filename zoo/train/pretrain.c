@@ -52,6 +52,8 @@ typedef struct Pretrain {
     int32_t *kind;            /* span: the TokenKind of every vocabulary id */
     int64_t stuck_rows;       /* span: rows the collator gave up on (left unmasked) */
     uint64_t seed;
+    int64_t position;         /* the first training row's place in the run (batch_position) */
+    bool writer;              /* this process writes --out (not a data-parallel rank > 0) */
     /* evaluations, for log.jsonl */
     int n_evals;
     double eval_ppl[TRAIN_MAX_POINTS];
@@ -258,9 +260,14 @@ static int make_rows(Pretrain *p, const int64_t *idx, int64_t n, Graph *g, Batch
     *tokens = *masked = 0;
     for (int64_t j = 0; j < n; j++) {
         int64_t l, at = j * S;
-        /* held-out row r is masked (and paired) from seed + r at every evaluation */
-        Rng fixed = bertc_rng_seed(p->seed + (uint64_t)idx[j]);
-        Rng *rng = eval ? &fixed : &g->rng;
+        /* held-out row r is masked (and paired) from seed + r at every
+         * evaluation; the k-th training row drawn in the run from (seed, k),
+         * so one process and several ranks mask it alike (train.h) */
+        Rng fixed = eval ? bertc_rng_seed(p->seed + (uint64_t)idx[j])
+                         : bertc_rng_seed((p->seed ^ 0x632BE59BD9B4E019ull) *
+                                              0x9E3779B97F4A7C15ull +
+                                          (uint64_t)(p->position + j));
+        Rng *rng = &fixed;
         memset(types.data + at, 0, sizeof(int32_t) * (size_t)S);
         int rc = p->o->objective == PT_MLM_NSP
                      ? nsp_row(p, idx[j], ids.data + at, types.data + at, &l, &next.data[j], rng,
@@ -299,6 +306,11 @@ static int make_rows(Pretrain *p, const int64_t *idx, int64_t n, Graph *g, Batch
     if (p->o->objective == PT_SPAN)
         bertc_batch_put_ids(b, "mask_labels", spans);
     return 0;
+}
+
+static void batch_position(void *ctx, int64_t first)
+{
+    ((Pretrain *)ctx)->position = first;
 }
 
 static int train_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch *b,
@@ -422,7 +434,7 @@ static int open_corpus(Pretrain *p, PretrainResult *res, BertcError *err)
         snprintf(cache, sizeof cache, "%s", o->cache);
     else if (bertc_path_join(cache, o->out, "corpus.tokens", "--out", err) != 0)
         return -1;
-    if (!o->train.quiet)
+    if (!o->train.quiet && p->writer)
         bertc_train_note(o->note, o->note_user, "reading %s (token cache %s)", o->corpus,
                          cache);
     bool rebuilt;
@@ -446,7 +458,7 @@ static int open_corpus(Pretrain *p, PretrainResult *res, BertcError *err)
                             (long long)p->max_len, o->corpus);
     p->n_eval = held;
     p->n_train = p->n_rows - held;
-    if (!o->train.quiet)
+    if (!o->train.quiet && p->writer)
         bertc_train_note(o->note, o->note_user, "%s: %lld tokens in %lld documents%s: %lld "
                          "rows of %lld tokens, %lld held out", o->corpus,
                          (long long)p->corpus.n_tokens, (long long)p->corpus.n_docs,
@@ -466,7 +478,8 @@ static int train_options(Pretrain *p, const char *checkpoint, TaskFields *f, Tra
 {
     const PretrainOptions *o = p->o;
     *opt = o->train;
-    int64_t per_step = opt->batch_size * (opt->grad_accum ? opt->grad_accum : 1);
+    int64_t per_step = opt->batch_size * (opt->grad_accum ? opt->grad_accum : 1) *
+                       (opt->collective ? opt->collective->ranks : 1);   /* every rank's */
     if (!opt->steps)
         opt->steps = (p->n_train + per_step - 1) / per_step;
     if (opt->steps > TRAIN_MAX_STEPS)
@@ -548,8 +561,14 @@ static int prepare(Pretrain *p, PretrainResult *res, BertcError *err)
         return -1;
     vocab_tables(p);
     snprintf(res->dir, sizeof res->dir, "%s", p->out.dir);
-    return bertc_finetune_out_make(&p->out, o->train.resume, err) != 0 ||
-                   open_corpus(p, res, err) != 0
+    if (!p->writer)   /* a data-parallel rank > 0: rank 0 makes --out and the cache first */
+        return bertc_train_barrier(&o->train, err) != 0 ||
+                       bertc_train_barrier(&o->train, err) != 0 || open_corpus(p, res, err) != 0
+                   ? -1
+                   : 0;
+    return bertc_train_barrier(&o->train, err) != 0 ||   /* every rank has planned --out */
+                   bertc_finetune_out_make(&p->out, o->train.resume, err) != 0 ||
+                   open_corpus(p, res, err) != 0 || bertc_train_barrier(&o->train, err) != 0
                ? -1
                : 0;
 }
@@ -570,14 +589,15 @@ static int run(Pretrain *p, PretrainResult *res, BertcError *err)
     res->n_parameters = bertc_registry_count(p->m.reg);
     TrainTask task = {.n_train = p->n_train, .make_batch = train_batch,
                       .evaluate = p->n_eval ? evaluate : NULL, .metric_name = "perplexity",
-                      .ctx = p, .example_name = example_name, .loss_items = labelled_tokens};
+                      .ctx = p, .example_name = example_name, .loss_items = labelled_tokens,
+                      .batch_position = batch_position};
     int rc = bertc_train_run(&p->m, &task, &opt, &res->train, err);
     bool done = rc == 0 && res->train.steps_done == opt.steps;
     res->perplexity = p->n_evals ? p->eval_ppl[p->n_evals - 1] : NAN;
-    if (p->stuck_rows)
+    if (p->stuck_rows && p->writer)
         bertc_train_note(o->note, o->note_user, "span masking gave up on %lld rows (left "
                          "unmasked)", (long long)p->stuck_rows);
-    if (rc == 0 || res->train.interrupted) {
+    if (p->writer && (rc == 0 || res->train.interrupted)) {
         BertcError out_err;
         int out_rc = write_outputs(p, &res->train, done, &out_err) != 0 ||
                      (done && bertc_finetune_out_commit(&p->out, &out_err) != 0);
@@ -595,7 +615,8 @@ int bertc_pretrain(const PretrainOptions *o, PretrainResult *res, BertcError *er
     res->perplexity = NAN;
     if (check_options(o, err) != 0)
         return -1;
-    Pretrain p = {.o = o, .arena = bertc_arena_create("pretrain", 1 << 20)};
+    Pretrain p = {.o = o, .arena = bertc_arena_create("pretrain", 1 << 20),
+                  .writer = bertc_train_is_writer(&o->train)};
     p.corpus.fd = -1;
     int rc = run(&p, res, err);
     bertc_pretrain_corpus_close(&p.corpus);

@@ -1,5 +1,5 @@
 /* zoo/train/train.c — the training engine (see train.h). */
-#include "zoo/train/train.h"
+#include "zoo/train/train_collective.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -54,8 +54,9 @@ static const char *const run_field_keys[RUN_FIELDS] = {
     "seed", "batch_size", "steps", "lr", "warmup", "weight_decay",
     "clip_norm", "n_train", "config_crc32", "isa", "bertc_version", "grad_accum", "schedule"};
 typedef struct RunFields {
-    char text[RUN_FIELDS][RUN_FIELD_LEN];
-    StMetadata meta[RUN_FIELDS + TRAIN_MAX_TASK_FIELDS];   /* the task's, then the engine's */
+    char text[RUN_FIELDS + 1][RUN_FIELD_LEN];
+    /* the task's, then the engine's, then "ranks" when there are several */
+    StMetadata meta[RUN_FIELDS + TRAIN_MAX_TASK_FIELDS + 1];
     int n;
 } RunFields;
 
@@ -85,15 +86,26 @@ typedef struct Run {
     FILE *csv;
     RunFields fields;         /* what the checkpoint records for an exact resume */
     int64_t saved_at;         /* the step of the last checkpoint written, or -1 */
+    /* data-parallel (train_collective.c): NULL for one process */
+    const TrainCollective *co;
+    double *flat;             /* every gradient (then every weight), end to end, + StepSums */
+    int64_t flat_n;
+    bool stop_agreed;         /* some rank got SIGINT/SIGTERM before this step's sum */
+    char bad_what[BERTC_ERROR_LEN / 2 + 32];   /* this rank's non-finite loss, or "" */
 } Run;
 
 /* Example indices of micro-batch `micro` of `step` (grad_accum of them a
  * step): examples k*B .. k*B+B-1, k = step*grad_accum + micro, of the
- * endless sequence epoch 0 order, epoch 1 order, ... */
+ * endless sequence epoch 0 order, epoch 1 order, ... With R ranks every
+ * micro-batch is R batches side by side, k = (step*grad_accum + micro)*R +
+ * rank: rank r reads the r-th B of them. */
 static void batch_indices(Run *r, int64_t step, int64_t micro)
 {
     int64_t n = r->task->n_train, B = r->opt->batch_size;
-    int64_t first = (step * r->opt->grad_accum + micro) * B;
+    int64_t ranks = r->co ? r->co->ranks : 1, rank = r->co ? r->co->rank : 0;
+    int64_t first = ((step * r->opt->grad_accum + micro) * ranks + rank) * B;
+    if (r->task->batch_position)
+        r->task->batch_position(r->task->ctx, first);
     for (int64_t j = 0; j < B; j++) {
         int64_t k = first + j, epoch = k / n;
         if (epoch != r->order_epoch) {
@@ -250,32 +262,59 @@ static int micro_step(Run *r, int64_t step, int64_t micro, double *value, double
                      "non-finite loss", *value, bad);
         else
             snprintf(what, sizeof what, "the loss is %g", *value);
+        if (r->co) {   /* every rank decides after the step's sum (one_step) */
+            snprintf(r->bad_what, sizeof r->bad_what, "rank %d: %s", r->co->rank, what);
+            return 1;
+        }
         return non_finite_step(r, step, what, err) != 0 ? -1 : 1;
     }
-    const float seed = r->opt->grad_accum == 1 ? 1.0f : (float)*weight;
+    /* several micro-batches or ranks: each seeded with its weight, the sum
+     * divided by the step's total weight (one_step) */
+    const float seed = r->opt->grad_accum == 1 && !r->co ? 1.0f : (float)*weight;
     bertc_ag_backward_seeded(g, loss, &seed);
     return 0;
 }
 
-/* One optimizer step: grad_accum micro-batches, their weighted mean, clip,
- * AdamW, zero_grad. */
+/* one_step's return when the ranks' sum failed (a rank died or hangs) */
+#define SUM_FAILED (-2)
+
+/* One optimizer step: grad_accum micro-batches (on every rank), their
+ * weighted mean, clip, AdamW, zero_grad. */
 static int one_step(Run *r, int64_t step, BertcError *err)
 {
-    double sum = 0, total = 0;
-    int64_t tokens = 0;
+    StepSums s = {0};
     char what[BERTC_ERROR_LEN / 2];
+    if (r->co)   /* rank r's dropout: a function of (seed, step, r), see train.h */
+        r->g->rng = bertc_rng_seed((r->opt->seed * 0x9E3779B97F4A7C15ull + (uint64_t)step) *
+                                       0xBF58476D1CE4E5B9ull + (uint64_t)r->co->rank);
+    r->bad_what[0] = '\0';
     for (int64_t micro = 0; micro < r->opt->grad_accum; micro++) {
         int64_t micro_tokens = 0;
         double value = 0, weight = 1;
         int rc = micro_step(r, step, micro, &value, &weight, &micro_tokens, err);
-        if (rc != 0)
+        if (rc < 0 || (rc > 0 && !r->co))
             return rc < 0 ? -1 : 0;
-        sum += value * weight;
-        total += weight;
-        tokens += micro_tokens;
+        if (rc > 0) {   /* this rank's loss is not finite: the ranks decide together */
+            s.bad = 1;
+            break;
+        }
+        s.loss += value * weight;
+        s.weight += weight;
+        s.tokens += (double)micro_tokens;
     }
+    if (r->co) {
+        s.stop = stop_signal ? 1 : 0;
+        if (bertc_train_sum_step(r->co, r->m->reg, r->flat, &s, err) != 0)
+            return SUM_FAILED;
+        r->stop_agreed = s.stop > 0;
+        if (s.bad > 0)
+            return non_finite_step(r, step, r->bad_what[0] ? r->bad_what : "the loss of "
+                                   "another rank's batch is not finite", err);
+    }
+    double sum = s.loss, total = s.weight;
+    int64_t tokens = (int64_t)s.tokens;
     double value = total > 0 ? sum / total : sum;
-    if (r->opt->grad_accum > 1 && total > 0)
+    if ((r->opt->grad_accum > 1 || r->co) && total > 0)
         bertc_scale_grads(r->m->reg, (float)(1.0 / total));
     if (first_non_finite(r->m->reg, true, what, sizeof what))
         return non_finite_step(r, step, what, err);
@@ -293,7 +332,7 @@ static int one_step(Run *r, int64_t step, BertcError *err)
 static int evaluate(Run *r, int64_t step, BertcError *err)
 {
     TrainPoint p = {step, r->loss_count ? r->loss_sum / (double)r->loss_count : NAN, NAN, NAN};
-    if (r->task->evaluate) {
+    if (r->task->evaluate && (!r->co || r->co->rank == 0)) {   /* rank 0 evaluates */
         bertc_ag_graph_reset(r->g);
         bertc_ag_set_training(r->g, false);
         bool old = bertc_ag_set_no_grad(r->g, true);
@@ -320,7 +359,7 @@ static int evaluate(Run *r, int64_t step, BertcError *err)
 
 static int save(Run *r, int64_t steps_done, BertcError *err)
 {
-    if (!r->opt->checkpoint || r->saved_at == steps_done)
+    if (!r->opt->checkpoint || r->saved_at == steps_done || (r->co && r->co->rank != 0))
         return 0;
     CheckpointRun run = {r->fields.meta, (size_t)r->fields.n, r->opt->steps};
     if (bertc_checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
@@ -362,12 +401,16 @@ static int resume(Run *r, int64_t *start, BertcError *err)
  * and end the run with an error saying so (res->interrupted = the signal). */
 static int interrupted(Run *r, int64_t done, BertcError *err)
 {
-    int sig = (int)stop_signal;
+    int sig = stop_signal ? (int)stop_signal : SIGTERM;   /* or another rank's */
     r->res->interrupted = sig;
     r->res->steps_done = done;
     if (save(r, done, err) != 0)
         return -1;
     const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    if (r->co && r->co->rank != 0)
+        return bertc_errorf(err, "training: rank %d stopped by %s with the others after step "
+                            "%lld of %lld (rank 0 saves the checkpoint)", r->co->rank, name,
+                            (long long)done, (long long)r->opt->steps);
     if (!r->opt->checkpoint)
         return bertc_errorf(err, "training: stopped by %s after step %lld of %lld (no "
                             "checkpoint path: progress not saved)", name, (long long)done,
@@ -393,16 +436,35 @@ static int loop(Run *r, BertcError *err)
     if (resume(r, &start, err) != 0)
         return -1;
     r->res->steps_done = start;
+    if (r->co && bertc_train_share_weights(r->co, r->m->reg, r->flat, err) != 0)
+        return -1;   /* every rank starts from rank 0's weights */
     r->start = now_seconds();
     for (int64_t step = start; step < r->opt->steps; step++) {
-        if (one_step(r, step, err) != 0)
+        int rc = one_step(r, step, err);
+        if (rc == SUM_FAILED) {
+            /* the ranks' sum gave up: on a stop signal, as a stop; else (a
+             * rank died or hangs) rank 0 still saves the steps done. This
+             * step never reached the weights. */
+            if (stop_signal)
+                return interrupted(r, step, err);
+            BertcError save_err;
+            if (save(r, step, &save_err) == 0 && r->co->rank == 0 && r->opt->checkpoint)
+                bertc_warn("training: rank 0 saved the %lld steps done to %s", (long long)step,
+                           r->opt->checkpoint);
+            return -1;
+        }
+        if (rc != 0)
             return -1;
         int64_t done = step + 1;
         r->res->final_train_loss = r->loss_sum / (double)r->loss_count;
         if (r->opt->eval_every && done % r->opt->eval_every == 0 && done < r->opt->steps) {
             if (evaluate(r, done, err) != 0)
                 return -1;
-            if (r->task->stop_early && r->task->stop_early(r->task->ctx))
+            bool plateau = r->task->stop_early && (!r->co || r->co->rank == 0) &&
+                           r->task->stop_early(r->task->ctx);
+            if (r->co && bertc_train_agree(r->co, &plateau, err) != 0)
+                return -1;   /* rank 0's evaluation decides for all */
+            if (plateau)
                 return stop_early(r, done, err);
         }
         if (r->opt->checkpoint_every && done % r->opt->checkpoint_every == 0 &&
@@ -412,7 +474,7 @@ static int loop(Run *r, BertcError *err)
             r->res->steps_done = done;   /* like a kill: no final checkpoint */
             return 0;
         }
-        if (stop_signal)
+        if (r->co ? r->stop_agreed : stop_signal != 0)
             return interrupted(r, done, err);
     }
     r->res->seconds = now_seconds() - r->start;
@@ -423,7 +485,7 @@ static int loop(Run *r, BertcError *err)
     if (save(r, r->opt->steps, err) != 0 || evaluate(r, r->opt->steps, err) != 0)
         return -1;
     r->res->steps_done = r->opt->steps;
-    return stop_signal ? interrupted(r, r->opt->steps, err) : 0;
+    return (r->co ? r->stop_agreed : stop_signal != 0) ? interrupted(r, r->opt->steps, err) : 0;
 }
 
 /* Options a library caller can get wrong as well as a flag can: each bound is
@@ -458,6 +520,11 @@ static int check_options(const TrainTask *task, const TrainOptions *o, BertcErro
         (o->n_task_fields && !o->task_fields))
         return bertc_errorf(err, "training: n_task_fields is %d; it must be 0..%d, with "
                             "task_fields set", o->n_task_fields, TRAIN_MAX_TASK_FIELDS);
+    const TrainCollective *co = o->collective;
+    if (co && (co->ranks < 1 || co->rank < 0 || co->rank >= co->ranks || !co->sum))
+        return bertc_errorf(err, "training: the collective has rank %d of %d ranks%s; it "
+                            "needs 0 <= rank < ranks and a sum", co->rank, co->ranks,
+                            co->sum ? "" : " and no sum");
     if (o->eval_every < 0 || o->checkpoint_every < 0 || o->stop_after < 0)
         return bertc_errorf(err, "training: eval_every (%lld), checkpoint_every (%lld) and "
                             "stop_after (%lld) must be >= 0", (long long)o->eval_every,
@@ -521,6 +588,31 @@ static int make_fields(RunFields *f, const Model *m, const TrainTask *task,
     for (int i = 0; i < RUN_FIELDS; i++)
         f->meta[o->n_task_fields + i] = (StMetadata){run_field_keys[i], f->text[i]};
     f->n = RUN_FIELDS + o->n_task_fields;
+    /* data-parallel: the number of ranks decides the batches too; a run of
+     * one process records none (so its checkpoints read as before) */
+    int ranks = o->collective ? o->collective->ranks : 1;
+    if (ranks > 1) {
+        snprintf(f->text[RUN_FIELDS], RUN_FIELD_LEN, "%d", ranks);
+        f->meta[f->n++] = (StMetadata){"ranks", f->text[RUN_FIELDS]};
+    }
+    return 0;
+}
+
+/* --resume on one process of a checkpoint made by several ranks: the field
+ * check only looks for the fields this run records, so "ranks" is looked
+ * for here. */
+static int check_ranks(const SafeTensors *st, const TrainOptions *opt, BertcError *err)
+{
+    const char *had = bertc_st_metadata_get(st, "ranks");
+    int ranks = opt->collective ? opt->collective->ranks : 1;
+    if (!had && ranks > 1)
+        return bertc_errorf(err, "%s: resuming with ranks %d, but the checkpoint was made by "
+                            "one process (ranks 1); run it without mpirun or remove it to "
+                            "start afresh", st->name, ranks);
+    if (had && ranks == 1)
+        return bertc_errorf(err, "%s: resuming with ranks 1, but the checkpoint was made "
+                            "with %s; run it again with mpirun -np %s or remove it to start "
+                            "afresh", st->name, had, had);
     return 0;
 }
 
@@ -532,6 +624,8 @@ int bertc_train_load_checkpoint(Model *m, const TrainTask *task, const TrainOpti
     if (make_fields(&f, m, task, opt, err) != 0)
         return -1;
     CheckpointRun run = {f.meta, (size_t)f.n, opt->steps};
+    if (check_ranks(st, opt, err) != 0)
+        return -1;
     return bertc_checkpoint_load_st(st, m->reg, adamw, rng, step, &run, err);
 }
 
@@ -627,6 +721,13 @@ static int prepare(Run *r, BertcError *err)
     if (!r->order || !r->batch_idx)
         return bertc_errorf(err, "training: out of memory for the example order of %lld "
                             "examples", (long long)r->task->n_train);
+    if (r->co) {
+        r->flat_n = bertc_train_flat_size(r->m->reg);
+        r->flat = bertc_sys_alloc(sizeof(double) * (size_t)r->flat_n);
+        if (!r->flat)
+            return bertc_errorf(err, "training: out of memory for the %lld doubles the ranks "
+                                "sum each step", (long long)r->flat_n);
+    }
     r->csv = opt->loss_csv ? bertc_open_write(opt->loss_csv, err) : NULL;
     if (opt->loss_csv && !r->csv)
         return -1;   /* err names the path */
@@ -673,7 +774,14 @@ int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *given, 
     TrainOptions options = *given;   /* grad_accum 0 (an options struct made by hand): 1 */
     options.grad_accum = given->grad_accum ? given->grad_accum : 1;
     const TrainOptions *opt = &options;
-    Run r = {.m = m, .task = task, .opt = opt, .res = res, .order_epoch = -1, .saved_at = -1};
+    /* several ranks: rank 0 alone speaks (progress, evaluations) */
+    const TrainCollective *co = given->collective && given->collective->ranks > 1
+                                    ? given->collective
+                                    : NULL;
+    if (co && co->rank != 0)
+        options.quiet = true;
+    Run r = {.m = m, .task = task, .opt = opt, .res = res, .order_epoch = -1, .saved_at = -1,
+             .co = co};
     r.schedule = (Schedule){opt->schedule, opt->lr, (int64_t)(opt->warmup * (double)opt->steps),
                             opt->steps};
     r.tty = isatty(STDERR_FILENO);
@@ -691,6 +799,7 @@ int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *given, 
         fclose(r.csv);
     bertc_sys_free(r.order);
     bertc_sys_free(r.batch_idx);
+    bertc_sys_free(r.flat);
     bertc_ag_graph_destroy(r.g);
     return rc;
 }

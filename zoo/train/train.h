@@ -82,7 +82,39 @@ typedef struct TrainTask {
      * them gives (Hugging Face's num_items_in_batch); without it every
      * micro-batch weighs the same. */
     int64_t (*loss_items)(void *ctx, const Batch *batch);
+    /* Optional: told before each make_batch where its examples stand in the
+     * run: they are the first-th, first+1-th, ... examples drawn, counting
+     * from 0 over every step, epoch and rank. A task that draws an example's
+     * randomness from (seed, position) - pretraining's masks - then makes the
+     * same rows on one process as on several ranks, and after --resume. */
+    void (*batch_position)(void *ctx, int64_t first);
 } TrainTask;
+
+/* Data-parallel training (docs/distributed.md): `ranks` processes each call
+ * bertc_train_run with the same model, task and options and a collective of
+ * their own rank. A step's batch is then ranks x batch_size examples of the
+ * run's one example order (each rank reads the rank-th batch_size of them),
+ * and its gradient the mean over all of them, so that N ranks with batch b
+ * train as one process with batch N b does (to the rounding of the sum's
+ * order: each rank's gradient is summed whole rather than row by row).
+ *
+ * The library calls no MPI: the program supplies `sum`, which adds n doubles
+ * elementwise over the ranks, in place, and leaves the same result on every
+ * rank (the MPI build of bertc: MPI_Reduce to rank 0, then MPI_Bcast, so
+ * every rank steps with the same bits). It returns 0, or -1 with err set
+ * when the ranks do not all join within its time limit (a rank died or
+ * hangs). Every rank calls it the same number of times in the same order.
+ *
+ * Rank 0 evaluates, saves the checkpoint and draws the progress bar (global
+ * tokens/s); every rank reads the checkpoint to resume, which refuses a
+ * different number of ranks. Rank r's dropout draws from (seed, step, r), so
+ * that a resumed run continues exactly without any rank's RNG in the file.
+ * A signal on any rank stops every rank after the same step. */
+typedef struct TrainCollective {
+    int rank, ranks;
+    int (*sum)(void *ctx, double *x, int64_t n, BertcError *err);
+    void *ctx;
+} TrainCollective;
 
 /* What to do with a step whose loss or any parameter gradient is not finite
  * (NaN or Inf). Either way the weights never see it. */
@@ -125,6 +157,9 @@ typedef struct TrainOptions {
      * distinct from the engine's, values under 32 bytes. */
     const StMetadata *task_fields;
     int n_task_fields;
+    /* Data-parallel training across processes (see TrainCollective above);
+     * NULL, or one rank: this process alone. */
+    const TrainCollective *collective;
 } TrainOptions;
 
 /* The ranges bertc_train_run accepts (and the flags parse): steps 1..TRAIN_MAX_STEPS,
@@ -201,6 +236,13 @@ int bertc_train_parse_flags(int argc, char **argv, TrainOptions *opt, const char
 /* The example order of an epoch: a Fisher–Yates shuffle of 0..n-1 driven by
  * SplitMix64 seeded with seed + epoch (so a resumed run can recompute it). */
 void bertc_train_epoch_order(int64_t *order, int64_t n, uint64_t seed, int64_t epoch);
+
+/* True where this process writes the run's files: no collective, or rank 0. */
+bool bertc_train_is_writer(const TrainOptions *opt);
+/* Wait until every rank of opt's collective gets here (nothing without one):
+ * rank 0 makes the output directory and the token cache before the others
+ * read them. -1 with err set when a rank does not come. */
+int bertc_train_barrier(const TrainOptions *opt, BertcError *err);
 
 /* mkdir -p: create `path` and its missing parents (mode 0755). */
 int bertc_train_make_dirs(const char *path, BertcError *err);
