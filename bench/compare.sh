@@ -46,11 +46,13 @@
 #   last_hidden_state cosine to bertc's float32 forward on the same ids.
 #   speedQO = ortQ_ms / int8_ms; speedBO = ort_ms (ORT float32) / bf16_ms.
 #
-# Cases (issues 7 and 16): BERT-base forward 1x128 and 8x128 at 1 and 2
+# Cases (issues 7, 16 and 27): BERT-base forward 1x128 and 8x128 at 1 and 2
 # threads; the MLM training step (AdamW, dropout on) of L2/H128, L4/H256 and
-# L4/H512 at batch 8 x 128, at 1 and 2 threads.
+# L4/H512 at batch 8 x 128, at 1 and 2 threads. CASES=forward or CASES=train
+# runs one of the two tables (default: both).
 set -eu
 PAIRS=${1:-5}
+CASES=${CASES:-forward train}
 BUILD=${BUILD:-build}
 ORT_DIR=${ORT_DIR:-$HOME/.cache/bertc-bench-ort}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -205,6 +207,10 @@ train_case() {
     args="--config $BASE --layers $L --hidden $H --batch 8 --seq 128 --steps 5"
     set -- $(best_torch_setting "$t" "train $args")
     tt=$1 bt=$2
+    # PyTorch's bf16 matmuls run in oneDNN on its own pool, not OpenBLAS's:
+    # its best split is probed apart
+    set -- $(best_torch_setting "$t" "train $args --lm-head masked --autocast bf16")
+    tbt=$1 bbt=$2
     : > "$TMP/c"; : > "$TMP/p"; : > "$TMP/m"; : > "$TMP/cb"; : > "$TMP/mb"
     i=0
     while [ $i -lt "$PAIRS" ]; do
@@ -212,7 +218,7 @@ train_case() {
         p=$(torch train $args --threads "$tt" --blas-threads "$bt")
         m=$(torch train $args --threads "$tt" --blas-threads "$bt" --lm-head masked)
         cb=$(BERTC_THREADS=$t "$BUILD/bench/train" $args --threads "$t" --bf16)
-        mb=$(torch train $args --threads "$tt" --blas-threads "$bt" --lm-head masked --autocast bf16)
+        mb=$(torch train $args --threads "$tbt" --blas-threads "$bbt" --lm-head masked --autocast bf16)
         record "$TMP/c" "$c"; record "$TMP/p" "$p"; record "$TMP/m" "$m"
         record "$TMP/cb" "$cb"; record "$TMP/mb" "$mb"
         i=$((i + 1))
@@ -221,7 +227,7 @@ train_case() {
     awk -v l="train MLM L$L/H$H 8x128" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v mm="$(col "$TMP/m" 1)" \
         -v bm="$(col "$TMP/cb" 1)" -v mbm="$(col "$TMP/mb" 1)" -v br="$(col "$TMP/cb" 2)" \
         -v mbr="$(col "$TMP/mb" 2)" -v bc="$(col "$TMP/cb" 3)" -v mbc="$(col "$TMP/mb" 3)" \
-        -v ts="${tt}x$bt" 'BEGIN {
+        -v ts="${tbt}x$bbt" 'BEGIN {
         printf "%-24s %2d %8.1f %9.1f %8.1f %10.1f %6.2fx %6.2fx %6.2fx %8.0f %10.0f %5.2f %5.2f %9s\n",
                l, t, cm, mm, bm, mbm, cm / bm, mm / cm, mbm / bm, br, mbr, bc, mbc, ts }' >> "$TMP/rows_b"
     awk -v l="train MLM L$L/H$H 8x128" -v t="$t" -v cm="$(col "$TMP/c" 1)" -v pm="$(col "$TMP/p" 1)" \
@@ -242,6 +248,7 @@ if [ -n "$ORT" ]; then
     echo "ORT: onnxruntime-node $(cd "$ORT_DIR" && node -p "require('onnxruntime-node/package.json').version") (CPU EP, MLAS), intraOpNumThreads = thr, level as ort_level"
 fi
 echo "bertc bf16: path $(field bf16_isa "$(BERTC_THREADS=1 "$BUILD/bench/forward" --config "$MODEL_CFG" --layers 1 --hidden 768 --batch 1 --seq 8 --iters 1 --bf16 | grep '^forward-bf16')"), int8: path $(field int8_isa "$(BERTC_THREADS=1 "$BUILD/bench/forward" --config "$MODEL_CFG" --layers 1 --hidden 768 --batch 1 --seq 8 --iters 1 --int8 | grep '^forward-int8')")"
+case " $CASES " in *" forward "*)
 echo
 printf "%-24s %2s %8s %8s %8s %7s %7s %8s %8s %7s %5s %5s %5s %9s %9s %8s\n" case thr bertc_ms \
     torch_ms ort_ms speedT speedO bertcMiB torchMiB ortMiB c_cpu t_cpu o_cpu torch_set ort_level ort_diff
@@ -259,6 +266,8 @@ printf "%-24s %2s %8s %8s %8s %8s %7s %7s %18s %8s %8s %8s %7s %7s %8s %8s %8s %
     ort_ms int8_ms ortQ_ms speedQ speedQO ortQ_var/level cosQ ortQcos bf16_ms speedB speedBO cosB \
     int8MiB ortQMiB bf16MiB
 cat "$TMP/rows_q"
+;; esac
+case " $CASES " in *" train "*)
 echo
 printf "%-24s %2s %8s %8s %9s %7s %7s %8s %8s %9s %5s %5s %5s %9s\n" case thr bertc_ms \
     torch_ms torchM_ms speedT speedM bertcMiB torchMiB torchMMiB c_cpu t_cpu m_cpu torch_set
@@ -273,6 +282,7 @@ done
 echo
 echo "mixed precision (bertc: bench/train --bf16, path $(field precision "$(BERTC_THREADS=1 "$BUILD/bench/train" --config "$BASE" --layers 1 --hidden 64 --batch 1 --seq 8 --steps 1 --bf16)"); PyTorch: torch.autocast(\"cpu\", bfloat16), masked head)"
 echo "speedBF = bertc fp32 / bertc bf16; speedM = torchM fp32 / bertc fp32; speedMB = torchM bf16 / bertc bf16"
-printf "%-24s %2s %8s %9s %8s %10s %7s %7s %7s %8s %10s %5s %5s %9s\n" case thr bertc_ms torchM_ms \
-    bf16_ms torchMB_ms speedBF speedM speedMB bf16MiB torchMBMiB c_cpu m_cpu torch_set
+printf "%-24s %2s %8s %9s %8s %10s %7s %7s %7s %8s %10s %5s %5s %10s\n" case thr bertc_ms torchM_ms \
+    bf16_ms torchMB_ms speedBF speedM speedMB bf16MiB torchMBMiB c_cpu m_cpu torchB_set
 cat "$TMP/rows_b"
+;; esac

@@ -70,7 +70,8 @@ const CliCommand cli_cmd_finetune = {
                    "scores entity F1; qa reads SQuAD-style JSONL (question, context, "
                    "answers.text, answers.answer_start) and scores SQuAD F1 and exact match; "
                    "mlm masks 15 % of the tokens of unlabelled text and scores perplexity. "
-                   "See docs/finetune.md.",
+                   "Under mpirun, make mpi's build/mpi/bertc trains data-parallel "
+                   "(docs/distributed.md). See docs/finetune.md.",
     .options = finetune_options,
     .n_options = (int)(sizeof finetune_options / sizeof finetune_options[0]),
     .example = "bertc finetune --config cfg.json --vocab vocab.txt --train reviews.csv "

@@ -65,7 +65,9 @@ const CliCommand cli_cmd_pretrain = {
                    "held-out rows, and saves a Hugging Face model directory that bertc "
                    "finetune --model, bertc predict (fill-mask) and PyTorch load, with "
                    "OUT/log.jsonl, OUT/loss.svg and a checkpoint (Ctrl-C saves it, --resume "
-                   "continues). See docs/pretraining.md.",
+                   "continues). Under mpirun, make mpi's build/mpi/bertc trains data-parallel: "
+                   "each rank a slice of every batch (docs/distributed.md). See "
+                   "docs/pretraining.md.",
     .options = pretrain_options,
     .n_options = (int)(sizeof pretrain_options / sizeof pretrain_options[0]),
     .example = "bertc pretrain --corpus corpus.txt --config cfg.json --vocab vocab.txt "

@@ -242,8 +242,9 @@ typedef struct KcBlock {
 /* Reading full B micro-panels straight from a row-major op(B) (NN, TN) skips
  * packing K x N floats, which pays when a tile has few rows to share each
  * panel and the panel streams from L2 anyway: the AVX-512 kernel's KC x NR
- * panel is 72 KiB, and reading it in place is 10-16 % faster on one core at
- * M = 128 (K, N = 768 .. 3072). With many rows (M = 1024, N = 3072) the
+ * panel is 72 KiB, and reading it in place was 10-16 % faster on one core at
+ * M = 128 (K, N = 768 .. 3072) on the Xeon it was first measured on (but
+ * see B_ROW_PAGE_BYTES). With many rows (M = 1024, N = 3072) the
  * packed, contiguous panel streams faster (~4 %), as the strided rows of B
  * miss more and cross more pages. A panel that stays in L1 once packed (AVX2:
  * 24 KiB, NEON, scalar) is packed: its rows in place, B's row stride apart,
@@ -252,12 +253,22 @@ typedef struct KcBlock {
  * N = 3072. */
 #define B_IN_PLACE_MAX_M 256
 #define L1_PANEL_BYTES (32 << 10)
+/* Rows of B further apart than a page: every row of a panel on a page of
+ * its own. On AMD Zen 4 (the developers' machine) NN at M = 128 with N =
+ * 2304 and 3072 (rows 9 and 12 KiB apart) ran 10-25 % faster packed than
+ * in place (build/bench/gemm, alternating runs), while TN at the same
+ * shapes ran ~5 % faster in place: so NN packs such a B, TN does not. */
+#define B_ROW_PAGE_BYTES 4096
 
 static bool b_in_place_pays(const GemmPlan *pl, int64_t rows)
 {
     const GemmKernel *kr = pl->kr;
+    const GemmArgs *g = pl->g;
     bool panel_fits_l1 = (size_t)(kr->nr * kr->kc) * sizeof(float) <= L1_PANEL_BYTES;
-    return !pl->pre && !pl->g->trans_b && rows <= B_IN_PLACE_MAX_M && !panel_fits_l1;
+    bool rows_pages_apart = (size_t)g->ldb * sizeof(float) > B_ROW_PAGE_BYTES;
+    if (rows_pages_apart && !g->trans_a)
+        return false;
+    return !pl->pre && !g->trans_b && rows <= B_IN_PLACE_MAX_M && !panel_fits_l1;
 }
 
 /* Where panel P of rank-KC block pc starts in a pre-packed op(B) (the layout
