@@ -35,17 +35,19 @@ make --no-print-directory -s -C "$TMP/base" BUILD=build build/bertc >&2
 { printf 'label\ttext\n'; cat data/topics.tsv; } > "$TMP/topics.tsv"
 M=data/pretrained/bertc-docs
 
-# run BERTC OUT: "wall_s cpu_s" of one finetune (the shell's times of its child)
+# run BERTC OUT: "wall_s cpu_s" of one finetune. It runs in the $(...)
+# subshell, so that shell's `times` (second line: its children's user and
+# system time, "0m1.23s 0m0.45s") is the finetune's CPU time; rm and date
+# are children too, a few ms.
 run() {
     rm -rf "$2"
     s=$(date +%s.%N)
-    t0=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
     "$1" finetune --config $M/config.json --vocab $M/vocab.txt --train "$TMP/topics.tsv" \
         --task seq-cls --out "$2" --steps "$STEPS" --max-len 64 --threads 2 --quiet >/dev/null 2>&1
-    t1=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
     e=$(date +%s.%N)
-    awk -v s="$s" -v e="$e" -v c="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" \
-        'BEGIN { printf "%.2f %.2f\n", e - s, c / hz }'
+    times > "$2.times"   # not in a pipe: a forked `times` has no children
+    c=$(sed -n 2p "$2.times" | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); n += p[1] * 60 + p[2] } print n }')
+    awk -v s="$s" -v e="$e" -v c="$c" 'BEGIN { printf "%.2f %.2f\n", e - s, c }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 

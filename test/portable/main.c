@@ -62,7 +62,7 @@ int main(void)
 {
     bertc_set_error_hook(fatal_hook, NULL);
     bertc_threads_set_count(1);
-    void (*const groups[])(void) = {test_format, test_vmath, test_gemm, test_qgemm,
+    void (*const groups[])(void) = {test_format, test_vmath, test_gemm, test_qgemm, test_bgemm,
                                     test_row_kernels, test_grad, test_safetensors, test_model};
     for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)
         groups[i]();

@@ -26,6 +26,7 @@ void test_format(void);
 void test_vmath(void);
 void test_gemm(void);
 void test_qgemm(void);
+void test_bgemm(void);
 void test_row_kernels(void);
 void test_grad(void);
 void test_safetensors(void);
