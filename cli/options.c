@@ -16,8 +16,54 @@ static int find_option(const CliCommand *c, const char *name, size_t len)
     return -1;
 }
 
-/* "--thread": did the user mean --threads? The option that starts with
- * what was typed, or that what was typed starts with. */
+/* Hugging Face's names (transformers' TrainingArguments and run_*.py
+ * scripts) for bertc's flags, so that a user coming from there is told
+ * the name here. Suggested only where the command has the flag. */
+static const char *const hf_names[][2] = {
+    {"learning-rate", "--lr"},          {"per-device-train-batch-size", "--batch-size"},
+    {"train-batch-size", "--batch-size"}, {"per-device-eval-batch-size", "--batch-size"},
+    {"num-train-epochs", "--epochs"},   {"max-seq-length", "--max-len"},
+    {"max-length", "--max-len"},        {"output-dir", "--out"},
+    {"model-name-or-path", "--model"},  {"train-file", "--train"},
+    {"validation-file", "--eval"},      {"eval-file", "--eval"},
+    {"warmup-ratio", "--warmup"},       {"max-steps", "--steps"},
+    {"num-threads", "--threads"},       {"eval-steps", "--eval-every"},
+    {"save-steps", "--checkpoint-every"}, {"resume-from-checkpoint", "--resume"},
+};
+
+/* The optimal-string-alignment distance of a (la bytes) and b (lb): edits,
+ * deletions, insertions and swaps of two neighbours ("modle" -> "model":
+ * 1), for names up to 63 bytes (longer: "far"). */
+#define NAME_MAX_LEN 63
+static int edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+    if (la > NAME_MAX_LEN || lb > NAME_MAX_LEN)
+        return 1 << 20;
+    int d[NAME_MAX_LEN + 1][NAME_MAX_LEN + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* "--thread": did the user mean --threads? In turn: the option that starts
+ * with what was typed, or that what was typed starts with; Hugging Face's
+ * name for one ("--learning_rate": --lr); the option within 1 edit (2 for
+ * names of 6 letters or more) of what was typed, '_' read as '-'. */
 static const char *nearest(const CliCommand *c, const char *typed, size_t len)
 {
     for (int i = 0; i < c->n_options; i++) {
@@ -25,7 +71,29 @@ static const char *nearest(const CliCommand *c, const char *typed, size_t len)
         if (strncmp(c->options[i].name, typed, n < len ? n : len) == 0)
             return c->options[i].name;
     }
-    return NULL;
+    char name[NAME_MAX_LEN + 1];   /* typed without its dashes, '_' as '-' */
+    size_t skip = 0;
+    while (skip < len && typed[skip] == '-')
+        skip++;
+    size_t n = len - skip < NAME_MAX_LEN ? len - skip : NAME_MAX_LEN;
+    for (size_t i = 0; i < n; i++)
+        name[i] = typed[skip + i] == '_' ? '-' : typed[skip + i];
+    name[n] = '\0';
+    for (size_t k = 0; k < sizeof hf_names / sizeof hf_names[0]; k++)
+        if (strcmp(name, hf_names[k][0]) == 0 &&
+            find_option(c, hf_names[k][1], strlen(hf_names[k][1])) >= 0)
+            return hf_names[k][1];
+    const char *best = NULL;
+    int best_d = n >= 6 ? 2 : 1;
+    for (int i = 0; i < c->n_options; i++) {
+        const char *o = c->options[i].name + 2;   /* past "--" */
+        int d = edit_distance(name, n, o, strlen(o));
+        if (d <= best_d && d < (int)n && (!best || d < best_d)) {
+            best = c->options[i].name;
+            best_d = d;
+        }
+    }
+    return best;
 }
 
 static int unknown(const CliCommand *c, const char *arg, size_t len, BertcError *err)
