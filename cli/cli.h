@@ -246,6 +246,8 @@ typedef struct CliText {
  * would: the rest of the line is kept); a line that is not valid UTF-8 is
  * an error naming it. */
 int cli_read_lines(const char *path, Arena *arena, CliText **lines, int *n, BertcError *err);
+/* "-" or /dev/stdin: cli_read_lines reads standard input (a pipe). */
+bool cli_is_stdin(const char *path);
 /* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else
  * each positional is one) or the non-blank lines of --input. A positional
  * that is not valid UTF-8 is an error naming it, as a line is. */

@@ -17,7 +17,7 @@ static const CliOption embed_options[] = {
     {"--pooling", "mean|cls|pooler", "mean", "mean of last_hidden_state over the attention "
      "mask; cls: the first token's; pooler: pooler_output"},
     {"--normalize", NULL, NULL, "divide each vector by its L2 norm"},
-    {"--input", "FILE", NULL, "one text a line (instead of TEXT ...)"},
+    {"--input", "FILE", NULL, "one text a line (instead of TEXT ...); - reads standard input"},
     {"--output", "FILE", NULL, "FILE.tsv (text, tab, the values) or FILE.safetensors (an "
      "(N, H) F32 tensor \"embeddings\"); default: TSV on stdout"},
     {"--batch-size", "N", "32", "texts per forward (the vectors do not depend on it)"},

@@ -23,7 +23,8 @@ static const CliOption encode_options[] = {
     {"--max-len", "N", NULL, "tokens per text at most (default: model_max_length, else "
                              "max_position_embeddings)"},
     {"--context", "N", NULL, "the context id of a CGBERT/QACGBERT model (default: 0)"},
-    {"--input", "FILE", NULL, "one text per line; a TAB separates a text and its pair"},
+    {"--input", "FILE", NULL, "one text per line; a TAB separates a text and its pair; - reads "
+     "standard input"},
     {"--output", "I.safetensors", NULL, "where the inputs go [required]"},
 };
 

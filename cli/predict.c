@@ -15,7 +15,7 @@ static const CliOption predict_options[] = {
     {"--weights", "W.safetensors", NULL, "instead of --model: the weights"},
     {"--vocab", "V.txt", NULL, "instead of --model: the vocabulary"},
     {"--input", "FILE", NULL, "one input a line: TEXT, or TEXT<TAB>TEXT_PAIR (a question "
-     "and its context for question answering)"},
+     "and its context for question answering); - reads standard input"},
     {"--format", "tsv|jsonl", "tsv", "the output lines (docs/predict.md)"},
     {"--top-k", "K", NULL, "classification: the K best labels; fill-mask: tokens per [MASK] "
      "(default 5); summarization: sentences kept (default 3)"},

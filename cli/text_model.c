@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,12 +105,64 @@ static int invalid_utf8_line(const char *text, size_t len)
     return 0;
 }
 
+/* "-" and /dev/stdin: standard input, so that bertc sits in a pipe. */
+bool cli_is_stdin(const char *path)
+{
+    return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdin") == 0;
+}
+
+#define INPUT_MAX ((size_t)1 << 30)
+
+/* All of standard input into an arena of its own (*file, for the caller
+ * to destroy), at most INPUT_MAX bytes, as bertc_read_file reads a file. */
+static int read_stdin(Arena **file, char **text, size_t *len, BertcError *err)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = bertc_sys_alloc(cap);
+    for (;;) {
+        if (!buf)
+            return bertc_errorf(err, "standard input: out of memory after %zu bytes", n);
+        if (n == cap) {
+            if (cap >= INPUT_MAX) {
+                bertc_sys_free(buf);
+                return bertc_errorf(err, "standard input: more than %zu bytes (an --input "
+                                    "holds at most 1 GiB)", INPUT_MAX);
+            }
+            char *bigger = bertc_sys_alloc(cap * 2);
+            if (bigger)
+                memcpy(bigger, buf, n);
+            bertc_sys_free(buf);
+            buf = bigger;
+            cap *= 2;
+            continue;
+        }
+        size_t got = fread(buf + n, 1, cap - n, stdin);
+        n += got;
+        if (got == 0) {
+            if (ferror(stdin)) {
+                bertc_sys_free(buf);
+                return bertc_errorf(err, "standard input: read failed");
+            }
+            break;
+        }
+    }
+    *file = bertc_arena_create("stdin", n + 1);
+    *text = bertc_arena_alloc(*file, n + 1);
+    memcpy(*text, buf, n);
+    bertc_sys_free(buf);
+    *len = n;
+    return 0;
+}
+
 int cli_read_lines(const char *path, Arena *arena, CliText **out, int *n_out, BertcError *err)
 {
     Arena *file = NULL;
     char *text;
     size_t len;
-    if (bertc_read_file(path, (size_t)1 << 30, "an --input file", &file, &text, &len, err) != 0) {
+    int rc = cli_is_stdin(path)
+                 ? read_stdin(&file, &text, &len, err)
+                 : bertc_read_file(path, INPUT_MAX, "an --input file", &file, &text, &len, err);
+    if (rc != 0) {
         if (file)
             bertc_arena_destroy(file);
         return -1;
@@ -122,7 +175,8 @@ int cli_read_lines(const char *path, Arena *arena, CliText **out, int *n_out, Be
     drop_nuls(copy, &len);
     int bad = invalid_utf8_line(copy, len);
     if (bad)
-        return bertc_errorf(err, "%s:%d: not valid UTF-8 text", path, bad);
+        return bertc_errorf(err, "%s:%d: not valid UTF-8 text",
+                            cli_is_stdin(path) ? "standard input" : path, bad);
     int n = 0;
     for (size_t i = 0; i < len; i++)
         n += copy[i] == '\n';
@@ -183,10 +237,11 @@ int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, C
     }
     if (a->n_pos > 0)
         return bertc_errorf(err, "--input and the text '%s': give one or the other", a->pos[0]);
-    const char *path = cli_value(c, a, "--input");
+    const char *input = cli_value(c, a, "--input");
+    const char *path = cli_is_stdin(input) ? "standard input" : input;   /* in messages */
     CliText *lines;
     int n_lines, k = 0;
-    if (cli_read_lines(path, arena, &lines, &n_lines, err) != 0)
+    if (cli_read_lines(input, arena, &lines, &n_lines, err) != 0)
         return -1;
     for (int i = 0; i < n_lines; i++)   /* blank lines are skipped, their numbers kept */
         if (lines[i].text[0] != '\0' || lines[i].pair)

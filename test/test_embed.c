@@ -201,6 +201,34 @@ Test(embed, vectors_do_not_depend_on_the_batch_size)
     bertc_arena_destroy(a);
 }
 
+/* --input - and --input /dev/stdin read a pipe (issue #29: both were
+ * refused), line for line as the file; a pipe's bad UTF-8 names it. */
+Test(embed, input_from_a_pipe_is_the_input_from_a_file)
+{
+    char input[300], cmd[4096];
+    snprintf(input, sizeof input, "%s/pipe.txt", root);
+    FILE *f = fopen(input, "w");
+    cr_assert(f);
+    fputs("t5 t6\nt40 t41 t42\n", f);
+    fclose(f);
+    static char from_file[1 << 16];
+    snprintf(cmd, sizeof cmd, "%s embed --model %s/bert_model --input %s", BERTC_CLI, root, input);
+    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, from_file, sizeof from_file), 0, "%s",
+                 from_file);
+    const char *names[] = {"-", "/dev/stdin"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "cat %s | %s embed --model %s/bert_model --input %s", input,
+                 BERTC_CLI, root, names[i]);
+        cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, out, sizeof out), 0, "%s: %s",
+                     names[i], out);
+        cr_expect_str_eq(out, from_file, "--input %s differs from the file", names[i]);
+    }
+    snprintf(cmd, sizeof cmd, "printf 't5\\n\\377\\n' | %s embed --model %s/bert_model --input -",
+             BERTC_CLI, root);
+    cr_assert_neq(test_shell(cmd, TEST_STDERR, out, sizeof out), 0);
+    cr_expect(strstr(out, "standard input:2: not valid UTF-8"), "%s", out);
+}
+
 Test(embed, errors_are_one_line_naming_the_flag)
 {
     static const struct {
