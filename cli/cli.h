@@ -246,6 +246,10 @@ typedef struct CliText {
  * would: the rest of the line is kept); a line that is not valid UTF-8 is
  * an error naming it. */
 int cli_read_lines(const char *path, Arena *arena, CliText **lines, int *n, BertcError *err);
+/* What a command's inner function returns for a flag's bad value, so that
+ * the command exits 2 for it, as for a bad flag (1: the work failed). */
+#define USAGE_ERROR 2
+
 /* "-" or /dev/stdin: cli_read_lines reads standard input (a pipe). */
 bool cli_is_stdin(const char *path);
 /* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else

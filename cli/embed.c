@@ -222,7 +222,10 @@ static int embed(const CliArgs *a, Arena *arena, BertcError *err)
     EmbedRun r = {.cm = &cm};
     CliText *texts;
     int n;
-    if (parse_run(a, &r, err) != 0 || cli_texts(c, a, arena, false, &texts, &n, err) != 0 ||
+    CliModelFiles flags;   /* --model or --config, not both: the flags alone */
+    if (parse_run(a, &r, err) != 0 || cli_model_files(c, a, &flags, err) != 0)
+        return USAGE_ERROR;   /* a flag's value: exit status 2, as a bad flag */
+    if (cli_texts(c, a, arena, false, &texts, &n, err) != 0 ||
         cli_model_open(c, a, arena, &cm, err) != 0 ||
         cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
@@ -249,7 +252,7 @@ int cmd_embed(int argc, char **argv)
     bertc_arena_destroy(arena);
     if (rc != 0) {
         fprintf(stderr, "bertc embed: %s\n", err.msg);
-        return 1;
+        return rc == USAGE_ERROR ? 2 : 1;
     }
     return 0;
 }

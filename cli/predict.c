@@ -348,7 +348,10 @@ static int predict(const CliArgs *a, Arena *arena, BertcError *err)
     PredictRun r = {.cm = &cm};
     CliText *texts;
     int n;
-    if (parse_run(a, &r, err) != 0 || cli_texts(c, a, arena, true, &texts, &n, err) != 0 ||
+    CliModelFiles flags;   /* --model or --config, not both: the flags alone */
+    if (parse_run(a, &r, err) != 0 || cli_model_files(c, a, &flags, err) != 0)
+        return USAGE_ERROR;   /* a flag's value: exit status 2, as a bad flag */
+    if (cli_texts(c, a, arena, true, &texts, &n, err) != 0 ||
         cli_model_open(c, a, arena, &cm, err) != 0 ||
         cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
@@ -383,7 +386,7 @@ int cmd_predict(int argc, char **argv)
     fflush(stdout);
     if (rc != 0) {
         fprintf(stderr, "bertc predict: %s\n", err.msg);
-        return 1;
+        return rc == USAGE_ERROR ? 2 : 1;
     }
     return 0;
 }
