@@ -313,6 +313,27 @@ static int plan(const char *model, const Registry *r, const QuantAsk *ask, bool 
     return n_tables;
 }
 
+
+/* A small model is mostly its word embeddings (8000 x 128 floats are 4 MB
+ * of an 8 MB BERT-tiny): int8 Linears alone shrink it little. Say where the
+ * bytes are when the table is a third of the file or more (issue #29). */
+static void embeddings_hint(const Registry *r, double file)
+{
+    double bytes = 0;
+    for (int i = 0; i < r->n_params; i++) {
+        if (!r->params[i].word_embeddings || r->params[i].alias_of >= 0)
+            continue;
+        for (int j = 0; j < r->n_params; j++)
+            if (r->params[j].alias_of == i)
+                return;   /* tied to an output layer: --embeddings refuses it */
+        bytes += 4.0 * (double)r->params[i].var->value.numel;
+    }
+    if (file > 0 && bytes >= file / 3)
+        printf("note: the word embeddings are %.1f MB of the %.1f MB (%.0f %%), kept float32: "
+               "--embeddings stores them as int8 too\n", bytes / 1e6, file / 1e6,
+               100.0 * bytes / file);
+}
+
 static int quantize(const char *model, const char *out, const QuantAsk *ask, Arena *arena,
                     BertcError *err)
 {
@@ -351,6 +372,8 @@ static int quantize(const char *model, const char *out, const QuantAsk *ask, Are
                q.bytes_after / 1e6, (int)q.n - 2 * q.n_quantised);
     printf("model.safetensors: %.1f MB -> %.1f MB (%.0f -> %.0f bytes); wrote %s\n",
            file_bytes(src) / 1e6, file_bytes(dst) / 1e6, file_bytes(src), file_bytes(dst), out);
+    if (!ask->bf16 && n_embeddings == 0)
+        embeddings_hint(r, file_bytes(src));
     return 0;
 }
 
