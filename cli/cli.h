@@ -102,6 +102,13 @@ int cli_apply_threads(const CliCommand *c, const CliArgs *a, BertcError *err);
  * path; given on a CPU without one, says so in one line on stderr ("...;
  * training in float32") and returns false. */
 bool cli_apply_bf16(const CliCommand *c, const CliArgs *a);
+/* What a run cut short by --stop-after did: its steps, and the checkpoint
+ * it leaves in dir (its step, or that none was written yet, so --resume
+ * would start afresh) - cli/flags.c. steps: the run's planned steps (0:
+ * unknown). */
+struct TrainResult;
+void cli_report_stop_after(const struct TrainResult *res, int64_t steps, const char *dir);
+
 /* ---- cli/mpi.c: data-parallel training (make mpi, docs/distributed.md) ---- */
 
 /* MPI_Init when this is the MPI build started by mpirun on 2+ ranks; else

@@ -192,9 +192,7 @@ static void report(const FinetuneOptions *o, const FinetuneResult *r)
 {
     const TrainResult *res = &r->train;
     if (res->steps_done < r->steps && !res->stopped_early) {   /* --stop-after */
-        printf("stopped after step %lld of %lld (--stop-after); the checkpoint is in %s: "
-               "--resume continues the run\n", (long long)res->steps_done,
-               (long long)r->steps, r->dir);
+        cli_report_stop_after(res, r->steps, r->dir);
         return;
     }
     printf("trained %lld steps%s in %.0f s (%.0f tokens/s); %lld train, %lld held-out rows\n",

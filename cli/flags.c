@@ -4,7 +4,9 @@
  * cli_start, cli_required and cli_fail nothing here prints: errors are one
  * line in err. */
 #include "cli/cli.h"
+#include "zoo/train/train.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,4 +211,17 @@ bool cli_apply_bf16(const CliCommand *c, const CliArgs *a)
     fprintf(stderr, "bertc %s: --bf16: this CPU has no bf16 instructions (AVX512_BF16, "
                     "AMX-BF16 or Arm BF16); training in float32\n", c->name);
     return false;
+}
+
+void cli_report_stop_after(const TrainResult *res, int64_t steps, const char *dir)
+{
+    printf("stopped after step %lld", (long long)res->steps_done);
+    if (steps > res->steps_done)
+        printf(" of %lld", (long long)steps);
+    if (res->checkpoint_step > 0)
+        printf(" (--stop-after); the checkpoint in %s holds step %lld: --resume continues "
+               "from there\n", dir, (long long)res->checkpoint_step);
+    else
+        printf(" (--stop-after) before the first checkpoint (one is written at each "
+               "evaluation, --eval-every): nothing in %s to resume from yet\n", dir);
 }

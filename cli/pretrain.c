@@ -187,8 +187,7 @@ static void report(const PretrainOptions *o, const PretrainResult *r)
 {
     const TrainResult *res = &r->train;
     if (!r->kept) {   /* --stop-after */
-        printf("stopped after step %lld (--stop-after); the checkpoint is in %s: --resume "
-               "continues the run\n", (long long)res->steps_done, r->dir);
+        cli_report_stop_after(res, res->steps_done, r->dir);
         return;
     }
     printf("pretrained %lld steps in %.0f s (%.0f tokens/s) on %lld rows of %lld tokens "

@@ -332,6 +332,8 @@ Test(finetune_safety, a_staged_run_stopped_and_resumed_ends_as_one_never_stopped
                       model, flags);
     cr_assert_eq(rc, 0, "%s", log_text);
     expect_in_log("is as it was (this run kept no model)");
+    expect_in_log("stopped after step 15 of 40 (--stop-after); the checkpoint in");
+    expect_in_log("holds step 10: --resume continues from there");
     expect_unchanged(before, model, "--stop-after");
     rc = finetune("--config %s --vocab " VOCAB " --out %s %s --resume", cfg, model, flags);
     cr_assert_eq(rc, 0, "%s", log_text);
@@ -444,4 +446,18 @@ Test(finetune_safety, a_batch_size_above_the_data_is_capped_before_memory_grows)
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", log_text);
     expect_in_log("--batch-size 1048576 is more than the 65 training rows: batches of 65");
     cr_expect_lt(use.ru_maxrss, 1L << 20, "the run grew to %ld KiB", use.ru_maxrss);
+}
+
+/* --stop-after before the first evaluation: the run says that it wrote no
+ * checkpoint, rather than pointing --resume at one (issue #29). */
+Test(finetune_safety, stop_after_before_the_first_checkpoint_says_so)
+{
+    char out[400];
+    snprintf(out, sizeof out, "%s/early", dir);
+    int rc = finetune("--config %s --vocab " VOCAB " --out %s --steps 40 --eval-every 10 "
+                      "--stop-after 3 --quiet", cfg, out);
+    cr_assert_eq(rc, 0, "%s", log_text);
+    expect_in_log("stopped after step 3 of 40 (--stop-after) before the first checkpoint");
+    cr_expect(!strstr(log_text, "-inf") && !strstr(log_text, "saved "),
+              "reports a metric or files it did not write: %s", log_text);
 }

@@ -795,6 +795,7 @@ int bertc_train_run(Model *m, const TrainTask *task, const TrainOptions *given, 
     if (!res->interrupted)
         restore_signals(&saved);
     res->step_arena_high_water = r.g ? bertc_arena_high_water(r.g->step) : 0;
+    res->checkpoint_step = r.saved_at;
     if (r.csv)
         fclose(r.csv);
     bertc_sys_free(r.order);

@@ -194,6 +194,8 @@ typedef struct TrainResult {
     int64_t skipped_steps;    /* non-finite steps dropped (TRAIN_NAN_SKIP) */
     int interrupted;          /* SIGINT/SIGTERM that stopped the run, else 0 */
     bool stopped_early;       /* TrainTask.stop_early ended the run */
+    int64_t checkpoint_step;  /* the steps the checkpoint file holds at the end (written or
+                                 resumed from by this run), -1: none */
 } TrainResult;
 
 /* 0 when every step ran; -1 with err set on an error or an interruption
