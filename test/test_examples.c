@@ -106,3 +106,22 @@ ParameterizedTest(TestName *ex, examples, env_checked_like_bertc, .timeout = 60)
                          ex->name);
     }
 }
+
+/* make demo's output is a model directory a user runs as it is (issue #29:
+ * it lacked vocab.txt and its labels came out LABEL_0): bertc predict
+ * --model on it prints one of the topic names. */
+Test(examples, the_demo_writes_a_model_directory_predict_runs, .timeout = 300)
+{
+    char out[256], cmd[1024], text[4096];
+    snprintf(out, sizeof out, "/tmp/bertc_demo_dir_%d", (int)getpid());
+    cr_assert_eq(test_topics_run((TestTopics){.out = out, .steps = 20, .checkpoint_every = 10}),
+                 0, "the topics example failed");
+    snprintf(cmd, sizeof cmd, "%s predict --model %s 'the court ruled on the appeal'", BERTC_CLI,
+             out);
+    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, text, sizeof text), 0, "%s", text);
+    cr_expect(strncmp(text, "computers\t", 10) == 0 || strncmp(text, "food\t", 5) == 0 ||
+                  strncmp(text, "law\t", 4) == 0 || strncmp(text, "science\t", 8) == 0,
+              "predict on the demo's directory: %s", text);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", out);
+    cr_assert_eq(system(cmd), 0);
+}
