@@ -207,6 +207,13 @@ Test(finetune, a_csv_of_texts_trains_a_classifier_that_beats_the_majority_baseli
                  "steps)");
     snprintf(path, sizeof path, "%s/loss.svg", out);
     cr_assert_eq(access(path, R_OK), 0, "%s missing", path);
+    /* the curve draws the metric and marks its best step (issue #29: it
+     * had the losses only, though docs/finetune.md said otherwise) */
+    static char svg[1 << 16];
+    test_read_text(path, svg, sizeof svg);
+    cr_expect(strstr(svg, "accuracy (right axis)") && strstr(svg, "stroke=\"#2ca02c\"") &&
+                  strstr(svg, "best ") && strstr(svg, " at step "),
+              "loss.svg lacks the accuracy curve or its best step");
 
     /* the same run stopped at step 150 and resumed ends with the same model */
     char resumed[300];

@@ -223,7 +223,9 @@ static int write_outputs(bool resume, const char *dir, FinetuneData *data, const
         write_state(path, data, err) != 0 ||
         bertc_path_join(path, dir, "loss.svg", "--out", err) != 0)
         return -1;
-    if (res->n_points && bertc_svg_loss_curve(path, res, "bertc finetune", err) != 0)
+    if (res->n_points && bertc_svg_training_curve(path, res, "bertc finetune",
+                                                  bertc_finetune_metric_name(data->kind),
+                                                  err) != 0)
         return -1;
     if (done && !data->saved && bertc_model_dir_save(dir, m, data->tok, err) != 0)
         return -1;

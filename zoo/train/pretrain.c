@@ -541,7 +541,8 @@ static int write_outputs(Pretrain *p, const TrainResult *res, bool done, BertcEr
     if (write_log(p, dir, p->o->train.resume, res, err) != 0 ||
         bertc_path_join(path, dir, "loss.svg", "--out", err) != 0)
         return -1;
-    if (res->n_points && bertc_svg_loss_curve(path, res, "bertc pretrain", err) != 0)
+    if (res->n_points &&
+        bertc_svg_training_curve(path, res, "bertc pretrain", "perplexity", err) != 0)
         return -1;
     return done ? bertc_model_dir_save(dir, &p->m, &p->base.tok, err) : 0;
 }

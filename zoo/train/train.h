@@ -221,6 +221,12 @@ int bertc_train_stop_signal(void);
  * there is one, against the step (zoo/train/loss_curve.c). */
 int bertc_svg_loss_curve(const char *path, const TrainResult *res, const char *title,
                          BertcError *err);
+/* The same with the evaluations' metric (metric: its name, "accuracy",
+ * "perplexity"...) on a right-hand axis and its best point marked (the
+ * lowest for perplexity, MSE and losses, else the highest): bertc finetune's
+ * and bertc pretrain's loss.svg. */
+int bertc_svg_training_curve(const char *path, const TrainResult *res, const char *title,
+                             const char *metric, BertcError *err);
 
 /* The flags every example (and `bertc train NAME`) understands, applied on
  * top of the example's own defaults in *opt:
