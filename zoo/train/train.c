@@ -89,10 +89,15 @@ typedef struct Run {
     /* data-parallel (train_collective.c): NULL for one process */
     const TrainCollective *co;
     double *flat;             /* every gradient (then every weight), end to end, + StepSums */
-    int64_t flat_n;
     bool stop_agreed;         /* some rank got SIGINT/SIGTERM before this step's sum */
     char bad_what[BERTC_ERROR_LEN / 2 + 32];   /* this rank's non-finite loss, or "" */
 } Run;
+
+/* One process, or rank 0 of several: the one that evaluates, saves and speaks. */
+static bool rank0(const Run *r)
+{
+    return !r->co || r->co->rank == 0;
+}
 
 /* Example indices of micro-batch `micro` of `step` (grad_accum of them a
  * step): examples k*B .. k*B+B-1, k = step*grad_accum + micro, of the
@@ -332,7 +337,7 @@ static int one_step(Run *r, int64_t step, BertcError *err)
 static int evaluate(Run *r, int64_t step, BertcError *err)
 {
     TrainPoint p = {step, r->loss_count ? r->loss_sum / (double)r->loss_count : NAN, NAN, NAN};
-    if (r->task->evaluate && (!r->co || r->co->rank == 0)) {   /* rank 0 evaluates */
+    if (r->task->evaluate && rank0(r)) {
         bertc_ag_graph_reset(r->g);
         bertc_ag_set_training(r->g, false);
         bool old = bertc_ag_set_no_grad(r->g, true);
@@ -359,7 +364,7 @@ static int evaluate(Run *r, int64_t step, BertcError *err)
 
 static int save(Run *r, int64_t steps_done, BertcError *err)
 {
-    if (!r->opt->checkpoint || r->saved_at == steps_done || (r->co && r->co->rank != 0))
+    if (!r->opt->checkpoint || r->saved_at == steps_done || !rank0(r))
         return 0;
     CheckpointRun run = {r->fields.meta, (size_t)r->fields.n, r->opt->steps};
     if (bertc_checkpoint_save(r->opt->checkpoint, r->m->reg, &r->adamw, &r->g->rng, steps_done,
@@ -407,7 +412,7 @@ static int interrupted(Run *r, int64_t done, BertcError *err)
     if (save(r, done, err) != 0)
         return -1;
     const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
-    if (r->co && r->co->rank != 0)
+    if (!rank0(r))
         return bertc_errorf(err, "training: rank %d stopped by %s with the others after step "
                             "%lld of %lld (rank 0 saves the checkpoint)", r->co->rank, name,
                             (long long)done, (long long)r->opt->steps);
@@ -448,7 +453,7 @@ static int loop(Run *r, BertcError *err)
             if (stop_signal)
                 return interrupted(r, step, err);
             BertcError save_err;
-            if (save(r, step, &save_err) == 0 && r->co->rank == 0 && r->opt->checkpoint)
+            if (save(r, step, &save_err) == 0 && rank0(r) && r->opt->checkpoint)
                 bertc_warn("training: rank 0 saved the %lld steps done to %s", (long long)step,
                            r->opt->checkpoint);
             return -1;
@@ -460,8 +465,7 @@ static int loop(Run *r, BertcError *err)
         if (r->opt->eval_every && done % r->opt->eval_every == 0 && done < r->opt->steps) {
             if (evaluate(r, done, err) != 0)
                 return -1;
-            bool plateau = r->task->stop_early && (!r->co || r->co->rank == 0) &&
-                           r->task->stop_early(r->task->ctx);
+            bool plateau = r->task->stop_early && rank0(r) && r->task->stop_early(r->task->ctx);
             if (r->co && bertc_train_agree(r->co, &plateau, err) != 0)
                 return -1;   /* rank 0's evaluation decides for all */
             if (plateau)
@@ -722,11 +726,11 @@ static int prepare(Run *r, BertcError *err)
         return bertc_errorf(err, "training: out of memory for the example order of %lld "
                             "examples", (long long)r->task->n_train);
     if (r->co) {
-        r->flat_n = bertc_train_flat_size(r->m->reg);
-        r->flat = bertc_sys_alloc(sizeof(double) * (size_t)r->flat_n);
+        int64_t n = bertc_train_flat_size(r->m->reg);
+        r->flat = bertc_sys_alloc(sizeof(double) * (size_t)n);
         if (!r->flat)
             return bertc_errorf(err, "training: out of memory for the %lld doubles the ranks "
-                                "sum each step", (long long)r->flat_n);
+                                "sum each step", (long long)n);
     }
     r->csv = opt->loss_csv ? bertc_open_write(opt->loss_csv, err) : NULL;
     if (opt->loss_csv && !r->csv)
