@@ -108,6 +108,9 @@ bool cli_apply_bf16(const CliCommand *c, const CliArgs *a);
  * unknown). */
 struct TrainResult;
 void cli_report_stop_after(const struct TrainResult *res, int64_t steps, const char *dir);
+/* The exit status of a training command that failed: 128 + the signal that
+ * stopped it (this process's, or another rank's), else 1. */
+int cli_train_failed(const struct TrainResult *res);
 
 /* ---- cli/mpi.c: data-parallel training (make mpi, docs/distributed.md) ---- */
 

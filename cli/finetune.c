@@ -237,7 +237,5 @@ int cmd_finetune(int argc, char **argv)
             report(&o, &r);
         return 0;
     }
-    /* a stop another rank got ends this one too (r.train.interrupted) */
-    int sig = bertc_train_stop_signal() ? bertc_train_stop_signal() : r.train.interrupted;
-    return sig ? 128 + sig : 1;
+    return cli_train_failed(&r.train);
 }

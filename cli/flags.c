@@ -225,3 +225,9 @@ void cli_report_stop_after(const TrainResult *res, int64_t steps, const char *di
         printf(" (--stop-after) before the first checkpoint (one is written at each "
                "evaluation, --eval-every): nothing in %s to resume from yet\n", dir);
 }
+
+int cli_train_failed(const TrainResult *res)
+{
+    int sig = bertc_train_stop_signal() ? bertc_train_stop_signal() : res->interrupted;
+    return sig ? 128 + sig : 1;
+}

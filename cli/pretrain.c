@@ -223,9 +223,7 @@ int cmd_pretrain(int argc, char **argv)
     int rc = bertc_pretrain(&o, &r, &err);
     if (rc != 0) {
         fprintf(stderr, "bertc pretrain: %s\n", err.msg);
-        /* a stop another rank got ends this one too (r.train.interrupted) */
-        int sig = bertc_train_stop_signal() ? bertc_train_stop_signal() : r.train.interrupted;
-        return sig ? 128 + sig : 1;
+        return cli_train_failed(&r.train);
     }
     if (cli_is_rank0())
         report(&o, &r);
