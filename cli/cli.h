@@ -40,7 +40,7 @@ typedef struct CliCommand {
 } CliCommand;
 
 #define CLI_MAX_OPTIONS 48
-#define CLI_MAX_POSITIONAL 8
+#define CLI_MAX_POSITIONAL 256
 
 typedef struct CliArgs {
     const char *values[CLI_MAX_OPTIONS];   /* as given, "1" for a switch; NULL: absent */
@@ -242,37 +242,102 @@ int cli_parse_int(const char *flag, const char *value, long lo, long hi, int *ou
  * prints or writes never holds a NaN that a degenerate model made. */
 int cli_forward(Model *m, Graph *g, const Batch *b, Outputs *out, BertcError *err);
 
-/* One input: a text, the pair (TEXT_PAIR, or after a tab in --input) and
- * its line in the --input file (0: from the command line). */
+/* ---- cli/text_input.c: the texts of predict and embed --------------------- */
+
+/* One input: a text, its pair (NULL: none) and its line in --input (a
+ * table's record: the line it starts on; 0: from the command line). */
 typedef struct CliText {
     const char *text, *pair;
     int line;
 } CliText;
 
 /* Every line of the text file at path ("\n" or "\r\n" ends one; a last line
- * without it counts), numbered from 1, a TAB splitting text and pair; what
- * reads --input for predict, embed and encode. A UTF-8 byte order mark at
- * the start is dropped, and so are NUL bytes (as the tokenizer's clean_text
- * would: the rest of the line is kept); a line that is not valid UTF-8 is
- * an error naming it. */
-int cli_read_lines(const char *path, Arena *arena, CliText **lines, int *n, BertcError *err);
+ * without it counts), numbered from 1; with split_tab, the first TAB of a
+ * line separates its text and pair, else a TAB is text. What reads --input
+ * for predict, embed and encode. A UTF-8 byte order mark at the start is
+ * dropped, and so are NUL bytes (as the tokenizer's clean_text would: the
+ * rest of the line is kept); a line that is not valid UTF-8 is an error
+ * naming it. */
+int cli_read_lines(const char *path, bool split_tab, Arena *arena, CliText **lines, int *n,
+                   BertcError *err);
 /* What a command's inner function returns for a flag's bad value, so that
  * the command exits 2 for it, as for a bad flag (1: the work failed). */
 #define USAGE_ERROR 2
 
 /* "-" or /dev/stdin: cli_read_lines reads standard input (a pipe). */
 bool cli_is_stdin(const char *path);
-/* The inputs: the positionals (pairs: TEXT [TEXT_PAIR] is one input; else
- * each positional is one) or the non-blank lines of --input. A positional
- * that is not valid UTF-8 is an error naming it, as a line is. */
-int cli_texts(const CliCommand *c, const CliArgs *a, Arena *arena, bool pairs, CliText **texts,
-              int *n, BertcError *err);
+
+/* How a command reads its inputs. */
+typedef struct CliInputs {
+    bool pairs;                   /* --pair, or question answering: positionals two by two
+                                     (TEXT TEXT_PAIR), a plain-text line's first TAB between */
+    bool qa;                      /* a table's columns "question" and "context" first */
+    const char *format;           /* --input-format text|tsv|csv|jsonl; NULL: by the name
+                                     (.tsv, .csv, .jsonl/.json: a table; else plain text) */
+    const char *text_column;      /* a table's; NULL: text, sentence, sentence1, question */
+    const char *pair_column;      /* NULL: text_pair, sentence2 or context when there is one */
+} CliInputs;
+
+/* The inputs: the positionals or every line (record) of --input, blank ones
+ * included. A positional that is not valid UTF-8 is an error naming it, as
+ * a line is; so is an input with no text that is not blank. */
+int cli_texts(const CliCommand *c, const CliArgs *a, const CliInputs *in, Arena *arena,
+              CliText **texts, int *n, BertcError *err);
+/* Nothing but white space in the text and the pair: the input's result is
+ * blank (an empty TSV line, a JSON object without results). */
+bool cli_text_blank(const CliText *t);
+/* The input's number in messages and JSONL: its line, else index + 1. */
+int cli_text_number(const CliText *t, int index);
 /* cli_max_len for cm's limits: specials 3 when any of the n texts has a pair. */
 int cli_model_max_len(const CliCommand *c, const CliArgs *a, const CliModel *cm,
                       const CliText *texts, int n, int32_t *max_len, BertcError *err);
-/* "bertc predict: warning: line 3 is 700 tokens, truncated to 512 (--max-len)" */
-void cli_warn_truncated(const char *command, const CliText *t, int index, int32_t tokens,
-                        int32_t max_len);
+
+/* ---- cli/text_batches.c: the sequences of the inputs, batched by length ---- */
+
+/* One sequence the model reads: input `input`'s tokens (window 0), or
+ * window `window` of a long one. */
+typedef struct CliSeq {
+    int input;                    /* its index among the inputs of the call */
+    int window;
+    Encoding enc;
+} CliSeq;
+
+typedef struct CliSeqPlan {
+    int32_t max_len;              /* tokens a sequence, special ones included */
+    int stride;                   /* -1: a longer input is truncated; else read in windows
+                                     sharing stride tokens */
+    int batch_size;               /* sequences a forward */
+    int context;                  /* CGBERT/QACGBERT's context id of every input; -1 */
+} CliSeqPlan;
+
+/* What the runs of a command did, for its warning and --stats line. */
+typedef struct CliRunStats {
+    int64_t inputs, truncated, windowed;   /* inputs run (not blank), cut, in windows */
+    int32_t longest;                       /* tokens of the longest input, untruncated */
+    int64_t cut;                           /* tokens truncation dropped */
+    int64_t sequences, tokens, tokens_padded;   /* run; their tokens; with the padding */
+    double seconds;
+} CliRunStats;
+
+/* What a row of a batch gives: sequence s is row `row` of batch b, whose
+ * outputs are out; g's step arena lives until the batch ends. */
+typedef int (*CliSeqRow)(void *ctx, const CliSeq *s, const Batch *b, const Outputs *out,
+                         int row, Graph *g, BertcError *err);
+
+/* Inputs t[0, n) (numbered from first + 1 in messages) through cm's model:
+ * each non-blank one tokenized once and truncated or windowed by p, the
+ * sequences sorted by length and run p->batch_size at a time, fn called
+ * for every row. Adds to *st. */
+int cli_run_texts(const CliModel *cm, const CliSeqPlan *p, const CliText *t, int first, int n,
+                  CliSeqRow fn, void *ctx, CliRunStats *st, BertcError *err);
+/* One line for the whole run when inputs were truncated:
+ * "bertc predict: warning: 649 of 894 inputs are longer than 64 tokens and
+ * were truncated to it (the longest is 1203; 51234 tokens unread); --stride
+ * N reads a long text whole, in windows". */
+void cli_warn_truncation(const char *command, const CliRunStats *st, int32_t max_len,
+                         bool can_stride);
+/* --stats: inputs, sequences, tokens, padding, seconds and tokens/s. */
+void cli_print_stats(const char *command, const CliRunStats *st);
 
 /* ---- cli/predict.c, cli/embed.c ------------------------------------------ */
 

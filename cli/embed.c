@@ -1,8 +1,10 @@
 /* cli/embed.c — bertc embed: sentence embeddings as sentence-transformers
- * computes them. Each text is encoded as the model's batch_from_text does,
- * texts run --batch-size at a time padded to the longest, and each is pooled
- * from last_hidden_state over its own attention mask (zoo/train/pipeline.h), so a
- * text's vector does not depend on the texts batched with it. */
+ * computes them. Each text is tokenized once, the texts sorted by length
+ * into batches of --batch-size (cli/text_batches.c), and each is pooled
+ * from last_hidden_state over its own attention mask (zoo/train/pipeline.h),
+ * so a text's vector does not depend on the texts batched with it. A text
+ * longer than --max-len is truncated, or with --stride read in windows
+ * whose vectors are aggregated (their mean, maximum, or the first). */
 #include "cli/cli.h"
 #include "zoo/train/pipeline.h"
 
@@ -17,12 +19,28 @@ static const CliOption embed_options[] = {
     {"--pooling", "mean|cls|pooler", "mean", "mean of last_hidden_state over the attention "
      "mask; cls: the first token's; pooler: pooler_output"},
     {"--normalize", NULL, NULL, "divide each vector by its L2 norm"},
-    {"--input", "FILE", NULL, "one text a line (instead of TEXT ...); - reads standard input"},
+    {"--input", "FILE", NULL, "the texts: plain text, one a line (a TAB is text, unless "
+     "--pair), or a .tsv/.csv/.jsonl table with a text (and text_pair) column; - reads "
+     "standard input"},
+    {"--input-format", "text|tsv|csv|jsonl", NULL, "how --input is read (default: by its "
+     "name; standard input: text)"},
+    {"--text-column", "NAME", NULL, "a table's column of the text (default: text, else "
+     "sentence, sentence1, question)"},
+    {"--text-pair-column", "NAME", NULL, "a table's column of the pair (default: text_pair, "
+     "sentence2 or context, when the table has one)"},
+    {"--pair", NULL, NULL, "inputs are pairs, encoded as one sequence: positionals two by "
+     "two (TEXT TEXT_PAIR ...), a plain-text line TEXT<TAB>TEXT_PAIR"},
     {"--output", "FILE", NULL, "FILE.tsv (text, tab, the values) or FILE.safetensors (an "
      "(N, H) F32 tensor \"embeddings\"); default: TSV on stdout"},
-    {"--batch-size", "N", "32", "texts per forward (the vectors do not depend on it)"},
+    {"--batch-size", "N", "32", "sequences per forward, sorted by length (the vectors do not "
+     "depend on it; the output keeps the input order)"},
     {"--max-len", "N", NULL, "tokens per text (default: the model's model_max_length); longer "
-     "texts are truncated with a warning"},
+     "texts are truncated (one warning line for the run), or read in windows with --stride"},
+    {"--stride", "N", NULL, "read a text longer than --max-len whole, in windows sharing N "
+     "tokens, and aggregate their vectors"},
+    {"--aggregate", "mean|max|first", "mean", "with --stride: a text's vector from its "
+     "windows' (their mean, their element-wise maximum, the first window's)"},
+    {"--stats", NULL, NULL, "print inputs, tokens, padding and tokens/s on stderr"},
     {"--threads", "N", NULL, "worker threads (default: BERTC_THREADS, else the cores)"},
 };
 
@@ -31,8 +49,9 @@ const CliCommand cli_cmd_embed = {
     .summary = "sentence embeddings of texts (mean, cls or pooler), as TSV or safetensors",
     .usage = "(--model DIR | --config C.json --weights W.safetensors --vocab V.txt) "
              "[--pooling mean|cls|pooler] [--normalize] [--input FILE] [--output FILE] "
-             "[TEXT ...]",
-    .description = "One vector per text, in input order. Mean pooling (the default) is "
+             "[--pair] [TEXT ...]",
+    .description = "One vector per text, in input order (a blank input: an empty TSV line; "
+                   "a .safetensors output refuses one). Mean pooling (the default) is "
                    "sentence-transformers' Pooling(pooling_mode_mean_tokens): the average of "
                    "the last hidden states of the text's real tokens ([CLS] and [SEP] "
                    "included, padding not).",
@@ -52,26 +71,30 @@ typedef struct EmbedRun {
     bool normalize;
     int32_t max_len;
     int batch_size;
+    int stride;           /* -1: truncate */
+    int aggregate;        /* 0 mean, 1 max, 2 first */
     int64_t H;
     float *vectors;       /* (N, H) */
+    int *windows;         /* (N) windows pooled into each vector */
+    CliRunStats stats;
 } EmbedRun;
 
-static int parse_pooling(const char *value, EmbedPooling *p, BertcError *err)
+static int parse_choice(const char *flag, const char *value, const char *const *names, int n,
+                        int *out, BertcError *err)
 {
-    static const char *const names[] = {"mean", "cls", "pooler"};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < n; i++)
         if (!strcmp(value, names[i])) {
-            *p = (EmbedPooling)i;
+            *out = i;
             return 0;
         }
     char shown[BERTC_SHOWN];
-    return bertc_errorf(err, "--pooling '%s': expected mean, cls or pooler",
-                        bertc_shown(value, shown));
+    return bertc_errorf(err, "%s '%s': expected %s, %s or %s", flag, bertc_shown(value, shown),
+                        names[0], names[1], names[2]);
 }
 
-/* The vectors of batch rows [0, n) into out (n, H). */
-static int pool_batch(const EmbedRun *r, const Batch *b, const Outputs *out, int n, float *vec,
-                      BertcError *err)
+/* The vector of batch row `row` into vec (H). */
+static int pool_row(const EmbedRun *r, const Batch *b, const Outputs *out, int row, float *vec,
+                    BertcError *err)
 {
     const char *arch = r->cm->model->arch->name;
     if (r->pooling == EMBED_POOLER) {
@@ -79,7 +102,7 @@ static int pool_batch(const EmbedRun *r, const Batch *b, const Outputs *out, int
         if (!pooled)
             return bertc_errorf(err, "--pooling pooler: %s (%s) has no pooler_output; use "
                                 "--pooling mean or cls", r->cm->name, arch);
-        memcpy(vec, pooled->value.data, sizeof(float) * (size_t)(n * r->H));
+        memcpy(vec, pooled->value.data + row * r->H, sizeof(float) * (size_t)r->H);
         return 0;
     }
     Var *h = bertc_outputs_get(out, "last_hidden_state");
@@ -88,51 +111,52 @@ static int pool_batch(const EmbedRun *r, const Batch *b, const Outputs *out, int
         return bertc_errorf(err, "%s (%s) gives no last_hidden_state (B, S, H) with an "
                             "attention_mask; bertc embed needs a BERT encoder", r->cm->name, arch);
     int64_t S = h->value.shape[1];
-    for (int i = 0; i < n; i++)
-        bertc_pool(r->pooling == EMBED_CLS ? POOL_CLS : POOL_MEAN, h->value.data + i * S * r->H,
-                   mask->ids.data + i * S, S, r->H, vec + i * r->H);
+    bertc_pool(r->pooling == EMBED_CLS ? POOL_CLS : POOL_MEAN, h->value.data + row * S * r->H,
+               mask->ids.data + row * S, S, r->H, vec);
     return 0;
 }
 
-/* Inputs [first, first + n): tokenized once, by the architecture's
- * batch_from_text, whose encodings (b.enc) say which were truncated. */
-static int embed_batch(EmbedRun *r, Graph *g, const CliText *t, int first, int n, float *vec,
-                       BertcError *err)
+/* Window s's vector into its text's: the first window's, or their running
+ * sum (mean) or maximum (max). */
+static int embed_row(void *ctx, const CliSeq *s, const Batch *b, const Outputs *out, int row,
+                     Graph *g, BertcError *err)
 {
-    TextExample *ex = bertc_arena_calloc(g->step, (size_t)n, sizeof *ex);
-    for (int i = 0; i < n; i++)
-        ex[i] = (TextExample){.text = t[i].text, .context_id = -1};
-    Batch b;
-    Outputs out;
-    bertc_batch_init(&b, "the texts");
-    bertc_outputs_init(&out);
-    Model *m = r->cm->model;
-    if (bertc_model_batch_from_text(m, r->cm->tok, ex, n, r->max_len, g, &b, err) != 0)
+    EmbedRun *r = ctx;
+    float *v = bertc_arena_alloc(g->step, sizeof(float) * (size_t)r->H);
+    if (pool_row(r, b, out, row, v, err) != 0)
         return -1;
-    for (int i = 0; i < b.n_enc && i < n; i++)
-        if (b.enc[i].untruncated > r->max_len)
-            cli_warn_truncated("embed", &t[i], first + i, b.enc[i].untruncated, r->max_len);
-    if (cli_forward(m, g, &b, &out, err) != 0 || pool_batch(r, &b, &out, n, vec, err) != 0)
-        return -1;
-    for (int i = 0; r->normalize && i < n; i++)
-        bertc_l2_normalize(vec + i * r->H, r->H);
+    float *acc = r->vectors + (int64_t)s->input * r->H;
+    if (r->windows[s->input]++ == 0 || (r->aggregate == 2 && s->window == 0)) {
+        memcpy(acc, v, sizeof(float) * (size_t)r->H);
+        return 0;
+    }
+    for (int64_t k = 0; k < r->H; k++)
+        acc[k] = r->aggregate == 0 ? acc[k] + v[k]
+                 : r->aggregate == 1 ? (v[k] > acc[k] ? v[k] : acc[k]) : acc[k];
     return 0;
 }
+
+#define CHUNK_INPUTS 1024
 
 static int embed_all(EmbedRun *r, const CliText *texts, int n, Arena *arena, BertcError *err)
 {
     r->vectors = bertc_arena_calloc(arena, (size_t)n * (size_t)r->H, sizeof(float));
-    Graph *g = bertc_ag_graph_create(1 << 20, 0);
-    bertc_ag_set_training(g, false);
-    bertc_ag_set_no_grad(g, true);
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < n; i += r->batch_size) {
-        int k = n - i < r->batch_size ? n - i : r->batch_size;
-        rc = embed_batch(r, g, texts + i, i, k, r->vectors + (int64_t)i * r->H, err);
-        bertc_ag_graph_reset(g);
+    r->windows = bertc_arena_calloc(arena, (size_t)n, sizeof(int));
+    CliSeqPlan plan = {.max_len = r->max_len, .stride = r->stride, .batch_size = r->batch_size,
+                       .context = -1};
+    for (int i = 0; i < n; i += CHUNK_INPUTS) {   /* a chunk's tokens at a time */
+        int k = n - i < CHUNK_INPUTS ? n - i : CHUNK_INPUTS;
+        if (cli_run_texts(r->cm, &plan, texts + i, i, k, embed_row, r, &r->stats, err) != 0)
+            return -1;
     }
-    bertc_ag_graph_destroy(g);
-    return rc;
+    for (int i = 0; i < n; i++) {
+        float *v = r->vectors + (int64_t)i * r->H;
+        for (int64_t k = 0; r->aggregate == 0 && r->windows[i] > 1 && k < r->H; k++)
+            v[k] /= (float)r->windows[i];   /* the sum of its windows' vectors */
+        if (r->normalize && r->windows[i] > 0)
+            bertc_l2_normalize(v, r->H);
+    }
+    return 0;
 }
 
 /* A text on one TSV field: tabs and line ends become spaces. */
@@ -149,6 +173,10 @@ static int write_tsv(const EmbedRun *r, const CliText *texts, int n, const char 
     if (!f)
         return bertc_errorf(err, "--output %s: cannot create the file", path);
     for (int i = 0; i < n; i++) {
+        if (cli_text_blank(&texts[i])) {   /* a blank result, so line k answers line k */
+            fputc('\n', f);
+            continue;
+        }
         print_field(f, texts[i].text);
         for (int64_t k = 0; k < r->H; k++)
             fprintf(f, "%c%.9g", k == 0 ? '\t' : ' ', r->vectors[i * r->H + k]);
@@ -171,6 +199,11 @@ static int write_output(const EmbedRun *r, const CliText *texts, int n, const ch
 {
     if (!path || ends_with(path, ".tsv"))
         return write_tsv(r, texts, n, path, err);
+    for (int i = 0; i < n; i++)   /* a tensor has no blank row */
+        if (cli_text_blank(&texts[i]))
+            return bertc_errorf(err, "--output %s: input %d is blank, and an (N, H) tensor has "
+                                "no blank row; drop blank lines (grep .) or write .tsv", path,
+                                cli_text_number(&texts[i], i));
     Tensor t = {.data = r->vectors, .ndim = 2, .shape = {n, r->H}, .numel = n * r->H};
     StEntry e = bertc_st_entry_tensor("embeddings", &t);
     StMetadata meta[1] = {{"format", "pt"}};
@@ -206,12 +239,25 @@ static int check_output(const CliArgs *a, BertcError *err)
 static int parse_run(const CliArgs *a, EmbedRun *r, BertcError *err)
 {
     const CliCommand *c = &cli_cmd_embed;
+    static const char *const rules[] = {"mean", "max", "first"};
+    static const char *const poolings[] = {"mean", "cls", "pooler"};
+    int pooling;
     r->normalize = cli_given(c, a, "--normalize");
-    if (parse_pooling(cli_value(c, a, "--pooling"), &r->pooling, err) != 0 ||
+    r->stride = -1;
+    if (cli_given(c, a, "--aggregate") && !cli_given(c, a, "--stride"))
+        return bertc_errorf(err, "--aggregate: give --stride N too (a text is one window "
+                            "without it: nothing to aggregate)");
+    if (parse_choice("--pooling", cli_value(c, a, "--pooling"), poolings, 3, &pooling,
+                     err) != 0 ||
+        parse_choice("--aggregate", cli_value(c, a, "--aggregate"), rules, 3, &r->aggregate,
+                     err) != 0 ||
+        (cli_given(c, a, "--stride") &&
+         cli_parse_int("--stride", cli_value(c, a, "--stride"), 0, 1 << 20, &r->stride, err) != 0) ||
         cli_parse_int("--batch-size", cli_value(c, a, "--batch-size"), 1, 4096, &r->batch_size,
                       err) != 0 ||
         check_output(a, err) != 0)
         return -1;
+    r->pooling = (EmbedPooling)pooling;
     return cli_apply_threads(c, a, err);
 }
 
@@ -225,13 +271,21 @@ static int embed(const CliArgs *a, Arena *arena, BertcError *err)
     CliModelFiles flags;   /* --model or --config, not both: the flags alone */
     if (parse_run(a, &r, err) != 0 || cli_model_files(c, a, &flags, err) != 0)
         return USAGE_ERROR;   /* a flag's value: exit status 2, as a bad flag */
-    if (cli_texts(c, a, arena, false, &texts, &n, err) != 0 ||
+    CliInputs in = {.pairs = cli_given(c, a, "--pair"),
+                    .format = cli_value(c, a, "--input-format"),
+                    .text_column = cli_value(c, a, "--text-column"),
+                    .pair_column = cli_value(c, a, "--text-pair-column")};
+    if (cli_texts(c, a, &in, arena, &texts, &n, err) != 0 ||
         cli_model_open(c, a, arena, &cm, err) != 0 ||
         cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     r.H = cm.model->cfg.hidden_size;
-    if (embed_all(&r, texts, n, arena, err) != 0)
+    int rc = embed_all(&r, texts, n, arena, err);
+    cli_warn_truncation("embed", &r.stats, r.max_len, true);
+    if (rc != 0)
         return -1;
+    if (cli_given(c, a, "--stats"))
+        cli_print_stats("embed", &r.stats);
     return write_output(&r, texts, n, cli_value(c, a, "--output"), err);
 }
 

@@ -60,7 +60,7 @@ static int read_lines(const char *path, Arena *arena, Texts *t, BertcError *err)
 {
     CliText *lines;
     int n;
-    if (cli_read_lines(path, arena, &lines, &n, err) != 0)
+    if (cli_read_lines(path, true, arena, &lines, &n, err) != 0)
         return -1;
     if (n == 0)
         return bertc_errorf(err, "%s: no text in it (one text per line)", path);

@@ -7,6 +7,9 @@
 #include "cli/cli.h"
 #include "zoo/train/pipeline.h"
 
+/* --aggregate: a long text's logits from its windows'. */
+typedef enum AggregateRule { AGGREGATE_MEAN, AGGREGATE_MAX, AGGREGATE_FIRST } AggregateRule;
+
 typedef struct PredictRun {
     CliModel *cm;
     ModelTask task;       /* the architecture's (ModelArch.task) */
@@ -14,18 +17,20 @@ typedef struct PredictRun {
     int top_k;            /* -1: not given */
     int context;          /* --context, -1: not given */
     int stride;           /* --stride, -1: not given */
+    AggregateRule aggregate;
     int batch_size;
     int32_t max_len;
     const char **labels;  /* n_labels names: id2label, else LABEL_i */
     int n_labels;
+    CliRunStats stats;    /* the run's inputs, truncations, tokens, time */
 } PredictRun;
 
 /* One [MASK] of a fill-mask input: its bytes in the text and its k best
- * token ids (ids) with their probabilities (p, over the vocabulary). */
+ * token ids (ids) with their probabilities (score). */
 typedef struct PredictMask {
     int32_t byte_start, byte_end;
-    float *p;
     int *ids;
+    float *score;
     int k;
 } PredictMask;
 
@@ -44,16 +49,25 @@ const char *predict_input_name(const CliText *t, int index);
 const Encoding *predict_batch_encoding(const PredictRun *r, const Batch *b, int i,
                                        BertcError *err);
 
-/* Question answering on inputs [0, n): each question with its context. */
-int predict_qa_batch(PredictRun *r, Graph *g, const CliText *t, int first, int n,
-                     BertcError *err);
+/* Question answering on input t (index among the inputs): its question
+ * with its context. */
+int predict_qa_one(PredictRun *r, Graph *g, const CliText *t, int index, BertcError *err);
 
-void predict_print_classes(const PredictRun *r, const CliText *t, const float *logits, int C);
+/* The results of input t, whose index among the inputs is index (its
+ * number, cli_text_number, leads every JSONL object as "line"). */
+void predict_print_classes(const PredictRun *r, const CliText *t, int index, const float *logits,
+                           int C);
 void predict_print_entities(const PredictRun *r, const CliText *t, int index, const Entity *e,
                             int n);
-void predict_print_masks(const PredictRun *r, const CliText *t, const PredictMask *m, int n);
-void predict_print_sentences(const PredictRun *r, const CliText *t, const char *const *sents,
-                             const float *scores, int n);
-void predict_print_answer(const PredictRun *r, const CliText *t, const PredictAnswer *a);
+void predict_print_masks(const PredictRun *r, const CliText *t, int index, const PredictMask *m,
+                         int n);
+void predict_print_sentences(const PredictRun *r, const CliText *t, int index,
+                             const char *const *sents, const float *scores, int n);
+void predict_print_answer(const PredictRun *r, const CliText *t, int index,
+                          const PredictAnswer *a);
+/* A blank input's result: an empty line where the task prints a line per
+ * input (classification, question answering), nothing where its lines
+ * carry the input's number; in JSONL its object without results. */
+void predict_print_blank(const PredictRun *r, const CliText *t, int index);
 
 #endif

@@ -28,10 +28,10 @@ static void json_field(const char *s, size_t len) { cli_json_string(stdout, s, l
 
 static void json_str(const char *s) { json_field(s, strlen(s)); }
 
-/* {"text": ..., "text_pair": ..., — the start of every JSONL object */
-static void json_open(const CliText *t, const char *text_key, const char *pair_key)
+/* {"line": N, "text": ..., "text_pair": ..., — the start of every JSONL object */
+static void json_open(const CliText *t, int index, const char *text_key, const char *pair_key)
 {
-    printf("{\"%s\": ", text_key);
+    printf("{\"line\": %d, \"%s\": ", cli_text_number(t, index), text_key);
     json_str(t->text);
     if (t->pair) {
         printf(", \"%s\": ", pair_key);
@@ -59,7 +59,8 @@ static ClassRule class_rule(const BertConfig *cfg)
     }
 }
 
-void predict_print_classes(const PredictRun *r, const CliText *t, const float *logits, int C)
+void predict_print_classes(const PredictRun *r, const CliText *t, int index, const float *logits,
+                           int C)
 {
     ClassRule rule = class_rule(&r->cm->model->cfg);
     float p[C];
@@ -80,7 +81,7 @@ void predict_print_classes(const PredictRun *r, const CliText *t, const float *l
         n_list = C;
     int best = rule == RULE_REGRESSION ? 0 : order[0];
     if (r->jsonl) {
-        json_open(t, "text", "text_pair");
+        json_open(t, index, "text", "text_pair");
         printf(", \"label\": ");
         json_str(r->labels[best]);
         printf(", \"score\": %.6g", p[best]);
@@ -112,13 +113,11 @@ void predict_print_classes(const PredictRun *r, const CliText *t, const float *l
 
 /* ---- token classification ------------------------------------------------- */
 
-static int input_number(const CliText *t, int index) { return t->line > 0 ? t->line : index + 1; }
-
 void predict_print_entities(const PredictRun *r, const CliText *t, int index, const Entity *e,
                             int n)
 {
     if (r->jsonl) {
-        json_open(t, "text", "text_pair");
+        json_open(t, index, "text", "text_pair");
         printf(", \"entities\": [");
         for (int i = 0; i < n; i++) {
             printf("%s{\"entity_group\": ", i ? ", " : "");
@@ -131,7 +130,7 @@ void predict_print_entities(const PredictRun *r, const CliText *t, int index, co
         return;
     }
     for (int i = 0; i < n; i++) {
-        printf("%d\t", input_number(t, index));
+        printf("%d\t", cli_text_number(t, index));
         tsv_field(e[i].group, (size_t)e[i].group_len);
         printf("\t%d\t%d\t%.6g\t", (int)e[i].start, (int)e[i].end, e[i].score);
         tsv_field(t->text + e[i].byte_start, (size_t)(e[i].byte_end - e[i].byte_start));
@@ -162,18 +161,19 @@ static void filled(const CliText *t, const PredictMask *m, const char *token,
     free(s);
 }
 
-void predict_print_masks(const PredictRun *r, const CliText *t, const PredictMask *m, int n)
+void predict_print_masks(const PredictRun *r, const CliText *t, int index, const PredictMask *m,
+                         int n)
 {
     const Tokenizer *tok = r->cm->tok;
     if (r->jsonl) {
-        json_open(t, "text", "text_pair");
+        json_open(t, index, "text", "text_pair");
         printf(", \"masks\": [");
         for (int i = 0; i < n; i++) {
             printf("%s[", i ? ", " : "");
             for (int j = 0; j < m[i].k; j++) {
                 printf("%s{\"token\": %d, \"token_str\": ", j ? ", " : "", m[i].ids[j]);
                 json_str(token_text(tok, m[i].ids[j]));
-                printf(", \"score\": %.6g, \"sequence\": ", m[i].p[m[i].ids[j]]);
+                printf(", \"score\": %.6g, \"sequence\": ", m[i].score[j]);
                 filled(t, &m[i], token_text(tok, m[i].ids[j]), json_field);
                 putchar('}');
             }
@@ -184,9 +184,9 @@ void predict_print_masks(const PredictRun *r, const CliText *t, const PredictMas
     }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < m[i].k; j++) {
-            printf("%d\t%d\t", t->line > 0 ? t->line : 1, i + 1);
+            printf("%d\t%d\t", cli_text_number(t, index), i + 1);
             tsv_str(token_text(tok, m[i].ids[j]));
-            printf("\t%.6g\t", m[i].p[m[i].ids[j]]);
+            printf("\t%.6g\t", m[i].score[j]);
             filled(t, &m[i], token_text(tok, m[i].ids[j]), tsv_field);
             putchar('\n');
         }
@@ -194,8 +194,8 @@ void predict_print_masks(const PredictRun *r, const CliText *t, const PredictMas
 
 /* ---- extractive summarization ---------------------------------------------- */
 
-void predict_print_sentences(const PredictRun *r, const CliText *t, const char *const *sents,
-                             const float *scores, int n)
+void predict_print_sentences(const PredictRun *r, const CliText *t, int index,
+                             const char *const *sents, const float *scores, int n)
 {
     int k = r->top_k > 0 ? r->top_k : 3, order[n > 0 ? n : 1];
     k = bertc_top_k(scores, n, k, order);
@@ -204,7 +204,7 @@ void predict_print_sentences(const PredictRun *r, const CliText *t, const char *
     for (int j = 0; j < k; j++)
         chosen[order[j]] = true;
     if (r->jsonl) {
-        json_open(t, "text", "text_pair");
+        json_open(t, index, "text", "text_pair");
         printf(", \"sentences\": [");
         for (int i = 0, j = 0; i < n; i++) {
             if (!chosen[i])
@@ -220,7 +220,7 @@ void predict_print_sentences(const PredictRun *r, const CliText *t, const char *
     for (int i = 0; i < n; i++) {   /* in the document's order, as BertSum writes summaries */
         if (!chosen[i])
             continue;
-        printf("%d\t%d\t%.6g\t", t->line > 0 ? t->line : 1, i, scores[i]);
+        printf("%d\t%d\t%.6g\t", cli_text_number(t, index), i, scores[i]);
         tsv_str(sents[i]);
         putchar('\n');
     }
@@ -228,12 +228,13 @@ void predict_print_sentences(const PredictRun *r, const CliText *t, const char *
 
 /* ---- question answering ---------------------------------------------------- */
 
-void predict_print_answer(const PredictRun *r, const CliText *t, const PredictAnswer *a)
+void predict_print_answer(const PredictRun *r, const CliText *t, int index,
+                          const PredictAnswer *a)
 {
     const char *ctx = t->pair;
     size_t len = (size_t)(a->byte_end - a->byte_start);
     if (r->jsonl) {
-        json_open(t, "question", "context");
+        json_open(t, index, "question", "context");
         printf(", \"score\": %.6g, \"start\": %d, \"end\": %d, \"answer\": ", a->score,
                (int)a->start, (int)a->end);
         json_field(ctx + a->byte_start, len);
@@ -243,4 +244,17 @@ void predict_print_answer(const PredictRun *r, const CliText *t, const PredictAn
     printf("%.6g\t%d\t%d\t", a->score, (int)a->start, (int)a->end);
     tsv_field(ctx + a->byte_start, len);
     putchar('\n');
+}
+
+/* ---- a blank input ------------------------------------------------------------ */
+
+void predict_print_blank(const PredictRun *r, const CliText *t, int index)
+{
+    bool qa = r->task == MODEL_TASK_QA_SPAN;
+    if (r->jsonl) {
+        json_open(t, index, qa ? "question" : "text", qa ? "context" : "text_pair");
+        puts("}");
+    } else if (qa || r->task == MODEL_TASK_SEQ_CLS) {
+        putchar('\n');
+    }
 }

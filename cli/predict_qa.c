@@ -136,7 +136,7 @@ static int qa_windows(const PredictRun *r, Graph *g, const CliText *t, int index
 /* The model's one window through its batch_from_text, which cuts the
  * question to query_len tokens, truncates the pair to the limit and keeps
  * the encoding it made (b.enc) for the offsets. */
-static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int index, int32_t Q,
+static int qa_query_len(PredictRun *r, Graph *g, const CliText *t, int index, int32_t Q,
                         PredictAnswer *a, BertcError *err)
 {
     int32_t limit = r->max_len > Q ? r->max_len : Q;
@@ -152,8 +152,11 @@ static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int ind
     if (!enc)
         return -1;
     const Encoding e = *enc;
-    if (e.untruncated > limit)
-        cli_warn_truncated("predict", t, index, e.untruncated, limit);
+    if (e.untruncated > limit) {   /* for the run's one warning line */
+        r->stats.truncated++;
+        r->stats.cut += e.untruncated - e.S;
+    }
+    r->stats.longest = e.untruncated > r->stats.longest ? e.untruncated : r->stats.longest;
     if (cli_forward(m, g, &b, &out, err) != 0)
         return -1;
     Var *sl = bertc_outputs_get(&out, "start_logits"), *el = bertc_outputs_get(&out, "end_logits");
@@ -173,22 +176,19 @@ static int qa_query_len(const PredictRun *r, Graph *g, const CliText *t, int ind
     return 0;
 }
 
-int predict_qa_batch(PredictRun *r, Graph *g, const CliText *t, int first, int n,
-                     BertcError *err)
+int predict_qa_one(PredictRun *r, Graph *g, const CliText *t, int index, BertcError *err)
 {
     double query_len = bertc_model_config_get(&r->cm->model->cfg, "query_len");
-    for (int i = 0; i < n; i++) {
-        if (!t[i].pair)
-            return bertc_errorf(err, "%s: question answering needs a question and a context "
-                                "(TEXT TEXT_PAIR, or QUESTION<TAB>CONTEXT in --input)",
-                                predict_input_name(&t[i], first + i));
-        PredictAnswer a;
-        int rc = isnan(query_len)
-                     ? qa_windows(r, g, &t[i], first + i, &a, err)
-                     : qa_query_len(r, g, &t[i], first + i, (int32_t)query_len, &a, err);
-        if (rc != 0)
-            return -1;
-        predict_print_answer(r, &t[i], &a);
-    }
+    if (!t->pair)
+        return bertc_errorf(err, "%s: question answering needs a question and a context "
+                            "(QUESTION CONTEXT, or QUESTION<TAB>CONTEXT in --input)",
+                            predict_input_name(t, index));
+    PredictAnswer a;
+    r->stats.inputs++;
+    int rc = isnan(query_len) ? qa_windows(r, g, t, index, &a, err)
+                              : qa_query_len(r, g, t, index, (int32_t)query_len, &a, err);
+    if (rc != 0)
+        return -1;
+    predict_print_answer(r, t, index, &a);
     return 0;
 }

@@ -70,6 +70,11 @@ typedef struct TextExample {
     const char *const *sentences;     /* BertSum: the document's sentences (n_sentences) */
     int n_sentences;
     int context_id;                   /* CGBERT/QACGBERT: the aspect/target id; -1 none */
+    /* NULL: the text (and text_pair) is tokenized. Else its tokens, already
+     * made (a window of a long text, bertc_encoding_window; an encoding a
+     * caller sorted batches by): bertc_text_batch_encode takes them as they
+     * are, text and text_pair unread. */
+    const Encoding *encoding;
 } TextExample;
 
 /* What a model's outputs answer: what `bertc predict` does with them, and
@@ -458,6 +463,14 @@ typedef struct MaxLen {
  * set it; callers check it before they tokenize anything, so that no
  * truncation warning comes first. */
 int bertc_max_len_room(const MaxLen *m, int specials, BertcError *err);
+/* Window `first` .. first + n - 1 of text A's tokens of e (an encoding
+ * without truncation) as an encoding of its own, in arena: [CLS] those n
+ * tokens [SEP], then text B's tokens and [SEP] as in e, with their offsets
+ * into the original texts; untruncated stays e's. What a long text's
+ * overlapping windows are made of, as the tokenizer's
+ * return_overflowing_tokens with a stride makes them (cli/text_batches.c). */
+void bertc_encoding_window(const Encoding *e, int32_t first, int32_t n, Arena *arena,
+                           Encoding *out);
 /* Puts the three (n, S) tensors under the given names, and the n encodings
  * as the batch's enc. */
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,

@@ -56,9 +56,15 @@ int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const T
     int64_t S = min_len;
     for (int i = 0; i < n; i++) {
         const char *a = ex[i].text ? ex[i].text : "", *b = ex[i].text_pair;
-        if (bertc_tokenizer_encode(tok, g->step, a, strlen(a), b, b ? strlen(b) : 0, limit, false,
-                             &tb->enc[i], err) != 0 ||
-            bertc_encoding_check_vocab(cfg, tok, &tb->enc[i], err) != 0)
+        if (ex[i].encoding && ex[i].encoding->S > limit)
+            return bertc_errorf(err, "example %d: its encoding is %d tokens, more than the "
+                                "limit %d", i, (int)ex[i].encoding->S, (int)limit);
+        if (ex[i].encoding)
+            tb->enc[i] = *ex[i].encoding;
+        else if (bertc_tokenizer_encode(tok, g->step, a, strlen(a), b, b ? strlen(b) : 0, limit,
+                                        false, &tb->enc[i], err) != 0)
+            return -1;
+        if (bertc_encoding_check_vocab(cfg, tok, &tb->enc[i], err) != 0)
             return -1;
         S = tb->enc[i].S > S ? tb->enc[i].S : S;
     }
@@ -74,6 +80,40 @@ int bertc_text_batch_encode(const BertConfig *cfg, const Tokenizer *tok, const T
         memcpy(tb->token_type_ids.data + i * S, e->token_type_ids, sizeof(int32_t) * (size_t)e->S);
     }
     return 0;
+}
+
+/* Copies e's token k to w's token t. */
+static void copy_token(const Encoding *e, int32_t k, Encoding *w, int32_t t)
+{
+    w->input_ids[t] = e->input_ids[k];
+    w->token_type_ids[t] = e->token_type_ids[k];
+    w->attention_mask[t] = e->attention_mask[k];
+    w->start[t] = e->start[k];
+    w->end[t] = e->end[k];
+    w->byte_start[t] = e->byte_start[k];
+    w->byte_end[t] = e->byte_end[k];
+}
+
+void bertc_encoding_window(const Encoding *e, int32_t first, int32_t n, Arena *arena,
+                           Encoding *out)
+{
+    /* e: [CLS] A[0, n_a) [SEP] (B[0, n_b) [SEP]); the window keeps [CLS],
+     * A[first, first + n), e's [SEP] after A and all of B's part */
+    int32_t tail = e->S - (1 + e->n_a);   /* [SEP] (B [SEP]) */
+    int32_t S = 1 + n + tail;
+    int32_t **arrays[7] = {&out->input_ids, &out->token_type_ids, &out->attention_mask,
+                           &out->start, &out->end, &out->byte_start, &out->byte_end};
+    for (int k = 0; k < 7; k++)
+        *arrays[k] = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)S);
+    copy_token(e, 0, out, 0);
+    for (int32_t k = 0; k < n; k++)
+        copy_token(e, 1 + first + k, out, 1 + k);
+    for (int32_t k = 0; k < tail; k++)
+        copy_token(e, 1 + e->n_a + k, out, 1 + n + k);
+    out->S = S;
+    out->n_a = n;
+    out->n_b = e->n_b;
+    out->untruncated = e->untruncated;
 }
 
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,

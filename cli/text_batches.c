@@ -1,0 +1,203 @@
+/* cli/text_batches.c — the sequences a model reads for the inputs of
+ * `bertc predict` and `bertc embed`, and their batches.
+ *
+ * Each input is tokenized once, to the limit. One that is longer is either
+ * truncated (counted for the run's one warning line) or, with a stride,
+ * read whole in overlapping windows, as Hugging Face's tokenizer makes
+ * them with return_overflowing_tokens: window w holds text A's tokens
+ * [w·step, w·step + L) between [CLS] and [SEP] (and the whole pair after
+ * it), L = the limit less the special tokens and the pair, step = L −
+ * stride, so two neighbours share `stride` tokens and the last one ends
+ * with the text.
+ *
+ * The sequences are then sorted by length and batched in that order, so a
+ * batch holds sequences of nearly one length and pads little: a batch of
+ * 8 costs about 8 sequences' work, not 8 times the longest one's. Each
+ * row's outputs go to the caller's callback with the sequence's input and
+ * window, so results land in input order whatever order the batches ran. */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- sequences: a text, or its windows ------------------------------------ */
+
+typedef struct Sequences {
+    CliSeq *seq;
+    int n, cap;
+} Sequences;
+
+static CliSeq *add_seq(Sequences *s, Arena *arena)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        CliSeq *bigger = bertc_arena_alloc(arena, sizeof *bigger * (size_t)cap);
+        if (s->n)
+            memcpy(bigger, s->seq, sizeof *bigger * (size_t)s->n);
+        s->seq = bigger;
+        s->cap = cap;
+    }
+    return &s->seq[s->n++];
+}
+
+/* The windows of full (text A untruncated, the pair whole) for a limit of
+ * max_len tokens and a stride. */
+static int add_windows(const CliSeqPlan *p, const CliText *t, int input, int index,
+                       const Encoding *full, Arena *arena, Sequences *s, BertcError *err)
+{
+    int32_t tail = full->S - (1 + full->n_a);   /* [SEP], and the pair with its [SEP] */
+    int32_t L = p->max_len - 1 - tail;
+    if (L < 1)
+        return bertc_errorf(err, "input %d: its TEXT_PAIR is %d tokens, which leaves no room "
+                            "for a window of TEXT in --max-len %d", cli_text_number(t, index),
+                            (int)full->n_b, (int)p->max_len);
+    if (p->stride >= L)
+        return bertc_errorf(err, "--stride %d: a window holds %d tokens of input %d's text; "
+                            "give a smaller stride", p->stride, (int)L,
+                            cli_text_number(t, index));
+    int32_t step = L - p->stride;
+    for (int32_t first = 0, w = 0;; first += step, w++) {
+        int32_t n = full->n_a - first < L ? full->n_a - first : L;
+        CliSeq *q = add_seq(s, arena);
+        q->input = input;
+        q->window = w;
+        bertc_encoding_window(full, first, n, arena, &q->enc);
+        if (first + n >= full->n_a)
+            return 0;
+    }
+}
+
+/* The sequences of input i: its tokens to the limit, or its windows. */
+static int add_input(const CliModel *cm, const CliSeqPlan *p, const CliText *t, int input,
+                     int index, Arena *arena, Sequences *s, CliRunStats *st, BertcError *err)
+{
+    const char *a = t->text, *b = t->pair;
+    Encoding e;
+    if (bertc_tokenizer_encode(cm->tok, arena, a, strlen(a), b, b ? strlen(b) : 0, p->max_len,
+                               false, &e, err) != 0)
+        return -1;
+    st->inputs++;
+    st->longest = e.untruncated > st->longest ? e.untruncated : st->longest;
+    if (e.untruncated <= p->max_len || p->stride < 0) {
+        if (e.untruncated > p->max_len) {
+            st->truncated++;
+            st->cut += e.untruncated - e.S;
+        }
+        CliSeq *q = add_seq(s, arena);
+        *q = (CliSeq){.input = input, .window = 0, .enc = e};
+        return 0;
+    }
+    st->windowed++;
+    Encoding full;
+    if (bertc_tokenizer_encode(cm->tok, arena, a, strlen(a), b, b ? strlen(b) : 0, 0, false,
+                               &full, err) != 0)
+        return -1;
+    return add_windows(p, t, input, index, &full, arena, s, err);
+}
+
+/* ---- batches in order of length ------------------------------------------ */
+
+static int longer_first(const void *x, const void *y)
+{
+    const CliSeq *const *a = x, *const *b = y;
+    if ((*a)->enc.S != (*b)->enc.S)
+        return (*a)->enc.S > (*b)->enc.S ? -1 : 1;
+    return *a < *b ? -1 : *a > *b;   /* the input order among equals: a stable sort */
+}
+
+/* Sequences order[0, k) as one batch through the model, each row to fn. */
+static int run_batch(const CliModel *cm, const CliSeqPlan *p, CliSeq *const *order, int k,
+                     Graph *g, const CliText *t, CliSeqRow fn, void *ctx, CliRunStats *st,
+                     BertcError *err)
+{
+    TextExample *ex = bertc_arena_calloc(g->step, (size_t)k, sizeof *ex);
+    for (int j = 0; j < k; j++) {
+        const CliText *in = &t[order[j]->input];
+        ex[j] = (TextExample){.text = in->text, .text_pair = in->pair,
+                              .context_id = p->context, .encoding = &order[j]->enc};
+    }
+    Batch b;
+    Outputs out;
+    bertc_batch_init(&b, "the texts");
+    bertc_outputs_init(&out);
+    Model *m = cm->model;
+    if (bertc_model_batch_from_text(m, cm->tok, ex, k, p->max_len, g, &b, err) != 0) {
+        if (p->context >= 0) {   /* the flag the value came from */
+            char msg[BERTC_ERROR_LEN];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            bertc_errorf(err, "--context %d: %s", p->context, msg);
+        }
+        return -1;
+    }
+    st->sequences += k;
+    st->tokens_padded += (int64_t)k * order[0]->enc.S;   /* the longest comes first */
+    for (int j = 0; j < k; j++)
+        st->tokens += order[j]->enc.S;
+    if (cli_forward(m, g, &b, &out, err) != 0)
+        return -1;
+    for (int j = 0; j < k; j++)
+        if (fn(ctx, order[j], &b, &out, j, g, err) != 0)
+            return -1;
+    return 0;
+}
+
+int cli_run_texts(const CliModel *cm, const CliSeqPlan *p, const CliText *t, int first, int n,
+                  CliSeqRow fn, void *ctx, CliRunStats *st, BertcError *err)
+{
+    double start = now_seconds();
+    Arena *arena = bertc_arena_create("the inputs' tokens", 1 << 20);
+    Graph *g = bertc_ag_graph_create(1 << 20, 0);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
+    Sequences s = {0};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (!cli_text_blank(&t[i]))
+            rc = add_input(cm, p, &t[i], i, first + i, arena, &s, st, err);
+    CliSeq **order = bertc_arena_alloc(arena, sizeof *order * (size_t)(s.n > 0 ? s.n : 1));
+    for (int i = 0; i < s.n; i++)
+        order[i] = &s.seq[i];
+    qsort(order, (size_t)s.n, sizeof *order, longer_first);
+    for (int i = 0; rc == 0 && i < s.n; i += p->batch_size) {
+        int k = s.n - i < p->batch_size ? s.n - i : p->batch_size;
+        rc = run_batch(cm, p, order + i, k, g, t, fn, ctx, st, err);
+        bertc_ag_graph_reset(g);
+    }
+    bertc_ag_graph_destroy(g);
+    bertc_arena_destroy(arena);
+    st->seconds += now_seconds() - start;
+    return rc;
+}
+
+/* ---- what the run tells the user ------------------------------------------ */
+
+void cli_warn_truncation(const char *command, const CliRunStats *st, int32_t max_len,
+                         bool can_stride)
+{
+    if (st->truncated == 0)
+        return;
+    fprintf(stderr, "bertc %s: warning: %lld of %lld inputs are longer than %d tokens and were "
+            "truncated to it (the longest is %d; %lld tokens unread)%s\n", command,
+            (long long)st->truncated, (long long)st->inputs, (int)max_len, (int)st->longest,
+            (long long)st->cut,
+            can_stride ? "; --stride N reads a long text whole, in windows" : " (--max-len)");
+}
+
+void cli_print_stats(const char *command, const CliRunStats *st)
+{
+    double pad = st->tokens > 0 ? 100.0 * (double)(st->tokens_padded - st->tokens) /
+                                      (double)st->tokens
+                                : 0.0;
+    fprintf(stderr, "bertc %s: %lld inputs (%lld in windows), %lld sequences, %lld tokens "
+            "+ %.1f %% padding in %.2f s: %.0f tokens/s\n", command, (long long)st->inputs,
+            (long long)st->windowed, (long long)st->sequences, (long long)st->tokens, pad,
+            st->seconds, st->seconds > 0 ? (double)st->tokens / st->seconds : 0.0);
+}
