@@ -280,7 +280,9 @@ typedef struct CliInputs {
 
 /* The inputs: the positionals or every line (record) of --input, blank ones
  * included. A positional that is not valid UTF-8 is an error naming it, as
- * a line is; so is an input with no text that is not blank. */
+ * a line is; so are inputs that are all blank. Returns 0, -1, or
+ * USAGE_ERROR for flags and arguments that do not fit (no text, an odd
+ * number of them with pairs, --input and texts). */
 int cli_texts(const CliCommand *c, const CliArgs *a, const CliInputs *in, Arena *arena,
               CliText **texts, int *n, BertcError *err);
 /* Nothing but white space in the text and the pair: the input's result is

@@ -275,12 +275,14 @@ static int embed(const CliArgs *a, Arena *arena, BertcError *err)
                     .format = cli_value(c, a, "--input-format"),
                     .text_column = cli_value(c, a, "--text-column"),
                     .pair_column = cli_value(c, a, "--text-pair-column")};
-    if (cli_texts(c, a, &in, arena, &texts, &n, err) != 0 ||
-        cli_model_open(c, a, arena, &cm, err) != 0 ||
+    int rc = cli_texts(c, a, &in, arena, &texts, &n, err);
+    if (rc != 0)
+        return rc;
+    if (cli_model_open(c, a, arena, &cm, err) != 0 ||
         cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     r.H = cm.model->cfg.hidden_size;
-    int rc = embed_all(&r, texts, n, arena, err);
+    rc = embed_all(&r, texts, n, arena, err);
     cli_warn_truncation("embed", &r.stats, r.max_len, true);
     if (rc != 0)
         return -1;

@@ -462,11 +462,15 @@ static int predict(const CliArgs *a, Arena *arena, BertcError *err)
                     .format = cli_value(c, a, "--input-format"),
                     .text_column = cli_value(c, a, "--text-column"),
                     .pair_column = cli_value(c, a, "--text-pair-column")};
-    if (check_task_flags(&r, err) != 0 || cli_texts(c, a, &in, arena, &texts, &n, err) != 0 ||
-        cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
+    if (check_task_flags(&r, err) != 0)
+        return -1;
+    int rc = cli_texts(c, a, &in, arena, &texts, &n, err);
+    if (rc != 0)
+        return rc;
+    if (cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     label_names(&r, arena);
-    int rc = run_task(&r, texts, n, err);
+    rc = run_task(&r, texts, n, err);
     cli_warn_truncation("predict", &r.stats, r.max_len, r.task == MODEL_TASK_SEQ_CLS);
     if (rc == 0 && cli_given(c, a, "--stats"))
         cli_print_stats("predict", &r.stats);

@@ -279,13 +279,17 @@ static int check_utf8_args(const CliArgs *a, bool pairs, BertcError *err)
 static int positional_texts(const CliCommand *c, const CliArgs *a, const CliInputs *in,
                             Arena *arena, CliText **texts, int *n, BertcError *err)
 {
-    if (a->n_pos == 0)
-        return bertc_errorf(err, "no text: give %s or --input FILE", c->positional);
-    if (in->pairs && a->n_pos % 2 != 0)
-        return bertc_errorf(err, "%s: %d texts given, but they come in twos (TEXT TEXT_PAIR "
+    if (a->n_pos == 0) {
+        bertc_errorf(err, "no text: give %s or --input FILE", c->positional);
+        return USAGE_ERROR;
+    }
+    if (in->pairs && a->n_pos % 2 != 0) {
+        bertc_errorf(err, "%s: %d texts given, but they come in twos (TEXT TEXT_PAIR "
                             "...)", in->qa ? "question answering reads QUESTION CONTEXT pairs"
                                            : "--pair",
                             a->n_pos);
+        return USAGE_ERROR;
+    }
     if (check_utf8_args(a, in->pairs, err) != 0)
         return -1;
     int step = in->pairs ? 2 : 1;
@@ -303,18 +307,22 @@ int cli_texts(const CliCommand *c, const CliArgs *a, const CliInputs *in, Arena 
 {
     if (!cli_given(c, a, "--input"))
         return positional_texts(c, a, in, arena, texts, n, err);
-    if (a->n_pos > 0)
-        return bertc_errorf(err, "--input and the text '%s': give one or the other", a->pos[0]);
+    if (a->n_pos > 0) {
+        bertc_errorf(err, "--input and the text '%s': give one or the other", a->pos[0]);
+        return USAGE_ERROR;
+    }
     const char *input = cli_value(c, a, "--input");
     const char *path = cli_is_stdin(input) ? "standard input" : input;   /* in messages */
     bool table;
     DatasetFormat format;
     if (input_format(in, input, &table, &format, err) != 0)
         return -1;
-    if (!table && (in->text_column || in->pair_column))
-        return bertc_errorf(err, "--%s: %s is read as plain text, one text a line; give "
+    if (!table && (in->text_column || in->pair_column)) {
+        bertc_errorf(err, "--%s: %s is read as plain text, one text a line; give "
                             "--input-format tsv, csv or jsonl for a table",
                             in->text_column ? "text-column" : "text-pair-column", path);
+        return USAGE_ERROR;
+    }
     if ((table ? read_table(input, format, in, arena, texts, n, err)
                : cli_read_lines(input, in->pairs, arena, texts, n, err)) != 0)
         return -1;

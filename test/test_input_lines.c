@@ -40,7 +40,7 @@ Test(input_lines, nul_bytes_are_dropped_and_the_rest_of_the_line_kept)
     CliText *t;
     int n;
     BertcError err;
-    cr_assert_eq(cli_read_lines(path, a, &t, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(cli_read_lines(path, true, a, &t, &n, &err), 0, "%s", err.msg);
     cr_assert_eq(n, 3, "3 lines, got %d", n);
     cr_expect_str_eq(t[0].text, "abcd", "the BOM and the NUL dropped, the rest kept");
     cr_expect(t[0].pair && strcmp(t[0].pair, "pair") == 0, "pair '%s'", t[0].pair);
@@ -58,7 +58,7 @@ Test(input_lines, a_line_that_is_not_utf8_is_named)
     CliText *t;
     int n;
     BertcError err;
-    cr_assert_neq(cli_read_lines(path, a, &t, &n, &err), 0);
+    cr_assert_neq(cli_read_lines(path, false, a, &t, &n, &err), 0);
     snprintf(want, sizeof want, "%s:3: not valid UTF-8 text", path);
     cr_expect(strstr(err.msg, want), "want '%s', got '%s'", want, err.msg);
     bertc_arena_destroy(a);
@@ -74,8 +74,10 @@ Test(input_lines, a_positional_that_is_not_utf8_is_named)
         char *argv[4];
         const char *want;
     } runs[] = {
-        {&cli_cmd_predict, {"predict", "bad \xC3\x28 byte"}, "TEXT: not valid UTF-8 text"},
-        {&cli_cmd_predict, {"predict", "fine", "\xED\xA0\x80"}, "TEXT_PAIR: not valid UTF-8"},
+        {&cli_cmd_predict, {"predict", "bad \xC3\x28 byte"}, "text 1: not valid UTF-8 text"},
+        {&cli_cmd_predict, {"predict", "fine", "\xED\xA0\x80"}, "text 2: not valid UTF-8"},
+        {&cli_cmd_predict, {"predict", "--pair", "fine", "\xED\xA0\x80"},
+         "TEXT_PAIR 1: not valid UTF-8"},
         {&cli_cmd_embed, {"embed", "fine", "also fine", "\xFF"}, "text 3: not valid UTF-8"},
     };
     Arena *a = bertc_arena_create("args", 1 << 16);
@@ -90,8 +92,9 @@ Test(input_lines, a_positional_that_is_not_utf8_is_named)
         int n;
         BertcError err;
         cr_assert_eq(cli_parse(runs[i].c, argc, argv, &args, &err), 0, "%s", err.msg);
-        cr_assert_neq(cli_texts(runs[i].c, &args, a, runs[i].c == &cli_cmd_predict, &t, &n,
-                                &err), 0, "run %zu: accepted", i);
+        CliInputs in = {.pairs = cli_given(runs[i].c, &args, "--pair")};
+        cr_assert_neq(cli_texts(runs[i].c, &args, &in, a, &t, &n, &err), 0, "run %zu: accepted",
+                      i);
         cr_expect(strstr(err.msg, runs[i].want), "run %zu: want '%s', got '%s'", i,
                   runs[i].want, err.msg);
     }
