@@ -116,7 +116,8 @@ Test(cli_messages, max_len_flag_too_small_names_the_flag)
                           dir), log, "export-c", single);
     expect_one_line(bertc(log, sizeof log, "tokenize --vocab " SEQCLS "/vocab.txt --max-len 1 "
                           "'hello world'"), log, "tokenize", single);
-    expect_one_line(bertc(log, sizeof log, "predict --model " SEQCLS " --max-len 2 hello world"),
+    expect_one_line(bertc(log, sizeof log, "predict --model " SEQCLS " --max-len 2 --pair hello "
+                          "world"),
                     log, "predict pair", pair);
     expect_one_line(bertc(log, sizeof log, "encode --model " SEQCLS " --max-len 2 --output "
                           "%s/e.st hello world", dir), log, "encode pair", pair);
@@ -159,8 +160,8 @@ Test(cli_messages, too_few_positions_names_the_config, .timeout = 60)
     expect_one_line(bertc(log, sizeof log, "finetune --config %s --vocab %s/vocab.txt --train %s "
                           "--eval %s --text-pair-column pair --out %s/ft2 --steps 1 --quiet",
                           config, md, train, train, dir), log, "finetune pair", pair);
-    expect_one_line(bertc(log, sizeof log, "predict --model %s hello world", md), log,
-                    "predict pair", pair);
+    expect_one_line(bertc(log, sizeof log, "predict --model %s --pair hello world", md),
+                    log, "predict pair", pair);
 }
 
 /* A vocab.txt longer than the model's vocab_size: a text with a token past

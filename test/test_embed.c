@@ -180,10 +180,19 @@ Test(embed, vectors_do_not_depend_on_the_batch_size)
         expect_close(all[i], one[i], "--batch-size 32 against 1", i);
         expect_close(mixed[i], one[i], "--batch-size 2 against 1", i);
     }
-    /* the same vectors, as an (N, H) F32 tensor "embeddings" */
+    cr_expect(strstr(out, "t10 t11 t12 t13\t") && strstr(out, "\n\nt40 t41\t"),
+              "the blank line 3 gives an empty line: %s", out);
+    /* the same vectors, as an (N, H) F32 tensor "embeddings": a tensor has
+     * no blank row, so the blank line is refused, naming it */
     snprintf(st_path, sizeof st_path, "%s/v.safetensors", root);
     snprintf(args, sizeof args, "embed --model %s/bert_model --input %s --output %s", root,
              input, st_path);
+    cr_expect_eq(bertc_err(args), 1, "%s", out);
+    cr_expect(strstr(out, "input 3 is blank") && strstr(out, "v.safetensors"), "%s", out);
+    f = fopen(input, "w");
+    cr_assert(f);
+    fputs("t5\nt104 t7 t25 t31 t105 t9 t10 t11 t12 t13\nt40 t41\nt99 t98 t97\nt5 t6 t7 t8\n", f);
+    fclose(f);
     cr_assert_eq(bertc_out(args), 0, "%s", out);
     cr_expect_eq(out[0], '\0', "nothing on stdout with --output: %s", out);
     Arena *a = bertc_arena_create("st", 1 << 16);

@@ -165,7 +165,7 @@ Test(predict, seq_cls_label_is_the_argmax_of_the_forward)
 
     char args[1024];
     snprintf(args, sizeof args, "predict --model %s/bert_seqcls_single --format jsonl "
-             "--top-k 3 't29 t109 t113' 't5 t6'", root);
+             "--top-k 3 --pair 't29 t109 t113' 't5 t6'", root);
     cr_assert_eq(bertc_out(args), 0, "%s", out);
     Arena *a = bertc_arena_create("json", 0);
     const JsonValue *o = parse_line(a, out);
@@ -184,8 +184,8 @@ Test(predict, seq_cls_label_is_the_argmax_of_the_forward)
     cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "text_pair")), "t5 t6");
     bertc_arena_destroy(a);
 
-    snprintf(args, sizeof args, "predict --model %s/bert_seqcls_single 't29 t109 t113' 't5 t6'",
-             root);
+    snprintf(args, sizeof args, "predict --model %s/bert_seqcls_single --pair 't29 t109 t113' "
+             "'t5 t6'", root);
     cr_assert_eq(bertc_out(args), 0, "%s", out);
     char want_tsv[64];
     snprintf(want_tsv, sizeof want_tsv, "%s\t", label);
@@ -430,7 +430,7 @@ Test(predict, fill_mask_best_token_is_the_argmax)
     cr_expect(strstr(out, line), "the filled sentence: %s", out);
     snprintf(args, sizeof args, "predict --model %s/bert_mlm 't73 t117'", root);
     cr_expect_eq(bertc_err(args), 1);
-    cr_expect(strstr(out, "text 1 has no [MASK]") && count_lines(out) == 1, "%s", out);
+    cr_expect(strstr(out, "input 1 has no [MASK]") && count_lines(out) == 1, "%s", out);
 }
 
 Test(predict, bertsum_keeps_the_three_best_sentences)
@@ -473,7 +473,9 @@ Test(predict, long_inputs_are_truncated_with_a_warning)
     snprintf(args, sizeof args, "predict --model %s/bert_seqcls_single --max-len 5 "
              "'t5 t6 t7 t8 t9 t10'", root);
     cr_expect_eq(bertc_err(args), 0, "%s", out);
-    cr_expect(strstr(out, "warning: text 1 is 8 tokens, truncated to 5 (--max-len)"), "%s", out);
+    cr_expect(strstr(out, "warning: 1 of 1 inputs are longer than 5 tokens and were truncated "
+                          "to it (the longest is 8; 3 tokens unread)") && count_lines(out) == 1,
+              "%s", out);
     snprintf(input, sizeof input, "%s/in.txt", root);
     FILE *f = fopen(input, "w");
     cr_assert(f);
@@ -482,10 +484,11 @@ Test(predict, long_inputs_are_truncated_with_a_warning)
     snprintf(args, sizeof args, "predict --model %s/bert_seqcls_single --max-len 5 --input %s",
              root, input);
     cr_expect_eq(bertc_err(args), 0, "%s", out);
-    cr_expect(strstr(out, "warning: line 3 is 8 tokens") && count_lines(out) == 1,
-              "only line 3, named: %s", out);
+    cr_expect(strstr(out, "warning: 1 of 2 inputs are longer than 5 tokens") &&
+                  count_lines(out) == 1, "one summary line, the blank line not counted: %s", out);
     cr_assert_eq(bertc_out(args), 0);
-    cr_expect_eq(count_lines(out), 2, "one line per input: %s", out);
+    cr_expect_eq(count_lines(out), 3, "one line per input line, the blank one empty: %s", out);
+    cr_expect(strstr(out, "\tt5 t6\n\nLABEL_"), "the blank line's result is empty: %s", out);
 }
 
 Test(predict, errors_are_one_line_naming_the_flag_or_file)
@@ -496,14 +499,14 @@ Test(predict, errors_are_one_line_naming_the_flag_or_file)
         {"--model %s/bert_seqcls_single --format xml t5", "--format 'xml'"},
         {"--model %s/bert_seqcls_single --top-k 0 t5", "--top-k '0'"},
         {"--model %s/bert_seqcls_single --batch-size x t5", "--batch-size 'x'"},
-        {"--model %s/bert_seqcls_single --stride 4 t5", "--stride"},
+        {"--model %s/bert_tokcls --stride 4 t5", "--stride"},
         {"--model %s/bert_seqcls_single --max-len 99 t5",
          "--max-len 99 is more than the model's 40 positions"},
         {"--model %s/no_such_model t5", "no_such_model"},
         {"--model %s/bert_seqcls_single --input %s/none.txt", "none.txt"},
-        {"--model %s/bert_seqcls_single", "give TEXT [TEXT_PAIR] or --input FILE"},
+        {"--model %s/bert_seqcls_single", "no text: give TEXT ... or --input FILE"},
         {"--model %s/bert_model t5", "bertc embed"},
-        {"--model %s/bert_qa t5", "needs a question and a context"},
+        {"--model %s/bert_qa t5", "reads QUESTION CONTEXT pairs: 1 texts given"},
         {"--model %s/bert_seqcls_single --config x.json t5", "--model and --config"},
         {"--model %s/bert_seqcls_single --formt jsonl t5", "unknown option '--formt'"},
     };
@@ -523,7 +526,7 @@ Test(predict, errors_are_one_line_naming_the_flag_or_file)
 Test(predict, jsonl_quotes_the_text_and_input_lines_hold_pairs)
 {
     char input[300], args[1024];
-    snprintf(input, sizeof input, "%s/qa.tsv", root);
+    snprintf(input, sizeof input, "%s/qa.txt", root);
     FILE *f = fopen(input, "w");
     cr_assert(f);
     fputs("t71 t46\tt27 \"t35\" t112 \\ t82\r\nt9\tt10 t11\n", f);
@@ -535,6 +538,7 @@ Test(predict, jsonl_quotes_the_text_and_input_lines_hold_pairs)
     Arena *a = bertc_arena_create("json", 0);
     const JsonValue *o = parse_line(a, out);
     cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "question")), "t71 t46");
+    cr_expect_eq(bertc_json_number(bertc_json_get(o, "line")), 1, "the input's line: %s", out);
     cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "context")), "t27 \"t35\" t112 \\ t82",
                      "quotes and backslashes round-trip, the \\r is dropped");
     const char *ctx = "t27 \"t35\" t112 \\ t82";
@@ -545,6 +549,7 @@ Test(predict, jsonl_quotes_the_text_and_input_lines_hold_pairs)
               "the answer is context[%d, %d): %s", s, e, out);
     o = parse_line(a, strchr(out, '\n') + 1);
     cr_expect_str_eq(bertc_json_string(bertc_json_get(o, "context")), "t10 t11");
+    cr_expect_eq(bertc_json_number(bertc_json_get(o, "line")), 2, "line 2: %s", out);
     bertc_arena_destroy(a);
     snprintf(args, sizeof args, "predict --model %s/bert_mlm --top-k 500 't5 [MASK]'", root);
     cr_assert_eq(bertc_out(args), 0, "%s", out);
@@ -665,9 +670,9 @@ Test(predict, each_input_is_tokenized_once)
                      runs[i].max_len ? " --max-len " : "", runs[i].max_len ? runs[i].max_len : "",
                      runs[i].n, calls, runs[i].calls_each);
         if (runs[i].max_len)   /* [CLS] t5 t6 t7 [SEP] is 5 tokens; line 2 fits */
-            cr_expect(strstr(warnings, "line 1 is 5 tokens, truncated to 4 (--max-len)") &&
-                      strstr(warnings, "line 3 is 6 tokens, truncated to 4") &&
-                      !strstr(warnings, "line 2"), "the truncated lines: %s", warnings);
+            cr_expect(strstr(warnings, "2 of 3 inputs are longer than 4 tokens and were "
+                                       "truncated to it (the longest is 6; 3 tokens unread)"),
+                      "the truncated lines: %s", warnings);
         else
             cr_expect_str_empty(warnings, "%s: no warning", runs[i].model);
     }
