@@ -256,8 +256,34 @@ void bertc_arena_destroy(Arena *a)
 {
     if (!a || a->fixed)
         return;
+    if (a->spare)
+        chunk_free(a->spare);
     free_chunks(a->chunk);
     bertc_sys_free(a);
+}
+
+/* The spare chunk, when it holds need bytes (its pages are already the
+ * process's); NULL otherwise. */
+static ArenaChunk *take_spare(Arena *a, size_t need)
+{
+    ArenaChunk *c = a->spare;
+    if (!c || c->cap < need)
+        return NULL;
+    a->spare = NULL;
+    return c;
+}
+
+/* Chunk c, no longer in use, as the spare if it is the larger one. */
+static void keep_spare(Arena *a, ArenaChunk *c)
+{
+    if (a->spare && a->spare->cap >= c->cap) {
+        chunk_free(c);
+        return;
+    }
+    if (a->spare)
+        chunk_free(a->spare);
+    c->older = NULL;
+    a->spare = c;
 }
 
 void *bertc_arena_alloc(Arena *a, size_t bytes)
@@ -272,9 +298,12 @@ void *bertc_arena_alloc(Arena *a, size_t bytes)
                         a->name, need, a->used, a->cap);
         /* Grow: keep the old chunk alive (its blocks are still in use). The
          * arena changes only once the new chunk exists. */
-        size_t cap = a->cap <= SIZE_MAX / 2 && a->cap * 2 > need ? a->cap * 2 : need;
-        ArenaChunk *c = chunk_new(a->name, cap);
-        a->n_system_allocs++;
+        ArenaChunk *c = take_spare(a, need);
+        if (!c) {
+            size_t cap = a->cap <= SIZE_MAX / 2 && a->cap * 2 > need ? a->cap * 2 : need;
+            c = chunk_new(a->name, cap);
+            a->n_system_allocs++;
+        }
         if (a->chunk)
             a->chunk->used = a->used;
         a->used_before += a->used;
@@ -299,7 +328,11 @@ void *bertc_arena_calloc(Arena *a, size_t count, size_t size)
 
 void bertc_arena_reset(Arena *a)
 {
-    if (!a->fixed && a->chunk && a->chunk->older) {
+    /* A chain of chunks, or one chunk smaller than what the step held at
+     * its peak: chunks the step grew into and then gave back with
+     * bertc_arena_release (inference's layer-by-layer temporaries) would
+     * otherwise be allocated, faulted in and freed again in every step. */
+    if (!a->fixed && a->chunk && (a->chunk->older || a->high_water > a->cap)) {
         /* Merge: one chunk that holds everything the arena ever held at once.
          * A second merge means the steps vary in size (a training loop masks
          * a different number of tokens each step): give that chunk an eighth
@@ -310,6 +343,9 @@ void bertc_arena_reset(Arena *a)
         size_t slack = a->n_merges++ > 0 ? a->high_water / 8 : 0;
         size_t cap = round_up(a->high_water + slack, ARENA_ALIGN);
         free_chunks(a->chunk);
+        if (a->spare)
+            chunk_free(a->spare);
+        a->spare = NULL;
         /* empty until the new chunk exists: a chunk_new that fails (inside
          * a guard) leaves an arena that grows again on its next alloc */
         a->chunk = NULL;
@@ -333,7 +369,7 @@ void bertc_arena_release(Arena *a, ArenaMark m)
     while (a->chunk != m.chunk) {
         ArenaChunk *c = a->chunk;
         arena_use_chunk(a, c->older);
-        chunk_free(c);
+        keep_spare(a, c);
     }
     a->used = m.used;
     a->used_before = m.used_before;

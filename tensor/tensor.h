@@ -242,6 +242,7 @@ typedef struct Arena {
     size_t high_water;     /* max over time of used_before + used */
     size_t n_system_allocs;/* how many times this arena called malloc */
     int n_merges;          /* bertc_arena_reset merges of a grown chain into one chunk */
+    ArenaChunk *spare;     /* released growth kept for the next (bertc_arena_release) */
     bool fixed;            /* caller-owned buffer; never grows */
 } Arena;
 
@@ -273,7 +274,9 @@ size_t bertc_arena_memory_total(void);       /* bytes the growable arenas hold n
  * after bertc_arena_mark(a) returned m and keeps the older ones. Inference uses it
  * to drop a layer's temporaries once its output is copied below the mark, so
  * activation memory is one layer's, not the whole model's. Chunks grown after
- * the mark are freed (only before the first reset can there be any). */
+ * the mark are given back (only before the first reset can there be any):
+ * the largest is kept as the arena's spare, which the next growth reuses
+ * when it is large enough, so the next layer does not fault in fresh pages. */
 typedef struct ArenaMark {
     ArenaChunk *chunk;
     size_t used, used_before;

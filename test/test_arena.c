@@ -74,6 +74,29 @@ Test(arena, merged_chunk_has_slack_once_step_sizes_vary)
     bertc_arena_destroy(a);
 }
 
+/* Inference releases each layer's temporaries (bertc_arena_release to a
+ * mark): a step that grew past its chunk and gave the growth back leaves one
+ * small chunk, so without a merge every later step would allocate (and the
+ * OS fault in) the same chunks again. The reset merges to the peak. */
+Test(arena, growth_released_within_a_step_is_merged_on_reset)
+{
+    Arena *a = bertc_arena_create("t", 4096);
+    for (int step = 0; step < 4; step++) {
+        size_t before = a->n_system_allocs;
+        for (int layer = 0; layer < 3; layer++) {
+            ArenaMark m = bertc_arena_mark(a);
+            for (int i = 0; i < 8; i++)
+                memset(bertc_arena_alloc(a, 4096), 0xab, 4096);
+            bertc_arena_release(a, m);
+        }
+        bertc_arena_reset(a);
+        if (step > 0)
+            cr_expect_eq(a->n_system_allocs, before, "step %d allocated %zu chunks", step,
+                         a->n_system_allocs - before);
+    }
+    bertc_arena_destroy(a);
+}
+
 Test(arena, calloc_zeroes)
 {
     Arena *a = bertc_arena_create("t", 4096);
