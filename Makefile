@@ -382,8 +382,10 @@ install: $(LIB) $(CLI) $(EXAMPLES)
 	  from=$$(case $$f in src/*) echo "$${f#src/}";; *) echo "examples/firmware/$$f";; esac); \
 	  mkdir -p "$(KIT_DIR)/$$(dirname $$f)" && cp "$$from" "$(KIT_DIR)/$$f" || exit 1; \
 	done
-	mkdir -p "$(DESTDIR)$(PREFIX)/share/doc/bertc"
-	cp docs/porting.md docs/embedded.md "$(DESTDIR)$(PREFIX)/share/doc/bertc/"
+	mkdir -p "$(DESTDIR)$(PREFIX)/share/doc/bertc/models" "$(DESTDIR)$(PREFIX)/share/doc/bertc/examples"
+	cp README.md docs/*.md "$(DESTDIR)$(PREFIX)/share/doc/bertc/"
+	cp docs/models/*.md "$(DESTDIR)$(PREFIX)/share/doc/bertc/models/"
+	cp docs/examples/*.md "$(DESTDIR)$(PREFIX)/share/doc/bertc/examples/"
 	mkdir -p "$(DESTDIR)$(PREFIX)/share/man/man1"
 	cp docs/bertc.1 "$(DESTDIR)$(PREFIX)/share/man/man1/bertc.1"
 	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include/bertc' \

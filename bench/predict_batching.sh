@@ -7,6 +7,7 @@
 #
 #   bench/predict_batching.sh [N [THREADS [SIZES]]]
 #       N        texts (default 2000), THREADS (default 2), SIZES "1 8 32"
+#       REPEAT   runs of each line, the median reported (default 3)
 #       BASE=1   also a BERT-base-sized classifier (12 layers, H 768) on the
 #                first N/10 texts, --max-len 128 (minutes on 2 cores)
 #
@@ -58,13 +59,21 @@ echo "# bertc $(git rev-parse --short HEAD), $THREADS threads, $(grep -m1 'model
 from_debian=$(grep -cxFf "$TMP/debian.txt" "$TMP/texts.txt" || true)
 echo "# $n texts: $from_debian Debian package descriptions, $((n - from_debian)) fortunes; $(awk '{ w += NF; if (NF > m) m = NF } END { printf "%.0f words on average, the longest %d", w / NR, m }' "$TMP/texts.txt")"
 
-# run COMMAND MODEL MAXLEN INPUT BATCH: one line of the table
+# run COMMAND MODEL MAXLEN INPUT BATCH LABEL: one line of the table, the
+# median wall time of REPEAT runs (default 3)
 run() {
-    start=$(date +%s.%N)
-    "$BERTC" "$1" --model "$2" --max-len "$3" --input "$4" --batch-size "$5" \
-        --threads "$THREADS" --stats > /dev/null 2> "$TMP/stats"
-    end=$(date +%s.%N)
-    stats=$(grep -- '--stats\|tokens/s' "$TMP/stats" | tail -n 1)
+    : > "$TMP/walls"
+    for r in $(seq "${REPEAT:-3}"); do
+        start=$(date +%s.%N)
+        "$BERTC" "$1" --model "$2" --max-len "$3" --input "$4" --batch-size "$5" \
+            --threads "$THREADS" --stats > /dev/null 2> "$TMP/stats"
+        end=$(date +%s.%N)
+        echo "$start $end" | awk '{ print $2 - $1 }' >> "$TMP/walls"
+    done
+    median=$(sort -n "$TMP/walls" | awk '{ w[NR] = $1 } END { print w[int((NR + 1) / 2)] }')
+    start=0
+    end=$median
+    stats=$(grep -- 'tokens/s' "$TMP/stats" | tail -n 1)
     # "bertc predict: 2000 inputs (0 in windows), 2000 sequences, T tokens + P % padding in S s: R tokens/s"
     tokens=$(echo "$stats" | sed -n 's/.* sequences, \([0-9]*\) tokens.*/\1/p')
     pad=$(echo "$stats" | sed -n 's/.* + \([0-9.]*\) % padding.*/\1/p')

@@ -135,10 +135,12 @@ static const char man_tail[] =
     "Their data.\n"
     ".SH SEE ALSO\n"
     "The README and docs/ of the bertc source tree: docs/predict.md,\n"
-    "docs/finetune.md, docs/tokenizer.md, docs/quantization.md,\n"
-    "docs/embedded.md (installed under\n"
-    ".IR PREFIX /share/doc/bertc/\n"
-    "with docs/porting.md).\n";
+    "docs/finetune.md, docs/pretraining.md, docs/tokenizer.md,\n"
+    "docs/quantization.md, docs/embedded.md, docs/porting.md and the rest;\n"
+    "installed, docs/NAME.md is\n"
+    ".IR PREFIX /share/doc/bertc/NAME.md\n"
+    "(and the README is\n"
+    ".IR PREFIX /share/doc/bertc/README.md ).\n";
 
 /* ---- table text as troff ----------------------------------------------- */
 

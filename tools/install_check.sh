@@ -98,8 +98,16 @@ for f in bertc.mk main.c board.h texts.c host/board.c cortex-m4f/Makefile cortex
          cortex-m4f/link.ld src/bertc.h src/zoo/models/model_const.c src/tensor/row_kernels_simd.inc; do
     [ -f "$KIT/$f" ] || { echo "install-check: FAILED: the porting kit has no $KIT/$f"; exit 1; }
 done
-[ -f "$OUT/prefix/share/doc/bertc/porting.md" ] ||
-    { echo "install-check: FAILED: docs/porting.md is not installed"; exit 1; }
+# Every doc that a command's --help or the manual page cites is installed.
+cited=$(for c in $("$OUT/prefix/bin/bertc" help | awk '/^commands:/ { on = 1; next }
+                                                     on && /^  [a-z]/ { print $1 }'); do
+            "$OUT/prefix/bin/bertc" help "$c"; done | cat - "$MAN" |
+        grep -o 'docs/[a-z_/-]*\.md' | sort -u)
+for d in $cited porting.md; do
+    f="$OUT/prefix/share/doc/bertc/${d#docs/}"
+    [ -f "$f" ] || { echo "install-check: FAILED: $d (cited by --help or man) is not installed"; exit 1; }
+done
+echo "install-check: the docs --help and man cite are installed ($(echo $cited | wc -w) cited)"
 hosted=$(find "$KIT/src" -name '*_file.c' -o -name 'train.c' -o -name 'dataset*.c')
 [ -z "$hosted" ] || { echo "install-check: FAILED: hosted-only sources in the kit: $hosted"; exit 1; }
 echo "install-check: the porting kit is installed ($(find "$KIT/src" -name '*.c' | wc -l) core sources)"
