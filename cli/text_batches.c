@@ -11,8 +11,9 @@
  * with the text.
  *
  * The sequences are then sorted by length and batched in that order, so a
- * batch holds sequences of nearly one length and pads little: a batch of
- * 8 costs about 8 sequences' work, not 8 times the longest one's. Each
+ * batch holds sequences of nearly one length and pads little (a batch ends
+ * early rather than pad more than an eighth): a batch of 8 costs about 8
+ * sequences' work, not 8 times the longest one's. Each
  * row's outputs go to the caller's callback with the sequence's input and
  * window, so results land in input order whatever order the batches ran. */
 #include "cli/cli.h"
@@ -113,6 +114,25 @@ static int longer_first(const void *x, const void *y)
     return *a < *b ? -1 : *a > *b;   /* the input order among equals: a stable sort */
 }
 
+/* How many of order[0, n) (longest first) the next batch takes: up to
+ * batch_size, but not one that would make padding more than an eighth of
+ * the batch (k rows padded to the first's length). Where the lengths
+ * spread (few texts, or a long tail) a batch ends early rather than pad
+ * its short rows to a long one: a larger --batch-size is then never much
+ * more work than batch 1. */
+static int batch_rows(CliSeq *const *order, int n, int batch_size)
+{
+    int64_t longest = order[0]->enc.S, real = longest;
+    int k = 1;
+    for (; k < n && k < batch_size; k++) {
+        int64_t padded = (int64_t)(k + 1) * longest;
+        if (padded - (real + order[k]->enc.S) > padded / 8)
+            break;
+        real += order[k]->enc.S;
+    }
+    return k;
+}
+
 /* Sequences order[0, k) as one batch through the model, each row to fn. */
 static int run_batch(const CliModel *cm, const CliSeqPlan *p, CliSeq *const *order, int k,
                      Graph *g, const CliText *t, CliSeqRow fn, void *ctx, CliRunStats *st,
@@ -166,8 +186,8 @@ int cli_run_texts(const CliModel *cm, const CliSeqPlan *p, const CliText *t, int
     for (int i = 0; i < s.n; i++)
         order[i] = &s.seq[i];
     qsort(order, (size_t)s.n, sizeof *order, longer_first);
-    for (int i = 0; rc == 0 && i < s.n; i += p->batch_size) {
-        int k = s.n - i < p->batch_size ? s.n - i : p->batch_size;
+    for (int i = 0, k; rc == 0 && i < s.n; i += k) {
+        k = batch_rows(order + i, s.n - i, p->batch_size);
         rc = run_batch(cm, p, order + i, k, g, t, fn, ctx, st, err);
         bertc_ag_graph_reset(g);
     }
