@@ -68,9 +68,9 @@ static void write_rows(const char *path, int n, uint32_t seed, bool regression, 
     fclose(f);
 }
 
-/* Fine-tunes a 1-layer BERT of H = 32 on dir/train.csv, held out
- * dir/held.csv, into dir/out. */
-static void finetune(const char *task)
+/* Fine-tunes a 1-layer BERT of H = 32 on dir/TRAIN, held out dir/HELD,
+ * into dir/out. */
+static void finetune_on(const char *task, const char *train, const char *held)
 {
     char cmd[4096], log[16384], cfg[300];
     snprintf(cfg, sizeof cfg, "%s/config.json", dir);
@@ -78,10 +78,15 @@ static void finetune(const char *task)
                          "\"vocab_size\": 30522, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
                          "\"num_attention_heads\": 2, \"intermediate_size\": 64, "
                          "\"max_position_embeddings\": 64}\n");
-    snprintf(cmd, sizeof cmd, "%s finetune --config %s --vocab " VOCAB " --train %s/train.csv "
-             "--eval %s/held.csv --task %s --out %s/out " RUN_FLAGS, BERTC_CLI, cfg, dir, dir,
-             task, dir);
+    snprintf(cmd, sizeof cmd, "%s finetune --config %s --vocab " VOCAB " --train %s/%s "
+             "--eval %s/%s --task %s --out %s/out " RUN_FLAGS, BERTC_CLI, cfg, dir, train, dir,
+             held, task, dir);
     cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log), 0, "%s\n%s", cmd, log);
+}
+
+static void finetune(const char *task)
+{
+    finetune_on(task, "train.csv", "held.csv");
 }
 
 /* bertc evaluate --model dir/out --data dir/FILE ARGS: exit status, stdout
@@ -355,4 +360,90 @@ Test(evaluate, labels_in_the_models_order_are_found)
         cr_assert_eq(bertc_label_set_id(&s, names[i], strlen(names[i])), i, "%s", names[i]);
     cr_assert_eq(bertc_label_set_id(&s, "ne", 2), -1, "a prefix is not a label");
     cr_assert_eq(bertc_label_set_id(&s, "zebra", 5), -1);
+}
+
+/* dir/train.jsonl and dir/held.jsonl: sentences of names (B-PER) among
+ * other words (O), as "tokens"/"tags" lists. */
+static void write_tagged(const char *name, int n, uint32_t seed)
+{
+    static const char *const names[4] = {"alice", "bob", "carol", "dave"};
+    static const char *const words[6] = {"went", "to", "the", "shop", "saw", "cat"};
+    char path[400], tokens[512], tags[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s: cannot write", path);
+    for (int i = 0; i < n; i++) {
+        int len = 3 + (int)(lcg(&seed) % 5);
+        size_t a = 0, b = 0;
+        for (int w = 0; w < len; w++) {
+            bool person = lcg(&seed) % 10 < 3;
+            a += (size_t)snprintf(tokens + a, sizeof tokens - a, "%s\"%s\"", w ? ", " : "",
+                                  person ? names[lcg(&seed) % 4] : words[lcg(&seed) % 6]);
+            b += (size_t)snprintf(tags + b, sizeof tags - b, "%s\"%s\"", w ? ", " : "",
+                                  person ? "B-PER" : "O");
+        }
+        fprintf(f, "{\"tokens\": [%s], \"tags\": [%s]}\n", tokens, tags);
+    }
+    fclose(f);
+}
+
+/* Token classification scores its entity F1 as logged, and its word-level
+ * confusion matrix holds every word; multi-label its micro-F1, with a
+ * per-class table and no matrix. */
+Test(evaluate, token_classification_and_multi_label_score_as_logged)
+{
+    static char out[65536], errs[4096];
+    write_tagged("train.jsonl", 100, 4);
+    write_tagged("held.jsonl", 30, 5);
+    finetune_on("token-cls", "train.jsonl", "held.jsonl");
+    cr_assert_eq(evaluate("held.jsonl", "--max-len 16 --format json", out, sizeof out, errs,
+                          sizeof errs), 0, "%s", errs);
+    Arena *a = bertc_arena_create("evaluate test", 1 << 16);
+    const JsonValue *best = best_record(a), *ours = parse(a, out);
+    expect_logged("entity_f1", number(bertc_json_get(ours, "metric"), "value"),
+                  number(best, "entity_f1"));
+    expect_logged("loss", number(ours, "loss"), number(best, "eval_loss"));
+    const JsonValue *matrix = bertc_json_get(bertc_json_get(ours, "confusion"), "matrix");
+    cr_assert(matrix && matrix->length == 2, "a 2x2 matrix of B-PER and O: %s", out);
+    int64_t words = 0;
+    for (size_t t = 0; t < 2; t++)
+        for (size_t p = 0; p < 2; p++)
+            words += bertc_json_at(bertc_json_at(matrix, t), p)->integer;
+    cr_assert_eq((int64_t)number(ours, "n"), 30);
+    cr_assert(words >= 90, "the matrix counts words (3 or more a sentence), got %lld",
+              (long long)words);
+    bertc_arena_destroy(a);
+
+    /* multi-label: "pos" when a good word, "quick" when a fast one */
+    FILE *f[2];
+    for (int k = 0; k < 2; k++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", dir, k ? "ml_held.csv" : "ml_train.csv");
+        cr_assert(f[k] = fopen(path, "w"));
+        fputs("text,label\n", f[k]);
+    }
+    uint32_t seed = 6;
+    for (int i = 0; i < 130; i++) {
+        bool good = lcg(&seed) % 2, fast = lcg(&seed) % 2;
+        fprintf(f[i >= 100], "%s %s the,%s%s%s\n", good ? "good" : "door", fast ? "fast" : "slow",
+                good ? "pos" : "", good && fast ? "|" : "", fast ? "quick" : "");
+    }
+    fclose(f[0]);
+    fclose(f[1]);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/out", dir);   /* the token model's */
+    cr_assert_eq(system(cmd), 0);
+    finetune_on("multi-label", "ml_train.csv", "ml_held.csv");
+    cr_assert_eq(evaluate("ml_held.csv", "--max-len 16 --format json", out, sizeof out, errs,
+                          sizeof errs), 0, "%s", errs);
+    a = bertc_arena_create("evaluate test", 1 << 16);
+    best = best_record(a);
+    ours = parse(a, out);
+    expect_logged("micro_f1", number(bertc_json_get(ours, "metric"), "value"),
+                  number(best, "micro_f1"));
+    expect_logged("loss", number(ours, "loss"), number(best, "eval_loss"));
+    cr_assert_null(bertc_json_get(ours, "confusion"), "multi-label has no confusion matrix");
+    const JsonValue *per = bertc_json_get(ours, "per_class");
+    cr_assert(per && per->length == 2, "two classes: %s", out);
+    bertc_arena_destroy(a);
 }
