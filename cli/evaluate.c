@@ -48,13 +48,6 @@ const CliCommand cli_cmd_evaluate = {
     .example = "bertc evaluate --model reviews-model --data test.csv --format json",
 };
 
-static const char *task_name(FinetuneKind kind)
-{
-    static const char *const names[] = {"seq-cls", "multi-label", "regression", "token-cls",
-                                        "qa", "mlm"};
-    return names[kind];
-}
-
 /* ---- text ---------------------------------------------------------------- */
 
 static int label_width(const EvaluateResult *r, int least)
@@ -90,10 +83,10 @@ static void print_confusion(const EvaluateResult *r, FILE *out)
 
 static void print_text(const EvaluateResult *r, const char *model, const char *data, FILE *out)
 {
-    fprintf(out, "%s on %s: %s, %lld %s (max-len %d)\n", model, data, task_name(r->task),
-            (long long)r->n, r->task == FT_TOKEN_CLS ? "sentences" : r->task == FT_QA
-                                                                     ? "questions" : "rows",
-            (int)r->max_len);
+    const char *rows = r->task == FT_TOKEN_CLS ? "sentences" : r->task == FT_QA ? "questions"
+                                                                                : "rows";
+    fprintf(out, "%s on %s: %s, %lld %s (max-len %d)\n", model, data,
+            bertc_finetune_task_name(r->task), (long long)r->n, rows, (int)r->max_len);
     fprintf(out, "%-12s %.6f\n", r->metric_name, r->metric);
     if (r->metric2_name)
         fprintf(out, "%-12s %.6f\n", r->metric2_name, r->metric2);
@@ -167,7 +160,8 @@ static void json_tables(const EvaluateResult *r, FILE *out)
 static void print_json(const EvaluateResult *r, FILE *out)
 {
     fputs("{\"task\": ", out);
-    cli_json_string(out, task_name(r->task), strlen(task_name(r->task)));
+    const char *task = bertc_finetune_task_name(r->task);
+    cli_json_string(out, task, strlen(task));
     fprintf(out, ", \"n\": %lld, \"max_len\": %d, \"truncated\": %lld, \"metric\": {\"name\": ",
             (long long)r->n, (int)r->max_len, (long long)r->truncated);
     cli_json_string(out, r->metric_name, strlen(r->metric_name));

@@ -194,7 +194,8 @@ Test(evaluate, the_confusion_matrix_holds_every_row_and_its_diagonal_is_the_accu
     Arena *a = bertc_arena_create("evaluate test", 1 << 16);
     const JsonValue *root = parse(a, out), *conf = bertc_json_get(root, "confusion");
     cr_assert(conf, "no confusion in %s", out);
-    const JsonValue *labels = bertc_json_get(conf, "labels"), *matrix = bertc_json_get(conf, "matrix");
+    const JsonValue *labels = bertc_json_get(conf, "labels");
+    const JsonValue *matrix = bertc_json_get(conf, "matrix");
     const JsonValue *per = bertc_json_get(root, "per_class");
     cr_assert(labels && matrix && per && labels->length == 3 && matrix->length == 3 &&
               per->length == 3, "three labels, a 3x3 matrix and three classes: %s", out);

@@ -159,6 +159,12 @@ double bertc_finetune_default_lr(const BertConfig *cfg, bool pretrained);
 
 /* The task's main metric: "accuracy", "micro_f1", ... as in FinetuneResult. */
 const char *bertc_finetune_metric_name(FinetuneKind kind);
+/* The second metric log.jsonl has: "macro_f1" (seq-cls), "mse" (regression),
+ * "exact_match" (qa); NULL for the others. */
+const char *bertc_finetune_metric2_name(FinetuneKind kind);
+/* The task as `bertc finetune --task` names it: "seq-cls", "multi-label",
+ * "regression", "token-cls", "qa", "mlm". */
+const char *bertc_finetune_task_name(FinetuneKind kind);
 
 /* ---- zoo/train/finetune_evaluate.c: scoring a labelled file ------------- */
 

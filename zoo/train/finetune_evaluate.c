@@ -181,7 +181,6 @@ static int prepare(const EvaluateOptions *o, ModelDir *d, FinetuneData *data, Ar
 /* The scores of data's rows by the model, and the tables. */
 static int score(ModelDir *d, FinetuneData *data, EvaluateResult *r, BertcError *err)
 {
-    static const char *const second[] = {"macro_f1", NULL, "mse", NULL, "exact_match", NULL};
     EvalRecord rec;
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
@@ -193,7 +192,7 @@ static int score(ModelDir *d, FinetuneData *data, EvaluateResult *r, BertcError 
     r->n = data->n;
     r->metric_name = bertc_finetune_metric_name(data->kind);
     r->metric = rec.metric[0];
-    r->metric2_name = second[data->kind];
+    r->metric2_name = bertc_finetune_metric2_name(data->kind);
     r->metric2 = rec.metric[1];
     r->loss = rec.loss;
     r->max_len = data->max_len;

@@ -18,6 +18,19 @@ const char *bertc_finetune_metric_name(FinetuneKind kind)
     return names[kind];
 }
 
+const char *bertc_finetune_metric2_name(FinetuneKind kind)
+{
+    static const char *const names[] = {"macro_f1", NULL, "mse", NULL, "exact_match", NULL};
+    return names[kind];
+}
+
+const char *bertc_finetune_task_name(FinetuneKind kind)
+{
+    static const char *const names[] = {"seq-cls", "multi-label", "regression", "token-cls",
+                                        "qa", "mlm"};
+    return names[kind];
+}
+
 /* ---- rows -> examples --------------------------------------------------- */
 
 static int row_error(const Dataset *d, int64_t i, const char *what, const char *value,
@@ -366,7 +379,7 @@ static void put_name(FILE *log, const char *name)
  * the engine's points. */
 void bertc_finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log)
 {
-    static const char *const second[] = {"macro_f1", NULL, "mse", NULL, "exact_match", NULL};
+    const char *second = bertc_finetune_metric2_name(data->kind);
     for (int i = 0, e = 0; i < res->n_points && e < data->n_evals; i++) {
         const TrainPoint *p = &res->points[i];
         if (isnan(p->metric))
@@ -377,9 +390,9 @@ void bertc_finetune_write_log(const FinetuneData *data, const TrainResult *res, 
                 (long long)p->step, isnan(p->train_loss) ? 0.0 : p->train_loss, rec->loss);
         put_name(log, metric);
         fprintf(log, ": %.6g", rec->metric[0]);
-        if (second[data->kind]) {
+        if (second) {
             fputs(", ", log);
-            put_name(log, second[data->kind]);
+            put_name(log, second);
             fprintf(log, ": %.6g", rec->metric[1]);
         }
         fprintf(log, ", \"best\": %s}\n", e == data->best_eval ? "true" : "false");
