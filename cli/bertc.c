@@ -228,6 +228,7 @@ static const CliEntry commands[] = {
     {&cli_cmd_explain, cmd_explain},
     {&cli_cmd_pretrain, cmd_pretrain},
     {&cli_cmd_finetune, cmd_finetune},
+    {&cli_cmd_evaluate, cmd_evaluate},
     {&cli_cmd_quantize, cmd_quantize},
     {&cli_cmd_export_c, cmd_export_c},
     {&cli_cmd_train, cmd_train},

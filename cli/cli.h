@@ -189,6 +189,12 @@ extern const CliCommand cli_cmd_finetune;
 /* bertc finetune ...: argv[0] is "finetune". Returns the exit status. */
 int cmd_finetune(int argc, char **argv);
 
+/* ---- cli/evaluate.c: bertc evaluate (docs/finetune.md) ------------------ */
+
+extern const CliCommand cli_cmd_evaluate;
+/* bertc evaluate ...: argv[0] is "evaluate". Returns the exit status. */
+int cmd_evaluate(int argc, char **argv);
+
 /* ---- cli/pretrain.c: bertc pretrain (docs/pretraining.md) ---------------- */
 
 extern const CliCommand cli_cmd_pretrain;

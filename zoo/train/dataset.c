@@ -665,6 +665,11 @@ static int by_name(const void *a, const void *b)
 
 int bertc_label_set_id(const LabelSet *s, const char *name, size_t len)
 {
+    for (int i = 0; s->unsorted && i < s->n; i++)
+        if (strncmp(s->names[i], name, len) == 0 && s->names[i][len] == '\0')
+            return i;
+    if (s->unsorted)
+        return -1;
     int lo = 0, hi = s->n - 1;
     while (lo <= hi) {   /* binary search of the sorted names */
         int mid = (lo + hi) / 2;

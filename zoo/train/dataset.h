@@ -122,13 +122,16 @@ static inline const char *bertc_dataset_cell(const Dataset *d, int64_t row, int 
 typedef struct LabelSet {
     int n;
     const char **names;         /* (n) sorted, in the arena */
+    bool unsorted;              /* names in another order (a model's id2label, which
+                                   bertc_evaluate scores with): looked up one by one */
 } LabelSet;
 
 /* Errors name the file and line: an absent cell, an empty label, more than
  * LABELS_MAX labels. */
 int bertc_label_set_build(LabelSet *s, Arena *arena, const Dataset *d, int column, bool multi,
                           BertcError *err);
-/* The id of a label, -1 when the set has none. */
+/* The id of a label, -1 when the set has none (a binary search of the
+ * sorted names; a scan when s->unsorted). */
 int bertc_label_set_id(const LabelSet *s, const char *name, size_t len);
 
 /* ------------------------------------------------------------------------ */
@@ -140,6 +143,10 @@ int bertc_label_set_id(const LabelSet *s, const char *name, size_t len);
  * gold or predictions of 2PR/(P+R), 0 when P+R is 0, as scikit-learn's
  * f1_score(average="macro") over the labels present). */
 double bertc_metric_accuracy(const int32_t *gold, const int32_t *pred, int64_t n);
+/* One class's precision TP / (TP + FP), recall TP / (TP + FN) and F1
+ * 2 TP / (2 TP + FP + FN) (the F1 macro-F1 averages), each 0 when TP is 0. */
+void bertc_metric_prf(int64_t tp, int64_t fp, int64_t fn, double *precision, double *recall,
+                      double *f1_score);
 double bertc_metric_macro_f1(const int32_t *gold, const int32_t *pred, int64_t n, int C);
 /* Multi-label: gold and pred are (n, C) 0/1; micro-F1 = 2 TP / (2 TP + FP +
  * FN) over every cell (1 when there is no positive at all). */

@@ -159,5 +159,73 @@ double bertc_finetune_default_lr(const BertConfig *cfg, bool pretrained);
 
 /* The task's main metric: "accuracy", "micro_f1", ... as in FinetuneResult. */
 const char *bertc_finetune_metric_name(FinetuneKind kind);
+/* The second metric log.jsonl has: "macro_f1" (seq-cls), "mse" (regression),
+ * "exact_match" (qa); NULL for the others. */
+const char *bertc_finetune_metric2_name(FinetuneKind kind);
+/* The task as `bertc finetune --task` names it: "seq-cls", "multi-label",
+ * "regression", "token-cls", "qa", "mlm". */
+const char *bertc_finetune_task_name(FinetuneKind kind);
+
+/* ---- zoo/train/finetune_evaluate.c: scoring a labelled file ------------- */
+
+/* A fine-tuned model directory scored on a labelled file exactly as a
+ * `bertc finetune` run scores its held-out rows (`bertc evaluate`):
+ *
+ *     EvaluateOptions o = {.model = "reviews-model", .data_file = "test.csv"};
+ *     EvaluateResult r;
+ *     if (bertc_evaluate(&o, &r, &err) == 0)
+ *         printf("%s %.4f over %lld rows\n", r.metric_name, r.metric, (long long)r.n);
+ *     bertc_evaluate_free(&r);
+ *
+ * The file is read by fine-tuning's readers with its columns (and their
+ * defaults); the task is the model's (its head and problem_type); a label
+ * maps to the model's id by its config.json's id2label, and one the model
+ * does not have is an error naming the file's line. The rows are scored by
+ * bertc_finetune_evaluate_rows, every evaluation of a run's own function,
+ * in batches of 32 unless batch_size says otherwise, truncated to max_len
+ * (0: as fine-tuning's default): on the held-out file of a run, its metric
+ * and loss are those of the model's evaluation in log.jsonl. Masked-LM
+ * models are refused (their perplexity depends on the run's masking), as
+ * are heads fine-tuning does not train. */
+typedef struct EvaluateOptions {
+    const char *model;                 /* DIR: config.json, model.safetensors, vocab.txt */
+    const char *data_file;             /* .csv, .tsv, .jsonl (SQuAD JSON too); token-cls CoNLL */
+    const Dataset *data;               /* instead of data_file */
+    const char *text_column, *text_pair_column, *label_column;   /* NULL: finetune's */
+    int64_t max_len;                   /* 0: as finetune (model_max_length up to 512) */
+    int64_t batch_size;                /* 0: 32, as finetune's evaluation */
+} EvaluateOptions;
+
+/* One class's scores: precision, recall and F1 (0 when undefined, as
+ * scikit-learn's zero_division=0), and its gold count. */
+typedef struct EvaluateClass {
+    const char *label;
+    double precision, recall, f1;
+    int64_t support;
+} EvaluateClass;
+
+typedef struct EvaluateResult {
+    FinetuneKind task;
+    int64_t n;                  /* rows scored (token-cls: sentences, qa: questions) */
+    const char *metric_name;    /* as FinetuneResult's */
+    double metric;
+    const char *metric2_name;   /* "macro_f1", "mse", "exact_match"; NULL: none */
+    double metric2;
+    double loss;                /* the mean loss over the rows (qa: the windows) */
+    int32_t max_len;            /* the tokens a row was truncated to */
+    int64_t truncated;          /* rows longer than max_len (seq-cls, multi-label,
+                                   regression) */
+    int C;                      /* classes (seq-cls, multi-label, token-cls tags); 0 else */
+    int64_t *confusion;         /* (C, C) [true, predicted] counts: seq-cls, and token-cls
+                                   over words (a truncated word's prediction is its O, else
+                                   tag 0); NULL for multi-label */
+    EvaluateClass *per_class;   /* (C) */
+    Arena *arena;               /* holds the arrays; bertc_evaluate_free */
+} EvaluateResult;
+
+/* Scores o (see above) into r; -1 with err set otherwise (r then holds
+ * nothing to free, and bertc_evaluate_free of it is harmless). */
+int bertc_evaluate(const EvaluateOptions *o, EvaluateResult *r, BertcError *err);
+void bertc_evaluate_free(EvaluateResult *r);
 
 #endif /* BERTC_ZOO_FINETUNE_H */

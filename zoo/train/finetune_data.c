@@ -215,8 +215,6 @@ static int task_rows(const FinetuneOptions *o, const ColumnNames *names, Finetun
                                                       ce->pair, ce->label, err) != 0))
         return -1;
     shuffle_split(data, o->train.seed, eval != NULL, arena);
-    if (data->n_train < 1)
-        return bertc_errorf(err, "%s: too few rows to train on", data->name);
     return 0;
 }
 
@@ -244,5 +242,25 @@ int bertc_finetune_load_data(const FinetuneOptions *o, FinetuneData *data, Arena
     if (has_eval && (read_data(o->task, o->eval_data, o->eval_file, &eval, arena, err) != 0 ||
                      find_columns(&names, o->task, &eval, &ce, err) != 0))
         return -1;
-    return task_rows(o, &names, data, &train, &ct, has_eval ? &eval : NULL, &ce, arena, err);
+    if (task_rows(o, &names, data, &train, &ct, has_eval ? &eval : NULL, &ce, arena, err) != 0)
+        return -1;
+    if (o->task != FT_QA && data->n_train < 1)
+        return bertc_errorf(err, "%s: too few rows to train on", data->name);
+    return 0;
+}
+
+int bertc_finetune_load_held_out(const FinetuneOptions *o, FinetuneData *data, Arena *arena,
+                                 BertcError *err)
+{
+    Dataset eval;
+    Columns c;
+    ColumnNames names = column_names(o);
+    if (read_data(o->task, o->eval_data, o->eval_file, &eval, arena, err) != 0 ||
+        find_columns(&names, o->task, &eval, &c, err) != 0)
+        return -1;
+    data->kind = o->task;
+    data->name = o->eval_data ? eval.name : o->eval_file;
+    data->seed = o->train.seed;
+    Dataset none = bertc_dataset_rows(&eval, 0, 0);   /* no rows to train on */
+    return task_rows(o, &names, data, &none, &c, &eval, &c, arena, err);
 }

@@ -29,11 +29,14 @@ typedef struct FinetuneData {
     int32_t *label;           /* (n) seq-cls class ids */
     float *target;            /* (n, C) multi-label 0/1, (n) regression */
     LabelSet labels;          /* seq-cls and multi-label; n = 1 for regression */
+    const char *labels_of;    /* whose labels they are, in the error for a label not among
+                                 them: NULL "the training data", bertc_evaluate "the model" */
     const Tokenizer *tok;
     const Model *model;
     const char *name;         /* the training file, for messages */
     uint64_t seed;            /* mlm: the held-out rows' masking */
     int32_t max_len;
+    int32_t eval_batch;       /* rows (qa: windows) a forward of an evaluation; 0: 32 */
     /* evaluation: predictions of the held-out rows, the best so far, the plateau */
     int32_t *pred_class;      /* (n - n_train) */
     uint8_t *pred_set, *gold_set;   /* (n - n_train, C) */
@@ -67,6 +70,12 @@ typedef struct FinetuneData {
     int n_evals, best_eval;   /* evaluations of this run; the best one's index (-1: none) */
     EvalRecord evals[TRAIN_MAX_POINTS];
 } FinetuneData;
+
+/* "the training data", or data->labels_of. */
+static inline const char *bertc_finetune_labels_of(const FinetuneData *data)
+{
+    return data->labels_of ? data->labels_of : "the training data";
+}
 
 /* A note for the user of a run (fine-tuning's, pretraining's): through
  * note(user, msg) when the caller gave one, else bertc_warn. */
@@ -104,6 +113,11 @@ void bertc_finetune_close_base(FinetuneBase *b);
  * weights drawn from the run's seed and the encoder loaded from b. */
 int bertc_finetune_build_model(const FinetuneOptions *o, const FinetuneBase *b, FinetuneData *data,
                                Model *m, Arena *arena, BertcError *err);
+/* data->max_len (and doc_stride) for a model of config cfg on b: o->max_len,
+ * else b's model_max_length (at most 512), else 128; at most cfg's
+ * max_position_embeddings, with room for the rows' special tokens. */
+int bertc_finetune_max_len(const FinetuneOptions *o, const FinetuneBase *b, const BertConfig *cfg,
+                           FinetuneData *data, BertcError *err);
 
 /* ---- zoo/train/finetune_data.c: the rows -------------------------------- */
 
@@ -112,6 +126,11 @@ int bertc_finetune_build_model(const FinetuneOptions *o, const FinetuneBase *b, 
  * rows shuffled with the seed and the last 10 % held out. */
 int bertc_finetune_load_data(const FinetuneOptions *o, FinetuneData *data, Arena *arena,
                              BertcError *err);
+/* o's held-out table alone (eval_file or eval_data) as data's examples, all
+ * of them scored (n_train 0), with the label set the caller put in
+ * data->labels (bertc_evaluate: the model's). */
+int bertc_finetune_load_held_out(const FinetuneOptions *o, FinetuneData *data, Arena *arena,
+                                 BertcError *err);
 
 /* ---- zoo/train/finetune_task.c: the engine's task ------------------------ */
 
@@ -125,6 +144,12 @@ int bertc_finetune_add_rows(FinetuneData *data, int64_t first, const Dataset *d,
  * adds "labels"; evaluate scores the held-out rows, logs, saves the best
  * model to data->out, and counts evaluations without improvement. */
 TrainTask bertc_finetune_task(FinetuneData *data);
+/* The held-out rows [n_train, n) (qa: their windows) scored by m in
+ * batches of data->eval_batch: the mean loss and the task's metrics into
+ * rec, the predictions into data's pred_* arrays. Every evaluation of a run
+ * and bertc_evaluate are this call. */
+int bertc_finetune_evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec,
+                                 BertcError *err);
 /* One JSON line per evaluation of the run res into log: step, train_loss,
  * eval_loss, the metrics, best (true on the one saved). */
 void bertc_finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log);

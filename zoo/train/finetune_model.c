@@ -145,8 +145,8 @@ static int build_model(const FinetuneBase *b, const BertConfig *cfg, uint64_t se
  * default is lowered to it; a --max-len given above it is refused); refused
  * in one line naming what set it when that leaves no room for the special
  * tokens of the rows (3 when they have a pair); qa's --doc-stride as given. */
-static int max_len(const FinetuneOptions *o, const FinetuneBase *b, const BertConfig *cfg,
-                   FinetuneData *data, BertcError *err)
+int bertc_finetune_max_len(const FinetuneOptions *o, const FinetuneBase *b, const BertConfig *cfg,
+                           FinetuneData *data, BertcError *err)
 {
     int64_t positions = cfg->max_position_embeddings;
     int64_t wanted = o->max_len ? o->max_len : FINETUNE_MAX_LEN;
@@ -179,7 +179,8 @@ int bertc_finetune_build_model(const FinetuneOptions *o, const FinetuneBase *b,
                                FinetuneData *data, Model *m, Arena *arena, BertcError *err)
 {
     BertConfig cfg = {0};
-    int rc = head_config(b, data, &cfg, err) != 0 || max_len(o, b, &cfg, data, err) != 0 ||
+    int rc = head_config(b, data, &cfg, err) != 0 ||
+             bertc_finetune_max_len(o, b, &cfg, data, err) != 0 ||
              build_model(b, &cfg, o->train.seed, m, arena, err) != 0;
     bertc_bert_config_free(&cfg);   /* the model keeps its own copy of the label names */
     return rc ? -1 : 0;

@@ -18,6 +18,19 @@ const char *bertc_finetune_metric_name(FinetuneKind kind)
     return names[kind];
 }
 
+const char *bertc_finetune_metric2_name(FinetuneKind kind)
+{
+    static const char *const names[] = {"macro_f1", NULL, "mse", NULL, "exact_match", NULL};
+    return names[kind];
+}
+
+const char *bertc_finetune_task_name(FinetuneKind kind)
+{
+    static const char *const names[] = {"seq-cls", "multi-label", "regression", "token-cls",
+                                        "qa", "mlm"};
+    return names[kind];
+}
+
 /* ---- rows -> examples --------------------------------------------------- */
 
 static int row_error(const Dataset *d, int64_t i, const char *what, const char *value,
@@ -45,9 +58,11 @@ static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,
     }
     if (data->kind == FT_SEQ_CLS) {
         data->label[r] = bertc_label_set_id(&data->labels, cell, strlen(cell));
-        return data->label[r] < 0 ? row_error(d, i, "a label the training data does not have:",
-                                                cell, err)
-                                  : 0;
+        if (data->label[r] >= 0)
+            return 0;
+        char what[64];
+        snprintf(what, sizeof what, "a label %s does not have:", bertc_finetune_labels_of(data));
+        return row_error(d, i, what, cell, err);
     }
     float *t = data->target + r * C;   /* "a|b" -> 0/1 over the C labels */
     memset(t, 0, sizeof(float) * (size_t)C);
@@ -55,8 +70,12 @@ static int add_label(FinetuneData *data, int64_t r, const Dataset *d, int64_t i,
         const char *bar = strchr(c, '|');
         size_t len = bar ? (size_t)(bar - c) : strlen(c);
         int id = bertc_label_set_id(&data->labels, c, len);
-        if (id < 0)
-            return row_error(d, i, "a label the training data does not have in", cell, err);
+        if (id < 0) {
+            char what[64];
+            snprintf(what, sizeof what, "a label %s does not have in",
+                     bertc_finetune_labels_of(data));
+            return row_error(d, i, what, cell, err);
+        }
         t[id] = 1.0f;
         if (!bar)
             break;
@@ -207,17 +226,24 @@ static int keep_best(FinetuneData *data, const Model *m, double metric, BertcErr
     return bertc_model_dir_save(data->out, m, data->tok, err);
 }
 
-/* The held-out rows' predictions in batches, then the task's metrics. */
-static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec, BertcError *err)
+/* The held-out rows' predictions in batches of data->eval_batch (0:
+ * EVAL_BATCH), then the task's metrics: what a run's every evaluation and
+ * bertc_evaluate (finetune_evaluate.c) compute. */
+int bertc_finetune_evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec,
+                                 BertcError *err)
 {
-    int64_t idx[EVAL_BATCH], tokens;
+    int64_t B = data->eval_batch > 0 ? data->eval_batch : EVAL_BATCH, tokens;
+    int64_t *idx = malloc(sizeof *idx * (size_t)B);
+    int32_t **pos = malloc(sizeof *pos * (size_t)B);
     double loss_sum = 0;
     bool qa = data->kind == FT_QA;   /* qa: the held-out rows' windows */
     int64_t lo = qa ? data->n_feat_train : data->n_train, hi = qa ? data->n_feat : data->n;
-    if (qa)
+    int rc = idx && pos ? 0 : bertc_errorf(err, "evaluation: out of memory for a batch of %lld",
+                                           (long long)B);
+    if (qa && rc == 0)
         bertc_finetune_qa_begin_eval(data);
-    for (int64_t row = lo; row < hi; row += EVAL_BATCH) {
-        int64_t k = hi - row < EVAL_BATCH ? hi - row : EVAL_BATCH;
+    for (int64_t row = lo; rc == 0 && row < hi; row += B) {
+        int64_t k = hi - row < B ? hi - row : B;
         for (int64_t j = 0; j < k; j++)
             idx[j] = row + j;
         Batch b;
@@ -225,15 +251,16 @@ static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec
         bertc_ag_graph_reset(g);
         bertc_batch_init(&b, "eval");
         bertc_outputs_init(&out);
-        int32_t *pos[EVAL_BATCH];
         Encoding *enc = NULL;
         if ((data->kind == FT_QA
                  ? bertc_finetune_qa_batch(data, m, idx, k, g, &b, &enc, &tokens, err)
              : data->kind == FT_TOKEN_CLS
                  ? bertc_finetune_token_batch(data, m, idx, k, g, &b, pos, &tokens, err)
                  : rows_batch(data, m, idx, k, g, &b, &tokens, err)) != 0 ||
-            bertc_model_forward(m, g, &b, &out, err) != 0)
-            return -1;
+            bertc_model_forward(m, g, &b, &out, err) != 0) {
+            rc = -1;
+            break;
+        }
         const Var *logits = bertc_outputs_get(&out, "logits");
         if (data->kind == FT_QA) {
             const Var *sl = bertc_outputs_get(&out, "start_logits");
@@ -247,6 +274,10 @@ static int evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRecord *rec
             predict(data, logits->value.data, row, k);
         loss_sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)k;
     }
+    free(idx);
+    free(pos);
+    if (rc != 0)
+        return -1;
     *rec = (EvalRecord){.loss = loss_sum / (double)(hi - lo)};
     if (qa)
         bertc_finetune_qa_end_eval(data);
@@ -286,7 +317,7 @@ static int evaluate(void *ctx, Model *m, Graph *g, double *metric, double *loss,
     EvalRecord *rec = &data->evals[data->n_evals < TRAIN_MAX_POINTS ? data->n_evals
                                                                       : TRAIN_MAX_POINTS - 1];
     if ((data->kind == FT_MLM ? evaluate_mlm(data, m, g, rec, err)
-                              : evaluate_rows(data, m, g, rec, err)) != 0)
+                              : bertc_finetune_evaluate_rows(data, m, g, rec, err)) != 0)
         return -1;
     *metric = rec->metric[0];
     *loss = rec->loss;
@@ -348,7 +379,7 @@ static void put_name(FILE *log, const char *name)
  * the engine's points. */
 void bertc_finetune_write_log(const FinetuneData *data, const TrainResult *res, FILE *log)
 {
-    static const char *const second[] = {"macro_f1", NULL, "mse", NULL, "exact_match", NULL};
+    const char *second = bertc_finetune_metric2_name(data->kind);
     for (int i = 0, e = 0; i < res->n_points && e < data->n_evals; i++) {
         const TrainPoint *p = &res->points[i];
         if (isnan(p->metric))
@@ -359,9 +390,9 @@ void bertc_finetune_write_log(const FinetuneData *data, const TrainResult *res, 
                 (long long)p->step, isnan(p->train_loss) ? 0.0 : p->train_loss, rec->loss);
         put_name(log, metric);
         fprintf(log, ": %.6g", rec->metric[0]);
-        if (second[data->kind]) {
+        if (second) {
             fputs(", ", log);
-            put_name(log, second[data->kind]);
+            put_name(log, second);
             fprintf(log, ": %.6g", rec->metric[1]);
         }
         fprintf(log, ", \"best\": %s}\n", e == data->best_eval ? "true" : "false");

@@ -73,8 +73,9 @@ int bertc_finetune_token_rows(FinetuneData *data, int64_t first, const Dataset *
             size_t len = bar ? (size_t)(bar - c) : strlen(c);
             data->word_tag[k] = bertc_label_set_id(&data->labels, c, len);
             if (data->word_tag[k] < 0)
-                return bertc_errorf(err, "%s:%lld: a tag the training data does not have: "
-                                    "'%.*s'", d->name, (long long)d->line[i], (int)(len > 60 ? 60 : len), c);
+                return bertc_errorf(err, "%s:%lld: a tag %s does not have: '%.*s'", d->name,
+                                    (long long)d->line[i], bertc_finetune_labels_of(data),
+                                    (int)(len > 60 ? 60 : len), c);
             if (!bar)
                 break;
             c = bar + 1;

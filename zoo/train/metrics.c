@@ -24,6 +24,14 @@ static double f1(int64_t tp, int64_t fp, int64_t fn)
     return tp ? 2.0 * (double)tp / (double)(2 * tp + fp + fn) : 0.0;
 }
 
+void bertc_metric_prf(int64_t tp, int64_t fp, int64_t fn, double *precision, double *recall,
+                      double *f1_score)
+{
+    *precision = tp ? (double)tp / (double)(tp + fp) : 0.0;
+    *recall = tp ? (double)tp / (double)(tp + fn) : 0.0;
+    *f1_score = f1(tp, fp, fn);
+}
+
 double bertc_metric_macro_f1(const int32_t *gold, const int32_t *pred, int64_t n, int C)
 {
     int64_t *count = calloc(3 * (size_t)C, sizeof *count);   /* tp, fp, fn per class */
