@@ -283,6 +283,27 @@ Test(finetune, a_bad_row_is_a_one_line_error_naming_file_and_line)
     expect_one_line_error(rc, log, "no column 'label' in the header (it has 'text', 'category')");
 }
 
+/* Training texts longer than --max-len: one note says how many and how much
+ * is cut (issue #29: finetune cut 73 % of a real dataset silently). */
+Test(finetune, truncated_training_texts_are_counted_in_one_note)
+{
+    const char *log;
+    /* with --max-len 16: [CLS] + 20 words + [SEP] = 22 tokens, cut by 6 */
+    const char *rows = "text,label\n"
+                       "a b c d e f g h i j k l m n o p q r s t,x\n"
+                       "a b,y\nc d,x\nthe cat,y\n";
+    char extra[400];
+    snprintf(extra, sizeof extra, "--steps 1 --eval %s/long.csv", dir);
+    int rc = finetune_on("long.csv", rows, "seq-cls", extra, &log);
+    cr_assert_eq(rc, 0, "%s", log);
+    cr_expect(strstr(log, "note: 1 of 4 training texts are longer than --max-len 16 tokens and "
+                          "are truncated to it (the longest is 22;"), "%s", log);
+    snprintf(extra, sizeof extra, "--steps 1 --eval %s/short.csv --force", dir);
+    rc = finetune_on("short.csv", "text,label\na b,y\nc d,x\n", "seq-cls", extra, &log);
+    cr_assert_eq(rc, 0, "%s", log);
+    cr_expect(!strstr(log, "truncated"), "no note when every text fits: %s", log);
+}
+
 Test(finetune, an_unknown_task_is_refused_in_one_line)
 {
     const char *log;

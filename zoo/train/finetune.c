@@ -242,6 +242,21 @@ typedef struct Run {
     Arena *arena;
 } Run;
 
+/* One note when training rows are longer than max_len: how many, and how
+ * much of their text the model never reads. */
+static void note_truncation(const FinetuneOptions *o, const FinetuneData *data)
+{
+    FinetuneLengths len;
+    bertc_finetune_lengths(data, 0, data->n_train, &len);
+    if (len.truncated == 0)
+        return;
+    bertc_train_note(o->note, o->note_user, "%lld of %lld training texts are longer than "
+                     "--max-len %d tokens and are truncated to it (the longest is %lld; %.0f %% "
+                     "of the training tokens go unread); a larger --max-len reads more of them",
+                     (long long)len.truncated, (long long)len.rows, (int)data->max_len,
+                     (long long)len.longest, 100.0 * (double)len.cut / (double)len.tokens);
+}
+
 /* What is checked before anything is written (with train_options, the
  * run's size): the base model, the data, the head, --max-len, --out
  * (bertc_finetune_out_plan), trainer_state.json, the qa windows. */
@@ -264,7 +279,10 @@ static int prepare(Run *r, BertcError *err)
     data->out = r->out.dir;
     data->tok = &r->base.tok;
     data->model = &r->m;
-    return data->kind == FT_QA ? bertc_finetune_qa_windows(data, r->arena, err) : 0;
+    if (data->kind == FT_QA)   /* long contexts are read in windows, never cut */
+        return bertc_finetune_qa_windows(data, r->arena, err);
+    note_truncation(o, data);
+    return 0;
 }
 
 /* The result the caller reads, whatever happened. */

@@ -264,3 +264,28 @@ int bertc_finetune_load_held_out(const FinetuneOptions *o, FinetuneData *data, A
     Dataset none = bertc_dataset_rows(&eval, 0, 0);   /* no rows to train on */
     return task_rows(o, &names, data, &none, &c, &eval, &c, arena, err);
 }
+
+void bertc_finetune_lengths(const FinetuneData *data, int64_t first, int64_t n,
+                            FinetuneLengths *len)
+{
+    *len = (FinetuneLengths){0};
+    Arena *scratch = bertc_arena_create("finetune: lengths", 1 << 16);
+    for (int64_t i = first; i < first + n; i++) {
+        const TextExample *ex = &data->ex[i];
+        Encoding enc;
+        BertcError ignored;   /* a row that does not tokenize fails where it is used */
+        bertc_arena_reset(scratch);
+        if (bertc_tokenizer_encode(data->tok, scratch, ex->text, strlen(ex->text), ex->text_pair,
+                                   ex->text_pair ? strlen(ex->text_pair) : 0, 0, false, &enc,
+                                   &ignored) != 0)
+            continue;
+        len->rows++;
+        len->tokens += enc.untruncated;
+        len->longest = enc.untruncated > len->longest ? enc.untruncated : len->longest;
+        if (enc.untruncated > data->max_len) {
+            len->truncated++;
+            len->cut += enc.untruncated - data->max_len;
+        }
+    }
+    bertc_arena_destroy(scratch);
+}

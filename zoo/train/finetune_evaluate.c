@@ -69,24 +69,6 @@ static int model_labels(const Model *m, FinetuneKind kind, Arena *arena, LabelSe
     return 0;
 }
 
-/* Rows (seq-cls, multi-label, regression) whose tokens do not fit
- * max_len: the tokenizer run once more, untruncated. */
-static int64_t count_truncated(const FinetuneData *data, Arena *scratch)
-{
-    int64_t truncated = 0;
-    for (int64_t i = 0; i < data->n; i++) {
-        const TextExample *ex = &data->ex[i];
-        Encoding enc;
-        BertcError ignored;   /* the evaluation tokenized every row already */
-        bertc_arena_reset(scratch);
-        if (bertc_tokenizer_encode(data->tok, scratch, ex->text, strlen(ex->text), ex->text_pair,
-                                   ex->text_pair ? strlen(ex->text_pair) : 0, 0, false, &enc,
-                                   &ignored) == 0)
-            truncated += enc.untruncated > data->max_len;
-    }
-    return truncated;
-}
-
 /* The (C, C) counts of [true, predicted]: seq-cls by row, token-cls by word. */
 static int64_t *confusion(const FinetuneData *data, int C, Arena *arena)
 {
@@ -199,9 +181,9 @@ static int score(ModelDir *d, FinetuneData *data, EvaluateResult *r, BertcError 
     bool rows = data->kind == FT_SEQ_CLS || data->kind == FT_MULTI_LABEL ||
                 data->kind == FT_REGRESSION;
     if (rows) {
-        Arena *scratch = bertc_arena_create("evaluate: truncation", 1 << 16);
-        r->truncated = count_truncated(data, scratch);
-        bertc_arena_destroy(scratch);
+        FinetuneLengths len;
+        bertc_finetune_lengths(data, 0, data->n, &len);
+        r->truncated = len.truncated;
     }
     if (data->kind == FT_REGRESSION || data->kind == FT_QA)
         return 0;

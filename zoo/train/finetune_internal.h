@@ -121,6 +121,16 @@ int bertc_finetune_max_len(const FinetuneOptions *o, const FinetuneBase *b, cons
 
 /* ---- zoo/train/finetune_data.c: the rows -------------------------------- */
 
+/* How rows [first, first + n) of data (their text and pair) fit max_len:
+ * the tokenizer run once more on each, untruncated. */
+typedef struct FinetuneLengths {
+    int64_t rows, truncated;   /* rows counted, and those longer than max_len */
+    int64_t tokens, cut;       /* their tokens untruncated, and those past max_len */
+    int64_t longest;
+} FinetuneLengths;
+void bertc_finetune_lengths(const FinetuneData *data, int64_t first, int64_t n,
+                            FinetuneLengths *len);
+
 /* o's training and held-out tables as data's examples (train rows first),
  * the label set built from the training rows; without held-out rows, the
  * rows shuffled with the seed and the last 10 % held out. */
