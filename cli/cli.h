@@ -284,6 +284,11 @@ typedef struct CliInputs {
     const char *pair_column;      /* NULL: text_pair, sentence2 or context when there is one */
 } CliInputs;
 
+/* The help of --input-format, --text-column and --text-pair-column. */
+extern const char cli_help_input_format[];
+extern const char cli_help_text_column[];
+extern const char cli_help_text_pair_column[];
+
 /* The inputs: the positionals or every line (record) of --input, blank ones
  * included. A positional that is not valid UTF-8 is an error naming it, as
  * a line is; so are inputs that are all blank. Returns 0, -1, or

@@ -16,12 +16,9 @@ static const CliOption predict_options[] = {
     {"--input", "FILE", NULL, "the inputs: plain text, one a line (a TAB is text, unless "
      "--pair), or a .tsv/.csv/.jsonl table with a text (and text_pair) column; - reads "
      "standard input"},
-    {"--input-format", "text|tsv|csv|jsonl", NULL, "how --input is read (default: by its "
-     "name; standard input: text)"},
-    {"--text-column", "NAME", NULL, "a table's column of the text (default: text, else "
-     "sentence, sentence1, question)"},
-    {"--text-pair-column", "NAME", NULL, "a table's column of the pair (default: text_pair, "
-     "sentence2 or context, when the table has one)"},
+    {"--input-format", "text|tsv|csv|jsonl", NULL, cli_help_input_format},
+    {"--text-column", "NAME", NULL, cli_help_text_column},
+    {"--text-pair-column", "NAME", NULL, cli_help_text_pair_column},
     {"--pair", NULL, NULL, "inputs are pairs: positionals two by two (TEXT TEXT_PAIR ...), "
      "a plain-text line TEXT<TAB>TEXT_PAIR (question answering: always)"},
     {"--format", "tsv|jsonl", "tsv", "the output lines (docs/predict.md)"},

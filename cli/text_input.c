@@ -15,6 +15,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The help of the table flags predict and embed share. */
+const char cli_help_input_format[] = "how --input is read (default: by its name; standard "
+                                     "input: text)";
+const char cli_help_text_column[] = "a table's column of the text (default: text, else "
+                                    "sentence, sentence1, question)";
+const char cli_help_text_pair_column[] = "a table's column of the pair (default: text_pair, "
+                                         "sentence2 or context, when the table has one)";
+
 /* Removes the NUL bytes of text[0..*len) in place: Hugging Face's
  * BertNormalizer (clean_text) drops U+0000 before anything else, so the
  * tokens are the same, and the text after a NUL stays part of its line
