@@ -50,30 +50,21 @@ static CliSeq *add_seq(Sequences *s, Arena *arena)
 }
 
 /* The windows of full (text A untruncated, the pair whole) for a limit of
- * max_len tokens and a stride. */
+ * max_len tokens and a stride (bertc_encoding_windows), as sequences. */
 static int add_windows(const CliSeqPlan *p, const CliText *t, int input, int index,
                        const Encoding *full, Arena *arena, Sequences *s, BertcError *err)
 {
-    int32_t tail = full->S - (1 + full->n_a);   /* [SEP], and the pair with its [SEP] */
-    int32_t L = p->max_len - 1 - tail;
-    if (L < 1)
-        return bertc_errorf(err, "input %d: its TEXT_PAIR is %d tokens, which leaves no room "
-                            "for a window of TEXT in --max-len %d", cli_text_number(t, index),
-                            (int)full->n_b, (int)p->max_len);
-    if (p->stride >= L)
-        return bertc_errorf(err, "--stride %d: a window holds %d tokens of input %d's text; "
-                            "give a smaller stride", p->stride, (int)L,
-                            cli_text_number(t, index));
-    int32_t step = L - p->stride;
-    for (int32_t first = 0, w = 0;; first += step, w++) {
-        int32_t n = full->n_a - first < L ? full->n_a - first : L;
-        CliSeq *q = add_seq(s, arena);
-        q->input = input;
-        q->window = w;
-        bertc_encoding_window(full, first, n, arena, &q->enc);
-        if (first + n >= full->n_a)
-            return 0;
+    Encoding *windows;
+    int32_t n;
+    if (bertc_encoding_windows(full, p->max_len, p->stride, arena, &windows, &n, err) != 0) {
+        char why[BERTC_ERROR_LEN];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return bertc_errorf(err, "input %d: %s (--max-len %d, --stride %d)",
+                            cli_text_number(t, index), why, (int)p->max_len, (int)p->stride);
     }
+    for (int32_t w = 0; w < n; w++)
+        *add_seq(s, arena) = (CliSeq){.input = input, .window = w, .enc = windows[w]};
+    return 0;
 }
 
 /* The sequences of input i: its tokens to the limit, or its windows. */

@@ -471,6 +471,15 @@ int bertc_max_len_room(const MaxLen *m, int specials, BertcError *err);
  * return_overflowing_tokens with a stride makes them (cli/text_batches.c). */
 void bertc_encoding_window(const Encoding *e, int32_t first, int32_t n, Arena *arena,
                            Encoding *out);
+/* The overlapping windows of full (an encoding without truncation) for a
+ * limit of max_len tokens, as Hugging Face's tokenizer makes them with
+ * return_overflowing_tokens and stride: window w holds text A's tokens
+ * [w·step, w·step + L) with the whole pair after them, L = max_len less the
+ * special tokens and the pair, step = L − stride, the last one ending with
+ * the text (one window when A fits). *windows, *n in arena; an error when
+ * the pair leaves no room for text A or stride is not in [0, L). */
+int bertc_encoding_windows(const Encoding *full, int32_t max_len, int32_t stride, Arena *arena,
+                           Encoding **windows, int32_t *n, BertcError *err);
 /* Puts the three (n, S) tensors under the given names, and the n encodings
  * as the batch's enc. */
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,

@@ -116,6 +116,30 @@ void bertc_encoding_window(const Encoding *e, int32_t first, int32_t n, Arena *a
     out->untruncated = e->untruncated;
 }
 
+int bertc_encoding_windows(const Encoding *full, int32_t max_len, int32_t stride, Arena *arena,
+                           Encoding **windows, int32_t *n, BertcError *err)
+{
+    int32_t tail = full->S - (1 + full->n_a);   /* [SEP], and the pair with its [SEP] */
+    int32_t L = max_len - 1 - tail;             /* text A's tokens a window */
+    if (L < 1)
+        return bertc_errorf(err, "its TEXT_PAIR is %d tokens, which leaves no room for a window "
+                            "of TEXT in max_len %d", (int)full->n_b, (int)max_len);
+    if (stride < 0 || stride >= L)
+        return bertc_errorf(err, "stride %d: a window holds %d tokens of the text; give a "
+                            "stride in [0, %d)", (int)stride, (int)L, (int)L);
+    int32_t step = L - stride;
+    /* windows start at 0, step, 2 step, ... until one reaches the end */
+    int32_t count = full->n_a <= L ? 1 : 1 + (full->n_a - L + step - 1) / step;
+    *windows = bertc_arena_alloc(arena, sizeof **windows * (size_t)count);
+    for (int32_t w = 0; w < count; w++) {
+        int32_t first = w * step;
+        int32_t len = full->n_a - first < L ? full->n_a - first : L;
+        bertc_encoding_window(full, first, len, arena, &(*windows)[w]);
+    }
+    *n = count;
+    return 0;
+}
+
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
                     Batch *out)
 {
