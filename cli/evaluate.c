@@ -25,6 +25,9 @@ static const CliOption evaluate_options[] = {
     {"--max-len", "N", NULL, "tokens a row is truncated to [default: as bertc finetune, the "
                              "model's model_max_length up to 512]"},
     {"--batch-size", "N", "32", "rows a forward (32: bertc finetune's evaluation)"},
+    {"--stride", "N", NULL, "seq-cls, multi-label, regression: read a row longer than "
+                            "--max-len whole, in windows sharing N tokens, scored by their "
+                            "mean logits (as finetune --stride evaluates)"},
     {"--threads", "N", NULL, "worker threads"},
 };
 
@@ -199,15 +202,19 @@ static int parse_args(const CliCommand *c, const CliArgs *a, EvaluateOptions *o,
     o->text_pair_column = cli_value(c, a, "--text-pair-column");
     o->label_column = cli_given(c, a, "--label-column") ? cli_value(c, a, "--label-column")
                                                         : NULL;
-    int max_len = 0, batch = 32;
+    int max_len = 0, batch = 32, stride = -1;
     if ((cli_given(c, a, "--max-len") &&
          cli_parse_int("--max-len", cli_value(c, a, "--max-len"), 3, CLI_MAX_LEN, &max_len,
+                       err) != 0) ||
+        (cli_given(c, a, "--stride") &&
+         cli_parse_int("--stride", cli_value(c, a, "--stride"), 0, CLI_MAX_LEN, &stride,
                        err) != 0) ||
         cli_parse_int("--batch-size", cli_value(c, a, "--batch-size"), 1, TRAIN_MAX_BATCH, &batch,
                       err) != 0)
         return -1;
     o->max_len = max_len;
     o->batch_size = batch;
+    o->stride = stride;
     return cli_apply_threads(c, a, err);
 }
 
@@ -237,7 +244,8 @@ int cmd_evaluate(int argc, char **argv)
     if (r.truncated)
         fprintf(stderr, "bertc evaluate: warning: %lld of %lld rows are longer than %d tokens "
                 "and were truncated to it, as bertc finetune's evaluation truncates them "
-                "(--max-len)\n", (long long)r.truncated, (long long)r.n, (int)r.max_len);
+                "(--max-len; --stride N reads them whole, in windows, as finetune --stride "
+                "does)\n", (long long)r.truncated, (long long)r.n, (int)r.max_len);
     if (json)
         print_json(&r, stdout);
     else

@@ -38,6 +38,9 @@ static const CliOption finetune_options[] = {
                              "scratch]"},
     {"--doc-stride", "N", NULL, "qa: context tokens two windows of a long context share "
                                 "[default: min(128, max-len / 2), capped to fit], as run_qa"},
+    {"--stride", "N", NULL, "seq-cls, multi-label, regression: train on a text longer than "
+                            "--max-len whole, in windows sharing N tokens (each with the "
+                            "row's label); held-out rows by their windows' mean logits"},
     {"--seed", "S", "42", "shuffling, the held-out split, the new head's init, dropout"},
     {"--eval-every", "N", NULL, "steps between evaluations [default: a tenth of the run]"},
     {"--patience", "N", "0", "stop after N evaluations in a row without a better metric "
@@ -164,12 +167,17 @@ static int parse_args(const CliArgs *a, FinetuneOptions *o, BertcError *err)
         count_flag(a, "--eval-every", 1, &t->eval_every, err) ||
         count_flag(a, "--patience", 0, &o->patience, err) ||
         count_flag(a, "--stop-after", 1, &t->stop_after, err) ||
-        count_flag(a, "--doc-stride", 0, &o->doc_stride, err))
+        count_flag(a, "--doc-stride", 0, &o->doc_stride, err) ||
+        count_flag(a, "--stride", 0, &o->stride, err))
         return -1;
     if (!given(a, "--max-len"))
         o->max_len = 0;   /* 128, lowered to the model's positions */
     if (o->doc_stride >= 0 && o->task != FT_QA)
         return bertc_errorf(err, "--doc-stride goes with --task qa");
+    if (o->stride >= 0 && o->task != FT_SEQ_CLS && o->task != FT_MULTI_LABEL &&
+        o->task != FT_REGRESSION)
+        return bertc_errorf(err, "--stride goes with --task seq-cls, multi-label or regression "
+                            "(qa: --doc-stride)");
     if (t->batch_size > TRAIN_MAX_BATCH)
         return bertc_errorf(err, "--batch-size must be at most %d", TRAIN_MAX_BATCH);
     const char *nan = value(a, "--nan-policy");

@@ -448,3 +448,64 @@ Test(evaluate, token_classification_and_multi_label_score_as_logged)
     cr_assert(per && per->length == 2, "two classes: %s", out);
     bertc_arena_destroy(a);
 }
+
+/* --stride: finetune trains on the windows of texts longer than --max-len
+ * and scores a held-out row by its windows' mean logits; bertc evaluate
+ * --stride gives the kept evaluation's numbers, and its accuracy is that of
+ * `bertc predict --stride` (the same windows, --aggregate mean) on the file. */
+Test(evaluate, windows_of_long_rows_score_as_finetune_and_predict_read_them)
+{
+    write_data(false);
+    char cmd[4096], log[16384], cfg[300];
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    test_write_text(cfg, "{\"architectures\": [\"BertForSequenceClassification\"], "
+                         "\"vocab_size\": 30522, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
+                         "\"num_attention_heads\": 2, \"intermediate_size\": 64, "
+                         "\"max_position_embeddings\": 64}\n");
+    /* [CLS] 4 words [SEP]: rows of 5 to 7 words are read in 2 windows */
+    snprintf(cmd, sizeof cmd, "%s finetune --config %s --vocab " VOCAB " --train %s/train.csv "
+             "--eval %s/held.csv --out %s/out --max-len 6 --stride 2 --batch-size 16 --lr 1e-2 "
+             "--steps 24 --eval-every 6 --seed 3 --quiet --threads 2", BERTC_CLI, cfg, dir, dir,
+             dir);
+    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log), 0, "%s\n%s", cmd, log);
+    cr_expect(strstr(log, "training texts are longer than --max-len 6 tokens") &&
+              strstr(log, "read whole, in windows"), "the windows' note: %s", log);
+    static char out[65536], errs[4096];
+    cr_assert_eq(evaluate("held.csv", "--max-len 6 --stride 2 --format json", out, sizeof out,
+                          errs, sizeof errs), 0, "%s", errs);
+    cr_expect_str_empty(errs, "nothing is truncated with --stride: %s", errs);
+    Arena *a = bertc_arena_create("evaluate test", 1 << 16);
+    const JsonValue *best = best_record(a), *ours = parse(a, out);
+    double accuracy = number(bertc_json_get(ours, "metric"), "value");
+    expect_logged("accuracy", accuracy, number(best, "accuracy"));
+    expect_logged("loss", number(ours, "loss"), number(best, "eval_loss"));
+    /* without --stride the rows are cut: another evaluation, and a warning */
+    cr_assert_eq(evaluate("held.csv", "--max-len 6 --format json", out, sizeof out, errs,
+                          sizeof errs), 0, "%s", errs);
+    cr_expect(strstr(errs, "rows are longer than 6 tokens"), "%s", errs);
+    cr_expect(number(parse(a, out), "loss") != number(best, "eval_loss"), "truncation differs");
+    /* predict --stride: the same labels */
+    static char pred[65536], gold[65536];
+    snprintf(cmd, sizeof cmd, "{ %s predict --model %s/out --max-len 6 --stride 2 --input "
+             "%s/held.csv > %s/pred.tsv; }", BERTC_CLI, dir, dir, dir);
+    cr_assert_eq(test_shell(cmd, TEST_STDERR, log, sizeof log), 0, "%s", log);
+    snprintf(cmd, sizeof cmd, "%s/pred.tsv", dir);
+    test_read_text(cmd, pred, sizeof pred);
+    snprintf(cmd, sizeof cmd, "%s/held.csv", dir);
+    test_read_text(cmd, gold, sizeof gold);
+    int n = 0, right = 0;
+    const char *p = pred, *g = strchr(gold, '\n') + 1;   /* the header */
+    for (; *p && *g; n++) {
+        const char *end = strchr(g, '\n');
+        const char *label = strstr(g, "\",") + 1;   /* "words",label */
+        cr_assert(end && label > g && label < end, "held.csv line %d", n + 2);
+        size_t len = (size_t)(end - label - 1);
+        right += !strncmp(p, label + 1, len) && p[len] == '\t';
+        p = strchr(p, '\n') + 1;
+        g = end + 1;
+    }
+    cr_assert_eq(n, 45, "45 predictions: %s", pred);
+    cr_expect(fabs((double)right / n - accuracy) < 1e-12, "predict --stride: %d of %d right, "
+              "evaluate --stride's accuracy %.6f", right, n, accuracy);
+    bertc_arena_destroy(a);
+}

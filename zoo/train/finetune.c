@@ -19,7 +19,7 @@
 
 FinetuneOptions bertc_finetune_defaults(void)
 {
-    FinetuneOptions o = {.task = FT_SEQ_CLS, .doc_stride = -1, .epochs = 3,
+    FinetuneOptions o = {.task = FT_SEQ_CLS, .doc_stride = -1, .stride = -1, .epochs = 3,
                          .train = bertc_train_defaults(), .out_mode = FINETUNE_OUT_NEW};
     o.train.steps = 0;              /* from epochs */
     o.train.lr = 0;                 /* by the base model */
@@ -145,8 +145,9 @@ void bertc_train_note(void (*note)(void *user, const char *msg), void *user, con
 static int run_size(const FinetuneOptions *o, const FinetuneData *data, TrainOptions *opt,
                     BertcError *err)
 {
-    int64_t n = data->kind == FT_QA ? data->n_feat_train : data->n_train;   /* qa: windows */
-    const char *what = data->kind == FT_QA ? "training windows" : "training rows";
+    int64_t n = bertc_finetune_train_examples(data);   /* qa, --stride: windows */
+    const char *what = n != data->n_train || data->kind == FT_QA ? "training windows"
+                                                                 : "training rows";
     if (n < 1)
         return 0;   /* the engine refuses a task without examples */
     if (opt->batch_size > n) {
@@ -250,9 +251,17 @@ static void note_truncation(const FinetuneOptions *o, const FinetuneData *data)
     bertc_finetune_lengths(data, 0, data->n_train, &len);
     if (len.truncated == 0)
         return;
+    if (data->text_stride >= 0) {
+        bertc_train_note(o->note, o->note_user, "%lld of %lld training texts are longer than "
+                         "--max-len %d tokens (the longest is %lld) and are read whole, in "
+                         "windows sharing --stride %d tokens", (long long)len.truncated,
+                         (long long)len.rows, (int)data->max_len, (long long)len.longest,
+                         (int)data->text_stride);
+        return;
+    }
     bertc_train_note(o->note, o->note_user, "%lld of %lld training texts are longer than "
                      "--max-len %d tokens and are truncated to it (the longest is %lld; %.0f %% "
-                     "of the training tokens go unread); a larger --max-len reads more of them",
+                     "of the training tokens go unread); --stride N reads them whole, in windows",
                      (long long)len.truncated, (long long)len.rows, (int)data->max_len,
                      (long long)len.longest, 100.0 * (double)len.cut / (double)len.tokens);
 }
@@ -282,7 +291,7 @@ static int prepare(Run *r, BertcError *err)
     if (data->kind == FT_QA)   /* long contexts are read in windows, never cut */
         return bertc_finetune_qa_windows(data, r->arena, err);
     note_truncation(o, data);
-    return 0;
+    return bertc_finetune_text_windows(data, r->arena, err);
 }
 
 /* The result the caller reads, whatever happened. */

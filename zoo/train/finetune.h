@@ -96,6 +96,11 @@ typedef struct FinetuneOptions {
                                         the model's max_position_embeddings */
     int64_t doc_stride;              /* qa: context tokens two windows share; -1:
                                         min(128, max_len / 2), capped to fit */
+    int64_t stride;                  /* seq-cls, multi-label, regression: a text longer
+                                        than max_len is read whole, in windows sharing
+                                        stride tokens (each a training example with the
+                                        row's label; evaluated by the mean of the
+                                        windows' logits); -1: truncated */
     int64_t epochs;                  /* passes over the training rows when train.steps is 0 */
     int64_t patience;                /* evaluations without a better metric that end the run
                                         (0: never) */
@@ -194,6 +199,7 @@ typedef struct EvaluateOptions {
     const char *text_column, *text_pair_column, *label_column;   /* NULL: finetune's */
     int64_t max_len;                   /* 0: as finetune (model_max_length up to 512) */
     int64_t batch_size;                /* 0: 32, as finetune's evaluation */
+    int64_t stride;                    /* -1: truncate; else windows, as FinetuneOptions */
 } EvaluateOptions;
 
 /* One class's scores: precision, recall and F1 (0 when undefined, as

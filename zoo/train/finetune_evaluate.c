@@ -144,6 +144,7 @@ static int prepare(const EvaluateOptions *o, ModelDir *d, FinetuneData *data, Ar
     fo.text_pair_column = o->text_pair_column;
     fo.label_column = o->label_column;
     fo.max_len = o->max_len;
+    fo.stride = o->stride;
     data->labels_of = "the model";
     data->eval_batch = (int32_t)o->batch_size;
     if (bertc_finetune_load_held_out(&fo, data, arena, err) != 0)
@@ -157,7 +158,13 @@ static int prepare(const EvaluateOptions *o, ModelDir *d, FinetuneData *data, Ar
         return -1;
     data->tok = &d->tok;
     data->model = &d->model;
-    return data->kind == FT_QA ? bertc_finetune_qa_windows(data, arena, err) : 0;
+    if (o->stride >= 0 && fo.task != FT_SEQ_CLS && fo.task != FT_MULTI_LABEL &&
+        fo.task != FT_REGRESSION)
+        return bertc_errorf(err, "stride: the model is %s; windows of long texts are for "
+                            "seq-cls, multi-label and regression models",
+                            bertc_finetune_task_name(fo.task));
+    return data->kind == FT_QA ? bertc_finetune_qa_windows(data, arena, err)
+                               : bertc_finetune_text_windows(data, arena, err);
 }
 
 /* The scores of data's rows by the model, and the tables. */
@@ -180,7 +187,7 @@ static int score(ModelDir *d, FinetuneData *data, EvaluateResult *r, BertcError 
     r->max_len = data->max_len;
     bool rows = data->kind == FT_SEQ_CLS || data->kind == FT_MULTI_LABEL ||
                 data->kind == FT_REGRESSION;
-    if (rows) {
+    if (rows && data->text_stride < 0) {   /* with windows nothing is cut */
         FinetuneLengths len;
         bertc_finetune_lengths(data, 0, data->n, &len);
         r->truncated = len.truncated;

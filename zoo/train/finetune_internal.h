@@ -52,12 +52,17 @@ typedef struct FinetuneData {
                                  -1 -1: no answer (SQuAD v2.0's is_impossible) */
     bool qa_negative;         /* some question has no answer: the [CLS] may win */
     double qa_em, qa_f1;      /* sums over the held-out rows of this evaluation */
-    /* qa windows (features): feature f is window feat_win[f] of row
-     * feat_row[f]; train rows' features first */
+    /* windows (features) of qa's contexts, or of long texts (text_stride >= 0):
+     * feature f is window feat_win[f] of row feat_row[f]; train rows' features
+     * first */
     int32_t doc_stride;       /* -1: min(128, max_len / 2), capped to fit */
+    int32_t text_stride;      /* seq-cls, multi-label, regression; -1: truncate */
     int64_t n_feat, n_feat_train;
     int64_t *feat_row;        /* (n_feat) */
     int32_t *feat_win;        /* (n_feat) */
+    Encoding *feat_enc;       /* (n_feat) text windows: each one's tokens */
+    float *win_logits;        /* (n - n_train, C) text windows: a held-out row's logits */
+    int32_t *win_count;       /* (n - n_train) its windows */
     int32_t *qa_L, *qa_step;  /* (n) context tokens a window, start to start */
     float *qa_best;           /* (n - n_train) the best span score over a row's windows */
     float *qa_null;           /* (n - n_train) the lowest [CLS] score over them */
@@ -232,6 +237,18 @@ int bertc_finetune_qa_rows(FinetuneData *data, int64_t first, const Dataset *d, 
  * context tokens overlapping by the stride, as run_qa's
  * prepare_train_features; a question that leaves no room is an error. */
 int bertc_finetune_qa_windows(FinetuneData *data, Arena *arena, BertcError *err);
+
+/* ---- zoo/train/finetune_windows.c: long texts in windows ---------------- */
+
+/* With data->text_stride >= 0 (seq-cls, multi-label, regression): every
+ * row's windows (bertc_encoding_windows; a text that fits is one) as
+ * features, the training rows' first. Nothing to do otherwise. */
+int bertc_finetune_text_windows(FinetuneData *data, Arena *arena, BertcError *err);
+/* The rows' text is read in windows (features) rather than truncated. */
+bool bertc_finetune_text_windowed(const FinetuneData *data);
+/* What the engine draws training batches from: qa's and long texts'
+ * windows, else the training rows. */
+int64_t bertc_finetune_train_examples(const FinetuneData *data);
 /* The batch of features (windows) idx[0..n) with start_positions and
  * end_positions (0 0 when the answer is not wholly in the window); *enc
  * receives the windows' encodings (for the spans' offsets). */

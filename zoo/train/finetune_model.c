@@ -172,6 +172,7 @@ int bertc_finetune_max_len(const FinetuneOptions *o, const FinetuneBase *b, cons
             specials = 3;
     data->max_len = m.n;
     data->doc_stride = (int32_t)o->doc_stride;
+    data->text_stride = (int32_t)o->stride;
     return bertc_max_len_room(&m, specials, err);
 }
 

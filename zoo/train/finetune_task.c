@@ -123,16 +123,23 @@ static void put_labels(const FinetuneData *data, const int64_t *idx, int64_t n, 
     bertc_batch_put_f32(b, "labels", y);
 }
 
-/* The text of rows idx[0..n) through m's batch_from_text, and the labels. */
+/* The text of rows idx[0..n) through m's batch_from_text, and the labels;
+ * with text windows, idx are windows (features), each its row's label. */
 static int rows_batch(const FinetuneData *data, const Model *m, const int64_t *idx, int64_t n,
                       Graph *g, Batch *b, int64_t *tokens, BertcError *err)
 {
     TextExample *ex = bertc_arena_alloc(g->step, sizeof *ex * (size_t)n);
-    for (int64_t j = 0; j < n; j++)
-        ex[j] = data->ex[idx[j]];
+    int64_t *rows = bertc_arena_alloc(g->step, sizeof *rows * (size_t)n);
+    bool windows = bertc_finetune_text_windowed(data);
+    for (int64_t j = 0; j < n; j++) {
+        rows[j] = windows ? data->feat_row[idx[j]] : idx[j];
+        ex[j] = data->ex[rows[j]];
+        if (windows)
+            ex[j].encoding = &data->feat_enc[idx[j]];
+    }
     if (bertc_model_batch_from_text(m, data->tok, ex, (int)n, data->max_len, g, b, err) != 0)
         return -1;
-    put_labels(data, idx, n, g, b);
+    put_labels(data, rows, n, g, b);
     const BatchItem *mask = bertc_batch_find(b, "attention_mask");
     *tokens = 0;
     for (int64_t k = 0; mask && k < mask->ids.numel; k++)
@@ -162,6 +169,20 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
 
 /* ---- evaluation --------------------------------------------------------- */
 
+/* Text windows: each held-out window's logits (k, C) of features idx[0..k)
+ * added to its row's sum in data->win_logits; the mean is taken at the end. */
+static void add_window_logits(FinetuneData *data, const float *logits, const int64_t *idx,
+                              int64_t k)
+{
+    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    for (int64_t j = 0; j < k; j++) {
+        int64_t e = data->feat_row[idx[j]] - data->n_train;
+        for (int c = 0; c < C; c++)
+            data->win_logits[e * C + c] += logits[j * C + c];
+        data->win_count[e]++;
+    }
+}
+
 /* Predictions for the held-out rows from a forward's logits (k, C). */
 static void predict(FinetuneData *data, const float *logits, int64_t row, int64_t k)
 {
@@ -181,6 +202,27 @@ static void predict(FinetuneData *data, const float *logits, int64_t row, int64_
             data->pred_value[e] = z[0];
         }
     }
+}
+
+/* Text windows: the held-out rows' sums of logits start at 0. */
+static void begin_window_eval(FinetuneData *data)
+{
+    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    int64_t n = data->n - data->n_train;
+    memset(data->win_logits, 0, sizeof(float) * (size_t)(n * C));
+    memset(data->win_count, 0, sizeof(int32_t) * (size_t)n);
+}
+
+/* Each held-out row's logits: the mean of its windows' (predict's
+ * --aggregate mean), and the predictions made from them. */
+static void end_window_eval(FinetuneData *data)
+{
+    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    int64_t n = data->n - data->n_train;
+    for (int64_t e = 0; e < n; e++)
+        for (int c = 0; c < C; c++)
+            data->win_logits[e * C + c] /= (float)data->win_count[e];
+    predict(data, data->win_logits, data->n_train, n);
 }
 
 /* The task's metrics of the predictions; the main one first. */
@@ -236,12 +278,16 @@ int bertc_finetune_evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRec
     int64_t *idx = malloc(sizeof *idx * (size_t)B);
     int32_t **pos = malloc(sizeof *pos * (size_t)B);
     double loss_sum = 0;
-    bool qa = data->kind == FT_QA;   /* qa: the held-out rows' windows */
-    int64_t lo = qa ? data->n_feat_train : data->n_train, hi = qa ? data->n_feat : data->n;
+    bool qa = data->kind == FT_QA, windows = bertc_finetune_text_windowed(data);
+    bool features = qa || windows;   /* the held-out rows' windows */
+    int64_t lo = features ? data->n_feat_train : data->n_train;
+    int64_t hi = features ? data->n_feat : data->n;
     int rc = idx && pos ? 0 : bertc_errorf(err, "evaluation: out of memory for a batch of %lld",
                                            (long long)B);
     if (qa && rc == 0)
         bertc_finetune_qa_begin_eval(data);
+    if (windows && rc == 0)
+        begin_window_eval(data);
     for (int64_t row = lo; rc == 0 && row < hi; row += B) {
         int64_t k = hi - row < B ? hi - row : B;
         for (int64_t j = 0; j < k; j++)
@@ -270,6 +316,8 @@ int bertc_finetune_evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRec
         } else if (data->kind == FT_TOKEN_CLS)
             bertc_finetune_token_predict(data, logits->value.data, logits->value.shape[1], idx, k,
                                          pos);
+        else if (windows)
+            add_window_logits(data, logits->value.data, idx, k);
         else
             predict(data, logits->value.data, row, k);
         loss_sum += bertc_outputs_get(&out, "loss")->value.data[0] * (double)k;
@@ -281,6 +329,8 @@ int bertc_finetune_evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRec
     *rec = (EvalRecord){.loss = loss_sum / (double)(hi - lo)};
     if (qa)
         bertc_finetune_qa_end_eval(data);
+    if (windows)
+        end_window_eval(data);
     score(data, g, rec);
     return 0;
 }
@@ -343,7 +393,7 @@ static void example_name(void *ctx, int64_t idx, char *buf, size_t len)
 
 TrainTask bertc_finetune_task(FinetuneData *data)
 {
-    return (TrainTask){.n_train = data->kind == FT_QA ? data->n_feat_train : data->n_train,
+    return (TrainTask){.n_train = bertc_finetune_train_examples(data),
                        .make_batch = make_batch,
                        .evaluate = data->n > data->n_train ? evaluate : NULL,
                        .metric_name = bertc_finetune_metric_name(data->kind), .ctx = data,
