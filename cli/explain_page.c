@@ -24,10 +24,14 @@ static const char css[] =
     ".best{background:#e6f4ea;font-weight:bold}.bar{display:inline-block;height:10px;"
     "background:#3b6ea5}svg{display:block;margin:.5em 0;max-width:100%;height:auto}";
 
-/* The most values one picture of a page draws (a rect each): bert-base's
- * 12 heads of a 40-token sentence fit; longer texts get fewer heads, said
- * on the page, so the page stays a few MB. */
+/* The most values one picture of a page draws: bert-base's 12 heads of a
+ * 40-token sentence fit; longer texts get fewer heads, said on the page. */
 #define PAGE_MAX_VALUES 20000
+/* The most cells one map of features (hidden states (B, S, H)) draws: its
+ * feature columns are pooled into bins of their mean beyond it, said on the
+ * page. With PAGE_MAX_VALUES this bounds a page at any text length: a
+ * 64-token page of a 4-layer model is under 1 MB. */
+#define MAP_MAX_CELLS 4096
 
 /* ---- outputs ------------------------------------------------------------- */
 
@@ -81,6 +85,34 @@ static void stats(FILE *f, const Tensor *t)
     fprintf(f, "</p>\n");
 }
 
+/* p's feature columns pooled in bins of their mean (the finite values of
+ * each bin; NaN when it has none) so that a panel has at most
+ * MAP_MAX_CELLS cells; returns the bin (1: p is left as it is). Only a
+ * matrix whose columns are features, not tokens, is pooled. */
+static int64_t pool_features(SvgPicture *p, Arena *arena)
+{
+    if (p->kind != SVG_MATRIX || p->col_labels || p->rows * p->cols <= MAP_MAX_CELLS)
+        return 1;
+    int64_t per_row = MAP_MAX_CELLS / p->rows > 0 ? MAP_MAX_CELLS / p->rows : 1;
+    int64_t bin = (p->cols + per_row - 1) / per_row, bins = (p->cols + bin - 1) / bin;
+    float *y = bertc_arena_alloc(arena, sizeof *y * (size_t)(p->panels * p->rows * bins));
+    for (int64_t r = 0; r < p->panels * p->rows; r++)   /* (panels, rows, cols) -> bins */
+        for (int64_t b = 0; b < bins; b++) {
+            double sum = 0;   /* double: a bin of 48 float values */
+            int64_t n = 0;
+            for (int64_t j = b * bin; j < p->cols && j < (b + 1) * bin; j++)
+                if (isfinite(p->x[r * p->cols + j])) {
+                    sum += p->x[r * p->cols + j];
+                    n++;
+                }
+            y[r * bins + b] = n ? (float)(sum / (double)n) : NAN;
+        }
+    p->x = y;
+    p->cols = bins;
+    p->col_bin = bin;
+    return bin;
+}
+
 /* An output's statistics and its picture by its declared shape; a shape
  * with nothing to draw (a loss, (n_masked, V)) gets statistics only. */
 static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, const char *name,
@@ -99,13 +131,19 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
     SvgPicture pic;
     BertcError err;
     int rc = explain_picture(o, name, &t, p->tk, &pic, &err);
+    int64_t bin = rc == 0 ? pool_features(&pic, p->arena) : 1;
     int64_t per_panel = pic.rows * pic.cols, panels = pic.panels;
-    if (rc == 0 && (per_panel > PAGE_MAX_VALUES || (k == SVG_MATRIX && pic.cols > 256)))
+    if (rc == 0 && per_panel > PAGE_MAX_VALUES)
         rc = bertc_errorf(&err, "%lld x %lld values are too many for a picture on a page: "
                           "statistics only", (long long)pic.rows, (long long)pic.cols);
     if (rc == 0 && panels * per_panel > PAGE_MAX_VALUES)
         pic.panels = PAGE_MAX_VALUES / per_panel;
     if (rc == 0 && bertc_svg_draw(f, &pic, false, &err) == 0) {
+        if (bin > 1)
+            fprintf(f, "<p class=\"note\">Feature dimensions pooled in bins of %lld: column "
+                       "j is the mean of dimensions %lld j .. %lld j + %lld (a map keeps to "
+                       "%d cells).</p>\n", (long long)bin, (long long)bin, (long long)bin,
+                    (long long)bin - 1, MAP_MAX_CELLS);
         if (pic.panels < panels)
             fprintf(f, "<p class=\"note\">Heads 0..%lld of %lld drawn (a page keeps each "
                        "picture to %d values); bertc attention draws them all.</p>\n",
@@ -293,7 +331,7 @@ static void header(FILE *f, const ExplainPage *p, const ModelExplain *a)
         fprintf(f, " &middot; context id %d", p->ex->context_id);
     fprintf(f, "</p>\n<p>Maps: row i is the query token, column j the key it attends to. "
                "Colours: white is 0; blue rises to the max for values &ge; 0; values below 0 "
-               "turn the scale diverging (blue &lt; 0 &lt; red). Hover a cell for its value.</p>\n");
+               "turn the scale diverging (blue &lt; 0 &lt; red); each map has 32 shades a sign. Hover a colour for the values it covers.</p>\n");
 }
 
 int explain_write_page(const ExplainPage *p, const char *path, BertcError *err)

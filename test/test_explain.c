@@ -260,16 +260,18 @@ Test(explain, attention_on_signed_maps_diverges)
                        &log, &svg);
     cr_assert_eq(rc, 0, "%s", log);
     cr_expect(strstr(svg, "diverging"), "a map with values below 0 is not diverging");
-    int negative = 0;   /* every cell clearly below 0 is blue (r < b), not clamped to white */
-    for (const char *c = strstr(svg, "fill=\"rgb("); c; c = strstr(c + 1, "fill=\"rgb(")) {
+    int negative = 0;   /* every colour level clearly below 0 is blue (r < b), not white */
+    for (const char *c = strstr(svg, "<path fill=\"rgb("); c;
+         c = strstr(c + 1, "<path fill=\"rgb(")) {
         int r, g, b;
-        float v;
+        float lo, hi;
         const char *title = strstr(c, "<title>");
-        if (sscanf(c, "fill=\"rgb(%d,%d,%d)", &r, &g, &b) != 3 || !title ||
-            title > strstr(c, "</rect>") || sscanf(title, "<title>%f", &v) != 1 || v > -0.05f)
+        if (sscanf(c, "<path fill=\"rgb(%d,%d,%d)", &r, &g, &b) != 3 || !title ||
+            title > strstr(c, "</path>") || sscanf(title, "<title>%f to %f", &lo, &hi) != 2 ||
+            hi > -0.05f)
             continue;
         negative++;
-        cr_expect(r < b, "a cell of %g is rgb(%d,%d,%d), not blue", v, r, g, b);
+        cr_expect(r < b, "the level of %g to %g is rgb(%d,%d,%d), not blue", lo, hi, r, g, b);
     }
     cr_expect_gt(negative, 0, "no cell below -0.05 in the quasi-attention");
     rc = attention("qacgbert_gate", "'the cat sat on the mat.'", &log, &svg);
