@@ -113,6 +113,22 @@ static int64_t pool_features(SvgPicture *p, Arena *arena)
     return bin;
 }
 
+/* Columns that are the classes of a (B, num_labels) output get their
+ * id2label names (config.json), when the config has them. */
+static void class_names(SvgPicture *pic, const OutputSpec *o, const BertConfig *cfg,
+                        Arena *arena)
+{
+    size_t n = strlen(o->shape), tail = strlen("num_labels)");
+    if (pic->col_labels || n < tail || strcmp(o->shape + n - tail, "num_labels)") != 0 ||
+        pic->cols != cfg->num_labels || !bertc_bert_config_label(cfg, 0))
+        return;
+    const char **names = bertc_arena_alloc(arena, sizeof *names * (size_t)pic->cols);
+    for (int64_t j = 0; j < pic->cols; j++)
+        names[j] = bertc_bert_config_label(cfg, (int)j);
+    pic->col_labels = names;
+    pic->col_axis = "class (column), by its id2label name";
+}
+
 /* An output's statistics and its picture by its declared shape; a shape
  * with nothing to draw (a loss, (n_masked, V)) gets statistics only. */
 static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, const char *name,
@@ -131,6 +147,8 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
     SvgPicture pic;
     BertcError err;
     int rc = explain_picture(o, name, &t, p->tk, &pic, &err);
+    if (rc == 0)
+        class_names(&pic, o, &p->m->cfg, p->arena);
     int64_t bin = rc == 0 ? pool_features(&pic, p->arena) : 1;
     int64_t per_panel = pic.rows * pic.cols, panels = pic.panels;
     if (rc == 0 && per_panel > PAGE_MAX_VALUES)
@@ -331,7 +349,8 @@ static void header(FILE *f, const ExplainPage *p, const ModelExplain *a)
         fprintf(f, " &middot; context id %d", p->ex->context_id);
     fprintf(f, "</p>\n<p>Maps: row i is the query token, column j the key it attends to. "
                "Colours: white is 0; blue rises to the max for values &ge; 0; values below 0 "
-               "turn the scale diverging (blue &lt; 0 &lt; red); each map has 32 shades a sign. Hover a colour for the values it covers.</p>\n");
+               "turn the scale diverging (blue &lt; 0 &lt; red); a map has 32 shades a sign. "
+               "Hover a colour for the values it covers.</p>\n");
 }
 
 int explain_write_page(const ExplainPage *p, const char *path, BertcError *err)
