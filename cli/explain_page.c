@@ -319,6 +319,8 @@ static void tokens_table(FILE *f, const ExplainPage *p)
     fprintf(f, "</table>\n");
     char note[256];
     explain_cut_note(p->m, tk, note, sizeof note);
+    if (p->cut)   /* --max-len cut the text: that is why the model read less */
+        snprintf(note, sizeof note, "T%s", p->cut + 1);   /* "The text is ..." */
     if (note[0]) {
         fprintf(f, "<p class=\"note\">");
         bertc_svg_put_text(f, note);
@@ -338,15 +340,20 @@ static void header(FILE *f, const ExplainPage *p, const ModelExplain *a)
     fprintf(f, "</code>: %d layers, %d heads, hidden size H = %d, vocabulary V = %d.</p>\n"
                "<p>%s</p>\n<p>Text: <q>", c->num_hidden_layers, c->num_attention_heads,
             c->hidden_size, c->vocab_size, a->mechanism);
-    bertc_svg_put_text(f, p->ex->text ? p->ex->text : "");
+    bertc_svg_put_text(f, p->text_shown ? p->text_shown : p->ex->text ? p->ex->text : "");
     fprintf(f, "</q>");
     if (p->ex->text_pair) {
         fprintf(f, " &middot; pair: <q>");
-        bertc_svg_put_text(f, p->ex->text_pair);
+        bertc_svg_put_text(f, p->pair_shown ? p->pair_shown : p->ex->text_pair);
         fprintf(f, "</q>");
     }
     if (p->ex->context_id >= 0)
         fprintf(f, " &middot; context id %d", p->ex->context_id);
+    if (p->cut) {
+        fprintf(f, "</p>\n<p class=\"note\">T");
+        bertc_svg_put_text(f, p->cut + 1);
+        fprintf(f, ": the text above is the part read.");
+    }
     fprintf(f, "</p>\n<p>Maps: row i is the query token, column j the key it attends to. "
                "Colours: white is 0; blue rises to the max for values &ge; 0; values below 0 "
                "turn the scale diverging (blue &lt; 0 &lt; red); a map has 32 shades a sign. "
