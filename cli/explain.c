@@ -4,7 +4,8 @@
  * the code each step names).
  *
  *   bertc explain (--model DIR | --config C.json --weights W.safetensors
- *                 --vocab V.txt) [--context N] --out PAGE.html TEXT [TEXT_PAIR]
+ *                 --vocab V.txt) [--context N] [--max-len N] --out PAGE.html TEXT
+ *                 [TEXT_PAIR]
  *
  * The model's inputs are built from the text by the architecture
  * (bertc_model_batch_from_text), as `bertc attention` builds them. A model
@@ -23,6 +24,8 @@ static const CliOption explain_options[] = {
     {"--weights", "W.safetensors", NULL, "its weights"},
     {"--vocab", "V.txt", NULL, "the WordPiece vocabulary (with --model: replaces DIR's)"},
     {"--context", "N", NULL, "the context id of a CGBERT/QACGBERT model (default: 0)"},
+    {"--max-len", "N", NULL, "tokens read (default: 128, or max_position_embeddings when "
+     "fewer); a longer text is cut with a warning and the page shows the part read"},
     {"--out", "PAGE.html", NULL, "the page to write (required)"},
 };
 
@@ -30,7 +33,7 @@ const CliCommand cli_cmd_explain = {
     .name = "explain",
     .summary = "write an HTML page that walks a model's forward on a text, step by step",
     .usage = "(--model DIR | --config C.json --weights W.safetensors --vocab V.txt) "
-             "[--context N] --out PAGE.html TEXT [TEXT_PAIR]",
+             "[--context N] [--max-len N] --out PAGE.html TEXT [TEXT_PAIR]",
     .description = "Runs the model on TEXT (and TEXT_PAIR) and writes one self-contained "
                    "HTML file: the tokens and ids, each step's equation, the bertc function "
                    "that computes it, its output's shape and statistics, every layer's "
@@ -52,7 +55,13 @@ const CliCommand cli_cmd_explain = {
               "closes the page: classes with their id2label names, a label per token, the best "
               "answer span, the sentences ranked, or the top tokens at each [MASK] (a [MASK] "
               "[MASK] run is a SpanBERT span). An output a step names that the model does not "
-              "declare is skipped with a note on the page. make browser-test opens the page of "
+              "declare is skipped with a note on the page. A text longer than --max-len tokens "
+              "(default 128) is cut: a warning on stderr and a note on the page say how many "
+              "tokens it has and how many were read, and the page shows only the text read. "
+              "Heat maps draw one path per colour level (32 shades a sign) and pool feature "
+              "dimensions into bins of their mean beyond 4096 cells a map, so a page stays "
+              "under 1 MB at 64 tokens; axis labels are thinned so none overlap. "
+              "make browser-test opens the page of "
               "every architecture in headless Chromium.",
 };
 
@@ -60,6 +69,7 @@ typedef struct ExplainArgs {
     const char *out;
     TextExample ex;
     int context;                  /* -1: not given */
+    int32_t max_len;              /* --max-len, else 128 or the model's positions */
 } ExplainArgs;
 
 static int parse_args(const CliArgs *args, ExplainArgs *a, BertcError *err)
@@ -96,6 +106,41 @@ static void mask_at_mask_tokens(const Batch *b, const ExplainTokens *tk, const T
         it->ids.data[t] = tk->row[t] == tok->mask_id;
 }
 
+/* A copy of the first `bytes` bytes of s, in arena. */
+static const char *prefix(const char *s, size_t bytes, Arena *arena)
+{
+    char *c = bertc_arena_alloc(arena, bytes + 1);
+    memcpy(c, s, bytes);
+    c[bytes] = '\0';
+    return c;
+}
+
+/* When the text has more than max_len tokens: the warning (on stderr, and
+ * as a note on the page, in cut[]) and the part of TEXT and TEXT_PAIR that
+ * was read, as the tokenizer truncates them (LongestFirst) for the model. */
+static int cut_to_max_len(const Tokenizer *tok, const TextExample *ex, const ExplainTokens *tk,
+                          int32_t max_len, Arena *arena, ExplainPage *page, char *cut,
+                          size_t cap, BertcError *err)
+{
+    if (tk->in_text <= max_len)
+        return 0;
+    Encoding e;
+    const char *a = ex->text ? ex->text : "", *b = ex->text_pair;
+    if (bertc_tokenizer_encode(tok, arena, a, strlen(a), b, b ? strlen(b) : 0, max_len, false,
+                               &e, err) != 0)
+        return -1;
+    /* [CLS] A1..A_na [SEP] B1..B_nb [SEP]: the last token read of each text */
+    page->text_shown = prefix(a, e.n_a > 0 ? (size_t)e.byte_end[e.n_a] : 0, arena);
+    if (b)
+        page->pair_shown = prefix(b, e.n_b > 0 ? (size_t)e.byte_end[e.n_a + 1 + e.n_b] : 0,
+                                  arena);
+    snprintf(cut, cap, "the text is %lld tokens; the page shows the first %d (--max-len)",
+             (long long)tk->in_text, (int)max_len);
+    page->cut = cut;
+    fprintf(stderr, "bertc explain: warning: %s\n", cut);
+    return 0;
+}
+
 /* The forward on the text, then the page, while the graph holds its outputs. */
 static int explain_run(const ExplainArgs *a, Model *m, const Tokenizer *tok,
                        const char *model_name, Arena *arena, BertcError *err)
@@ -107,8 +152,8 @@ static int explain_run(const ExplainArgs *a, Model *m, const Tokenizer *tok,
     if (ex.context_id < 0 && bertc_model_reads_input(m->arch, "context_ids"))
         ex.context_id = 0;
     explain_sentences(m, &ex, arena);
-    int32_t max_len = m->cfg.max_position_embeddings < 128 ? m->cfg.max_position_embeddings
-                                                           : 128;
+    int32_t max_len = a->max_len;
+    char cut[160];
     Graph *g = bertc_ag_graph_create(1 << 20, 0);
     bertc_ag_set_training(g, false);
     bertc_ag_set_no_grad(g, true);
@@ -131,6 +176,8 @@ static int explain_run(const ExplainArgs *a, Model *m, const Tokenizer *tok,
     }
     ExplainPage page = {.m = m, .tok = tok, .ex = &ex, .batch = &b, .out = &out, .tk = &tk,
                         .model_name = model_name, .arena = arena};
+    if (rc == 0)
+        rc = cut_to_max_len(tok, &ex, &tk, max_len, arena, &page, cut, sizeof cut, err);
     if (rc == 0)
         rc = explain_write_page(&page, a->out, err);
     bertc_ag_graph_destroy(g);
@@ -161,8 +208,12 @@ int cmd_explain(int argc, char **argv)
     CliTextModel t;
     char shown[BERTC_SHOWN];
     rc = cli_open_text_model(c, &args, true, arena, &t, &err);
-    if (rc == 0)   /* explain reads up to 128 of the model's positions */
-        rc = bertc_max_len_room(&t.positions, a.ex.text_pair ? 3 : 2, &err);
+    MaxLen dflt = t.positions;   /* explain reads up to 128 of the model's positions */
+    if (rc == 0 && dflt.n > 128)
+        dflt = (MaxLen){.n = 128, .key = "bertc explain's default"};
+    if (rc == 0)
+        rc = cli_max_len(c, &args, &dflt, &t.positions, a.ex.text_pair ? 3 : 2, &a.max_len,
+                         &err);
     if (rc == 0)
         rc = explain_run(&a, t.model, t.tok, bertc_shown(f.dir ? f.dir : f.config, shown), arena,
                          &err);

@@ -54,6 +54,9 @@ typedef struct ExplainPage {
     const Outputs *out;
     const ExplainTokens *tk;
     const char *model_name;      /* --model DIR or --config, shown */
+    /* A text longer than --max-len: what the page says ("the text is N
+     * tokens; ..."), and the part of TEXT and TEXT_PAIR read; NULL: all. */
+    const char *cut, *text_shown, *pair_shown;
     Arena *arena;                /* scratch for the page */
 } ExplainPage;
 

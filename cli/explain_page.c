@@ -24,10 +24,14 @@ static const char css[] =
     ".best{background:#e6f4ea;font-weight:bold}.bar{display:inline-block;height:10px;"
     "background:#3b6ea5}svg{display:block;margin:.5em 0;max-width:100%;height:auto}";
 
-/* The most values one picture of a page draws (a rect each): bert-base's
- * 12 heads of a 40-token sentence fit; longer texts get fewer heads, said
- * on the page, so the page stays a few MB. */
+/* The most values one picture of a page draws: bert-base's 12 heads of a
+ * 40-token sentence fit; longer texts get fewer heads, said on the page. */
 #define PAGE_MAX_VALUES 20000
+/* The most cells one map of features (hidden states (B, S, H)) draws: its
+ * feature columns are pooled into bins of their mean beyond it, said on the
+ * page. With PAGE_MAX_VALUES this bounds a page at any text length: a
+ * 64-token page of a 4-layer model is under 1 MB. */
+#define MAP_MAX_CELLS 4096
 
 /* ---- outputs ------------------------------------------------------------- */
 
@@ -81,6 +85,50 @@ static void stats(FILE *f, const Tensor *t)
     fprintf(f, "</p>\n");
 }
 
+/* p's feature columns pooled in bins of their mean (the finite values of
+ * each bin; NaN when it has none) so that a panel has at most
+ * MAP_MAX_CELLS cells; returns the bin (1: p is left as it is). Only a
+ * matrix whose columns are features, not tokens, is pooled. */
+static int64_t pool_features(SvgPicture *p, Arena *arena)
+{
+    if (p->kind != SVG_MATRIX || p->col_labels || p->rows * p->cols <= MAP_MAX_CELLS)
+        return 1;
+    int64_t per_row = MAP_MAX_CELLS / p->rows > 0 ? MAP_MAX_CELLS / p->rows : 1;
+    int64_t bin = (p->cols + per_row - 1) / per_row, bins = (p->cols + bin - 1) / bin;
+    float *y = bertc_arena_alloc(arena, sizeof *y * (size_t)(p->panels * p->rows * bins));
+    for (int64_t r = 0; r < p->panels * p->rows; r++)   /* (panels, rows, cols) -> bins */
+        for (int64_t b = 0; b < bins; b++) {
+            double sum = 0;   /* double: a bin of 48 float values */
+            int64_t n = 0;
+            for (int64_t j = b * bin; j < p->cols && j < (b + 1) * bin; j++)
+                if (isfinite(p->x[r * p->cols + j])) {
+                    sum += p->x[r * p->cols + j];
+                    n++;
+                }
+            y[r * bins + b] = n ? (float)(sum / (double)n) : NAN;
+        }
+    p->x = y;
+    p->cols = bins;
+    p->col_bin = bin;
+    return bin;
+}
+
+/* Columns that are the classes of a (B, num_labels) output get their
+ * id2label names (config.json), when the config has them. */
+static void class_names(SvgPicture *pic, const OutputSpec *o, const BertConfig *cfg,
+                        Arena *arena)
+{
+    size_t n = strlen(o->shape), tail = strlen("num_labels)");
+    if (pic->col_labels || n < tail || strcmp(o->shape + n - tail, "num_labels)") != 0 ||
+        pic->cols != cfg->num_labels || !bertc_bert_config_label(cfg, 0))
+        return;
+    const char **names = bertc_arena_alloc(arena, sizeof *names * (size_t)pic->cols);
+    for (int64_t j = 0; j < pic->cols; j++)
+        names[j] = bertc_bert_config_label(cfg, (int)j);
+    pic->col_labels = names;
+    pic->col_axis = "class (column), by its id2label name";
+}
+
 /* An output's statistics and its picture by its declared shape; a shape
  * with nothing to draw (a loss, (n_masked, V)) gets statistics only. */
 static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, const char *name,
@@ -99,13 +147,21 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
     SvgPicture pic;
     BertcError err;
     int rc = explain_picture(o, name, &t, p->tk, &pic, &err);
+    if (rc == 0)
+        class_names(&pic, o, &p->m->cfg, p->arena);
+    int64_t bin = rc == 0 ? pool_features(&pic, p->arena) : 1;
     int64_t per_panel = pic.rows * pic.cols, panels = pic.panels;
-    if (rc == 0 && (per_panel > PAGE_MAX_VALUES || (k == SVG_MATRIX && pic.cols > 256)))
+    if (rc == 0 && per_panel > PAGE_MAX_VALUES)
         rc = bertc_errorf(&err, "%lld x %lld values are too many for a picture on a page: "
                           "statistics only", (long long)pic.rows, (long long)pic.cols);
     if (rc == 0 && panels * per_panel > PAGE_MAX_VALUES)
         pic.panels = PAGE_MAX_VALUES / per_panel;
     if (rc == 0 && bertc_svg_draw(f, &pic, false, &err) == 0) {
+        if (bin > 1)
+            fprintf(f, "<p class=\"note\">Feature dimensions pooled in bins of %lld: column "
+                       "j is the mean of dimensions %lld j .. %lld j + %lld (a map keeps to "
+                       "%d cells).</p>\n", (long long)bin, (long long)bin, (long long)bin,
+                    (long long)bin - 1, MAP_MAX_CELLS);
         if (pic.panels < panels)
             fprintf(f, "<p class=\"note\">Heads 0..%lld of %lld drawn (a page keeps each "
                        "picture to %d values); bertc attention draws them all.</p>\n",
@@ -263,6 +319,8 @@ static void tokens_table(FILE *f, const ExplainPage *p)
     fprintf(f, "</table>\n");
     char note[256];
     explain_cut_note(p->m, tk, note, sizeof note);
+    if (p->cut)   /* --max-len cut the text: that is why the model read less */
+        snprintf(note, sizeof note, "T%s", p->cut + 1);   /* "The text is ..." */
     if (note[0]) {
         fprintf(f, "<p class=\"note\">");
         bertc_svg_put_text(f, note);
@@ -282,18 +340,24 @@ static void header(FILE *f, const ExplainPage *p, const ModelExplain *a)
     fprintf(f, "</code>: %d layers, %d heads, hidden size H = %d, vocabulary V = %d.</p>\n"
                "<p>%s</p>\n<p>Text: <q>", c->num_hidden_layers, c->num_attention_heads,
             c->hidden_size, c->vocab_size, a->mechanism);
-    bertc_svg_put_text(f, p->ex->text ? p->ex->text : "");
+    bertc_svg_put_text(f, p->text_shown ? p->text_shown : p->ex->text ? p->ex->text : "");
     fprintf(f, "</q>");
     if (p->ex->text_pair) {
         fprintf(f, " &middot; pair: <q>");
-        bertc_svg_put_text(f, p->ex->text_pair);
+        bertc_svg_put_text(f, p->pair_shown ? p->pair_shown : p->ex->text_pair);
         fprintf(f, "</q>");
     }
     if (p->ex->context_id >= 0)
         fprintf(f, " &middot; context id %d", p->ex->context_id);
+    if (p->cut) {
+        fprintf(f, "</p>\n<p class=\"note\">T");
+        bertc_svg_put_text(f, p->cut + 1);
+        fprintf(f, ": the text above is the part read.");
+    }
     fprintf(f, "</p>\n<p>Maps: row i is the query token, column j the key it attends to. "
                "Colours: white is 0; blue rises to the max for values &ge; 0; values below 0 "
-               "turn the scale diverging (blue &lt; 0 &lt; red). Hover a cell for its value.</p>\n");
+               "turn the scale diverging (blue &lt; 0 &lt; red); a map has 32 shades a sign. "
+               "Hover a colour for the values it covers.</p>\n");
 }
 
 int explain_write_page(const ExplainPage *p, const char *path, BertcError *err)

@@ -260,16 +260,18 @@ Test(explain, attention_on_signed_maps_diverges)
                        &log, &svg);
     cr_assert_eq(rc, 0, "%s", log);
     cr_expect(strstr(svg, "diverging"), "a map with values below 0 is not diverging");
-    int negative = 0;   /* every cell clearly below 0 is blue (r < b), not clamped to white */
-    for (const char *c = strstr(svg, "fill=\"rgb("); c; c = strstr(c + 1, "fill=\"rgb(")) {
+    int negative = 0;   /* every colour level clearly below 0 is blue (r < b), not white */
+    for (const char *c = strstr(svg, "<path fill=\"rgb("); c;
+         c = strstr(c + 1, "<path fill=\"rgb(")) {
         int r, g, b;
-        float v;
+        float lo, hi;
         const char *title = strstr(c, "<title>");
-        if (sscanf(c, "fill=\"rgb(%d,%d,%d)", &r, &g, &b) != 3 || !title ||
-            title > strstr(c, "</rect>") || sscanf(title, "<title>%f", &v) != 1 || v > -0.05f)
+        if (sscanf(c, "<path fill=\"rgb(%d,%d,%d)", &r, &g, &b) != 3 || !title ||
+            title > strstr(c, "</path>") || sscanf(title, "<title>%f to %f", &lo, &hi) != 2 ||
+            hi > -0.05f)
             continue;
         negative++;
-        cr_expect(r < b, "a cell of %g is rgb(%d,%d,%d), not blue", v, r, g, b);
+        cr_expect(r < b, "the level of %g to %g is rgb(%d,%d,%d), not blue", lo, hi, r, g, b);
     }
     cr_expect_gt(negative, 0, "no cell below -0.05 in the quasi-attention");
     rc = attention("qacgbert_gate", "'the cat sat on the mat.'", &log, &svg);
@@ -376,4 +378,171 @@ Test(explain, defines_finds_definitions_only)
     cr_expect(!defines("zoo/models/bert_heads.c", "bertc_bert_model_forward"), "a call");
     cr_expect(!defines("zoo/models/bert_heads.c", "no_such_function"));
     cr_expect(!defines("zoo/models/no_such_file.c", "seqcls_run"));
+}
+
+/* ---- issue #29: labels, size, class names, cut texts ----------------------- */
+
+/* 64 tokens of the shipped bertc-docs model, [CLS] and [SEP] included. */
+static const char text64[] =
+    "the quick brown fox jumps over the lazy dog while the children play in the park near the "
+    "river and the old man reads a book about the history of the city and its people who lived "
+    "there many years ago before the war came to the town and all the young men left their "
+    "homes to fight";
+
+/* `bertc explain --model data/pretrained/bertc-docs ARGS --out PAGE TEXT`: the
+ * page's text (exit 0 asserted). */
+static const char *docs_page(const char *args, const char *text, const char *page)
+{
+    char line[4096], log[4096];
+    snprintf(line, sizeof line, "%s explain --model data/pretrained/bertc-docs %s --out %s "
+             "'%s'", BERTC_CLI, args, page, text);
+    int rc = test_shell(line, TEST_STDOUT_AND_STDERR, log, sizeof log);
+    cr_assert_eq(rc, 0, "%s: exit %d: %s", line, rc, log);
+    return read_file(page);
+}
+
+/* The position of one <text> of an axis group: x="..." y="...", or the
+ * translate(x,y) of a rotated label. */
+static bool label_at(const char *t, double *x, double *y)
+{
+    return sscanf(t, "<text x=\"%lf\" y=\"%lf\"", x, y) == 2 ||
+           sscanf(t, "<text transform=\"translate(%lf,%lf)", x, y) == 2;
+}
+
+/* Every axis of the page (<g class="xlabels"> above or below the columns,
+ * "ylabels" left of the rows): its labels share the other coordinate and
+ * consecutive ones are at least the group's font-size apart. Returns the
+ * labels seen. */
+static int expect_axes_apart(const char *html, const char *what)
+{
+    int labels = 0, axes = 0;
+    for (const char *g = strstr(html, "<g class=\""); g; g = strstr(g + 1, "<g class=\"")) {
+        bool x_axis = strncmp(g, "<g class=\"xlabels\"", 18) == 0;
+        if (!x_axis && strncmp(g, "<g class=\"ylabels\"", 18) != 0)
+            continue;
+        double font = 0;
+        const char *fs = strstr(g, "font-size=\""), *end = strstr(g, "</g>");
+        cr_assert(fs && end && sscanf(fs, "font-size=\"%lf\"", &font) == 1 && font > 0,
+                  "%s: an axis group without a font-size", what);
+        double px = 0, py = 0;
+        int n = 0;
+        axes++;
+        for (const char *t = strstr(g, "<text "); t && t < end; t = strstr(t + 1, "<text ")) {
+            double x, y;
+            cr_assert(label_at(t, &x, &y), "%s: a label without a position: %.60s", what, t);
+            if (n > 0) {
+                double along = x_axis ? x - px : y - py, across = x_axis ? y - py : x - px;
+                cr_expect(across == 0, "%s: axis %d: labels %d and %d are not in line (%s "
+                          "%g vs %g)", what, axes, n - 1, n, x_axis ? "y" : "x",
+                          x_axis ? py : px, x_axis ? y : x);
+                cr_expect(along >= font, "%s: axis %d: labels %d and %d are %g px apart, less "
+                          "than the font size %g: they overlap", what, axes, n - 1, n, along,
+                          font);
+            }
+            px = x;
+            py = y;
+            n++;
+        }
+        labels += n;
+    }
+    cr_expect_gt(axes, 10, "%s: only %d axis groups", what, axes);
+    return labels;
+}
+
+Test(explain, axis_labels_never_overlap_at_64_tokens)
+{
+    char page[400];
+    snprintf(page, sizeof page, "%s/p64.html", out_dir);
+    const char *html = docs_page("", text64, page);
+    cr_assert(strstr(html, "64 tokens (sequence 0"), "the text is not 64 tokens");
+    int labels = expect_axes_apart(html, "64 tokens");
+    cr_expect_gt(labels, 100, "64 tokens: %d axis labels in all", labels);
+}
+
+static long file_bytes(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s: missing", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* Heat maps as paths and pooled features keep a page small (11 MB of
+ * rects at 64 tokens before), and bounded at the longest text. */
+Test(explain, pages_stay_small)
+{
+    char page[400], longer[4 * sizeof text64 + 8];
+    snprintf(page, sizeof page, "%s/p64.html", out_dir);
+    const char *html = docs_page("", text64, page);
+    long bytes = file_bytes(page);
+    cr_expect_lt(bytes, 1500000L, "a 64-token page is %ld bytes, want < 1.5 MB", bytes);
+    cr_expect(strstr(html, "dimensions pooled in bins of 2"),
+              "(64, 128) hidden states over 4096 cells, but no pooling is said");
+    cr_expect(count(html, "<path fill=") > 100 && count(html, "<rect ") < 2000,
+              "cells are still drawn one rect each (%d rects)", count(html, "<rect "));
+    snprintf(longer, sizeof longer, "%s %s %s %s", text64, text64, text64, text64);
+    snprintf(page, sizeof page, "%s/p256.html", out_dir);
+    docs_page("--max-len 256", longer, page);
+    bytes = file_bytes(page);
+    cr_expect_lt(bytes, 1500000L, "a 256-token page is %ld bytes, want < 1.5 MB", bytes);
+}
+
+/* A classifier's logits are labelled with its id2label names. */
+Test(explain, logits_are_labelled_with_id2label)
+{
+    char dir[300], cmd[2400];
+    snprintf(dir, sizeof dir, "%s/named", out_dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp test/data/zoo/bert_seqcls_single/"
+             "weights.safetensors %s/model.safetensors && cp %s %s/vocab.txt && sed "
+             "'s/\"num_labels\": 3,/\"num_labels\": 3, \"id2label\": {\"0\": \"sad\", "
+             "\"1\": \"calm\", \"2\": \"glad\"},/' test/data/zoo/bert_seqcls_single/config.json "
+             "> %s/config.json", dir, dir, tiny_vocab(), dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char line[2400], log[4096], page[400];
+    snprintf(page, sizeof page, "%s/named.html", out_dir);
+    snprintf(line, sizeof line, "%s explain --model %s --out %s 'the cat sat'", BERTC_CLI, dir,
+             page);
+    int rc = test_shell(line, TEST_STDOUT_AND_STDERR, log, sizeof log);
+    cr_assert_eq(rc, 0, "%s", log);
+    const char *html = read_file(page);
+    const char *logits = strstr(html, "logits</code>, declared");
+    cr_assert(logits, "no logits section");
+    const char *axis = strstr(logits, "<g class=\"xlabels\""), *end = strstr(logits, "</svg>");
+    cr_assert(axis && end && axis < end, "the logits map has no column labels");
+    static const char *const names[] = {">sad</text>", ">calm</text>", ">glad</text>"};
+    for (int i = 0; i < 3; i++) {
+        const char *at = strstr(axis, names[i]);
+        cr_expect(at && at < end, "logits column %d is not labelled %s", i, names[i]);
+    }
+    const char *zero = strstr(axis, ">0</text>");
+    cr_expect(!zero || zero > end, "the logits columns are still numbered");
+}
+
+/* A text longer than --max-len: one warning line, a note on the page, and
+ * only the part read shown. */
+Test(explain, a_cut_text_is_said_and_shown_as_read)
+{
+    char args[600];
+    const char *log;
+    snprintf(args, sizeof args, "--max-len 8 --out %s/cut.html 'the cat sat on the mat . the "
+             "dog ran .'", out_dir);
+    int rc = bertc("explain", "bert_seqcls_single", args, &log);
+    cr_assert_eq(rc, 0, "%s", log);
+    const char *want = "bertc explain: warning: the text is 13 tokens; the page shows the "
+                       "first 8 (--max-len)\n";
+    cr_expect(strstr(log, want) && count(log, "warning") == 1, "want one line \"%s\", got: %s",
+              want, log);
+    char page[400];
+    snprintf(page, sizeof page, "%s/cut.html", out_dir);
+    const char *html = read_file(page);
+    cr_expect(strstr(html, "<p class=\"note\">The text is 13 tokens; the page shows the first 8 "
+                           "(--max-len)"), "no note on the page");
+    cr_expect(strstr(html, "<p>Text: <q>the cat sat on the mat</q>"),
+              "the page does not show just the text read (6 tokens)");
+    cr_expect(!strstr(html, "dog ran"), "the page shows text the model did not read");
+    snprintf(args, sizeof args, "--out %s/cut.html 'the cat sat'", out_dir);
+    rc = bertc("explain", "bert_seqcls_single", args, &log);
+    cr_expect(rc == 0 && !strstr(log, "warning"), "a warning though nothing was cut: %s", log);
 }

@@ -1,6 +1,8 @@
 #!/bin/sh
 # tools/browser_test.sh — `make browser-test`: a `bertc explain` page for
-# every architecture of zoo/models/architectures.c, opened in headless Chromium.
+# every architecture of zoo/models/architectures.c, and one of a 64-token
+# text on data/pretrained/bertc-docs (long-64-tokens.png: its axis labels
+# must not overlap), opened in headless Chromium.
 #
 # For each architecture: a model directory from its first test fixture
 # (test/data/zoo/*/config.json + weights.safetensors) with a vocabulary cut
@@ -75,6 +77,34 @@ make_vocab() {   # FIXTURE DIR
 SENTENCE="she said that he was there for the first time ."
 PAIR="then they were out with him ."
 
+# ---- a page in Chromium ------------------------------------------------------
+
+shoot() {   # NAME PAGE: fails on anything to fetch, console messages, other loads
+    name=$1 page=$2
+    if grep -n -i -E 'https?:|src=|href=|@import|url\(' "$page" | head -3 | grep .; then
+        fail "$page names something to fetch (above): a page must be self-contained"
+    fi
+    log="$OUT/$name.chromium.log"
+    url="file://$ROOT/$page"
+    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --no-first-run --disable-background-networking --disable-sync \
+        --disable-component-update --disable-default-apps \
+        --enable-logging=stderr --v=1 --window-size=1280,3000 \
+        --screenshot="$OUT/$name.png" "$url" >"$log" 2>&1 ||
+        fail "$name: chromium failed on $page (log: $log)"
+    [ -s "$OUT/$name.png" ] || fail "$name: no screenshot (log: $log)"
+    if grep -E ':CONSOLE[:(]' "$log"; then
+        fail "$page: console messages in Chromium (above; log: $log)"
+    fi
+    if grep 'FileURLLoader::Start' "$log" | grep -v -F "Start: $url" | grep .; then
+        fail "$page: Chromium loaded other files (above): a page must be self-contained"
+    fi
+    # (Chromium's own sign-in and update services fail offline: not the page's)
+    if grep -E 'net::ERR_|Failed to load resource' "$log" | grep -v google_apis | grep .; then
+        fail "$page: a failed load (above; log: $log)"
+    fi
+}
+
 # ---- pages ---------------------------------------------------------------
 
 rm -rf "$OUT"
@@ -99,31 +129,25 @@ for arch in $(architectures); do
     esac
     "$BERTC" explain --model "$dir" --out "$page" "$@" >/dev/null ||
         fail "$arch: bertc explain failed (model from $fixture)"
-    if grep -n -i -E 'https?:|src=|href=|@import|url\(' "$page" | head -3 | grep .; then
-        fail "$page names something to fetch (above): a page must be self-contained"
-    fi
-    log="$OUT/$arch.chromium.log"
-    url="file://$ROOT/$page"
-    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --no-first-run --disable-background-networking --disable-sync \
-        --disable-component-update --disable-default-apps \
-        --enable-logging=stderr --v=1 --window-size=1280,3000 \
-        --screenshot="$OUT/$arch.png" "$url" >"$log" 2>&1 ||
-        fail "$arch: chromium failed on $page (log: $log)"
-    [ -s "$OUT/$arch.png" ] || fail "$arch: no screenshot (log: $log)"
-    if grep -E ':CONSOLE[:(]' "$log"; then
-        fail "$page: console messages in Chromium (above; log: $log)"
-    fi
-    if grep 'FileURLLoader::Start' "$log" | grep -v -F "Start: $url" | grep .; then
-        fail "$page: Chromium loaded other files (above): a page must be self-contained"
-    fi
-    # (Chromium's own sign-in and update services fail offline: not the page's)
-    if grep -E 'net::ERR_|Failed to load resource' "$log" | grep -v google_apis | grep .; then
-        fail "$page: a failed load (above; log: $log)"
-    fi
+    shoot "$arch" "$page"
     echo "browser-test: $arch: $page ($(wc -c < "$page") bytes), $OUT/$arch.png"
     n=$((n + 1))
 done
 [ "$n" -gt 0 ] || fail "no architectures found in zoo/models/architectures.c"
+
+# A 64-token text on the shipped model (data/pretrained/bertc-docs): its maps
+# are the ones whose axis labels blurred together (issue #29); look at
+# build/browser-test/long-64-tokens.png.
+LONG="the quick brown fox jumps over the lazy dog while the children play in the park near \
+the river and the old man reads a book about the history of the city and its people who lived \
+there many years ago before the war came to the town and all the young men left their homes to \
+fight"
+page="$OUT/long-64-tokens.html"
+"$BERTC" explain --model data/pretrained/bertc-docs --out "$page" "$LONG" >/dev/null ||
+    fail "bertc explain failed on the 64-token text"
+grep -q '64 tokens (sequence 0' "$page" || fail "$page: the long text is not 64 tokens"
+shoot long-64-tokens "$page"
+echo "browser-test: 64 tokens: $page ($(wc -c < "$page") bytes), $OUT/long-64-tokens.png"
+n=$((n + 1))
 node tools/png_check.js "$OUT"/*.png || fail "a screenshot is blank (above)"
 echo "browser-test: $n pages, no console errors, no loads, no blank screenshot"

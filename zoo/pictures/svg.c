@@ -202,25 +202,72 @@ static Layout layout_of(const SvgPicture *p)
     return l;
 }
 
-static void label_or_index(FILE *f, const char *const *labels, int64_t i)
+/* ---- axis labels ---------------------------------------------------------- */
+
+/* Axis labels never overlap, at any length: consecutive labels along an axis
+ * are at least LABEL_GAP pixels apart, LABEL_FONT plus a little. Index axes
+ * get numeric ticks thinned to a step of 1, 2, 5, 10, 20, 50, ...; token
+ * axes show every k-th token, k the least that keeps the gap. Labels across
+ * the axis run at 90 degrees (columns) or along it (rows), so the gap is
+ * the font's height, not a word's width. */
+#define LABEL_FONT 10
+#define LABEL_GAP (LABEL_FONT + 2)
+
+/* Every how many cells of `cell` pixels a label goes: numeric ticks step
+ * through 1, 2, 5, 10, 20, 50, ...; token labels through 1, 2, 3, ... */
+static int64_t label_step(int cell, bool numeric)
+{
+    if (cell >= LABEL_GAP)
+        return 1;
+    if (!numeric)
+        return (LABEL_GAP + cell - 1) / cell;
+    static const int64_t mantissa[] = {1, 2, 5};
+    for (int64_t decade = 1;; decade *= 10)
+        for (int m = 0; m < 3; m++)
+            if (mantissa[m] * decade * cell >= LABEL_GAP)
+                return mantissa[m] * decade;
+}
+
+/* Label i of an axis: its token, else its index times bin (a pooled axis
+ * shows the first value of each bin). */
+static void label_or_index(FILE *f, const char *const *labels, int64_t i, int64_t bin)
 {
     if (labels && labels[i])
         bertc_svg_put_text(f, labels[i]);
     else
-        fprintf(f, "%lld", (long long)i);
+        fprintf(f, "%lld", (long long)(i * bin));
 }
 
-/* Column labels rotated above (y is their baseline) or below the cells. */
-static void col_labels(FILE *f, const SvgPicture *p, const Layout *l, int x, int y)
+/* Row labels left of the cells (x is their right end), centred on their
+ * row: <g class="ylabels">, every step-th row. */
+static void row_labels(FILE *f, const SvgPicture *p, const Layout *l, int x, int y)
 {
-    for (int64_t j = 0; j < p->cols; j++) {
-        fprintf(f, "<text transform=\"translate(%lld,%d) rotate(-60)\" font-size=\"10\"%s>",
-                (long long)(x + j * l->cell_w + l->cell_w * 3 / 4), y,
-                y > 0 && p->kind != SVG_MAPS && p->kind != SVG_MATRIX ? " text-anchor=\"end\""
-                                                                       : "");
-        label_or_index(f, p->col_labels, j);
+    int64_t step = label_step(l->cell_h, !p->row_labels);
+    fprintf(f, "<g class=\"ylabels\" font-size=\"%d\" text-anchor=\"end\">\n", LABEL_FONT);
+    for (int64_t i = 0; i < p->rows; i += step) {
+        fprintf(f, "<text x=\"%d\" y=\"%lld\">", x,
+                (long long)(y + i * l->cell_h + l->cell_h / 2 + LABEL_FONT * 7 / 20));
+        label_or_index(f, p->row_labels, i, 1);
         fprintf(f, "</text>\n");
     }
+    fprintf(f, "</g>\n");
+}
+
+/* Column labels at 90 degrees, centred on their column: rising from y
+ * above a heat map, or hanging from y below a bar chart (below). */
+static void col_labels(FILE *f, const SvgPicture *p, const Layout *l, int x, int y, bool below)
+{
+    int64_t step = label_step(l->cell_w, !p->col_labels);
+    int64_t bin = p->col_bin > 1 ? p->col_bin : 1;
+    fprintf(f, "<g class=\"xlabels\" font-size=\"%d\"%s>\n", LABEL_FONT,
+            below ? " text-anchor=\"end\"" : "");
+    for (int64_t j = 0; j < p->cols; j += step) {
+        fprintf(f, "<text transform=\"translate(%lld,%d) rotate(-90)\">",
+                (long long)(x + j * l->cell_w + l->cell_w / 2 + LABEL_FONT * 7 / 20), y);
+        label_or_index(f, p->col_labels, j, bin);
+        fprintf(f, "</text>\n");
+    }
+    fprintf(f, "</g>\n");
 }
 
 static void panel_title(FILE *f, const SvgPicture *p, int64_t k, int x, int y)
@@ -232,13 +279,88 @@ static void panel_title(FILE *f, const SvgPicture *p, int64_t k, int x, int y)
     }
 }
 
+/* ---- heat-map cells ----------------------------------------------------- */
+
+/* A heat map's cells are drawn as one <path> per colour level, not a <rect>
+ * per cell: |v| / hi is quantized to HEAT_LEVELS steps (per sign when
+ * diverging), level 0 is the white ground and is not drawn, and a run of
+ * cells of one level along a row is one subpath "m dx dy h w v h h-w z"
+ * (relative moves, whole pixels). A 64-token page went from 11 MB of
+ * rects to well under 1 MB; hovering a colour shows its range of values. */
+#define HEAT_LEVELS 32
+#define LEVEL_NAN (2 * HEAT_LEVELS)   /* not finite: grey */
+
+/* v's level: 0..HEAT_LEVELS-1 (v >= 0, or any v on a sequential scale,
+ * where v < 0 is white), -1..-(HEAT_LEVELS-1) below 0 when diverging. */
+static int heat_level(const Scale *s, double v)
+{
+    if (!isfinite(v))
+        return LEVEL_NAN;
+    if (!s->diverging && v < 0)
+        return 0;
+    int k = (int)lround(fmin(1.0, fabs(v) / s->hi) * (HEAT_LEVELS - 1));
+    return v < 0 ? -k : k;
+}
+
+/* The value at the middle of level k, and the range it covers. */
+static double level_value(const Scale *s, double k) { return k * s->hi / (HEAT_LEVELS - 1); }
+
+/* The subpaths of the cells of level k of a (rows, cols) map at (cx, cy). */
+static void level_path(FILE *f, const float *a, int64_t rows, int64_t cols, const Layout *l,
+                       const Scale *s, int k, int cx, int cy)
+{
+    long px = 0, py = 0;   /* where the last subpath started: the next one moves from it */
+    bool first = true;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            if (heat_level(s, a[i * cols + j]) != k)
+                continue;
+            int64_t run = 1;
+            while (j + run < cols && heat_level(s, a[i * cols + j + run]) == k)
+                run++;
+            long x = cx + (long)j * l->cell_w, y = cy + (long)i * l->cell_h;
+            long w = (long)run * l->cell_w;
+            fprintf(f, "%c%ld %ldh%ldv%dh-%ldz", first ? 'M' : 'm', first ? x : x - px,
+                    first ? y : y - py, w, l->cell_h, w);
+            px = x;
+            py = y;
+            first = false;
+            j += run - 1;
+        }
+}
+
+/* Every level present in the map as one <path>, its colour the level's
+ * middle and its <title> the values it covers. */
+static void heat_cells(FILE *f, const float *a, int64_t rows, int64_t cols, const Layout *l,
+                       const Scale *s, int cx, int cy)
+{
+    bool present[2 * HEAT_LEVELS + 1] = {false};   /* level + HEAT_LEVELS */
+    for (int64_t n = 0; n < rows * cols; n++) {
+        int k = heat_level(s, a[n]);
+        present[k == LEVEL_NAN ? 2 * HEAT_LEVELS : k + HEAT_LEVELS] = true;
+    }
+    char c[32];
+    for (int k = -(HEAT_LEVELS - 1); k <= HEAT_LEVELS; k++) {
+        int code = k == HEAT_LEVELS ? LEVEL_NAN : k;
+        if (k == 0 || !present[k + HEAT_LEVELS])
+            continue;
+        colour(s, code == LEVEL_NAN ? NAN : level_value(s, k), c);
+        fprintf(f, "<path fill=\"%s\" d=\"", c);
+        level_path(f, a, rows, cols, l, s, code, cx, cy);
+        if (code == LEVEL_NAN)
+            fprintf(f, "\"><title>not finite</title></path>\n");
+        else
+            fprintf(f, "\"><title>%.3g to %.3g</title></path>\n", level_value(s, k - 0.5),
+                    level_value(s, k + 0.5));
+    }
+}
+
 /* Panel k of a heat map at (x, y), the panel's top left. */
 static void heat_panel(FILE *f, const SvgPicture *p, const Layout *l, const Scale *s, int64_t k,
                        int x, int y)
 {
     const float *a = p->x + k * p->rows * p->cols;
     int cx = x + l->left, cy = y + l->top;
-    char c[32];
     panel_title(f, p, k, x, y + 14);
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#444\">", cx, y + 30);
     bertc_svg_put_text(f, p->col_axis ? p->col_axis : "column");
@@ -247,25 +369,12 @@ static void heat_panel(FILE *f, const SvgPicture *p, const Layout *l, const Scal
                "fill=\"#444\">", x + 4, cy);
     bertc_svg_put_text(f, p->row_axis ? p->row_axis : "row");
     fprintf(f, " &#8594;</text>\n");
-    for (int64_t i = 0; i < p->rows; i++)
-        for (int64_t j = 0; j < p->cols; j++) {
-            double v = a[i * p->cols + j];
-            colour(s, v, c);
-            fprintf(f, "<rect x=\"%lld\" y=\"%lld\" width=\"%d\" height=\"%d\" fill=\"%s\">"
-                       "<title>%.4g</title></rect>\n", (long long)(cx + j * l->cell_w),
-                    (long long)(cy + i * l->cell_h), l->cell_w, l->cell_h, c, v);
-        }
+    heat_cells(f, a, p->rows, p->cols, l, s, cx, cy);
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%lld\" height=\"%lld\" fill=\"none\" "
                "stroke=\"#bbb\"/>\n", cx, cy, (long long)(p->cols * l->cell_w),
             (long long)(p->rows * l->cell_h));
-    for (int64_t i = 0; i < p->rows && l->cell_h >= 6; i++) {
-        fprintf(f, "<text x=\"%d\" y=\"%lld\" text-anchor=\"end\" font-size=\"10\">", cx - 4,
-                (long long)(cy + i * l->cell_h + l->cell_h * 3 / 4));
-        label_or_index(f, p->row_labels, i);
-        fprintf(f, "</text>\n");
-    }
-    if (l->cell_w >= 6)
-        col_labels(f, p, l, cx, cy - 4);
+    row_labels(f, p, l, cx - 4, cy);
+    col_labels(f, p, l, cx, cy - 4, false);
 }
 
 /* Panel k of a bar chart: one bar per column from the zero line, up for
@@ -299,8 +408,7 @@ static void bar_panel(FILE *f, const SvgPicture *p, const Layout *l, const Scale
     }
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%lld\" y2=\"%d\" stroke=\"#444\"/>\n", cx, zero,
             (long long)(cx + p->cols * l->cell_w), zero);
-    if (l->cell_w >= 6)
-        col_labels(f, p, l, cx, top + BAR_HEIGHT + 12);
+    col_labels(f, p, l, cx, top + BAR_HEIGHT + 4, true);
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#444\">", cx,
             top + BAR_HEIGHT + 66);
     bertc_svg_put_text(f, p->col_axis ? p->col_axis : "column");

@@ -56,12 +56,15 @@ extern const char bertc_svg_drawable[];
  * panels = nh, rows = cols = X; SVG_GATES: panels = nh, rows = 1, cols = X;
  * SVG_VECTOR: panels = rows = 1, cols = X; SVG_MATRIX: panels = 1, rows = X,
  * cols = F. row_labels (rows of them) and col_labels (cols) may be NULL:
- * indices are shown. */
+ * indices are shown, column j as j * col_bin when columns are bins of
+ * col_bin values (0: 1). Axis labels never overlap: a label goes every
+ * k-th row or column, k the least that keeps them a font height apart. */
 typedef struct SvgPicture {
     SvgKind kind;
     const float *x;
     int64_t panels, rows, cols;
     const char *const *row_labels, *const *col_labels;
+    int64_t col_bin;            /* column j is values j*col_bin .. (0: 1) */
     const char *title;          /* above everything */
     const char *panel;          /* "head": panels are "head 0", "head 1", ... */
     const char *row_axis;       /* "query token i (row)" */
