@@ -7,7 +7,7 @@
 #
 #   bench/predict_batching.sh [N [THREADS [SIZES]]]
 #       N        texts (default 2000), THREADS (default 2), SIZES "1 8 32"
-#       REPEAT   runs of each line, the median reported (default 3)
+#       REPEAT   rounds over the batch sizes, the median reported (default 3)
 #       BASE=1   also a BERT-base-sized classifier (12 layers, H 768) on the
 #                first N/10 texts, --max-len 128 (minutes on 2 cores)
 #
@@ -59,33 +59,36 @@ echo "# bertc $(git rev-parse --short HEAD), $THREADS threads, $(grep -m1 'model
 from_debian=$(grep -cxFf "$TMP/debian.txt" "$TMP/texts.txt" || true)
 echo "# $n texts: $from_debian Debian package descriptions, $((n - from_debian)) fortunes; $(awk '{ w += NF; if (NF > m) m = NF } END { printf "%.0f words on average, the longest %d", w / NR, m }' "$TMP/texts.txt")"
 
-# run COMMAND MODEL MAXLEN INPUT BATCH LABEL: one line of the table, the
-# median wall time of REPEAT runs (default 3)
-run() {
-    : > "$TMP/walls"
-    for r in $(seq "${REPEAT:-3}"); do
-        start=$(date +%s.%N)
-        "$BERTC" "$1" --model "$2" --max-len "$3" --input "$4" --batch-size "$5" \
-            --threads "$THREADS" --stats > /dev/null 2> "$TMP/stats"
-        end=$(date +%s.%N)
-        echo "$start $end" | awk '{ print $2 - $1 }' >> "$TMP/walls"
-    done
-    median=$(sort -n "$TMP/walls" | awk '{ w[NR] = $1 } END { print w[int((NR + 1) / 2)] }')
-    start=0
-    end=$median
-    stats=$(grep -- 'tokens/s' "$TMP/stats" | tail -n 1)
-    # "bertc predict: 2000 inputs (0 in windows), 2000 sequences, T tokens + P % padding in S s: R tokens/s"
-    tokens=$(echo "$stats" | sed -n 's/.* sequences, \([0-9]*\) tokens.*/\1/p')
-    pad=$(echo "$stats" | sed -n 's/.* + \([0-9.]*\) % padding.*/\1/p')
-    awk -v c="$1" -v m="$6" -v b="$5" -v s="$start" -v e="$end" -v t="$tokens" -v p="$pad" \
-        -v w="$(cat "$TMP/base_s" 2>/dev/null || echo 0)" 'BEGIN {
-            wall = e - s; if (b == 1) { print wall > "'"$TMP/base_s"'"; w = wall }
-            printf "%-8s %-10s %6d %9.2f %11.0f %9s %9.2fx\n", c, m, b, wall, t / wall, p, w / wall }'
+# once COMMAND MODEL MAXLEN INPUT BATCH: one run's wall seconds; its --stats
+# line is left in $TMP/stats.BATCH
+once() {
+    start=$(date +%s.%N)
+    "$BERTC" "$1" --model "$2" --max-len "$3" --input "$4" --batch-size "$5" \
+        --threads "$THREADS" --stats > /dev/null 2> "$TMP/stats.$5"
+    end=$(date +%s.%N)
+    echo "$start $end" | awk '{ print $2 - $1 }'
 }
 
-table() {   # table COMMAND LABEL MODEL MAXLEN INPUT
-    rm -f "$TMP/base_s"
-    for b in $SIZES; do run "$1" "$3" "$4" "$5" "$b" "$2"; done
+# table COMMAND LABEL MODEL MAXLEN INPUT: REPEAT rounds (default 3), each
+# running every batch size once in turn (so a change in the machine's clock
+# between phases hits every size alike), then a line per size: the median
+# wall time, tokens/s and padding from --stats, and batch 1's median over it
+table() {
+    for b in $SIZES; do : > "$TMP/walls.$b"; done
+    for r in $(seq "${REPEAT:-3}"); do
+        for b in $SIZES; do once "$1" "$3" "$4" "$5" "$b" >> "$TMP/walls.$b"; done
+    done
+    base=""
+    for b in $SIZES; do
+        wall=$(sort -n "$TMP/walls.$b" | awk '{ w[NR] = $1 } END { print w[int((NR + 1) / 2)] }')
+        [ -n "$base" ] || base=$wall
+        stats=$(grep 'tokens/s' "$TMP/stats.$b" | tail -n 1)
+        # "bertc predict: N inputs (0 in windows), N sequences, T tokens + P % padding in S s: R tokens/s"
+        tokens=$(echo "$stats" | sed -n 's/.* sequences, \([0-9]*\) tokens.*/\1/p')
+        pad=$(echo "$stats" | sed -n 's/.* + \([0-9.]*\) % padding.*/\1/p')
+        awk -v c="$1" -v m="$2" -v b="$b" -v w="$wall" -v t="$tokens" -v p="$pad" -v base="$base" \
+            'BEGIN { printf "%-8s %-10s %6d %9.2f %11.0f %9s %9.2fx\n", c, m, b, w, t / w, p, base / w }'
+    done
 }
 
 printf '%-8s %-10s %6s %9s %11s %9s %10s\n' command model batch wall_s tokens/s padding% vs_batch1
