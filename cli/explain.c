@@ -58,9 +58,11 @@ const CliCommand cli_cmd_explain = {
               "declare is skipped with a note on the page. A text longer than --max-len tokens "
               "(default 128) is cut: a warning on stderr and a note on the page say how many "
               "tokens it has and how many were read, and the page shows only the text read. "
-              "Heat maps draw one path per colour level (32 shades a sign) and pool feature "
-              "dimensions into bins of their mean beyond 4096 cells a map, so a page stays "
-              "under 1 MB at 64 tokens; axis labels are thinned so none overlap. "
+              "Heat maps draw one path per colour level (32 shades a sign), and a page's maps "
+              "share about 98,304 cells in all: a picture over its share draws fewer heads "
+              "(one a layer at least) or pools feature dimensions into bins of their mean, as "
+              "the page says, so a page stays near 1 MB at any length and depth; axis labels "
+              "are thinned so none overlap. "
               "make browser-test opens the page of "
               "every architecture in headless Chromium.",
 };

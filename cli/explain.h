@@ -58,7 +58,29 @@ typedef struct ExplainPage {
      * tokens; ..."), and the part of TEXT and TEXT_PAIR read; NULL: all. */
     const char *cut, *text_shown, *pair_shown;
     Arena *arena;                /* scratch for the page */
+    int64_t cell_cap;            /* the most heat-map cells one picture draws (explain_cell_cap) */
 } ExplainPage;
+
+/* ---- cli/explain_budget.c: the page's cells ----------------------------- */
+
+/* The heat-map cells of a whole page, all pictures together (a target: each
+ * layer keeps at least one head). About 1 MB of paths. */
+#define EXPLAIN_PAGE_MAX_CELLS 98304
+
+/* How a picture fits under a cap: the panels (heads) it draws, 0 when it
+ * cannot be drawn on a page; the bin its feature columns are pooled in (1:
+ * none); the cells it then has. */
+typedef struct PictureFit {
+    int64_t panels, bin, cells;
+} PictureFit;
+
+/* Whether the columns of o's picture may be pooled: features of a matrix,
+ * not tokens, class names or a vocabulary. */
+bool explain_poolable(const OutputSpec *o, const SvgPicture *pic);
+PictureFit explain_fit(const SvgPicture *pic, bool poolable, int64_t cap);
+/* The cap under which the pictures of p's outputs draw at most
+ * EXPLAIN_PAGE_MAX_CELLS cells in all (a water level). */
+int64_t explain_cell_cap(const ExplainPage *p);
 
 /* The page into path: one self-contained HTML file (inline CSS and SVG, no
  * script, nothing fetched). */

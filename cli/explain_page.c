@@ -24,15 +24,6 @@ static const char css[] =
     ".best{background:#e6f4ea;font-weight:bold}.bar{display:inline-block;height:10px;"
     "background:#3b6ea5}svg{display:block;margin:.5em 0;max-width:100%;height:auto}";
 
-/* The most values one picture of a page draws: bert-base's 12 heads of a
- * 40-token sentence fit; longer texts get fewer heads, said on the page. */
-#define PAGE_MAX_VALUES 20000
-/* The most cells one map of features (hidden states (B, S, H)) draws: its
- * feature columns are pooled into bins of their mean beyond it, said on the
- * page. With PAGE_MAX_VALUES this bounds a page at any text length: a
- * 64-token page of a 4-layer model is under 1 MB. */
-#define MAP_MAX_CELLS 4096
-
 /* ---- outputs ------------------------------------------------------------- */
 
 const OutputItem *explain_output(const Outputs *o, const char *name)
@@ -85,16 +76,14 @@ static void stats(FILE *f, const Tensor *t)
     fprintf(f, "</p>\n");
 }
 
-/* p's feature columns pooled in bins of their mean (the finite values of
- * each bin; NaN when it has none) so that a panel has at most
- * MAP_MAX_CELLS cells; returns the bin (1: p is left as it is). Only a
- * matrix whose columns are features, not tokens, is pooled. */
-static int64_t pool_features(SvgPicture *p, Arena *arena)
+/* p's feature columns pooled in bins of `bin` columns, each the mean of
+ * the bin's finite values (NaN when it has none; the last bin may be
+ * shorter); bin 1 leaves p as it is. */
+static void pool_features(SvgPicture *p, int64_t bin, Arena *arena)
 {
-    if (p->kind != SVG_MATRIX || p->col_labels || p->rows * p->cols <= MAP_MAX_CELLS)
-        return 1;
-    int64_t per_row = MAP_MAX_CELLS / p->rows > 0 ? MAP_MAX_CELLS / p->rows : 1;
-    int64_t bin = (p->cols + per_row - 1) / per_row, bins = (p->cols + bin - 1) / bin;
+    if (bin <= 1)
+        return;
+    int64_t bins = (p->cols + bin - 1) / bin;
     float *y = bertc_arena_alloc(arena, sizeof *y * (size_t)(p->panels * p->rows * bins));
     for (int64_t r = 0; r < p->panels * p->rows; r++)   /* (panels, rows, cols) -> bins */
         for (int64_t b = 0; b < bins; b++) {
@@ -110,7 +99,6 @@ static int64_t pool_features(SvgPicture *p, Arena *arena)
     p->x = y;
     p->cols = bins;
     p->col_bin = bin;
-    return bin;
 }
 
 /* Columns that are the classes of a (B, num_labels) output get their
@@ -149,23 +137,28 @@ static void show_output(FILE *f, const ExplainPage *p, const OutputSpec *o, cons
     int rc = explain_picture(o, name, &t, p->tk, &pic, &err);
     if (rc == 0)
         class_names(&pic, o, &p->m->cfg, p->arena);
-    int64_t bin = rc == 0 ? pool_features(&pic, p->arena) : 1;
-    int64_t per_panel = pic.rows * pic.cols, panels = pic.panels;
-    if (rc == 0 && per_panel > PAGE_MAX_VALUES)
+    int64_t panels = pic.panels;
+    PictureFit fit = {.panels = 1, .bin = 1};
+    if (rc == 0)   /* its share of the page's cells (cli/explain_budget.c) */
+        fit = explain_fit(&pic, explain_poolable(o, &pic), p->cell_cap);
+    if (rc == 0 && fit.panels == 0)
         rc = bertc_errorf(&err, "%lld x %lld values are too many for a picture on a page: "
                           "statistics only", (long long)pic.rows, (long long)pic.cols);
-    if (rc == 0 && panels * per_panel > PAGE_MAX_VALUES)
-        pic.panels = PAGE_MAX_VALUES / per_panel;
+    if (rc == 0) {
+        pool_features(&pic, fit.bin, p->arena);
+        pic.panels = fit.panels;
+    }
     if (rc == 0 && bertc_svg_draw(f, &pic, false, &err) == 0) {
-        if (bin > 1)
+        if (fit.bin > 1)
             fprintf(f, "<p class=\"note\">Feature dimensions pooled in bins of %lld: column "
-                       "j is the mean of dimensions %lld j .. %lld j + %lld (a map keeps to "
-                       "%d cells).</p>\n", (long long)bin, (long long)bin, (long long)bin,
-                    (long long)bin - 1, MAP_MAX_CELLS);
+                       "j is the mean of dimensions %lld j .. %lld j + %lld (a page keeps its "
+                       "maps to about %d cells in all).</p>\n", (long long)fit.bin,
+                    (long long)fit.bin, (long long)fit.bin, (long long)fit.bin - 1,
+                    EXPLAIN_PAGE_MAX_CELLS);
         if (pic.panels < panels)
-            fprintf(f, "<p class=\"note\">Heads 0..%lld of %lld drawn (a page keeps each "
-                       "picture to %d values); bertc attention draws them all.</p>\n",
-                    (long long)pic.panels - 1, (long long)panels, PAGE_MAX_VALUES);
+            fprintf(f, "<p class=\"note\">Heads 0..%lld of %lld drawn (a page keeps its maps "
+                       "to about %d cells in all); bertc attention draws them all.</p>\n",
+                    (long long)pic.panels - 1, (long long)panels, EXPLAIN_PAGE_MAX_CELLS);
         return;
     }
     fprintf(f, "<p class=\"note\">Not drawn: ");
@@ -360,8 +353,11 @@ static void header(FILE *f, const ExplainPage *p, const ModelExplain *a)
                "Hover a colour for the values it covers.</p>\n");
 }
 
-int explain_write_page(const ExplainPage *p, const char *path, BertcError *err)
+int explain_write_page(const ExplainPage *page, const char *path, BertcError *err)
 {
+    ExplainPage with_cap = *page;
+    with_cap.cell_cap = explain_cell_cap(page);   /* before the first picture */
+    const ExplainPage *p = &with_cap;
     const ModelExplain *a = bertc_model_explain(p->m->arch);
     FILE *f = bertc_open_write(path, err);
     if (!f)

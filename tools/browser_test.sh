@@ -79,8 +79,8 @@ PAIR="then they were out with him ."
 
 # ---- a page in Chromium ------------------------------------------------------
 
-shoot() {   # NAME PAGE: fails on anything to fetch, console messages, other loads
-    name=$1 page=$2
+shoot() {   # NAME PAGE [HEIGHT]: fails on anything to fetch, console messages, other loads
+    name=$1 page=$2 height=${3:-3000}
     if grep -n -i -E 'https?:|src=|href=|@import|url\(' "$page" | head -3 | grep .; then
         fail "$page names something to fetch (above): a page must be self-contained"
     fi
@@ -89,7 +89,7 @@ shoot() {   # NAME PAGE: fails on anything to fetch, console messages, other loa
     timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
         --no-first-run --disable-background-networking --disable-sync \
         --disable-component-update --disable-default-apps \
-        --enable-logging=stderr --v=1 --window-size=1280,3000 \
+        --enable-logging=stderr --v=1 --window-size=1280,"$height" \
         --screenshot="$OUT/$name.png" "$url" >"$log" 2>&1 ||
         fail "$name: chromium failed on $page (log: $log)"
     [ -s "$OUT/$name.png" ] || fail "$name: no screenshot (log: $log)"
@@ -137,7 +137,8 @@ done
 
 # A 64-token text on the shipped model (data/pretrained/bertc-docs): its maps
 # are the ones whose axis labels blurred together (issue #29); look at
-# build/browser-test/long-64-tokens.png.
+# build/browser-test/long-64-tokens.png, tall enough (6000 px) to reach layer
+# 0's four attention maps below the 64-row token table.
 LONG="the quick brown fox jumps over the lazy dog while the children play in the park near \
 the river and the old man reads a book about the history of the city and its people who lived \
 there many years ago before the war came to the town and all the young men left their homes to \
@@ -146,7 +147,7 @@ page="$OUT/long-64-tokens.html"
 "$BERTC" explain --model data/pretrained/bertc-docs --out "$page" "$LONG" >/dev/null ||
     fail "bertc explain failed on the 64-token text"
 grep -q '64 tokens (sequence 0' "$page" || fail "$page: the long text is not 64 tokens"
-shoot long-64-tokens "$page"
+shoot long-64-tokens "$page" 6000
 echo "browser-test: 64 tokens: $page ($(wc -c < "$page") bytes), $OUT/long-64-tokens.png"
 n=$((n + 1))
 node tools/png_check.js "$OUT"/*.png || fail "a screenshot is blank (above)"
