@@ -28,6 +28,9 @@ static const CliOption evaluate_options[] = {
     {"--stride", "N", NULL, "seq-cls, multi-label, regression: read a row longer than "
                             "--max-len whole, in windows sharing N tokens, scored by their "
                             "mean logits (as finetune --stride evaluates)"},
+    {"--aggregate", "mean|max|first", "mean", "with --stride: a row's logits from its "
+                                              "windows' (their mean, each label's maximum, "
+                                              "the first window's)"},
     {"--threads", "N", NULL, "worker threads"},
 };
 
@@ -215,6 +218,14 @@ static int parse_args(const CliCommand *c, const CliArgs *a, EvaluateOptions *o,
     o->max_len = max_len;
     o->batch_size = batch;
     o->stride = stride;
+    const char *rule = cli_value(c, a, "--aggregate");
+    if (cli_given(c, a, "--aggregate") && stride < 0)
+        return bertc_errorf(err, "--aggregate: give --stride N too (a row is one window "
+                            "without it: nothing to aggregate)");
+    if (strcmp(rule, "mean") && strcmp(rule, "max") && strcmp(rule, "first"))
+        return bertc_errorf(err, "--aggregate '%s': expected mean, max or first", rule);
+    o->aggregate = !strcmp(rule, "max") ? WINDOWS_MAX : !strcmp(rule, "first") ? WINDOWS_FIRST
+                                                                               : WINDOWS_MEAN;
     return cli_apply_threads(c, a, err);
 }
 

@@ -449,6 +449,34 @@ Test(evaluate, token_classification_and_multi_label_score_as_logged)
     bertc_arena_destroy(a);
 }
 
+/* The share of dir/held.csv's rows whose label `bertc predict --max-len 6
+ * --stride 2 --aggregate RULE` gives (a TSV line per row, the label first). */
+static double predict_accuracy(const char *rule)
+{
+    static char pred[65536], gold[65536];
+    char cmd[2048], log[4096];
+    snprintf(cmd, sizeof cmd, "{ %s predict --model %s/out --max-len 6 --stride 2 --aggregate %s "
+             "--input %s/held.csv > %s/pred.tsv; }", BERTC_CLI, dir, rule, dir, dir);
+    cr_assert_eq(test_shell(cmd, TEST_STDERR, log, sizeof log), 0, "%s", log);
+    snprintf(cmd, sizeof cmd, "%s/pred.tsv", dir);
+    test_read_text(cmd, pred, sizeof pred);
+    snprintf(cmd, sizeof cmd, "%s/held.csv", dir);
+    test_read_text(cmd, gold, sizeof gold);
+    int n = 0, right = 0;
+    const char *p = pred, *g = strchr(gold, '\n') + 1;   /* the header */
+    for (; *p && *g; n++) {
+        const char *end = strchr(g, '\n');
+        const char *label = strstr(g, "\",") + 1;   /* "words",label */
+        cr_assert(end && label > g && label < end, "held.csv line %d", n + 2);
+        size_t len = (size_t)(end - label - 1);
+        right += !strncmp(p, label + 1, len) && p[len] == '\t';
+        p = strchr(p, '\n') + 1;
+        g = end + 1;
+    }
+    cr_assert_eq(n, 45, "45 predictions: %s", pred);
+    return (double)right / n;
+}
+
 /* --stride: finetune trains on the windows of texts longer than --max-len
  * and scores a held-out row by its windows' mean logits; bertc evaluate
  * --stride gives the kept evaluation's numbers, and its accuracy is that of
@@ -484,28 +512,18 @@ Test(evaluate, windows_of_long_rows_score_as_finetune_and_predict_read_them)
                           sizeof errs), 0, "%s", errs);
     cr_expect(strstr(errs, "rows are longer than 6 tokens"), "%s", errs);
     cr_expect(number(parse(a, out), "loss") != number(best, "eval_loss"), "truncation differs");
-    /* predict --stride: the same labels */
-    static char pred[65536], gold[65536];
-    snprintf(cmd, sizeof cmd, "{ %s predict --model %s/out --max-len 6 --stride 2 --input "
-             "%s/held.csv > %s/pred.tsv; }", BERTC_CLI, dir, dir, dir);
-    cr_assert_eq(test_shell(cmd, TEST_STDERR, log, sizeof log), 0, "%s", log);
-    snprintf(cmd, sizeof cmd, "%s/pred.tsv", dir);
-    test_read_text(cmd, pred, sizeof pred);
-    snprintf(cmd, sizeof cmd, "%s/held.csv", dir);
-    test_read_text(cmd, gold, sizeof gold);
-    int n = 0, right = 0;
-    const char *p = pred, *g = strchr(gold, '\n') + 1;   /* the header */
-    for (; *p && *g; n++) {
-        const char *end = strchr(g, '\n');
-        const char *label = strstr(g, "\",") + 1;   /* "words",label */
-        cr_assert(end && label > g && label < end, "held.csv line %d", n + 2);
-        size_t len = (size_t)(end - label - 1);
-        right += !strncmp(p, label + 1, len) && p[len] == '\t';
-        p = strchr(p, '\n') + 1;
-        g = end + 1;
+    /* predict --stride: the same labels, with each --aggregate */
+    cr_expect_eq(predict_accuracy("mean"), accuracy, "--aggregate mean");
+    const char *rules[] = {"max", "first"};
+    for (int i = 0; i < 2; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "--max-len 6 --stride 2 --aggregate %s --format json",
+                 rules[i]);
+        cr_assert_eq(evaluate("held.csv", args, out, sizeof out, errs, sizeof errs), 0, "%s",
+                     errs);
+        double got = number(bertc_json_get(parse(a, out), "metric"), "value");
+        cr_expect_eq(predict_accuracy(rules[i]), got, "--aggregate %s: predict and evaluate",
+                     rules[i]);
     }
-    cr_assert_eq(n, 45, "45 predictions: %s", pred);
-    cr_expect(fabs((double)right / n - accuracy) < 1e-12, "predict --stride: %d of %d right, "
-              "evaluate --stride's accuracy %.6f", right, n, accuracy);
     bertc_arena_destroy(a);
 }

@@ -192,6 +192,11 @@ const char *bertc_finetune_task_name(FinetuneKind kind);
  * and loss are those of the model's evaluation in log.jsonl. Masked-LM
  * models are refused (their perplexity depends on the run's masking), as
  * are heads fine-tuning does not train. */
+/* How a long text's windows' logits make the text's: their mean (finetune's
+ * evaluation, predict's default), each label's maximum, or the first
+ * window's (what truncation reads). */
+typedef enum WindowAggregate { WINDOWS_MEAN, WINDOWS_MAX, WINDOWS_FIRST } WindowAggregate;
+
 typedef struct EvaluateOptions {
     const char *model;                 /* DIR: config.json, model.safetensors, vocab.txt */
     const char *data_file;             /* .csv, .tsv, .jsonl (SQuAD JSON too); token-cls CoNLL */
@@ -200,6 +205,7 @@ typedef struct EvaluateOptions {
     int64_t max_len;                   /* 0: as finetune (model_max_length up to 512) */
     int64_t batch_size;                /* 0: 32, as finetune's evaluation */
     int64_t stride;                    /* -1: truncate; else windows, as FinetuneOptions */
+    WindowAggregate aggregate;         /* with stride: how a row's windows' logits combine */
 } EvaluateOptions;
 
 /* One class's scores: precision, recall and F1 (0 when undefined, as

@@ -145,6 +145,7 @@ static int prepare(const EvaluateOptions *o, ModelDir *d, FinetuneData *data, Ar
     fo.label_column = o->label_column;
     fo.max_len = o->max_len;
     fo.stride = o->stride;
+    data->aggregate = o->aggregate;
     data->labels_of = "the model";
     data->eval_batch = (int32_t)o->batch_size;
     if (bertc_finetune_load_held_out(&fo, data, arena, err) != 0)

@@ -63,6 +63,7 @@ typedef struct FinetuneData {
     Encoding *feat_enc;       /* (n_feat) text windows: each one's tokens */
     float *win_logits;        /* (n - n_train, C) text windows: a held-out row's logits */
     int32_t *win_count;       /* (n - n_train) its windows */
+    WindowAggregate aggregate;   /* how they combine (finetune: the mean) */
     int32_t *qa_L, *qa_step;  /* (n) context tokens a window, start to start */
     float *qa_best;           /* (n - n_train) the best span score over a row's windows */
     float *qa_null;           /* (n - n_train) the lowest [CLS] score over them */

@@ -170,15 +170,21 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
 /* ---- evaluation --------------------------------------------------------- */
 
 /* Text windows: each held-out window's logits (k, C) of features idx[0..k)
- * added to its row's sum in data->win_logits; the mean is taken at the end. */
+ * into its row's in data->win_logits: added (the mean is taken at the end),
+ * kept where larger (max) or kept for window 0 (first). */
 static void add_window_logits(FinetuneData *data, const float *logits, const int64_t *idx,
                               int64_t k)
 {
     int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
     for (int64_t j = 0; j < k; j++) {
         int64_t e = data->feat_row[idx[j]] - data->n_train;
+        float *acc = data->win_logits + e * C;
+        const float *z = logits + j * C;
+        bool first = data->feat_win[idx[j]] == 0;
         for (int c = 0; c < C; c++)
-            data->win_logits[e * C + c] += logits[j * C + c];
+            acc[c] = data->aggregate == WINDOWS_MEAN ? acc[c] + z[c]
+                     : data->aggregate == WINDOWS_FIRST ? (first ? z[c] : acc[c])
+                     : data->win_count[e] == 0 || z[c] > acc[c] ? z[c] : acc[c];
         data->win_count[e]++;
     }
 }
@@ -213,13 +219,13 @@ static void begin_window_eval(FinetuneData *data)
     memset(data->win_count, 0, sizeof(int32_t) * (size_t)n);
 }
 
-/* Each held-out row's logits: the mean of its windows' (predict's
+/* Each held-out row's logits from its windows' (the mean: predict's
  * --aggregate mean), and the predictions made from them. */
 static void end_window_eval(FinetuneData *data)
 {
     int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
     int64_t n = data->n - data->n_train;
-    for (int64_t e = 0; e < n; e++)
+    for (int64_t e = 0; data->aggregate == WINDOWS_MEAN && e < n; e++)
         for (int c = 0; c < C; c++)
             data->win_logits[e * C + c] /= (float)data->win_count[e];
     predict(data, data->win_logits, data->n_train, n);
