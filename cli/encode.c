@@ -9,7 +9,7 @@
  * input_ids/attention_mask/token_type_ids for the BERT heads, BertSum's
  * src/segs/clss, QAConv's query and context, CGBERT's context_ids, ...);
  * integer inputs are written as I64, float ones as F32. A text longer than
- * --max-len tokens is truncated, with one warning line per text naming it. */
+ * --max-len tokens is truncated, with one warning line for the run. */
 #include "cli/cli.h"
 
 #include <stdio.h>
@@ -36,14 +36,14 @@ const CliCommand cli_cmd_encode = {
     .description = "Tokenizes TEXT (and TEXT_PAIR), or every line of --input, into one batch "
                    "of the inputs the model's architecture declares, padded to the longest, "
                    "and writes them (integers as I64) for bertc run --inputs. A text longer "
-                   "than --max-len is truncated with a warning naming it.",
+                   "than --max-len is truncated, with one warning line for the run.",
     .options = encode_options,
     .n_options = sizeof encode_options / sizeof encode_options[0],
     .max_positional = 2,
     .positional = "TEXT [TEXT_PAIR]",
     .example = "bertc encode --model my-model --output in.safetensors 'the cat sat.'",
-    .manual = "An empty line of --input is an error naming it. The truncation warning names "
-              "FILE:LINE, or TEXT.",
+    .manual = "An empty line of --input is an error naming it. The truncation warning counts "
+              "the truncated lines and names the first (FILE:LINE), or TEXT.",
 };
 
 /* The texts to encode and where each came from, for the warnings. */
@@ -105,11 +105,13 @@ static int specials(const Texts *t)
     return 2;
 }
 
-/* One warning line for each text longer than max_len tokens ([CLS] text
- * [SEP] (pair [SEP])): the architecture truncates it. */
+/* One warning line for the texts longer than max_len tokens ([CLS] text
+ * [SEP] (pair [SEP])), which the architecture truncates: how many, the
+ * first of them and the longest. */
 static int warn_truncated(const Tokenizer *tok, const Texts *t, int32_t max_len, Arena *scratch,
                           BertcError *err)
 {
+    int truncated = 0, first = -1, first_len = 0, longest = 0;
     for (int k = 0; k < t->n; k++) {
         const TextExample *ex = &t->ex[k];
         Encoding e;
@@ -117,15 +119,23 @@ static int warn_truncated(const Tokenizer *tok, const Texts *t, int32_t max_len,
         if (bertc_tokenizer_encode(tok, scratch, ex->text, strlen(ex->text), ex->text_pair,
                                    pair_len, 0, false, &e, err) != 0)
             return -1;
-        if (e.S > max_len && t->file)
-            fprintf(stderr, "bertc encode: warning: %s:%d: %d tokens, truncated to %d "
-                    "(--max-len)\n", t->file, k + 1, (int)e.S, (int)max_len);
-        else if (e.S > max_len)
-            fprintf(stderr, "bertc encode: warning: TEXT%s: %d tokens, truncated to %d "
-                    "(--max-len)\n", ex->text_pair ? " and TEXT_PAIR" : "", (int)e.S,
-                    (int)max_len);
+        if (e.S > max_len) {
+            first = first < 0 ? k : first;
+            first_len = first == k ? (int)e.S : first_len;
+            longest = (int)e.S > longest ? (int)e.S : longest;
+            truncated++;
+        }
         bertc_arena_reset(scratch);
     }
+    if (truncated && t->file)
+        fprintf(stderr, "bertc encode: warning: %d of %d texts are longer than %d tokens and "
+                "were truncated to it (the first %s:%d, %d tokens; the longest %d) "
+                "(--max-len)\n", truncated, t->n, (int)max_len, t->file, first + 1, first_len,
+                longest);
+    else if (truncated)
+        fprintf(stderr, "bertc encode: warning: TEXT%s: %d tokens, truncated to %d "
+                "(--max-len)\n", t->ex[0].text_pair ? " and TEXT_PAIR" : "", first_len,
+                (int)max_len);
     return 0;
 }
 

@@ -548,7 +548,8 @@ Test(cli_commands, encode_then_run_on_every_fixture_architecture, .timeout = 120
 }
 
 /* --input FILE: a TAB starts the pair; a line longer than --max-len is
- * truncated with one warning naming FILE:LINE, a short one gets none; an
+ * truncated, with one warning line for the run naming FILE:LINE of the
+ * first; a short one gets none; an
  * empty line is an error naming it. */
 Test(cli_commands, encode_input_file_warns_on_truncation)
 {
@@ -564,8 +565,9 @@ Test(cli_commands, encode_input_file_warns_on_truncation)
              "%s --input %s --max-len 7 --output %s", vocab, input, out);
     const char *log;
     cr_assert_eq(bertc_capture(args, TEST_STDERR, &log), 0, "%s", log);
-    char want[400];
-    snprintf(want, sizeof want, "bertc encode: warning: %s:2: 11 tokens, truncated to 7", input);
+    char want[600];
+    snprintf(want, sizeof want, "bertc encode: warning: 1 of 2 texts are longer than 7 tokens "
+             "and were truncated to it (the first %s:2, 11 tokens; the longest 11)", input);
     cr_expect(one_line(log) && strstr(log, want), "want only \"%s\", got: %s", want, log);
     SafeTensors *st;
     BertcError err;
