@@ -246,6 +246,16 @@ char *test_long_dir(const char *root, size_t n, bool make)
     return p;
 }
 
+long test_file_bytes(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s: missing", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
 bool test_same_file(const char *a, const char *b)
 {
     char cmd[1024];

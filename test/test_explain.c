@@ -459,16 +459,6 @@ Test(explain, axis_labels_never_overlap_at_64_tokens)
     cr_expect_gt(labels, 100, "64 tokens: %d axis labels in all", labels);
 }
 
-static long file_bytes(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s: missing", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fclose(f);
-    return n;
-}
-
 /* Heat maps as paths and pooled features keep a page small (11 MB of
  * rects at 64 tokens before), and bounded at the longest text. */
 Test(explain, pages_stay_small)
@@ -476,7 +466,7 @@ Test(explain, pages_stay_small)
     char page[400], longer[4 * sizeof text64 + 8];
     snprintf(page, sizeof page, "%s/p64.html", out_dir);
     const char *html = docs_page("", text64, page);
-    long bytes = file_bytes(page);
+    long bytes = test_file_bytes(page);
     cr_expect_lt(bytes, 1500000L, "a 64-token page is %ld bytes, want < 1.5 MB", bytes);
     cr_expect(strstr(html, "dimensions pooled in bins of 2"),
               "(64, 128) hidden states over 4096 cells, but no pooling is said");
@@ -485,7 +475,7 @@ Test(explain, pages_stay_small)
     snprintf(longer, sizeof longer, "%s %s %s %s", text64, text64, text64, text64);
     snprintf(page, sizeof page, "%s/p256.html", out_dir);
     docs_page("--max-len 256", longer, page);
-    bytes = file_bytes(page);
+    bytes = test_file_bytes(page);
     cr_expect_lt(bytes, 1500000L, "a 256-token page is %ld bytes, want < 1.5 MB", bytes);
 }
 

@@ -68,16 +68,6 @@ Test(explain_budget, only_features_are_pooled)
     cr_expect(!explain_poolable(&a, &maps), "an attention map's keys are pooled");
 }
 
-static long file_bytes(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s: missing", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fclose(f);
-    return n;
-}
-
 /* 64 tokens of the bertc-docs vocabulary, [CLS] and [SEP] included. */
 static const char text64[] =
     "the cat sat on the mat and the dog ran after it while the children watched from the "
@@ -113,7 +103,7 @@ Test(explain_budget, a_deep_model_keeps_to_the_page_budget)
               "the last layer's attention is not drawn: the budget ran out before it");
     cr_expect(strstr(html, "of 12 drawn (a page keeps its maps to about 98304 cells"),
               "no note says heads were left out for the page's budget");
-    long bytes = file_bytes(page);
+    long bytes = test_file_bytes(page);
     cr_expect_lt(bytes, 1500000L, "12 layers x 12 heads at 64 tokens: the page is %ld bytes, "
                  "want < 1.5 MB (a budget per picture, not per page?)", bytes);
 }

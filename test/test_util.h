@@ -112,6 +112,9 @@ void test_scratch_remove(const char *dir);
  * frees it); created, with its parents, when make is true. */
 char *test_long_dir(const char *root, size_t n, bool make);
 
+/* The size of the file at path in bytes; fails the test when it is missing. */
+long test_file_bytes(const char *path);
+
 /* The two files hold the same bytes (cmp -s). */
 bool test_same_file(const char *a, const char *b);
 
