@@ -279,6 +279,7 @@ static int embed(const CliArgs *a, Arena *arena, BertcError *err)
         cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     r.H = cm.model->cfg.hidden_size;
+    cli_model_prepack(&cm);
     rc = embed_all(&r, texts, n, arena, err);
     cli_warn_truncation("embed", &r.stats, r.max_len, true);
     if (rc != 0)

@@ -467,6 +467,7 @@ static int predict(const CliArgs *a, Arena *arena, BertcError *err)
     if (cli_model_max_len(c, a, &cm, texts, n, &r.max_len, err) != 0)
         return -1;
     label_names(&r, arena);
+    cli_model_prepack(&cm);
     rc = run_task(&r, texts, n, err);
     cli_warn_truncation("predict", &r.stats, r.max_len, r.task == MODEL_TASK_SEQ_CLS);
     if (rc == 0 && cli_given(c, a, "--stats"))

@@ -38,6 +38,13 @@ int cli_model_open(const CliCommand *c, const CliArgs *a, Arena *arena, CliModel
     return 0;
 }
 
+void cli_model_prepack(CliModel *cm)
+{
+    Arena *scratch = bertc_arena_create("prepack", 1 << 20);
+    bertc_registry_prepack(cm->model->reg, scratch);
+    bertc_arena_destroy(scratch);
+}
+
 int cli_max_len(const CliCommand *c, const CliArgs *a, const MaxLen *dflt,
                 const MaxLen *positions, int specials, int32_t *out, BertcError *err)
 {
