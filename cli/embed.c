@@ -29,8 +29,8 @@ static const CliOption embed_options[] = {
      "two (TEXT TEXT_PAIR ...), a plain-text line TEXT<TAB>TEXT_PAIR"},
     {"--output", "FILE", NULL, "FILE.tsv (text, tab, the values) or FILE.safetensors (an "
      "(N, H) F32 tensor \"embeddings\"); default: TSV on stdout"},
-    {"--batch-size", "N", "32", "sequences per forward, sorted by length (the vectors do not "
-     "depend on it; the output keeps the input order)"},
+    {"--batch-size", "N", "32", "sequences per forward, sorted by length, at most 1,024 tokens "
+     "in all (the vectors do not depend on it; the output keeps the input order)"},
     {"--max-len", "N", NULL, "tokens per text (default: the model's model_max_length); longer "
      "texts are truncated (one warning line for the run), or read in windows with --stride"},
     {"--stride", "N", NULL, "read a text longer than --max-len whole, in windows sharing N "

@@ -26,8 +26,8 @@ static const CliOption predict_options[] = {
      "(default 5); summarization: sentences kept (default 3)"},
     {"--max-len", "N", NULL, "tokens per input (default: model_max_length); longer inputs are "
      "truncated with a warning (question answering: the window)"},
-    {"--batch-size", "N", "8", "sequences per forward, of nearly one length (the inputs are "
-     "sorted by length; the output keeps their order)"},
+    {"--batch-size", "N", "8", "sequences per forward, of nearly one length and at most 1,024 "
+     "tokens in all (the inputs are sorted by length; the output keeps their order)"},
     {"--threads", "N", NULL, "worker threads (default: BERTC_THREADS, else the cores)"},
     {"--context", "N", NULL, "CGBERT/QACGBERT: the context (aspect or target) id of every input"},
     {"--stride", "N", NULL, "classification: read a text longer than --max-len whole, in "

@@ -105,9 +105,15 @@ static int longer_first(const void *x, const void *y)
     return *a < *b ? -1 : *a > *b;   /* the input order among equals: a stable sort */
 }
 
+/* The most tokens (padded) a batch holds: beyond about 8 x 128 a batch's
+ * activations and attention maps outgrow the caches and a BERT-base batch
+ * costs more per token, not less (bench/predict_batching.sh: batch 32 of
+ * 128-token texts ran 0.84x batch 1). */
+#define BATCH_TOKENS 1024
+
 /* How many of order[0, n) (longest first) the next batch takes: up to
- * batch_size, but not one that would make padding more than an eighth of
- * the batch (k rows padded to the first's length). Where the lengths
+ * batch_size and BATCH_TOKENS, but not one that would make padding more
+ * than an eighth of the batch (k rows padded to the first's length). Where the lengths
  * spread (few texts, or a long tail) a batch ends early rather than pad
  * its short rows to a long one: a larger --batch-size is then never much
  * more work than batch 1. */
@@ -117,7 +123,7 @@ static int batch_rows(CliSeq *const *order, int n, int batch_size)
     int k = 1;
     for (; k < n && k < batch_size; k++) {
         int64_t padded = (int64_t)(k + 1) * longest;
-        if (padded - (real + order[k]->enc.S) > padded / 8)
+        if (padded > BATCH_TOKENS || padded - (real + order[k]->enc.S) > padded / 8)
             break;
         real += order[k]->enc.S;
     }
