@@ -342,6 +342,12 @@ typedef struct CliRunStats {
 typedef int (*CliSeqRow)(void *ctx, const CliSeq *s, const Batch *b, const Outputs *out,
                          int row, Graph *g, BertcError *err);
 
+/* --aggregate mean|max|first (its default when not given) into rule; an
+ * error naming the flag for another value, or for --aggregate without
+ * --stride (a text is one window then: nothing to aggregate). */
+int cli_aggregate(const CliCommand *c, const CliArgs *a, WindowAggregate *rule,
+                  BertcError *err);
+
 /* Inputs t[0, n) (numbered from first + 1 in messages) through cm's model:
  * each non-blank one tokenized once and truncated or windowed by p, the
  * sequences sorted by length and run p->batch_size at a time, fn called

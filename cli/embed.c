@@ -69,7 +69,7 @@ typedef struct EmbedRun {
     int32_t max_len;
     int batch_size;
     int stride;           /* -1: truncate */
-    int aggregate;        /* 0 mean, 1 max, 2 first */
+    WindowAggregate aggregate;
     int64_t H;
     float *vectors;       /* (N, H) */
     int *windows;         /* (N) windows pooled into each vector */
@@ -123,13 +123,7 @@ static int embed_row(void *ctx, const CliSeq *s, const Batch *b, const Outputs *
     if (pool_row(r, b, out, row, v, err) != 0)
         return -1;
     float *acc = r->vectors + (int64_t)s->input * r->H;
-    if (r->windows[s->input]++ == 0 || (r->aggregate == 2 && s->window == 0)) {
-        memcpy(acc, v, sizeof(float) * (size_t)r->H);
-        return 0;
-    }
-    for (int64_t k = 0; k < r->H; k++)
-        acc[k] = r->aggregate == 0 ? acc[k] + v[k]
-                 : r->aggregate == 1 ? (v[k] > acc[k] ? v[k] : acc[k]) : acc[k];
+    bertc_windows_add(r->aggregate, acc, v, r->H, r->windows[s->input]++, s->window);
     return 0;
 }
 
@@ -148,8 +142,7 @@ static int embed_all(EmbedRun *r, const CliText *texts, int n, Arena *arena, Ber
     }
     for (int i = 0; i < n; i++) {
         float *v = r->vectors + (int64_t)i * r->H;
-        for (int64_t k = 0; r->aggregate == 0 && r->windows[i] > 1 && k < r->H; k++)
-            v[k] /= (float)r->windows[i];   /* the sum of its windows' vectors */
+        bertc_windows_finish(r->aggregate, v, r->H, r->windows[i]);
         if (r->normalize && r->windows[i] > 0)
             bertc_l2_normalize(v, r->H);
     }
@@ -236,17 +229,12 @@ static int check_output(const CliArgs *a, BertcError *err)
 static int parse_run(const CliArgs *a, EmbedRun *r, BertcError *err)
 {
     const CliCommand *c = &cli_cmd_embed;
-    static const char *const rules[] = {"mean", "max", "first"};
     static const char *const poolings[] = {"mean", "cls", "pooler"};
-    int pooling;
+    int pooling = 0;
     r->normalize = cli_given(c, a, "--normalize");
     r->stride = -1;
-    if (cli_given(c, a, "--aggregate") && !cli_given(c, a, "--stride"))
-        return bertc_errorf(err, "--aggregate: give --stride N too (a text is one window "
-                            "without it: nothing to aggregate)");
-    if (parse_choice("--pooling", cli_value(c, a, "--pooling"), poolings, 3, &pooling,
-                     err) != 0 ||
-        parse_choice("--aggregate", cli_value(c, a, "--aggregate"), rules, 3, &r->aggregate,
+    if (cli_aggregate(c, a, &r->aggregate, err) != 0 ||
+        parse_choice("--pooling", cli_value(c, a, "--pooling"), poolings, 3, &pooling,
                      err) != 0 ||
         (cli_given(c, a, "--stride") &&
          cli_parse_int("--stride", cli_value(c, a, "--stride"), 0, 1 << 20, &r->stride, err) != 0) ||

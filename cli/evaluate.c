@@ -218,14 +218,8 @@ static int parse_args(const CliCommand *c, const CliArgs *a, EvaluateOptions *o,
     o->max_len = max_len;
     o->batch_size = batch;
     o->stride = stride;
-    const char *rule = cli_value(c, a, "--aggregate");
-    if (cli_given(c, a, "--aggregate") && stride < 0)
-        return bertc_errorf(err, "--aggregate: give --stride N too (a row is one window "
-                            "without it: nothing to aggregate)");
-    if (strcmp(rule, "mean") && strcmp(rule, "max") && strcmp(rule, "first"))
-        return bertc_errorf(err, "--aggregate '%s': expected mean, max or first", rule);
-    o->aggregate = !strcmp(rule, "max") ? WINDOWS_MAX : !strcmp(rule, "first") ? WINDOWS_FIRST
-                                                                               : WINDOWS_MEAN;
+    if (cli_aggregate(c, a, &o->aggregate, err) != 0)
+        return -1;
     return cli_apply_threads(c, a, err);
 }
 

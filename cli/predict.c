@@ -132,23 +132,14 @@ static int seq_cls_row(void *ctx, const CliSeq *s, const Batch *b, const Outputs
     ch->C = C;
     const float *z = v->value.data + (int64_t)row * C;
     float *acc = ch->logits + (int64_t)s->input * ch->r->n_labels;
-    AggregateRule rule = ch->r->aggregate;
-    if (ch->windows[s->input]++ == 0 || (rule == AGGREGATE_FIRST && s->window == 0)) {
-        memcpy(acc, z, sizeof(float) * (size_t)C);
-        return 0;
-    }
-    for (int c = 0; c < C; c++)
-        acc[c] = rule == AGGREGATE_MEAN ? acc[c] + z[c]
-                 : rule == AGGREGATE_MAX ? (z[c] > acc[c] ? z[c] : acc[c]) : acc[c];
+    bertc_windows_add(ch->r->aggregate, acc, z, C, ch->windows[s->input]++, s->window);
     return 0;
 }
 
 static void seq_cls_print(Chunk *ch, int i)
 {
     float *acc = ch->logits + (int64_t)i * ch->r->n_labels;
-    if (ch->r->aggregate == AGGREGATE_MEAN)   /* the sum of its windows' logits */
-        for (int c = 0; c < ch->C; c++)
-            acc[c] /= (float)ch->windows[i];
+    bertc_windows_finish(ch->r->aggregate, acc, ch->C, ch->windows[i]);
     predict_print_classes(ch->r, &ch->t[i], ch->first + i, acc, ch->C);
 }
 
@@ -384,19 +375,6 @@ static void label_names(PredictRun *r, Arena *arena)
     }
 }
 
-static int parse_aggregate(const char *value, AggregateRule *rule, BertcError *err)
-{
-    static const char *const names[] = {"mean", "max", "first"};
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(value, names[i])) {
-            *rule = (AggregateRule)i;
-            return 0;
-        }
-    char shown[BERTC_SHOWN];
-    return bertc_errorf(err, "--aggregate '%s': expected mean, max or first",
-                        bertc_shown(value, shown));
-}
-
 static int parse_run(const CliArgs *a, PredictRun *r, BertcError *err)
 {
     const CliCommand *c = &cli_cmd_predict;
@@ -406,12 +384,9 @@ static int parse_run(const CliArgs *a, PredictRun *r, BertcError *err)
         return bertc_errorf(err, "--format '%s': expected tsv or jsonl", bertc_shown(format, shown));
     r->jsonl = !strcmp(format, "jsonl");
     r->top_k = r->context = r->stride = -1;
-    if (cli_given(c, a, "--aggregate") && !cli_given(c, a, "--stride"))
-        return bertc_errorf(err, "--aggregate: give --stride N too (a text is one window "
-                            "without it: nothing to aggregate)");
-    if (cli_parse_int("--batch-size", cli_value(c, a, "--batch-size"), 1, 4096, &r->batch_size,
+    if (cli_aggregate(c, a, &r->aggregate, err) != 0 ||
+        cli_parse_int("--batch-size", cli_value(c, a, "--batch-size"), 1, 4096, &r->batch_size,
                       err) != 0 ||
-        parse_aggregate(cli_value(c, a, "--aggregate"), &r->aggregate, err) != 0 ||
         (cli_given(c, a, "--top-k") &&
          cli_parse_int("--top-k", cli_value(c, a, "--top-k"), 1, 1 << 20, &r->top_k, err) != 0) ||
         (cli_given(c, a, "--context") &&

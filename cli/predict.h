@@ -8,7 +8,6 @@
 #include "zoo/train/pipeline.h"
 
 /* --aggregate: a long text's logits from its windows'. */
-typedef enum AggregateRule { AGGREGATE_MEAN, AGGREGATE_MAX, AGGREGATE_FIRST } AggregateRule;
 
 typedef struct PredictRun {
     CliModel *cm;
@@ -17,7 +16,7 @@ typedef struct PredictRun {
     int top_k;            /* -1: not given */
     int context;          /* --context, -1: not given */
     int stride;           /* --stride, -1: not given */
-    AggregateRule aggregate;
+    WindowAggregate aggregate;
     int batch_size;
     int32_t max_len;
     const char **labels;  /* n_labels names: id2label, else LABEL_i */

@@ -194,6 +194,24 @@ int cli_run_texts(const CliModel *cm, const CliSeqPlan *p, const CliText *t, int
     return rc;
 }
 
+int cli_aggregate(const CliCommand *c, const CliArgs *a, WindowAggregate *rule,
+                  BertcError *err)
+{
+    static const char *const names[] = {"mean", "max", "first"};   /* WindowAggregate's order */
+    if (cli_given(c, a, "--aggregate") && !cli_given(c, a, "--stride"))
+        return bertc_errorf(err, "--aggregate: give --stride N too (a text is one window "
+                            "without it: nothing to aggregate)");
+    const char *value = cli_value(c, a, "--aggregate");
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(value, names[i])) {
+            *rule = (WindowAggregate)i;
+            return 0;
+        }
+    char shown[BERTC_SHOWN];
+    return bertc_errorf(err, "--aggregate '%s': expected mean, max or first",
+                        bertc_shown(value, shown));
+}
+
 /* ---- what the run tells the user ------------------------------------------ */
 
 void cli_warn_truncation(const char *command, const CliRunStats *st, int32_t max_len,

@@ -480,6 +480,17 @@ void bertc_encoding_window(const Encoding *e, int32_t first, int32_t n, Arena *a
  * the pair leaves no room for text A or stride is not in [0, L). */
 int bertc_encoding_windows(const Encoding *full, int32_t max_len, int32_t stride, Arena *arena,
                            Encoding **windows, int32_t *n, BertcError *err);
+/* How a long text's windows' outputs (logits, or vectors) make the text's:
+ * their mean (finetune's evaluation, predict's default), the element-wise
+ * maximum, or the first window's (what truncation reads). */
+typedef enum WindowAggregate { WINDOWS_MEAN, WINDOWS_MAX, WINDOWS_FIRST } WindowAggregate;
+/* Window `window`'s n outputs z into the text's acc, of which `seen`
+ * windows are in already (in any order): the first seen is copied, then
+ * summed (mean), kept where larger (max), or replaced by window 0's
+ * (first). bertc_windows_finish divides a mean's sum by the count. */
+void bertc_windows_add(WindowAggregate rule, float *acc, const float *z, int64_t n, int seen,
+                       int32_t window);
+void bertc_windows_finish(WindowAggregate rule, float *acc, int64_t n, int count);
 /* Puts the three (n, S) tensors under the given names, and the n encodings
  * as the batch's enc. */
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,

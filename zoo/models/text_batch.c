@@ -140,6 +140,23 @@ int bertc_encoding_windows(const Encoding *full, int32_t max_len, int32_t stride
     return 0;
 }
 
+void bertc_windows_add(WindowAggregate rule, float *acc, const float *z, int64_t n, int seen,
+                       int32_t window)
+{
+    if (seen == 0 || (rule == WINDOWS_FIRST && window == 0)) {
+        memcpy(acc, z, sizeof(float) * (size_t)n);
+        return;
+    }
+    for (int64_t k = 0; rule != WINDOWS_FIRST && k < n; k++)
+        acc[k] = rule == WINDOWS_MEAN ? acc[k] + z[k] : z[k] > acc[k] ? z[k] : acc[k];
+}
+
+void bertc_windows_finish(WindowAggregate rule, float *acc, int64_t n, int count)
+{
+    for (int64_t k = 0; rule == WINDOWS_MEAN && count > 1 && k < n; k++)
+        acc[k] /= (float)count;
+}
+
 void bertc_text_batch_put(const TextBatch *tb, const char *ids, const char *mask, const char *types,
                     Batch *out)
 {

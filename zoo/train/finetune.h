@@ -192,11 +192,6 @@ const char *bertc_finetune_task_name(FinetuneKind kind);
  * and loss are those of the model's evaluation in log.jsonl. Masked-LM
  * models are refused (their perplexity depends on the run's masking), as
  * are heads fine-tuning does not train. */
-/* How a long text's windows' logits make the text's: their mean (finetune's
- * evaluation, predict's default), each label's maximum, or the first
- * window's (what truncation reads). */
-typedef enum WindowAggregate { WINDOWS_MEAN, WINDOWS_MAX, WINDOWS_FIRST } WindowAggregate;
-
 typedef struct EvaluateOptions {
     const char *model;                 /* DIR: config.json, model.safetensors, vocab.txt */
     const char *data_file;             /* .csv, .tsv, .jsonl (SQuAD JSON too); token-cls CoNLL */

@@ -170,22 +170,15 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
 /* ---- evaluation --------------------------------------------------------- */
 
 /* Text windows: each held-out window's logits (k, C) of features idx[0..k)
- * into its row's in data->win_logits: added (the mean is taken at the end),
- * kept where larger (max) or kept for window 0 (first). */
+ * into its row's in data->win_logits (bertc_windows_add). */
 static void add_window_logits(FinetuneData *data, const float *logits, const int64_t *idx,
                               int64_t k)
 {
     int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
     for (int64_t j = 0; j < k; j++) {
         int64_t e = data->feat_row[idx[j]] - data->n_train;
-        float *acc = data->win_logits + e * C;
-        const float *z = logits + j * C;
-        bool first = data->feat_win[idx[j]] == 0;
-        for (int c = 0; c < C; c++)
-            acc[c] = data->aggregate == WINDOWS_MEAN ? acc[c] + z[c]
-                     : data->aggregate == WINDOWS_FIRST ? (first ? z[c] : acc[c])
-                     : data->win_count[e] == 0 || z[c] > acc[c] ? z[c] : acc[c];
-        data->win_count[e]++;
+        bertc_windows_add(data->aggregate, data->win_logits + e * C, logits + j * C, C,
+                          data->win_count[e]++, data->feat_win[idx[j]]);
     }
 }
 
@@ -225,9 +218,8 @@ static void end_window_eval(FinetuneData *data)
 {
     int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
     int64_t n = data->n - data->n_train;
-    for (int64_t e = 0; data->aggregate == WINDOWS_MEAN && e < n; e++)
-        for (int c = 0; c < C; c++)
-            data->win_logits[e * C + c] /= (float)data->win_count[e];
+    for (int64_t e = 0; e < n; e++)
+        bertc_windows_finish(data->aggregate, data->win_logits + e * C, C, data->win_count[e]);
     predict(data, data->win_logits, data->n_train, n);
 }
 
