@@ -290,8 +290,10 @@ static int prepare(Run *r, BertcError *err)
     data->model = &r->m;
     if (data->kind == FT_QA)   /* long contexts are read in windows, never cut */
         return bertc_finetune_qa_windows(data, r->arena, err);
-    note_truncation(o, data);
-    return bertc_finetune_text_windows(data, r->arena, err);
+    if (bertc_finetune_text_windows(data, r->arena, err) != 0)
+        return -1;
+    note_truncation(o, data);   /* with windows, from their lengths: no second tokenizing */
+    return 0;
 }
 
 /* The result the caller reads, whatever happened. */

@@ -265,10 +265,29 @@ int bertc_finetune_load_held_out(const FinetuneOptions *o, FinetuneData *data, A
     return task_rows(o, &names, data, &none, &c, &eval, &c, arena, err);
 }
 
+/* A row of `tokens` tokens untruncated, counted into len. */
+static void count_length(FinetuneLengths *len, int64_t tokens, int32_t max_len)
+{
+    len->rows++;
+    len->tokens += tokens;
+    len->longest = tokens > len->longest ? tokens : len->longest;
+    if (tokens > max_len) {
+        len->truncated++;
+        len->cut += tokens - max_len;
+    }
+}
+
 void bertc_finetune_lengths(const FinetuneData *data, int64_t first, int64_t n,
                             FinetuneLengths *len)
 {
     *len = (FinetuneLengths){0};
+    if (data->feat_enc) {   /* text windows: each row's first keeps its untruncated length */
+        for (int64_t f = 0; f < data->n_feat; f++)
+            if (data->feat_win[f] == 0 && data->feat_row[f] >= first &&
+                data->feat_row[f] < first + n)
+                count_length(len, data->feat_enc[f].untruncated, data->max_len);
+        return;
+    }
     Arena *scratch = bertc_arena_create("finetune: lengths", 1 << 16);
     for (int64_t i = first; i < first + n; i++) {
         const TextExample *ex = &data->ex[i];
@@ -277,15 +296,8 @@ void bertc_finetune_lengths(const FinetuneData *data, int64_t first, int64_t n,
         bertc_arena_reset(scratch);
         if (bertc_tokenizer_encode(data->tok, scratch, ex->text, strlen(ex->text), ex->text_pair,
                                    ex->text_pair ? strlen(ex->text_pair) : 0, 0, false, &enc,
-                                   &ignored) != 0)
-            continue;
-        len->rows++;
-        len->tokens += enc.untruncated;
-        len->longest = enc.untruncated > len->longest ? enc.untruncated : len->longest;
-        if (enc.untruncated > data->max_len) {
-            len->truncated++;
-            len->cut += enc.untruncated - data->max_len;
-        }
+                                   &ignored) == 0)
+            count_length(len, enc.untruncated, data->max_len);
     }
     bertc_arena_destroy(scratch);
 }

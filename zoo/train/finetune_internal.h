@@ -128,7 +128,8 @@ int bertc_finetune_max_len(const FinetuneOptions *o, const FinetuneBase *b, cons
 /* ---- zoo/train/finetune_data.c: the rows -------------------------------- */
 
 /* How rows [first, first + n) of data (their text and pair) fit max_len:
- * the tokenizer run once more on each, untruncated. */
+ * the lengths text windows recorded, else the tokenizer run once more on
+ * each, untruncated. */
 typedef struct FinetuneLengths {
     int64_t rows, truncated;   /* rows counted, and those longer than max_len */
     int64_t tokens, cut;       /* their tokens untruncated, and those past max_len */
