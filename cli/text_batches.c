@@ -12,10 +12,11 @@
  *
  * The sequences are then sorted by length and batched in that order, so a
  * batch holds sequences of nearly one length and pads little (a batch ends
- * early rather than pad more than an eighth): a batch of 8 costs about 8
- * sequences' work, not 8 times the longest one's. Each
- * row's outputs go to the caller's callback with the sequence's input and
- * window, so results land in input order whatever order the batches ran. */
+ * early rather than pad more than an eighth or hold more than BATCH_TOKENS):
+ * a batch of 8 costs about 8 sequences' work, not 8 times the longest
+ * one's. Each row's outputs go to the caller's callback with the sequence's
+ * input and window, so results land in input order whatever order the
+ * batches ran. */
 #include "cli/cli.h"
 
 #include <stdlib.h>
@@ -113,10 +114,10 @@ static int longer_first(const void *x, const void *y)
 
 /* How many of order[0, n) (longest first) the next batch takes: up to
  * batch_size and BATCH_TOKENS, but not one that would make padding more
- * than an eighth of the batch (k rows padded to the first's length). Where the lengths
- * spread (few texts, or a long tail) a batch ends early rather than pad
- * its short rows to a long one: a larger --batch-size is then never much
- * more work than batch 1. */
+ * than an eighth of the batch (k rows padded to the first's length). Where
+ * the lengths spread (few texts, or a long tail) a batch ends early rather
+ * than pad its short rows to a long one: a larger --batch-size is then
+ * never much more work than batch 1. */
 static int batch_rows(CliSeq *const *order, int n, int batch_size)
 {
     int64_t longest = order[0]->enc.S, real = longest;
