@@ -47,7 +47,8 @@ const CliCommand cli_cmd_evaluate = {
                    "(config.json id2label); a label it does not have is an error naming the "
                    "file's line. On the --eval file of a run, the metric and loss are those of "
                    "the kept model's evaluation in log.jsonl. Longer rows are truncated to "
-                   "--max-len, as fine-tuning's evaluation does, with one warning. "
+                   "--max-len, as fine-tuning's evaluation does, with one warning, or read "
+                   "whole in windows with --stride (as finetune --stride trains and scores). "
                    "See docs/finetune.md.",
     .options = evaluate_options,
     .n_options = (int)(sizeof evaluate_options / sizeof evaluate_options[0]),
