@@ -18,6 +18,16 @@
 
 enum { MR = 8, NR = 48 };
 
+/* The B micro-panel (KC x NR = 144 KiB) does not fit in L1, and B read in
+ * place has rows a row of B apart (3-12 KiB at the BERT shapes), which the
+ * hardware prefetchers do not follow: each k step fetches the row B_AHEAD
+ * steps on (~750 cycles of FMAs ahead) into L1. Measured on Zen 4, one
+ * core, alternating runs of build/bench/gemm on the 24 BERT shapes: +1.7 %
+ * on average and up to +8 % at M = 128 (128 x 3072 x 768 NN: 90.7 -> 98.2
+ * GFLOP/s); 16 steps ahead gained less, 64 lost. A prefetch past the end of
+ * the panel is harmless (prefetches never fault). */
+enum { B_AHEAD = 32 };
+
 /* One k step for row i of the tile: c[i][0..2] += a[i] * b[0..2]. */
 #define ROW_FMA(i)                                           \
     do {                                                     \
@@ -33,6 +43,9 @@ enum { MR = 8, NR = 48 };
         __m512 b2 = _mm512_loadu_ps(b + 32);                                     \
         ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3);                          \
         ROW_FMA(4); ROW_FMA(5); ROW_FMA(6); ROW_FMA(7);                          \
+        _mm_prefetch((const char *)(b + B_AHEAD * ldb), _MM_HINT_T0);            \
+        _mm_prefetch((const char *)(b + B_AHEAD * ldb + 16), _MM_HINT_T0);       \
+        _mm_prefetch((const char *)(b + B_AHEAD * ldb + 32), _MM_HINT_T0);       \
         a += MR;                                                                 \
         b += ldb;                                                                \
     } while (0)
