@@ -189,6 +189,14 @@ AVX2_TARGET void bertc_gemm_pack_trans_avx2(const float *src, int64_t ld, int w,
             dst[k * w + r] = r < v ? src[r * ld + k] : 0.0f;
 }
 
+/* Rows of src fetched ahead by the copying packer: a B panel's rows are a
+ * row of B apart (3-12 KiB at the BERT shapes), which the hardware
+ * prefetchers do not follow, and packing B was 18-19 % of an AVX2 GEMM at
+ * M = 128 (perf). 32 rows ahead: +2 % on average over the 24 BERT shapes
+ * on the AVX2 path (Zen 4, one core, alternating runs), within the noise on
+ * AVX-512; 4 rows ahead lost 11 %. */
+enum { PACK_AHEAD = 32 };
+
 /* dst[k * w + r] = src[k * ld + r] for r < v, k < kc; 0 for v <= r < w.
  * Full panels whose width is a multiple of 8 (all but edge panels) move 8
  * floats per instruction, full 4-wide A micro-panels of the 4 x 24 kernel
@@ -206,9 +214,14 @@ AVX2_TARGET void bertc_gemm_pack_copy_avx2(const float *src, int64_t ld, int w, 
         bertc_gemm_pack_copy_scalar(src, ld, w, v, kc, dst);
         return;
     }
-    for (int64_t k = 0; k < kc; k++, src += ld, dst += w)
+    for (int64_t k = 0; k < kc; k++, src += ld, dst += w) {
+        const char *ahead = (const char *)(src + PACK_AHEAD * ld);
+        for (int r = 0; r < w; r += 16)
+            _mm_prefetch(ahead + r * 4, _MM_HINT_T0);
+        _mm_prefetch(ahead + w * 4 - 1, _MM_HINT_T0);
         for (int r = 0; r < w; r += 8)
             _mm256_storeu_ps(dst + r, _mm256_loadu_ps(src + r));
+    }
 }
 
 /* Blocking for an L1 of 32-48 KiB and an L2 of 1-2 MiB per core: the packed
