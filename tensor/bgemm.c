@@ -118,6 +118,14 @@ void bertc_bgemm_convert_row_scalar(const float *x, int64_t cols, int64_t k_pad,
         b[k] = 0;
 }
 
+void bertc_bgemm_convert_trans_scalar(const float *src, int64_t lds, int kn, int cols, int rows,
+                                      uint16_t *out, int64_t ldo)
+{
+    for (int i = 0; i < rows; i++)
+        for (int k = 0; k < kn; k++)
+            out[i * ldo + k] = i < cols ? bertc_bf16_from_f32(src[k * lds + i]) : 0;
+}
+
 /* Element k of a row of n, or the zero that pads K to even. */
 static uint16_t at(const uint16_t *row, int64_t n, int64_t k)
 {
@@ -227,6 +235,7 @@ const BgemmKernel bertc_bgemm_kernel_scalar = {
     .mc = 64,
     .ka = 2,
     .convert_row = bertc_bgemm_convert_row_scalar,
+    .convert_trans = bertc_bgemm_convert_trans_scalar,
     .kernel = kernel_scalar,
 };
 

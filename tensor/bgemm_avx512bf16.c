@@ -51,6 +51,67 @@ BF16_TARGET void bertc_bgemm_convert_row_avx512bf16(const float *x, int64_t cols
         b[k] = 0;
 }
 
+/* ---- converting a transposed tile ------------------------------------------ */
+
+/* r[i] = column i of the 16 x 16 matrix whose row k is r[k] (lane i of
+ * r[k] becomes lane k of r[i]): the usual butterfly. Within each 128-bit
+ * lane, 4 x 4 blocks are transposed (unpack, then shuffle pairs), so that
+ * t[4a + b] holds in its lane j the rows 4a .. 4a + 3 at column 4j + b;
+ * two rounds of 128-bit lane shuffles then gather, for column c = 4j + b,
+ * lane j of t[b], t[4 + b], t[8 + b], t[12 + b]. */
+BF16_TARGET static void transpose_16x16(__m512 r[16])
+{
+    __m512 t[16], e[8], o[8];
+    for (int a = 0; a < 4; a++) {
+        __m512 *x = r + 4 * a;
+        __m512 lo01 = _mm512_unpacklo_ps(x[0], x[1]), hi01 = _mm512_unpackhi_ps(x[0], x[1]);
+        __m512 lo23 = _mm512_unpacklo_ps(x[2], x[3]), hi23 = _mm512_unpackhi_ps(x[2], x[3]);
+        t[4 * a + 0] = _mm512_shuffle_ps(lo01, lo23, 0x44);
+        t[4 * a + 1] = _mm512_shuffle_ps(lo01, lo23, 0xEE);
+        t[4 * a + 2] = _mm512_shuffle_ps(hi01, hi23, 0x44);
+        t[4 * a + 3] = _mm512_shuffle_ps(hi01, hi23, 0xEE);
+    }
+    for (int b = 0; b < 4; b++) {   /* 0x88: lanes 0 and 2 of each; 0xDD: lanes 1 and 3 */
+        e[b] = _mm512_shuffle_f32x4(t[b], t[4 + b], 0x88);
+        e[4 + b] = _mm512_shuffle_f32x4(t[8 + b], t[12 + b], 0x88);
+        o[b] = _mm512_shuffle_f32x4(t[b], t[4 + b], 0xDD);
+        o[4 + b] = _mm512_shuffle_f32x4(t[8 + b], t[12 + b], 0xDD);
+    }
+    for (int b = 0; b < 4; b++) {
+        r[b] = _mm512_shuffle_f32x4(e[b], e[4 + b], 0x88);        /* lane j = 0 */
+        r[4 + b] = _mm512_shuffle_f32x4(o[b], o[4 + b], 0x88);    /* j = 1 */
+        r[8 + b] = _mm512_shuffle_f32x4(e[b], e[4 + b], 0xDD);    /* j = 2 */
+        r[12 + b] = _mm512_shuffle_f32x4(o[b], o[4 + b], 0xDD);   /* j = 3 */
+    }
+}
+
+/* Rows k0 .. k0 + 15 of the tile (kn of them live, cols lanes each, the
+ * rest 0), transposed: r[i] lane k = src[k0 + k][i]. */
+BF16_TARGET static void load_transposed(const float *src, int64_t lds, int k0, int kn,
+                                        __mmask16 live, __m512 r[16])
+{
+    for (int k = 0; k < 16; k++)
+        r[k] = k0 + k < kn ? _mm512_maskz_loadu_ps(live, src + (k0 + k) * lds)
+                           : _mm512_setzero_ps();
+    transpose_16x16(r);
+}
+
+/* The tile of bertc_bgemm_convert_trans_scalar: two 16 x 16 halves along k
+ * transposed, then each out row's 32 bf16 converted by one vcvtne2ps2bf16
+ * and stored at once (its kn of them). */
+BF16_TARGET void bertc_bgemm_convert_trans_avx512bf16(const float *src, int64_t lds, int kn,
+                                                      int cols, int rows, uint16_t *out,
+                                                      int64_t ldo)
+{
+    __mmask16 live = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
+    __mmask32 ks = kn >= 32 ? (__mmask32)0xFFFFFFFF : (__mmask32)((1u << kn) - 1);
+    __m512 lo[16], hi[16];
+    load_transposed(src, lds, 0, kn, live, lo);
+    load_transposed(src, lds, 16, kn, live, hi);
+    for (int i = 0; i < rows; i++)
+        _mm512_mask_storeu_epi16(out + i * ldo, ks, (__m512i)_mm512_cvtne2ps_pbh(hi[i], lo[i]));
+}
+
 /* ---- the micro-kernel ---------------------------------------------------- */
 
 /* acc += per float32 lane, the 2 products of the bf16 pair of a with the
@@ -124,6 +185,7 @@ const BgemmKernel bertc_bgemm_kernel_avx512bf16 = {
     .mc = 128,
     .ka = 2,
     .convert_row = bertc_bgemm_convert_row_avx512bf16,
+    .convert_trans = bertc_bgemm_convert_trans_avx512bf16,
     .kernel = kernel_8x48,
 };
 

@@ -51,6 +51,18 @@ void bertc_bgemm_reference_for(BgemmIsa isa, int64_t M, const float *A, int64_t 
  * bertc_bf16_from_f32, then zeros up to k_pad). */
 typedef void (*BgemmConvertRow)(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
 
+/* A tile of a transposed operand, TILE_K steps k x TILE_I rows i at most:
+ * for i < rows and k < kn, out[i * ldo + k] = bf16(src[k * lds + i]) for
+ * i < cols, 0 for cols <= i < rows (bertc_bf16_from_f32). Nothing past kn
+ * in a row of out is written. 0 <= cols <= rows <= TILE_I, 1 <= kn <=
+ * TILE_K. 32 k of bf16 are one 64-byte line of an out row: rows of out lie
+ * a whole operand row apart (8 KiB at 4096 tokens), all in one L1 set, so a
+ * row's line must be written at once, not in halves. */
+#define BGEMM_TILE_K 32
+#define BGEMM_TILE_I 16
+typedef void (*BgemmConvertTrans)(const float *src, int64_t lds, int kn, int cols, int rows,
+                                  uint16_t *out, int64_t ldo);
+
 /* The tile: c[i * ldc + j] = acc[i][j] (+ bias[j]) for i < MR, j < NR, with
  * acc by the definition over k_pad (bias NULL: no add). a holds MR rows of
  * converted A, row stride lda; b one packed panel of W. */
@@ -63,6 +75,7 @@ typedef struct BgemmKernel {
     int64_t mc;           /* rows of A in one work item (a multiple of mr) */
     int ka;               /* A's rows are k_pad rounded up to ka bf16 (zeros) */
     BgemmConvertRow convert_row;
+    BgemmConvertTrans convert_trans;
     BgemmMicroKernel kernel;
     /* Called by each thread before its first tile and after its last of one
      * bertc_bgemm (NULL: nothing to do): AMX loads and releases its tiles. */
@@ -73,14 +86,19 @@ typedef struct BgemmKernel {
 /* The portable converter (tensor/bgemm.c): the definition every path's
  * converter must match bit for bit. */
 void bertc_bgemm_convert_row_scalar(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
+void bertc_bgemm_convert_trans_scalar(const float *src, int64_t lds, int kn, int cols, int rows,
+                                      uint16_t *out, int64_t ldo);
 
 /* The paths this build has; each checks the CPU with bertc_bgemm_isa_supported
  * before it is used. */
 extern const BgemmKernel bertc_bgemm_kernel_scalar;                      /* tensor/bgemm.c */
 #if defined(__x86_64__) && defined(__GNUC__)
 extern const BgemmKernel bertc_bgemm_kernel_avx512bf16;   /* tensor/bgemm_avx512bf16.c */
-/* vcvtne2ps2bf16's row converter, which the AMX path shares. */
+/* vcvtne2ps2bf16's row converter and the 16 x 16 transposing one, which the
+ * AMX path shares. */
 void bertc_bgemm_convert_row_avx512bf16(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
+void bertc_bgemm_convert_trans_avx512bf16(const float *src, int64_t lds, int kn, int cols,
+                                          int rows, uint16_t *out, int64_t ldo);
 #endif
 #if defined(BGEMM_HAVE_AMX)
 extern const BgemmKernel bertc_bgemm_kernel_amxbf16;             /* tensor/bgemm_amx.c */

@@ -150,6 +150,7 @@ const BgemmKernel bertc_bgemm_kernel_neonbf16 = {
     .mc = 128,
     .ka = 2,
     .convert_row = convert_row,
+    .convert_trans = bertc_bgemm_convert_trans_scalar,
     .kernel = kernel_8x48,
 };
 

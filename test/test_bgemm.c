@@ -359,6 +359,47 @@ static void run_path(const BCase *c, BData *d, BgemmIsa path, int threads)
 /* Every path, 1 thread, on every N from 1 to 50 (panel edges) with the small
  * M (one row, a tile's edges 7, 8, 9 and AMX's 16, 17) and K (odd, one pair,
  * AMX's 32-k chunk and its tails around 32 and 64). */
+/* Each path's transposing converter against the definition, on every tile
+ * size: bf16 of src[k][i] at out[i][k] for i < cols, zeros for the rows
+ * past cols, and nothing written past kn in a row (out is prefilled). The
+ * values mix rounding ties, NaNs, infinities and subnormals with random
+ * bit patterns; the strides are odd, as a transposed operand's may be. */
+Test(bgemm, every_path_converts_transposed_tiles_as_the_definition)
+{
+    enum { TK = BGEMM_TILE_K, TI = BGEMM_TILE_I, LDS = 19, LDO = 37, FILL = 0xABCD };
+    static const uint32_t edges[] = {0x7FC00000u, 0xFF800000u, 0x00000001u, 0x3F808000u,
+                                     0x3F818000u, 0x807FFFFFu, 0x7F7FFFFFu, 0x80000000u};
+    float src[TK * LDS];
+    Rng rng = bertc_rng_seed(16);
+    for (int n = 0; n < TK * LDS; n++)
+        src[n] = from_bits(n % 5 == 0 ? edges[n / 5 % 8] : (uint32_t)bertc_rng_next_u64(&rng));
+    BgemmIsa paths[BGEMM_ISA_COUNT];
+    int np = available_paths(paths);
+    for (int p = 0; p < np; p++) {
+        bertc_bgemm_set_isa(paths[p]);
+        const BgemmKernel *kr = bertc_bgemm_kernel();
+        for (int kn = 1; kn <= TK; kn++)
+            for (int rows = 1; rows <= TI; rows++)
+                for (int cols = 0; cols <= rows; cols++) {
+                    uint16_t out[TI * LDO];
+                    for (int n = 0; n < TI * LDO; n++)
+                        out[n] = FILL;
+                    kr->convert_trans(src, LDS, kn, cols, rows, out, LDO);
+                    for (int i = 0; i < TI; i++)
+                        for (int k = 0; k < LDO; k++) {
+                            uint16_t want = i >= rows || k >= kn ? FILL
+                                            : i < cols ? bertc_bf16_from_f32(src[k * LDS + i])
+                                            : 0;
+                            if (out[i * LDO + k] != want)
+                                cr_assert_fail("%s: kn %d cols %d rows %d: out[%d][%d] = "
+                                               "0x%04x, want 0x%04x",
+                                               bertc_bgemm_isa_name(paths[p]), kn, cols, rows,
+                                               i, k, out[i * LDO + k], want);
+                        }
+                }
+    }
+}
+
 Test(bgemm, every_path_matches_the_reference_on_small_shapes, .timeout = 120)
 {
     static const int64_t ms[] = {1, 7, 8, 9, 16, 17}, ks[] = {1, 2, 3, 31, 32, 33, 63, 64, 65};
