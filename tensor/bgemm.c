@@ -126,6 +126,14 @@ void bertc_bgemm_convert_trans_scalar(const float *src, int64_t lds, int kn, int
             out[i * ldo + k] = i < cols ? bertc_bf16_from_f32(src[k * lds + i]) : 0;
 }
 
+void bertc_bgemm_convert_pairs_scalar(const float *even, const float *odd, int n, uint16_t *out)
+{
+    for (int j = 0; j < BGEMM_NR; j++) {
+        out[2 * j] = j < n ? bertc_bf16_from_f32(even[j]) : 0;
+        out[2 * j + 1] = j < n && odd ? bertc_bf16_from_f32(odd[j]) : 0;
+    }
+}
+
 /* Element k of a row of n, or the zero that pads K to even. */
 static uint16_t at(const uint16_t *row, int64_t n, int64_t k)
 {
@@ -236,6 +244,7 @@ const BgemmKernel bertc_bgemm_kernel_scalar = {
     .ka = 2,
     .convert_row = bertc_bgemm_convert_row_scalar,
     .convert_trans = bertc_bgemm_convert_trans_scalar,
+    .convert_pairs = bertc_bgemm_convert_pairs_scalar,
     .kernel = kernel_scalar,
 };
 

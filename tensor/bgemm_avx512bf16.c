@@ -112,6 +112,26 @@ BF16_TARGET void bertc_bgemm_convert_trans_avx512bf16(const float *src, int64_t 
         _mm512_mask_storeu_epi16(out + i * ldo, ks, (__m512i)_mm512_cvtne2ps_pbh(hi[i], lo[i]));
 }
 
+/* bertc_bgemm_convert_pairs_scalar 16 channels at a time: 16 of each row
+ * converted by one vcvtne2ps2bf16 (even in the low half, odd in the high),
+ * then interleaved by one vpermw into 16 pairs, 64 bytes stored at once. */
+BF16_TARGET void bertc_bgemm_convert_pairs_avx512bf16(const float *even, const float *odd,
+                                                      int n, uint16_t *out)
+{
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10,
+                                                25, 9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
+                                                18, 2, 17, 1, 16, 0);
+    for (int j = 0; j < NR; j += 16) {
+        int live = n - j;
+        __mmask16 m = live >= 16 ? (__mmask16)0xFFFF
+                      : live <= 0 ? (__mmask16)0 : (__mmask16)((1u << live) - 1);
+        __m512 e = _mm512_maskz_loadu_ps(m, even + j);
+        __m512 o = odd ? _mm512_maskz_loadu_ps(m, odd + j) : _mm512_setzero_ps();
+        __m512i both = (__m512i)_mm512_cvtne2ps_pbh(o, e);
+        _mm512_storeu_si512(out + 2 * j, _mm512_permutexvar_epi16(interleave, both));
+    }
+}
+
 /* ---- the micro-kernel ---------------------------------------------------- */
 
 /* acc += per float32 lane, the 2 products of the bf16 pair of a with the
@@ -186,6 +206,7 @@ const BgemmKernel bertc_bgemm_kernel_avx512bf16 = {
     .ka = 2,
     .convert_row = bertc_bgemm_convert_row_avx512bf16,
     .convert_trans = bertc_bgemm_convert_trans_avx512bf16,
+    .convert_pairs = bertc_bgemm_convert_pairs_avx512bf16,
     .kernel = kernel_8x48,
 };
 

@@ -63,6 +63,11 @@ typedef void (*BgemmConvertRow)(const float *x, int64_t cols, int64_t k_pad, uin
 typedef void (*BgemmConvertTrans)(const float *src, int64_t lds, int kn, int cols, int rows,
                                   uint16_t *out, int64_t ldo);
 
+/* One k-pair of a W panel from two rows of a (K, N) operand: out[2 j] =
+ * bf16(even[j]), out[2 j + 1] = bf16(odd[j]) (0 when odd is NULL: the pad
+ * past an odd K) for j < n; zeros for n <= j < BGEMM_NR. 1 <= n <= NR. */
+typedef void (*BgemmConvertPairs)(const float *even, const float *odd, int n, uint16_t *out);
+
 /* The tile: c[i * ldc + j] = acc[i][j] (+ bias[j]) for i < MR, j < NR, with
  * acc by the definition over k_pad (bias NULL: no add). a holds MR rows of
  * converted A, row stride lda; b one packed panel of W. */
@@ -76,6 +81,7 @@ typedef struct BgemmKernel {
     int ka;               /* A's rows are k_pad rounded up to ka bf16 (zeros) */
     BgemmConvertRow convert_row;
     BgemmConvertTrans convert_trans;
+    BgemmConvertPairs convert_pairs;
     BgemmMicroKernel kernel;
     /* Called by each thread before its first tile and after its last of one
      * bertc_bgemm (NULL: nothing to do): AMX loads and releases its tiles. */
@@ -88,17 +94,20 @@ typedef struct BgemmKernel {
 void bertc_bgemm_convert_row_scalar(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
 void bertc_bgemm_convert_trans_scalar(const float *src, int64_t lds, int kn, int cols, int rows,
                                       uint16_t *out, int64_t ldo);
+void bertc_bgemm_convert_pairs_scalar(const float *even, const float *odd, int n, uint16_t *out);
 
 /* The paths this build has; each checks the CPU with bertc_bgemm_isa_supported
  * before it is used. */
 extern const BgemmKernel bertc_bgemm_kernel_scalar;                      /* tensor/bgemm.c */
 #if defined(__x86_64__) && defined(__GNUC__)
 extern const BgemmKernel bertc_bgemm_kernel_avx512bf16;   /* tensor/bgemm_avx512bf16.c */
-/* vcvtne2ps2bf16's row converter and the 16 x 16 transposing one, which the
- * AMX path shares. */
+/* vcvtne2ps2bf16's row converter, the transposing and the pairing ones,
+ * which the AMX path shares. */
 void bertc_bgemm_convert_row_avx512bf16(const float *x, int64_t cols, int64_t k_pad, uint16_t *b);
 void bertc_bgemm_convert_trans_avx512bf16(const float *src, int64_t lds, int kn, int cols,
                                           int rows, uint16_t *out, int64_t ldo);
+void bertc_bgemm_convert_pairs_avx512bf16(const float *even, const float *odd, int n,
+                                          uint16_t *out);
 #endif
 #if defined(BGEMM_HAVE_AMX)
 extern const BgemmKernel bertc_bgemm_kernel_amxbf16;             /* tensor/bgemm_amx.c */

@@ -89,27 +89,23 @@ static void pack_rows_range(void *ctx, int64_t begin, int64_t end)
 
 /* B is (K, N), row k = step k of every channel: for pairs of k in
  * [begin, end), the two rows' pieces of each panel converted and
- * interleaved (the second row is zero past K, channels past N are zero). */
+ * interleaved by the path's convert_pairs (the second row is zero past K,
+ * channels past N are zero). */
 static void pack_cols_range(void *ctx, int64_t begin, int64_t end)
 {
     const PackJob *job = ctx;
     const Bf16PackedB *pb = job->pb;
-    _Alignas(64) uint16_t even[BGEMM_NR], odd[BGEMM_NR];
     int64_t n_panels = ceil_div(pb->N, BGEMM_NR);
-    for (int64_t g = begin; g < end; g++)
+    for (int64_t g = begin; g < end; g++) {
+        const float *even = job->B + 2 * g * job->ldb;
+        const float *odd = 2 * g + 1 < pb->K ? even + job->ldb : NULL;
         for (int64_t P = 0; P < n_panels; P++) {
-            int64_t j0 = P * BGEMM_NR, n = min64(BGEMM_NR, pb->N - j0);
-            job->kr->convert_row(job->B + 2 * g * job->ldb + j0, n, BGEMM_NR, even);
-            if (2 * g + 1 < pb->K)
-                job->kr->convert_row(job->B + (2 * g + 1) * job->ldb + j0, n, BGEMM_NR, odd);
-            else
-                memset(odd, 0, sizeof odd);
-            uint16_t *pairs = panel_at(pb, P) + g * BGEMM_NR * 2;
-            for (int jj = 0; jj < BGEMM_NR; jj++) {
-                pairs[2 * jj] = even[jj];
-                pairs[2 * jj + 1] = odd[jj];
-            }
+            int64_t j0 = P * BGEMM_NR;
+            job->kr->convert_pairs(even + j0, odd ? odd + j0 : NULL,
+                                   (int)min64(BGEMM_NR, pb->N - j0),
+                                   panel_at(pb, P) + g * BGEMM_NR * 2);
         }
+    }
 }
 
 /* op(B) (K, N) packed as W = op(B)^T (N, K) into this thread's buffer. */

@@ -151,6 +151,7 @@ const BgemmKernel bertc_bgemm_kernel_neonbf16 = {
     .ka = 2,
     .convert_row = convert_row,
     .convert_trans = bertc_bgemm_convert_trans_scalar,
+    .convert_pairs = bertc_bgemm_convert_pairs_scalar,
     .kernel = kernel_8x48,
 };
 

@@ -400,6 +400,41 @@ Test(bgemm, every_path_converts_transposed_tiles_as_the_definition)
     }
 }
 
+/* Each path's pairing converter against the definition, for every width n
+ * and with the odd row missing: the pairs in place, zeros past n. */
+Test(bgemm, every_path_pairs_two_rows_as_the_definition)
+{
+    static const uint32_t edges[] = {0x7FC00000u, 0xFF800000u, 0x00000001u, 0x3F808000u,
+                                     0x3F818000u, 0x807FFFFFu, 0x7F7FFFFFu, 0x80000000u};
+    float even[BGEMM_NR], odd[BGEMM_NR];
+    Rng rng = bertc_rng_seed(48);
+    for (int j = 0; j < BGEMM_NR; j++) {
+        even[j] = from_bits(j % 3 == 0 ? edges[j / 3 % 8] : (uint32_t)bertc_rng_next_u64(&rng));
+        odd[j] = from_bits(j % 5 == 1 ? edges[j % 8] : (uint32_t)bertc_rng_next_u64(&rng));
+    }
+    BgemmIsa paths[BGEMM_ISA_COUNT];
+    int np = available_paths(paths);
+    for (int p = 0; p < np; p++) {
+        bertc_bgemm_set_isa(paths[p]);
+        const BgemmKernel *kr = bertc_bgemm_kernel();
+        for (int n = 1; n <= BGEMM_NR; n++)
+            for (int has_odd = 0; has_odd < 2; has_odd++) {
+                uint16_t out[2 * BGEMM_NR];
+                memset(out, 0xAB, sizeof out);
+                kr->convert_pairs(even, has_odd ? odd : NULL, n, out);
+                for (int j = 0; j < BGEMM_NR; j++) {
+                    uint16_t we = j < n ? bertc_bf16_from_f32(even[j]) : 0;
+                    uint16_t wo = j < n && has_odd ? bertc_bf16_from_f32(odd[j]) : 0;
+                    if (out[2 * j] != we || out[2 * j + 1] != wo)
+                        cr_assert_fail("%s: n %d, odd %s: pair %d = (0x%04x, 0x%04x), want "
+                                       "(0x%04x, 0x%04x)", bertc_bgemm_isa_name(paths[p]), n,
+                                       has_odd ? "given" : "NULL", j, out[2 * j],
+                                       out[2 * j + 1], we, wo);
+                }
+            }
+    }
+}
+
 Test(bgemm, every_path_matches_the_reference_on_small_shapes, .timeout = 120)
 {
     static const int64_t ms[] = {1, 7, 8, 9, 16, 17}, ks[] = {1, 2, 3, 31, 32, 33, 63, 64, 65};
