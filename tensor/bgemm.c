@@ -134,6 +134,14 @@ void bertc_bgemm_convert_pairs_scalar(const float *even, const float *odd, int n
     }
 }
 
+void bertc_bgemm_transpose_tile_scalar(const uint16_t *src, int64_t lds, int kn, int cols,
+                                       int rows, uint16_t *out, int64_t ldo)
+{
+    for (int i = 0; i < rows; i++)
+        for (int k = 0; k < kn; k++)
+            out[i * ldo + k] = i < cols ? src[k * lds + i] : 0;
+}
+
 /* Element k of a row of n, or the zero that pads K to even. */
 static uint16_t at(const uint16_t *row, int64_t n, int64_t k)
 {
@@ -245,6 +253,7 @@ const BgemmKernel bertc_bgemm_kernel_scalar = {
     .convert_row = bertc_bgemm_convert_row_scalar,
     .convert_trans = bertc_bgemm_convert_trans_scalar,
     .convert_pairs = bertc_bgemm_convert_pairs_scalar,
+    .transpose_tile = bertc_bgemm_transpose_tile_scalar,
     .kernel = kernel_scalar,
 };
 

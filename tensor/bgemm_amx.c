@@ -184,6 +184,7 @@ const BgemmKernel bertc_bgemm_kernel_amxbf16 = {
     .convert_row = bertc_bgemm_convert_row_avx512bf16,
     .convert_trans = bertc_bgemm_convert_trans_avx512bf16,
     .convert_pairs = bertc_bgemm_convert_pairs_avx512bf16,
+    .transpose_tile = bertc_bgemm_transpose_tile_avx512bf16,
     .kernel = kernel_16x48,
     .enter = amx_enter,
     .leave = amx_leave,

@@ -112,6 +112,38 @@ BF16_TARGET void bertc_bgemm_convert_trans_avx512bf16(const float *src, int64_t 
         _mm512_mask_storeu_epi16(out + i * ldo, ks, (__m512i)_mm512_cvtne2ps_pbh(hi[i], lo[i]));
 }
 
+/* Rows k0 .. k0 + 15 of a bf16 tile, each bf16 widened to a 32-bit lane
+ * (cols lanes, the rest 0), transposed as convert_trans's floats are. */
+BF16_TARGET static void load_transposed_bf16(const uint16_t *src, int64_t lds, int k0, int kn,
+                                             __mmask16 live, __m512 r[16])
+{
+    for (int k = 0; k < 16; k++)
+        r[k] = k0 + k < kn
+            ? _mm512_castsi512_ps(_mm512_cvtepu16_epi32(
+                  _mm256_maskz_loadu_epi16(live, src + (k0 + k) * lds)))
+            : _mm512_setzero_ps();
+    transpose_16x16(r);
+}
+
+/* bertc_bgemm_transpose_tile_scalar: as convert_trans, the 32-bit lanes
+ * narrowed back to bf16 (vpmovdw) instead of rounded. */
+BF16_TARGET void bertc_bgemm_transpose_tile_avx512bf16(const uint16_t *src, int64_t lds, int kn,
+                                                       int cols, int rows, uint16_t *out,
+                                                       int64_t ldo)
+{
+    __mmask16 live = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
+    __mmask32 ks = kn >= 32 ? (__mmask32)0xFFFFFFFF : (__mmask32)((1u << kn) - 1);
+    __m512 lo[16], hi[16];
+    load_transposed_bf16(src, lds, 0, kn, live, lo);
+    load_transposed_bf16(src, lds, 16, kn, live, hi);
+    for (int i = 0; i < rows; i++) {
+        __m256i l = _mm512_cvtepi32_epi16(_mm512_castps_si512(lo[i]));
+        __m256i h = _mm512_cvtepi32_epi16(_mm512_castps_si512(hi[i]));
+        _mm512_mask_storeu_epi16(out + i * ldo, ks,
+                                 _mm512_inserti64x4(_mm512_castsi256_si512(l), h, 1));
+    }
+}
+
 /* bertc_bgemm_convert_pairs_scalar 16 channels at a time: 16 of each row
  * converted by one vcvtne2ps2bf16 (even in the low half, odd in the high),
  * then interleaved by one vpermw into 16 pairs, 64 bytes stored at once. */
@@ -207,6 +239,7 @@ const BgemmKernel bertc_bgemm_kernel_avx512bf16 = {
     .convert_row = bertc_bgemm_convert_row_avx512bf16,
     .convert_trans = bertc_bgemm_convert_trans_avx512bf16,
     .convert_pairs = bertc_bgemm_convert_pairs_avx512bf16,
+    .transpose_tile = bertc_bgemm_transpose_tile_avx512bf16,
     .kernel = kernel_8x48,
 };
 

@@ -62,6 +62,10 @@ typedef void (*BgemmConvertRow)(const float *x, int64_t cols, int64_t k_pad, uin
 #define BGEMM_TILE_I 16
 typedef void (*BgemmConvertTrans)(const float *src, int64_t lds, int kn, int cols, int rows,
                                   uint16_t *out, int64_t ldo);
+/* The same tile of an operand already in bf16: out[i * ldo + k] =
+ * src[k * lds + i] (a transpose, no rounding). */
+typedef void (*BgemmTransposeTile)(const uint16_t *src, int64_t lds, int kn, int cols, int rows,
+                                   uint16_t *out, int64_t ldo);
 
 /* One k-pair of a W panel from two rows of a (K, N) operand: out[2 j] =
  * bf16(even[j]), out[2 j + 1] = bf16(odd[j]) (0 when odd is NULL: the pad
@@ -81,6 +85,7 @@ typedef struct BgemmKernel {
     int ka;               /* A's rows are k_pad rounded up to ka bf16 (zeros) */
     BgemmConvertRow convert_row;
     BgemmConvertTrans convert_trans;
+    BgemmTransposeTile transpose_tile;
     BgemmConvertPairs convert_pairs;
     BgemmMicroKernel kernel;
     /* Called by each thread before its first tile and after its last of one
@@ -95,6 +100,8 @@ void bertc_bgemm_convert_row_scalar(const float *x, int64_t cols, int64_t k_pad,
 void bertc_bgemm_convert_trans_scalar(const float *src, int64_t lds, int kn, int cols, int rows,
                                       uint16_t *out, int64_t ldo);
 void bertc_bgemm_convert_pairs_scalar(const float *even, const float *odd, int n, uint16_t *out);
+void bertc_bgemm_transpose_tile_scalar(const uint16_t *src, int64_t lds, int kn, int cols,
+                                       int rows, uint16_t *out, int64_t ldo);
 
 /* The paths this build has; each checks the CPU with bertc_bgemm_isa_supported
  * before it is used. */
@@ -108,6 +115,8 @@ void bertc_bgemm_convert_trans_avx512bf16(const float *src, int64_t lds, int kn,
                                           int rows, uint16_t *out, int64_t ldo);
 void bertc_bgemm_convert_pairs_avx512bf16(const float *even, const float *odd, int n,
                                           uint16_t *out);
+void bertc_bgemm_transpose_tile_avx512bf16(const uint16_t *src, int64_t lds, int kn, int cols,
+                                           int rows, uint16_t *out, int64_t ldo);
 #endif
 #if defined(BGEMM_HAVE_AMX)
 extern const BgemmKernel bertc_bgemm_kernel_amxbf16;             /* tensor/bgemm_amx.c */

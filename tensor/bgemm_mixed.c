@@ -138,11 +138,18 @@ static Bf16PackedB pack_op_b(const BgemmKernel *kr, bool trans_b, int64_t K, int
 
 typedef struct TransJob {
     const BgemmKernel *kr;
-    const float *A;          /* (K, M), row stride lda */
+    const float *A;          /* (K, M), row stride lda; or NULL and */
+    const uint16_t *A16;     /* (K, M) already in bf16 (bertc_gemm_bf16_rows_t) */
     int64_t M, K, lda;
     uint16_t *a;             /* round_up(M, mr) rows of a_cols */
     int64_t a_cols;
 } TransJob;
+
+/* Element e of the job's A, as an address to fetch. */
+static const void *source_at(const TransJob *job, int64_t e)
+{
+    return job->A ? (const void *)(job->A + e) : (const void *)(job->A16 + e);
+}
 
 /* Rows [begin * TI, end * TI) of op(A), TI = BGEMM_TILE_I: a[i][k] =
  * bf16(A[k][i]), zeros past K (to a_cols) and past M; a tile of TK =
@@ -165,12 +172,27 @@ static void convert_trans_range(void *ctx, int64_t begin, int64_t end)
             memset(a + i * job->a_cols + job->K, 0,
                    sizeof(uint16_t) * (size_t)(job->a_cols - job->K));
         for (int64_t k0 = 0; k0 < job->K; k0 += TK) {
+            int kn = (int)min64(TK, job->K - k0);
+            int64_t at = k0 * job->lda + i0;
             for (int64_t k = k0 + TK; cols > 0 && k < min64(job->K, k0 + 2 * TK); k++)
-                __builtin_prefetch(job->A + k * job->lda + i0);
-            job->kr->convert_trans(job->A + k0 * job->lda + i0, job->lda,
-                                   (int)min64(TK, job->K - k0), cols, rows, a + k0, job->a_cols);
+                __builtin_prefetch(source_at(job, k * job->lda + i0));
+            if (job->A)
+                job->kr->convert_trans(job->A + at, job->lda, kn, cols, rows, a + k0, job->a_cols);
+            else
+                job->kr->transpose_tile(job->A16 + at, job->lda, kn, cols, rows, a + k0,
+                                        job->a_cols);
         }
     }
+}
+
+/* The transposing job over every row block, on the threads when it is big. */
+static void run_trans(const TransJob *job)
+{
+    int64_t blocks = ceil_div(round_up(job->M, job->kr->mr), BGEMM_TILE_I);
+    if (bertc_threads_count() > 1 && job->M * job->K >= (1 << 15))
+        bertc_parallel_for(blocks, convert_trans_range, (void *)job);
+    else
+        convert_trans_range((void *)job, 0, blocks);
 }
 
 static void convert_op_a(const BgemmKernel *kr, bool trans_a, int64_t M, int64_t K,
@@ -181,11 +203,7 @@ static void convert_op_a(const BgemmKernel *kr, bool trans_a, int64_t M, int64_t
         return;
     }
     TransJob job = {.kr = kr, .A = A, .M = M, .K = K, .lda = lda, .a = a, .a_cols = a_cols};
-    int64_t blocks = ceil_div(round_up(M, kr->mr), BGEMM_TILE_I);
-    if (bertc_threads_count() > 1 && M * K >= (1 << 15))
-        bertc_parallel_for(blocks, convert_trans_range, &job);
-    else
-        convert_trans_range(&job, 0, blocks);
+    run_trans(&job);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -200,26 +218,96 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
             C[i * ldc + j] *= beta;
 }
 
+/* C = beta C for an empty sum (K = 0): op(A) and op(B) are not read. */
+static void empty_sum(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
+{
+    if (beta != 1.0f)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+}
+
+/* The product of converted rows a (a_cols each) with op(B), into C. */
+static void product(const BgemmKernel *kr, bool trans_b, int64_t M, int64_t N, int64_t K,
+                    const uint16_t *a, int64_t a_cols, const float *B, int64_t ldb,
+                    float beta, float *C, int64_t ldc)
+{
+    Bf16PackedB pb = pack_op_b(kr, trans_b, K, N, B, ldb);
+    if (beta != 0.0f && beta != 1.0f)
+        scale_c(M, N, beta, C, ldc);
+    bertc_bgemm_converted(kr, M, a, a_cols, &pb, NULL, beta != 0.0f, C, ldc);
+}
+
+/* This thread's buffer for the converted op(A) of M rows and K steps. */
+static uint16_t *a_rows(const BgemmKernel *kr, int64_t M, int64_t K)
+{
+    size_t n = (size_t)(round_up(M, kr->mr) * bertc_gemm_bf16_a_cols(K));
+    return scratch_get(&a_buffer, NULL, sizeof(uint16_t) * n, "bertc_gemm_bf16 (bf16 op(A))");
+}
+
+int64_t bertc_gemm_bf16_a_cols(int64_t K)
+{
+    return round_up(round_up(K, 2), bertc_bgemm_kernel()->ka);
+}
+
+int64_t bertc_gemm_bf16_rows_pad(int64_t M)
+{
+    return round_up(M, bertc_bgemm_kernel()->mr);
+}
+
 void bertc_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc)
 {
     if (M <= 0 || N <= 0)
         return;
-    if (K <= 0) {   /* an empty sum: C = beta C, and A, B are not read */
-        if (beta != 1.0f)
-            for (int64_t i = 0; i < M; i++)
-                for (int64_t j = 0; j < N; j++)
-                    C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    if (K <= 0) {
+        empty_sum(M, N, beta, C, ldc);
         return;
     }
     const BgemmKernel *kr = bertc_bgemm_kernel();
-    Bf16PackedB pb = pack_op_b(kr, trans_b, K, N, B, ldb);
-    int64_t rows_pad = round_up(M, kr->mr), a_cols = round_up(pb.k_pad, kr->ka);
-    uint16_t *a = scratch_get(&a_buffer, NULL, sizeof(uint16_t) * (size_t)(rows_pad * a_cols),
-                              "bertc_gemm_bf16 (bf16 op(A))");
+    uint16_t *a = a_rows(kr, M, K);
+    int64_t a_cols = bertc_gemm_bf16_a_cols(K);
     convert_op_a(kr, trans_a, M, K, A, lda, a, a_cols);
-    if (beta != 0.0f && beta != 1.0f)
-        scale_c(M, N, beta, C, ldc);
-    bertc_bgemm_converted(kr, M, a, a_cols, &pb, NULL, beta != 0.0f, C, ldc);
+    product(kr, trans_b, M, N, K, a, a_cols, B, ldb, beta, C, ldc);
+}
+
+void bertc_gemm_bf16_rows(bool trans_b, int64_t M, int64_t N, int64_t K, const uint16_t *a,
+                          int64_t a_cols, const float *B, int64_t ldb, float beta, float *C,
+                          int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0) {
+        empty_sum(M, N, beta, C, ldc);
+        return;
+    }
+    if (a_cols != bertc_gemm_bf16_a_cols(K))
+        bertc_fatal("bertc_gemm_bf16_rows: rows of %lld bf16 for K = %lld; this path reads "
+                    "bertc_gemm_bf16_a_cols(K) = %lld", (long long)a_cols, (long long)K,
+                    (long long)bertc_gemm_bf16_a_cols(K));
+    product(bertc_bgemm_kernel(), trans_b, M, N, K, a, a_cols, B, ldb, beta, C, ldc);
+}
+
+void bertc_gemm_bf16_rows_t(bool trans_b, int64_t M, int64_t N, int64_t K, const uint16_t *at,
+                            int64_t ldat, const float *B, int64_t ldb, float beta, float *C,
+                            int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0) {
+        empty_sum(M, N, beta, C, ldc);
+        return;
+    }
+    const BgemmKernel *kr = bertc_bgemm_kernel();
+    uint16_t *a = a_rows(kr, M, K);
+    int64_t a_cols = bertc_gemm_bf16_a_cols(K);
+    TransJob job = {.kr = kr, .A16 = at, .M = M, .K = K, .lda = ldat, .a = a, .a_cols = a_cols};
+    run_trans(&job);
+    product(kr, trans_b, M, N, K, a, a_cols, B, ldb, beta, C, ldc);
+}
+
+void bertc_bf16_convert_row(const float *x, int64_t n, int64_t n_pad, uint16_t *out)
+{
+    bertc_bgemm_kernel()->convert_row(x, n, n_pad, out);
 }

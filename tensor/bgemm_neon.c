@@ -152,6 +152,7 @@ const BgemmKernel bertc_bgemm_kernel_neonbf16 = {
     .convert_row = convert_row,
     .convert_trans = bertc_bgemm_convert_trans_scalar,
     .convert_pairs = bertc_bgemm_convert_pairs_scalar,
+    .transpose_tile = bertc_bgemm_transpose_tile_scalar,
     .kernel = kernel_8x48,
 };
 

@@ -499,6 +499,26 @@ void bertc_bgemm_reference(int64_t M, const float *A, int64_t lda, const uint16_
 void bertc_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc);
+/* The same with op(A) already rounded, for an operand its op produces in
+ * bf16 and reads twice (linear_cross_entropy's softmax numerators): no
+ * conversion, the same bits as bertc_gemm_bf16 on its float32 values.
+ *   _rows:   op(A) = A given as bertc_gemm_bf16_rows_pad(M) rows of a_cols
+ *            = bertc_gemm_bf16_a_cols(K) bf16 (bertc_bf16_from_f32 of
+ *            A[i][k], zeros past K and in the rows past M): the layout
+ *            bertc_gemm_bf16 converts A into, read in place;
+ *   _rows_t: op(A) = at^T, at (K, M) in bf16 with row stride ldat (such
+ *            rows, read as K rows of M), transposed into that layout. */
+int64_t bertc_gemm_bf16_a_cols(int64_t K);
+int64_t bertc_gemm_bf16_rows_pad(int64_t M);
+void bertc_gemm_bf16_rows(bool trans_b, int64_t M, int64_t N, int64_t K, const uint16_t *a,
+                          int64_t a_cols, const float *B, int64_t ldb, float beta, float *C,
+                          int64_t ldc);
+void bertc_gemm_bf16_rows_t(bool trans_b, int64_t M, int64_t N, int64_t K, const uint16_t *at,
+                            int64_t ldat, const float *B, int64_t ldb, float beta, float *C,
+                            int64_t ldc);
+/* bf16 of x[0 .. n) into out, then zeros to out[n_pad - 1], with the
+ * active bf16 path's converter (bertc_bf16_from_f32's bits). */
+void bertc_bf16_convert_row(const float *x, int64_t n, int64_t n_pad, uint16_t *out);
 
 /* ------------------------------------------------------------------------ */
 /* Threads: a small fork-join pool (tensor/threads.c)                        */

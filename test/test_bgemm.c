@@ -400,6 +400,41 @@ Test(bgemm, every_path_converts_transposed_tiles_as_the_definition)
     }
 }
 
+/* Each path's bf16 tile transposer: the transpose, zero rows past cols,
+ * nothing past kn, every bit pattern carried unchanged. */
+Test(bgemm, every_path_transposes_bf16_tiles_as_the_definition)
+{
+    enum { TK = BGEMM_TILE_K, TI = BGEMM_TILE_I, LDS = 23, LDO = 41, FILL = 0xABCD };
+    uint16_t src[TK * LDS];
+    Rng rng = bertc_rng_seed(32);
+    for (int n = 0; n < TK * LDS; n++)
+        src[n] = (uint16_t)bertc_rng_next_u64(&rng);
+    BgemmIsa paths[BGEMM_ISA_COUNT];
+    int np = available_paths(paths);
+    for (int p = 0; p < np; p++) {
+        bertc_bgemm_set_isa(paths[p]);
+        const BgemmKernel *kr = bertc_bgemm_kernel();
+        for (int kn = 1; kn <= TK; kn++)
+            for (int rows = 1; rows <= TI; rows++)
+                for (int cols = 0; cols <= rows; cols++) {
+                    uint16_t out[TI * LDO];
+                    for (int n = 0; n < TI * LDO; n++)
+                        out[n] = FILL;
+                    kr->transpose_tile(src, LDS, kn, cols, rows, out, LDO);
+                    for (int i = 0; i < TI; i++)
+                        for (int k = 0; k < LDO; k++) {
+                            uint16_t want = i >= rows || k >= kn ? FILL
+                                            : i < cols ? src[k * LDS + i] : 0;
+                            if (out[i * LDO + k] != want)
+                                cr_assert_fail("%s: kn %d cols %d rows %d: out[%d][%d] = "
+                                               "0x%04x, want 0x%04x",
+                                               bertc_bgemm_isa_name(paths[p]), kn, cols, rows,
+                                               i, k, out[i * LDO + k], want);
+                        }
+                }
+    }
+}
+
 /* Each path's pairing converter against the definition, for every width n
  * and with the odd row missing: the pairs in place, zeros past n. */
 Test(bgemm, every_path_pairs_two_rows_as_the_definition)

@@ -59,6 +59,38 @@ static void expected(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const fl
     free(a), free(w), free(y);
 }
 
+/* The case with op(A) given already in bf16 (bertc_gemm_bf16_rows for A,
+ * bertc_gemm_bf16_rows_t for A^T, its bf16 kept at A's own stride): the
+ * same bits as bertc_gemm_bf16 on the float32 A. */
+static void check_rounded_a(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A,
+                            int64_t lda, const float *B, int64_t ldb, float beta,
+                            const float *C0, const float *want)
+{
+    float *C = malloc(sizeof(float) * (size_t)(M * N));
+    int64_t a_cols = bertc_gemm_bf16_a_cols(K), rows_pad = bertc_gemm_bf16_rows_pad(M);
+    size_t n16 = (size_t)(ta ? K * lda : rows_pad * a_cols);
+    uint16_t *a16 = calloc(n16, sizeof(uint16_t));
+    cr_assert(C && a16);
+    memcpy(C, C0, sizeof(float) * (size_t)(M * N));
+    if (ta) {
+        for (int64_t e = 0; e < K * lda; e++)
+            a16[e] = bertc_bf16_from_f32(A[e]);
+        bertc_gemm_bf16_rows_t(tb, M, N, K, a16, lda, B, ldb, beta, C, N);
+    } else {
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t k = 0; k < K; k++)
+                a16[i * a_cols + k] = bertc_bf16_from_f32(A[i * lda + k]);
+        bertc_gemm_bf16_rows(tb, M, N, K, a16, a_cols, B, ldb, beta, C, N);
+    }
+    for (int64_t e = 0; e < M * N; e++)
+        if (memcmp(&C[e], &want[e], sizeof(float)) != 0)
+            cr_assert_fail("path %s, bf16 %s, %s M %lld N %lld K %lld beta %g: C[%lld] = %.9g, "
+                           "want %.9g", bertc_bgemm_isa_name(bertc_bgemm_isa()),
+                           ta ? "A^T" : "A", tb ? "T" : "N", (long long)M, (long long)N,
+                           (long long)K, beta, (long long)e, C[e], want[e]);
+    free(C), free(a16);
+}
+
 /* One case: A and B stored as the transposes say, with a row stride one
  * longer than the row (a stride the code must honour). */
 static void check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float beta,
@@ -81,6 +113,7 @@ static void check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float 
                      "want %.9g", bertc_bgemm_isa_name(bertc_bgemm_isa()), ta ? "T" : "N",
                      tb ? "T" : "N", (long long)M, (long long)N, (long long)K, beta, threads,
                      (long long)e, C[e], want[e]);
+    check_rounded_a(ta, tb, M, N, K, A, lda, B, ldb, beta, C0, want);
     free(A), free(B), free(C), free(C0), free(want);
 }
 
