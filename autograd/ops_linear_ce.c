@@ -24,6 +24,11 @@
  * both). A row of z is thus passed over twice by the row code (bias add with
  * the max; exp with the sum) and read by the GEMMs, never zeroed or scaled.
  *
+ * In mixed precision both gradient products read e in bf16: the row pass
+ * writes bf16(e) once, beside e, and the products read that copy (as rows
+ * for dx, transposed for dw) instead of each converting the (R, V) floats
+ * again: the same bits, half the bytes read.
+ *
  * The gradients are computed in the forward, while e is at hand, and kept
  * (dx for the n counted rows, [dw | dbias]: the size of the inputs, not of
  * the logits); the backward only scales them by the upstream gradient. In
@@ -55,6 +60,8 @@ typedef struct Lce {
     float *xa;              /* (R, Ha): [x_c | 1] */
     float *xs;              /* (R, Ha): s [x_c | 1] */
     float *z;               /* (R, V): logits in, e out */
+    uint16_t *e16;          /* bf16: rows_pad(R) rows of bf16(e), e16_cols each, or NULL */
+    int64_t e16_cols;       /* bertc_gemm_bf16_a_cols(V) */
     int32_t *t;             /* (R) targets */
     double *loss;           /* (R) per-row loss */
     float *s;               /* (R) per-row scale 1 / (n S) */
@@ -73,6 +80,8 @@ static void lce_rows(void *ctx, int64_t begin, int64_t end)
         double sum = bertc_kernel_exp_sum(z, z, max, c->V);
         c->loss[r] = (double)max + log(sum) - (double)zt;
         c->s[r] = (float)(1.0 / sum) * c->inv_n;
+        if (c->e16)
+            bertc_bf16_convert_row(z, c->V, c->e16_cols, c->e16 + r * c->e16_cols);
     }
 }
 
@@ -80,7 +89,10 @@ static void lce_rows(void *ctx, int64_t begin, int64_t end)
 static void chunk_dx(const Lce *c, int64_t m, float *dx)
 {
     int64_t H = c->H;
-    bertc_ag_product(c->bf16, false, false, m, H, c->V, c->z, c->V, c->w, H, 0.0f, dx, H);
+    if (c->e16)
+        bertc_gemm_bf16_rows(false, m, H, c->V, c->e16, c->e16_cols, c->w, H, 0.0f, dx, H);
+    else
+        bertc_ag_product(false, false, false, m, H, c->V, c->z, c->V, c->w, H, 0.0f, dx, H);
     for (int64_t r = 0; r < m; r++) {
         float *d = dx + r * H;
         const float *wt = c->w + (int64_t)c->t[r] * H;
@@ -98,7 +110,11 @@ static void chunk_dwb(const Lce *c, int64_t m, float beta, float *dwb)
     for (int64_t r = 0; r < m; r++)
         for (int64_t h = 0; h < Ha; h++)
             c->xs[r * Ha + h] = c->s[r] * c->xa[r * Ha + h];
-    bertc_ag_product(c->bf16, true, false, c->V, Ha, m, c->z, c->V, c->xs, Ha, beta, dwb, Ha);
+    if (c->e16)
+        bertc_gemm_bf16_rows_t(false, c->V, Ha, m, c->e16, c->e16_cols, c->xs, Ha, beta, dwb,
+                               Ha);
+    else
+        bertc_ag_product(false, true, false, c->V, Ha, m, c->z, c->V, c->xs, Ha, beta, dwb, Ha);
     for (int64_t r = 0; r < m; r++)
         bertc_kernel_axpy(dwb + (int64_t)c->t[r] * Ha, -c->inv_n, c->xa + r * Ha, Ha);
 }
@@ -135,12 +151,19 @@ static int64_t counted_rows(int32_t *rows, const ITensor *target, int ignore_ind
     return n;
 }
 
-/* The chunk scratch for chunks of R rows. */
-static void alloc_scratch(Lce *c, Arena *a, int64_t R)
+/* The chunk scratch for chunks of R rows; with grad in mixed precision,
+ * also the bf16 copy of e that both gradient products read. */
+static void alloc_scratch(Lce *c, Arena *a, int64_t R, bool grad)
 {
     c->xa = bertc_arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
     c->xs = bertc_arena_alloc(a, sizeof(float) * (size_t)(R * c->Ha));
     c->z = bertc_arena_alloc(a, sizeof(float) * (size_t)(R * c->V));
+    c->e16 = NULL;
+    if (c->bf16 && grad) {
+        c->e16_cols = bertc_gemm_bf16_a_cols(c->V);
+        c->e16 = bertc_arena_alloc(a, sizeof(uint16_t) *
+                                          (size_t)(bertc_gemm_bf16_rows_pad(R) * c->e16_cols));
+    }
     c->t = bertc_arena_alloc(a, sizeof(int32_t) * (size_t)R);
     c->loss = bertc_arena_alloc(a, sizeof(double) * (size_t)R);
     c->s = bertc_arena_alloc(a, sizeof(float) * (size_t)R);
@@ -162,6 +185,9 @@ static double lce_chunk(Lce *c, const LceGrads *k, const Var *x, const ITensor *
     }
     bertc_ag_product(c->bf16, false, true, m, c->V, H, c->xa, Ha, c->w, H, 0.0f, c->z, c->V);
     bertc_parallel_for(m, lce_rows, c);
+    if (c->e16)   /* the rows past m that the product's last row tile reads */
+        memset(c->e16 + m * c->e16_cols, 0,
+               sizeof(uint16_t) * (size_t)((bertc_gemm_bf16_rows_pad(m) - m) * c->e16_cols));
     double total = 0.0;
     for (int64_t r = 0; r < m; r++)
         total += c->loss[r];
@@ -194,7 +220,7 @@ Var *bertc_ag_linear_cross_entropy(Graph *g, Var *x, Var *w, Var *bias, const IT
                     .dwb = gwb ? bertc_arena_alloc(g->step, sizeof(float) * (size_t)(V * c.Ha)) : NULL};
     ArenaMark mark = bertc_arena_mark(g->step);
     int64_t chunks = (n + LCE_CHUNK - 1) / LCE_CHUNK, R = chunks ? (n + chunks - 1) / chunks : 1;
-    alloc_scratch(&c, g->step, R);
+    alloc_scratch(&c, g->step, R, grad);
     double total = 0.0;
     for (int64_t r0 = 0; r0 < n; r0 += R)
         total += lce_chunk(&c, k, x, target, r0, n - r0 < R ? n - r0 : R);

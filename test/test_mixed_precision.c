@@ -111,3 +111,77 @@ Test(mixed_precision, linear_cross_entropy_is_close_to_float32)
     cr_assert(sqrt(num / den) < 2e-2, "dx relative error %g", sqrt(num / den));
     free(gx32), free(gx16), free(gw32), free(gw16);
 }
+
+/* The oracle of linear_cross_entropy's gradients in mixed precision, as
+ * autograd/ops_linear_ce.c defines them for one chunk of counted rows: the
+ * three products by bertc_gemm_bf16 on the float32 values (e included),
+ * the row scale s and the one-hot term in float32. The op reads e through
+ * a bf16 copy it makes once; the bits must be these. */
+static void lce_bf16_oracle(const Var *x, const Var *w, const Var *b, const int32_t *tgt,
+                            int64_t N, float *gx, float *gw, float *gb)
+{
+    int64_t H = x->value.shape[1], V = w->value.shape[0], Ha = H + 1, n = 0;
+    int32_t rows[64];
+    for (int64_t i = 0; i < N; i++)
+        if (tgt[i] != -100)
+            rows[n++] = (int32_t)i;
+    float inv_n = 1.0f / (float)n;
+    float *xa = malloc(sizeof(float) * (size_t)(n * Ha));
+    float *xs = malloc(sizeof(float) * (size_t)(n * Ha));
+    float *z = malloc(sizeof(float) * (size_t)(n * V)), *s = malloc(sizeof(float) * (size_t)n);
+    float *dx = malloc(sizeof(float) * (size_t)(n * H));
+    float *dwb = malloc(sizeof(float) * (size_t)(V * Ha));
+    cr_assert(xa && xs && z && s && dx && dwb);
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(xa + r * Ha, x->value.data + rows[r] * H, sizeof(float) * (size_t)H);
+        xa[r * Ha + H] = 1.0f;
+    }
+    bertc_gemm_bf16(false, true, n, V, H, xa, Ha, w->value.data, H, 0.0f, z, V);
+    for (int64_t r = 0; r < n; r++) {
+        float max = bertc_kernel_add_max(z + r * V, b->value.data, V);
+        double sum = bertc_kernel_exp_sum(z + r * V, z + r * V, max, V);
+        s[r] = (float)(1.0 / sum) * inv_n;
+    }
+    bertc_gemm_bf16(false, false, n, H, V, z, V, w->value.data, H, 0.0f, dx, H);
+    memset(gx, 0, sizeof(float) * (size_t)(N * H));
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t h = 0; h < H; h++)
+            gx[rows[r] * H + h] =
+                s[r] * dx[r * H + h] - inv_n * w->value.data[tgt[rows[r]] * H + h];
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t h = 0; h < Ha; h++)
+            xs[r * Ha + h] = s[r] * xa[r * Ha + h];
+    bertc_gemm_bf16(true, false, V, Ha, n, z, V, xs, Ha, 0.0f, dwb, Ha);
+    for (int64_t r = 0; r < n; r++)
+        bertc_kernel_axpy(dwb + (int64_t)tgt[rows[r]] * Ha, -inv_n, xa + r * Ha, Ha);
+    for (int64_t v = 0; v < V; v++) {
+        memcpy(gw + v * H, dwb + v * Ha, sizeof(float) * (size_t)H);
+        gb[v] = dwb[v * Ha + H];
+    }
+    free(xa), free(xs), free(z), free(s), free(dx), free(dwb);
+}
+
+Test(mixed_precision, linear_cross_entropy_gradients_are_the_bf16_products)
+{
+    const int64_t N = 40, H = 24, V = 203;
+    Var *x = test_param(params, 2, (int64_t[]){N, H}, &rng, -1, 1);
+    Var *w = test_param(params, 2, (int64_t[]){V, H}, &rng, -0.5f, 0.5f);
+    Var *b = test_param(params, 1, (int64_t[]){V}, &rng, -0.1f, 0.1f);
+    int32_t tgt[40];
+    for (int i = 0; i < N; i++)
+        tgt[i] = i % 6 == 1 ? -100 : (int32_t)(i * 53 % V);
+    ITensor t = {.ndim = 1, .shape = {N}, .numel = N, .data = tgt};
+    float *gx = malloc(sizeof(float) * N * H), *gw = malloc(sizeof(float) * V * H);
+    float *ox = malloc(sizeof(float) * N * H), *ow = malloc(sizeof(float) * V * H);
+    float *ob = malloc(sizeof(float) * V);
+    cr_assert(gx && gw && ox && ow && ob);
+    bertc_ag_graph_reset(graph);
+    bertc_ag_backward(graph, bertc_ag_linear_cross_entropy(graph, x, w, b, &t, -100));
+    float loss;
+    lce(true, x, w, b, &t, &loss, gx, gw);
+    lce_bf16_oracle(x, w, b, tgt, N, ox, ow, ob);
+    assert_same("dx", gx, ox, N * H);
+    assert_same("dw", gw, ow, V * H);
+    assert_same("dbias", b->grad, ob, V);
+    free(gx), free(gw), free(ox), free(ow), free(ob);
+}
