@@ -173,6 +173,23 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
     return out;
 }
 
+/* Both products of a mixed-precision backward from one bf16 copy of dy
+ * (the rows layout of bertc_gemm_bf16_rows, in the step arena until both
+ * are done): dy is read and rounded once, not once per product. */
+static void linear_backward_bf16(Graph *g, const float *dy, int64_t rows, int64_t n_in,
+                                 int64_t n_out, const float *x, const float *w, float *dx,
+                                 float dx_beta, float *dw)
+{
+    ArenaMark mark = bertc_arena_mark(g->step);
+    int64_t cols = bertc_gemm_bf16_a_cols(n_out);
+    uint16_t *dy16 = bertc_arena_alloc(
+        g->step, sizeof(uint16_t) * (size_t)(bertc_gemm_bf16_rows_pad(rows) * cols));
+    bertc_gemm_bf16_round_rows(rows, n_out, dy, n_out, dy16);
+    bertc_gemm_bf16_rows(false, rows, n_in, n_out, dy16, cols, w, n_in, dx_beta, dx, n_in);
+    bertc_gemm_bf16_rows_t(false, n_out, n_in, rows, dy16, cols, x, n_in, 1.0f, dw, n_in);
+    bertc_arena_release(g->step, mark);
+}
+
 /* dx += dy w;  dw += dy^T x;  dbias += sum over rows of dy.
  * dx (rows, in) is written (beta = 0) when it is the first gradient x gets. */
 void bertc_linear_backward(Graph *g, Node *node)
@@ -181,15 +198,22 @@ void bertc_linear_backward(Graph *g, Node *node)
     int64_t n_in = w->value.shape[1], n_out = w->value.shape[0];
     int64_t rows = x->value.numel / (n_in ? n_in : 1);
     const float *dy = node->out->grad;
-    if (x->requires_grad) {
+    if (g->bf16 && x->requires_grad && w->requires_grad) {
         bool accumulate;
         float *dx = bertc_ag_grad_full(g, x, &accumulate);
-        bertc_ag_product(g->bf16, false, false, rows, n_in, n_out, dy, n_out, w->value.data,
-                         n_in, accumulate ? 1.0f : 0.0f, dx, n_in);
+        linear_backward_bf16(g, dy, rows, n_in, n_out, x->value.data, w->value.data, dx,
+                             accumulate ? 1.0f : 0.0f, bertc_ag_grad(g, w));
+    } else {
+        if (x->requires_grad) {
+            bool accumulate;
+            float *dx = bertc_ag_grad_full(g, x, &accumulate);
+            bertc_ag_product(g->bf16, false, false, rows, n_in, n_out, dy, n_out,
+                             w->value.data, n_in, accumulate ? 1.0f : 0.0f, dx, n_in);
+        }
+        if (w->requires_grad)
+            bertc_ag_product(g->bf16, true, false, n_out, n_in, rows, dy, n_out,
+                             x->value.data, n_in, 1.0f, bertc_ag_grad(g, w), n_in);
     }
-    if (w->requires_grad)
-        bertc_ag_product(g->bf16, true, false, n_out, n_in, rows, dy, n_out, x->value.data,
-                         n_in, 1.0f, bertc_ag_grad(g, w), n_in);
     if (bias && bias->requires_grad) {
         float *db = bertc_ag_grad(g, bias);
         for (int64_t r = 0; r < rows; r++)

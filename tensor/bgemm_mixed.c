@@ -311,3 +311,8 @@ void bertc_bf16_convert_row(const float *x, int64_t n, int64_t n_pad, uint16_t *
 {
     bertc_bgemm_kernel()->convert_row(x, n, n_pad, out);
 }
+
+void bertc_gemm_bf16_round_rows(int64_t M, int64_t K, const float *A, int64_t lda, uint16_t *a)
+{
+    bertc_bgemm_convert_a(bertc_bgemm_kernel(), M, K, A, lda, a, bertc_gemm_bf16_a_cols(K));
+}

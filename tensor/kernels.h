@@ -519,6 +519,10 @@ void bertc_gemm_bf16_rows_t(bool trans_b, int64_t M, int64_t N, int64_t K, const
 /* bf16 of x[0 .. n) into out, then zeros to out[n_pad - 1], with the
  * active bf16 path's converter (bertc_bf16_from_f32's bits). */
 void bertc_bf16_convert_row(const float *x, int64_t n, int64_t n_pad, uint16_t *out);
+/* A (M, K), row stride lda, into the layout bertc_gemm_bf16_rows reads:
+ * bertc_gemm_bf16_rows_pad(M) rows of bertc_gemm_bf16_a_cols(K), on the
+ * threads when it is large. */
+void bertc_gemm_bf16_round_rows(int64_t M, int64_t K, const float *A, int64_t lda, uint16_t *a);
 
 /* ------------------------------------------------------------------------ */
 /* Threads: a small fork-join pool (tensor/threads.c)                        */
