@@ -136,12 +136,9 @@ static double time_run(const Ref *r, const Operands *o, int reps, Usage *u)
     return (cpu_clock ? cpu : wall) / reps;
 }
 
-/* The operands come from bertc's allocator (2 MiB pages for large blocks
- * where the kernel grants them, as a model's weights and activations get
- * them) and every library reads the same buffers. */
 static float *random_matrix(int64_t n, Rng *rng)
 {
-    float *x = bertc_sys_alloc(sizeof(float) * (size_t)n);
+    float *x = malloc(sizeof(float) * (size_t)n);
     if (!x) {
         fprintf(stderr, "gemm bench: out of memory\n");
         exit(1);
@@ -222,9 +219,9 @@ static void bench_shape(Shape s, Setup *st, Rng *rng)
     print_percent(best_ref, st);
     printf("\n");
     fflush(stdout);
-    bertc_sys_free(o.A);
-    bertc_sys_free(o.B);
-    bertc_sys_free(o.C);
+    free(o.A);
+    free(o.B);
+    free(o.C);
 }
 
 /* --- the single-core FMA peak ------------------------------------------- */
@@ -387,8 +384,6 @@ static void print_header(const Setup *st)
            "%d ms idle before each\n",
            bertc_cpu_isa_name(bertc_cpu_isa()), bertc_threads_count(), st->reps,
            cpu_clock ? "CPU time (--clock cpu)" : "the wall clock", settle_ms);
-    printf("# operands: bertc_sys_alloc (2 MiB pages for blocks of 2 MiB and more where the "
-           "kernel grants them), the same buffers for every library\n");
     for (int i = 0; i < REF_COUNT; i++)
         if (refs[i].sgemm)
             printf("# %s: %s\n", refs[i].name, refs[i].what);

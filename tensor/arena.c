@@ -5,9 +5,6 @@
  * all chunks are replaced by ONE chunk of at least the high-water mark. Every
  * later step that does the same work fits in that chunk, so the steady-state
  * loop performs zero system allocations. */
-#if defined(__linux__) && !defined(BERTC_FREESTANDING)
-#define _DEFAULT_SOURCE   /* madvise's MADV_HUGEPAGE (below) */
-#endif
 #include "tensor/tensor.h"
 #include "tensor/format_internal.h"
 
@@ -17,9 +14,6 @@
 #include <string.h>
 #if !defined(BERTC_FREESTANDING)
 #include <unistd.h>
-#endif
-#if defined(__linux__) && !defined(BERTC_FREESTANDING)
-#include <sys/mman.h>
 #endif
 
 #define ARENA_ALIGN 64
@@ -46,33 +40,9 @@ void *bertc_sys_alloc(size_t bytes)
 
 void bertc_sys_free(void *p) { (void)p; }
 #else
-/* Blocks of HUGE_MIN_BYTES and more (arena chunks: a model's parameters, a
- * training step's activations, the GEMM's pack buffers) start on a 2 MiB
- * boundary and are marked MADV_HUGEPAGE, so that a kernel whose
- * transparent huge pages are "madvise" (Debian's default) backs them with
- * 2 MiB pages. A GEMM that reads a weight or an activation in place, its
- * rows kilobytes apart, otherwise walks a new 4 KiB page every row: the
- * L1 TLB covers 72 of them. build/bench/gemm on Zen 4, one core, matrices
- * from this allocator against plain malloc: 128 x 768 x 3072 NN 0.83 ->
- * 0.90-0.95x oneDNN, 128 x 2304 x 768 TN 0.81-0.84 -> 0.88-0.91x (oneDNN,
- * which packs, the same either way). Elsewhere, or if the kernel says no,
- * the pages are the usual ones. */
-#define HUGE_MIN_BYTES ((size_t)2 << 20)
-#define HUGE_PAGE_BYTES ((size_t)2 << 20)
-
 void *bertc_sys_alloc(size_t bytes)
 {
     atomic_fetch_add_explicit(&sys_alloc_count, 1, memory_order_relaxed);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= HUGE_MIN_BYTES) {
-        void *p = NULL;
-        if (posix_memalign(&p, HUGE_PAGE_BYTES, bytes) != 0)
-            return NULL;
-        size_t whole = bytes / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-        (void)madvise(p, whole, MADV_HUGEPAGE);   /* advice: refused is fine */
-        return p;
-    }
-#endif
     return malloc(bytes);
 }
 
