@@ -218,13 +218,20 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
             C[i * ldc + j] *= beta;
 }
 
-/* C = beta C for an empty sum (K = 0): op(A) and op(B) are not read. */
-static void empty_sum(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
+/* An empty C, or an empty sum (K = 0: C = beta C, op(A) and op(B) not
+ * read): true when that is all there is to do. */
+static bool nothing_to_multiply(int64_t M, int64_t N, int64_t K, float beta, float *C,
+                                int64_t ldc)
 {
+    if (M <= 0 || N <= 0)
+        return true;
+    if (K > 0)
+        return false;
     if (beta != 1.0f)
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
                 C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    return true;
 }
 
 /* The product of converted rows a (a_cols each) with op(B), into C. */
@@ -259,12 +266,8 @@ void bertc_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc)
 {
-    if (M <= 0 || N <= 0)
+    if (nothing_to_multiply(M, N, K, beta, C, ldc))
         return;
-    if (K <= 0) {
-        empty_sum(M, N, beta, C, ldc);
-        return;
-    }
     const BgemmKernel *kr = bertc_bgemm_kernel();
     uint16_t *a = a_rows(kr, M, K);
     int64_t a_cols = bertc_gemm_bf16_a_cols(K);
@@ -276,12 +279,8 @@ void bertc_gemm_bf16_rows(bool trans_b, int64_t M, int64_t N, int64_t K, const u
                           int64_t a_cols, const float *B, int64_t ldb, float beta, float *C,
                           int64_t ldc)
 {
-    if (M <= 0 || N <= 0)
+    if (nothing_to_multiply(M, N, K, beta, C, ldc))
         return;
-    if (K <= 0) {
-        empty_sum(M, N, beta, C, ldc);
-        return;
-    }
     if (a_cols != bertc_gemm_bf16_a_cols(K))
         bertc_fatal("bertc_gemm_bf16_rows: rows of %lld bf16 for K = %lld; this path reads "
                     "bertc_gemm_bf16_a_cols(K) = %lld", (long long)a_cols, (long long)K,
@@ -293,12 +292,8 @@ void bertc_gemm_bf16_rows_t(bool trans_b, int64_t M, int64_t N, int64_t K, const
                             int64_t ldat, const float *B, int64_t ldb, float beta, float *C,
                             int64_t ldc)
 {
-    if (M <= 0 || N <= 0)
+    if (nothing_to_multiply(M, N, K, beta, C, ldc))
         return;
-    if (K <= 0) {
-        empty_sum(M, N, beta, C, ldc);
-        return;
-    }
     const BgemmKernel *kr = bertc_bgemm_kernel();
     uint16_t *a = a_rows(kr, M, K);
     int64_t a_cols = bertc_gemm_bf16_a_cols(K);
