@@ -499,9 +499,10 @@ void bertc_bgemm_reference(int64_t M, const float *A, int64_t lda, const uint16_
 void bertc_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc);
-/* The same with op(A) already rounded, for an operand its op produces in
- * bf16 and reads twice (linear_cross_entropy's softmax numerators): no
- * conversion, the same bits as bertc_gemm_bf16 on its float32 values.
+/* The same with op(A) already rounded, for an operand that two products
+ * read (linear_cross_entropy's softmax numerators, a Linear's dy in its
+ * backward): rounded once, no conversion per product, the same bits as
+ * bertc_gemm_bf16 on its float32 values.
  *   _rows:   op(A) = A given as bertc_gemm_bf16_rows_pad(M) rows of a_cols
  *            = bertc_gemm_bf16_a_cols(K) bf16 (bertc_bf16_from_f32 of
  *            A[i][k], zeros past K and in the rows past M): the layout
