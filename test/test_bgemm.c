@@ -356,83 +356,70 @@ static void run_path(const BCase *c, BData *d, BgemmIsa path, int threads)
     run_path_agree(c, d, path, threads, AGREE_BITS);
 }
 
-/* Every path, 1 thread, on every N from 1 to 50 (panel edges) with the small
- * M (one row, a tile's edges 7, 8, 9 and AMX's 16, 17) and K (odd, one pair,
- * AMX's 32-k chunk and its tails around 32 and 64). */
-/* Each path's transposing converter against the definition, on every tile
- * size: bf16 of src[k][i] at out[i][k] for i < cols, zeros for the rows
- * past cols, and nothing written past kn in a row (out is prefilled). The
- * values mix rounding ties, NaNs, infinities and subnormals with random
- * bit patterns; the strides are odd, as a transposed operand's may be. */
+/* One path's tile kernel (convert_trans on src32, or transpose_tile on
+ * src16) on every tile size against the definition: out[i][k] is the bf16
+ * of src[k][i] (src16's bits as they are) for i < cols, 0 for the rows past
+ * cols, and nothing is written past kn in a row (out is prefilled). */
+static void check_tiles(BgemmIsa path, const float *src32, const uint16_t *src16, int lds)
+{
+    enum { TK = BGEMM_TILE_K, TI = BGEMM_TILE_I, LDO = 37, FILL = 0xABCD };
+    bertc_bgemm_set_isa(path);
+    const BgemmKernel *kr = bertc_bgemm_kernel();
+    for (int kn = 1; kn <= TK; kn++)
+        for (int rows = 1; rows <= TI; rows++)
+            for (int cols = 0; cols <= rows; cols++) {
+                uint16_t out[TI * LDO];
+                for (int n = 0; n < TI * LDO; n++)
+                    out[n] = FILL;
+                if (src32)
+                    kr->convert_trans(src32, lds, kn, cols, rows, out, LDO);
+                else
+                    kr->transpose_tile(src16, lds, kn, cols, rows, out, LDO);
+                for (int i = 0; i < TI; i++)
+                    for (int k = 0; k < LDO; k++) {
+                        uint16_t want = i >= rows || k >= kn ? FILL
+                                        : i >= cols ? 0
+                                        : src32 ? bertc_bf16_from_f32(src32[k * lds + i])
+                                        : src16[k * lds + i];
+                        if (out[i * LDO + k] != want)
+                            cr_assert_fail("%s %s: kn %d cols %d rows %d: out[%d][%d] = 0x%04x, "
+                                           "want 0x%04x", bertc_bgemm_isa_name(path),
+                                           src32 ? "convert_trans" : "transpose_tile", kn,
+                                           cols, rows, i, k, out[i * LDO + k], want);
+                    }
+            }
+}
+
+/* Each path's transposing converter. The values mix rounding ties, NaNs,
+ * infinities and subnormals with random bit patterns; the stride is odd,
+ * as a transposed operand's may be. */
 Test(bgemm, every_path_converts_transposed_tiles_as_the_definition)
 {
-    enum { TK = BGEMM_TILE_K, TI = BGEMM_TILE_I, LDS = 19, LDO = 37, FILL = 0xABCD };
+    enum { LDS = 19 };
     static const uint32_t edges[] = {0x7FC00000u, 0xFF800000u, 0x00000001u, 0x3F808000u,
                                      0x3F818000u, 0x807FFFFFu, 0x7F7FFFFFu, 0x80000000u};
-    float src[TK * LDS];
+    float src[BGEMM_TILE_K * LDS];
     Rng rng = bertc_rng_seed(16);
-    for (int n = 0; n < TK * LDS; n++)
+    for (int n = 0; n < BGEMM_TILE_K * LDS; n++)
         src[n] = from_bits(n % 5 == 0 ? edges[n / 5 % 8] : (uint32_t)bertc_rng_next_u64(&rng));
     BgemmIsa paths[BGEMM_ISA_COUNT];
     int np = available_paths(paths);
-    for (int p = 0; p < np; p++) {
-        bertc_bgemm_set_isa(paths[p]);
-        const BgemmKernel *kr = bertc_bgemm_kernel();
-        for (int kn = 1; kn <= TK; kn++)
-            for (int rows = 1; rows <= TI; rows++)
-                for (int cols = 0; cols <= rows; cols++) {
-                    uint16_t out[TI * LDO];
-                    for (int n = 0; n < TI * LDO; n++)
-                        out[n] = FILL;
-                    kr->convert_trans(src, LDS, kn, cols, rows, out, LDO);
-                    for (int i = 0; i < TI; i++)
-                        for (int k = 0; k < LDO; k++) {
-                            uint16_t want = i >= rows || k >= kn ? FILL
-                                            : i < cols ? bertc_bf16_from_f32(src[k * LDS + i])
-                                            : 0;
-                            if (out[i * LDO + k] != want)
-                                cr_assert_fail("%s: kn %d cols %d rows %d: out[%d][%d] = "
-                                               "0x%04x, want 0x%04x",
-                                               bertc_bgemm_isa_name(paths[p]), kn, cols, rows,
-                                               i, k, out[i * LDO + k], want);
-                        }
-                }
-    }
+    for (int p = 0; p < np; p++)
+        check_tiles(paths[p], src, NULL, LDS);
 }
 
-/* Each path's bf16 tile transposer: the transpose, zero rows past cols,
- * nothing past kn, every bit pattern carried unchanged. */
+/* Each path's bf16 tile transposer: every bit pattern carried unchanged. */
 Test(bgemm, every_path_transposes_bf16_tiles_as_the_definition)
 {
-    enum { TK = BGEMM_TILE_K, TI = BGEMM_TILE_I, LDS = 23, LDO = 41, FILL = 0xABCD };
-    uint16_t src[TK * LDS];
+    enum { LDS = 23 };
+    uint16_t src[BGEMM_TILE_K * LDS];
     Rng rng = bertc_rng_seed(32);
-    for (int n = 0; n < TK * LDS; n++)
+    for (int n = 0; n < BGEMM_TILE_K * LDS; n++)
         src[n] = (uint16_t)bertc_rng_next_u64(&rng);
     BgemmIsa paths[BGEMM_ISA_COUNT];
     int np = available_paths(paths);
-    for (int p = 0; p < np; p++) {
-        bertc_bgemm_set_isa(paths[p]);
-        const BgemmKernel *kr = bertc_bgemm_kernel();
-        for (int kn = 1; kn <= TK; kn++)
-            for (int rows = 1; rows <= TI; rows++)
-                for (int cols = 0; cols <= rows; cols++) {
-                    uint16_t out[TI * LDO];
-                    for (int n = 0; n < TI * LDO; n++)
-                        out[n] = FILL;
-                    kr->transpose_tile(src, LDS, kn, cols, rows, out, LDO);
-                    for (int i = 0; i < TI; i++)
-                        for (int k = 0; k < LDO; k++) {
-                            uint16_t want = i >= rows || k >= kn ? FILL
-                                            : i < cols ? src[k * LDS + i] : 0;
-                            if (out[i * LDO + k] != want)
-                                cr_assert_fail("%s: kn %d cols %d rows %d: out[%d][%d] = "
-                                               "0x%04x, want 0x%04x",
-                                               bertc_bgemm_isa_name(paths[p]), kn, cols, rows,
-                                               i, k, out[i * LDO + k], want);
-                        }
-                }
-    }
+    for (int p = 0; p < np; p++)
+        check_tiles(paths[p], NULL, src, LDS);
 }
 
 /* Each path's pairing converter against the definition, for every width n
@@ -470,6 +457,9 @@ Test(bgemm, every_path_pairs_two_rows_as_the_definition)
     }
 }
 
+/* Every path, 1 thread, on every N from 1 to 50 (panel edges) with the small
+ * M (one row, a tile's edges 7, 8, 9 and AMX's 16, 17) and K (odd, one pair,
+ * AMX's 32-k chunk and its tails around 32 and 64). */
 Test(bgemm, every_path_matches_the_reference_on_small_shapes, .timeout = 120)
 {
     static const int64_t ms[] = {1, 7, 8, 9, 16, 17}, ks[] = {1, 2, 3, 31, 32, 33, 63, 64, 65};
