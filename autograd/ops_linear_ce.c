@@ -27,7 +27,7 @@
  * In mixed precision both gradient products read e in bf16: the row pass
  * writes bf16(e) once, beside e, and the products read that copy (as rows
  * for dx, transposed for dw) instead of each converting the (R, V) floats
- * again: the same bits, half the bytes read.
+ * again: the same bits, half the bytes read, for R x V bf16 more scratch.
  *
  * The gradients are computed in the forward, while e is at hand, and kept
  * (dx for the n counted rows, [dw | dbias]: the size of the inputs, not of
