@@ -69,19 +69,29 @@ static void write_rows(const char *path, int n, uint32_t seed, bool regression, 
 }
 
 /* Fine-tunes a 1-layer BERT of H = 32 on dir/TRAIN, held out dir/HELD,
- * into dir/out. */
-static void finetune_on(const char *task, const char *train, const char *held)
+ * into dir/out, with --task TASK (NULL: the default) and FLAGS; its output
+ * into log. */
+static void finetune_with(const char *task, const char *train, const char *held,
+                          const char *flags, char *log, size_t cap)
 {
-    char cmd[4096], log[16384], cfg[300];
+    char cmd[4096], cfg[300], task_flag[64] = "";
     snprintf(cfg, sizeof cfg, "%s/config.json", dir);
     test_write_text(cfg, "{\"architectures\": [\"BertForSequenceClassification\"], "
                          "\"vocab_size\": 30522, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
                          "\"num_attention_heads\": 2, \"intermediate_size\": 64, "
                          "\"max_position_embeddings\": 64}\n");
+    if (task)
+        snprintf(task_flag, sizeof task_flag, "--task %s ", task);
     snprintf(cmd, sizeof cmd, "%s finetune --config %s --vocab " VOCAB " --train %s/%s "
-             "--eval %s/%s --task %s --out %s/out " RUN_FLAGS, BERTC_CLI, cfg, dir, train, dir,
-             held, task, dir);
-    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log), 0, "%s\n%s", cmd, log);
+             "--eval %s/%s %s--out %s/out %s", BERTC_CLI, cfg, dir, train, dir, held, task_flag,
+             dir, flags);
+    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, log, cap), 0, "%s\n%s", cmd, log);
+}
+
+static void finetune_on(const char *task, const char *train, const char *held)
+{
+    char log[16384];
+    finetune_with(task, train, held, RUN_FLAGS, log, sizeof log);
 }
 
 static void finetune(const char *task)
@@ -484,18 +494,11 @@ static double predict_accuracy(const char *rule)
 Test(evaluate, windows_of_long_rows_score_as_finetune_and_predict_read_them)
 {
     write_data(false);
-    char cmd[4096], log[16384], cfg[300];
-    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
-    test_write_text(cfg, "{\"architectures\": [\"BertForSequenceClassification\"], "
-                         "\"vocab_size\": 30522, \"hidden_size\": 32, \"num_hidden_layers\": 1, "
-                         "\"num_attention_heads\": 2, \"intermediate_size\": 64, "
-                         "\"max_position_embeddings\": 64}\n");
+    char log[16384];
     /* [CLS] 4 words [SEP]: rows of 5 to 7 words are read in 2 windows */
-    snprintf(cmd, sizeof cmd, "%s finetune --config %s --vocab " VOCAB " --train %s/train.csv "
-             "--eval %s/held.csv --out %s/out --max-len 6 --stride 2 --batch-size 16 --lr 1e-2 "
-             "--steps 24 --eval-every 6 --seed 3 --quiet --threads 2", BERTC_CLI, cfg, dir, dir,
-             dir);
-    cr_assert_eq(test_shell(cmd, TEST_STDOUT_AND_STDERR, log, sizeof log), 0, "%s\n%s", cmd, log);
+    finetune_with(NULL, "train.csv", "held.csv",
+                  "--max-len 6 --stride 2 --batch-size 16 --lr 1e-2 --steps 24 --eval-every 6 "
+                  "--seed 3 --quiet --threads 2", log, sizeof log);
     cr_expect(strstr(log, "training texts are longer than --max-len 6 tokens") &&
               strstr(log, "read whole, in windows"), "the windows' note: %s", log);
     static char out[65536], errs[4096];
