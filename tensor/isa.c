@@ -211,3 +211,13 @@ CpuIsa bertc_cpu_isa(void)
 {
     return bertc_isa_active()->isa;
 }
+
+bool bertc_isa_detect_once(_Atomic unsigned char *known, bool (*detect)(void))
+{
+    unsigned char answer = atomic_load_explicit(known, memory_order_relaxed);
+    if (answer == 0) {
+        answer = detect() ? 2 : 1;
+        atomic_store_explicit(known, answer, memory_order_relaxed);
+    }
+    return answer == 2;
+}

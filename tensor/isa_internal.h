@@ -12,6 +12,8 @@
 #include "tensor/gemm_kernel_internal.h"
 #include "tensor/kernels_internal.h"
 
+#include <stdatomic.h>
+
 /* The int8 paths one row may allow, at most. */
 enum { ISA_INT8_MAX = 3, ISA_BF16_MAX = 2 };
 
@@ -39,5 +41,13 @@ typedef struct IsaPath {
 const IsaPath *bertc_isa_path(CpuIsa isa);
 /* The row of the active path, bertc_cpu_isa(). */
 const IsaPath *bertc_isa_active(void);
+
+/* detect(), asked once: *known keeps its answer (0: not asked yet, 1: no,
+ * 2: yes). The int8 and bf16 default paths are looked up on every GEMM
+ * call, and detection asks cpuid, which a virtual machine traps: 18 % of a
+ * mixed-precision training step (many small GEMMs) went to it before the
+ * answers were kept. Threads may race to fill *known; they write the same
+ * answer. */
+bool bertc_isa_detect_once(_Atomic unsigned char *known, bool (*detect)(void));
 
 #endif /* BERTC_ISA_INTERNAL_H */

@@ -27,7 +27,6 @@
 #include "tensor/scratch_internal.h"
 
 #include <stdlib.h>
-#include <stdatomic.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
@@ -264,23 +263,13 @@ bool bertc_qgemm_isa_from_name(const char *name, QgemmIsa *isa)
     return false;
 }
 
-/* What each path's detect said (0: not asked yet, 1: no, 2: yes). The
- * default path is looked up on every GEMM call, and detection asks cpuid,
- * which a virtual machine traps: 18 % of a mixed-precision training step
- * (many small GEMMs) went to it before the answers were kept. Threads may
- * race to fill an entry; they write the same answer. */
+/* What each path's detect said (bertc_isa_detect_once). */
 static _Atomic unsigned char detected[QGEMM_ISA_COUNT];
 
 bool bertc_qgemm_isa_supported(QgemmIsa isa)
 {
-    if ((unsigned)isa >= QGEMM_ISA_COUNT || !qgemm_paths[isa].detect)
-        return false;
-    unsigned char known = atomic_load_explicit(&detected[isa], memory_order_relaxed);
-    if (known == 0) {
-        known = qgemm_paths[isa].detect() ? 2 : 1;
-        atomic_store_explicit(&detected[isa], known, memory_order_relaxed);
-    }
-    return known == 2;
+    return (unsigned)isa < QGEMM_ISA_COUNT && qgemm_paths[isa].detect
+        && bertc_isa_detect_once(&detected[isa], qgemm_paths[isa].detect);
 }
 
 const QgemmKernel *bertc_qgemm_kernel_for(QgemmIsa isa)
