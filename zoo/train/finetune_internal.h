@@ -151,6 +151,9 @@ int bertc_finetune_load_held_out(const FinetuneOptions *o, FinetuneData *data, A
 
 /* ---- zoo/train/finetune_task.c: the engine's task ------------------------ */
 
+/* Logits a row of the rows' tasks: 1 for regression, else one a label. */
+int bertc_finetune_row_logits(const FinetuneData *data);
+
 /* The columns of d (text, optional pair, label) as examples rows[first ..]
  * of data (its arrays allocated for all rows by the caller); labels not in
  * data->labels, and regression targets that are not finite float32 numbers, are

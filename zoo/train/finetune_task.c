@@ -169,12 +169,17 @@ static int make_batch(void *ctx, const int64_t *idx, int64_t n, Graph *g, Batch 
 
 /* ---- evaluation --------------------------------------------------------- */
 
+int bertc_finetune_row_logits(const FinetuneData *data)
+{
+    return data->kind == FT_REGRESSION ? 1 : data->labels.n;
+}
+
 /* Text windows: each held-out window's logits (k, C) of features idx[0..k)
  * into its row's in data->win_logits (bertc_windows_add). */
 static void add_window_logits(FinetuneData *data, const float *logits, const int64_t *idx,
                               int64_t k)
 {
-    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    int C = bertc_finetune_row_logits(data);
     for (int64_t j = 0; j < k; j++) {
         int64_t e = data->feat_row[idx[j]] - data->n_train;
         bertc_windows_add(data->aggregate, data->win_logits + e * C, logits + j * C, C,
@@ -185,7 +190,7 @@ static void add_window_logits(FinetuneData *data, const float *logits, const int
 /* Predictions for the held-out rows from a forward's logits (k, C). */
 static void predict(FinetuneData *data, const float *logits, int64_t row, int64_t k)
 {
-    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    int C = bertc_finetune_row_logits(data);
     for (int64_t j = 0; j < k; j++) {
         const float *z = logits + j * C;
         int64_t e = row + j - data->n_train;
@@ -206,7 +211,7 @@ static void predict(FinetuneData *data, const float *logits, int64_t row, int64_
 /* Text windows: the held-out rows' sums of logits start at 0. */
 static void begin_window_eval(FinetuneData *data)
 {
-    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    int C = bertc_finetune_row_logits(data);
     int64_t n = data->n - data->n_train;
     memset(data->win_logits, 0, sizeof(float) * (size_t)(n * C));
     memset(data->win_count, 0, sizeof(int32_t) * (size_t)n);
@@ -216,7 +221,7 @@ static void begin_window_eval(FinetuneData *data)
  * --aggregate mean), and the predictions made from them. */
 static void end_window_eval(FinetuneData *data)
 {
-    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    int C = bertc_finetune_row_logits(data);
     int64_t n = data->n - data->n_train;
     for (int64_t e = 0; e < n; e++)
         bertc_windows_finish(data->aggregate, data->win_logits + e * C, C, data->win_count[e]);

@@ -57,7 +57,7 @@ int bertc_finetune_text_windows(FinetuneData *data, Arena *arena, BertcError *er
         data->n_feat_train += r < data->n_train ? count[r] : 0;
     }
     data->n_feat = total;
-    int C = data->kind == FT_REGRESSION ? 1 : data->labels.n;
+    int C = bertc_finetune_row_logits(data);
     int64_t n_eval = data->n - data->n_train;
     data->win_logits = bertc_arena_alloc(arena, sizeof(float) * (size_t)(n_eval * C + 1));
     data->win_count = bertc_arena_alloc(arena, sizeof(int32_t) * (size_t)(n_eval + 1));
