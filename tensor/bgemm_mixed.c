@@ -245,16 +245,25 @@ static void product(const BgemmKernel *kr, bool trans_b, int64_t M, int64_t N, i
     bertc_bgemm_converted(kr, M, a, a_cols, &pb, NULL, beta != 0.0f, C, ldc);
 }
 
-/* This thread's buffer for the converted op(A) of M rows and K steps. */
-static uint16_t *a_rows(const BgemmKernel *kr, int64_t M, int64_t K)
+/* The bf16 a converted row of K steps holds on kr's path: K padded to
+ * even, then to the kernel's ka (zeros). */
+static int64_t a_cols_of(const BgemmKernel *kr, int64_t K)
 {
-    size_t n = (size_t)(round_up(M, kr->mr) * bertc_gemm_bf16_a_cols(K));
+    return round_up(round_up(K, 2), kr->ka);
+}
+
+/* This thread's buffer for the converted op(A) of M rows and K steps; its
+ * rows' length into *a_cols. */
+static uint16_t *a_rows(const BgemmKernel *kr, int64_t M, int64_t K, int64_t *a_cols)
+{
+    *a_cols = a_cols_of(kr, K);
+    size_t n = (size_t)(round_up(M, kr->mr) * *a_cols);
     return scratch_get(&a_buffer, NULL, sizeof(uint16_t) * n, "bertc_gemm_bf16 (bf16 op(A))");
 }
 
 int64_t bertc_gemm_bf16_a_cols(int64_t K)
 {
-    return round_up(round_up(K, 2), bertc_bgemm_kernel()->ka);
+    return a_cols_of(bertc_bgemm_kernel(), K);
 }
 
 int64_t bertc_gemm_bf16_rows_pad(int64_t M)
@@ -269,8 +278,8 @@ void bertc_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K
     if (nothing_to_multiply(M, N, K, beta, C, ldc))
         return;
     const BgemmKernel *kr = bertc_bgemm_kernel();
-    uint16_t *a = a_rows(kr, M, K);
-    int64_t a_cols = bertc_gemm_bf16_a_cols(K);
+    int64_t a_cols;
+    uint16_t *a = a_rows(kr, M, K, &a_cols);
     convert_op_a(kr, trans_a, M, K, A, lda, a, a_cols);
     product(kr, trans_b, M, N, K, a, a_cols, B, ldb, beta, C, ldc);
 }
@@ -281,11 +290,12 @@ void bertc_gemm_bf16_rows(bool trans_b, int64_t M, int64_t N, int64_t K, const u
 {
     if (nothing_to_multiply(M, N, K, beta, C, ldc))
         return;
-    if (a_cols != bertc_gemm_bf16_a_cols(K))
+    const BgemmKernel *kr = bertc_bgemm_kernel();
+    if (a_cols != a_cols_of(kr, K))
         bertc_fatal("bertc_gemm_bf16_rows: rows of %lld bf16 for K = %lld; this path reads "
                     "bertc_gemm_bf16_a_cols(K) = %lld", (long long)a_cols, (long long)K,
-                    (long long)bertc_gemm_bf16_a_cols(K));
-    product(bertc_bgemm_kernel(), trans_b, M, N, K, a, a_cols, B, ldb, beta, C, ldc);
+                    (long long)a_cols_of(kr, K));
+    product(kr, trans_b, M, N, K, a, a_cols, B, ldb, beta, C, ldc);
 }
 
 void bertc_gemm_bf16_rows_t(bool trans_b, int64_t M, int64_t N, int64_t K, const uint16_t *at,
@@ -295,8 +305,8 @@ void bertc_gemm_bf16_rows_t(bool trans_b, int64_t M, int64_t N, int64_t K, const
     if (nothing_to_multiply(M, N, K, beta, C, ldc))
         return;
     const BgemmKernel *kr = bertc_bgemm_kernel();
-    uint16_t *a = a_rows(kr, M, K);
-    int64_t a_cols = bertc_gemm_bf16_a_cols(K);
+    int64_t a_cols;
+    uint16_t *a = a_rows(kr, M, K, &a_cols);
     TransJob job = {.kr = kr, .A16 = at, .M = M, .K = K, .lda = ldat, .a = a, .a_cols = a_cols};
     run_trans(&job);
     product(kr, trans_b, M, N, K, a, a_cols, B, ldb, beta, C, ldc);
@@ -309,5 +319,6 @@ void bertc_bf16_convert_row(const float *x, int64_t n, int64_t n_pad, uint16_t *
 
 void bertc_gemm_bf16_round_rows(int64_t M, int64_t K, const float *A, int64_t lda, uint16_t *a)
 {
-    bertc_bgemm_convert_a(bertc_bgemm_kernel(), M, K, A, lda, a, bertc_gemm_bf16_a_cols(K));
+    const BgemmKernel *kr = bertc_bgemm_kernel();
+    bertc_bgemm_convert_a(kr, M, K, A, lda, a, a_cols_of(kr, K));
 }
