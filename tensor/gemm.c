@@ -10,16 +10,16 @@
  *     for pc in K step KC:             one rank-KC update of the tile
  *       for ic in [i0, i1) step MC:    pack op(A)[ic:+MC, pc:+KC] -> A block (L2)
  *         for jr in NC step NR:        B micro-panel op(B)[pc:+KC, jr:+NR]: packed
- *                                      by the first ic, or read in place
+ *                                      by the first ic (or by its first micro-kernel)
  *           for ir in MC step MR:      micro-kernel: C[ir:+MR, jr:+NR] (+)= A.B
  *
  * Packing copies each operand into the exact order the micro-kernel reads it
  * (tensor/gemm_kernel_internal.h), so the kernel's loads are contiguous and aligned
  * whatever the transposes and leading dimensions, and zero padding turns an
  * edge panel into a full one: only the final store of an edge tile is partial.
- * A row-major op(B) under a short tile is not packed: the kernel reads its full
- * panels in place, with B's row stride (b_in_place_pays). The first rank-KC
- * update applies beta; later ones add (beta = 1).
+ * A full panel of a row-major op(B) is packed by the micro-kernel that first
+ * reads it, in place (packed_by_kernel). The first rank-KC update applies
+ * beta; later ones add (beta = 1).
  *
  * Threads (as oneDNN's sgemm driver and BLIS's thrinfo ways cut C): one
  * bertc_parallel_for per GEMM. C is cut into a grid of tm x tn tiles, two per
@@ -236,40 +236,21 @@ typedef struct GemmPlan {
 typedef struct KcBlock {
     int64_t jc, nc, pc, kc;
     float beta;              /* g->beta on the first block (pc == 0), then 1 */
-    bool b_in_place;         /* full B micro-panels read from B itself (b_in_place_pays) */
 } KcBlock;
 
-/* Reading full B micro-panels straight from a row-major op(B) (NN, TN) skips
- * packing K x N floats, which pays when a tile has few rows to share each
- * panel and the panel streams from L2 anyway: the AVX-512 kernel's KC x NR
- * panel is 72 KiB, and reading it in place was 10-16 % faster on one core at
- * M = 128 (K, N = 768 .. 3072) on the Xeon it was first measured on (but
- * see B_ROW_PAGE_BYTES). With many rows (M = 1024, N = 3072) the
- * packed, contiguous panel streams faster (~4 %), as the strided rows of B
- * miss more and cross more pages. A panel that stays in L1 once packed (AVX2:
- * 24 KiB, NEON, scalar) is packed: its rows in place, B's row stride apart,
- * share few L1 sets (a stride that is a multiple of 4 KiB puts them all in
- * one) and miss on every reuse — AVX2 NN was 4 % slower in place, 30 % at
- * N = 3072. */
-#define B_IN_PLACE_MAX_M 256
-#define L1_PANEL_BYTES (32 << 10)
-/* Rows of B further apart than a page: every row of a panel on a page of
- * its own. On AMD Zen 4 (the developers' machine) NN at M = 128 with N =
- * 2304 and 3072 (rows 9 and 12 KiB apart) ran 10-25 % faster packed than
- * in place (build/bench/gemm, alternating runs), while TN at the same
- * shapes ran ~5 % faster in place: so NN packs such a B, TN does not. */
-#define B_ROW_PAGE_BYTES 4096
-
-static bool b_in_place_pays(const GemmPlan *pl, int64_t rows)
-{
-    const GemmKernel *kr = pl->kr;
-    const GemmArgs *g = pl->g;
-    bool panel_fits_l1 = (size_t)(kr->nr * kr->kc) * sizeof(float) <= L1_PANEL_BYTES;
-    bool rows_pages_apart = (size_t)g->ldb * sizeof(float) > B_ROW_PAGE_BYTES;
-    if (rows_pages_apart && !g->trans_a)
-        return false;
-    return !pl->pre && !g->trans_b && rows <= B_IN_PLACE_MAX_M && !panel_fits_l1;
-}
+/* Packing op(B) inside the first micro-kernel. A full panel of a row-major
+ * op(B) (NN, TN) is packed by the micro-kernel that first reads it
+ * (kernel_packing): it reads the panel in place, B's row stride apart, and
+ * stores each row it loads into the packed panel, which the tiles below read.
+ * A separate packer waits on those strided rows (3-12 KiB apart at the BERT
+ * shapes, in L3): 14 % of the time at 128 x 2304 x 768 NN (perf, Zen 4);
+ * among the first tile's FMAs the three stores per k step cost little. Against the separate
+ * packer (and, for the short tiles, against reading every panel in place,
+ * as this code did before), one core, build/bench/gemm alternating
+ * runs, AMD EPYC Zen 5: 1.01-1.27x at M = 128 on the AVX-512 path (128 x
+ * 3072 x 768 TN 1.27x, 128 x 768 x 768 NN 1.14x), 1.01-1.04x on AVX2,
+ * within 2 % at M = 1024. A transposed op(B) (NT) and edge panels go through
+ * the packers. */
 
 /* Where panel P of rank-KC block pc starts in a pre-packed op(B) (the layout
  * of GemmPackedB in tensor/tensor.h). */
@@ -280,27 +261,35 @@ static const float *prepacked_panel(const GemmPackedB *pb, int nr, int64_t pc, i
     return pb->data + pc * n_pad + P * kc * nr;
 }
 
-/* B micro-panel p of block `blk` and its row stride *ldb: pre-packed, read
- * in place, or packed into b_block (by the tile's first A block, `first`;
- * later A blocks find it there). */
+/* Where B micro-panel p of block `blk` is packed: in b_block (one panel's
+ * room when each panel serves one A block, else the whole block's). */
+static float *b_panel_room(const GemmPlan *pl, const KcBlock *blk, int64_t p, float *b_block)
+{
+    return pl->b_one_panel ? b_block : b_block + p * pl->kr->nr * blk->kc;
+}
+
+/* B micro-panel p of block `blk`: pre-packed, or packed into b_block by the
+ * tile's first A block (`first`; later A blocks find it there). */
 static const float *b_panel(const GemmPlan *pl, const KcBlock *blk, int64_t p, bool first,
-                            float *b_block, int64_t *ldb)
+                            float *b_block)
 {
     const GemmKernel *kr = pl->kr;
-    const GemmArgs *g = pl->g;
     int64_t jr = blk->jc + p * kr->nr;
     int n = (int)min64(kr->nr, blk->jc + blk->nc - jr);
-    *ldb = kr->nr;
     if (pl->pre)
         return prepacked_panel(pl->pre, kr->nr, blk->pc, blk->kc, jr / kr->nr);
-    if (blk->b_in_place && n == kr->nr) {
-        *ldb = g->ldb;
-        return g->B + blk->pc * g->ldb + jr;
-    }
-    float *b = pl->b_one_panel ? b_block : b_block + p * kr->nr * blk->kc;
+    float *b = b_panel_room(pl, blk, p, b_block);
     if (first)
-        pack_b_panel(kr, g, jr, n, blk->pc, blk->kc, b);
+        pack_b_panel(kr, pl->g, jr, n, blk->pc, blk->kc, b);
     return b;
+}
+
+/* The micro-kernel packs panel p itself (kernel_packing, above): a full
+ * panel of a row-major op(B), not pre-packed, met by the tile's first A
+ * block. */
+static bool packed_by_kernel(const GemmPlan *pl, int n, bool first)
+{
+    return pl->kr->kernel_packing && !pl->pre && !pl->g->trans_b && first && n == pl->kr->nr;
 }
 
 /* Rows [ic, ic + mc) of one rank-KC block: pack their A block, then the
@@ -312,14 +301,21 @@ static void block_rows(const GemmPlan *pl, const KcBlock *blk, int64_t ic, int64
     const GemmArgs *g = pl->g;
     pack_a_block(kr, g, ic, mc, blk->pc, blk->kc, a_block);
     for (int64_t p = 0; p * kr->nr < blk->nc; p++) {
-        int64_t ldb;
-        const float *b = b_panel(pl, blk, p, first, b_block, &ldb);
-        int64_t jr = blk->jc + p * kr->nr;
+        int64_t jr = blk->jc + p * kr->nr, ir = 0;
         int n = (int)min64(kr->nr, blk->jc + blk->nc - jr);
         float *c = g->C + ic * g->ldc + jr;
-        for (int64_t ir = 0; ir < mc; ir += kr->mr) {
+        const float *b;
+        if (packed_by_kernel(pl, n, first)) {   /* the first tile packs it for the others */
+            float *room = b_panel_room(pl, blk, p, b_block);
+            kr->kernel_packing(blk->kc, a_block, g->B + blk->pc * g->ldb + jr, g->ldb, room, c,
+                               g->ldc, g->alpha, blk->beta, (int)min64(kr->mr, mc));
+            b = room, ir = kr->mr;
+        } else {
+            b = b_panel(pl, blk, p, first, b_block);
+        }
+        for (; ir < mc; ir += kr->mr) {
             int m = (int)min64(kr->mr, mc - ir);
-            kr->kernel(blk->kc, a_block + ir * blk->kc, b, ldb, c + ir * g->ldc, g->ldc,
+            kr->kernel(blk->kc, a_block + ir * blk->kc, b, kr->nr, c + ir * g->ldc, g->ldc,
                        g->alpha, blk->beta, m, n);
         }
     }
@@ -359,7 +355,7 @@ static void gemm_tile(const GemmPlan *pl, float *a_block, float *b_block, int64_
 {
     const GemmKernel *kr = pl->kr;
     const GemmArgs *g = pl->g;
-    KcBlock blk = {.b_in_place = b_in_place_pays(pl, i1 - i0)};
+    KcBlock blk = {0};
     for (blk.jc = j0; blk.jc < j1; blk.jc += kr->nc) {
         blk.nc = min64(kr->nc, j1 - blk.jc);
         for (blk.pc = 0; blk.pc < g->K; blk.pc += kr->kc) {

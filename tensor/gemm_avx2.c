@@ -28,10 +28,25 @@ enum { MR = 4, NR = 24 };
         c##i##2 = _mm256_fmadd_ps(ai, b2, c##i##2);          \
     } while (0)
 
+/* Rows of B fetched ahead when the kernel reads B in place and packs it
+ * (kernel_4x24_packing): as the copying packer's PACK_AHEAD below. */
+enum { B_AHEAD = 32 };
+
+/* One k step of the tile; with `copy` (the packing kernel) the row of B just
+ * loaded also goes to copy[0..NR), the packed panel, and the row B_AHEAD on
+ * is fetched. */
 #define K_STEP()                                                                 \
     do {                                                                         \
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);             \
         __m256 b2 = _mm256_loadu_ps(b + 16);                                     \
+        if (copy) {                                                              \
+            _mm256_storeu_ps(copy, b0);                                          \
+            _mm256_storeu_ps(copy + 8, b1);                                      \
+            _mm256_storeu_ps(copy + 16, b2);                                     \
+            copy += NR;                                                          \
+            _mm_prefetch((const char *)(b + B_AHEAD * ldb), _MM_HINT_T0);        \
+            _mm_prefetch((const char *)(b + B_AHEAD * ldb + NR - 1), _MM_HINT_T0); \
+        }                                                                        \
         ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3);                          \
         a += MR;                                                                 \
         b += ldb;                                                                \
@@ -87,9 +102,12 @@ AVX2_TARGET static inline __m256i lane_mask(int n, int offset)
 }
 
 /* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
- * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
-AVX2_TARGET static void kernel_4x24(int64_t kc, const float *a, const float *b, int64_t ldb,
-                                    float *c, int64_t ldc, float alpha, float beta, int m, int n)
+ * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C.
+ * copy: NULL, or where the rows of b also go, packed (ldb = NR). Always
+ * inlined into the two kernels below, so each is compiled with copy known. */
+AVX2_TARGET static inline __attribute__((always_inline)) void
+tile_4x24(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, float *c,
+          int64_t ldc, float alpha, float beta, int m, int n)
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3);
     for (int i = 0; i < m; i++) { /* the 2 or 3 lines a row of 24 floats spans */
@@ -106,6 +124,21 @@ AVX2_TARGET static void kernel_4x24(int64_t kc, const float *a, const float *b, 
     }
     __m256i mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 8), mask2 = lane_mask(n, 16);
     STORE_ROW(0); STORE_ROW(1); STORE_ROW(2); STORE_ROW(3);
+}
+
+AVX2_TARGET static void kernel_4x24(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                    float *c, int64_t ldc, float alpha, float beta, int m, int n)
+{
+    tile_4x24(kc, a, b, ldb, NULL, c, ldc, alpha, beta, m, n);
+}
+
+/* The same tile from a full panel of B read in place, packed on the way into
+ * b_packed for the tiles below it (see tensor/gemm_avx512.c). */
+AVX2_TARGET static void kernel_4x24_packing(int64_t kc, const float *a, const float *b,
+                                            int64_t ldb, float *b_packed, float *c,
+                                            int64_t ldc, float alpha, float beta, int m)
+{
+    tile_4x24(kc, a, b, ldb, b_packed, c, ldc, alpha, beta, m, NR);
 }
 
 /* The 8 x 8 block at src (row stride ld) goes transposed to dst (row stride w):
@@ -235,6 +268,7 @@ const GemmKernel bertc_gemm_kernel_avx2 = {
     .kc = 256,
     .nc = 3072,
     .kernel = kernel_4x24,
+    .kernel_packing = kernel_4x24_packing,
     .pack_trans = pack_trans_4,
     .pack_copy = bertc_gemm_pack_copy_avx2,
 };

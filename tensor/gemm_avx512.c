@@ -37,10 +37,18 @@ enum { B_AHEAD = 32 };
         c##i##2 = _mm512_fmadd_ps(ai, b2, c##i##2);          \
     } while (0)
 
+/* One k step of the tile; with `copy` (the packing kernel below) the row of
+ * B just loaded is also stored to copy[0..NR), the packed panel. */
 #define K_STEP()                                                                 \
     do {                                                                         \
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);            \
         __m512 b2 = _mm512_loadu_ps(b + 32);                                     \
+        if (copy) {                                                              \
+            _mm512_storeu_ps(copy, b0);                                           \
+            _mm512_storeu_ps(copy + 16, b1);                                      \
+            _mm512_storeu_ps(copy + 32, b2);                                      \
+            copy += NR;                                                          \
+        }                                                                        \
         ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3);                          \
         ROW_FMA(4); ROW_FMA(5); ROW_FMA(6); ROW_FMA(7);                          \
         _mm_prefetch((const char *)(b + B_AHEAD * ldb), _MM_HINT_T0);            \
@@ -97,10 +105,12 @@ static inline void prefetch_c(const float *c, int64_t ldc, int m, int n)
 }
 
 /* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
- * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
-AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b, int64_t ldb,
-                                      float *c, int64_t ldc, float alpha, float beta, int m,
-                                      int n)
+ * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C.
+ * copy: NULL, or where the rows of b also go, packed (ldb = NR). Always
+ * inlined into the two kernels below, so each is compiled with copy known. */
+AVX512_TARGET static inline __attribute__((always_inline)) void
+tile_8x48(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, float *c,
+          int64_t ldc, float alpha, float beta, int m, int n)
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3);
     ZERO_ROW(4); ZERO_ROW(5); ZERO_ROW(6); ZERO_ROW(7);
@@ -111,6 +121,24 @@ AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b
     __m512 va = _mm512_set1_ps(alpha);
     STORE_ROW(0); STORE_ROW(1); STORE_ROW(2); STORE_ROW(3);
     STORE_ROW(4); STORE_ROW(5); STORE_ROW(6); STORE_ROW(7);
+}
+
+AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                      float *c, int64_t ldc, float alpha, float beta, int m,
+                                      int n)
+{
+    tile_8x48(kc, a, b, ldb, NULL, c, ldc, alpha, beta, m, n);
+}
+
+/* The same tile from a full panel of B read in place, which it packs on the
+ * way into b_packed: the tiles below it in C then read the packed copy, and
+ * the copy costs three stores per k step among 24 FMAs instead of a pass of
+ * its own over B's strided rows (the packer's, which waits on them). */
+AVX512_TARGET static void kernel_8x48_packing(int64_t kc, const float *a, const float *b,
+                                              int64_t ldb, float *b_packed, float *c,
+                                              int64_t ldc, float alpha, float beta, int m)
+{
+    tile_8x48(kc, a, b, ldb, b_packed, c, ldc, alpha, beta, m, NR);
 }
 
 /* Blocking for an L1 of 32-48 KiB and an L2 of 1-2 MiB per core: the packed
@@ -129,6 +157,7 @@ const GemmKernel bertc_gemm_kernel_avx512 = {
     .kc = 768,
     .nc = 3072,
     .kernel = kernel_8x48,
+    .kernel_packing = kernel_8x48_packing,
     .pack_trans = bertc_gemm_pack_trans_avx2,
     .pack_copy = bertc_gemm_pack_copy_avx2,
 };

@@ -16,13 +16,19 @@
 /* The micro-kernel: with acc (MR, NR) = sum over k < kc of a[k*MR+i] * b[k*ldb+j],
  * writes the top-left (m, n) corner of the tile C (row stride ldc):
  *     C = alpha * acc + beta * C      (beta == 0: C is not read).
- * 1 <= m <= MR, 1 <= n <= NR; a is 64-byte aligned. b is a packed B
- * micro-panel (ldb = NR, 64-byte aligned) or, when op(B) is row-major and the
- * panel full, NR columns of op(B) read in place (ldb = its row stride, any
- * alignment): every row b[k*ldb .. k*ldb+NR) is read in full. The sums are the
- * same, in the same order, either way. */
+ * 1 <= m <= MR, 1 <= n <= NR; a is 64-byte aligned, b a packed B micro-panel
+ * (ldb = NR, 64-byte aligned). */
 typedef void (*GemmMicroKernel)(int64_t kc, const float *a, const float *b, int64_t ldb,
                                 float *c, int64_t ldc, float alpha, float beta, int m, int n);
+
+/* The micro-kernel on a full panel of a row-major op(B) read in place (n =
+ * NR, ldb its row stride, any alignment) that also packs it: b_packed[k * NR
+ * + j] = b[k * ldb + j], the panel pack_copy would write. The tile's sums are
+ * the micro-kernel's, in the same order. Optional (NULL: the panel is packed
+ * first). */
+typedef void (*GemmPackingKernel)(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                  float *b_packed, float *c, int64_t ldc, float alpha,
+                                  float beta, int m);
 
 /* Packs a panel whose k index is contiguous in memory (the transposing case):
  *     dst[k * w + r] = src[r * ld + k]   for r < v, k < kc;  0 for v <= r < w. */
@@ -38,6 +44,7 @@ typedef struct GemmKernel {
     int mr, nr;               /* register tile of C */
     int64_t mc, kc, nc;       /* cache blocks: MC rows of A x KC in L2, KC x NC of B */
     GemmMicroKernel kernel;
+    GemmPackingKernel kernel_packing;  /* or NULL */
     GemmPackTrans pack_trans;
     GemmPackCopy pack_copy;
 } GemmKernel;
