@@ -114,6 +114,19 @@ VNNI512_TARGET static inline void store_vec(float *c, __m512i acc, __m512 sa, __
     _mm512_storeu_ps(c, y);
 }
 
+/* The tile's 8 rows of C (3 cache lines each), fetched while the k loop
+ * runs, as the float32 kernel does (tensor/gemm_avx512.c): Y is only
+ * written, at the end, and at M = 1024 (3-12 MiB) its lines are not in L2. */
+static inline void prefetch_c(const float *c, int64_t ldc)
+{
+    for (int i = 0; i < MR; i++) {
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 32), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + NR - 1), _MM_HINT_T0);
+    }
+}
+
 VNNI512_TARGET static void kernel_8x48(int64_t k_pad, const int8_t *a, int64_t lda,
                                        const int8_t *b, const float *sa, const float *sw,
                                        const int32_t *col_sum, const float *bias, float *c,
@@ -121,6 +134,7 @@ VNNI512_TARGET static void kernel_8x48(int64_t k_pad, const int8_t *a, int64_t l
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3);
     ZERO_ROW(4); ZERO_ROW(5); ZERO_ROW(6); ZERO_ROW(7);
+    prefetch_c(c, ldc);
     for (int64_t g = 0; g < k_pad / 4; g++, b += 4 * NR) {
         __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);
         __m512i b2 = _mm512_loadu_si512(b + 128);
