@@ -78,13 +78,13 @@ void bertc_gemm_reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int6
 
 enum { SCALAR_MR = 4, SCALAR_NR = 8 };
 
-/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
- * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
-static void kernel_scalar(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
-                          int64_t ldc, float alpha, float beta, int m, int n)
+/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) packed B
+ * micro-panel; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
+static void kernel_scalar(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                          float alpha, float beta, int m, int n)
 {
     float acc[SCALAR_MR][SCALAR_NR] = {{0}};
-    for (int64_t k = 0; k < kc; k++, a += SCALAR_MR, b += ldb)
+    for (int64_t k = 0; k < kc; k++, a += SCALAR_MR, b += SCALAR_NR)
         for (int i = 0; i < SCALAR_MR; i++)
             for (int j = 0; j < SCALAR_NR; j++)
                 acc[i][j] += a[i] * b[j];
@@ -244,12 +244,12 @@ typedef struct KcBlock {
  * stores each row it loads into the packed panel, which the tiles below read.
  * A separate packer waits on those strided rows (3-12 KiB apart at the BERT
  * shapes, in L3): 14 % of the time at 128 x 2304 x 768 NN (perf, Zen 4);
- * among the first tile's FMAs the three stores per k step cost little. Against the separate
- * packer (and, for the short tiles, against reading every panel in place,
- * as this code did before), one core, build/bench/gemm alternating
- * runs, AMD EPYC Zen 5: 1.01-1.27x at M = 128 on the AVX-512 path (128 x
- * 3072 x 768 TN 1.27x, 128 x 768 x 768 NN 1.14x), 1.01-1.04x on AVX2,
- * within 2 % at M = 1024. A transposed op(B) (NT) and edge panels go through
+ * among the first tile's FMAs the three stores per k step cost little.
+ * Against the separate packer (and, for the short tiles, against reading
+ * every panel in place, as this code did before), one core, build/bench/gemm
+ * alternating runs, AMD EPYC Zen 5: 1.01-1.27x at M = 128 on the AVX-512
+ * path (128 x 3072 x 768 TN 1.27x, 128 x 768 x 768 NN 1.14x), 1.01-1.04x on
+ * AVX2, 0.98-1.04x at M = 1024. A transposed op(B) (NT) and edge panels go through
  * the packers. */
 
 /* Where panel P of rank-KC block pc starts in a pre-packed op(B) (the layout
@@ -268,14 +268,13 @@ static float *b_panel_room(const GemmPlan *pl, const KcBlock *blk, int64_t p, fl
     return pl->b_one_panel ? b_block : b_block + p * pl->kr->nr * blk->kc;
 }
 
-/* B micro-panel p of block `blk`: pre-packed, or packed into b_block by the
- * tile's first A block (`first`; later A blocks find it there). */
-static const float *b_panel(const GemmPlan *pl, const KcBlock *blk, int64_t p, bool first,
-                            float *b_block)
+/* B micro-panel p of block `blk` (columns jr.. jr + n): pre-packed, or
+ * packed into b_block by the tile's first A block (`first`; later A blocks
+ * find it there). */
+static const float *b_panel(const GemmPlan *pl, const KcBlock *blk, int64_t p, int64_t jr, int n,
+                            bool first, float *b_block)
 {
     const GemmKernel *kr = pl->kr;
-    int64_t jr = blk->jc + p * kr->nr;
-    int n = (int)min64(kr->nr, blk->jc + blk->nc - jr);
     if (pl->pre)
         return prepacked_panel(pl->pre, kr->nr, blk->pc, blk->kc, jr / kr->nr);
     float *b = b_panel_room(pl, blk, p, b_block);
@@ -311,11 +310,11 @@ static void block_rows(const GemmPlan *pl, const KcBlock *blk, int64_t ic, int64
                                g->ldc, g->alpha, blk->beta, (int)min64(kr->mr, mc));
             b = room, ir = kr->mr;
         } else {
-            b = b_panel(pl, blk, p, first, b_block);
+            b = b_panel(pl, blk, p, jr, n, first, b_block);
         }
         for (; ir < mc; ir += kr->mr) {
             int m = (int)min64(kr->mr, mc - ir);
-            kr->kernel(blk->kc, a_block + ir * blk->kc, b, kr->nr, c + ir * g->ldc, g->ldc,
+            kr->kernel(blk->kc, a_block + ir * blk->kc, b, c + ir * g->ldc, g->ldc,
                        g->alpha, blk->beta, m, n);
         }
     }

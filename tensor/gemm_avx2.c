@@ -102,8 +102,9 @@ AVX2_TARGET static inline __m256i lane_mask(int n, int offset)
 }
 
 /* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
- * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C.
- * copy: NULL, or where the rows of b also go, packed (ldb = NR). Always
+ * row stride ldb (NR when packed, B's own when read in place); C (m, n) with
+ * row stride ldc gets alpha * a.b + beta * C. copy: NULL, or where the rows
+ * of b also go, packed. Always
  * inlined into the two kernels below, so each is compiled with copy known. */
 AVX2_TARGET static inline __attribute__((always_inline)) void
 tile_4x24(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, float *c,
@@ -126,10 +127,10 @@ tile_4x24(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, 
     STORE_ROW(0); STORE_ROW(1); STORE_ROW(2); STORE_ROW(3);
 }
 
-AVX2_TARGET static void kernel_4x24(int64_t kc, const float *a, const float *b, int64_t ldb,
-                                    float *c, int64_t ldc, float alpha, float beta, int m, int n)
+AVX2_TARGET static void kernel_4x24(int64_t kc, const float *a, const float *b, float *c,
+                                    int64_t ldc, float alpha, float beta, int m, int n)
 {
-    tile_4x24(kc, a, b, ldb, NULL, c, ldc, alpha, beta, m, n);
+    tile_4x24(kc, a, b, NR, NULL, c, ldc, alpha, beta, m, n);
 }
 
 /* The same tile from a full panel of B read in place, packed on the way into

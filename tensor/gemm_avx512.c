@@ -105,8 +105,9 @@ static inline void prefetch_c(const float *c, int64_t ldc, int m, int n)
 }
 
 /* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
- * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C.
- * copy: NULL, or where the rows of b also go, packed (ldb = NR). Always
+ * row stride ldb (NR when packed, B's own when read in place); C (m, n) with
+ * row stride ldc gets alpha * a.b + beta * C. copy: NULL, or where the rows
+ * of b also go, packed. Always
  * inlined into the two kernels below, so each is compiled with copy known. */
 AVX512_TARGET static inline __attribute__((always_inline)) void
 tile_8x48(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, float *c,
@@ -123,11 +124,10 @@ tile_8x48(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, 
     STORE_ROW(4); STORE_ROW(5); STORE_ROW(6); STORE_ROW(7);
 }
 
-AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b, int64_t ldb,
-                                      float *c, int64_t ldc, float alpha, float beta, int m,
-                                      int n)
+AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b, float *c,
+                                      int64_t ldc, float alpha, float beta, int m, int n)
 {
-    tile_8x48(kc, a, b, ldb, NULL, c, ldc, alpha, beta, m, n);
+    tile_8x48(kc, a, b, NR, NULL, c, ldc, alpha, beta, m, n);
 }
 
 /* The same tile from a full panel of B read in place, which it packs on the

@@ -13,13 +13,13 @@
 
 #include <stdint.h>
 
-/* The micro-kernel: with acc (MR, NR) = sum over k < kc of a[k*MR+i] * b[k*ldb+j],
+/* The micro-kernel: with acc (MR, NR) = sum over k < kc of a[k*MR+i] * b[k*NR+j],
  * writes the top-left (m, n) corner of the tile C (row stride ldc):
  *     C = alpha * acc + beta * C      (beta == 0: C is not read).
  * 1 <= m <= MR, 1 <= n <= NR; a is 64-byte aligned, b a packed B micro-panel
- * (ldb = NR, 64-byte aligned). */
-typedef void (*GemmMicroKernel)(int64_t kc, const float *a, const float *b, int64_t ldb,
-                                float *c, int64_t ldc, float alpha, float beta, int m, int n);
+ * (64-byte aligned). */
+typedef void (*GemmMicroKernel)(int64_t kc, const float *a, const float *b, float *c,
+                                int64_t ldc, float alpha, float beta, int m, int n);
 
 /* The micro-kernel on a full panel of a row-major op(B) read in place (n =
  * NR, ldb its row stride, any alignment) that also packs it: b_packed[k * NR

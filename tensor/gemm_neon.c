@@ -50,10 +50,10 @@ static inline void store_row(float *row, float32x4_t x0, float32x4_t x1, float32
             store_row(tmp + (i) * NR, c##i##0, c##i##1, c##i##2, 1.0f, 0.0f);     \
     } while (0)
 
-/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) B micro-panel with
- * row stride ldb; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
-static void kernel_8x12(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
-                        int64_t ldc, float alpha, float beta, int m, int n)
+/* a is the (MR, kc) packed A micro-panel, b the (kc, NR) packed B
+ * micro-panel; C (m, n) with row stride ldc gets alpha * a.b + beta * C. */
+static void kernel_8x12(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                        float alpha, float beta, int m, int n)
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3);
     ZERO_ROW(4); ZERO_ROW(5); ZERO_ROW(6); ZERO_ROW(7);
@@ -61,7 +61,7 @@ static void kernel_8x12(int64_t kc, const float *a, const float *b, int64_t ldb,
         __builtin_prefetch(c + i * ldc, 1, 3);
         __builtin_prefetch(c + i * ldc + n - 1, 1, 3);
     }
-    for (int64_t k = 0; k < kc; k++, a += MR, b += ldb) {
+    for (int64_t k = 0; k < kc; k++, a += MR, b += NR) {
         float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
         float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
         ROW_FMA(0, a0, 0); ROW_FMA(1, a0, 1); ROW_FMA(2, a0, 2); ROW_FMA(3, a0, 3);
