@@ -316,6 +316,10 @@ Var *bertc_ag_pow(Graph *g, Var *a, float p);  /* a^p */
 Var *bertc_ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b);
 /* linear: x (..., in), w (out, in), bias (out) or NULL -> (..., out) = x w^T + b */
 Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias);
+/* out[i] = x w[i]^T + bias[i] for i < n (bias[i] may be NULL): n Linears of
+ * one x, as attention's Q, K and V. With int8 weights x is quantised once for
+ * all of them and the threads wake once; otherwise n bertc_ag_linear. */
+void bertc_ag_linears(Graph *g, Var *x, int n, Var *const *w, Var *const *bias, Var **out);
 
 /* Multi-head attention products on heads read in place (ops_attention.c).
  * q, k, v (B, S, H) hold nh heads of d = H / nh columns each.

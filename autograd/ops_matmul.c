@@ -97,20 +97,32 @@ void bertc_matmul_backward(Graph *g, Node *node)
     }
 }
 
-/* y = x w^T + bias with w int8 (tensor/tensor.h, bertc_qgemm): x is
- * quantised per row on the fly, the bias added in the GEMM's store. Inference
- * only: an int8 weight has no float values to differentiate through. */
-static Var *linear_int8(Var *out, Var **in, int n_in)
+/* An int8 weight has no float values to differentiate through. */
+static void refuse_int8_grad(const Var *out, const Var *w)
 {
-    Var *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL;
     if (out->requires_grad)
         bertc_fatal("linear: weight '%s' is int8 (a quantised model is for inference only) and "
                     "has no gradient; train or fine-tune the float32 model, then quantise it",
                     w->name ? w->name : "?");
-    int64_t n_in_f = w->value.shape[1], n_out = w->value.shape[0];
-    int64_t rows = x->value.numel / (n_in_f ? n_in_f : 1);
-    bertc_qgemm(rows, x->value.data, n_in_f, w->qpacked, bias ? bias->value.data : NULL,
-                out->value.data, n_out);
+}
+
+/* One product of bertc_qgemm_many: out = x w^T + bias. */
+static QgemmProduct int8_product(Var *out, Var *w, Var *bias)
+{
+    refuse_int8_grad(out, w);
+    return (QgemmProduct){.pb = w->qpacked, .bias = bias ? bias->value.data : NULL,
+                          .C = out->value.data, .ldc = w->value.shape[0]};
+}
+
+/* y = x w^T + bias with w int8 (tensor/tensor.h, bertc_qgemm): x is
+ * quantised per row on the fly, the bias added in the GEMM's store.
+ * Inference only. */
+static Var *linear_int8(Var *out, Var **in, int n_in)
+{
+    Var *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL;
+    QgemmProduct p = int8_product(out, w, bias);
+    int64_t n_in_f = w->value.shape[1];
+    bertc_qgemm_many(x->value.numel / (n_in_f ? n_in_f : 1), x->value.data, n_in_f, &p, 1);
     return out;   /* nothing to record: no gradient flows through it */
 }
 
@@ -139,19 +151,28 @@ void bertc_ag_product(bool bf16, bool trans_a, bool trans_b, int64_t M, int64_t 
 
 /* linear: x (..., in), w (out, in), bias (out) -> y (..., out) = x w^T + bias,
  * the layout of torch.nn.Linear. x is viewed as (rows, in). */
-Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
+/* The checked shapes of a linear and its (..., out) result. */
+static Var *linear_result(Graph *g, Var *x, Var *w, Var *bias)
 {
     const Tensor *X = &x->value, *W = &w->value;
     if (W->ndim != 2 || X->ndim < 1 || X->shape[X->ndim - 1] != W->shape[1])
         bertc_ag_shape_error("linear", "x (..., in) needs weight (out, in)", x, w);
-    int64_t n_in = W->shape[1], n_out = W->shape[0], rows = X->numel / (n_in ? n_in : 1);
+    int64_t n_out = W->shape[0];
     if (bias && (bias->value.ndim != 1 || bias->value.shape[0] != n_out))
         bertc_ag_shape_error("linear", "bias must be (out)", bias, w);
     int64_t shape[TENSOR_MAX_DIMS];
     memcpy(shape, X->shape, sizeof(int64_t) * (size_t)X->ndim);
     shape[X->ndim - 1] = n_out;
     Var *in[3] = {x, w, bias};
-    Var *out = bertc_ag_result(g, X->ndim, shape, in, bias ? 3 : 2);
+    return bertc_ag_result(g, X->ndim, shape, in, bias ? 3 : 2);
+}
+
+Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
+{
+    const Tensor *X = &x->value, *W = &w->value;
+    Var *out = linear_result(g, x, w, bias);
+    int64_t n_in = W->shape[1], n_out = W->shape[0], rows = X->numel / (n_in ? n_in : 1);
+    Var *in[3] = {x, w, bias};
     float *y = out->value.data;
     if (w->qpacked)
         return linear_int8(out, in, bias ? 3 : 2);
@@ -171,6 +192,33 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
             bertc_kernel_add_inplace(y + r * n_out, bias->value.data, n_out);
     bertc_ag_record(g, OP_LINEAR, out, in, bias ? 3 : 2);
     return out;
+}
+
+/* Can bertc_qgemm_many run these n products of one x? */
+static bool int8_shared(int n, Var *const *w)
+{
+    if (n < 1 || n > QGEMM_PRODUCTS_MAX)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (!w[i]->qpacked || w[i]->value.ndim != 2 || w[i]->value.shape[1] != w[0]->value.shape[1])
+            return false;
+    return true;
+}
+
+void bertc_ag_linears(Graph *g, Var *x, int n, Var *const *w, Var *const *bias, Var **out)
+{
+    if (!int8_shared(n, w)) {
+        for (int i = 0; i < n; i++)
+            out[i] = bertc_ag_linear(g, x, w[i], bias[i]);
+        return;
+    }
+    QgemmProduct p[QGEMM_PRODUCTS_MAX];
+    for (int i = 0; i < n; i++) {
+        out[i] = linear_result(g, x, w[i], bias[i]);
+        p[i] = int8_product(out[i], w[i], bias[i]);
+    }
+    int64_t n_in = w[0]->value.shape[1];
+    bertc_qgemm_many(x->value.numel / (n_in ? n_in : 1), x->value.data, n_in, p, n);
 }
 
 /* Both products of a mixed-precision backward from one bf16 copy of dy

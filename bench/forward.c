@@ -141,8 +141,8 @@ static void time_forwards(Model **models, int n, Graph *g, int64_t B, int64_t S,
     }
     for (int k = 0; k < n; k++) {
         t[k].cores = cpu[k] / wall[k];
+        t[k].median_ms = bench_median(ms[k], iters); /* sorts ms[k] */
         t[k].min_ms = ms[k][0];
-        t[k].median_ms = bench_median(ms[k], iters);
     }
 }
 

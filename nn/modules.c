@@ -22,6 +22,21 @@ Var *bertc_linear_forward(Graph *g, const Linear *m, Var *x)
     return bertc_ag_linear(g, x, m->weight, m->bias);
 }
 
+void bertc_linears_forward(Graph *g, const Linear *const *ms, int n, Var *x, Var **out)
+{
+    Var *w[QGEMM_PRODUCTS_MAX], *bias[QGEMM_PRODUCTS_MAX];
+    if (n > QGEMM_PRODUCTS_MAX) {   /* more than one int8 call can share: one at a time */
+        for (int i = 0; i < n; i++)
+            out[i] = bertc_linear_forward(g, ms[i], x);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        w[i] = ms[i]->weight;
+        bias[i] = ms[i]->bias;
+    }
+    bertc_ag_linears(g, x, n, w, bias, out);
+}
+
 void bertc_embedding_init(Embedding *m, Registry *r, const char *attr, int64_t V, int64_t H,
                     int padding_idx)
 {

@@ -267,6 +267,9 @@ typedef struct Linear {
 } Linear;
 void bertc_linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias);
 Var *bertc_linear_forward(Graph *g, const Linear *m, Var *x);   /* x (..., in) -> (..., out) */
+/* out[i] = ms[i](x) for i < n, Linears that read the same x (attention's Q, K,
+ * V): with int8 weights x is quantised once for all (bertc_ag_linears). */
+void bertc_linears_forward(Graph *g, const Linear *const *ms, int n, Var *x, Var **out);
 
 /* torch.nn.Embedding: weight (V, H); the padding row (if >= 0) starts at 0
  * and gets no gradient from lookups. */

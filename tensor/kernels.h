@@ -335,6 +335,18 @@ void bertc_qgemm_pack_b(const int8_t *Wq, const float *scale, int64_t N, int64_t
  * from the heap). Bitwise the same result with any thread count. */
 void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                  const float *bias, float *C, int64_t ldc);
+/* Several products of one A, quantised once (Q, K and V of attention read the
+ * same X): Y_p = quant(A) W_p^T + bias_p for each p, every W_p reading A's K
+ * columns. Each Y_p is bitwise what bertc_qgemm gives; the products share one
+ * pool of work items, so the threads wake once for all of them. */
+#define QGEMM_PRODUCTS_MAX 4
+typedef struct QgemmProduct {
+    const QuantPackedB *pb;
+    const float *bias;    /* (N) or NULL */
+    float *C;             /* Y (M, N), row stride ldc */
+    int64_t ldc;
+} QgemmProduct;
+void bertc_qgemm_many(int64_t M, const float *A, int64_t lda, const QgemmProduct *prod, int n);
 /* As bertc_gemm_set_pack_arena, for bertc_qgemm's buffer: after
  * bertc_qgemm_set_arena(a) it comes from `a` (which must outlive every later
  * bertc_qgemm); NULL returns to the heap. FREESTANDING builds need it. Only

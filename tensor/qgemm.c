@@ -427,23 +427,25 @@ void bertc_qgemm_reserve(size_t bytes)
     scratch_get(&qa_buffer, qa_arena, bytes, "bertc_qgemm (quantised rows of A)");
 }
 
-/* One call. Its rows of A, quantised first, are qa (rows_pad rows of k_pad
- * bytes, rows_pad = M rounded up to MR, or MR at a time from row row0 with an
- * arena: qgemm_row_blocks; the rows past M are zero rows of scale 1) and sa
- * (rows_pad). Then item i covers rows [ic, ic + MC),
- * ic = (i / items_per_ic) * MC, and panels [p0, p0 + panels_per_item),
- * p0 = (i % items_per_ic) * panels_per_item. */
+/* One call: n products of the same A. Its rows of A, quantised once for all
+ * of them, are qa (rows_pad rows of k_pad bytes, rows_pad = M rounded up to
+ * MR, or MR at a time from row row0 with an arena: qgemm_row_blocks; the
+ * rows past M are zero rows of scale 1) and sa (rows_pad). Product p's items
+ * are [first[p], first[p + 1]); its item i (counted from first[p]) covers rows
+ * [ic, ic + MC), ic = (i / items_per_ic[p]) * MC, and panels
+ * [p0, p0 + panels_per_item[p]), p0 = (i % items_per_ic[p]) * panels_per_item[p]. */
 typedef struct QgemmJob {
     const QgemmKernel *kr;
-    const QuantPackedB *pb;
-    int64_t M, rows_pad;
-    const float *A, *bias;
-    float *C;
-    int64_t lda, ldc;
+    const QgemmProduct *prod;
+    int n_prod;
+    int64_t M, K, k_pad, rows_pad;
+    const float *A;
+    int64_t lda;
     int8_t *qa;
     float *sa;
     int64_t row0;            /* the row of A that qa and sa start at */
-    int64_t n_panels, panels_per_item, items_per_ic, n_items;
+    int64_t n_panels[QGEMM_PRODUCTS_MAX], panels_per_item[QGEMM_PRODUCTS_MAX];
+    int64_t items_per_ic[QGEMM_PRODUCTS_MAX], first[QGEMM_PRODUCTS_MAX + 1];
     WorkCounter next;
 } QgemmJob;
 
@@ -452,12 +454,12 @@ static void quantize_range(void *ctx, int64_t begin, int64_t end)
 {
     const QgemmJob *job = ctx;
     const QgemmKernel *kr = job->kr;
-    int64_t k_pad = job->pb->k_pad;
+    int64_t k_pad = job->k_pad;
     for (int64_t r = begin; r < end; r++) {
         int8_t *q = job->qa + (r - job->row0) * k_pad;
         float *sa = job->sa + (r - job->row0);
         if (r < job->M) {
-            *sa = kr->quantize_row(job->A + r * job->lda, job->pb->K, k_pad, q, kr->biased);
+            *sa = kr->quantize_row(job->A + r * job->lda, job->K, k_pad, q, kr->biased);
         } else {
             memset(q, kr->biased ? 128 : 0, (size_t)k_pad);
             *sa = 1.0f;
@@ -465,23 +467,23 @@ static void quantize_range(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-/* Y[i0 : i0 + m, panel P's columns]: the micro-kernel straight into Y when
- * the tile is whole, else into a scratch tile (with a padded bias) whose
- * m x n corner is copied out. */
-static void run_tile(const QgemmJob *job, int64_t i0, int m, int64_t P)
+/* Y[i0 : i0 + m, panel P's columns] of product p: the micro-kernel straight
+ * into Y when the tile is whole, else into a scratch tile (with a padded
+ * bias) whose m x n corner is copied out. */
+static void run_tile(const QgemmJob *job, const QgemmProduct *p, int64_t i0, int m, int64_t P)
 {
     const QgemmKernel *kr = job->kr;
-    const QuantPackedB *pb = job->pb;
+    const QuantPackedB *pb = p->pb;
     int64_t j0 = P * kr->nr;
     int n = (int)min64(kr->nr, pb->N - j0);
     const int8_t *a = job->qa + (i0 - job->row0) * pb->k_pad;
     const int8_t *b = pb->data + P * kr->nr * pb->k_pad;
     const float *sa = job->sa + (i0 - job->row0), *sw = pb->scale + j0;
-    const float *bias = job->bias ? job->bias + j0 : NULL;
+    const float *bias = p->bias ? p->bias + j0 : NULL;
     const int32_t *cs = pb->col_sum + j0;
-    float *c = job->C + i0 * job->ldc + j0;
+    float *c = p->C + i0 * p->ldc + j0;
     if (m == kr->mr && n == kr->nr) {
-        kr->kernel(pb->k_pad, a, pb->k_pad, b, sa, sw, cs, bias, c, job->ldc);
+        kr->kernel(pb->k_pad, a, pb->k_pad, b, sa, sw, cs, bias, c, p->ldc);
         return;
     }
     _Alignas(64) float tile[8 * QGEMM_NR_MAX];
@@ -490,7 +492,16 @@ static void run_tile(const QgemmJob *job, int64_t i0, int m, int64_t P)
         memcpy(bias_pad, bias, sizeof(float) * (size_t)n);
     kr->kernel(pb->k_pad, a, pb->k_pad, b, sa, sw, cs, bias ? bias_pad : NULL, tile, kr->nr);
     for (int i = 0; i < m; i++)
-        memcpy(c + i * job->ldc, tile + i * kr->nr, sizeof(float) * (size_t)n);
+        memcpy(c + i * p->ldc, tile + i * kr->nr, sizeof(float) * (size_t)n);
+}
+
+/* Item -> its product: the last p with first[p] <= item (n_prod is small). */
+static int item_product(const QgemmJob *job, int64_t item)
+{
+    int p = 0;
+    while (p + 1 < job->n_prod && job->first[p + 1] <= item)
+        p++;
+    return p;
 }
 
 /* A thread's share: items until none are left. */
@@ -499,13 +510,17 @@ static void qgemm_worker(void *ctx, int64_t begin, int64_t end)
     (void)begin, (void)end;
     QgemmJob *job = ctx;
     const QgemmKernel *kr = job->kr;
-    for (int64_t item; (item = work_counter_next(&job->next)) < job->n_items;) {
-        int64_t ic = item / job->items_per_ic * kr->mc, mc = min64(kr->mc, job->M - ic);
-        int64_t p0 = item % job->items_per_ic * job->panels_per_item;
-        int64_t p1 = min64(p0 + job->panels_per_item, job->n_panels);
+    int64_t n_items = job->first[job->n_prod];
+    for (int64_t item; (item = work_counter_next(&job->next)) < n_items;) {
+        int k = item_product(job, item);
+        const QgemmProduct *p = &job->prod[k];
+        int64_t i = item - job->first[k];
+        int64_t ic = i / job->items_per_ic[k] * kr->mc, mc = min64(kr->mc, job->M - ic);
+        int64_t p0 = i % job->items_per_ic[k] * job->panels_per_item[k];
+        int64_t p1 = min64(p0 + job->panels_per_item[k], job->n_panels[k]);
         for (int64_t P = p0; P < p1; P++)
             for (int64_t ir = 0; ir < mc; ir += kr->mr)
-                run_tile(job, ic + ir, (int)min64(kr->mr, mc - ir), P);
+                run_tile(job, p, ic + ir, (int)min64(kr->mr, mc - ir), P);
     }
 }
 
@@ -519,8 +534,10 @@ static void qgemm_row_blocks(QgemmJob *job)
     for (int64_t i0 = 0; i0 < job->M; i0 += kr->mr) {
         job->row0 = i0;
         quantize_range(job, i0, i0 + kr->mr);
-        for (int64_t P = 0; P < job->n_panels; P++)
-            run_tile(job, i0, (int)min64(kr->mr, job->M - i0), P);
+        int64_t m = min64(kr->mr, job->M - i0);
+        for (int k = 0; k < job->n_prod; k++)
+            for (int64_t P = 0; P < job->n_panels[k]; P++)
+                run_tile(job, &job->prod[k], i0, (int)m, P);
     }
 }
 
@@ -530,55 +547,90 @@ static void qgemm_row_blocks(QgemmJob *job)
 #define QGEMM_MIN_THREAD_WORK (1 << 23)
 #define QGEMM_MIN_THREAD_QUANT (1 << 15)
 
-void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
-                 const float *bias, float *C, int64_t ldc)
+/* The kernel of the active path, after checking that every product's W was
+ * packed for it and that all of them read A's K columns. */
+static const QgemmKernel *checked_kernel(const QgemmProduct *prod, int n, int64_t M, int64_t lda)
 {
+    if (n < 1 || n > QGEMM_PRODUCTS_MAX)
+        bertc_fatal("bertc_qgemm_many: %d products; need 1 to %d", n, QGEMM_PRODUCTS_MAX);
     QgemmIsa active = bertc_qgemm_isa();
-    if (!bertc_qgemm_same_layout((QgemmIsa)pb->isa, active))
-        bertc_fatal("bertc_qgemm: W (%lld, %lld) was packed for the '%s' int8 path, but the "
-                    "active path is '%s'; pack it again (bertc_qgemm_pack_b) after choosing "
-                    "the path", (long long)pb->N, (long long)pb->K,
-                    bertc_qgemm_isa_name((QgemmIsa)pb->isa), bertc_qgemm_isa_name(active));
     const QgemmKernel *kr = bertc_qgemm_kernel_for(active);
-    if (pb->nr != kr->nr)
-        bertc_fatal("bertc_qgemm: W was packed in panels of %d, the '%s' path reads %d",
-                    pb->nr, bertc_qgemm_isa_name(active), kr->nr);
+    for (int k = 0; k < n; k++) {
+        const QuantPackedB *pb = prod[k].pb;
+        if (!bertc_qgemm_same_layout((QgemmIsa)pb->isa, active))
+            bertc_fatal("bertc_qgemm: W (%lld, %lld) was packed for the '%s' int8 path, but the "
+                        "active path is '%s'; pack it again (bertc_qgemm_pack_b) after choosing "
+                        "the path", (long long)pb->N, (long long)pb->K,
+                        bertc_qgemm_isa_name((QgemmIsa)pb->isa), bertc_qgemm_isa_name(active));
+        if (pb->nr != kr->nr)
+            bertc_fatal("bertc_qgemm: W was packed in panels of %d, the '%s' path reads %d",
+                        pb->nr, bertc_qgemm_isa_name(active), kr->nr);
+        if (pb->K != prod[0].pb->K)
+            bertc_fatal("bertc_qgemm_many: product %d's W is (%lld, %lld), product 0's reads "
+                        "K = %lld; every product reads the same A", k, (long long)pb->N,
+                        (long long)pb->K, (long long)prod[0].pb->K);
+        if (M > 0 && (lda < pb->K || prod[k].ldc < pb->N))
+            bertc_fatal("bertc_qgemm: A (%lld, %lld) with row stride %lld, Y (%lld, %lld) with "
+                        "row stride %lld: a stride is shorter than its row", (long long)M,
+                        (long long)pb->K, (long long)lda, (long long)M, (long long)pb->N,
+                        (long long)prod[k].ldc);
+    }
+    return kr;
+}
+
+/* About 4 items per thread in each product: its row blocks, then groups of
+ * its panels in each. */
+static void plan_items(QgemmJob *job, int threads)
+{
+    int64_t n_ic = ceil_div(job->M, job->kr->mc);
+    job->first[0] = 0;
+    for (int k = 0; k < job->n_prod; k++) {
+        job->n_panels[k] = ceil_div(job->prod[k].pb->N, job->kr->nr);
+        int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), job->n_panels[k]);
+        job->panels_per_item[k] = ceil_div(job->n_panels[k], groups);
+        job->items_per_ic[k] = ceil_div(job->n_panels[k], job->panels_per_item[k]);
+        job->first[k + 1] = job->first[k] + n_ic * job->items_per_ic[k];
+    }
+}
+
+void bertc_qgemm_many(int64_t M, const float *A, int64_t lda, const QgemmProduct *prod, int n)
+{
+    const QgemmKernel *kr = checked_kernel(prod, n, M, lda);
     if (M <= 0)
         return;
-    if (lda < pb->K || ldc < pb->N)
-        bertc_fatal("bertc_qgemm: A (%lld, %lld) with row stride %lld, Y (%lld, %lld) with row "
-                    "stride %lld: a stride is shorter than its row", (long long)M,
-                    (long long)pb->K, (long long)lda, (long long)M, (long long)pb->N,
-                    (long long)ldc);
+    int64_t K = prod[0].pb->K, k_pad = prod[0].pb->k_pad;
     bool row_blocks = qa_arena != NULL;   /* see qgemm_row_blocks */
     int64_t rows_pad = row_blocks ? kr->mr : round_up(M, kr->mr);
     uint8_t *buf = scratch_get(&qa_buffer, qa_arena,
-                               (size_t)(rows_pad * pb->k_pad) + sizeof(float) * (size_t)rows_pad,
+                               (size_t)(rows_pad * k_pad) + sizeof(float) * (size_t)rows_pad,
                                "bertc_qgemm (quantised rows of A)");
-    QgemmJob job = {.kr = kr, .pb = pb, .M = M, .rows_pad = rows_pad, .A = A, .bias = bias,
-                    .C = C, .lda = lda, .ldc = ldc, .qa = (int8_t *)buf,
-                    .sa = (float *)(buf + rows_pad * pb->k_pad),
-                    .n_panels = ceil_div(pb->N, kr->nr)};
+    QgemmJob job = {.kr = kr, .prod = prod, .n_prod = n, .M = M, .K = K, .k_pad = k_pad,
+                    .rows_pad = rows_pad, .A = A, .lda = lda, .qa = (int8_t *)buf,
+                    .sa = (float *)(buf + rows_pad * k_pad)};
+    double work = 0.0;
+    for (int k = 0; k < n; k++)
+        work += (double)M * (double)prod[k].pb->N * (double)k_pad / QGEMM_MIN_THREAD_WORK;
+    int threads = bertc_threads_count();
+    threads = row_blocks || work < 1.0 ? 1 : work < threads ? (int)work : threads;
+    plan_items(&job, threads);
     if (row_blocks) {
         qgemm_row_blocks(&job);
         return;
     }
-    double work = (double)M * (double)pb->N * (double)pb->k_pad / QGEMM_MIN_THREAD_WORK;
-    int threads = bertc_threads_count();
-    threads = work < 1.0 ? 1 : work < threads ? (int)work : threads;
-    if (threads > 1 && M * pb->k_pad >= QGEMM_MIN_THREAD_QUANT)
+    if (threads > 1 && M * k_pad >= QGEMM_MIN_THREAD_QUANT)
         bertc_parallel_for(rows_pad, quantize_range, &job);
     else
         quantize_range(&job, 0, rows_pad);
-    /* About 4 items per thread: the row blocks, then groups of panels in each. */
-    int64_t n_ic = ceil_div(M, kr->mc);
-    int64_t groups = min64(ceil_div(4 * (int64_t)threads, n_ic), job.n_panels);
-    job.panels_per_item = ceil_div(job.n_panels, groups);
-    job.items_per_ic = ceil_div(job.n_panels, job.panels_per_item);
-    job.n_items = n_ic * job.items_per_ic;
     work_counter_reset(&job.next);
     if (threads == 1)
         qgemm_worker(&job, 0, 1);
     else
         bertc_parallel_for(threads, qgemm_worker, &job);
+}
+
+void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
+                 const float *bias, float *C, int64_t ldc)
+{
+    QgemmProduct p = {.pb = pb, .bias = bias, .C = C, .ldc = ldc};
+    bertc_qgemm_many(M, A, lda, &p, 1);
 }

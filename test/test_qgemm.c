@@ -241,6 +241,85 @@ Test(qgemm, every_path_matches_the_reference_bitwise, .timeout = 120)
     }
 }
 
+/* bertc_qgemm_many: three products of one A (Q, K and V's shape, and one
+ * with N not a multiple of any NR, no bias, a wider Y stride) each match the
+ * oracle bit for bit on every path, 1 and 2 threads. */
+Test(qgemm, many_products_of_one_a_match_the_reference_bitwise, .timeout = 120)
+{
+    const QCase c[3] = {{130, 96, 200, 3, 0, true},
+                        {130, 50, 200, 3, 7, false},
+                        {130, 300, 200, 3, 1, true}};
+    Rng rng = bertc_rng_seed(61);
+    QData d[3];
+    for (int k = 0; k < 3; k++) {
+        d[k] = make_data(&c[k], &rng);
+        if (k > 0) {   /* one A for all three: product k's oracle again on d[0]'s */
+            memcpy(d[k].A, d[0].A, sizeof(float) * (size_t)(c[0].M * d[0].lda));
+            bertc_qgemm_set_isa(QGEMM_ISA_SCALAR);
+            bertc_qgemm_reference(c[k].M, d[k].A, d[k].lda, d[k].qw, d[k].sw, c[k].N, c[k].K,
+                                  c[k].bias ? d[k].bias : NULL, d[k].want, d[k].ldc);
+        }
+    }
+    QgemmIsa paths[QGEMM_ISA_COUNT];
+    int np = available_paths(paths);
+    for (int p = 0; p < np; p++)
+        for (int threads = 1; threads <= 2; threads++) {
+            bertc_qgemm_set_isa(paths[p]);
+            bertc_threads_set_count(threads);
+            QuantPackedB pb[3];
+            QgemmProduct prod[3];
+            for (int k = 0; k < 3; k++) {
+                bertc_qgemm_pack_b(d[k].qw, d[k].sw, c[k].N, c[k].K, d[k].mem, &pb[k]);
+                prod[k] = (QgemmProduct){.pb = &pb[k], .bias = c[k].bias ? d[k].bias : NULL,
+                                         .C = d[k].got, .ldc = d[k].ldc};
+                for (int64_t i = 0; i < c[k].M * d[k].ldc; i++)
+                    d[k].got[i] = 12345.0f;
+            }
+            bertc_qgemm_many(c[0].M, d[0].A, d[0].lda, prod, 3);
+            for (int k = 0; k < 3; k++)
+                for (int64_t i = 0; i < c[k].M; i++)
+                    for (int64_t j = 0; j < d[k].ldc; j++) {
+                        float want = j < c[k].N ? d[k].want[i * d[k].ldc + j] : 12345.0f;
+                        float got = d[k].got[i * d[k].ldc + j];
+                        if (memcmp(&want, &got, sizeof want) != 0)
+                            cr_assert_fail("bertc_qgemm_many product %d (N=%lld) path=%s "
+                                           "threads=%d: Y[%lld][%lld] = %.9g, expected %.9g",
+                                           k, (long long)c[k].N, bertc_qgemm_isa_name(paths[p]),
+                                           threads, (long long)i, (long long)j, got, want);
+                    }
+        }
+    for (int k = 0; k < 3; k++)
+        free_data(&d[k]);
+}
+
+typedef struct ManyCtx {
+    QgemmProduct prod[2];
+    float *A;
+} ManyCtx;
+
+static void run_many(void *ctx)
+{
+    ManyCtx *m = ctx;
+    bertc_qgemm_many(1, m->A, 16, m->prod, 2);
+}
+
+Test(qgemm, many_products_that_read_different_k_are_refused)
+{
+    int8_t qw[4 * 16] = {1, 2, 3};
+    float sw[4] = {1, 1, 1, 1}, A[16] = {1}, Y[8];
+    void *mem8 = xmalloc(bertc_qgemm_packed_bytes(4, 8)), *mem16 = xmalloc(bertc_qgemm_packed_bytes(4, 16));
+    QuantPackedB pb8, pb16;
+    bertc_qgemm_pack_b(qw, sw, 4, 16, mem16, &pb16);
+    bertc_qgemm_pack_b(qw, sw, 4, 8, mem8, &pb8);
+    ManyCtx ctx = {.prod = {{.pb = &pb16, .C = Y, .ldc = 4}, {.pb = &pb8, .C = Y + 4, .ldc = 4}},
+                   .A = A};
+    char msg[BERTC_ERROR_LEN];
+    cr_assert(test_catch_fatal(run_many, &ctx, msg, sizeof msg),
+              "bertc_qgemm_many ran W (4, 8) on an A of K = 16");
+    cr_expect(strstr(msg, "product 1's W is (4, 8)") != NULL, "message: %s", msg);
+    free(mem8), free(mem16);
+}
+
 /* NaN and Inf in A give meaningless but finite-index results, the same on
  * every path as in the oracle (the clamps send a NaN to -127 everywhere). */
 Test(qgemm, non_finite_rows_agree_on_every_path)

@@ -58,9 +58,10 @@ static Var *naive_attention(Graph *g, const BertSelfAttention *m, Var *q, Var *k
 Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var *x,
                                        Var *mask_add, Var **probs_out)
 {
-    Var *q = bertc_linear_forward(g, &m->query, x);                     /* (3) Q (B, S, H) */
-    Var *k = bertc_linear_forward(g, &m->key, x);                       /* (3) K */
-    Var *v = bertc_linear_forward(g, &m->value, x);                     /* (3) V */
+    const Linear *qkv[3] = {&m->query, &m->key, &m->value};
+    Var *y[3];
+    bertc_linears_forward(g, qkv, 3, x, y);         /* one read of X (int8: one quantisation) */
+    Var *q = y[0], *k = y[1], *v = y[2];                                /* (3) Q, K, V (B, S, H) */
     float scale = 1.0f / sqrtf((float)(q->value.shape[2] / m->heads)); /* 1 / sqrt(d) */
     if (bertc_naive())
         return naive_attention(g, m, q, k, v, scale, mask_add, probs_out);
