@@ -141,6 +141,104 @@ AVX512_TARGET static void kernel_8x48_packing(int64_t kc, const float *a, const 
     tile_8x48(kc, a, b, ldb, b_packed, c, ldc, alpha, beta, m, NR);
 }
 
+/* ---- the narrow tile: 8 x 32, for attention's short rows ------------------
+ *
+ * The attention products of BERT have N = d = 64 (context) or N = S = 128
+ * (scores) columns: in panels of 48 the last panel of 64 columns is a third
+ * full, of 128 two thirds, and the kernel spends those FMAs on padding. In
+ * panels of 32 both are whole. 8 rows x 2 vectors = 16 accumulators (two FMA
+ * pipes of latency 4 need 8 in flight); a k step is 2 loads, 8 broadcasts and
+ * 16 FMAs. Each entry of C is the same chain of FMAs over k as in the 8 x 48
+ * tile, so the bits do not depend on which tile computed it. */
+enum { NR_NARROW = 32 };
+
+#define ROW_FMA_NARROW(i)                                    \
+    do {                                                     \
+        __m512 ai = _mm512_set1_ps(a[i]);                    \
+        c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);          \
+        c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);          \
+    } while (0)
+
+#define K_STEP_NARROW()                                                          \
+    do {                                                                         \
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);            \
+        if (copy) {                                                              \
+            _mm512_storeu_ps(copy, b0);                                           \
+            _mm512_storeu_ps(copy + 16, b1);                                      \
+            copy += NR_NARROW;                                                   \
+        }                                                                        \
+        ROW_FMA_NARROW(0); ROW_FMA_NARROW(1); ROW_FMA_NARROW(2); ROW_FMA_NARROW(3); \
+        ROW_FMA_NARROW(4); ROW_FMA_NARROW(5); ROW_FMA_NARROW(6); ROW_FMA_NARROW(7); \
+        _mm_prefetch((const char *)(b + B_AHEAD * ldb), _MM_HINT_T0);            \
+        _mm_prefetch((const char *)(b + B_AHEAD * ldb + 16), _MM_HINT_T0);       \
+        a += MR;                                                                 \
+        b += ldb;                                                                \
+    } while (0)
+
+#define STORE_ROW_NARROW(i)                                                   \
+    do {                                                                      \
+        if (i < m) {                                                          \
+            float *ci = c + (i) * ldc;                                        \
+            store_vec(ci, c##i##0, mask0, va, beta);                          \
+            store_vec(ci + 16, c##i##1, mask1, va, beta);                     \
+        }                                                                     \
+    } while (0)
+
+#define ZERO_ROW_NARROW(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0
+
+static inline void prefetch_c_narrow(const float *c, int64_t ldc, int m, int n)
+{
+    for (int i = 0; i < m; i++) {
+        const float *row = c + i * ldc;
+        _mm_prefetch((const char *)row, _MM_HINT_T0);
+        _mm_prefetch((const char *)(row + 16), _MM_HINT_T0);
+        _mm_prefetch((const char *)(row + n - 1), _MM_HINT_T0);
+    }
+}
+
+/* tile_8x48 with two vectors per row. */
+AVX512_TARGET static inline __attribute__((always_inline)) void
+tile_8x32(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, float *c,
+          int64_t ldc, float alpha, float beta, int m, int n)
+{
+    ZERO_ROW_NARROW(0); ZERO_ROW_NARROW(1); ZERO_ROW_NARROW(2); ZERO_ROW_NARROW(3);
+    ZERO_ROW_NARROW(4); ZERO_ROW_NARROW(5); ZERO_ROW_NARROW(6); ZERO_ROW_NARROW(7);
+    prefetch_c_narrow(c, ldc, m, n);
+    for (int64_t k = 0; k < kc; k++)
+        K_STEP_NARROW();
+    __mmask16 mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 16);
+    __m512 va = _mm512_set1_ps(alpha);
+    STORE_ROW_NARROW(0); STORE_ROW_NARROW(1); STORE_ROW_NARROW(2); STORE_ROW_NARROW(3);
+    STORE_ROW_NARROW(4); STORE_ROW_NARROW(5); STORE_ROW_NARROW(6); STORE_ROW_NARROW(7);
+}
+
+AVX512_TARGET static void kernel_8x32(int64_t kc, const float *a, const float *b, float *c,
+                                      int64_t ldc, float alpha, float beta, int m, int n)
+{
+    tile_8x32(kc, a, b, NR_NARROW, NULL, c, ldc, alpha, beta, m, n);
+}
+
+AVX512_TARGET static void kernel_8x32_packing(int64_t kc, const float *a, const float *b,
+                                              int64_t ldb, float *b_packed, float *c,
+                                              int64_t ldc, float alpha, float beta, int m)
+{
+    tile_8x32(kc, a, b, ldb, b_packed, c, ldc, alpha, beta, m, NR_NARROW);
+}
+
+/* The 8 x 48 kernel's blocking, with panels of 32. */
+static const GemmKernel kernel_avx512_narrow = {
+    .name = "avx512",
+    .mr = MR,
+    .nr = NR_NARROW,
+    .mc = 128,
+    .kc = 768,
+    .nc = 3072,
+    .kernel = kernel_8x32,
+    .kernel_packing = kernel_8x32_packing,
+    .pack_trans = bertc_gemm_pack_trans_avx2,
+    .pack_copy = bertc_gemm_pack_copy_avx2,
+};
+
 /* Blocking for an L1 of 32-48 KiB and an L2 of 1-2 MiB per core: the packed
  * A block (MC x KC = 128 x 768 floats, 384 KiB) stays in L2. A B micro-panel
  * (KC x NR = 144 KiB) is larger than L1 and streams from L2, which is fast
@@ -160,6 +258,7 @@ const GemmKernel bertc_gemm_kernel_avx512 = {
     .kernel_packing = kernel_8x48_packing,
     .pack_trans = bertc_gemm_pack_trans_avx2,
     .pack_copy = bertc_gemm_pack_copy_avx2,
+    .narrow = &kernel_avx512_narrow,
 };
 
 #endif /* __x86_64__ */

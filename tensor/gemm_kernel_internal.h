@@ -47,6 +47,10 @@ typedef struct GemmKernel {
     GemmPackingKernel kernel_packing;  /* or NULL */
     GemmPackTrans pack_trans;
     GemmPackCopy pack_copy;
+    /* The same blocking with a narrower register tile, for a GEMM whose N
+     * fills its panels better (attention heads: tensor/gemm.c kernel_for_n);
+     * or NULL. */
+    const struct GemmKernel *narrow;
 } GemmKernel;
 
 /* The portable kernel and packers (tensor/gemm.c). */

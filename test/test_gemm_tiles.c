@@ -124,6 +124,33 @@ static void threads_bitwise(void)
 
 Test(gemm, threads_1_to_4_bitwise, .timeout = 120) { for_each_isa(threads_bitwise); }
 
+/* N = 64 and 128 (attention's d and S) run in the AVX-512 path's panels of 32,
+ * N = 96 and 144 in its panels of 48 (tensor/gemm.c kernel_for_n): the first
+ * columns of the wider product are the narrower product's, bit for bit, on
+ * every op, over two rank-KC blocks, with alpha and beta. */
+static void narrow_tiles_bitwise(void)
+{
+    Rng rng = bertc_rng_seed(77);
+    const int64_t pairs[2][2] = {{64, 96}, {128, 144}};
+    for (int p = 0; p < 2; p++)
+        for (int op = 0; op < 4; op++) {
+            bool ta = op & 2, tb = op & 1;
+            TileCase wide = {.M = 131, .N = pairs[p][1], .K = 800, .pad = 3, .alpha = 0.5f,
+                             .beta = 1.0f};
+            TileCase narrow = wide;
+            narrow.N = pairs[p][0];
+            Mats m = make_mats(&wide, ta, tb, &rng, false);
+            float *cw = gemm_on(&wide, ta, tb, &m, m.B), *cn = gemm_on(&narrow, ta, tb, &m, m.B);
+            for (int64_t i = 0; i < narrow.M; i++)
+                assert_same_bits(cw + i * m.ldc, cn + i * m.ldc, narrow.N, &narrow, ta, tb,
+                                 "against the first columns of a wider C");
+            free(cw), free(cn);
+            free_mats(&m);
+        }
+}
+
+Test(gemm, narrow_and_wide_tiles_bitwise, .timeout = 60) { for_each_isa(narrow_tiles_bitwise); }
+
 /* ------------------------------------------------------------------------ */
 
 typedef struct Nested {
