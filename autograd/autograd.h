@@ -85,6 +85,7 @@ typedef struct Graph {
     bool training;        /* dropout active */
     bool lean;            /* with no_grad: keep only the final outputs (bertc_ag_set_lean) */
     bool bf16;            /* mixed precision: Linear products in bf16 (bertc_ag_set_bf16) */
+    bool final_only;      /* the pass's Outputs.final_only (set by bertc_model_forward) */
     Rng rng;              /* dropout draws come from here */
 } Graph;
 

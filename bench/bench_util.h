@@ -133,6 +133,7 @@ static inline double bench_forward(const char *bench, Model *m, Graph *g, int64_
     Rng data = bertc_rng_seed(1);
     bench_random_batch(bench, g, m, B, S, false, &data, batch);
     bertc_outputs_init(out);
+    out->final_only = true;   /* as predict: the model's final outputs, no per-layer maps */
     double t0 = bench_now_ms();
     if (bertc_model_forward(m, g, batch, out, &err) != 0) {
         fprintf(stderr, "%s: %s\n", bench, err.msg);

@@ -292,6 +292,7 @@ static int summarize_one(PredictRun *r, Graph *g, const CliText *t, int index, B
     Outputs out;
     bertc_batch_init(&b, "the text");
     bertc_outputs_init(&out);
+    out.final_only = true;
     Model *m = r->cm->model;
     if (bertc_model_batch_from_text(m, r->cm->tok, &ex, 1, r->max_len, g, &b, err) != 0 ||
         cli_forward(m, g, &b, &out, err) != 0)

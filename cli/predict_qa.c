@@ -91,6 +91,7 @@ static int answer_windows(const PredictRun *r, Graph *g, const Encoding *e, cons
     Outputs out;
     bertc_batch_init(&b, "the question and its context");
     bertc_outputs_init(&out);
+    out.final_only = true;
     bertc_batch_put_ids(&b, "input_ids", ids);
     bertc_batch_put_ids(&b, "attention_mask", mask);
     bertc_batch_put_ids(&b, "token_type_ids", types);
@@ -145,6 +146,7 @@ static int qa_query_len(PredictRun *r, Graph *g, const CliText *t, int index, in
     Outputs out;
     bertc_batch_init(&b, "the question and its context");
     bertc_outputs_init(&out);
+    out.final_only = true;
     Model *m = r->cm->model;
     if (bertc_model_batch_from_text(m, r->cm->tok, &ex, 1, limit, g, &b, err) != 0)
         return -1;

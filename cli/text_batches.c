@@ -146,6 +146,7 @@ static int run_batch(const CliModel *cm, const CliSeqPlan *p, CliSeq *const *ord
     Outputs out;
     bertc_batch_init(&b, "the texts");
     bertc_outputs_init(&out);
+    out.final_only = true;   /* predict and embed read logits, pooled or last hidden states */
     Model *m = cm->model;
     if (bertc_model_batch_from_text(m, cm->tok, ex, k, p->max_len, g, &b, err) != 0) {
         if (p->context >= 0) {   /* the flag the value came from */

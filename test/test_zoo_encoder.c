@@ -329,6 +329,59 @@ Test(zoo_encoder_hooks, qacgbert_no_grad_release_keeps_every_map)
     expect_no_grad_outputs_exact("test/data/zoo/qacgbert_gate/", 3 + 2 * 10 + 4);
 }
 
+/* Outputs.final_only (predict, embed, benchmarks): a no_grad forward then
+ * puts no "layers.{l}.*" map, and every other output is the full forward's,
+ * bit for bit; the graph's flag is the caller's again afterwards. */
+static void expect_final_only_outputs(const char *case_dir)
+{
+    char path[512];
+    BertcError err;
+    Model m;
+    snprintf(path, sizeof path, "%sconfig.json", case_dir);
+    test_model_build(&m, arena, path, NULL);
+    snprintf(path, sizeof path, "%sweights.safetensors", case_dir);
+    test_model_load(&m, path);
+    snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
+    SafeTensors *st;
+    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    Batch in;
+    bertc_batch_init(&in, "inputs");
+    cr_assert_eq(bertc_batch_from_safetensors(&in, st, arena, &err), 0, "%s", err.msg);
+    Graph *g = bertc_ag_graph_create(1 << 16, 1);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
+    Outputs all, final;
+    test_forward_ok(&m, g, &in, &all);
+    bertc_outputs_init(&final);
+    final.final_only = true;
+    cr_assert_eq(bertc_model_forward(&m, g, &in, &final, &err), 0, "%s", err.msg);
+    cr_expect(!g->final_only, "bertc_model_forward left the graph's final_only set");
+    int maps = 0;
+    for (int i = 0; i < all.n; i++) {
+        const char *name = all.items[i].name;
+        bool is_map = strncmp(name, "layers.", 7) == 0;
+        maps += is_map;
+        const Var *b = bertc_outputs_get(&final, name), *a = all.items[i].var;
+        cr_assert_eq(b == NULL, is_map, "%s%s: %s with final_only", case_dir, name,
+                     b ? "put" : "missing");
+        for (int64_t k = 0; a && b && k < a->value.numel; k++)
+            cr_assert(a->value.data[k] == b->value.data[k], "%s%s[%lld]: %.8g, %.8g with "
+                      "final_only", case_dir, name, (long long)k, (double)a->value.data[k],
+                      (double)b->value.data[k]);
+    }
+    cr_expect_gt(maps, 0, "%s: the full forward put no map to leave out", case_dir);
+    cr_expect_eq(final.n, all.n - maps, "%s: %d outputs with final_only, %d without maps",
+                 case_dir, final.n, all.n - maps);
+    bertc_ag_graph_destroy(g);
+    bertc_st_close(st);
+}
+
+Test(zoo_encoder_hooks, final_only_leaves_out_the_maps_and_nothing_else)
+{
+    expect_final_only_outputs("test/data/zoo/bert_seqcls_single/");
+    expect_final_only_outputs("test/data/zoo/qacgbert_gate/");
+}
+
 ParameterizedTestParameters(zoo_encoder_switch, no_grad_is_the_taped_forward)
 {
     TestName *cases;

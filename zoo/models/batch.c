@@ -253,6 +253,7 @@ void bertc_outputs_init(Outputs *o)
     o->cap = 0;
     o->items = NULL;
     o->loss_only = false;
+    o->final_only = false;
 }
 
 /* The table doubles in the step arena (the old copy stays there until the

@@ -97,6 +97,12 @@ typedef struct Outputs {
      * skip outputs that cost memory, e.g. BertForMaskedLM's (B, S, V) logits.
      * bertc_outputs_init clears it. */
     bool loss_only;
+    /* Set by a caller that reads only the final outputs (logits, loss,
+     * last_hidden_state, pooler_output; predict, a benchmark): a model may
+     * then skip the per-layer maps ("layers.{l}.attention_probs", ...), which a
+     * no_grad forward otherwise copies out of every layer's temporaries
+     * (zoo/models/bert_inference.c). bertc_outputs_init clears it. */
+    bool final_only;
     int cap;
     OutputItem *items;    /* in the graph's step arena, grown as outputs are put */
 } Outputs;

@@ -41,7 +41,8 @@ static void copy_down(Var *to, const Var *from, const char *name)
 }
 
 /* Inference (no_grad) keeps only what the outputs need of a layer: its
- * output and its maps are allocated first, the layer runs above an arena
+ * output and its maps (none when the caller reads only the final outputs,
+ * Outputs.final_only) are allocated first, the layer runs above an arena
  * mark, they are copied down and the layer's temporaries (Q, K, V, scores,
  * the (B, S, I) intermediate, CGBERT's D, ...) are released. The step arena
  * then holds one layer's temporaries at a time instead of L layers'. */
@@ -50,16 +51,18 @@ static Var *layer_forward_no_grad(Graph *g, const BertModel *m, int l, Var *x, V
 {
     int n_maps;
     const BertMap *info = bertc_bert_layer_maps(m, &n_maps);
+    int n_kept = g->final_only ? 0 : n_maps;   /* Outputs.final_only: the caller reads none */
     Var *out = bertc_ag_constant(g, bertc_tensor_empty(g->step, 3, x->value.shape));
-    Var **kept = bertc_arena_alloc(g->step, sizeof(Var *) * (size_t)n_maps);
-    for (int i = 0; i < n_maps; i++)
+    Var **kept = bertc_arena_alloc(g->step, sizeof(Var *) * (size_t)(n_maps ? n_maps : 1));
+    for (int i = 0; i < n_kept; i++)
         kept[i] = empty_map(g, m, &info[i], x);
     ArenaMark mark = bertc_arena_mark(g->step);
     Var *y = bertc_bert_layer_forward(g, m, l, x, mask, in, maps);      /* X_l+1, bert.c */
     copy_down(out, y, "output");
     for (int i = 0; i < n_maps; i++) {
-        copy_down(kept[i], maps[i], info[i].name);
-        maps[i] = kept[i];
+        if (i < n_kept)
+            copy_down(kept[i], maps[i], info[i].name);
+        maps[i] = i < n_kept ? kept[i] : NULL;   /* NULL: released with the temporaries */
     }
     bertc_arena_release(g->step, mark);
     return out;

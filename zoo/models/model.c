@@ -412,11 +412,16 @@ int bertc_model_forward(Model *m, Graph *g, const Batch *in, Outputs *out, Bertc
     BatchLookups asked = {0};
     Batch seen = *in;
     seen.lookups = &asked;
+    const bool final_only = g->final_only;   /* set before setjmp: restored either way */
     BertcCatch guard;
     bertc_catch_begin(&guard, err);
-    if (setjmp(guard.env) != 0)
+    if (setjmp(guard.env) != 0) {
+        g->final_only = final_only;
         return -1;   /* too big for memory, or shapes an op cannot take: err says so */
+    }
+    g->final_only = out->final_only;   /* what the model's layers may skip (batch.h) */
     int rc = m->arch->forward(m->impl, &m->cfg, g, &seen, out, err);
+    g->final_only = final_only;
     bertc_catch_end(&guard);
     if (rc != 0)
         return -1;

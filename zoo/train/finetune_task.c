@@ -300,6 +300,7 @@ int bertc_finetune_evaluate_rows(FinetuneData *data, Model *m, Graph *g, EvalRec
         bertc_ag_graph_reset(g);
         bertc_batch_init(&b, "eval");
         bertc_outputs_init(&out);
+        out.final_only = true;   /* the eval reads logits only */
         Encoding *enc = NULL;
         if ((data->kind == FT_QA
                  ? bertc_finetune_qa_batch(data, m, idx, k, g, &b, &enc, &tokens, err)
