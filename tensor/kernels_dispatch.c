@@ -106,6 +106,11 @@ void bertc_erff_n(float *y, const float *x, int64_t n)
     active_rows()->erff_n(y, x, n);
 }
 
+void bertc_normal_cdf_n(float *y, const float *x, int64_t n)
+{
+    active_rows()->normal_cdf_n(y, x, n);
+}
+
 void bertc_kernel_softmax_rows(float *y, const float *x, int64_t rows, int64_t n)
 {
     RowJob j = {.kind = K_SOFTMAX, .y = y, .x = x, .rows = rows, .n = n};

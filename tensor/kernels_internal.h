@@ -15,7 +15,6 @@
 #include "tensor/tensor.h"
 
 /* The GELU constants, shared by every path. */
-#define GELU_SQRT1_2 0.70710678118654752440f      /* 1/sqrt(2) */
 #define GELU_SQRT2_PI 0.79788456080286535588f     /* sqrt(2/pi) */
 #define GELU_INV_SQRT_2PI 0.39894228040143267794f /* 1/sqrt(2 pi) */
 #define GELU_TANH_A 0.044715f
@@ -57,10 +56,11 @@ typedef struct RowKernels {
     void (*axpy)(float *y, float a, const float *x, int64_t n);
     /* the optimizer's update (bertc_kernel_adam) */
     void (*adam)(float *p, const float *g, float *m, float *v, int64_t n, const AdamStep *s);
-    /* y[i] = f(x[i]): bertc_expf_n, bertc_tanhf_n, bertc_erff_n */
+    /* y[i] = f(x[i]): bertc_expf_n, bertc_tanhf_n, bertc_erff_n, bertc_normal_cdf_n */
     void (*expf_n)(float *y, const float *x, int64_t n);
     void (*tanhf_n)(float *y, const float *x, int64_t n);
     void (*erff_n)(float *y, const float *x, int64_t n);
+    void (*normal_cdf_n)(float *y, const float *x, int64_t n);
 } RowKernels;
 
 extern const RowKernels bertc_row_kernels_scalar, bertc_row_kernels_avx512, bertc_row_kernels_avx2,

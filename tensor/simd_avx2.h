@@ -97,6 +97,19 @@ SIMD_TARGET static inline VecI veci_add(VecI a, VecI b) { return _mm256_add_epi3
 SIMD_TARGET static inline VecI veci_sub(VecI a, VecI b) { return _mm256_sub_epi32(a, b); }
 SIMD_TARGET static inline VecI veci_half(VecI a) { return _mm256_srli_epi32(a, 1); }
 /* The float whose exponent field is e (and mantissa 0): 2^(e - 127). */
+/* Float to int32 rounding toward zero, int32 to float, and table[j] in each
+ * lane for j in [0, 16): each half of the table is one register, looked up
+ * by j's low 3 bits, and bit 3 picks the half. */
+SIMD_TARGET static inline VecI vec_trunc_int(Vec v) { return _mm256_cvttps_epi32(v); }
+SIMD_TARGET static inline Vec vec_from_int(VecI j) { return _mm256_cvtepi32_ps(j); }
+SIMD_TARGET static inline Vec vec_lookup16(const float *table, VecI j)
+{
+    __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), j);
+    __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), j);
+    __m256i upper = _mm256_slli_epi32(j, 28);   /* bit 3 of j in the sign bit */
+    return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(upper));
+}
+
 SIMD_TARGET static inline Vec vec_from_exponent(VecI e)
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));

@@ -88,6 +88,15 @@ SIMD_TARGET static inline VecI veci_add(VecI a, VecI b) { return _mm512_add_epi3
 SIMD_TARGET static inline VecI veci_sub(VecI a, VecI b) { return _mm512_sub_epi32(a, b); }
 SIMD_TARGET static inline VecI veci_half(VecI a) { return _mm512_srli_epi32(a, 1); }
 /* The float whose exponent field is e (and mantissa 0): 2^(e - 127). */
+/* Float to int32 rounding toward zero, int32 to float, and table[j] in each
+ * lane for j in [0, 16) (the whole table in one register). */
+SIMD_TARGET static inline VecI vec_trunc_int(Vec v) { return _mm512_cvttps_epi32(v); }
+SIMD_TARGET static inline Vec vec_from_int(VecI j) { return _mm512_cvtepi32_ps(j); }
+SIMD_TARGET static inline Vec vec_lookup16(const float *table, VecI j)
+{
+    return _mm512_permutexvar_ps(j, _mm512_loadu_ps(table));
+}
+
 SIMD_TARGET static inline Vec vec_from_exponent(VecI e)
 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));

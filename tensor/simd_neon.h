@@ -73,6 +73,18 @@ static inline VecI veci_add(VecI a, VecI b) { return vaddq_u32(a, b); }
 static inline VecI veci_sub(VecI a, VecI b) { return vsubq_u32(a, b); }
 static inline VecI veci_half(VecI a) { return vshrq_n_u32(a, 1); }
 /* The float whose exponent field is e (and mantissa 0): 2^(e - 127). */
+/* Float to int32 rounding toward zero (NaN: 0), int32 to float, and
+ * table[j] in each lane for j in [0, 16): a byte lookup in the table's 64
+ * bytes, lane l reading bytes 4 j + 0..3. */
+static inline VecI vec_trunc_int(Vec v) { return vreinterpretq_u32_s32(vcvtq_s32_f32(v)); }
+static inline Vec vec_from_int(VecI j) { return vcvtq_f32_s32(vreinterpretq_s32_u32(j)); }
+static inline Vec vec_lookup16(const float *table, VecI j)
+{
+    uint8x16x4_t t = vld1q_u8_x4((const uint8_t *)table);
+    uint32x4_t bytes = vaddq_u32(vmulq_n_u32(j, 0x04040404u), vdupq_n_u32(0x03020100u));
+    return vreinterpretq_f32_u8(vqtbl4q_u8(t, vreinterpretq_u8_u32(bytes)));
+}
+
 static inline Vec vec_from_exponent(VecI e) { return vreinterpretq_f32_u32(vshlq_n_u32(e, 23)); }
 
 /* Double lanes, for sums kept in double: the low and the high 2 floats of v

@@ -1,5 +1,5 @@
-/* tensor/vmath.c — bertc's own expf, tanhf and erff, the portable scalar
- * twins. The vector versions (AVX-512 16 lanes, AVX2+FMA 8 lanes, NEON 4
+/* tensor/vmath.c — bertc's own expf, tanhf, erff and the normal CDF Phi
+ * (GELU's), the portable scalar twins. The vector versions (AVX-512 16 lanes, AVX2+FMA 8 lanes, NEON 4
  * lanes) are the same algorithm written once over each ISA's primitives in
  * tensor/simd_vmath.inc; the array loops bertc_expf_n etc. run the active
  * path's (tensor/kernels_dispatch.c). The constants: tensor/vmath_internal.h.
@@ -33,6 +33,18 @@
  *
  * Outside these ranges the results are exact: expf is 0 or +inf, tanhf and
  * erff are +-1 (the true values round there in float).
+ *
+ * bertc_normal_cdf has no exp and no branch: 16 polynomials of degree 6 in
+ * a table, one per half unit of |x| (vmath_internal.h NORMAL_TAIL), whose
+ * coefficients a vector path looks up per lane in registers. GELU is x Phi(x):
+ * one table lookup and 6 FMAs per coefficient set instead of erf's two
+ * polynomials, exp and a blend (AVX-512: 0.45 -> 0.17 ns per element, one
+ * core; AVX2 0.89 -> 0.50; build/bench/kernels). Relative error (test/
+ * test_vmath.c asserts each range): 1.1e-7 for x >= 0, 1.2e-7 on [-3, 0),
+ * 5.3e-7 on [-4, -3), 4.7e-6 on [-5, -4), 2.2e-4 on [-8, -5) where Phi < 3e-7;
+ * 0 below -8 (Phi(-8) = 6e-16). float's 1 + erf(x / sqrt 2), PyTorch's, loses
+ * more in that tail: 1 + erf(-3 / sqrt 2) = 2.7e-3 carries erf's rounding at
+ * 0.997, up to 3e-8, which is 1.1e-5 of it.
  */
 #include "tensor/tensor.h"
 #include "tensor/vmath_internal.h"
@@ -111,6 +123,22 @@ float bertc_tanhf(float x)
         t = 1.0f - 2.0f / (bertc_expf(2.0f * a) + 1.0f); /* e = inf gives 1 */
     }
     return with_sign_of(t, x);
+}
+
+float bertc_normal_cdf(float x)
+{
+    if (x != x)
+        return x;                             /* NaN */
+    float a = abs_bits(x), q = 0.0f;
+    if (a < NORMAL_A_MAX) {
+        float s = a * NORMAL_K;               /* exact */
+        int j = (int)s;
+        float t = s - ((float)j + 0.5f);      /* exact for a >= 1/8, one rounding below */
+        q = NORMAL_TAIL[NORMAL_DEGREE][j];
+        for (int k = NORMAL_DEGREE - 1; k >= 0; k--)
+            q = q * t + NORMAL_TAIL[k][j];
+    }
+    return x < 0.0f ? q : 1.0f - q;           /* Phi(x) = Q(|x|), or 1 - Q(|x|) for x >= 0 */
 }
 
 float bertc_erff(float x)

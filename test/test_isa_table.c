@@ -54,6 +54,7 @@ static void expect_every_row_kernel(const char *path, const RowKernels *k)
         {"expf_n", k->expf_n},
         {"tanhf_n", k->tanhf_n},
         {"erff_n", k->erff_n},
+        {"normal_cdf_n", k->normal_cdf_n},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         cr_expect(fns[i].set, "the %s row has no %s kernel", path, fns[i].name);

@@ -199,3 +199,91 @@ Test(vmath, simd_matches_scalar_twin)
     free(x);
     free(y);
 }
+
+/* ---- bertc_normal_cdf: Phi, GELU's x Phi(x) --------------------------------
+ *
+ * Relative error against 0.5 erfc(-x / sqrt 2) in double on every 509th float
+ * of [-9, 9], range by range, on every path: the bounds of tensor/kernels.h
+ * (measured 1.1e-7 for x >= 0, 1.2e-7 to -3, 5.3e-7 to -4, 4.7e-6 to -5,
+ * 2.2e-4 to -8 by tools/fit_normal_cdf.py, asserted with a margin for the
+ * FMA paths); 0 below -8. */
+typedef struct CdfRange {
+    double lo, hi, max_rel;
+} CdfRange;
+
+static const CdfRange cdf_ranges[] = {
+    {0.0, 9.0, 1.5e-7},   {-3.0, 0.0, 1.6e-7}, {-4.0, -3.0, 7e-7},
+    {-5.0, -4.0, 6e-6},   {-8.0, -5.0, 3e-4},
+};
+
+static double normal_cdf_ref(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+static void check_normal_cdf(CpuIsa isa, const float *x, float *y, int64_t n)
+{
+    bertc_cpu_set_isa(isa);
+    bertc_normal_cdf_n(y, x, n);
+    double worst[5] = {0};
+    int64_t at[5] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        double xi = x[i], ref = normal_cdf_ref(xi);
+        if (xi <= -8.0) {
+            cr_expect(y[i] == 0.0f, "bertc_normal_cdf [%s](%a) = %a, not 0 below -8",
+                      bertc_cpu_isa_name(isa), xi, (double)y[i]);
+            continue;
+        }
+        for (int r = 0; r < 5; r++)
+            if (xi >= cdf_ranges[r].lo && xi < cdf_ranges[r].hi) {
+                double e = fabs((double)y[i] - ref) / ref;
+                if (!(e <= worst[r]))
+                    worst[r] = e, at[r] = i;
+            }
+    }
+    for (int r = 0; r < 5; r++)
+        cr_expect(worst[r] <= cdf_ranges[r].max_rel,
+                  "bertc_normal_cdf [%s] on [%g, %g): relative error %.3g > %.3g at x = %a "
+                  "(got %.9g, want %.9g)", bertc_cpu_isa_name(isa), cdf_ranges[r].lo,
+                  cdf_ranges[r].hi, worst[r], cdf_ranges[r].max_rel, (double)x[at[r]],
+                  (double)y[at[r]], normal_cdf_ref(x[at[r]]));
+}
+
+Test(vmath, normal_cdf_relative_error_every_path)
+{
+    CpuIsa orig = bertc_cpu_isa();
+    float *x = malloc(SAMPLE_CAP * sizeof *x), *y = malloc(SAMPLE_CAP * sizeof *y);
+    cr_assert(x && y);
+    int64_t n = fill_sample(x, SAMPLE_CAP, -9.0f, 9.0f);
+    for (int p = 0; p < ISA_COUNT; p++)
+        if (bertc_cpu_isa_supported((CpuIsa)p))
+            check_normal_cdf((CpuIsa)p, x, y, n);
+    bertc_cpu_set_isa(orig);
+    free(x);
+    free(y);
+}
+
+/* NaN, the infinities, zeros, and the edges of the table (a = 8, where Q
+ * becomes 0, and its last interval) on every path, in every lane of every
+ * width (16 values). */
+Test(vmath, normal_cdf_special_values)
+{
+    const float x[16] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 8.0f, -8.0f, 1e30f,
+                         -1e30f, 0x1.fffffep+2f, -0x1.fffffep+2f, 7.5f, -7.5f, 0.5f, -0.5f, 2.0f};
+    CpuIsa orig = bertc_cpu_isa();
+    for (int p = 0; p < ISA_COUNT; p++) {
+        if (!bertc_cpu_isa_supported((CpuIsa)p))
+            continue;
+        bertc_cpu_set_isa((CpuIsa)p);
+        float y[16];
+        bertc_normal_cdf_n(y, x, 16);
+        cr_expect(isnan(y[0]), "[%s] Phi(NaN) = %g", bertc_cpu_isa_name((CpuIsa)p), (double)y[0]);
+        for (int i = 1; i < 16; i++) {
+            double want = fabsf(x[i]) < 8.0f ? normal_cdf_ref(x[i]) : x[i] < 0.0f ? 0.0 : 1.0;
+            double tol = 0.0;   /* |x| >= 8: exactly 0 or 1 */
+            for (int r = 0; r < 5 && fabsf(x[i]) < 8.0f; r++)
+                if (x[i] >= cdf_ranges[r].lo && x[i] < cdf_ranges[r].hi)
+                    tol = cdf_ranges[r].max_rel * want;
+            cr_expect(fabs((double)y[i] - want) <= tol, "[%s] Phi(%a) = %a, want %a",
+                      bertc_cpu_isa_name((CpuIsa)p), (double)x[i], (double)y[i], want);
+        }
+    }
+    bertc_cpu_set_isa(orig);
+}
