@@ -291,19 +291,45 @@ static bool packed_by_kernel(const GemmPlan *pl, int n, bool first)
     return pl->kr->kernel_packing && !pl->pre && !pl->g->trans_b && first && n == pl->kr->nr;
 }
 
-/* Rows [ic, ic + mc) of one rank-KC block: pack their A block, then the
- * micro-kernel over every MR x NR tile, B panel by B panel. */
+/* Reading A in place (kernel_a_in_place) instead of packing it: for op(A)
+ * row-major (NN, NT) when every micro-panel of the block is full and C has
+ * at most A_IN_PLACE_MAX_N columns, so that the A block meets few B panels
+ * (attention's products: N = 64 or 128) and transposing it into a packed
+ * block costs about what the tiles that read it do. One core, AVX-512, Zen 5,
+ * build/bench/gemm, alternating runs: 128x128x64 NT 212-214 -> 236-239
+ * GFLOP/s, 256x256x256 NT 1.05x; on the wider shapes of that bench (N >=
+ * 512) it gave 0.93-1.02x (NN loses the first tile's packing of B), so
+ * they pack. */
+#define A_IN_PLACE_MAX_N 256
+static bool a_in_place(const GemmPlan *pl, int64_t mc)
+{
+    return pl->kr->kernel_a_in_place && !pl->g->trans_a && mc % pl->kr->mr == 0 &&
+           pl->g->N <= A_IN_PLACE_MAX_N;
+}
+
+/* Rows [ic, ic + mc) of one rank-KC block: pack their A block (unless it is
+ * read in place), then the micro-kernel over every MR x NR tile, B panel by
+ * B panel. */
 static void block_rows(const GemmPlan *pl, const KcBlock *blk, int64_t ic, int64_t mc,
                        bool first, float *a_block, float *b_block)
 {
     const GemmKernel *kr = pl->kr;
     const GemmArgs *g = pl->g;
-    pack_a_block(kr, g, ic, mc, blk->pc, blk->kc, a_block);
+    bool in_place = a_in_place(pl, mc);
+    if (!in_place)
+        pack_a_block(kr, g, ic, mc, blk->pc, blk->kc, a_block);
     for (int64_t p = 0; p * kr->nr < blk->nc; p++) {
         int64_t jr = blk->jc + p * kr->nr, ir = 0;
         int n = (int)min64(kr->nr, blk->jc + blk->nc - jr);
         float *c = g->C + ic * g->ldc + jr;
         const float *b;
+        if (in_place) {
+            b = b_panel(pl, blk, p, jr, n, first, b_block);
+            for (; ir < mc; ir += kr->mr)
+                kr->kernel_a_in_place(blk->kc, g->A + (ic + ir) * g->lda + blk->pc, g->lda, b,
+                                      c + ir * g->ldc, g->ldc, g->alpha, blk->beta, n);
+            continue;
+        }
         if (packed_by_kernel(pl, n, first)) {   /* the first tile packs it for the others */
             float *room = b_panel_room(pl, blk, p, b_block);
             kr->kernel_packing(blk->kc, a_block, g->B + blk->pc * g->ldb + jr, g->ldb, room, c,

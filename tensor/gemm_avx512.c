@@ -28,10 +28,12 @@ enum { MR = 8, NR = 48 };
  * the panel is harmless (prefetches never fault). */
 enum { B_AHEAD = 32 };
 
-/* One k step for row i of the tile: c[i][0..2] += a[i] * b[0..2]. */
+/* One k step for row i of the tile: c[i][0..2] += A[i][k] * b[0..2], A[i][k] at
+ * a[i * ars] (a advances by aks per k: a packed micro-panel has ars = 1,
+ * aks = MR; A read in place ars = its row stride, aks = 1). */
 #define ROW_FMA(i)                                           \
     do {                                                     \
-        __m512 ai = _mm512_set1_ps(a[i]);                    \
+        __m512 ai = _mm512_set1_ps(a[(i) * ars]);            \
         c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);          \
         c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);          \
         c##i##2 = _mm512_fmadd_ps(ai, b2, c##i##2);          \
@@ -54,7 +56,7 @@ enum { B_AHEAD = 32 };
         _mm_prefetch((const char *)(b + B_AHEAD * ldb), _MM_HINT_T0);            \
         _mm_prefetch((const char *)(b + B_AHEAD * ldb + 16), _MM_HINT_T0);       \
         _mm_prefetch((const char *)(b + B_AHEAD * ldb + 32), _MM_HINT_T0);       \
-        a += MR;                                                                 \
+        a += aks;                                                                \
         b += ldb;                                                                \
     } while (0)
 
@@ -110,8 +112,8 @@ static inline void prefetch_c(const float *c, int64_t ldc, int m, int n)
  * of b also go, packed. Always
  * inlined into the two kernels below, so each is compiled with copy known. */
 AVX512_TARGET static inline __attribute__((always_inline)) void
-tile_8x48(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, float *c,
-          int64_t ldc, float alpha, float beta, int m, int n)
+tile_8x48(int64_t kc, const float *a, int64_t ars, int64_t aks, const float *b, int64_t ldb,
+          float *copy, float *c, int64_t ldc, float alpha, float beta, int m, int n)
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3);
     ZERO_ROW(4); ZERO_ROW(5); ZERO_ROW(6); ZERO_ROW(7);
@@ -127,7 +129,7 @@ tile_8x48(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, 
 AVX512_TARGET static void kernel_8x48(int64_t kc, const float *a, const float *b, float *c,
                                       int64_t ldc, float alpha, float beta, int m, int n)
 {
-    tile_8x48(kc, a, b, NR, NULL, c, ldc, alpha, beta, m, n);
+    tile_8x48(kc, a, 1, MR, b, NR, NULL, c, ldc, alpha, beta, m, n);
 }
 
 /* The same tile from a full panel of B read in place, which it packs on the
@@ -138,7 +140,15 @@ AVX512_TARGET static void kernel_8x48_packing(int64_t kc, const float *a, const 
                                               int64_t ldb, float *b_packed, float *c,
                                               int64_t ldc, float alpha, float beta, int m)
 {
-    tile_8x48(kc, a, b, ldb, b_packed, c, ldc, alpha, beta, m, NR);
+    tile_8x48(kc, a, 1, MR, b, ldb, b_packed, c, ldc, alpha, beta, m, NR);
+}
+
+/* The tile with its MR rows of A read in place (row stride lda; all MR rows
+ * exist) from a packed B micro-panel: the same FMAs in the same order. */
+AVX512_TARGET static void kernel_8x48_a(int64_t kc, const float *a, int64_t lda, const float *b,
+                                        float *c, int64_t ldc, float alpha, float beta, int n)
+{
+    tile_8x48(kc, a, lda, 1, b, NR, NULL, c, ldc, alpha, beta, MR, n);
 }
 
 /* ---- the narrow tile: 8 x 32, for attention's short rows ------------------
@@ -154,7 +164,7 @@ enum { NR_NARROW = 32 };
 
 #define ROW_FMA_NARROW(i)                                    \
     do {                                                     \
-        __m512 ai = _mm512_set1_ps(a[i]);                    \
+        __m512 ai = _mm512_set1_ps(a[(i) * ars]);            \
         c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);          \
         c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);          \
     } while (0)
@@ -171,7 +181,7 @@ enum { NR_NARROW = 32 };
         ROW_FMA_NARROW(4); ROW_FMA_NARROW(5); ROW_FMA_NARROW(6); ROW_FMA_NARROW(7); \
         _mm_prefetch((const char *)(b + B_AHEAD * ldb), _MM_HINT_T0);            \
         _mm_prefetch((const char *)(b + B_AHEAD * ldb + 16), _MM_HINT_T0);       \
-        a += MR;                                                                 \
+        a += aks;                                                                \
         b += ldb;                                                                \
     } while (0)
 
@@ -198,8 +208,8 @@ static inline void prefetch_c_narrow(const float *c, int64_t ldc, int m, int n)
 
 /* tile_8x48 with two vectors per row. */
 AVX512_TARGET static inline __attribute__((always_inline)) void
-tile_8x32(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, float *c,
-          int64_t ldc, float alpha, float beta, int m, int n)
+tile_8x32(int64_t kc, const float *a, int64_t ars, int64_t aks, const float *b, int64_t ldb,
+          float *copy, float *c, int64_t ldc, float alpha, float beta, int m, int n)
 {
     ZERO_ROW_NARROW(0); ZERO_ROW_NARROW(1); ZERO_ROW_NARROW(2); ZERO_ROW_NARROW(3);
     ZERO_ROW_NARROW(4); ZERO_ROW_NARROW(5); ZERO_ROW_NARROW(6); ZERO_ROW_NARROW(7);
@@ -215,14 +225,20 @@ tile_8x32(int64_t kc, const float *a, const float *b, int64_t ldb, float *copy, 
 AVX512_TARGET static void kernel_8x32(int64_t kc, const float *a, const float *b, float *c,
                                       int64_t ldc, float alpha, float beta, int m, int n)
 {
-    tile_8x32(kc, a, b, NR_NARROW, NULL, c, ldc, alpha, beta, m, n);
+    tile_8x32(kc, a, 1, MR, b, NR_NARROW, NULL, c, ldc, alpha, beta, m, n);
 }
 
 AVX512_TARGET static void kernel_8x32_packing(int64_t kc, const float *a, const float *b,
                                               int64_t ldb, float *b_packed, float *c,
                                               int64_t ldc, float alpha, float beta, int m)
 {
-    tile_8x32(kc, a, b, ldb, b_packed, c, ldc, alpha, beta, m, NR_NARROW);
+    tile_8x32(kc, a, 1, MR, b, ldb, b_packed, c, ldc, alpha, beta, m, NR_NARROW);
+}
+
+AVX512_TARGET static void kernel_8x32_a(int64_t kc, const float *a, int64_t lda, const float *b,
+                                        float *c, int64_t ldc, float alpha, float beta, int n)
+{
+    tile_8x32(kc, a, lda, 1, b, NR_NARROW, NULL, c, ldc, alpha, beta, MR, n);
 }
 
 /* The 8 x 48 kernel's blocking, with panels of 32. */
@@ -235,6 +251,7 @@ static const GemmKernel kernel_avx512_narrow = {
     .nc = 3072,
     .kernel = kernel_8x32,
     .kernel_packing = kernel_8x32_packing,
+    .kernel_a_in_place = kernel_8x32_a,
     .pack_trans = bertc_gemm_pack_trans_avx2,
     .pack_copy = bertc_gemm_pack_copy_avx2,
 };
@@ -256,6 +273,7 @@ const GemmKernel bertc_gemm_kernel_avx512 = {
     .nc = 3072,
     .kernel = kernel_8x48,
     .kernel_packing = kernel_8x48_packing,
+    .kernel_a_in_place = kernel_8x48_a,
     .pack_trans = bertc_gemm_pack_trans_avx2,
     .pack_copy = bertc_gemm_pack_copy_avx2,
     .narrow = &kernel_avx512_narrow,

@@ -30,6 +30,13 @@ typedef void (*GemmPackingKernel)(int64_t kc, const float *a, const float *b, in
                                   float *b_packed, float *c, int64_t ldc, float alpha,
                                   float beta, int m);
 
+/* The micro-kernel on MR full rows of a row-major op(A) read in place (A[i][k]
+ * at a[i * lda + k]) instead of a packed A micro-panel, with a packed B
+ * micro-panel; m = MR. The same sums in the same order. Optional (NULL: A
+ * is always packed). */
+typedef void (*GemmAInPlaceKernel)(int64_t kc, const float *a, int64_t lda, const float *b,
+                                   float *c, int64_t ldc, float alpha, float beta, int n);
+
 /* Packs a panel whose k index is contiguous in memory (the transposing case):
  *     dst[k * w + r] = src[r * ld + k]   for r < v, k < kc;  0 for v <= r < w. */
 typedef void (*GemmPackTrans)(const float *src, int64_t ld, int w, int v, int64_t kc,
@@ -45,6 +52,7 @@ typedef struct GemmKernel {
     int64_t mc, kc, nc;       /* cache blocks: MC rows of A x KC in L2, KC x NC of B */
     GemmMicroKernel kernel;
     GemmPackingKernel kernel_packing;  /* or NULL */
+    GemmAInPlaceKernel kernel_a_in_place;  /* or NULL */
     GemmPackTrans pack_trans;
     GemmPackCopy pack_copy;
     /* The same blocking with a narrower register tile, for a GEMM whose N

@@ -124,15 +124,17 @@ static void threads_bitwise(void)
 
 Test(gemm, threads_1_to_4_bitwise, .timeout = 120) { for_each_isa(threads_bitwise); }
 
-/* N = 64 and 128 (attention's d and S) run in the AVX-512 path's panels of 32,
- * N = 96 and 144 in its panels of 48 (tensor/gemm.c kernel_for_n): the first
- * columns of the wider product are the narrower product's, bit for bit, on
- * every op, over two rank-KC blocks, with alpha and beta. */
+/* N = 64, 128 and 256 (attention's d and S) run in the AVX-512 path's panels
+ * of 32, N = 96, 144 and 264 in its panels of 48 (tensor/gemm.c kernel_for_n),
+ * and N = 264 packs the A that N <= 256 reads in place (a_in_place): the
+ * first columns of the wider product are the narrower product's, bit for bit,
+ * on every op, over two rank-KC blocks and an edge block of rows, with an odd
+ * row stride, alpha and beta. */
 static void narrow_tiles_bitwise(void)
 {
     Rng rng = bertc_rng_seed(77);
-    const int64_t pairs[2][2] = {{64, 96}, {128, 144}};
-    for (int p = 0; p < 2; p++)
+    const int64_t pairs[3][2] = {{64, 96}, {128, 144}, {256, 264}};
+    for (int p = 0; p < 3; p++)
         for (int op = 0; op < 4; op++) {
             bool ta = op & 2, tb = op & 1;
             TileCase wide = {.M = 131, .N = pairs[p][1], .K = 800, .pad = 3, .alpha = 0.5f,
