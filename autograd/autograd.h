@@ -317,6 +317,15 @@ Var *bertc_ag_pow(Graph *g, Var *a, float p);  /* a^p */
 Var *bertc_ag_matmul(Graph *g, Var *a, Var *b, bool trans_a, bool trans_b);
 /* linear: x (..., in), w (out, in), bias (out) or NULL -> (..., out) = x w^T + b */
 Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias);
+/* The activations a Linear may be followed by; bertc_ag_act is bertc_ag_gelu,
+ * bertc_ag_gelu_tanh or bertc_ag_relu. */
+typedef enum AgAct { AG_ACT_GELU, AG_ACT_GELU_TANH, AG_ACT_RELU } AgAct;
+Var *bertc_ag_act(Graph *g, AgAct act, Var *x);
+/* act(x w^T + b), the values of bertc_ag_act(bertc_ag_linear(...)). With an
+ * int8 w (no gradient) the GELUs run inside the int8 GEMM on each work
+ * item's part of the result while it is in L2 (bertc_qgemm_many): two
+ * passes over a (..., out) that may not fit in cache fewer. */
+Var *bertc_ag_linear_act(Graph *g, Var *x, Var *w, Var *bias, AgAct act);
 /* out[i] = x w[i]^T + bias[i] for i < n (bias[i] may be NULL): n Linears of
  * one x, as attention's Q, K and V. With int8 weights x is quantised once for
  * all of them and the threads wake once; otherwise n bertc_ag_linear. */

@@ -106,21 +106,24 @@ static void refuse_int8_grad(const Var *out, const Var *w)
                     w->name ? w->name : "?");
 }
 
-/* One product of bertc_qgemm_many: out = x w^T + bias. */
-static QgemmProduct int8_product(Var *out, Var *w, Var *bias)
+typedef void (*RowAct)(float *y, const float *x, int64_t n);
+
+/* One product of bertc_qgemm_many: out = act(x w^T + bias), act NULL: none. */
+static QgemmProduct int8_product(Var *out, Var *w, Var *bias, RowAct act)
 {
     refuse_int8_grad(out, w);
     return (QgemmProduct){.pb = w->qpacked, .bias = bias ? bias->value.data : NULL,
-                          .C = out->value.data, .ldc = w->value.shape[0]};
+                          .C = out->value.data, .ldc = w->value.shape[0], .act = act};
 }
 
-/* y = x w^T + bias with w int8 (tensor/tensor.h, bertc_qgemm): x is
- * quantised per row on the fly, the bias added in the GEMM's store.
+/* y = act(x w^T + bias) with w int8 (tensor/tensor.h, bertc_qgemm): x is
+ * quantised per row on the fly, the bias added in the GEMM's store, act
+ * (NULL: none) applied to each work item's part of y after its tiles.
  * Inference only. */
-static Var *linear_int8(Var *out, Var **in, int n_in)
+static Var *linear_int8(Var *out, Var **in, int n_in, RowAct act)
 {
     Var *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL;
-    QgemmProduct p = int8_product(out, w, bias);
+    QgemmProduct p = int8_product(out, w, bias, act);
     int64_t n_in_f = w->value.shape[1];
     bertc_qgemm_many(x->value.numel / (n_in_f ? n_in_f : 1), x->value.data, n_in_f, &p, 1);
     return out;   /* nothing to record: no gradient flows through it */
@@ -175,7 +178,7 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
     Var *in[3] = {x, w, bias};
     float *y = out->value.data;
     if (w->qpacked)
-        return linear_int8(out, in, bias ? 3 : 2);
+        return linear_int8(out, in, bias ? 3 : 2, NULL);
     if (w->bpacked && !out->requires_grad)
         return linear_bf16(out, in, bias ? 3 : 2);
     if (w->packed && out->requires_grad)
@@ -192,6 +195,36 @@ Var *bertc_ag_linear(Graph *g, Var *x, Var *w, Var *bias)
             bertc_kernel_add_inplace(y + r * n_out, bias->value.data, n_out);
     bertc_ag_record(g, OP_LINEAR, out, in, bias ? 3 : 2);
     return out;
+}
+
+Var *bertc_ag_act(Graph *g, AgAct act, Var *x)
+{
+    switch (act) {
+    case AG_ACT_GELU_TANH: return bertc_ag_gelu_tanh(g, x);
+    case AG_ACT_RELU: return bertc_ag_relu(g, x);
+    case AG_ACT_GELU: break;
+    }
+    return bertc_ag_gelu(g, x);
+}
+
+/* The row kernel an int8 GEMM applies for act; NULL: act runs as its own op. */
+static RowAct act_kernel(AgAct act)
+{
+    switch (act) {
+    case AG_ACT_GELU: return bertc_kernel_gelu;
+    case AG_ACT_GELU_TANH: return bertc_kernel_gelu_tanh;
+    case AG_ACT_RELU: break;
+    }
+    return NULL;
+}
+
+Var *bertc_ag_linear_act(Graph *g, Var *x, Var *w, Var *bias, AgAct act)
+{
+    if (!w->qpacked || !act_kernel(act))
+        return bertc_ag_act(g, act, bertc_ag_linear(g, x, w, bias));
+    Var *out = linear_result(g, x, w, bias);
+    Var *in[3] = {x, w, bias};
+    return linear_int8(out, in, bias ? 3 : 2, act_kernel(act));
 }
 
 /* Can bertc_qgemm_many run these n products of one x? */
@@ -215,7 +248,7 @@ void bertc_ag_linears(Graph *g, Var *x, int n, Var *const *w, Var *const *bias, 
     QgemmProduct p[QGEMM_PRODUCTS_MAX];
     for (int i = 0; i < n; i++) {
         out[i] = linear_result(g, x, w[i], bias[i]);
-        p[i] = int8_product(out[i], w[i], bias[i]);
+        p[i] = int8_product(out[i], w[i], bias[i], NULL);
     }
     int64_t n_in = w[0]->value.shape[1];
     bertc_qgemm_many(x->value.numel / (n_in ? n_in : 1), x->value.data, n_in, p, n);

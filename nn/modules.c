@@ -22,6 +22,11 @@ Var *bertc_linear_forward(Graph *g, const Linear *m, Var *x)
     return bertc_ag_linear(g, x, m->weight, m->bias);
 }
 
+Var *bertc_linear_act_forward(Graph *g, const Linear *m, Var *x, AgAct act)
+{
+    return bertc_ag_linear_act(g, x, m->weight, m->bias, act);
+}
+
 void bertc_linears_forward(Graph *g, const Linear *const *ms, int n, Var *x, Var **out)
 {
     Var *w[QGEMM_PRODUCTS_MAX], *bias[QGEMM_PRODUCTS_MAX];

@@ -267,6 +267,8 @@ typedef struct Linear {
 } Linear;
 void bertc_linear_init(Linear *m, Registry *r, const char *attr, int64_t in, int64_t out, bool bias);
 Var *bertc_linear_forward(Graph *g, const Linear *m, Var *x);   /* x (..., in) -> (..., out) */
+/* act(Linear(x)) (bertc_ag_linear_act: with int8 weights act runs in the GEMM). */
+Var *bertc_linear_act_forward(Graph *g, const Linear *m, Var *x, AgAct act);
 /* out[i] = ms[i](x) for i < n, Linears that read the same x (attention's Q, K,
  * V): with int8 weights x is quantised once for all (bertc_ag_linears). */
 void bertc_linears_forward(Graph *g, const Linear *const *ms, int n, Var *x, Var **out);

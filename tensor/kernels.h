@@ -341,15 +341,20 @@ void bertc_qgemm_pack_b(const int8_t *Wq, const float *scale, int64_t N, int64_t
 void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                  const float *bias, float *C, int64_t ldc);
 /* Several products of one A, quantised once (Q, K and V of attention read the
- * same X): Y_p = quant(A) W_p^T + bias_p for each p, every W_p reading A's K
- * columns. Each Y_p is bitwise what bertc_qgemm gives; the products share one
- * pool of work items, so the threads wake once for all of them. */
+ * same X): Y_p = act_p(quant(A) W_p^T + bias_p) for each p, every W_p reading
+ * A's K columns. act_p (NULL: none) runs on each work item's rows and columns
+ * of Y_p in place right after the item's tiles, while they are in L2 (the
+ * BERT intermediate's GELU: two passes over a Y that does not fit in cache
+ * fewer). Each Y_p is bitwise what bertc_qgemm gives, then act(y, y, n) on a
+ * row's columns; the products share one pool of work items, so the threads
+ * wake once for all of them. */
 #define QGEMM_PRODUCTS_MAX 4
 typedef struct QgemmProduct {
     const QuantPackedB *pb;
-    const float *bias;    /* (N) or NULL */
-    float *C;             /* Y (M, N), row stride ldc */
+    const float *bias;                                 /* (N) or NULL */
+    float *C;                                          /* Y (M, N), row stride ldc */
     int64_t ldc;
+    void (*act)(float *y, const float *x, int64_t n);  /* e.g. bertc_kernel_gelu; or NULL */
 } QgemmProduct;
 void bertc_qgemm_many(int64_t M, const float *A, int64_t lda, const QgemmProduct *prod, int n);
 /* As bertc_gemm_set_pack_arena, for bertc_qgemm's buffer: after

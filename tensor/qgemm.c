@@ -495,6 +495,15 @@ static void run_tile(const QgemmJob *job, const QgemmProduct *p, int64_t i0, int
         memcpy(c + i * p->ldc, tile + i * kr->nr, sizeof(float) * (size_t)n);
 }
 
+/* Product p's activation on rows [i0, i0 + m) of panels [p0, p1), in place. */
+static void run_act(const QgemmJob *job, const QgemmProduct *p, int64_t i0, int64_t m,
+                    int64_t p0, int64_t p1)
+{
+    int64_t j0 = p0 * job->kr->nr, j1 = min64(p1 * job->kr->nr, p->pb->N);
+    for (int64_t i = i0; i < i0 + m; i++)
+        p->act(p->C + i * p->ldc + j0, p->C + i * p->ldc + j0, j1 - j0);
+}
+
 /* Item -> its product: the last p with first[p] <= item (n_prod is small). */
 static int item_product(const QgemmJob *job, int64_t item)
 {
@@ -521,6 +530,8 @@ static void qgemm_worker(void *ctx, int64_t begin, int64_t end)
         for (int64_t P = p0; P < p1; P++)
             for (int64_t ir = 0; ir < mc; ir += kr->mr)
                 run_tile(job, p, ic + ir, (int)min64(kr->mr, mc - ir), P);
+        if (p->act)
+            run_act(job, p, ic, mc, p0, p1);
     }
 }
 
@@ -535,9 +546,12 @@ static void qgemm_row_blocks(QgemmJob *job)
         job->row0 = i0;
         quantize_range(job, i0, i0 + kr->mr);
         int64_t m = min64(kr->mr, job->M - i0);
-        for (int k = 0; k < job->n_prod; k++)
+        for (int k = 0; k < job->n_prod; k++) {
             for (int64_t P = 0; P < job->n_panels[k]; P++)
                 run_tile(job, &job->prod[k], i0, (int)m, P);
+            if (job->prod[k].act)
+                run_act(job, &job->prod[k], i0, m, 0, job->n_panels[k]);
+        }
     }
 }
 
@@ -631,6 +645,6 @@ void bertc_qgemm_many(int64_t M, const float *A, int64_t lda, const QgemmProduct
 void bertc_qgemm(int64_t M, const float *A, int64_t lda, const QuantPackedB *pb,
                  const float *bias, float *C, int64_t ldc)
 {
-    QgemmProduct p = {.pb = pb, .bias = bias, .C = C, .ldc = ldc};
+    QgemmProduct p = {.pb = pb, .bias = bias, .C = C, .ldc = ldc, .act = NULL};
     bertc_qgemm_many(M, A, lda, &p, 1);
 }

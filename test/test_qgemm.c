@@ -292,6 +292,50 @@ Test(qgemm, many_products_of_one_a_match_the_reference_bitwise, .timeout = 120)
         free_data(&d[k]);
 }
 
+/* act in bertc_qgemm_many: each row of Y is the oracle's row with GELU
+ * applied (within an ulp: the kernel's lanes and its scalar tail fall where
+ * the work items cut the row, which a whole-row call does not), on every
+ * path, 1 and 2 threads, with a product without act beside it untouched. */
+Test(qgemm, an_activation_runs_on_the_products_rows, .timeout = 60)
+{
+    const QCase c[2] = {{67, 3072, 96, 0, 0, true}, {67, 50, 96, 0, 0, true}};
+    Rng rng = bertc_rng_seed(62);
+    QData d[2];
+    d[0] = make_data(&c[0], &rng);
+    d[1] = make_data(&c[1], &rng);
+    memcpy(d[1].A, d[0].A, sizeof(float) * (size_t)(c[0].M * d[0].lda));
+    bertc_qgemm_set_isa(QGEMM_ISA_SCALAR);
+    bertc_qgemm_reference(c[1].M, d[1].A, d[1].lda, d[1].qw, d[1].sw, c[1].N, c[1].K, d[1].bias,
+                          d[1].want, d[1].ldc);
+    for (int64_t i = 0; i < c[0].M; i++)
+        bertc_kernel_gelu(d[0].want + i * d[0].ldc, d[0].want + i * d[0].ldc, c[0].N);
+    QgemmIsa paths[QGEMM_ISA_COUNT];
+    int np = available_paths(paths);
+    for (int p = 0; p < np; p++)
+        for (int threads = 1; threads <= 2; threads++) {
+            bertc_qgemm_set_isa(paths[p]);
+            bertc_threads_set_count(threads);
+            QuantPackedB pb[2];
+            QgemmProduct prod[2];
+            for (int k = 0; k < 2; k++) {
+                bertc_qgemm_pack_b(d[k].qw, d[k].sw, c[k].N, c[k].K, d[k].mem, &pb[k]);
+                prod[k] = (QgemmProduct){.pb = &pb[k], .bias = d[k].bias, .C = d[k].got,
+                                         .ldc = d[k].ldc, .act = k == 0 ? bertc_kernel_gelu : NULL};
+            }
+            bertc_qgemm_many(c[0].M, d[0].A, d[0].lda, prod, 2);
+            for (int k = 0; k < 2; k++)
+                for (int64_t i = 0; i < c[k].M * d[k].ldc; i++) {
+                    float want = d[k].want[i], got = d[k].got[i];
+                    float ulp = fabsf(nextafterf(want, INFINITY) - want);
+                    cr_assert(k == 0 ? fabsf(got - want) <= ulp : memcmp(&got, &want, 4) == 0,
+                              "product %d path=%s threads=%d: Y[%lld] = %.9g, expected %.9g", k,
+                              bertc_qgemm_isa_name(paths[p]), threads, (long long)i, got, want);
+                }
+        }
+    free_data(&d[0]);
+    free_data(&d[1]);
+}
+
 typedef struct ManyCtx {
     QgemmProduct prod[2];
     float *A;
@@ -311,7 +355,8 @@ Test(qgemm, many_products_that_read_different_k_are_refused)
     QuantPackedB pb8, pb16;
     bertc_qgemm_pack_b(qw, sw, 4, 16, mem16, &pb16);
     bertc_qgemm_pack_b(qw, sw, 4, 8, mem8, &pb8);
-    ManyCtx ctx = {.prod = {{.pb = &pb16, .C = Y, .ldc = 4}, {.pb = &pb8, .C = Y + 4, .ldc = 4}},
+    ManyCtx ctx = {.prod = {{.pb = &pb16, .C = Y, .ldc = 4, .act = NULL},
+                            {.pb = &pb8, .C = Y + 4, .ldc = 4, .act = NULL}},
                    .A = A};
     char msg[BERTC_ERROR_LEN];
     cr_assert(test_catch_fatal(run_many, &ctx, msg, sizeof msg),

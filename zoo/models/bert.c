@@ -224,20 +224,27 @@ static void intermediate_init(BertLayer *l, Registry *r, const BertSpelling *s,
     bertc_nn_pop(r);
 }
 
-Var *bertc_bert_activation(Graph *g, BertAct act, Var *x)
+/* The config's hidden_act as the autograd activation. */
+static AgAct ag_act(BertAct act)
 {
     switch (act) {
-    case ACT_GELU_TANH: return bertc_ag_gelu_tanh(g, x);
-    case ACT_RELU: return bertc_ag_relu(g, x);
+    case ACT_GELU_TANH: return AG_ACT_GELU_TANH;
+    case ACT_RELU: return AG_ACT_RELU;
     case ACT_GELU: break;
     }
-    return bertc_ag_gelu(g, x);   /* erf form, as BERT */
+    return AG_ACT_GELU;   /* erf form, as BERT */
 }
 
+Var *bertc_bert_activation(Graph *g, BertAct act, Var *x)
+{
+    return bertc_ag_act(g, ag_act(act), x);
+}
+
+/* act(Dense_i(Y)) in one call: an int8 Dense_i applies act to its results
+ * while they are in cache. */
 static Var *intermediate_forward(Graph *g, const BertModel *m, const BertLayer *layer, Var *y)
 {
-    Var *f = bertc_linear_forward(g, &layer->inter, y);                 /* Dense_i(Y) (B, S, I) */
-    return bertc_bert_activation(g, m->act, f);                         /* (6) F = act(...) */
+    return bertc_linear_act_forward(g, &layer->inter, y, ag_act(m->act)); /* (6) F (B, S, I) */
 }
 
 /* ---- BertOutput: (7) ------------------------------------------------------ */
