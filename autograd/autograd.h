@@ -339,6 +339,13 @@ void bertc_ag_linears(Graph *g, Var *x, int n, Var *const *w, Var *const *bias, 
  * p[b, h, s] v_bh: the merged context, no permute. */
 Var *bertc_ag_attention_scores(Graph *g, Var *q, Var *k, int64_t nh, float alpha, Var *mask);
 Var *bertc_ag_attention_context(Graph *g, Var *p, Var *v);
+/* attention_heads: attention_context(softmax(attention_scores(q, k, nh, alpha,
+ * mask)), v) with the same bits, each (b, h) block's scores kept only while
+ * it is computed (bertc_kernel_attention_heads): no (B, nh, S, S) tensor, for
+ * inference that keeps no maps. No backward: q, k or v requiring grad
+ * outside no_grad is a fatal error naming the op. */
+Var *bertc_ag_attention_heads(Graph *g, Var *q, Var *k, Var *v, int64_t nh, float alpha,
+                              Var *mask);
 /* attention_rows: the context of the three above, attention_context(softmax(
  * attention_scores(q, k, nh, alpha, mask)), v), computed one query row at a
  * time (bertc_kernel_attention_rows) without storing the (B, nh, S, S) maps,

@@ -169,6 +169,33 @@ void bertc_attention_context_backward(Graph *g, Node *node)
     }
 }
 
+/* attention_heads: attention_context(softmax(attention_scores(...)), v) with
+ * their bits, one (b, h) block at a time (bertc_kernel_attention_heads): the
+ * (B, nh, S, S) probabilities are never stored. No backward: an input that
+ * needs a gradient is refused, as in attention_rows below. */
+Var *bertc_ag_attention_heads(Graph *g, Var *q, Var *k, Var *v, int64_t nh, float alpha,
+                              Var *mask)
+{
+    HeadDims hd = head_dims("attention_heads", q, nh);
+    if (!bertc_tensor_same_shape(&q->value, &k->value) ||
+        !bertc_tensor_same_shape(&k->value, &v->value))
+        bertc_ag_shape_error("attention_heads", "q, k and v differ", q, k);
+    if (mask && mask->value.numel != hd.B * hd.S)
+        bertc_ag_shape_error("attention_heads", "the mask must be (B, 1, 1, S)", mask, q);
+    if (!g->no_grad && (q->requires_grad || k->requires_grad || v->requires_grad))
+        bertc_fatal("attention_heads: q, k or v requires grad and this op has no backward (it "
+                    "keeps no attention probabilities); run it under no_grad, or use "
+                    "attention_scores, softmax and attention_context");
+    Var *in[3] = {q, k, v};
+    Var *out = bertc_ag_result(g, 3, q->value.shape, in, 3);
+    size_t floats = (size_t)bertc_kernel_attention_heads_parts() * (size_t)(hd.S * hd.S);
+    float *scratch = bertc_arena_alloc(g->step, sizeof(float) * floats);
+    bertc_kernel_attention_heads(out->value.data, q->value.data, k->value.data, v->value.data,
+                                 mask ? mask->value.data : NULL, scratch, hd.B, hd.S, hd.H, nh,
+                                 alpha);
+    return out;
+}
+
 /* attention_rows: the context of attention_scores, softmax and
  * attention_context in one pass per query row (bertc_kernel_attention_rows),
  * never storing the (B, nh, Sq, S) scores or probabilities. q may hold a block

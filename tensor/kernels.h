@@ -117,6 +117,17 @@ void bertc_kernel_attention_rows(float *out, const float *q, const float *k, con
                                  const float *mask, float *scratch, int64_t B, int64_t Sq,
                                  int64_t S, int64_t H, int64_t nh, float alpha);
 
+/* The same attention, softmax(alpha q_bh k_bh^T + mask) v_bh into out (B, S,
+ * H), one (b, h) block at a time with BLAS-style GEMMs: the bits of the
+ * three separate products (autograd/ops_attention.c), but each block's (S, S)
+ * scores in one of bertc_kernel_attention_heads_parts() buffers of S x S
+ * floats in scratch, reused while in cache. For inference that keeps no
+ * attention maps. */
+int bertc_kernel_attention_heads_parts(void);
+void bertc_kernel_attention_heads(float *out, const float *q, const float *k, const float *v,
+                                  const float *mask, float *scratch, int64_t B, int64_t S,
+                                  int64_t H, int64_t nh, float alpha);
+
 /* LayerNorm over the last dim (n), PyTorch semantics (biased variance):
  *   y = (x - mean) * rstd * gamma + beta,  rstd = 1/sqrt(var + eps).
  * x, y are (rows, n); gamma, beta are (n) or NULL (then 1 and 0);

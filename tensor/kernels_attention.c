@@ -64,3 +64,58 @@ void bertc_kernel_attention_rows(float *out, const float *q, const float *k, con
                      .Sq = Sq, .S = S, .H = H, .nh = nh, .d = H / nh, .alpha = alpha};
     bertc_parallel_for(B * nh, attention_blocks, &j);
 }
+
+/* ---- one head at a time: the scores of a (b, h) block while in cache ------
+ *
+ * The same three steps as the tape's ops (autograd/ops_attention.c
+ * attention_scores, softmax, attention_context), the same calls on the same
+ * operands, so the same bits; only where the (S, S) scores of a block live
+ * differs: in one buffer per chunk of the pool, reused block after block
+ * while it is in L1/L2, instead of a (B, nh, S, S) tensor written out and
+ * read back three times. */
+typedef struct AttnHeadsJob {
+    float *out, *scratch;
+    const float *q, *k, *v, *mask;   /* mask (B, S) additive, or NULL */
+    int64_t S, H, nh, d, blocks;
+    int parts;
+    float alpha;
+} AttnHeadsJob;
+
+static void attention_head(const AttnHeadsJob *j, int64_t bh, float *s)
+{
+    int64_t b = bh / j->nh, S = j->S, H = j->H;
+    int64_t head = b * S * H + bh % j->nh * j->d;
+    bertc_gemm(false, true, S, S, j->d, j->alpha, j->q + head, H, j->k + head, H, 0.0f, s, S);
+    if (j->mask)                                            /* s = alpha q k^T + M */
+        for (int64_t i = 0; i < S; i++)
+            bertc_kernel_add_inplace(s + i * S, j->mask + b * S, S);
+    bertc_kernel_softmax_rows(s, s, S, S);                  /* p = softmax(s) */
+    bertc_gemm(false, false, S, j->d, S, 1.0f, s, S, j->v + head, H, 0.0f, j->out + head, H);
+}
+
+/* Chunks [begin, end) of the `parts` equal shares of the blocks, in the
+ * buffer of chunk `begin` (a chunk's parts run one after another). */
+static void attention_head_parts(void *ctx, int64_t begin, int64_t end)
+{
+    const AttnHeadsJob *j = ctx;
+    float *s = j->scratch + begin * j->S * j->S;
+    for (int64_t part = begin; part < end; part++)
+        for (int64_t bh = part * j->blocks / j->parts; bh < (part + 1) * j->blocks / j->parts; bh++)
+            attention_head(j, bh, s);
+}
+
+int bertc_kernel_attention_heads_parts(void)
+{
+    return bertc_threads_count();
+}
+
+void bertc_kernel_attention_heads(float *out, const float *q, const float *k, const float *v,
+                                  const float *mask, float *scratch, int64_t B, int64_t S,
+                                  int64_t H, int64_t nh, float alpha)
+{
+    int parts = bertc_kernel_attention_heads_parts();
+    AttnHeadsJob j = {.out = out, .scratch = scratch, .q = q, .k = k, .v = v, .mask = mask,
+                      .S = S, .H = H, .nh = nh, .d = H / nh, .blocks = B * nh,
+                      .parts = parts, .alpha = alpha};
+    bertc_parallel_for(parts, attention_head_parts, &j);
+}

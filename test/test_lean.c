@@ -272,6 +272,45 @@ Test(lean, attention_rows_is_scores_softmax_context)
     bertc_ag_graph_destroy(g);
 }
 
+/* attention_heads (no_grad inference that keeps no maps) is the three ops bit
+ * for bit, on every path this CPU has, with 1 and 2 threads: the same GEMM,
+ * mask and softmax calls, only its scores' buffer differs. */
+Test(lean, attention_heads_is_scores_softmax_context_bitwise)
+{
+    static const AttnCase cases[] = {
+        {1, 1, 4, 1, -10000.0f},    {2, 5, 12, 3, -3.40282347e38f}, {3, 33, 48, 4, -10000.0f},
+        {2, 128, 768, 12, -3.40282347e38f}, {5, 17, 96, 6, 0.0f},
+    };
+    CpuIsa orig = bertc_cpu_isa();
+    int threads = bertc_threads_count();
+    Graph *g = inference_graph(false);
+    Rng rng = bertc_rng_seed(8);
+    for (int isa = 0; isa < ISA_COUNT; isa++) {
+        if (!bertc_cpu_isa_supported((CpuIsa)isa))
+            continue;
+        bertc_cpu_set_isa((CpuIsa)isa);
+        for (size_t n = 0; n < sizeof cases / sizeof *cases; n++)
+            for (int t = 1; t <= 2; t++) {
+                const AttnCase *c = &cases[n];
+                bertc_threads_set_count(t);
+                Var *q = random_heads(g, c, &rng), *k = random_heads(g, c, &rng);
+                Var *v = random_heads(g, c, &rng), *mask = padding_mask(g, c);
+                float alpha = 1.0f / sqrtf((float)(c->H / c->nh));
+                Var *p = bertc_ag_softmax(g, bertc_ag_attention_scores(g, q, k, c->nh, alpha, mask));
+                Var *want = bertc_ag_attention_context(g, p, v);
+                Var *got = bertc_ag_attention_heads(g, q, k, v, c->nh, alpha, mask);
+                cr_expect(same_bits(got, want), "[%s] %d threads, B %lld S %lld H %lld nh %lld: "
+                          "attention_heads differs from scores + softmax + context",
+                          bertc_cpu_isa_name((CpuIsa)isa), t, (long long)c->B, (long long)c->S,
+                          (long long)c->H, (long long)c->nh);
+                bertc_ag_graph_reset(g);
+            }
+    }
+    bertc_cpu_set_isa(orig);
+    bertc_threads_set_count(threads);
+    bertc_ag_graph_destroy(g);
+}
+
 /* ---- the step arena of one lean forward --------------------------------- */
 
 typedef struct LeanSize {

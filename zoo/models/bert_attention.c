@@ -65,6 +65,11 @@ Var *bertc_bert_self_attention_forward(Graph *g, const BertSelfAttention *m, Var
     float scale = 1.0f / sqrtf((float)(q->value.shape[2] / m->heads)); /* 1 / sqrt(d) */
     if (bertc_naive())
         return naive_attention(g, m, q, k, v, scale, mask_add, probs_out);
+    if (g->no_grad && g->final_only && !g->training) {   /* no map kept, no dropout */
+        if (probs_out)
+            *probs_out = NULL;
+        return bertc_ag_attention_heads(g, q, k, v, m->heads, scale, mask_add);   /* (4) C */
+    }
     /* (4) Q K^T / sqrt(d) + M (B, nh, S, S): the scale and M folded into the product */
     Var *scores = bertc_ag_attention_scores(g, q, k, m->heads, scale, mask_add);
     Var *probs = bertc_ag_softmax(g, scores);                           /* (4) P (B, nh, S, S) */
