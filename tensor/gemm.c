@@ -18,8 +18,11 @@
  * whatever the transposes and leading dimensions, and zero padding turns an
  * edge panel into a full one: only the final store of an edge tile is partial.
  * A full panel of a row-major op(B) is packed by the micro-kernel that first
- * reads it, in place (packed_by_kernel). The first rank-KC update applies
- * beta; later ones add (beta = 1).
+ * reads it, in place (packed_by_kernel). On AVX-512, op(A) is read in place
+ * rather than packed when B is pre-packed or C is narrow (a_in_place), and
+ * a GEMM of 64 or 128 columns runs in an 8 x 32 tile instead of 8 x 48
+ * (kernel_for_n); neither changes a bit of C. The first rank-KC update
+ * applies beta; later ones add (beta = 1).
  *
  * Threads (as oneDNN's sgemm driver and BLIS's thrinfo ways cut C): one
  * bertc_parallel_for per GEMM. C is cut into a grid of tm x tn tiles, two per

@@ -21,7 +21,10 @@
  * split over the threads, into a buffer of the calling thread; then threads
  * take (ic, group of panels) work items from a shared counter, as in
  * tensor/gemm.c. Every entry of Y is one exact int32 sum and one fixed float
- * epilogue, so Y is bitwise the same with any thread count and on every path. */
+ * epilogue, so Y is bitwise the same with any thread count and on every path.
+ * bertc_qgemm_many runs several W on one quantised A (attention's Q, K, V)
+ * from one counter, and may apply an activation to each work item's part of
+ * Y once its tiles are written (the intermediate's GELU, while in L2). */
 #include "tensor/isa_internal.h"
 #include "tensor/qgemm_internal.h"
 #include "tensor/scratch_internal.h"
