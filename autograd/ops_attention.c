@@ -169,6 +169,18 @@ void bertc_attention_context_backward(Graph *g, Node *node)
     }
 }
 
+/* The fused attentions below keep no probabilities, so they have no
+ * backward: an input that needs a gradient is refused rather than given a
+ * wrong one. */
+static void refuse_grad(const Graph *g, const char *op, const Var *q, const Var *k,
+                        const Var *v)
+{
+    if (!g->no_grad && (q->requires_grad || k->requires_grad || v->requires_grad))
+        bertc_fatal("%s: q, k or v requires grad and this op has no backward (it keeps no "
+                    "attention probabilities); run it under no_grad, or use attention_scores, "
+                    "softmax and attention_context", op);
+}
+
 /* attention_heads: attention_context(softmax(attention_scores(...)), v) with
  * their bits, one (b, h) block at a time (bertc_kernel_attention_heads): the
  * (B, nh, S, S) probabilities are never stored. No backward: an input that
@@ -182,10 +194,7 @@ Var *bertc_ag_attention_heads(Graph *g, Var *q, Var *k, Var *v, int64_t nh, floa
         bertc_ag_shape_error("attention_heads", "q, k and v differ", q, k);
     if (mask && mask->value.numel != hd.B * hd.S)
         bertc_ag_shape_error("attention_heads", "the mask must be (B, 1, 1, S)", mask, q);
-    if (!g->no_grad && (q->requires_grad || k->requires_grad || v->requires_grad))
-        bertc_fatal("attention_heads: q, k or v requires grad and this op has no backward (it "
-                    "keeps no attention probabilities); run it under no_grad, or use "
-                    "attention_scores, softmax and attention_context");
+    refuse_grad(g, "attention_heads", q, k, v);
     Var *in[3] = {q, k, v};
     Var *out = bertc_ag_result(g, 3, q->value.shape, in, 3);
     size_t floats = (size_t)bertc_kernel_attention_heads_parts() * (size_t)(hd.S * hd.S);
@@ -215,10 +224,7 @@ Var *bertc_ag_attention_rows(Graph *g, Var *q, Var *k, Var *v, int64_t nh, float
         bertc_ag_shape_error("attention_rows", "k and v differ", k, v);
     if (mask && mask->value.numel != hd.B * hd.S)
         bertc_ag_shape_error("attention_rows", "the mask must be (B, 1, 1, S)", mask, k);
-    if (!g->no_grad && (q->requires_grad || k->requires_grad || v->requires_grad))
-        bertc_fatal("attention_rows: q, k or v requires grad and this op has no backward (it "
-                    "keeps no attention probabilities); run it under no_grad, or use "
-                    "attention_scores, softmax and attention_context");
+    refuse_grad(g, "attention_rows", q, k, v);
     Var *in[3] = {q, k, v};
     Var *out = over_q ? q : bertc_ag_result(g, 3, Q->shape, in, 3);
     float *scores_rows = bertc_arena_alloc(g->step, sizeof(float) * (size_t)(hd.B * nh * hd.S));

@@ -89,19 +89,19 @@ static inline __mmask16 lane_mask(int n, int offset)
     return k >= 16 ? (__mmask16)0xFFFF : k <= 0 ? (__mmask16)0 : (__mmask16)((1u << k) - 1);
 }
 
-/* Every cache line of the (m, n) tile of C (a row of 48 floats spans 3 or 4),
- * fetched while the k loop runs: C is read (beta != 0) or written only at the
- * end, and a row of a large C (M = 1024: 3-12 MiB, in L3) that misses there
- * stalls the stores. Fetching only each row's first line left the other
- * lines to miss: 7-14 % on the M = 1024 BERT shapes, one core, while other
- * jobs shared the L3; within 2 % either way on a quiet machine. */
-static inline void prefetch_c(const float *c, int64_t ldc, int m, int n)
+/* Every cache line of the (m, n) tile of C (a row of `vectors` x 16 floats
+ * spans that many lines or one more), fetched while the k loop runs: C is
+ * read (beta != 0) or written only at the end, and a row of a large C (M =
+ * 1024: 3-12 MiB, in L3) that misses there stalls the stores. Fetching only
+ * each row's first line left the other lines to miss: 7-14 % on the M = 1024
+ * BERT shapes, one core, while other jobs shared the L3; within 2 % either
+ * way on a quiet machine. */
+static inline void prefetch_c(const float *c, int64_t ldc, int m, int n, int vectors)
 {
     for (int i = 0; i < m; i++) {
         const float *row = c + i * ldc;
-        _mm_prefetch((const char *)row, _MM_HINT_T0);
-        _mm_prefetch((const char *)(row + 16), _MM_HINT_T0);
-        _mm_prefetch((const char *)(row + 32), _MM_HINT_T0);
+        for (int v = 0; v < vectors; v++)
+            _mm_prefetch((const char *)(row + 16 * v), _MM_HINT_T0);
         _mm_prefetch((const char *)(row + n - 1), _MM_HINT_T0);
     }
 }
@@ -117,7 +117,7 @@ tile_8x48(int64_t kc, const float *a, int64_t ars, int64_t aks, const float *b, 
 {
     ZERO_ROW(0); ZERO_ROW(1); ZERO_ROW(2); ZERO_ROW(3);
     ZERO_ROW(4); ZERO_ROW(5); ZERO_ROW(6); ZERO_ROW(7);
-    prefetch_c(c, ldc, m, n);
+    prefetch_c(c, ldc, m, n, 3);
     for (int64_t k = 0; k < kc; k++)
         K_STEP();
     __mmask16 mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 16), mask2 = lane_mask(n, 32);
@@ -196,16 +196,6 @@ enum { NR_NARROW = 32 };
 
 #define ZERO_ROW_NARROW(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0
 
-static inline void prefetch_c_narrow(const float *c, int64_t ldc, int m, int n)
-{
-    for (int i = 0; i < m; i++) {
-        const float *row = c + i * ldc;
-        _mm_prefetch((const char *)row, _MM_HINT_T0);
-        _mm_prefetch((const char *)(row + 16), _MM_HINT_T0);
-        _mm_prefetch((const char *)(row + n - 1), _MM_HINT_T0);
-    }
-}
-
 /* tile_8x48 with two vectors per row. */
 AVX512_TARGET static inline __attribute__((always_inline)) void
 tile_8x32(int64_t kc, const float *a, int64_t ars, int64_t aks, const float *b, int64_t ldb,
@@ -213,7 +203,7 @@ tile_8x32(int64_t kc, const float *a, int64_t ars, int64_t aks, const float *b, 
 {
     ZERO_ROW_NARROW(0); ZERO_ROW_NARROW(1); ZERO_ROW_NARROW(2); ZERO_ROW_NARROW(3);
     ZERO_ROW_NARROW(4); ZERO_ROW_NARROW(5); ZERO_ROW_NARROW(6); ZERO_ROW_NARROW(7);
-    prefetch_c_narrow(c, ldc, m, n);
+    prefetch_c(c, ldc, m, n, 2);
     for (int64_t k = 0; k < kc; k++)
         K_STEP_NARROW();
     __mmask16 mask0 = lane_mask(n, 0), mask1 = lane_mask(n, 16);

@@ -241,6 +241,29 @@ Test(qgemm, every_path_matches_the_reference_bitwise, .timeout = 120)
     }
 }
 
+/* A bertc_qgemm_many case's product d (of case c) reads d0's A: d gets that A
+ * (d0 and d have the same M and row stride) and its oracle Y again. */
+static void share_a(const QCase *c, QData *d, const QData *d0)
+{
+    memcpy(d->A, d0->A, sizeof(float) * (size_t)(c->M * d->lda));
+    bertc_qgemm_set_isa(QGEMM_ISA_SCALAR);
+    bertc_qgemm_reference(c->M, d->A, d->lda, d->qw, d->sw, c->N, c->K, c->bias ? d->bias : NULL,
+                          d->want, d->ldc);
+}
+
+/* The n products for the active path: each W packed, its Y (stride padding
+ * included) filled with 12345 to show what is left untouched; no act. */
+static void pack_products(int n, const QCase *c, QData *d, QuantPackedB *pb, QgemmProduct *prod)
+{
+    for (int k = 0; k < n; k++) {
+        bertc_qgemm_pack_b(d[k].qw, d[k].sw, c[k].N, c[k].K, d[k].mem, &pb[k]);
+        prod[k] = (QgemmProduct){.pb = &pb[k], .bias = c[k].bias ? d[k].bias : NULL,
+                                 .C = d[k].got, .ldc = d[k].ldc, .act = NULL};
+        for (int64_t i = 0; i < c[k].M * d[k].ldc; i++)
+            d[k].got[i] = 12345.0f;
+    }
+}
+
 /* bertc_qgemm_many: three products of one A (Q, K and V's shape, and one
  * with N not a multiple of any NR, no bias, a wider Y stride) each match the
  * oracle bit for bit on every path, 1 and 2 threads. */
@@ -253,12 +276,8 @@ Test(qgemm, many_products_of_one_a_match_the_reference_bitwise, .timeout = 120)
     QData d[3];
     for (int k = 0; k < 3; k++) {
         d[k] = make_data(&c[k], &rng);
-        if (k > 0) {   /* one A for all three: product k's oracle again on d[0]'s */
-            memcpy(d[k].A, d[0].A, sizeof(float) * (size_t)(c[0].M * d[0].lda));
-            bertc_qgemm_set_isa(QGEMM_ISA_SCALAR);
-            bertc_qgemm_reference(c[k].M, d[k].A, d[k].lda, d[k].qw, d[k].sw, c[k].N, c[k].K,
-                                  c[k].bias ? d[k].bias : NULL, d[k].want, d[k].ldc);
-        }
+        if (k > 0)   /* one A for all three */
+            share_a(&c[k], &d[k], &d[0]);
     }
     QgemmIsa paths[QGEMM_ISA_COUNT];
     int np = available_paths(paths);
@@ -268,13 +287,7 @@ Test(qgemm, many_products_of_one_a_match_the_reference_bitwise, .timeout = 120)
             bertc_threads_set_count(threads);
             QuantPackedB pb[3];
             QgemmProduct prod[3];
-            for (int k = 0; k < 3; k++) {
-                bertc_qgemm_pack_b(d[k].qw, d[k].sw, c[k].N, c[k].K, d[k].mem, &pb[k]);
-                prod[k] = (QgemmProduct){.pb = &pb[k], .bias = c[k].bias ? d[k].bias : NULL,
-                                         .C = d[k].got, .ldc = d[k].ldc};
-                for (int64_t i = 0; i < c[k].M * d[k].ldc; i++)
-                    d[k].got[i] = 12345.0f;
-            }
+            pack_products(3, c, d, pb, prod);
             bertc_qgemm_many(c[0].M, d[0].A, d[0].lda, prod, 3);
             for (int k = 0; k < 3; k++)
                 for (int64_t i = 0; i < c[k].M; i++)
@@ -303,10 +316,7 @@ Test(qgemm, an_activation_runs_on_the_products_rows, .timeout = 60)
     QData d[2];
     d[0] = make_data(&c[0], &rng);
     d[1] = make_data(&c[1], &rng);
-    memcpy(d[1].A, d[0].A, sizeof(float) * (size_t)(c[0].M * d[0].lda));
-    bertc_qgemm_set_isa(QGEMM_ISA_SCALAR);
-    bertc_qgemm_reference(c[1].M, d[1].A, d[1].lda, d[1].qw, d[1].sw, c[1].N, c[1].K, d[1].bias,
-                          d[1].want, d[1].ldc);
+    share_a(&c[1], &d[1], &d[0]);
     for (int64_t i = 0; i < c[0].M; i++)
         bertc_kernel_gelu(d[0].want + i * d[0].ldc, d[0].want + i * d[0].ldc, c[0].N);
     QgemmIsa paths[QGEMM_ISA_COUNT];
@@ -317,11 +327,8 @@ Test(qgemm, an_activation_runs_on_the_products_rows, .timeout = 60)
             bertc_threads_set_count(threads);
             QuantPackedB pb[2];
             QgemmProduct prod[2];
-            for (int k = 0; k < 2; k++) {
-                bertc_qgemm_pack_b(d[k].qw, d[k].sw, c[k].N, c[k].K, d[k].mem, &pb[k]);
-                prod[k] = (QgemmProduct){.pb = &pb[k], .bias = d[k].bias, .C = d[k].got,
-                                         .ldc = d[k].ldc, .act = k == 0 ? bertc_kernel_gelu : NULL};
-            }
+            pack_products(2, c, d, pb, prod);
+            prod[0].act = bertc_kernel_gelu;
             bertc_qgemm_many(c[0].M, d[0].A, d[0].lda, prod, 2);
             for (int k = 0; k < 2; k++)
                 for (int64_t i = 0; i < c[k].M * d[k].ldc; i++) {

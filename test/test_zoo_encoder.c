@@ -273,24 +273,40 @@ Test(zoo_spelling, layernorm_rename_both_ways)
 
 /* ---- the hooks ----------------------------------------------------------- */
 
-static void expect_no_grad_outputs_exact(const char *case_dir, int n_outputs)
+/* A fixture case's model (config.json, weights.safetensors) and its
+ * inputs.safetensors as *in; the returned file holds the batch's tensors
+ * until the caller closes it. */
+static SafeTensors *open_case(const char *case_dir, Model *m, Batch *in)
 {
     char path[512];
     BertcError err;
-    Model m;
     snprintf(path, sizeof path, "%sconfig.json", case_dir);
-    test_model_build(&m, arena, path, NULL);
+    test_model_build(m, arena, path, NULL);
     snprintf(path, sizeof path, "%sweights.safetensors", case_dir);
-    test_model_load(&m, path);
+    test_model_load(m, path);
     snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
     SafeTensors *st;
     cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
+    bertc_batch_init(in, "inputs");
+    cr_assert_eq(bertc_batch_from_safetensors(in, st, arena, &err), 0, "%s", err.msg);
+    return st;
+}
+
+/* An inference graph: no tape, no dropout. */
+static Graph *no_grad_graph(void)
+{
+    Graph *g = bertc_ag_graph_create(1 << 16, 1);
+    bertc_ag_set_training(g, false);
+    bertc_ag_set_no_grad(g, true);
+    return g;
+}
+
+static void expect_no_grad_outputs_exact(const char *case_dir, int n_outputs)
+{
+    Model m;
     Batch in;
-    bertc_batch_init(&in, "inputs");
-    cr_assert_eq(bertc_batch_from_safetensors(&in, st, arena, &err), 0, "%s", err.msg);
-    Graph *fast_graph = bertc_ag_graph_create(1 << 16, 1);
-    bertc_ag_set_training(fast_graph, false);
-    bertc_ag_set_no_grad(fast_graph, true);
+    SafeTensors *st = open_case(case_dir, &m, &in);
+    Graph *fast_graph = no_grad_graph();
     Outputs keep, fast;
     test_forward_ok(&m, graph, &in, &keep);
     test_forward_ok(&m, fast_graph, &in, &fast);
@@ -334,22 +350,11 @@ Test(zoo_encoder_hooks, qacgbert_no_grad_release_keeps_every_map)
  * bit for bit; the graph's flag is the caller's again afterwards. */
 static void expect_final_only_outputs(const char *case_dir)
 {
-    char path[512];
     BertcError err;
     Model m;
-    snprintf(path, sizeof path, "%sconfig.json", case_dir);
-    test_model_build(&m, arena, path, NULL);
-    snprintf(path, sizeof path, "%sweights.safetensors", case_dir);
-    test_model_load(&m, path);
-    snprintf(path, sizeof path, "%sinputs.safetensors", case_dir);
-    SafeTensors *st;
-    cr_assert_eq(bertc_st_open_file(NULL, path, &st, &err), 0, "%s", err.msg);
     Batch in;
-    bertc_batch_init(&in, "inputs");
-    cr_assert_eq(bertc_batch_from_safetensors(&in, st, arena, &err), 0, "%s", err.msg);
-    Graph *g = bertc_ag_graph_create(1 << 16, 1);
-    bertc_ag_set_training(g, false);
-    bertc_ag_set_no_grad(g, true);
+    SafeTensors *st = open_case(case_dir, &m, &in);
+    Graph *g = no_grad_graph();
     Outputs all, final;
     test_forward_ok(&m, g, &in, &all);
     bertc_outputs_init(&final);

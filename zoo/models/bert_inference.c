@@ -53,7 +53,7 @@ static Var *layer_forward_no_grad(Graph *g, const BertModel *m, int l, Var *x, V
     const BertMap *info = bertc_bert_layer_maps(m, &n_maps);
     int n_kept = g->final_only ? 0 : n_maps;   /* Outputs.final_only: the caller reads none */
     Var *out = bertc_ag_constant(g, bertc_tensor_empty(g->step, 3, x->value.shape));
-    Var **kept = bertc_arena_alloc(g->step, sizeof(Var *) * (size_t)(n_maps ? n_maps : 1));
+    Var **kept = bertc_arena_alloc(g->step, sizeof(Var *) * (size_t)n_maps);
     for (int i = 0; i < n_kept; i++)
         kept[i] = empty_map(g, m, &info[i], x);
     ArenaMark mark = bertc_arena_mark(g->step);
